@@ -1,0 +1,148 @@
+//! `multiedit apply [--dry-run] [--json] PLAN`.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use super::usage_error;
+use crate::disk;
+use crate::engine::{self, diff, Kind, Outcome, Plan, Refusal};
+use crate::paths;
+
+struct Args {
+    dry_run: bool,
+    json: bool,
+    plan: String,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut out = Args { dry_run: false, json: false, plan: String::new() };
+    let mut plan = None;
+    for a in args {
+        match a.as_str() {
+            "--dry-run" | "-n" => out.dry_run = true,
+            "--json" => out.json = true,
+            "-" => plan = Some(a.clone()),
+            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
+            _ if plan.is_some() => return Err("give exactly one PLAN".into()),
+            _ => plan = Some(a.clone()),
+        }
+    }
+    out.plan = plan.ok_or("missing PLAN (a JSON file, or - for standard input)")?;
+    Ok(out)
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    let args = match parse_args(args) {
+        Ok(a) => a,
+        Err(e) => return usage_error(&e),
+    };
+    let text = match read_plan(&args.plan) {
+        Ok(t) => t,
+        Err(e) => {
+            let r = Refusal::new(Kind::Io, e);
+            return finish(&args, Err(r), ExitCode::from(2));
+        }
+    };
+    match execute(&text, args.dry_run) {
+        Ok((outcome, diff)) => {
+            let body = (outcome, diff);
+            finish(&args, Ok(body), ExitCode::SUCCESS)
+        }
+        Err(r) => {
+            let code = if r.kind == Kind::Io { 2 } else { 1 };
+            finish(&args, Err(r), ExitCode::from(code))
+        }
+    }
+}
+
+fn read_plan(source: &str) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let result = if source == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::File::open(source).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+    };
+    result.map_err(|e| format!("Cannot read the plan {source}: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("The plan {source} is not UTF-8 text"))
+}
+
+/// Validates, computes and (unless dry-running) writes. Returns the outcome and, for dry runs, the diff.
+fn execute(text: &str, dry_run: bool) -> Result<(Outcome, Option<String>), Refusal> {
+    let plan: Plan = engine::parse_plan(text)?;
+    let mut paths_on_disk: Vec<PathBuf> = Vec::with_capacity(plan.files.len());
+    let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
+    for f in &plan.files {
+        let p = paths::to_path(&f.file_path)?;
+        bytes.push(disk::read(&p).map_err(|r| r.in_file(&f.file_path))?);
+        paths_on_disk.push(p);
+    }
+    let texts = plan
+        .files
+        .iter()
+        .zip(&bytes)
+        .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
+        .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
+    let outcome = engine::apply_plan(&plan, &texts)?;
+    if dry_run {
+        let diff: String = outcome
+            .files
+            .iter()
+            .zip(&texts)
+            .map(|(f, before)| diff::unified(&f.file_path, before.unwrap_or(""), &f.text))
+            .collect();
+        return Ok((outcome, Some(diff)));
+    }
+    let writes = outcome
+        .files
+        .iter()
+        .zip(paths_on_disk)
+        .zip(bytes)
+        .filter(|((f, _), _)| !f.replacements.is_empty() || f.created)
+        .map(|((f, path), before)| disk::Write1 { path, before, after: f.text.clone().into_bytes() })
+        .collect();
+    disk::commit(writes)?;
+    Ok((outcome, None))
+}
+
+fn finish(args: &Args, result: Result<(Outcome, Option<String>), Refusal>, code: ExitCode) -> ExitCode {
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result_json(&result, args.dry_run)).expect("serializable"));
+        return code;
+    }
+    match result {
+        Ok((outcome, diff)) => {
+            if let Some(d) = diff {
+                print!("{d}");
+                println!("Dry run, nothing written. {}", outcome.message());
+            } else {
+                println!("{}", outcome.message());
+            }
+        }
+        Err(r) => eprintln!("{}", r.full_text()),
+    }
+    code
+}
+
+/// The `--json` shape, shared with the language server's command results.
+pub fn result_json(result: &Result<(Outcome, Option<String>), Refusal>, dry_run: bool) -> Value {
+    match result {
+        Ok((outcome, diff)) => {
+            let mut v = crate::protocol_result::outcome_json(outcome);
+            v["dry_run"] = json!(dry_run);
+            if let Some(d) = diff {
+                v["diff"] = json!(d);
+            }
+            v
+        }
+        Err(r) => json!({
+            "ok": false,
+            "message": r.full_text(),
+            "files": [],
+            "edits_failed": [],
+            "error": r,
+        }),
+    }
+}

@@ -1,0 +1,41 @@
+//! The command line: `multiedit apply`, `multiedit lsp`.
+//!
+//! Arguments are parsed by hand: two subcommands and two flags do not justify a parser dependency and
+//! its build time.
+
+mod apply;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+multiedit: apply MultiEdit edit plans (exact find-and-replace edits, all or nothing)
+
+Usage:
+  multiedit apply [--dry-run] [--json] PLAN   apply a plan (PLAN: a JSON file, or - for standard input)
+  multiedit lsp                               run the language server on standard input/output
+  multiedit --version | --help
+
+apply exits 0 when the plan was applied, 1 when it was refused (nothing written), 2 on a usage or I/O error.
+--dry-run writes nothing and prints a unified diff; --json prints a JSON result object.";
+
+pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("apply") => apply::run(&args[1..]),
+        Some("lsp") => crate::lsp::run(&args[1..]),
+        Some("--version" | "-V") => {
+            println!("multiedit {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        _ => usage_error("expected a command"),
+    }
+}
+
+pub(crate) fn usage_error(what: &str) -> ExitCode {
+    eprintln!("multiedit: {what}\n\n{USAGE}");
+    ExitCode::from(2)
+}

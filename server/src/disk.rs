@@ -1,0 +1,165 @@
+//! Reading files for a plan and writing the results: each file replaced atomically (temporary file in
+//! the same folder, fsync, rename), all files of a plan or none.
+
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+use crate::engine::{Kind, Refusal};
+
+/// Prefix of the temporary files, so a later run can recognise and remove what a killed run left.
+pub const TEMP_PREFIX: &str = ".multiedit-";
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+fn io_refusal(path: &Path, what: &str, e: &std::io::Error) -> Refusal {
+    Refusal::new(Kind::Io, format!("Cannot {what} {}: {e}. Nothing was changed.", path.display()))
+}
+
+/// The file's bytes, `None` if it does not exist. A directory, a dangling symlink or an unreadable
+/// file is refused.
+pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_refusal(path, "read", &e)),
+        Ok(m) if m.file_type().is_symlink() && fs::metadata(path).is_err() => {
+            return Err(Refusal::new(
+                Kind::Io,
+                format!(
+                    "Cannot edit {}: it is a symbolic link to {}, which does not exist. Nothing was changed.",
+                    path.display(),
+                    fs::read_link(path).map(|p| p.display().to_string()).unwrap_or_default()
+                ),
+            ))
+        }
+        Ok(_) => {}
+    }
+    if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(Refusal::new(
+            Kind::Io,
+            format!("Cannot edit {}: it is a directory, not a file. Nothing was changed.", path.display()),
+        ));
+    }
+    fs::read(path).map(Some).map_err(|e| io_refusal(path, "read", &e))
+}
+
+/// One file to write: where, the bytes read before (to detect a change under our feet), the new bytes.
+pub struct Write1 {
+    pub path: PathBuf,
+    pub before: Option<Vec<u8>>,
+    pub after: Vec<u8>,
+}
+
+struct Staged {
+    target: PathBuf,
+    temp: tempfile::NamedTempFile,
+    before: Option<Vec<u8>>,
+}
+
+/// Writes every file or none. Symlinks are followed: the link's target is what changes.
+pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
+    let mut staged = Vec::with_capacity(writes.len());
+    for w in writes {
+        staged.push(stage(w)?);
+    }
+    // The texts were checked against what was read; refuse if anyone changed a file since.
+    for s in &staged {
+        let now = match fs::read(&s.target) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(io_refusal(&s.target, "re-read", &e)),
+        };
+        if now != s.before {
+            return Err(Refusal::new(
+                Kind::NotApplied,
+                format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.",
+                    s.target.display()),
+            ));
+        }
+    }
+    let mut done: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    for s in staged {
+        let dir = s.target.parent().map(Path::to_path_buf);
+        let result = if s.before.is_none() {
+            s.temp.persist_noclobber(&s.target).map(|_| ())
+        } else {
+            s.temp.persist(&s.target).map(|_| ())
+        };
+        if let Err(e) = result {
+            let refusal = io_refusal(&s.target, "replace", &e.error);
+            roll_back(done);
+            return Err(refusal);
+        }
+        if let Some(d) = dir {
+            sync_dir(&d);
+        }
+        done.push((s.target, s.before));
+    }
+    Ok(())
+}
+
+/// Puts back the files already replaced when a later one fails (best effort: each put back atomically).
+fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
+    for (path, before) in done.into_iter().rev() {
+        match before {
+            None => {
+                let _ = fs::remove_file(&path);
+            }
+            Some(bytes) => {
+                if let Ok(s) = stage(Write1 { path: path.clone(), before: None, after: bytes }) {
+                    let _ = s.temp.persist(&path);
+                }
+            }
+        }
+    }
+}
+
+fn stage(w: Write1) -> Result<Staged, Refusal> {
+    let target = if w.before.is_some() { fs::canonicalize(&w.path).unwrap_or(w.path.clone()) } else { w.path.clone() };
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    if w.before.is_none() {
+        fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
+    }
+    remove_stale_temps(&dir);
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .suffix(TEMP_SUFFIX)
+        .tempfile_in(&dir)
+        .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
+    temp.write_all(&w.after).map_err(|e| io_refusal(&target, "write", &e))?;
+    if let Ok(meta) = fs::metadata(&target) {
+        fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?;
+    }
+    temp.as_file().sync_all().map_err(|e| io_refusal(&target, "flush", &e))?;
+    Ok(Staged { target, temp, before: w.before })
+}
+
+/// Removes the temporary files that a killed run left in `dir`: those whose writer (the pid in the
+/// name) is gone, or, where that cannot be told, that are older than a minute.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX).filter(|_| name.ends_with(TEMP_SUFFIX)) else { continue };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        let stale = match pid {
+            Some(pid) if Path::new("/proc/self").exists() => {
+                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+            }
+            _ => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .map(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 60))
+                .unwrap_or(false),
+        };
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}

@@ -1,0 +1,308 @@
+//! Running a plan: each file's edits folded, in order, into one change against that file's text.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+
+use super::changeset::{ChangeSet, Replacement};
+use super::eol::{apply_replacements, View};
+use super::hints;
+use super::plan::{Dialect, Expect, FilePlan, Matching, Mode, Options, Plan};
+use super::refusal::{Kind, Refusal};
+use super::search::{find_matches, OriginalIndex};
+use super::tolerant::{self, Tier};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EditReport {
+    pub edit_index: usize,
+    #[serde(skip)]
+    pub old_string: String,
+    #[serde(skip)]
+    pub new_string: String,
+    /// How many places this edit replaced.
+    pub replacements: usize,
+    /// Set when the match was found by a tolerant tier rather than exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
+    #[serde(skip)]
+    pub created: bool,
+}
+
+/// What a plan does to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    pub file_path: String,
+    pub created: bool,
+    /// The change as sorted, non-overlapping, minimal replacements of the original bytes.
+    pub replacements: Vec<Replacement>,
+    /// The text after the change.
+    #[serde(skip)]
+    pub text: String,
+    pub applied: Vec<EditReport>,
+    pub failed: Vec<Refusal>,
+    pub edit_count: usize,
+}
+
+impl FileChange {
+    pub fn edits_applied(&self) -> usize {
+        self.applied.len()
+    }
+    pub fn replacement_count(&self) -> usize {
+        self.applied.iter().map(|e| e.replacements).sum()
+    }
+}
+
+/// What a whole plan does: one entry per file, in plan order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    pub files: Vec<FileChange>,
+}
+
+impl Outcome {
+    pub fn failed(&self) -> impl Iterator<Item = &Refusal> {
+        self.files.iter().flat_map(|f| f.failed.iter())
+    }
+}
+
+/// Runs a plan on the current texts of its files (`originals[i]` for `plan.files[i]`, `None` for a file
+/// that does not exist). All-or-nothing across files in atomic mode.
+pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Refusal> {
+    assert_eq!(plan.files.len(), originals.len(), "one text per file of the plan");
+    let mut files = Vec::with_capacity(plan.files.len());
+    let mut first_failure: Option<Refusal> = None;
+    for (fp, original) in plan.files.iter().zip(originals) {
+        match apply_file(*original, fp, &plan.options) {
+            Ok(change) => files.push(change),
+            Err(r) if plan.options.mode == Mode::Partial && r.kind != Kind::InvalidPlan && plan.files.len() > 1 => {
+                // In a partial multi-file plan a file whose edits all failed is reported, not fatal.
+                first_failure.get_or_insert(r.clone());
+                files.push(FileChange {
+                    file_path: fp.file_path.clone(),
+                    created: false,
+                    replacements: Vec::new(),
+                    text: original.unwrap_or_default().to_string(),
+                    applied: Vec::new(),
+                    failed: vec![r],
+                    edit_count: fp.edits.len(),
+                });
+            }
+            Err(r) => return Err(r),
+        }
+    }
+    if files.iter().all(|f| f.applied.is_empty()) {
+        return Err(first_failure.unwrap_or_else(Refusal::unchanged));
+    }
+    Ok(Outcome { files })
+}
+
+/// Runs one file's edits on its current text (`None`: the file does not exist).
+pub fn apply_file(original: Option<&str>, plan: &FilePlan, opts: &Options) -> Result<FileChange, Refusal> {
+    FileRun::new(original, plan, opts).run().map_err(|r| r.in_file(&plan.file_path))
+}
+
+struct FileRun<'p> {
+    original: Option<&'p str>,
+    plan: &'p FilePlan,
+    opts: &'p Options,
+    applied: Vec<EditReport>,
+    failed: Vec<Refusal>,
+}
+
+impl<'p> FileRun<'p> {
+    fn new(original: Option<&'p str>, plan: &'p FilePlan, opts: &'p Options) -> Self {
+        FileRun { original, plan, opts, applied: Vec::new(), failed: Vec::new() }
+    }
+
+    /// Atomic mode stops at the first failure; partial mode records it and goes on.
+    fn fail(&mut self, r: Refusal) -> Result<(), Refusal> {
+        match self.opts.mode {
+            Mode::Atomic => Err(r),
+            Mode::Partial => {
+                self.failed.push(r.in_file(&self.plan.file_path));
+                Ok(())
+            }
+        }
+    }
+
+    fn run(mut self) -> Result<FileChange, Refusal> {
+        let edits = &self.plan.edits;
+        let first = &edits[0];
+        // The text the edits run on: the file, or the content its first edit creates.
+        let mut base: &str = self.original.unwrap_or("");
+        let mut start = 0;
+        let mut creating = false;
+        if first.old_string.is_empty() {
+            if first.new_string.is_empty() {
+                self.fail(Refusal::no_op().at(0))?;
+                start = 1;
+            } else if self.original.is_some_and(|t| !t.is_empty()) {
+                self.fail(Refusal::file_exists().at(0))?;
+                start = 1;
+            } else {
+                creating = true;
+                base = &first.new_string;
+                start = 1;
+                self.applied.push(EditReport {
+                    edit_index: 0,
+                    old_string: String::new(),
+                    new_string: first.new_string.clone(),
+                    replacements: 1,
+                    tier: None,
+                    created: self.original.is_none(),
+                });
+            }
+        }
+        if self.original.is_none() && !creating {
+            return Err(Refusal::file_not_found(&self.plan.file_path).at(0));
+        }
+
+        let view = View::new(base);
+        let olds: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.old_string)).collect();
+        let news: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.new_string)).collect();
+        let needle_refs: Vec<&str> = olds[start..].iter().map(|s| s.as_ref()).collect();
+        let mut index = OriginalIndex::new(&view.text, &needle_refs);
+        let mut cs = ChangeSet::new(&view.text);
+        let mut skip = vec![false; edits.len()];
+
+        if self.opts.dialect == Dialect::ClaudeCode {
+            // Claude Code validates every edit against the text as it was before any of them.
+            for i in start..edits.len() {
+                if let Err(r) = precheck(&olds[i], &news[i]) {
+                    self.fail(r.at(i))?;
+                    skip[i] = true;
+                    continue;
+                }
+                let found = find_matches(&cs, &mut index, &olds[i]);
+                if let Err(r) = check_count(&found, edits[i].expect, &edits[i].old_string, false) {
+                    let r = with_hint(r, &view.text, &found, &olds[i], &news[i]);
+                    self.fail(r.at(i))?;
+                    skip[i] = true;
+                }
+            }
+        }
+
+        let mut applied_news: Vec<&str> = if creating { vec![first.new_string.as_str()] } else { Vec::new() };
+        for i in start..edits.len() {
+            if skip[i] {
+                continue;
+            }
+            let edit = &edits[i];
+            if self.opts.dialect == Dialect::Sequential {
+                if let Err(r) = precheck(&olds[i], &news[i]) {
+                    self.fail(r.at(i))?;
+                    continue;
+                }
+            } else {
+                let own = edit.old_string.trim_end_matches('\n');
+                if !own.is_empty() && applied_news.iter().any(|n| n.contains(own)) {
+                    self.fail(Refusal::chained().at(i))?;
+                    continue;
+                }
+            }
+            let mut found = find_matches(&cs, &mut index, &olds[i]);
+            let mut new_text: Cow<'_, str> = Cow::Borrowed(news[i].as_ref());
+            let mut tier = None;
+            if found.is_empty()
+                && self.opts.matching == Matching::Tolerant
+                && matches!(edit.expect, Expect::One | Expect::Exactly(1))
+            {
+                let current = cs.current_text();
+                if let Some(m) = tolerant::find(&current, &olds[i], &news[i]) {
+                    found = vec![(m.start, m.end)];
+                    new_text = Cow::Owned(m.new_text);
+                    tier = Some(m.tier);
+                }
+            }
+            let apply_miss = self.opts.dialect == Dialect::ClaudeCode;
+            if let Err(r) = check_count(&found, edit.expect, &edit.old_string, apply_miss) {
+                let r = if r.kind == Kind::ApplyFailed { r } else {
+                    with_hint(r, &cs.current_text(), &found, &olds[i], &news[i])
+                };
+                self.fail(r.at(i))?;
+                continue;
+            }
+            cs.apply(&found, &new_text);
+            applied_news.push(&edit.new_string);
+            self.applied.push(EditReport {
+                edit_index: i,
+                old_string: edit.old_string.clone(),
+                new_string: edit.new_string.clone(),
+                replacements: found.len(),
+                tier,
+                created: false,
+            });
+        }
+
+        if self.applied.is_empty() {
+            return Err(all_failed(std::mem::take(&mut self.failed), edits.len()));
+        }
+        let view_reps = cs.finish();
+        let original = self.original.unwrap_or("");
+        let (replacements, text) = if creating {
+            let text = apply_replacements(base, &view.to_original_replacements(view_reps));
+            (vec![Replacement { start: 0, end: original.len(), text: text.clone() }], text)
+        } else {
+            let reps = view.to_original_replacements(view_reps);
+            let text = apply_replacements(original, &reps);
+            (reps, text)
+        };
+        if !creating && replacements.is_empty() || creating && self.original == Some(text.as_str()) {
+            return Err(Refusal::unchanged());
+        }
+        Ok(FileChange {
+            file_path: self.plan.file_path.clone(),
+            created: creating && self.original.is_none(),
+            replacements,
+            text,
+            applied: self.applied,
+            failed: self.failed,
+            edit_count: edits.len(),
+        })
+    }
+
+}
+
+/// Checks that need no search: a no-op edit, and an empty old_string past the first edit (the file
+/// exists by then).
+fn precheck(old: &str, new: &str) -> Result<(), Refusal> {
+    if old == new {
+        return Err(Refusal::no_op());
+    }
+    if old.is_empty() {
+        return Err(Refusal::file_exists());
+    }
+    Ok(())
+}
+
+fn check_count(found: &[(usize, usize)], expect: Expect, old: &str, apply_miss: bool) -> Result<(), Refusal> {
+    let n = found.len();
+    match (n, expect) {
+        (0, _) if apply_miss => Err(Refusal::apply_failed()),
+        (0, _) => Err(Refusal::not_found(old)),
+        (1, Expect::One) | (_, Expect::All) => Ok(()),
+        (_, Expect::One) => Err(Refusal::ambiguous(n, old)),
+        (_, Expect::Exactly(k)) if k == n => Ok(()),
+        (_, Expect::Exactly(k)) => Err(Refusal::count_mismatch(n, k, old)),
+    }
+}
+
+fn with_hint(r: Refusal, current: &str, found: &[(usize, usize)], old: &str, new: &str) -> Refusal {
+    let hint = match r.kind {
+        Kind::NotFound => hints::not_found(current, old, new),
+        Kind::Ambiguous | Kind::CountMismatch => Some(hints::match_lines(current, found)),
+        _ => None,
+    };
+    r.with_hint(hint)
+}
+
+fn all_failed(mut failed: Vec<Refusal>, total: usize) -> Refusal {
+    if failed.len() == 1 || total == 1 {
+        return failed.swap_remove(0);
+    }
+    let first = failed[0].clone();
+    let mut message = format!("None of the {} edits could be applied:", failed.len());
+    for r in &failed {
+        message.push_str(&format!("\n{}. {}", r.edit_index.map_or(0, |i| i + 1), r.message));
+    }
+    Refusal { message, hint: None, ..first }
+}

@@ -1,0 +1,106 @@
+//! Line endings and the byte-order mark, kept out of the matching logic.
+//!
+//! Edits are matched in an "engine view" of the text: without a UTF-8 BOM and, when the text has CRLF
+//! line breaks, with each `\r\n` seen as `\n`. A plan's `\n` then matches whatever break the file has
+//! there, and the replacements found in the view are mapped back to the original bytes, with every `\n`
+//! they insert written in the style of the line break nearest to where it lands. A file without CRLF
+//! takes none of this: its view is the text itself, borrowed.
+
+use std::borrow::Cow;
+
+use super::changeset::Replacement;
+
+const BOM: &str = "\u{feff}";
+
+pub struct View<'a> {
+    original: &'a str,
+    pub text: Cow<'a, str>,
+    bom: usize,
+    /// View positions of the `\n`s that had a `\r` before them in the original.
+    crlf_at: Vec<usize>,
+}
+
+impl<'a> View<'a> {
+    pub fn new(original: &'a str) -> Self {
+        let bom = if original.starts_with(BOM) { BOM.len() } else { 0 };
+        let body = &original[bom..];
+        if memchr::memmem::find(body.as_bytes(), b"\r\n").is_none() {
+            return View { original, text: Cow::Borrowed(body), bom, crlf_at: Vec::new() };
+        }
+        let mut text = String::with_capacity(body.len());
+        let mut crlf_at = Vec::new();
+        let mut last = 0;
+        for i in memchr::memmem::find_iter(body.as_bytes(), b"\r\n") {
+            text.push_str(&body[last..i]);
+            crlf_at.push(text.len());
+            last = i + 1;
+        }
+        text.push_str(&body[last..]);
+        View { original, text: Cow::Owned(text), bom, crlf_at }
+    }
+
+    pub fn has_crlf(&self) -> bool {
+        !self.crlf_at.is_empty()
+    }
+
+    /// A plan string as the view sees it.
+    pub fn normalize<'s>(&self, s: &'s str) -> Cow<'s, str> {
+        if self.has_crlf() && s.contains("\r\n") {
+            Cow::Owned(s.replace("\r\n", "\n"))
+        } else {
+            Cow::Borrowed(s)
+        }
+    }
+
+    fn to_original(&self, p: usize) -> usize {
+        p + self.bom + self.crlf_at.partition_point(|&q| q < p)
+    }
+
+    /// Maps view replacements to replacements of the original bytes.
+    pub fn to_original_replacements(&self, reps: Vec<Replacement>) -> Vec<Replacement> {
+        if self.bom == 0 && !self.has_crlf() {
+            return reps;
+        }
+        reps.into_iter()
+            .map(|r| {
+                let start = self.to_original(r.start);
+                let end = self.to_original(r.end);
+                let text = if self.has_crlf() && r.text.contains('\n') {
+                    if self.crlf_near(start) {
+                        r.text.replace('\n', "\r\n")
+                    } else {
+                        r.text
+                    }
+                } else {
+                    r.text
+                };
+                Replacement { start, end, text }
+            })
+            .collect()
+    }
+
+    /// Whether the line break nearest to a replacement starting at `start` is CRLF: the first one at or
+    /// after it (inside the replaced text or past it), else the last one before it.
+    fn crlf_near(&self, start: usize) -> bool {
+        let b = self.original.as_bytes();
+        let is_crlf = |nl: usize| nl > 0 && b[nl - 1] == b'\r';
+        if let Some(i) = memchr::memchr(b'\n', &b[start..]) {
+            return is_crlf(start + i);
+        }
+        memchr::memrchr(b'\n', &b[..start]).is_some_and(is_crlf)
+    }
+}
+
+/// Applies replacements (sorted, non-overlapping, against `original`) and returns the new text.
+pub fn apply_replacements(original: &str, reps: &[Replacement]) -> String {
+    let grow: usize = reps.iter().map(|r| r.text.len()).sum();
+    let mut out = String::with_capacity(original.len() + grow);
+    let mut last = 0;
+    for r in reps {
+        out.push_str(&original[last..r.start]);
+        out.push_str(&r.text);
+        last = r.end;
+    }
+    out.push_str(&original[last..]);
+    out
+}

@@ -1,0 +1,30 @@
+//! The pure engine: text and plan in, one composed change or one refusal out. No I/O, no LSP.
+//!
+//! `apply_plan` is the entry point; `plan` holds the format, `changeset` the composition of sequential
+//! edits, `search` how matches are found, `eol` line endings and the BOM, `hints` and `tolerant` what
+//! happens after an exact miss, `report` the success texts.
+
+mod apply;
+pub mod changeset;
+pub mod diff;
+mod eol;
+mod hints;
+pub mod plan;
+pub mod refusal;
+mod report;
+mod search;
+mod text;
+pub mod tolerant;
+
+pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome};
+pub use changeset::Replacement;
+pub use eol::apply_replacements;
+pub use plan::{parse_plan, plan_from_value, Dialect, Edit, Expect, FilePlan, Matching, Mode, Options, Plan};
+pub use refusal::{Kind, Refusal};
+pub use tolerant::Tier;
+
+/// Decodes file bytes as UTF-8, or refuses: a file that is not UTF-8 is never edited (and never
+/// rewritten with replacement characters).
+pub fn decode<'a>(path: &str, bytes: &'a [u8]) -> Result<&'a str, Refusal> {
+    std::str::from_utf8(bytes).map_err(|e| Refusal::not_utf8(path, e.valid_up_to()).in_file(path))
+}

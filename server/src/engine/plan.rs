@@ -1,0 +1,287 @@
+//! The plan format, one shape for the CLI, the language server and the extension, and its validation.
+//!
+//! Validation is written by hand over `serde_json::Value` rather than derived: every refusal must name the
+//! field to fix (`edits[2].old_string`) in words a caller can act on, which serde's messages do not.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::refusal::Refusal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Any failure changes nothing.
+    #[default]
+    Atomic,
+    /// Failed edits are skipped and reported, the rest applied (Crush).
+    Partial,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dialect {
+    /// Each edit matches against the result of the previous ones (the documented contract).
+    #[default]
+    Sequential,
+    /// Claude Code's observed behaviour: edits are also validated against the original text.
+    ClaudeCode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matching {
+    #[default]
+    Exact,
+    /// After an exact miss: line-trimmed, then indentation-insensitive, then quote/dash-normalised matching.
+    Tolerant,
+}
+
+/// How many matches an edit must find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    /// Exactly one (the default).
+    One,
+    /// At least one; all are replaced (`replace_all: true`).
+    All,
+    /// Exactly this many; all are replaced (`expected_replacements`).
+    Exactly(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub old_string: String,
+    pub new_string: String,
+    pub expect: Expect,
+}
+
+impl Edit {
+    pub fn new(old: &str, new: &str) -> Self {
+        Edit { old_string: old.into(), new_string: new.into(), expect: Expect::One }
+    }
+    pub fn all(old: &str, new: &str) -> Self {
+        Edit { expect: Expect::All, ..Edit::new(old, new) }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePlan {
+    /// An absolute path or a `file://` URI, as the caller wrote it.
+    pub file_path: String,
+    pub edits: Vec<Edit>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    pub mode: Mode,
+    pub dialect: Dialect,
+    pub matching: Matching,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub files: Vec<FilePlan>,
+    pub options: Options,
+}
+
+pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
+    let value: Value = serde_json::from_str(json).map_err(|e| {
+        Refusal::invalid(format!(
+            "InputValidationError: the plan is not valid JSON: {e}. Send one JSON object such as \
+             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}."
+        ))
+    })?;
+    plan_from_value(&value)
+}
+
+fn issue(text: impl std::fmt::Display) -> Refusal {
+    Refusal::invalid(format!("InputValidationError: MultiEdit failed due to the following issue:\n{text}"))
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn wrong_type(field: &str, expected: &str, got: &Value) -> Refusal {
+    issue(format_args!(
+        "The parameter `{field}` type is expected as `{expected}` but provided as `{}`",
+        type_name(got)
+    ))
+}
+
+fn check_fields(obj: &Map<String, Value>, allowed: &[&str], prefix: &str) -> Result<(), Refusal> {
+    for key in obj.keys() {
+        if !allowed.contains(&key.as_str()) {
+            return Err(issue(format_args!(
+                "An unexpected parameter `{prefix}{key}` was provided (allowed here: {})",
+                allowed.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn required<'a>(obj: &'a Map<String, Value>, key: &str, prefix: &str) -> Result<&'a Value, Refusal> {
+    obj.get(key).ok_or_else(|| issue(format_args!("The required parameter `{prefix}{key}` is missing")))
+}
+
+fn string_field(obj: &Map<String, Value>, key: &str, prefix: &str) -> Result<String, Refusal> {
+    match required(obj, key, prefix)? {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(wrong_type(&format!("{prefix}{key}"), "string", other)),
+    }
+}
+
+fn choice<T: Copy>(obj: &Map<String, Value>, key: &str, choices: &[(&str, T)], default: T) -> Result<T, Refusal> {
+    let Some(v) = obj.get(key) else { return Ok(default) };
+    let Value::String(s) = v else { return Err(wrong_type(key, "string", v)) };
+    choices.iter().find(|(name, _)| name == s).map(|(_, t)| *t).ok_or_else(|| {
+        let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+        issue(format_args!("The parameter `{key}` must be one of {} but is \"{s}\"", names.join(", ")))
+    })
+}
+
+const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match"];
+const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match"];
+
+pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
+    let Value::Object(obj) = value else { return Err(wrong_type("plan", "object", value)) };
+    let options = Options {
+        mode: choice(obj, "mode", &[("atomic", Mode::Atomic), ("partial", Mode::Partial)], Mode::Atomic)?,
+        dialect: choice(
+            obj,
+            "dialect",
+            &[("sequential", Dialect::Sequential), ("claude-code", Dialect::ClaudeCode)],
+            Dialect::Sequential,
+        )?,
+        matching: choice(obj, "match", &[("exact", Matching::Exact), ("tolerant", Matching::Tolerant)], Matching::Exact)?,
+    };
+    let files = if obj.contains_key("files") {
+        if obj.contains_key("file_path") || obj.contains_key("edits") {
+            return Err(issue(
+                "Give either `files` (several files) or `file_path` with `edits` (one file), not both",
+            ));
+        }
+        check_fields(obj, TOP_MULTI, "")?;
+        let list = match &obj["files"] {
+            Value::Array(a) => a,
+            other => return Err(wrong_type("files", "array", other)),
+        };
+        if list.is_empty() {
+            return Err(issue("At least one file is required in `files`"));
+        }
+        let mut files = Vec::with_capacity(list.len());
+        for (i, f) in list.iter().enumerate() {
+            let prefix = format!("files[{i}].");
+            let Value::Object(fo) = f else { return Err(wrong_type(&format!("files[{i}]"), "object", f)) };
+            check_fields(fo, &["file_path", "edits"], &prefix)?;
+            files.push(file_plan(fo, &prefix)?);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, f) in files.iter().enumerate() {
+            if !seen.insert(f.file_path.as_str()) {
+                return Err(issue(format_args!(
+                    "`files[{i}].file_path` names {} a second time: put all edits of one file in one entry",
+                    f.file_path
+                )));
+            }
+        }
+        files
+    } else {
+        check_fields(obj, TOP_SINGLE, "")?;
+        vec![file_plan(obj, "")?]
+    };
+    Ok(Plan { files, options })
+}
+
+fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal> {
+    let file_path = string_field(obj, "file_path", prefix)?;
+    check_path(&file_path, prefix)?;
+    let list = match required(obj, "edits", prefix)? {
+        Value::Array(a) => a,
+        other => return Err(wrong_type(&format!("{prefix}edits"), "array", other)),
+    };
+    if list.is_empty() {
+        return Err(issue(format_args!("At least one edit is required in `{prefix}edits`")));
+    }
+    let edits = list
+        .iter()
+        .enumerate()
+        .map(|(i, e)| edit(e, &format!("{prefix}edits[{i}]")).map_err(|r| r.at(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(FilePlan { file_path, edits })
+}
+
+fn check_path(path: &str, prefix: &str) -> Result<(), Refusal> {
+    let field = format!("{prefix}file_path");
+    if path.is_empty() {
+        return Err(issue(format_args!("`{field}` is empty: give the absolute path of the file to edit")));
+    }
+    if path.contains('\0') {
+        return Err(issue(format_args!("`{field}` contains a NUL character")));
+    }
+    let is_uri = path.starts_with("file://");
+    let is_abs = path.starts_with('/') || is_windows_absolute(path);
+    if !is_uri && !is_abs {
+        return Err(issue(format_args!(
+            "`{field}` must be an absolute path (starting with /) or a file:// URI, but is \"{path}\""
+        )));
+    }
+    if path.to_ascii_lowercase().ends_with(".ipynb") {
+        return Err(issue(format_args!(
+            "`{field}` is a Jupyter Notebook ({path}); notebooks are JSON cells, edit them with a notebook tool"
+        )));
+    }
+    Ok(())
+}
+
+fn is_windows_absolute(path: &str) -> bool {
+    let b = path.as_bytes();
+    b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
+}
+
+fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
+    let Value::Object(obj) = value else { return Err(wrong_type(at, "object", value)) };
+    let prefix = format!("{at}.");
+    check_fields(obj, &["old_string", "new_string", "replace_all", "expected_replacements"], &prefix)?;
+    let old_string = string_field(obj, "old_string", &prefix)?;
+    let new_string = string_field(obj, "new_string", &prefix)?;
+    let replace_all = match obj.get("replace_all") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => return Err(wrong_type(&format!("{prefix}replace_all"), "boolean", other)),
+    };
+    let expected = match obj.get("expected_replacements") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Number(n)) => match n.as_u64() {
+            Some(k) if k >= 1 => Some(usize::try_from(k).unwrap_or(usize::MAX)),
+            _ => {
+                return Err(issue(format_args!(
+                    "The parameter `{prefix}expected_replacements` must be a whole number of at least 1, but is {v}"
+                )))
+            }
+        },
+        Some(other) => return Err(wrong_type(&format!("{prefix}expected_replacements"), "number", other)),
+    };
+    let expect = match (replace_all, expected) {
+        (Some(false), Some(n)) if n != 1 => {
+            return Err(issue(format_args!(
+                "`{prefix}replace_all` is false but `{prefix}expected_replacements` is {n}: set replace_all to true \
+                 or drop one of them"
+            )))
+        }
+        (_, Some(1)) if replace_all != Some(true) => Expect::One,
+        (_, Some(n)) => Expect::Exactly(n),
+        (Some(true), None) => Expect::All,
+        _ => Expect::One,
+    };
+    Ok(Edit { old_string, new_string, expect })
+}

@@ -1,0 +1,157 @@
+//! Why a plan or an edit was refused: a stable `kind` for programs, the exact text for people.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The plan itself is malformed (wrong types, unknown fields, empty edits, relative path...).
+    InvalidPlan,
+    NotFound,
+    Ambiguous,
+    NoOp,
+    FileExists,
+    FileNotFound,
+    /// claude-code dialect: an old_string lies inside an earlier edit's new_string.
+    Chained,
+    /// claude-code dialect: an edit that validated against the original no longer applies.
+    ApplyFailed,
+    CountMismatch,
+    /// The edits cancel out: the final text equals the original.
+    Unchanged,
+    NotUtf8,
+    /// The layer above the engine could not read, write or reach the file.
+    Io,
+    /// The file lies outside the folders the caller may edit.
+    OutsideWorkspace,
+    /// The editor did not apply the change (it changed meanwhile or the client refused).
+    NotApplied,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::InvalidPlan => "invalid_plan",
+            Kind::NotFound => "not_found",
+            Kind::Ambiguous => "ambiguous",
+            Kind::NoOp => "no_op",
+            Kind::FileExists => "file_exists",
+            Kind::FileNotFound => "file_not_found",
+            Kind::Chained => "chained",
+            Kind::ApplyFailed => "apply_failed",
+            Kind::CountMismatch => "count_mismatch",
+            Kind::Unchanged => "unchanged",
+            Kind::NotUtf8 => "not_utf8",
+            Kind::Io => "io",
+            Kind::OutsideWorkspace => "outside_workspace",
+            Kind::NotApplied => "not_applied",
+        }
+    }
+}
+
+/// A refusal. `message` is the exact, stable text (the seed texts where they define one);
+/// `hint` carries the extra help (closest region, line numbers) kept apart so the message stays exact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refusal {
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit_index: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Refusal {
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Refusal { kind, edit_index: None, file_path: None, message: message.into(), hint: None }
+    }
+    pub fn at(mut self, edit_index: usize) -> Self {
+        self.edit_index = Some(edit_index);
+        self
+    }
+    pub fn in_file(mut self, path: &str) -> Self {
+        if self.file_path.is_none() {
+            self.file_path = Some(path.to_string());
+        }
+        self
+    }
+    pub fn with_hint(mut self, hint: Option<String>) -> Self {
+        self.hint = hint;
+        self
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Refusal::new(Kind::InvalidPlan, message)
+    }
+
+    /// The message followed by the hint, for people reading a terminal or a chat.
+    pub fn full_text(&self) -> String {
+        match &self.hint {
+            Some(h) => format!("{}\n{}", self.message, h),
+            None => self.message.clone(),
+        }
+    }
+
+    pub fn not_found(old: &str) -> Self {
+        Refusal::new(Kind::NotFound, format!("String to replace not found in file.\nString: {old}"))
+    }
+    pub fn ambiguous(n: usize, old: &str) -> Self {
+        Refusal::new(
+            Kind::Ambiguous,
+            format!(
+                "Found {n} matches of the string to replace, but replace_all is false. To replace all occurrences, \
+                 set replace_all to true. To replace only one occurrence, please provide more context to uniquely \
+                 identify the instance.\nString: {old}"
+            ),
+        )
+    }
+    pub fn count_mismatch(found: usize, expected: usize, old: &str) -> Self {
+        Refusal::new(
+            Kind::CountMismatch,
+            format!(
+                "Found {found} matches of the string to replace, but expected {expected}. The number of actual \
+                 matches must equal the expected replacements. Please adjust your string to match or update the \
+                 expected count.\nString: {old}"
+            ),
+        )
+    }
+    pub fn no_op() -> Self {
+        Refusal::new(Kind::NoOp, "No changes to make: old_string and new_string are exactly the same.")
+    }
+    pub fn file_exists() -> Self {
+        Refusal::new(Kind::FileExists, "Cannot create new file - file already exists.")
+    }
+    pub fn file_not_found(path: &str) -> Self {
+        Refusal::new(
+            Kind::FileNotFound,
+            format!("File does not exist: {path}. To create it, make the first edit's old_string empty."),
+        )
+    }
+    pub fn chained() -> Self {
+        Refusal::new(Kind::Chained, "Cannot edit file: old_string is a substring of a new_string from a previous edit.")
+    }
+    pub fn apply_failed() -> Self {
+        Refusal::new(Kind::ApplyFailed, "String not found in file. Failed to apply edit.")
+    }
+    pub fn unchanged() -> Self {
+        Refusal::new(Kind::Unchanged, "Original and edited file match exactly. Failed to apply edit.")
+    }
+    pub fn not_utf8(path: &str, offset: usize) -> Self {
+        Refusal::new(
+            Kind::NotUtf8,
+            format!(
+                "Cannot edit {path}: it is not valid UTF-8 text (invalid byte at offset {offset}). \
+                 The file was left unchanged."
+            ),
+        )
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.full_text())
+    }
+}
+
+impl std::error::Error for Refusal {}

@@ -1,0 +1,54 @@
+//! The success texts, in the words of seed 000: `Applied 3 edits to /path:\n1. Replaced "a" with "b"`.
+
+use super::apply::{EditReport, FileChange, Outcome};
+
+/// Strings longer than this are cut in the report: a 2,000-line new_string should not flood the caller.
+const SHOWN_CHARS: usize = 200;
+
+fn shown(s: &str) -> String {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}… ({} more characters)", &s[..cut], s[cut..].chars().count()),
+    }
+}
+
+fn edit_line(e: &EditReport) -> String {
+    let n = e.edit_index + 1;
+    if e.created {
+        return format!("{n}. Created the file");
+    }
+    let mut line = format!("{n}. Replaced \"{}\" with \"{}\"", shown(&e.old_string), shown(&e.new_string));
+    if let Some(t) = e.tier {
+        line.push_str(&format!(" (matched {})", t.describe()));
+    }
+    line
+}
+
+impl FileChange {
+    pub fn message(&self) -> String {
+        let applied = self.applied.len();
+        let plural = if self.edit_count == 1 { "edit" } else { "edits" };
+        let mut out = if self.failed.is_empty() {
+            format!("Applied {applied} {} to {}:", if applied == 1 { "edit" } else { "edits" }, self.file_path)
+        } else {
+            format!("Applied {applied} of {} {plural} to {}:", self.edit_count, self.file_path)
+        };
+        for e in &self.applied {
+            out.push('\n');
+            out.push_str(&edit_line(e));
+        }
+        if !self.failed.is_empty() {
+            out.push_str("\nFailed edits:");
+            for r in &self.failed {
+                out.push_str(&format!("\n{}. {}", r.edit_index.map_or(0, |i| i + 1), r.full_text()));
+            }
+        }
+        out
+    }
+}
+
+impl Outcome {
+    pub fn message(&self) -> String {
+        self.files.iter().map(FileChange::message).collect::<Vec<_>>().join("\n\n")
+    }
+}

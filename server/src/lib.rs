@@ -1,0 +1,9 @@
+//! multiedit: an engine that turns MultiEdit plans into one exact change, and the command line and
+//! language server over it. See ARCHITECTURE.md.
+
+pub mod cli;
+pub mod disk;
+pub mod engine;
+pub mod lsp;
+pub mod paths;
+pub mod protocol_result;
