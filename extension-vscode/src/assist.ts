@@ -1,0 +1,205 @@
+// Logic of the chat participant and the language model tool, written against small interfaces
+// so that it runs (and is unit-tested) without VS Code.
+import { Plan, PlanError, PrepareOptions, findPlan, planTargets, preparePlan } from './plan';
+import {
+  ApplyResult,
+  Refusal,
+  renderConfirmationMarkdown,
+  renderRefusalMarkdown,
+  renderResultMarkdown,
+  renderToolResult,
+  planTitle,
+  toRefusal,
+} from './render';
+
+/** What the chat participant and the tool need from the editor and the server. */
+export interface AssistDeps {
+  /** Absolute path of the active editor's file, if any. */
+  activeFilePath(): string | undefined;
+  /** Text of the active editor (unsaved changes included), if any. */
+  activeFileText?(): string | undefined;
+  /** Folder for relative paths (the first workspace folder). */
+  baseDir?(): string | undefined;
+  defaults?: PrepareOptions['defaults'];
+  apply(plan: Plan): Promise<ApplyResult>;
+  preview(plan: Plan): Promise<ApplyResult>;
+  /** Sends a prompt to a language model and returns its whole answer; absent without a model. */
+  askModel?(prompt: string): Promise<string>;
+}
+
+export interface ChatOutput {
+  progress(text: string): void;
+  markdown(text: string): void;
+  button(command: string, title: string, args?: unknown[]): void;
+}
+
+export interface ChatRequestLike {
+  prompt: string;
+  command?: string;
+  /** Absolute paths of files attached to the request (#file references). */
+  referencedFiles?: string[];
+}
+
+export interface ChatOutcome {
+  plan?: Plan;
+  result?: ApplyResult;
+  refusal?: Refusal;
+}
+
+export const APPLY_PLAN_COMMAND = 'multiedit.applyPlan';
+export const UNDO_COMMAND = 'multiedit.undoLastBatch';
+
+export const CHAT_HELP =
+  'Give me a MultiEdit plan as JSON (or in a ```json block), for example:\n\n' +
+  '```json\n{"file_path": "/abs/path/file.txt", "edits": [{"old_string": "foo", "new_string": "bar"}]}\n```\n\n' +
+  'Without `file_path` the plan edits the active file (or the one file attached with #file). ' +
+  'Use `/preview` to see the diff first. With a language model available you can also describe the change in words.';
+
+function prepare(plan: Plan, deps: AssistDeps, referenced?: string[]): Plan {
+  const target = referenced && referenced.length === 1 ? referenced[0] : deps.activeFilePath();
+  return preparePlan(plan, { targetPath: target, baseDir: deps.baseDir?.(), defaults: deps.defaults });
+}
+
+/** Prompt asking a model to turn an instruction about a file into a MultiEdit plan. */
+export function buildPlanPrompt(filePath: string, text: string, instruction: string): string {
+  return [
+    'You write MultiEdit plans: exact find-and-replace edits applied in order to one file.',
+    'Answer with ONE JSON object in a ```json block and nothing else, of the form',
+    '{"edits": [{"old_string": "exact text from the file", "new_string": "replacement"}]}.',
+    'Each old_string must be copied exactly from the file (whitespace included) and occur exactly once,',
+    'unless you add "replace_all": true. Keep each old_string short but unique.',
+    '',
+    `File: ${filePath}`,
+    '```',
+    text,
+    '```',
+    '',
+    `Instruction: ${instruction}`,
+  ].join('\n');
+}
+
+async function applyOrPreview(plan: Plan, preview: boolean, deps: AssistDeps, out: ChatOutput): Promise<ChatOutcome> {
+  try {
+    if (preview) {
+      out.progress(`Previewing ${planTitle(plan)}…`);
+      const result = await deps.preview(plan);
+      out.markdown(`**Preview: ${planTitle(plan)}** (nothing applied yet)\n\n`);
+      if (result.diff) out.markdown('```diff\n' + result.diff.replace(/\n$/, '') + '\n```\n\n');
+      else out.markdown(renderResultMarkdown(result));
+      out.button(APPLY_PLAN_COMMAND, 'Apply', [plan]);
+      return { plan, result };
+    }
+    out.progress(`Applying ${planTitle(plan)}…`);
+    const result = await deps.apply(plan);
+    out.markdown(renderResultMarkdown(result));
+    out.markdown('Undo with Ctrl+Z in the editor, or:\n\n');
+    out.button(UNDO_COMMAND, 'Undo');
+    return { plan, result };
+  } catch (err) {
+    const refusal = toRefusal(err);
+    out.markdown(renderRefusalMarkdown(refusal));
+    return { plan, refusal };
+  }
+}
+
+/** Handles one `@multiedit` chat request. */
+export async function handleChatRequest(req: ChatRequestLike, deps: AssistDeps, out: ChatOutput): Promise<ChatOutcome> {
+  const preview = req.command === 'preview';
+  const found = findPlan(req.prompt);
+  if (found) {
+    let plan: Plan;
+    try {
+      plan = prepare(found, deps, req.referencedFiles);
+    } catch (err) {
+      out.markdown(`**${(err as Error).message}**\n\n`);
+      return { refusal: toRefusal(err) };
+    }
+    return applyOrPreview(plan, preview, deps, out);
+  }
+  if (req.command === 'apply' || req.command === 'preview' || !req.prompt.trim()) {
+    out.markdown(req.prompt.trim() ? `**No MultiEdit plan found in the message.**\n\n${CHAT_HELP}` : CHAT_HELP);
+    return {};
+  }
+  // A plain instruction: let the model write a plan for the active (or attached) file.
+  const file = req.referencedFiles?.length === 1 ? req.referencedFiles[0] : deps.activeFilePath();
+  const text = file === deps.activeFilePath() ? deps.activeFileText?.() : undefined;
+  if (!deps.askModel || !file || text === undefined) {
+    out.markdown(
+      !deps.askModel
+        ? `No language model is available to turn the instruction into a plan.\n\n${CHAT_HELP}`
+        : `Open the file to edit first, so that I know which file the instruction is about.\n\n${CHAT_HELP}`,
+    );
+    return {};
+  }
+  out.progress('Writing a plan…');
+  let answer: string;
+  try {
+    answer = await deps.askModel(buildPlanPrompt(file, text, req.prompt));
+  } catch (err) {
+    out.markdown(`**The language model failed:** ${(err as Error).message}\n\n`);
+    return {};
+  }
+  const generated = findPlan(answer);
+  if (!generated) {
+    out.markdown(`The model did not produce a plan. Its answer:\n\n${answer}\n\n`);
+    return {};
+  }
+  let plan: Plan;
+  try {
+    plan = prepare({ ...generated, file_path: generated.files ? undefined : file }, deps);
+  } catch (err) {
+    out.markdown(`**${(err as Error).message}**\n\n`);
+    return {};
+  }
+  out.markdown('Plan:\n\n```json\n' + JSON.stringify(plan, null, 2) + '\n```\n\n');
+  return applyOrPreview(plan, preview, deps, out);
+}
+
+// ---- language model tool ----------------------------------------------------------------------
+
+export interface ToolPreparation {
+  invocationMessage: string;
+  title: string;
+  message: string;
+}
+
+/** The tool's confirmation: what will change (per edit, plus the diff when the server can tell). */
+export async function prepareToolInvocation(input: Plan, deps: AssistDeps): Promise<ToolPreparation> {
+  let plan: Plan;
+  try {
+    plan = prepare(input, deps);
+  } catch (err) {
+    return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: (err as Error).message };
+  }
+  let diff: string | undefined;
+  try {
+    diff = (await deps.preview(plan)).diff;
+  } catch {
+    diff = undefined; // the refusal is reported by invoke
+  }
+  return {
+    invocationMessage: `MultiEdit: applying ${planTitle(plan)}`,
+    title: `MultiEdit: ${planTitle(plan)}`,
+    message: renderConfirmationMarkdown(plan, diff),
+  };
+}
+
+/** Runs the tool: applies the plan and returns the text for the model (engine message or refusal). */
+export async function invokeTool(input: Plan, deps: AssistDeps): Promise<{ text: string; outcome: ChatOutcome }> {
+  let plan: Plan;
+  try {
+    plan = prepare(input, deps);
+  } catch (err) {
+    const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
+    return { text: renderToolResult({ refusal }), outcome: { refusal } };
+  }
+  try {
+    const result = await deps.apply(plan);
+    return { text: renderToolResult({ result }), outcome: { plan, result } };
+  } catch (err) {
+    const refusal = toRefusal(err);
+    return { text: renderToolResult({ refusal }), outcome: { plan, refusal } };
+  }
+}
+
+export { planTargets };

@@ -1,0 +1,176 @@
+// The language client: starts `multiedit lsp` over stdio, restarts it on settings changes and
+// sends the server's `multiedit.apply` / `multiedit.preview` commands.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { Plan } from './plan';
+import { ApplyResult, isApplyResult } from './render';
+import { chooseServerPath } from './serverPath';
+
+export const SERVER_APPLY = 'multiedit.apply';
+export const SERVER_PREVIEW = 'multiedit.preview';
+
+export class ServerError extends Error {
+  constructor(
+    message: string,
+    readonly data?: unknown,
+    readonly code?: number,
+  ) {
+    super(message);
+    this.name = 'ServerError';
+  }
+}
+
+export class MultiEditClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly log: vscode.LogOutputChannel,
+  ) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('multiedit.server') || e.affectsConfiguration('multiedit.trace')) {
+          this.log.info('server settings changed; restarting the server');
+          void this.restart().catch(() => undefined);
+        }
+      }),
+    );
+  }
+
+  /** The executable the client starts, and where it was found. */
+  serverCommand(): { command: string; source: string } {
+    const config = vscode.workspace.getConfiguration('multiedit');
+    const exe = process.platform === 'win32' ? 'multiedit.exe' : 'multiedit';
+    const bundled = path.join(this.context.extensionPath, 'bin', exe);
+    return chooseServerPath({
+      configured: config.get<string | null>('server.path'),
+      trusted: vscode.workspace.isTrusted,
+      bundled,
+      exists: (p) => fs.existsSync(p),
+    });
+  }
+
+  /** Starts the server if it is not running; resolves with the running client. */
+  async ensureStarted(): Promise<LanguageClient> {
+    if (this.client && this.client.state === State.Running) return this.client;
+    if (!this.starting) {
+      this.starting = this.start().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  private async start(): Promise<LanguageClient> {
+    if (this.client) {
+      const old = this.client;
+      this.client = undefined;
+      await old.dispose().catch(() => undefined);
+    }
+    const config = vscode.workspace.getConfiguration('multiedit');
+    const { command, source } = this.serverCommand();
+    if (source === 'bundled') {
+      try {
+        fs.accessSync(command, fs.constants.X_OK);
+      } catch {
+        try {
+          fs.chmodSync(command, 0o755);
+        } catch (e) {
+          this.log.warn(`could not make ${command} executable: ${e}`);
+        }
+      }
+    }
+    const args = ['lsp', ...(config.get<string[]>('server.extraArgs') ?? [])];
+    const extraEnv = config.get<Record<string, string>>('server.extraEnv') ?? {};
+    this.log.info(`starting the server (${source}): ${command} ${args.join(' ')}`);
+    const run = { command, args, options: { env: { ...process.env, ...extraEnv } } };
+    const serverOptions: ServerOptions = { run, debug: run };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
+      initializationFailedHandler: (err) => {
+        this.log.error(`the server failed to initialize: ${err}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient('multiedit', 'MultiEdit', serverOptions, clientOptions);
+    try {
+      await client.start();
+    } catch (err) {
+      await client.dispose().catch(() => undefined);
+      const hint =
+        source === 'PATH'
+          ? 'No server is bundled with this extension and `multiedit` was not found on PATH; set "multiedit.server.path".'
+          : source === 'setting'
+            ? 'Check the "multiedit.server.path" setting.'
+            : '';
+      const message = `MultiEdit: could not start the server ${command}: ${(err as Error)?.message ?? err}. ${hint}`.trim();
+      this.log.error(message);
+      void showErrorWithLogs(message, this.log);
+      throw new ServerError(message);
+    }
+    this.client = client;
+    const info = client.initializeResult?.serverInfo;
+    this.log.info(`server started${info ? `: ${info.name} ${info.version ?? ''}` : ''}`);
+    return client;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.ensureStarted();
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    if (c) await c.stop().catch(() => undefined);
+  }
+
+  isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  private async execute(command: string, plan: Plan): Promise<ApplyResult> {
+    const client = await this.ensureStarted();
+    this.log.info(`${command}: ${JSON.stringify(plan).slice(0, 2000)}`);
+    let result: unknown;
+    try {
+      result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [plan] });
+    } catch (err) {
+      const e = err as { message?: string; data?: unknown; code?: number };
+      this.log.warn(`${command} refused: ${e.message ?? err}${e.data ? ` ${JSON.stringify(e.data)}` : ''}`);
+      throw new ServerError(e.message ?? String(err), e.data, e.code);
+    }
+    if (!isApplyResult(result)) {
+      this.log.error(`${command}: unexpected result ${JSON.stringify(result)}`);
+      throw new ServerError(`Unexpected answer from the server: ${JSON.stringify(result)}`);
+    }
+    this.log.info(`${command}: ${result.message}`);
+    return result;
+  }
+
+  apply(plan: Plan): Promise<ApplyResult> {
+    return this.execute(SERVER_APPLY, plan);
+  }
+
+  preview(plan: Plan): Promise<ApplyResult> {
+    return this.execute(SERVER_PREVIEW, plan);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    void this.stop();
+  }
+}
+
+export async function showErrorWithLogs(message: string, log: vscode.LogOutputChannel, ...extra: string[]): Promise<string | undefined> {
+  const pick = await vscode.window.showErrorMessage(message, 'Show Logs', ...extra);
+  if (pick === 'Show Logs') log.show(true);
+  return pick;
+}

@@ -1,0 +1,482 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation } from './assist';
+import { MultiEditClient, ServerError, showErrorWithLogs } from './client';
+import { Plan, PlanError, needsTarget, parsePlanText, planFromPairs, preparePlan } from './plan';
+import {
+  ApplyResult,
+  Refusal,
+  applyTextEdits,
+  isPartial,
+  planTitle,
+  renderApplyNotification,
+  renderRefusalNotification,
+  renderRefusalText,
+  toRefusal,
+  workspaceEditFiles,
+} from './render';
+
+const PREVIEW_SCHEME = 'multiedit-preview';
+const TOOL_NAME = 'multiedit';
+
+let client: MultiEditClient | undefined;
+
+/** What the last operations did; used by "Undo Last Applied Plan" and the test commands. */
+const state: {
+  lastApplied?: { files: string[]; result: ApplyResult };
+  lastRefusal?: Refusal;
+  lastNotification?: string;
+  lastToolResult?: string;
+} = {};
+
+/** Recently active text editors' documents (most recent first), to find a plan's target. */
+const recentDocuments: vscode.Uri[] = [];
+
+function rememberEditor(editor: vscode.TextEditor | undefined): void {
+  if (!editor) return;
+  const uri = editor.document.uri;
+  if (uri.scheme !== 'file' && uri.scheme !== 'untitled') return;
+  const i = recentDocuments.findIndex((u) => u.toString() === uri.toString());
+  if (i >= 0) recentDocuments.splice(i, 1);
+  recentDocuments.unshift(uri);
+  recentDocuments.length = Math.min(recentDocuments.length, 20);
+}
+
+function settings() {
+  const c = vscode.workspace.getConfiguration('multiedit');
+  return {
+    defaults: {
+      mode: c.get<string>('defaults.mode'),
+      dialect: c.get<string>('defaults.dialect'),
+      match: c.get<string>('defaults.match'),
+    },
+    previewBeforeApply: c.get<boolean>('previewBeforeApply') ?? false,
+    testCommands: c.get<boolean>('testing.enableTestCommands') === true || process.env.MULTIEDIT_TEST_MODE === '1',
+    stateFile: c.get<string>('testing.stateFile') || process.env.MULTIEDIT_TEST_STATE_FILE || '',
+  };
+}
+
+function activeFilePath(): string | undefined {
+  const doc = vscode.window.activeTextEditor?.document;
+  return doc && doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined;
+}
+
+function baseDir(): string | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+/** The file a plan without file_path applies to when the plan itself is in the active editor. */
+function targetOtherThan(planDoc: vscode.TextDocument): string | undefined {
+  const visible = vscode.window.visibleTextEditors
+    .map((e) => e.document)
+    .filter((d) => d !== planDoc && d.uri.scheme === 'file');
+  for (const uri of recentDocuments) {
+    if (uri.toString() === planDoc.uri.toString() || uri.scheme !== 'file') continue;
+    if (vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString() && !d.isClosed)) return uri.fsPath;
+  }
+  return visible.length === 1 ? visible[0].uri.fsPath : undefined;
+}
+
+function prepare(plan: Plan, targetPath: string | undefined, base?: string): Plan {
+  return preparePlan(plan, { targetPath, baseDir: base ?? baseDir(), defaults: settings().defaults });
+}
+
+async function notifyResult(result: ApplyResult): Promise<void> {
+  const text = renderApplyNotification(result);
+  state.lastNotification = text;
+  const pick = isPartial(result)
+    ? await vscode.window.showWarningMessage(text, 'Show Logs', 'Undo')
+    : await vscode.window.showInformationMessage(text, 'Undo', 'Show Logs');
+  if (pick === 'Undo') await undoLastBatch();
+  else if (pick === 'Show Logs') client?.log.show(true);
+}
+
+async function notifyRefusal(err: unknown): Promise<void> {
+  const refusal = toRefusal(err);
+  state.lastRefusal = refusal;
+  const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal);
+  state.lastNotification = text;
+  client?.log.warn(renderRefusalText(refusal));
+  await showErrorWithLogs(text, client!.log);
+}
+
+function filesOf(plan: Plan): string[] {
+  return plan.files ? plan.files.map((f) => f.file_path ?? '') : [plan.file_path ?? ''];
+}
+
+/** Applies a prepared plan through the server (one WorkspaceEdit, one undo step). */
+async function applyPlan(plan: Plan): Promise<ApplyResult> {
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title: `MultiEdit: applying ${planTitle(plan)}` },
+    () => client!.apply(plan),
+  );
+  state.lastApplied = { files: (result.files ?? []).map((f) => f.file_path).filter(Boolean), result };
+  if (state.lastApplied.files.length === 0) state.lastApplied.files = filesOf(plan);
+  state.lastRefusal = undefined;
+  return result;
+}
+
+async function applyWithUi(plan: Plan): Promise<void> {
+  if (settings().previewBeforeApply) return previewWithUi(plan);
+  try {
+    const result = await applyPlan(plan);
+    await notifyResult(result);
+  } catch (err) {
+    await notifyRefusal(err);
+  }
+}
+
+async function undoLastBatch(): Promise<void> {
+  const last = state.lastApplied;
+  if (!last || last.files.length === 0) {
+    void vscode.window.showInformationMessage('MultiEdit: no plan was applied in this window.');
+    return;
+  }
+  const uri = last.files[0].startsWith('file:') ? vscode.Uri.parse(last.files[0]) : vscode.Uri.file(last.files[0]);
+  await vscode.window.showTextDocument(uri, { preserveFocus: false });
+  await vscode.commands.executeCommand('undo');
+}
+
+// ---- preview ----------------------------------------------------------------------------------
+
+class PreviewContent implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.emitter.event;
+  private counter = 0;
+
+  add(label: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: label, query: String(++this.counter) });
+    this.texts.set(uri.toString(), text);
+    return uri;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '';
+  }
+}
+
+let previewContent: PreviewContent;
+
+function uriOf(fileOrUri: string): vscode.Uri {
+  return /^file:\/\//i.test(fileOrUri) ? vscode.Uri.parse(fileOrUri) : vscode.Uri.file(fileOrUri);
+}
+
+async function closePreviewTabs(): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+  const ours = tabs.filter((t) => {
+    const input = t.input;
+    if (input instanceof vscode.TabInputTextDiff) return input.modified.scheme === PREVIEW_SCHEME;
+    if (input instanceof vscode.TabInputText) return input.uri.scheme === PREVIEW_SCHEME;
+    return (input as { textDiffs?: unknown[] } | undefined)?.textDiffs !== undefined && t.label.startsWith('MultiEdit');
+  });
+  if (ours.length) await vscode.window.tabGroups.close(ours, true);
+}
+
+/** Shows the plan's changes as a diff, then offers to apply it. */
+async function previewWithUi(plan: Plan): Promise<void> {
+  let result: ApplyResult;
+  try {
+    result = await client!.preview(plan);
+  } catch (err) {
+    await notifyRefusal(err);
+    return;
+  }
+  const files = workspaceEditFiles(result.edit as never);
+  const entries: [vscode.Uri, vscode.Uri, vscode.Uri][] = [];
+  for (const f of files) {
+    const uri = uriOf(f.uri);
+    let original = '';
+    if (f.kind !== 'create') {
+      try {
+        original = (await vscode.workspace.openTextDocument(uri)).getText();
+      } catch {
+        original = '';
+      }
+    }
+    let proposed: string;
+    try {
+      proposed = applyTextEdits(original, f.edits);
+    } catch {
+      continue;
+    }
+    const name = path.basename(uri.fsPath);
+    const left = f.kind === 'create' ? previewContent.add(`${name} (new file)`, '') : uri;
+    entries.push([uri, left, previewContent.add(uri.path, proposed)]);
+  }
+  const title = `MultiEdit Preview: ${planTitle(plan)}`;
+  if (entries.length === 1) {
+    await vscode.commands.executeCommand('vscode.diff', entries[0][1], entries[0][2], title, { preview: true });
+  } else if (entries.length > 1) {
+    await vscode.commands.executeCommand('vscode.changes', title, entries);
+  } else if (result.diff) {
+    const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: result.diff });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  const text = `MultiEdit: apply ${planTitle(plan)}?`;
+  state.lastNotification = text;
+  const pick = await vscode.window.showInformationMessage(text, 'Apply', 'Cancel');
+  await closePreviewTabs();
+  if (pick !== 'Apply') return;
+  try {
+    await notifyResult(await applyPlan(plan));
+  } catch (err) {
+    await notifyRefusal(err);
+  }
+}
+
+// ---- palette commands -------------------------------------------------------------------------
+
+/** The plan in the active editor (its selection if any) with its target filled in. */
+function planFromActiveEditor(): Plan {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) throw new PlanError('Open the plan (JSON) in an editor first.');
+  const doc = editor.document;
+  const text = editor.selection.isEmpty ? doc.getText() : doc.getText(editor.selection);
+  const plan = parsePlanText(text);
+  const target = needsTarget(plan) ? targetOtherThan(doc) : undefined;
+  const base = doc.uri.scheme === 'file' ? path.dirname(doc.uri.fsPath) : undefined;
+  return prepare(plan, target, baseDir() ?? base);
+}
+
+async function planFromClipboard(): Promise<Plan> {
+  const text = await vscode.env.clipboard.readText();
+  return prepare(parsePlanText(text), activeFilePath());
+}
+
+async function planFromPicker(): Promise<Plan | undefined> {
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: false,
+    openLabel: 'Apply Plan',
+    filters: { 'MultiEdit plans': ['json', 'jsonc', 'md'], 'All files': ['*'] },
+  });
+  if (!picked || picked.length === 0) return undefined;
+  const bytes = await vscode.workspace.fs.readFile(picked[0]);
+  const text = new TextDecoder().decode(bytes);
+  return prepare(parsePlanText(text), activeFilePath(), path.dirname(picked[0].fsPath));
+}
+
+async function runPlanCommand(getPlan: () => Plan | undefined | Promise<Plan | undefined>, preview: boolean): Promise<void> {
+  let plan: Plan | undefined;
+  try {
+    plan = await getPlan();
+  } catch (err) {
+    await notifyRefusal(err);
+    return;
+  }
+  if (!plan) return;
+  await (preview ? previewWithUi(plan) : applyWithUi(plan));
+}
+
+async function replaceInFile(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== 'file') {
+    void vscode.window.showErrorMessage('MultiEdit: open a saved file first (Replace in This File works on files on disk or their open buffers).');
+    return;
+  }
+  const filePath = editor.document.uri.fsPath;
+  const pairs: { old: string; new: string; all?: boolean }[] = [];
+  const initial = editor.selection.isEmpty ? '' : editor.document.getText(editor.selection);
+  for (;;) {
+    const n = pairs.length + 1;
+    const oldText = await vscode.window.showInputBox({
+      title: `MultiEdit: Replace in ${path.basename(filePath)} (edit ${n})`,
+      prompt: pairs.length ? 'Text to find (leave empty to finish)' : 'Text to find (exact, use \\n for a line break)',
+      value: pairs.length === 0 ? initial : '',
+      ignoreFocusOut: true,
+    });
+    if (oldText === undefined) return;
+    if (oldText === '') break;
+    const newText = await vscode.window.showInputBox({
+      title: `MultiEdit: Replace in ${path.basename(filePath)} (edit ${n})`,
+      prompt: `Replace ${JSON.stringify(oldText)} with (use \\n for a line break)`,
+      ignoreFocusOut: true,
+    });
+    if (newText === undefined) return;
+    pairs.push({ old: unescapeInput(oldText), new: unescapeInput(newText) });
+    const next = await vscode.window.showQuickPick(
+      [
+        { label: 'Apply', description: `${pairs.length} edit${pairs.length === 1 ? '' : 's'}` },
+        { label: 'Add Another Replacement' },
+        { label: 'Replace All Occurrences of This One', description: 'and apply' },
+        { label: 'Preview' },
+      ],
+      { title: `MultiEdit: ${pairs.length} replacement${pairs.length === 1 ? '' : 's'} in ${path.basename(filePath)}`, ignoreFocusOut: true },
+    );
+    if (!next) return;
+    if (next.label === 'Add Another Replacement') continue;
+    if (next.label === 'Replace All Occurrences of This One') pairs[pairs.length - 1].all = true;
+    const plan = prepare(planFromPairs(filePath, pairs), filePath);
+    await (next.label === 'Preview' ? previewWithUi(plan) : applyWithUi(plan));
+    return;
+  }
+  if (pairs.length) await applyWithUi(prepare(planFromPairs(filePath, pairs), filePath));
+}
+
+/** Input boxes are one line: `\n` and `\t` stand for a line break and a tab, `\\` for a backslash. */
+export function unescapeInput(s: string): string {
+  return s.replace(/\\(\\|n|t)/g, (_, c) => (c === 'n' ? '\n' : c === 't' ? '\t' : '\\'));
+}
+
+// ---- chat participant and language model tool ------------------------------------------------
+
+function assistDeps(model?: vscode.LanguageModelChat, token?: vscode.CancellationToken): AssistDeps {
+  return {
+    activeFilePath,
+    activeFileText: () => vscode.window.activeTextEditor?.document.getText(),
+    baseDir,
+    defaults: settings().defaults,
+    apply: applyPlan,
+    preview: (plan) => client!.preview(plan),
+    askModel: model
+      ? async (prompt) => {
+          const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(prompt)], {}, token);
+          let text = '';
+          for await (const chunk of response.text) text += chunk;
+          return text;
+        }
+      : undefined,
+  };
+}
+
+function referencedFiles(request: vscode.ChatRequest): string[] {
+  const out: string[] = [];
+  for (const ref of request.references ?? []) {
+    const v = ref.value;
+    if (v instanceof vscode.Uri && v.scheme === 'file') out.push(v.fsPath);
+    else if (v instanceof vscode.Location && v.uri.scheme === 'file') out.push(v.uri.fsPath);
+  }
+  return out;
+}
+
+const chatHandler: vscode.ChatRequestHandler = async (request, _context, stream, token) => {
+  await handleChatRequest(
+    { prompt: request.prompt, command: request.command, referencedFiles: referencedFiles(request) },
+    assistDeps(request.model, token),
+    {
+      progress: (t) => stream.progress(t),
+      markdown: (t) => stream.markdown(t),
+      button: (command, title, args) => stream.button({ command, title, arguments: args }),
+    },
+  );
+  return {};
+};
+
+class MultiEditTool implements vscode.LanguageModelTool<Plan> {
+  async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<Plan>) {
+    const p = await prepareToolInvocation(options.input, assistDeps());
+    return {
+      invocationMessage: p.invocationMessage,
+      confirmationMessages: { title: p.title, message: new vscode.MarkdownString(p.message) },
+    };
+  }
+
+  async invoke(options: vscode.LanguageModelToolInvocationOptions<Plan>) {
+    const { text, outcome } = await invokeTool(options.input, assistDeps());
+    if (outcome.refusal) state.lastRefusal = outcome.refusal;
+    state.lastToolResult = text;
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+  }
+}
+
+// ---- test-only commands -----------------------------------------------------------------------
+
+function writeState(extra: Record<string, unknown>): void {
+  const file = settings().stateFile;
+  if (!file) throw new Error('multiedit.testing.stateFile is not set');
+  const editor = vscode.window.activeTextEditor;
+  const docs = vscode.workspace.textDocuments
+    .filter((d) => d.uri.scheme === 'file' || d.uri.scheme === 'untitled')
+    .map((d) => ({ path: d.uri.scheme === 'file' ? d.uri.fsPath : d.uri.toString(), text: d.getText(), dirty: d.isDirty, version: d.version }));
+  const data = {
+    time: new Date().toISOString(),
+    activeEditor: editor
+      ? { path: editor.document.uri.fsPath, text: editor.document.getText(), dirty: editor.document.isDirty, version: editor.document.version }
+      : null,
+    documents: docs,
+    serverRunning: client?.isRunning() ?? false,
+    tools: vscode.lm?.tools?.map((t) => t.name) ?? [],
+    lastApplied: state.lastApplied ?? null,
+    lastRefusal: state.lastRefusal ?? null,
+    lastNotification: state.lastNotification ?? null,
+    lastToolResult: state.lastToolResult ?? null,
+    ...extra,
+  };
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(data, null, 2));
+  fs.renameSync(tmp, file);
+}
+
+function registerTestCommands(context: vscode.ExtensionContext): void {
+  void vscode.commands.executeCommand('setContext', 'multiedit.testMode', true);
+  context.subscriptions.push(
+    vscode.commands.registerCommand('multiedit.test.dumpState', () => writeState({ command: 'dumpState' })),
+    vscode.commands.registerCommand('multiedit.test.invokeTool', async (input?: Plan) => {
+      let toolInput = input;
+      if (!toolInput) {
+        const inputFile = `${settings().stateFile}.tool-input.json`;
+        toolInput = JSON.parse(fs.readFileSync(inputFile, 'utf8')) as Plan;
+      }
+      let text: string;
+      try {
+        const result = await vscode.lm.invokeTool(TOOL_NAME, { input: toolInput, toolInvocationToken: undefined });
+        text = result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
+      } catch (err) {
+        text = `invokeTool threw: ${(err as Error).message}`;
+      }
+      state.lastToolResult = text;
+      writeState({ command: 'invokeTool', toolResult: text });
+    }),
+  );
+}
+
+// ---- activation -------------------------------------------------------------------------------
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('MultiEdit', { log: true });
+  context.subscriptions.push(log);
+  client = new MultiEditClient(context, log);
+  context.subscriptions.push(client);
+  previewContent = new PreviewContent();
+  rememberEditor(vscode.window.activeTextEditor);
+
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previewContent),
+    vscode.window.onDidChangeActiveTextEditor(rememberEditor),
+    vscode.commands.registerCommand('multiedit.applyPlanFromEditor', () => runPlanCommand(planFromActiveEditor, false)),
+    vscode.commands.registerCommand('multiedit.previewPlanFromEditor', () => runPlanCommand(planFromActiveEditor, true)),
+    vscode.commands.registerCommand('multiedit.applyPlanFromClipboard', () => runPlanCommand(planFromClipboard, false)),
+    vscode.commands.registerCommand('multiedit.previewPlanFromClipboard', () => runPlanCommand(planFromClipboard, true)),
+    vscode.commands.registerCommand('multiedit.applyPlanFromFile', () => runPlanCommand(planFromPicker, false)),
+    vscode.commands.registerCommand('multiedit.replaceInFile', replaceInFile),
+    vscode.commands.registerCommand('multiedit.undoLastBatch', undoLastBatch),
+    vscode.commands.registerCommand('multiedit.applyPlan', (plan: Plan) => runPlanCommand(() => prepare(plan, activeFilePath()), false)),
+    vscode.commands.registerCommand('multiedit.restartServer', async () => {
+      try {
+        await client!.restart();
+        void vscode.window.showInformationMessage('MultiEdit: server restarted.');
+      } catch {
+        // start() already reported the failure
+      }
+    }),
+    vscode.commands.registerCommand('multiedit.showLogs', () => log.show(true)),
+  );
+
+  if (vscode.chat?.createChatParticipant) {
+    const participant = vscode.chat.createChatParticipant('multiedit.chat', chatHandler);
+    participant.iconPath = new vscode.ThemeIcon('replace-all');
+    context.subscriptions.push(participant);
+  }
+  if (vscode.lm?.registerTool) context.subscriptions.push(vscode.lm.registerTool(TOOL_NAME, new MultiEditTool()));
+
+  if (settings().testCommands) registerTestCommands(context);
+
+  client.ensureStarted().catch((err) => {
+    if (!(err instanceof ServerError)) log.error(`server start failed: ${err}`);
+  });
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}

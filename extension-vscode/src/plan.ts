@@ -1,0 +1,329 @@
+// Plan parsing and preparation. No `vscode` import: unit-tested with node's test runner.
+
+export interface PlanEdit {
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean;
+  expected_replacements?: number;
+}
+
+export interface FilePlan {
+  file_path?: string;
+  edits: PlanEdit[];
+}
+
+export interface Plan {
+  file_path?: string;
+  edits?: PlanEdit[];
+  files?: FilePlan[];
+  mode?: string;
+  dialect?: string;
+  match?: string;
+  [key: string]: unknown;
+}
+
+export class PlanError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PlanError';
+  }
+}
+
+const FENCE = /(^|\n)[ \t]*(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n([\s\S]*?)\n[ \t]*\2[ \t]*(?=\n|$)/g;
+
+/** Code blocks of a markdown text, in order; blocks tagged json/jsonc/multiedit first. */
+export function fencedBlocks(text: string): string[] {
+  const tagged: string[] = [];
+  const other: string[] = [];
+  for (const m of text.matchAll(FENCE)) {
+    const lang = m[3].toLowerCase();
+    const body = m[4];
+    if (lang === 'json' || lang === 'jsonc' || lang === 'json5' || lang === 'multiedit') tagged.push(body);
+    else if (lang === '' ) other.push(body);
+  }
+  return [...tagged, ...other];
+}
+
+/** The first balanced `{...}` or `[...]` span in text, if any (string literals respected). */
+export function balancedJsonSpans(text: string): string[] {
+  const spans: string[] = [];
+  for (let start = 0; start < text.length; start++) {
+    const open = text[start];
+    if (open !== '{' && open !== '[') continue;
+    const end = matchingClose(text, start);
+    if (end > start) {
+      spans.push(text.slice(start, end + 1));
+      start = end;
+    }
+  }
+  return spans;
+}
+
+function matchingClose(text: string, start: number): number {
+  const stack: string[] = [];
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{') stack.push('}');
+    else if (c === '[') stack.push(']');
+    else if (c === '}' || c === ']') {
+      if (stack.pop() !== c) return -1;
+      if (stack.length === 0) return i;
+    }
+  }
+  return -1;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function looksLikeEdit(v: unknown): boolean {
+  return isRecord(v) && typeof v.old_string === 'string' && 'new_string' in v;
+}
+
+/**
+ * Turns a parsed JSON value into a plan. Accepts a plan object, a bare list of edits, a single
+ * edit (with or without file_path), and tool-call wrappers such as
+ * `{"name": "MultiEdit", "input": {...}}` (`input`, `arguments`, `parameters`, `args`).
+ * Returns undefined when the value is not plan-like.
+ */
+export function coercePlan(value: unknown): Plan | undefined {
+  if (Array.isArray(value)) {
+    if (value.length > 0 && value.every(looksLikeEdit)) return { edits: value as PlanEdit[] };
+    if (value.length > 0 && value.every((f) => isRecord(f) && Array.isArray(f.edits))) return { files: value as FilePlan[] };
+    return undefined;
+  }
+  if (!isRecord(value)) return undefined;
+  if (Array.isArray(value.edits) || Array.isArray(value.files)) return { ...value } as Plan;
+  if (looksLikeEdit(value)) {
+    const { file_path, mode, dialect, match, ...edit } = value;
+    const plan: Plan = { edits: [edit as unknown as PlanEdit] };
+    if (typeof file_path === 'string') plan.file_path = file_path;
+    if (typeof mode === 'string') plan.mode = mode;
+    if (typeof dialect === 'string') plan.dialect = dialect;
+    if (typeof match === 'string') plan.match = match;
+    return plan;
+  }
+  for (const key of ['input', 'arguments', 'parameters', 'args', 'plan']) {
+    let inner = value[key];
+    if (typeof inner === 'string') {
+      try {
+        inner = JSON.parse(inner);
+      } catch {
+        continue;
+      }
+    }
+    const plan = coercePlan(inner);
+    if (plan) return plan;
+  }
+  return undefined;
+}
+
+/** Removes // and /* *\/ comments and trailing commas outside strings (JSONC → JSON). */
+export function stripJsonComments(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      out += c;
+      if (c === '\\' && i + 1 < text.length) out += text[++i];
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else {
+      out += c;
+    }
+  }
+  return out.replace(/,(\s*[}\]])/g, (m, rest, offset) => (insideString(out, offset) ? m : rest));
+}
+
+function insideString(text: string, offset: number): boolean {
+  let inString = false;
+  for (let i = 0; i < offset; i++) {
+    if (text[i] === '\\' && inString) i++;
+    else if (text[i] === '"') inString = !inString;
+  }
+  return inString;
+}
+
+function tryParse(candidate: string): { plan?: Plan; error?: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(candidate);
+  } catch (e) {
+    try {
+      value = JSON.parse(stripJsonComments(candidate));
+    } catch {
+      return { error: (e as Error).message };
+    }
+  }
+  const plan = coercePlan(value);
+  return plan ? { plan } : { error: 'the JSON is not a MultiEdit plan (it needs "edits" or "files")' };
+}
+
+/**
+ * Finds a plan in text: the whole text as JSON, else fenced code blocks (json first), else the
+ * first balanced JSON object or array in the text. Throws PlanError when none is found.
+ */
+export function parsePlanText(text: string): Plan {
+  const trimmed = text.trim();
+  if (!trimmed) throw new PlanError('No plan: the text is empty.');
+  const whole = tryParse(trimmed);
+  if (whole.plan) return whole.plan;
+  let firstError = /^[[{]/.test(trimmed) ? whole.error : undefined;
+  for (const candidate of [...fencedBlocks(text), ...balancedJsonSpans(text)]) {
+    const r = tryParse(candidate.trim());
+    if (r.plan) return r.plan;
+    firstError ??= r.error;
+  }
+  throw new PlanError(
+    firstError
+      ? `No MultiEdit plan found: ${firstError}.`
+      : 'No MultiEdit plan found: expected JSON like {"file_path": "...", "edits": [{"old_string": "...", "new_string": "..."}]}, optionally in a ```json block.',
+  );
+}
+
+/** Like parsePlanText but returns undefined instead of throwing. */
+export function findPlan(text: string): Plan | undefined {
+  try {
+    return parsePlanText(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Structural checks the extension can do before asking the server (which checks everything). */
+export function validatePlanShape(plan: Plan): void {
+  const checkEdits = (edits: unknown, where: string) => {
+    if (!Array.isArray(edits) || edits.length === 0) throw new PlanError(`${where}: "edits" must be a non-empty array.`);
+    edits.forEach((e, i) => {
+      if (!isRecord(e)) throw new PlanError(`${where}: edit ${i + 1} must be an object.`);
+      if (typeof e.old_string !== 'string') throw new PlanError(`${where}: edit ${i + 1} needs "old_string" (a string).`);
+      if (typeof e.new_string !== 'string') throw new PlanError(`${where}: edit ${i + 1} needs "new_string" (a string).`);
+      if (e.replace_all !== undefined && typeof e.replace_all !== 'boolean')
+        throw new PlanError(`${where}: edit ${i + 1}: "replace_all" must be true or false.`);
+      if (
+        e.expected_replacements !== undefined &&
+        !(typeof e.expected_replacements === 'number' && Number.isInteger(e.expected_replacements) && e.expected_replacements >= 1)
+      )
+        throw new PlanError(`${where}: edit ${i + 1}: "expected_replacements" must be an integer >= 1.`);
+    });
+  };
+  if (plan.files !== undefined) {
+    if (!Array.isArray(plan.files) || plan.files.length === 0) throw new PlanError('"files" must be a non-empty array.');
+    if (plan.edits !== undefined) throw new PlanError('A plan has either "edits" (one file) or "files", not both.');
+    plan.files.forEach((f, i) => {
+      if (!isRecord(f)) throw new PlanError(`files[${i}] must be an object.`);
+      checkEdits(f.edits, `files[${i}]`);
+    });
+  } else {
+    checkEdits(plan.edits, 'plan');
+  }
+}
+
+/** True when the plan (or one of its files) has no file_path. */
+export function needsTarget(plan: Plan): boolean {
+  if (plan.files) return plan.files.some((f) => !f.file_path);
+  return !plan.file_path;
+}
+
+export interface PrepareOptions {
+  /** Absolute path used where the plan gives no file_path. */
+  targetPath?: string;
+  /** Folder against which relative file paths are resolved. */
+  baseDir?: string;
+  /** Values for mode/dialect/match used where the plan names none (only non-default ones are added). */
+  defaults?: { mode?: string; dialect?: string; match?: string };
+}
+
+const DEFAULTS: Record<string, string> = { mode: 'atomic', dialect: 'sequential', match: 'exact' };
+
+function isAbsolutePath(p: string): boolean {
+  return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\') || /^file:\/\//i.test(p);
+}
+
+function joinPath(base: string, rel: string): string {
+  const sep = base.includes('\\') && !base.includes('/') ? '\\' : '/';
+  const parts = (base.replace(/[\\/]+$/, '') + sep + rel.replace(/^\.[\\/]/, '')).split(/[\\/]/);
+  const out: string[] = [];
+  for (const part of parts) {
+    if (part === '..' && out.length > 1) out.pop();
+    else if (part !== '.') out.push(part);
+  }
+  return out.join(sep);
+}
+
+/** `file://` URIs become paths; other strings are returned unchanged. */
+export function fileUriToPath(p: string): string {
+  if (!/^file:\/\//i.test(p)) return p;
+  let rest = decodeURIComponent(p.replace(/^file:\/\/[^/]*/i, ''));
+  if (/^\/[A-Za-z]:/.test(rest)) rest = rest.slice(1);
+  return rest;
+}
+
+/**
+ * Returns a copy of the plan ready for the server: missing file_path filled with targetPath,
+ * relative paths resolved against baseDir, file:// URIs turned into paths, defaults added.
+ * Throws PlanError when a file_path is missing and no target is known.
+ */
+export function preparePlan(plan: Plan, opts: PrepareOptions = {}): Plan {
+  validatePlanShape(plan);
+  const fix = (p: string | undefined, where: string): string => {
+    if (p === undefined || p === '') {
+      if (!opts.targetPath)
+        throw new PlanError(`${where} has no "file_path" and there is no active file to apply it to. Open the file or add "file_path".`);
+      return opts.targetPath;
+    }
+    if (typeof p !== 'string') throw new PlanError(`${where}: "file_path" must be a string.`);
+    const path = fileUriToPath(p);
+    if (isAbsolutePath(path)) return path;
+    if (!opts.baseDir) throw new PlanError(`${where}: "file_path" must be absolute (got "${p}").`);
+    return joinPath(opts.baseDir, path);
+  };
+  const out: Plan = { ...plan };
+  delete out.$schema; // allowed in plan files for editors, unknown to the server
+  if (plan.files) out.files = plan.files.map((f, i) => ({ ...f, file_path: fix(f.file_path, `files[${i}]`) }));
+  else out.file_path = fix(plan.file_path, 'The plan');
+  for (const key of ['mode', 'dialect', 'match'] as const) {
+    const v = opts.defaults?.[key];
+    if (out[key] === undefined && v && v !== DEFAULTS[key]) out[key] = v;
+  }
+  return out;
+}
+
+/** Paths the plan edits, in order. */
+export function planTargets(plan: Plan): string[] {
+  if (plan.files) return plan.files.map((f) => f.file_path ?? '');
+  return [plan.file_path ?? ''];
+}
+
+export function planEditCount(plan: Plan): number {
+  if (plan.files) return plan.files.reduce((n, f) => n + (Array.isArray(f.edits) ? f.edits.length : 0), 0);
+  return Array.isArray(plan.edits) ? plan.edits.length : 0;
+}
+
+/** Builds a single-file plan from old/new pairs (the "Replace in This File..." flow). */
+export function planFromPairs(filePath: string, pairs: { old: string; new: string; all?: boolean }[]): Plan {
+  if (pairs.length === 0) throw new PlanError('No replacements given.');
+  return {
+    file_path: filePath,
+    edits: pairs.map((p) => ({ old_string: p.old, new_string: p.new, ...(p.all ? { replace_all: true } : {}) })),
+  };
+}

@@ -1,0 +1,269 @@
+// Rendering of server results and refusals for notifications, chat and language model tools.
+// No `vscode` import: unit-tested with node's test runner.
+import { Plan, PlanEdit, planEditCount, planTargets } from './plan';
+
+export interface FileResult {
+  file_path: string;
+  edits_applied?: number;
+  replacements?: number;
+  created?: boolean;
+}
+
+export interface ApplyResult {
+  ok: boolean;
+  message: string;
+  files?: FileResult[];
+  edits_failed?: unknown[];
+  diff?: string;
+  edit?: unknown;
+}
+
+export interface RefusalData {
+  kind?: string;
+  edit_index?: number;
+  file_path?: string;
+  message?: string;
+  hint?: string;
+}
+
+/** A refusal by the server (JSON-RPC error) or a failure before reaching it. */
+export interface Refusal {
+  message: string;
+  data?: RefusalData;
+  code?: number;
+}
+
+export function isApplyResult(v: unknown): v is ApplyResult {
+  return typeof v === 'object' && v !== null && typeof (v as ApplyResult).message === 'string';
+}
+
+/** Normalises anything thrown by a request (ResponseError, Error, string) to a Refusal. */
+export function toRefusal(err: unknown): Refusal {
+  if (typeof err === 'object' && err !== null) {
+    const e = err as { message?: unknown; data?: unknown; code?: unknown };
+    const message = typeof e.message === 'string' ? e.message : String(err);
+    const data = typeof e.data === 'object' && e.data !== null ? (e.data as RefusalData) : undefined;
+    return { message, data, code: typeof e.code === 'number' ? e.code : undefined };
+  }
+  return { message: String(err) };
+}
+
+function basename(p: string): string {
+  const parts = p.split(/[\\/]/);
+  return parts[parts.length - 1] || p;
+}
+
+function oneLine(text: string, max = 300): string {
+  const s = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' ');
+  return s.length > max ? s.slice(0, max - 1) + '…' : s;
+}
+
+/** Number of edits the server reports as applied. */
+export function editsApplied(result: ApplyResult): number {
+  return (result.files ?? []).reduce((n, f) => n + (f.edits_applied ?? 0), 0);
+}
+
+/** Short text for a notification after a successful apply. */
+export function renderApplyNotification(result: ApplyResult): string {
+  const first = (result.message.split('\n')[0] ?? '').replace(/:\s*$/, '');
+  const failed = result.edits_failed?.length ?? 0;
+  const summary = first || `Applied ${editsApplied(result)} edits`;
+  const tail = failed > 0 ? ` (${failed} edit${failed === 1 ? '' : 's'} failed; see the log)` : '';
+  return `MultiEdit: ${summary}${tail}. Undo with Ctrl+Z.`;
+}
+
+/** True when the result should be shown as a warning (partial success or ok=false). */
+export function isPartial(result: ApplyResult): boolean {
+  return !result.ok || (result.edits_failed?.length ?? 0) > 0;
+}
+
+/** Full text of a refusal: the engine's message plus the hint, if any. */
+export function renderRefusalText(refusal: Refusal): string {
+  let text = refusal.message.trim();
+  const hint = refusal.data?.hint?.trim();
+  if (hint && !text.includes(hint)) text += `\nHint: ${hint}`;
+  return text;
+}
+
+/** Where the refusal happened, e.g. "edit 2 in foo.txt", or '' when unknown. */
+export function refusalLocation(refusal: Refusal): string {
+  const d = refusal.data;
+  if (!d) return '';
+  const parts: string[] = [];
+  if (typeof d.edit_index === 'number') parts.push(`edit ${d.edit_index + 1}`);
+  if (d.file_path) parts.push(`in ${basename(d.file_path)}`);
+  return parts.join(' ');
+}
+
+/** One-line text for an error notification. */
+export function renderRefusalNotification(refusal: Refusal): string {
+  const where = refusalLocation(refusal);
+  return `MultiEdit refused the plan${where ? ` (${where})` : ''}: ${oneLine(renderRefusalText(refusal))}`;
+}
+
+function fence(text: string, lang = ''): string {
+  let ticks = '```';
+  while (text.includes(ticks)) ticks += '`';
+  return `${ticks}${lang}\n${text.replace(/\n$/, '')}\n${ticks}`;
+}
+
+/** Markdown for the chat participant after a successful apply. */
+export function renderResultMarkdown(result: ApplyResult): string {
+  const lines = result.message.split('\n');
+  const head = lines[0] ?? '';
+  const rest = lines.slice(1).join('\n').trim();
+  let md = `**${escapeMarkdown(head.replace(/:\s*$/, ''))}**\n\n`;
+  if (rest) md += fence(rest) + '\n\n';
+  const failed = result.edits_failed?.length ?? 0;
+  if (failed > 0) md += `⚠️ ${failed} edit${failed === 1 ? '' : 's'} failed and ${failed === 1 ? 'was' : 'were'} skipped.\n\n`;
+  return md;
+}
+
+/** Markdown for the chat participant after a refusal. */
+export function renderRefusalMarkdown(refusal: Refusal): string {
+  const where = refusalLocation(refusal);
+  let md = `**MultiEdit refused the plan${where ? ` (${escapeMarkdown(where)})` : ''}; nothing was changed.**\n\n`;
+  md += fence(refusal.message.trim()) + '\n\n';
+  const hint = refusal.data?.hint?.trim();
+  if (hint) md += `Hint: ${escapeMarkdown(hint)}\n\n`;
+  return md;
+}
+
+export function escapeMarkdown(text: string): string {
+  return text.replace(/([\\`*_{}[\]<>#|~])/g, '\\$1');
+}
+
+/** Text given back to a language model after the tool ran. */
+export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refusal }): string {
+  if (outcome.result) {
+    const r = outcome.result;
+    let text = r.message.trim();
+    if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
+    return text;
+  }
+  const refusal = outcome.refusal ?? { message: 'Unknown error.' };
+  const where = refusalLocation(refusal);
+  return `Error: the edit plan was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
+}
+
+function shorten(s: string, max = 60): string {
+  const oneline = s.replace(/\n/g, '⏎');
+  return oneline.length > max ? oneline.slice(0, max - 1) + '…' : oneline;
+}
+
+/** One line per edit: `1. "old" → "new"` (with replace_all / expected_replacements notes). */
+export function describeEdits(edits: PlanEdit[]): string[] {
+  return edits.map((e, i) => {
+    let line = `${i + 1}. ${JSON.stringify(shorten(e.old_string))} → ${JSON.stringify(shorten(e.new_string))}`;
+    if (e.replace_all) line += ' (all occurrences)';
+    if (e.expected_replacements !== undefined) line += ` (${e.expected_replacements} occurrences)`;
+    return line;
+  });
+}
+
+/** Title for a plan: "3 edits to foo.txt" or "5 edits to 2 files". */
+export function planTitle(plan: Plan): string {
+  const n = planEditCount(plan);
+  const targets = planTargets(plan);
+  const edits = `${n} edit${n === 1 ? '' : 's'}`;
+  return targets.length === 1 ? `${edits} to ${basename(targets[0])}` : `${edits} to ${targets.length} files`;
+}
+
+/** Markdown shown in the tool's confirmation: the files, each edit, and the diff when known. */
+export function renderConfirmationMarkdown(plan: Plan, diff?: string): string {
+  let md = `Apply ${escapeMarkdown(planTitle(plan))}?\n\n`;
+  const files = plan.files ?? [{ file_path: plan.file_path, edits: plan.edits ?? [] }];
+  for (const f of files) {
+    md += `\`${(f.file_path ?? '').replace(/`/g, "'")}\`\n\n`;
+    md += fence(describeEdits(f.edits ?? []).join('\n')) + '\n\n';
+  }
+  if (diff && diff.trim()) md += fence(diff.length > 6000 ? diff.slice(0, 6000) + '\n…' : diff, 'diff') + '\n';
+  return md;
+}
+
+// ---- text edits (for the preview diff) --------------------------------------------------------
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+export interface LspTextEdit {
+  range: { start: LspPosition; end: LspPosition };
+  newText: string;
+}
+
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\n') starts.push(i + 1);
+  }
+  return starts;
+}
+
+function offsetAt(text: string, starts: number[], pos: LspPosition): number {
+  if (pos.line >= starts.length) return text.length;
+  const lineStart = starts[pos.line];
+  const lineEnd = pos.line + 1 < starts.length ? starts[pos.line + 1] - 1 : text.length;
+  return Math.min(lineStart + pos.character, lineEnd);
+}
+
+/**
+ * Applies LSP text edits (all relative to the original text, non-overlapping) and returns the
+ * new text. Positions are in UTF-16 code units, like JavaScript strings.
+ */
+export function applyTextEdits(text: string, edits: LspTextEdit[]): string {
+  const starts = lineStarts(text);
+  const spans = edits
+    .map((e, i) => ({ start: offsetAt(text, starts, e.range.start), end: offsetAt(text, starts, e.range.end), text: e.newText, i }))
+    .sort((a, b) => a.start - b.start || a.end - b.end || a.i - b.i);
+  let out = '';
+  let cursor = 0;
+  for (const s of spans) {
+    if (s.start < cursor) throw new Error('overlapping text edits');
+    out += text.slice(cursor, s.start) + s.text;
+    cursor = s.end;
+  }
+  return out + text.slice(cursor);
+}
+
+export interface LspWorkspaceEdit {
+  changes?: Record<string, LspTextEdit[]>;
+  documentChanges?: unknown[];
+}
+
+export interface FileChange {
+  uri: string;
+  edits: LspTextEdit[];
+  kind: 'edit' | 'create' | 'rename' | 'delete';
+}
+
+/** Flattens an LSP WorkspaceEdit into per-file text edits (creates kept as empty files). */
+export function workspaceEditFiles(edit: LspWorkspaceEdit | undefined): FileChange[] {
+  const out = new Map<string, FileChange>();
+  const get = (uri: string, kind: FileChange['kind'] = 'edit') => {
+    let f = out.get(uri);
+    if (!f) {
+      f = { uri, edits: [], kind };
+      out.set(uri, f);
+    }
+    return f;
+  };
+  if (!edit) return [];
+  if (Array.isArray(edit.documentChanges)) {
+    for (const c of edit.documentChanges as Record<string, unknown>[]) {
+      if (c && typeof c === 'object' && 'textDocument' in c) {
+        const td = c.textDocument as { uri: string };
+        get(td.uri).edits.push(...((c.edits as LspTextEdit[]) ?? []));
+      } else if (c && c.kind === 'create') {
+        get(c.uri as string, 'create').kind = 'create';
+      }
+    }
+  } else if (edit.changes) {
+    for (const [uri, edits] of Object.entries(edit.changes)) get(uri).edits.push(...edits);
+  }
+  return [...out.values()];
+}

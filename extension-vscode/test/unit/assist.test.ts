@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AssistDeps, ChatOutput, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation } from '../../src/assist';
+import { Plan } from '../../src/plan';
+import { ApplyResult } from '../../src/render';
+
+function recorder() {
+  const log: string[] = [];
+  const out: ChatOutput = {
+    progress: (t) => log.push(`progress: ${t}`),
+    markdown: (t) => log.push(t),
+    button: (c, t, a) => log.push(`button: ${t} -> ${c}${a ? ` ${JSON.stringify(a)}` : ''}`),
+  };
+  return { log, out, text: () => log.join('\n') };
+}
+
+function deps(overrides: Partial<AssistDeps> = {}) {
+  const applied: Plan[] = [];
+  const d: AssistDeps = {
+    activeFilePath: () => '/ws/active.txt',
+    activeFileText: () => 'hello world\n',
+    baseDir: () => '/ws',
+    apply: async (plan): Promise<ApplyResult> => {
+      applied.push(plan);
+      return { ok: true, message: `Applied ${(plan.edits ?? []).length} edit to ${plan.file_path}:\n1. Replaced "hello" with "bye"`, files: [{ file_path: plan.file_path!, edits_applied: 1 }] };
+    },
+    preview: async (plan): Promise<ApplyResult> => ({ ok: true, message: 'Would apply', diff: `--- ${plan.file_path}\n+++ ${plan.file_path}\n-hello\n+bye\n` }),
+    ...overrides,
+  };
+  return { d, applied };
+}
+
+const refusalError = Object.assign(new Error('String to replace not found in file.\nString: nope'), {
+  data: { kind: 'not_found', edit_index: 0, hint: 'Check whitespace.' },
+});
+
+describe('chat participant', () => {
+  it('applies a fenced plan to the active file and offers Undo', async () => {
+    const { d, applied } = deps();
+    const r = recorder();
+    const outcome = await handleChatRequest({ prompt: 'do it\n```json\n{"edits":[{"old_string":"hello","new_string":"bye"}]}\n```' }, d, r.out);
+    assert.equal(applied.length, 1);
+    assert.equal(applied[0].file_path, '/ws/active.txt');
+    assert.equal(outcome.result?.ok, true);
+    assert.match(r.text(), /\*\*Applied 1 edit to \/ws\/active.txt\*\*/);
+    assert.match(r.text(), /1\. Replaced "hello" with "bye"/);
+    assert.match(r.text(), /button: Undo -> multiedit.undoLastBatch/);
+  });
+
+  it('targets the single referenced file', async () => {
+    const { d, applied } = deps();
+    await handleChatRequest({ prompt: '{"edits":[{"old_string":"a","new_string":"b"}]}', referencedFiles: ['/ws/ref.txt'] }, d, recorder().out);
+    assert.equal(applied[0].file_path, '/ws/ref.txt');
+  });
+
+  it('keeps the plan file_path and resolves relative ones', async () => {
+    const { d, applied } = deps();
+    await handleChatRequest({ prompt: '{"file_path":"src/x.rs","edits":[{"old_string":"a","new_string":"b"}]}' }, d, recorder().out);
+    assert.equal(applied[0].file_path, '/ws/src/x.rs');
+  });
+
+  it('reports a refusal and changes nothing', async () => {
+    const { d } = deps({ apply: async () => Promise.reject(refusalError) });
+    const r = recorder();
+    const outcome = await handleChatRequest({ prompt: '{"edits":[{"old_string":"nope","new_string":"b"}]}' }, d, r.out);
+    assert.equal(outcome.refusal?.data?.kind, 'not_found');
+    assert.match(r.text(), /refused the plan \(edit 1\); nothing was changed/);
+    assert.match(r.text(), /Hint: Check whitespace\./);
+    assert.doesNotMatch(r.text(), /Undo/);
+  });
+
+  it('previews with /preview and offers Apply', async () => {
+    const { d, applied } = deps();
+    const r = recorder();
+    await handleChatRequest({ prompt: '{"edits":[{"old_string":"hello","new_string":"bye"}]}', command: 'preview' }, d, r.out);
+    assert.equal(applied.length, 0);
+    assert.match(r.text(), /```diff\n--- \/ws\/active.txt/);
+    assert.match(r.text(), /button: Apply -> multiedit.applyPlan \[\{"edits"/);
+  });
+
+  it('explains what it needs when there is no plan', async () => {
+    const r = recorder();
+    await handleChatRequest({ prompt: 'rename it', command: 'apply' }, deps().d, r.out);
+    assert.match(r.text(), /No MultiEdit plan found/);
+    const r2 = recorder();
+    await handleChatRequest({ prompt: 'rename hello to bye' }, deps().d, r2.out);
+    assert.match(r2.text(), /No language model is available/);
+  });
+
+  it('asks the model for a plan for a plain instruction, shows it and applies it', async () => {
+    let asked = '';
+    const { d, applied } = deps({
+      askModel: async (prompt) => {
+        asked = prompt;
+        return 'Sure:\n```json\n{"edits": [{"old_string": "hello", "new_string": "bye"}]}\n```';
+      },
+    });
+    const r = recorder();
+    await handleChatRequest({ prompt: 'say bye instead of hello' }, d, r.out);
+    assert.match(asked, /File: \/ws\/active.txt\n```\nhello world\n\n```\n\nInstruction: say bye instead of hello/);
+    assert.equal(applied[0].file_path, '/ws/active.txt');
+    assert.match(r.text(), /Plan:\n\n```json\n\{\n  "edits"/);
+  });
+
+  it('shows the model answer when it has no plan', async () => {
+    const { d, applied } = deps({ askModel: async () => 'I cannot do that.' });
+    const r = recorder();
+    await handleChatRequest({ prompt: 'do something' }, d, r.out);
+    assert.equal(applied.length, 0);
+    assert.match(r.text(), /did not produce a plan[\s\S]*I cannot do that\./);
+  });
+
+  it('builds a prompt with the file and instruction', () => {
+    assert.match(buildPlanPrompt('/f', 'text', 'do'), /ONE JSON object[\s\S]*File: \/f\n```\ntext\n```\n\nInstruction: do$/);
+  });
+});
+
+describe('language model tool', () => {
+  const input = { file_path: '/ws/a.txt', edits: [{ old_string: 'hello', new_string: 'bye' }] };
+
+  it('confirmation lists the edits and the diff', async () => {
+    const p = await prepareToolInvocation(input, deps().d);
+    assert.equal(p.title, 'MultiEdit: 1 edit to a.txt');
+    assert.match(p.message, /1\. "hello" → "bye"/);
+    assert.match(p.message, /```diff\n--- \/ws\/a.txt/);
+  });
+
+  it('confirmation still works when the preview is refused', async () => {
+    const p = await prepareToolInvocation(input, deps({ preview: async () => Promise.reject(refusalError) }).d);
+    assert.doesNotMatch(p.message, /```diff/);
+    assert.match(p.message, /Apply 1 edit to a\.txt\?/);
+  });
+
+  it('returns the engine message', async () => {
+    const { d, applied } = deps();
+    const { text } = await invokeTool(input, d);
+    assert.equal(applied.length, 1);
+    assert.equal(text, 'Applied 1 edit to /ws/a.txt:\n1. Replaced "hello" with "bye"');
+  });
+
+  it('returns the refusal with the hint', async () => {
+    const { text, outcome } = await invokeTool(input, deps({ apply: async () => Promise.reject(refusalError) }).d);
+    assert.equal(text, 'Error: the edit plan was refused at edit 1; no file was changed.\nString to replace not found in file.\nString: nope\nHint: Check whitespace.');
+    assert.equal(outcome.refusal?.data?.kind, 'not_found');
+  });
+
+  it('reports a malformed plan without calling the server', async () => {
+    const { d, applied } = deps({ activeFilePath: () => undefined });
+    const { text } = await invokeTool({ edits: [{ old_string: 'a', new_string: 'b' }] }, d);
+    assert.equal(applied.length, 0);
+    assert.match(text, /^Error: the edit plan was refused; no file was changed\.\nThe plan has no "file_path"/);
+  });
+});

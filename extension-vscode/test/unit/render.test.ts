@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  applyTextEdits,
+  describeEdits,
+  isPartial,
+  planTitle,
+  renderApplyNotification,
+  renderConfirmationMarkdown,
+  renderRefusalMarkdown,
+  renderRefusalNotification,
+  renderRefusalText,
+  renderResultMarkdown,
+  renderToolResult,
+  toRefusal,
+  workspaceEditFiles,
+} from '../../src/render';
+
+const result = {
+  ok: true,
+  message: 'Applied 2 edits to /ws/a.txt:\n1. Replaced "a" with "b"\n2. Replaced "c" with "d"',
+  files: [{ file_path: '/ws/a.txt', edits_applied: 2, replacements: 2, created: false }],
+  edits_failed: [],
+};
+
+const refusal = {
+  message: 'String to replace not found in file.\nString: foo',
+  data: { kind: 'not_found', edit_index: 1, file_path: '/ws/a.txt', message: 'String to replace not found in file.\nString: foo', hint: 'Read the file again.' },
+};
+
+describe('results', () => {
+  it('renders a notification from the first line', () => {
+    assert.equal(renderApplyNotification(result), 'MultiEdit: Applied 2 edits to /ws/a.txt. Undo with Ctrl+Z.');
+    assert.equal(isPartial(result), false);
+  });
+  it('mentions failed edits in partial mode', () => {
+    const partial = { ...result, edits_failed: [{ edit_index: 2 }] };
+    assert.match(renderApplyNotification(partial), /1 edit failed/);
+    assert.equal(isPartial(partial), true);
+  });
+  it('renders markdown for chat with each edit', () => {
+    const md = renderResultMarkdown(result);
+    assert.match(md, /^\*\*Applied 2 edits to \/ws\/a.txt\*\*/);
+    assert.match(md, /```\n1\. Replaced "a" with "b"\n2\. Replaced "c" with "d"\n```/);
+  });
+  it('gives the engine message to a model', () => {
+    assert.equal(renderToolResult({ result }), result.message);
+    assert.equal(renderToolResult({ result: { ok: false, message: 'nope' } }), 'Error: nope');
+  });
+});
+
+describe('refusals', () => {
+  it('normalises thrown values', () => {
+    const e = Object.assign(new Error(refusal.message), { code: -32603, data: refusal.data });
+    assert.deepEqual(toRefusal(e), { message: refusal.message, data: refusal.data, code: -32603 });
+    assert.deepEqual(toRefusal('boom'), { message: 'boom' });
+  });
+  it('adds the hint once', () => {
+    assert.equal(renderRefusalText(refusal), 'String to replace not found in file.\nString: foo\nHint: Read the file again.');
+    assert.equal(renderRefusalText({ message: 'x\nHint: y', data: { hint: 'y' } }), 'x\nHint: y');
+  });
+  it('renders a one-line notification with the location', () => {
+    assert.equal(
+      renderRefusalNotification(refusal),
+      'MultiEdit refused the plan (edit 2 in a.txt): String to replace not found in file. String: foo Hint: Read the file again.',
+    );
+    assert.equal(renderRefusalNotification({ message: 'bad' }), 'MultiEdit refused the plan: bad');
+  });
+  it('renders markdown and tool text', () => {
+    assert.match(renderRefusalMarkdown(refusal), /nothing was changed[\s\S]*String: foo[\s\S]*Hint: Read the file again\./);
+    assert.equal(
+      renderToolResult({ refusal }),
+      'Error: the edit plan was refused at edit 2 in a.txt; no file was changed.\nString to replace not found in file.\nString: foo\nHint: Read the file again.',
+    );
+  });
+});
+
+describe('plan descriptions', () => {
+  const plan = { file_path: '/ws/a.txt', edits: [{ old_string: 'x\ny', new_string: 'z', replace_all: true }, { old_string: 'q', new_string: 'r', expected_replacements: 3 }] };
+  it('describes edits', () => {
+    assert.deepEqual(describeEdits(plan.edits), ['1. "x⏎y" → "z" (all occurrences)', '2. "q" → "r" (3 occurrences)']);
+    assert.equal(planTitle(plan), '2 edits to a.txt');
+    assert.equal(planTitle({ files: [{ file_path: '/a', edits: plan.edits }, { file_path: '/b', edits: [plan.edits[0]] }] }), '3 edits to 2 files');
+  });
+  it('renders a confirmation with the diff', () => {
+    const md = renderConfirmationMarkdown(plan, '--- a\n+++ b\n');
+    assert.match(md, /^Apply 2 edits to a\.txt\?/);
+    assert.match(md, /`\/ws\/a.txt`/);
+    assert.match(md, /```diff\n--- a\n\+\+\+ b\n```/);
+  });
+  it('fences text containing backticks safely', () => {
+    const md = renderConfirmationMarkdown({ file_path: '/a', edits: [{ old_string: '```', new_string: 'x' }] });
+    assert.match(md, /````\n1\. "```" → "x"\n````/);
+  });
+});
+
+describe('applyTextEdits / workspaceEditFiles', () => {
+  const text = 'one\ntwo\nthree\n';
+  it('applies edits given in original coordinates, in any order', () => {
+    const edits = [
+      { range: { start: { line: 2, character: 0 }, end: { line: 2, character: 5 } }, newText: 'THREE' },
+      { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 3 } }, newText: '1' },
+      { range: { start: { line: 1, character: 3 }, end: { line: 1, character: 3 } }, newText: '!' },
+    ];
+    assert.equal(applyTextEdits(text, edits), '1\ntwo!\nTHREE\n');
+  });
+  it('handles a full-range replacement past the end and UTF-16 positions', () => {
+    assert.equal(applyTextEdits(text, [{ range: { start: { line: 0, character: 0 }, end: { line: 99, character: 0 } }, newText: 'x' }]), 'x');
+    assert.equal(applyTextEdits('a😀b', [{ range: { start: { line: 0, character: 3 }, end: { line: 0, character: 4 } }, newText: 'c' }]), 'a😀c');
+  });
+  it('rejects overlapping edits', () => {
+    const r = (a: number, b: number) => ({ start: { line: 0, character: a }, end: { line: 0, character: b } });
+    assert.throws(() => applyTextEdits('abcdef', [{ range: r(0, 3), newText: '' }, { range: r(2, 4), newText: '' }]), /overlapping/);
+  });
+  it('flattens documentChanges and changes', () => {
+    const files = workspaceEditFiles({
+      documentChanges: [
+        { kind: 'create', uri: 'file:///new.txt' },
+        { textDocument: { uri: 'file:///new.txt', version: null }, edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: 'hi' }] },
+        { textDocument: { uri: 'file:///a.txt', version: 3 }, edits: [] },
+      ],
+    });
+    assert.deepEqual(files.map((f) => [f.uri, f.kind, f.edits.length]), [
+      ['file:///new.txt', 'create', 1],
+      ['file:///a.txt', 'edit', 0],
+    ]);
+    assert.deepEqual(workspaceEditFiles({ changes: { 'file:///b': [] } }).map((f) => f.uri), ['file:///b']);
+    assert.deepEqual(workspaceEditFiles(undefined), []);
+  });
+});

@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import * as os from 'node:os';
+import { describe, it } from 'node:test';
+import { chooseServerPath, expandHome } from '../../src/serverPath';
+
+describe('chooseServerPath', () => {
+  const base = { bundled: '/ext/bin/multiedit', trusted: true };
+  it('uses the setting first', () => {
+    assert.deepEqual(chooseServerPath({ ...base, configured: '/opt/multiedit', exists: () => true }), { command: '/opt/multiedit', source: 'setting' });
+  });
+  it('ignores the setting in an untrusted workspace', () => {
+    assert.deepEqual(chooseServerPath({ ...base, trusted: false, configured: '/opt/multiedit', exists: () => true }), {
+      command: '/ext/bin/multiedit',
+      source: 'bundled',
+    });
+  });
+  it('falls back to the bundled binary, then PATH', () => {
+    assert.equal(chooseServerPath({ ...base, configured: '  ', exists: () => true }).source, 'bundled');
+    assert.deepEqual(chooseServerPath({ ...base, configured: null, exists: () => false }), { command: 'multiedit', source: 'PATH' });
+  });
+  it('expands ~', () => {
+    assert.equal(expandHome('~/bin/multiedit'), `${os.homedir()}/bin/multiedit`);
+    assert.equal(expandHome('/x'), '/x');
+  });
+});
