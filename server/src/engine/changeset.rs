@@ -100,14 +100,41 @@ impl<'a> ChangeSet<'a> {
         let mut out: Vec<(usize, usize)> = Vec::new();
         let pad = m.saturating_sub(1);
         for i in 0..self.reps.len() {
-            let x = self.cur_start[i].saturating_sub(pad);
-            let y = (self.cur_end(i) + pad).min(self.cur_len);
+            let x = self.floor_boundary(self.cur_start[i].saturating_sub(pad));
+            let y = self.ceil_boundary((self.cur_end(i) + pad).min(self.cur_len));
             match out.last_mut() {
                 Some(last) if last.1 >= x => last.1 = last.1.max(y),
                 _ => out.push((x, y)),
             }
         }
         out
+    }
+
+    /// The current text's byte at `p < current_len()`.
+    fn byte_at(&self, p: usize) -> u8 {
+        let i = self.cur_start.partition_point(|&s| s <= p);
+        if i > 0 && p < self.cur_end(i - 1) {
+            return self.reps[i - 1].text.as_bytes()[p - self.cur_start[i - 1]];
+        }
+        self.orig.as_bytes()[(p as isize - self.delta_before(i)) as usize]
+    }
+
+    fn is_boundary(&self, p: usize) -> bool {
+        p == 0 || p >= self.cur_len || (self.byte_at(p) as i8) >= -0x40
+    }
+
+    fn floor_boundary(&self, mut p: usize) -> usize {
+        while !self.is_boundary(p) {
+            p -= 1;
+        }
+        p
+    }
+
+    fn ceil_boundary(&self, mut p: usize) -> usize {
+        while !self.is_boundary(p) {
+            p += 1;
+        }
+        p
     }
 
     /// Whether current `[x, y)` overlaps changed text or spans the point where text was deleted.

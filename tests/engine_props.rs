@@ -1,0 +1,96 @@
+//! Property: applying the composed change to the original equals applying the edits one by one.
+
+use multiedit::engine::{apply_plan, apply_replacements, Edit, Expect, FilePlan, Kind, Options, Plan};
+use proptest::prelude::*;
+
+/// The obvious implementation: materialise the text, one search per edit.
+fn one_by_one(text: &str, edits: &[Edit]) -> Result<String, Kind> {
+    let mut cur = text.to_string();
+    for e in edits {
+        if e.old_string == e.new_string {
+            return Err(Kind::NoOp);
+        }
+        let n = cur.matches(e.old_string.as_str()).count();
+        match (n, e.expect) {
+            (0, _) => return Err(Kind::NotFound),
+            (1, Expect::One) | (_, Expect::All) => {}
+            (_, Expect::One) => return Err(Kind::Ambiguous),
+            (_, Expect::Exactly(k)) if k != n => return Err(Kind::CountMismatch),
+            _ => {}
+        }
+        cur = cur.replace(e.old_string.as_str(), &e.new_string);
+    }
+    if cur == text {
+        return Err(Kind::Unchanged);
+    }
+    Ok(cur)
+}
+
+fn piece() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "é", "😀", "\n", " ", "ba"]), 1..4)
+        .prop_map(|v| v.concat())
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    (piece(), prop::collection::vec(prop::sample::select(vec!["a", "b", "x", "é", "😀", "\n", ""]), 0..4), 0..3u8)
+        .prop_map(|(old, new, e)| Edit {
+            old_string: old,
+            new_string: new.concat(),
+            expect: match e {
+                0 => Expect::One,
+                1 => Expect::All,
+                _ => Expect::Exactly(2),
+            },
+        })
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "é", "😀", "\n", " ", "xyz", "ba"]), 0..60)
+        .prop_map(|v| v.concat())
+}
+
+fn engine(text: &str, edits: Vec<Edit>) -> Result<String, Kind> {
+    let plan = Plan { files: vec![FilePlan { file_path: "/p".into(), edits }], options: Options::default() };
+    match apply_plan(&plan, &[Some(text)]) {
+        Ok(o) => {
+            let f = &o.files[0];
+            // The composed change, applied to the original, gives the final text.
+            assert_eq!(apply_replacements(text, &f.replacements), f.text);
+            for w in f.replacements.windows(2) {
+                assert!(w[0].end < w[1].start, "replacements overlap or touch");
+            }
+            Ok(f.text.clone())
+        }
+        Err(r) => Err(r.kind),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn composed_equals_one_by_one(t in text(), edits in prop::collection::vec(edit(), 1..8)) {
+        prop_assert_eq!(engine(&t, edits.clone()), one_by_one(&t, &edits));
+    }
+
+    /// Enough distinct needles for the one-pass multi-pattern index.
+    #[test]
+    fn composed_equals_one_by_one_with_many_edits(t in text(), edits in prop::collection::vec(edit(), 24..48)) {
+        prop_assert_eq!(engine(&t, edits.clone()), one_by_one(&t, &edits));
+    }
+
+    /// With CRLF line breaks the result is the LF result with the file's breaks restored.
+    #[test]
+    fn crlf_text_behaves_like_its_lf_twin(t in text(), edits in prop::collection::vec(edit(), 1..6)) {
+        let crlf = t.replace('\n', "\r\n");
+        let ours = engine(&crlf, edits.clone());
+        let reference = one_by_one(&t, &edits);
+        match (ours, reference) {
+            (Ok(o), Ok(r)) => {
+                prop_assert_eq!(o.replace("\r\n", "\n"), r);
+                prop_assert!(!o.replace("\r\n", "").contains('\n') || !t.contains('\n'), "a bare LF was written into a CRLF file");
+            }
+            (a, b) => prop_assert_eq!(a.err(), b.err()),
+        }
+    }
+}
