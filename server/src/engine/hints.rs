@@ -8,15 +8,27 @@ use super::text::{indent_of, line_of, line_starts, lines_with_offsets, loose, pl
 const MAX_SHOWN_LINES: usize = 30;
 const MAX_LISTED_MATCHES: usize = 50;
 
-/// "Matches are at lines 3, 17 and 40."
+/// "Matches are at lines 3, 17 and 40." (a line with several: "line 1 (2 matches)").
 pub fn match_lines(current: &str, found: &[(usize, usize)]) -> String {
     let starts = line_starts(current);
-    let mut lines: Vec<String> =
-        found.iter().take(MAX_LISTED_MATCHES).map(|&(s, _)| line_of(&starts, s).to_string()).collect();
-    if found.len() > MAX_LISTED_MATCHES {
-        lines.push(format!("{} more", found.len() - MAX_LISTED_MATCHES));
+    let mut per_line: Vec<(usize, usize)> = Vec::new();
+    for &(s, _) in found {
+        let line = line_of(&starts, s);
+        match per_line.last_mut() {
+            Some((l, n)) if *l == line => *n += 1,
+            _ => per_line.push((line, 1)),
+        }
     }
-    format!("Matches are at lines {}.", join_and(&lines))
+    let mut items: Vec<String> = per_line
+        .iter()
+        .take(MAX_LISTED_MATCHES)
+        .map(|&(l, n)| if n > 1 { format!("{l} ({n} matches)") } else { l.to_string() })
+        .collect();
+    if per_line.len() > MAX_LISTED_MATCHES {
+        items.push(format!("{} more lines", per_line.len() - MAX_LISTED_MATCHES));
+    }
+    let noun = if per_line.len() == 1 { "line" } else { "lines" };
+    format!("Matches are at {noun} {}.", join_and(&items))
 }
 
 fn join_and(items: &[String]) -> String {

@@ -1,0 +1,173 @@
+//! `multiedit apply` as a user runs it: exit codes, printed texts, files on disk.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::io::Write;
+
+use serde_json::{json, Value};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_multiedit")
+}
+
+fn apply(args: &[&str], plan: &Value) -> Output {
+    let mut child = Command::new(bin())
+        .arg("apply")
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_names(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".multiedit-")).collect()
+}
+
+#[test]
+fn applies_and_prints_the_seed_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("song.txt");
+    fs::write(&f, "a jolly swagman\nthe swagman\n").unwrap();
+    let p = f.to_str().unwrap();
+    let o = apply(&[], &json!({"file_path": p, "edits": [
+        {"old_string": "jolly", "new_string": "happy"},
+        {"old_string": "swagman", "new_string": "traveler", "replace_all": true}]}));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(out(&o), format!("Applied 2 edits to {p}:\n1. Replaced \"jolly\" with \"happy\"\n2. Replaced \"swagman\" with \"traveler\"\n"));
+    assert_eq!(fs::read_to_string(&f).unwrap(), "a happy traveler\nthe traveler\n");
+    assert!(temp_names(dir.path()).is_empty());
+}
+
+#[test]
+fn a_refusal_exits_1_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.txt");
+    let b = dir.path().join("b.txt");
+    fs::write(&a, "alpha\n").unwrap();
+    fs::write(&b, "beta beta\n").unwrap();
+    let o = apply(&[], &json!({"files": [
+        {"file_path": a, "edits": [{"old_string": "alpha", "new_string": "ALPHA"}]},
+        {"file_path": b, "edits": [{"old_string": "beta", "new_string": "BETA"}]}]}));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(out(&o), "");
+    assert_eq!(err(&o), "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: beta\nMatches are at line 1 (2 matches).\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "alpha\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "beta beta\n");
+    assert!(temp_names(dir.path()).is_empty());
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.txt");
+    fs::write(&f, "one two two\n").unwrap();
+    let o = apply(&["--json"], &json!({"file_path": f, "mode": "partial", "edits": [
+        {"old_string": "one", "new_string": "1"}, {"old_string": "two", "new_string": "2"}]}));
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["files"][0]["edits_applied"], 1);
+    assert_eq!(v["files"][0]["replacements"], 1);
+    assert_eq!(v["files"][0]["created"], false);
+    assert_eq!(v["edits_failed"][0]["kind"], "ambiguous");
+    assert_eq!(v["edits_failed"][0]["edit_index"], 1);
+    assert_eq!(fs::read_to_string(&f).unwrap(), "1 two two\n");
+
+    let o = apply(&["--json"], &json!({"file_path": f, "edits": [{"old_string": "zzz", "new_string": "y"}]}));
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["error"]["kind"], "not_found");
+    assert_eq!(v["error"]["edit_index"], 0);
+    assert_eq!(v["error"]["message"], "String to replace not found in file.\nString: zzz");
+}
+
+#[test]
+fn dry_run_prints_a_diff_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("d.txt");
+    fs::write(&f, "l1\nl2\nl3\n").unwrap();
+    let o = apply(&["--dry-run"], &json!({"file_path": f, "edits": [{"old_string": "l2", "new_string": "L2"}]}));
+    assert_eq!(o.status.code(), Some(0));
+    let p = f.display();
+    assert_eq!(out(&o), format!("--- a{p}\n+++ b{p}\n@@ -1,3 +1,3 @@\n l1\n-l2\n+L2\n l3\nDry run, nothing written. Applied 1 edit to {p}:\n1. Replaced \"l2\" with \"L2\"\n"));
+    assert_eq!(fs::read_to_string(&f).unwrap(), "l1\nl2\nl3\n");
+}
+
+#[test]
+fn creates_files_and_missing_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("new/deep/file.txt");
+    let o = apply(&[], &json!({"file_path": f, "edits": [{"old_string": "", "new_string": "fresh\n"}]}));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(fs::read_to_string(&f).unwrap(), "fresh\n");
+}
+
+#[test]
+fn keeps_permissions_and_writes_through_symlinks() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.sh");
+    fs::write(&real, "echo hi\n").unwrap();
+    fs::set_permissions(&real, fs::Permissions::from_mode(0o751)).unwrap();
+    let link = dir.path().join("link.sh");
+    symlink(&real, &link).unwrap();
+    let o = apply(&[], &json!({"file_path": link, "edits": [{"old_string": "hi", "new_string": "bye"}]}));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read_to_string(&real).unwrap(), "echo bye\n");
+    assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o751);
+}
+
+#[test]
+fn not_utf8_files_are_refused_byte_for_byte_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("latin1.txt");
+    let bytes = b"caf\xe9 au lait\n".to_vec();
+    fs::write(&f, &bytes).unwrap();
+    let o = apply(&[], &json!({"file_path": f, "edits": [{"old_string": "au", "new_string": "with"}]}));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err(&o), format!("Cannot edit {}: it is not valid UTF-8 text (invalid byte at offset 3). The file was left unchanged.\n", f.display()));
+    assert_eq!(fs::read(&f).unwrap(), bytes);
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let o = Command::new(bin()).args(["apply"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).starts_with("multiedit: missing PLAN (a JSON file, or - for standard input)"));
+    let o = Command::new(bin()).args(["apply", "/nonexistent/plan.json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).starts_with("Cannot read the plan /nonexistent/plan.json: No such file or directory"));
+    let o = Command::new(bin()).args(["frobnicate"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn the_shipped_example_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = dir.path().join("greeting.txt");
+    fs::copy(root.join("examples/greeting.txt"), &target).unwrap();
+    let mut plan: Value = serde_json::from_str(&fs::read_to_string(root.join("examples/rename.multiedit.json")).unwrap()).unwrap();
+    plan["file_path"] = json!(target);
+    let o = apply(&[], &plan);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(
+        fs::read_to_string(&target).unwrap(),
+        "const salutation = \"hello\";\nfunction greet(name, punctuation = \"!\") {\n  console.log(salutation + \", \" + name + punctuation);\n}\ngreet(\"world\");\n"
+    );
+}
