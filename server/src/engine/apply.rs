@@ -233,6 +233,9 @@ impl<'p> FileRun<'p> {
             });
         }
 
+        // The claude-code dialect finds some failures while validating and others while applying:
+        // report them in edit order.
+        self.failed.sort_by_key(|r| r.edit_index);
         if self.applied.is_empty() {
             return Err(all_failed(std::mem::take(&mut self.failed), edits.len()));
         }
