@@ -1,6 +1,85 @@
-//! The language server (being written).
+//! The language server, `multiedit lsp`: open documents kept as ropes, plans validated against what
+//! the user sees and handed to the editor as one WorkspaceEdit. The protocol is described in
+//! docs/protocol.md.
+//!
+//! `server.rs` holds the `LanguageServer` implementation, `sync.rs` the wrapper that applies document
+//! notifications in wire order, `documents.rs` the store, `commands/` one file per command,
+//! `workspace.rs` which files may be edited, and `convert.rs` every conversion to and from LSP types.
 
-pub fn run(_args: &[String]) -> std::process::ExitCode {
-    eprintln!("multiedit lsp: not available yet");
-    std::process::ExitCode::from(2)
+pub mod commands;
+pub mod convert;
+pub mod documents;
+pub mod notifications;
+pub mod server;
+pub mod session;
+pub mod sync;
+pub mod workspace;
+
+use std::fmt::Display;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::ls_types::MessageType;
+use tower_lsp_server::{Client, LspService, Server};
+
+use server::Backend;
+use session::Session;
+use sync::DocSync;
+
+const USAGE: &str = "\
+Usage: multiedit lsp [--stdio]
+
+Runs the language server on standard input/output (--stdio is accepted and implied).
+Commands: multiedit.apply and multiedit.preview, each taking one plan. See docs/protocol.md.
+Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000}";
+
+/// Logs to the editor (window/logMessage) and to stderr; stdout carries nothing but the protocol.
+pub async fn log(client: &Client, typ: MessageType, message: impl Display) {
+    let message = message.to_string();
+    eprintln!("multiedit lsp: {message}");
+    client.log_message(typ, message).await;
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    for a in args {
+        match a.as_str() {
+            // Added by editors' client libraries (vscode-languageclient passes both).
+            "--stdio" => {}
+            s if s.starts_with("--clientProcessId") => {}
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("multiedit lsp: unknown argument {other}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("multiedit lsp: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let clean = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The protocol asks for 0 after shutdown then exit, 1 for an exit without shutdown.
+    if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// Serves one connection until `exit` or end of input. Returns whether `shutdown` came first.
+pub async fn serve<I, O>(input: I, output: O) -> bool
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite,
+{
+    let session = Arc::new(Session::default());
+    let backend_session = session.clone();
+    let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session));
+    let client = service.inner().client();
+    let service = DocSync::new(service, session.clone(), client);
+    Server::new(input, output, socket).serve(service).await;
+    session.was_shut_down()
 }

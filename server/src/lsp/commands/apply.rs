@@ -1,0 +1,78 @@
+//! `multiedit.apply`: validates the plan, hands the editor ONE WorkspaceEdit through
+//! `workspace/applyEdit`, and reports the engine's result once the editor has applied it.
+//!
+//! The server never changes its own copy of a document here: the editor applies the edit and then
+//! sends the didChange like for any other change, so the server's text can never drift from the
+//! buffer, whatever the editor made of the edit.
+
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
+use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
+use tower_lsp_server::Client;
+
+use super::{prepare, result_json, APPLY};
+use crate::engine::{Kind, Refusal};
+use crate::lsp::convert::refusal_error;
+use crate::lsp::log;
+use crate::lsp::session::Session;
+
+/// Shown by editors that name the undo step or ask for confirmation.
+const LABEL: &str = "MultiEdit";
+
+fn not_applied(message: String) -> tower_lsp_server::jsonrpc::Error {
+    refusal_error(&Refusal::new(Kind::NotApplied, message))
+}
+
+pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Option<Value>> {
+    let config = session.config();
+    if !config.apply_edit {
+        return Err(not_applied(format!(
+            "The editor does not support workspace/applyEdit (it did not set the client capability \
+             workspace.applyEdit), so {APPLY} cannot hand it the change. Nothing was changed. Run \
+             multiedit.preview instead: it returns the WorkspaceEdit and a diff without applying anything."
+        )));
+    }
+    // Everything up to the request is synchronous: the documents are read exactly as the
+    // notifications before this command left them.
+    let prepared = prepare(session, &config, APPLY, arguments).map_err(|r| refusal_error(&r))?;
+    if prepared.creates && !(config.document_changes && config.create_files) {
+        let created: Vec<&str> =
+            prepared.outcome.files.iter().filter(|f| f.created).map(|f| f.file_path.as_str()).collect();
+        return Err(not_applied(format!(
+            "The plan creates {}, but the editor cannot create files through a workspace edit (its client \
+             capabilities lack workspace.workspaceEdit.documentChanges or \"create\" in resourceOperations). \
+             Nothing was changed. Create the file first, then run the plan with an empty first old_string.",
+            created.join(", ")
+        )));
+    }
+
+    let params = ApplyWorkspaceEditParams { label: Some(LABEL.into()), edit: prepared.edit.clone() };
+    let timeout = config.apply_edit_timeout;
+    // A client that never answers must not hold this handler, one of the few that run at once, forever.
+    let answer = tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
+    match answer {
+        Ok(Ok(response)) if response.applied => {
+            let result = result_json(&prepared);
+            log(client, MessageType::LOG, format!("{APPLY}: {}", prepared.outcome.message())).await;
+            Ok(Some(result))
+        }
+        Ok(Ok(response)) => {
+            let reason = response.failure_reason.map(|r| format!(" (the editor said: {r})")).unwrap_or_default();
+            Err(not_applied(format!(
+                "The editor did not apply the change{reason}. A document probably changed after the plan was \
+                 checked against it, or the editor refused the edit. Nothing was changed; run the plan again."
+            )))
+        }
+        Ok(Err(e)) => Err(not_applied(format!(
+            "The editor answered workspace/applyEdit with an error ({}), so it did not apply the change. \
+             Nothing was changed; run the plan again.",
+            e.message
+        ))),
+        Err(_) => Err(not_applied(format!(
+            "The editor did not answer workspace/applyEdit within {} ms. Whether it applied the change is \
+             unknown: check the documents before running the plan again.",
+            timeout.as_millis()
+        ))),
+    }
+}

@@ -1,0 +1,143 @@
+//! `workspace/executeCommand`: the commands the server advertises, and the validation they share.
+
+pub mod apply;
+pub mod preview;
+
+use std::collections::HashMap;
+
+use ropey::Rope;
+use serde_json::{json, Value};
+use tower_lsp_server::ls_types::WorkspaceEdit;
+
+use super::convert::{self, FileEdit};
+use super::session::{Config, Session};
+use crate::engine::{self, Outcome, Refusal};
+use crate::{disk, paths};
+
+pub const APPLY: &str = "multiedit.apply";
+pub const PREVIEW: &str = "multiedit.preview";
+pub const ALL: &[&str] = &[APPLY, PREVIEW];
+
+/// Where a file's text came from.
+pub enum Source {
+    /// The editor's buffer, at this version.
+    Open { uri: String, version: i32, rope: Rope },
+    /// The file on disk (`None`: it does not exist).
+    Disk { text: Option<String> },
+}
+
+/// A validated plan: what the engine computed and the WorkspaceEdit that carries it out.
+pub struct Prepared {
+    pub outcome: Outcome,
+    /// Per file of the plan, the text the engine ran on.
+    pub before: Vec<Option<String>>,
+    /// Per file, the version the edit carries (`None` for files the editor has not opened).
+    pub versions: Vec<Option<i32>>,
+    pub edit: WorkspaceEdit,
+    /// The edit creates files.
+    pub creates: bool,
+}
+
+/// The command's one argument, the plan, as the engine's `invalid_plan` refusal when it is not there.
+fn plan_argument(command: &str, arguments: &[Value]) -> Result<engine::Plan, Refusal> {
+    match arguments {
+        [plan] => engine::plan_from_value(plan),
+        _ => Err(Refusal::invalid(format!(
+            "InputValidationError: {command} takes exactly one argument, the plan (an object such as \
+             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}), \
+             but was given {} arguments",
+            arguments.len()
+        ))),
+    }
+}
+
+/// Validates the plan against what the user sees (open buffers, else the disk) and builds the
+/// WorkspaceEdit. Synchronous and free of awaits: the snapshot it takes is the state after every
+/// notification that arrived before the command.
+pub fn prepare(session: &Session, config: &Config, command: &str, arguments: &[Value]) -> Result<Prepared, Refusal> {
+    let plan = plan_argument(command, arguments)?;
+    let mut sources = Vec::with_capacity(plan.files.len());
+    let mut paths_on_disk = Vec::with_capacity(plan.files.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, f) in plan.files.iter().enumerate() {
+        let path = paths::to_path(&f.file_path)?;
+        let key = convert::path_key(&path);
+        if let Some(j) = seen.insert(key.clone(), i) {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
+                 ({}) names the same file as `files[{j}].file_path` ({}): put all edits of one file in one entry",
+                f.file_path, plan.files[j].file_path
+            ))
+            .in_file(&f.file_path));
+        }
+        let open = session.documents.snapshot(&key);
+        config.workspace.check(&f.file_path, &path, open.is_some())?;
+        let source = match open {
+            Some(doc) => Source::Open { uri: doc.uri, version: doc.version, rope: doc.rope },
+            None => {
+                let bytes = disk::read(&path).map_err(|r| r.in_file(&f.file_path))?;
+                let text = bytes.map(|b| engine::decode(&f.file_path, &b).map(str::to_string)).transpose()?;
+                Source::Disk { text }
+            }
+        };
+        sources.push(source);
+        paths_on_disk.push(path);
+    }
+    let before: Vec<Option<String>> = sources
+        .iter()
+        .map(|s| match s {
+            Source::Open { rope, .. } => Some(rope.to_string()),
+            Source::Disk { text } => text.clone(),
+        })
+        .collect();
+    let texts: Vec<Option<&str>> = before.iter().map(Option::as_deref).collect();
+    let outcome = engine::apply_plan(&plan, &texts)?;
+
+    let mut files = Vec::new();
+    let mut versions = Vec::with_capacity(sources.len());
+    let mut creates = false;
+    for ((change, source), path) in outcome.files.iter().zip(&sources).zip(&paths_on_disk) {
+        let version = match source {
+            Source::Open { version, .. } => Some(*version),
+            Source::Disk { .. } => None,
+        };
+        versions.push(version);
+        if change.replacements.is_empty() && !change.created {
+            continue;
+        }
+        let file_edit = match source {
+            Source::Open { uri, version, rope } => FileEdit {
+                uri: convert::parse_uri(uri)?,
+                version: Some(*version),
+                create: false,
+                edits: convert::text_edits(rope, &change.replacements, config.encoding),
+            },
+            Source::Disk { text } => {
+                // Positions are counted on the text the engine ran on, as the protocol requires.
+                let rope = Rope::from_str(text.as_deref().unwrap_or(""));
+                creates |= change.created;
+                FileEdit {
+                    uri: convert::file_uri(path, &change.file_path)?,
+                    version: None,
+                    create: change.created,
+                    edits: convert::text_edits(&rope, &change.replacements, config.encoding),
+                }
+            }
+        };
+        files.push(file_edit);
+    }
+    let edit = convert::workspace_edit(files, config.document_changes);
+    Ok(Prepared { outcome, before, versions, edit, creates })
+}
+
+/// The result both commands return: the engine's result object, each file with the version its edit
+/// was computed against (`null` for a file the editor has not opened).
+pub fn result_json(prepared: &Prepared) -> Value {
+    let mut v = crate::protocol_result::outcome_json(&prepared.outcome);
+    if let Some(files) = v.get_mut("files").and_then(Value::as_array_mut) {
+        for (f, version) in files.iter_mut().zip(&prepared.versions) {
+            f["version"] = json!(version);
+        }
+    }
+    v
+}

@@ -1,0 +1,26 @@
+//! `multiedit.preview`: the same validation as `multiedit.apply`, applying nothing. Returns the
+//! result the apply would give, a unified diff and the WorkspaceEdit the apply would send.
+
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::Result;
+
+use super::{prepare, result_json, PREVIEW};
+use crate::engine::diff;
+use crate::lsp::convert::{edit_json, refusal_error};
+use crate::lsp::session::Session;
+
+pub fn run(session: &Session, arguments: &[Value]) -> Result<Option<Value>> {
+    let config = session.config();
+    let prepared = prepare(session, &config, PREVIEW, arguments).map_err(|r| refusal_error(&r))?;
+    let diff: String = prepared
+        .outcome
+        .files
+        .iter()
+        .zip(&prepared.before)
+        .map(|(f, before)| diff::unified(&f.file_path, before.as_deref().unwrap_or(""), &f.text))
+        .collect();
+    let mut result = result_json(&prepared);
+    result["diff"] = json!(diff);
+    result["edit"] = edit_json(&prepared.edit);
+    Ok(Some(result))
+}

@@ -1,0 +1,247 @@
+//! Every conversion between LSP types and the engine's: positions, URIs, edits, errors. The engine
+//! works in byte offsets of plain strings and never sees a protocol type; this module is the only
+//! place that knows both sides, so a change of protocol crate or of rope version stays local.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::str::FromStr;
+
+use ropey::Rope;
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode};
+use tower_lsp_server::ls_types::{
+    CreateFile, DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, Position,
+    Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
+
+use crate::engine::{Kind, Refusal, Replacement};
+
+/// LSP 3.17 error code "RequestFailed": the request was well formed but could not be carried out.
+pub const REQUEST_FAILED: i64 = -32803;
+
+/// How the `character` of a position counts: UTF-16 code units (the LSP default and all VS Code
+/// speaks) or bytes (offered by Neovim and Helix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    #[default]
+    Utf16,
+    Utf8,
+}
+
+impl Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Utf16 => "utf-16",
+            Encoding::Utf8 => "utf-8",
+        }
+    }
+}
+
+/// Char index of the end of `line`'s content, before its line break (`\n`, `\r\n` or `\r`).
+fn line_content_end(rope: &Rope, line: usize) -> usize {
+    if line + 1 >= rope.len_lines() {
+        return rope.len_chars();
+    }
+    let next = rope.line_to_char(line + 1);
+    let start = rope.line_to_char(line);
+    let mut end = next;
+    if end > start && rope.char(end - 1) == '\n' {
+        end -= 1;
+    }
+    if end > start && rope.char(end - 1) == '\r' {
+        end -= 1;
+    }
+    end
+}
+
+/// Char index of an LSP position. Out-of-range positions are clamped as the specification says (a
+/// column past the line end means the line end, a line past the end means the end of the text), and a
+/// column inside a surrogate pair or a multi-byte character means that character: a bad position from
+/// a client must never panic the server.
+pub fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
+    let line = pos.line as usize;
+    if line >= rope.len_lines() {
+        return rope.len_chars();
+    }
+    let start = rope.line_to_char(line);
+    let end = line_content_end(rope, line);
+    let col = pos.character as usize;
+    match enc {
+        Encoding::Utf16 => {
+            let s16 = rope.char_to_utf16_cu(start);
+            let e16 = rope.char_to_utf16_cu(end);
+            rope.utf16_cu_to_char(s16.saturating_add(col).min(e16))
+        }
+        Encoding::Utf8 => {
+            let sb = rope.char_to_byte(start);
+            let eb = rope.char_to_byte(end);
+            rope.byte_to_char(sb.saturating_add(col).min(eb))
+        }
+    }
+}
+
+/// The LSP position of a byte offset (clamped to the text, and to the start of the character it falls in).
+pub fn byte_to_position(rope: &Rope, byte: usize, enc: Encoding) -> Position {
+    let byte = byte.min(rope.len_bytes());
+    let ch = rope.byte_to_char(byte);
+    let line = rope.char_to_line(ch);
+    let line_start = rope.line_to_char(line);
+    let col = match enc {
+        Encoding::Utf16 => rope.char_to_utf16_cu(ch) - rope.char_to_utf16_cu(line_start),
+        Encoding::Utf8 => rope.char_to_byte(ch) - rope.char_to_byte(line_start),
+    };
+    Position::new(to_u32(line), to_u32(col))
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Char range of an LSP range; a range whose start lies after its end is read as empty at its end,
+/// as VS Code does.
+pub fn range_to_chars(rope: &Rope, range: Range, enc: Encoding) -> std::ops::Range<usize> {
+    let end = position_to_char(rope, range.end, enc);
+    let start = position_to_char(rope, range.start, enc).min(end);
+    start..end
+}
+
+/// The engine's replacements (byte offsets into the text the rope holds) as LSP text edits.
+pub fn text_edits(rope: &Rope, reps: &[Replacement], enc: Encoding) -> Vec<TextEdit> {
+    reps.iter()
+        .map(|r| {
+            TextEdit::new(
+                Range::new(byte_to_position(rope, r.start, enc), byte_to_position(rope, r.end, enc)),
+                r.text.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The key under which a document or a plan's file is known, so that the same file matches however
+/// a client spells it: `file:///C%3A/x`, `file:///c:/x` and `/c:/x` are one file.
+pub fn path_key(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    let s = s.replace('\\', "/");
+    let b = s.as_bytes();
+    // A Windows drive, with or without the slash a file URI puts before it: the letter's case varies.
+    let drive_at = if b.len() >= 3 && b[0] == b'/' && b[2] == b':' { Some(1) } else if b.len() >= 2 && b[1] == b':' { Some(0) } else { None };
+    match drive_at {
+        Some(i) if b[i].is_ascii_alphabetic() => {
+            format!("/{}{}", (b[i] as char).to_ascii_lowercase(), &s[i + 1..])
+        }
+        _ => s,
+    }
+}
+
+/// The key of a document URI: file URIs by their path, anything else (`untitled:`) by its text.
+pub fn uri_key(uri: &str) -> String {
+    if uri.starts_with("file://") {
+        if let Ok(p) = crate::paths::to_path(uri) {
+            return path_key(&p);
+        }
+    }
+    uri.to_string()
+}
+
+pub fn parse_uri(uri: &str) -> Result<Uri, Refusal> {
+    Uri::from_str(uri).map_err(|e| Refusal::new(Kind::Io, format!("Cannot make a URI of {uri}: {e}")).in_file(uri))
+}
+
+/// A file URI for a path on disk, for files the editor has not opened.
+pub fn file_uri(path: &Path, file_path: &str) -> Result<Uri, Refusal> {
+    if file_path.starts_with("file://") {
+        return parse_uri(file_path);
+    }
+    Uri::from_file_path(path).ok_or_else(|| {
+        Refusal::new(Kind::Io, format!("Cannot make a file URI of {}", path.display())).in_file(file_path)
+    })
+}
+
+/// One file's part of a WorkspaceEdit.
+pub struct FileEdit {
+    pub uri: Uri,
+    /// The version the edits were computed against; `None` for a file the editor has not opened.
+    pub version: Option<i32>,
+    /// The file does not exist: create it first.
+    pub create: bool,
+    pub edits: Vec<TextEdit>,
+}
+
+/// All files in ONE WorkspaceEdit, so the editor applies the batch as one operation (one undo).
+/// `document_changes` is what the client supports; without it only existing files can be changed.
+pub fn workspace_edit(files: Vec<FileEdit>, document_changes: bool) -> WorkspaceEdit {
+    if !document_changes {
+        let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+        for f in files {
+            changes.entry(f.uri).or_default().extend(f.edits);
+        }
+        return WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None };
+    }
+    let mut ops = Vec::new();
+    for f in files {
+        if f.create {
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                uri: f.uri.clone(),
+                options: None,
+                annotation_id: None,
+            })));
+        }
+        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
+            edits: f.edits.into_iter().map(OneOf::Left).collect(),
+        }));
+    }
+    WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: None }
+}
+
+/// A refusal as a JSON-RPC error: `message` is the engine's exact message, `data` the structured
+/// refusal (with the hint). A malformed plan is "invalid params"; anything else "request failed".
+pub fn refusal_error(r: &Refusal) -> Error {
+    let code = if r.kind == Kind::InvalidPlan { ErrorCode::InvalidParams } else { ErrorCode::ServerError(REQUEST_FAILED) };
+    Error { code, message: r.message.clone().into(), data: Some(serde_json::to_value(r).unwrap_or(Value::Null)) }
+}
+
+pub fn edit_json(edit: &WorkspaceEdit) -> Value {
+    serde_json::to_value(edit).unwrap_or_else(|e| json!({ "error": e.to_string() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(line: u32, character: u32) -> Position {
+        Position::new(line, character)
+    }
+
+    #[test]
+    fn utf16_positions_around_astral_characters() {
+        let rope = Rope::from_str("a😀b\r\nx😀😀y\rlast");
+        // "😀" is two UTF-16 code units and four bytes.
+        assert_eq!(position_to_char(&rope, pos(0, 3), Encoding::Utf16), 2);
+        assert_eq!(position_to_char(&rope, pos(0, 2), Encoding::Utf16), 1, "inside a surrogate pair");
+        assert_eq!(position_to_char(&rope, pos(1, 5), Encoding::Utf16), 5 + 3);
+        assert_eq!(position_to_char(&rope, pos(0, 99), Encoding::Utf16), 3, "clamped before the CRLF");
+        assert_eq!(position_to_char(&rope, pos(1, 99), Encoding::Utf16), 9, "clamped before the CR");
+        assert_eq!(position_to_char(&rope, pos(9, 0), Encoding::Utf16), rope.len_chars());
+        assert_eq!(position_to_char(&rope, pos(0, 5), Encoding::Utf8), 2);
+        assert_eq!(position_to_char(&rope, pos(0, 2), Encoding::Utf8), 1, "inside a UTF-8 sequence");
+        let b = "a😀b\r\nx😀😀".len();
+        assert_eq!(byte_to_position(&rope, b, Encoding::Utf16), pos(1, 5));
+        assert_eq!(byte_to_position(&rope, b, Encoding::Utf8), pos(1, 9));
+        assert_eq!(byte_to_position(&rope, 10_000, Encoding::Utf16), pos(2, 4));
+    }
+
+    #[test]
+    fn reversed_range_is_empty_at_its_end() {
+        let rope = Rope::from_str("hello");
+        assert_eq!(range_to_chars(&rope, Range::new(pos(0, 4), pos(0, 1)), Encoding::Utf16), 1..1);
+    }
+
+    #[test]
+    fn keys_ignore_drive_letter_case_and_escapes() {
+        assert_eq!(uri_key("file:///C%3A/Users/x.txt"), uri_key("file:///c:/Users/x.txt"));
+        assert_eq!(path_key(Path::new("C:\\Users\\x.txt")), uri_key("file:///c:/Users/x.txt"));
+        assert_eq!(uri_key("file:///tmp/a%20b.txt"), "/tmp/a b.txt");
+        assert_eq!(uri_key("untitled:Untitled-1"), "untitled:Untitled-1");
+    }
+}

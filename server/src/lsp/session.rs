@@ -1,0 +1,149 @@
+//! What the server knows about the connection: the open documents, what the client can do, and the
+//! options it started the server with.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::convert::Encoding;
+use super::documents::Documents;
+use super::workspace::Workspace;
+
+pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The client's capabilities and options, read from `initialize`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub encoding: Encoding,
+    /// The client handles `workspace/applyEdit`.
+    pub apply_edit: bool,
+    /// The client takes `documentChanges` (versioned edits); otherwise only `changes`.
+    pub document_changes: bool,
+    /// The client can create files through a WorkspaceEdit.
+    pub create_files: bool,
+    pub apply_edit_timeout: Duration,
+    pub workspace: Workspace,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            encoding: Encoding::Utf16,
+            apply_edit: false,
+            document_changes: false,
+            create_files: false,
+            apply_edit_timeout: DEFAULT_APPLY_EDIT_TIMEOUT,
+            workspace: Workspace::default(),
+        }
+    }
+}
+
+fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+impl Config {
+    /// Reads `initialize` params leniently, straight from JSON: a client that sends an odd capability
+    /// still gets a working server with defaults for what could not be read. Returns the config and
+    /// warnings about options that were ignored.
+    pub fn from_initialize(params: &Value) -> (Config, Vec<String>) {
+        let mut warnings = Vec::new();
+        let caps = params.get("capabilities").unwrap_or(&Value::Null);
+        let flag = |path: &[&str]| at(caps, path).and_then(Value::as_bool).unwrap_or(false);
+        // UTF-8 when offered, since it needs no conversion; UTF-16 otherwise (the protocol's default).
+        let offers_utf8 = at(caps, &["general", "positionEncodings"])
+            .and_then(Value::as_array)
+            .is_some_and(|list| list.iter().any(|e| e.as_str() == Some("utf-8")));
+        let resource_ops = at(caps, &["workspace", "workspaceEdit", "resourceOperations"]).and_then(Value::as_array);
+        let mut config = Config {
+            encoding: if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 },
+            apply_edit: flag(&["workspace", "applyEdit"]),
+            document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
+            create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
+            ..Config::default()
+        };
+
+        let mut allow_outside = false;
+        match params.get("initializationOptions") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(opts)) => {
+                for (key, value) in opts {
+                    match (key.as_str(), value) {
+                        ("allowOutsideWorkspace", Value::Bool(b)) => allow_outside = *b,
+                        ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
+                            config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
+                        }
+                        _ => warnings.push(format!(
+                            "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
+                             (true or false) and applyEditTimeoutMs (a positive number of milliseconds)."
+                        )),
+                    }
+                }
+            }
+            Some(other) => warnings.push(format!("Ignoring initializationOptions {other}: expected an object.")),
+        }
+
+        let mut folders: Vec<String> = params
+            .get("workspaceFolders")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(|f| f.get("uri")?.as_str().map(String::from)).collect())
+            .unwrap_or_default();
+        if folders.is_empty() {
+            // Pre-3.6 clients name a single root instead.
+            if let Some(root) = params.get("rootUri").and_then(Value::as_str) {
+                folders.push(root.to_string());
+            } else if let Some(root) = params.get("rootPath").and_then(Value::as_str) {
+                folders.push(root.to_string());
+            }
+        }
+        let (workspace, bad) = Workspace::new(&folders, allow_outside);
+        warnings.extend(bad);
+        config.workspace = workspace;
+        (config, warnings)
+    }
+}
+
+#[derive(Default)]
+pub struct Session {
+    pub documents: Documents,
+    config: RwLock<Config>,
+    /// What `initialize` could not use, reported once the client can receive log messages.
+    warnings: Mutex<Vec<String>>,
+    shutdown: AtomicBool,
+}
+
+impl Session {
+    pub fn config(&self) -> Config {
+        self.config.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn set_config(&self, config: Config) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
+    }
+
+    pub fn update_config(&self, f: impl FnOnce(&mut Config)) {
+        f(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    pub fn set_warnings(&self, warnings: Vec<String>) {
+        *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = warnings;
+    }
+
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.config.read().unwrap_or_else(|e| e.into_inner()).encoding
+    }
+
+    pub fn mark_shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+    }
+
+    pub fn was_shut_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+}

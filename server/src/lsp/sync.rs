@@ -1,0 +1,70 @@
+//! `DocSync`: a `tower::Service` around the framework's service that applies document notifications
+//! in wire order.
+//!
+//! tower-lsp-server polls up to four handlers at once and a handler's body only runs at its first
+//! poll, so a didChange sent just before `multiedit.apply` is not guaranteed to be applied when the
+//! command reads the document (ebkalderon/tower-lsp#284). The transport calls `Service::call` once per
+//! message, in the order they arrive; applying the notifications inside `call`, synchronously, makes
+//! every later request see them. `initialize` is read here too, so the position encoding is settled
+//! before the first didOpen whatever the scheduling.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tower::Service;
+use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::ls_types::MessageType;
+use tower_lsp_server::Client;
+
+use super::notifications;
+use super::session::{Config, Session};
+
+pub struct DocSync<S> {
+    inner: S,
+    session: Arc<Session>,
+    client: Client,
+}
+
+impl<S> DocSync<S> {
+    pub fn new(inner: S, session: Arc<Session>, client: Client) -> Self {
+        DocSync { inner, session, client }
+    }
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+impl<S> Service<Request> for DocSync<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Option<Response>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let method = req.method();
+        if method == "initialize" {
+            if let Some(params) = req.params() {
+                let (config, warnings) = Config::from_initialize(params);
+                self.session.set_config(config);
+                self.session.set_warnings(warnings);
+            }
+        } else if notifications::is_document_sync(method) {
+            if let Err(warning) = notifications::handle(&self.session, method, req.params()) {
+                let client = self.client.clone();
+                tokio::spawn(async move { super::log(&client, MessageType::WARNING, warning).await });
+            }
+            // Handled: the framework's default handlers would only log that they are not implemented.
+            return Box::pin(std::future::ready(Ok(None)));
+        }
+        Box::pin(self.inner.call(req))
+    }
+}

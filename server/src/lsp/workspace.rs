@@ -1,0 +1,148 @@
+//! Which files a plan may touch: those inside the workspace folders, judged on the real path (every
+//! symbolic link resolved), so a link inside the workspace cannot carry an edit outside it.
+//!
+//! Without any workspace folder (an editor started on a lone file) only the documents open in the
+//! editor may be edited: the user has them in front of them, while a path on disk could be anything.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use crate::engine::{Kind, Refusal};
+
+const OPT_OUT: &str = "To allow files outside the workspace, start the server with the initialization option \
+                       {\"allowOutsideWorkspace\": true}.";
+
+#[derive(Debug, Clone, Default)]
+pub struct Workspace {
+    /// Canonical folder paths.
+    folders: Vec<PathBuf>,
+    allow_outside: bool,
+}
+
+impl Workspace {
+    /// Folders given as file URIs or paths. Returns warnings for folders that are not local paths.
+    pub fn new(folders: &[String], allow_outside: bool) -> (Workspace, Vec<String>) {
+        let mut ws = Workspace { folders: Vec::new(), allow_outside };
+        let mut warnings = Vec::new();
+        for f in folders {
+            if let Err(w) = ws.add(f) {
+                warnings.push(w);
+            }
+        }
+        (ws, warnings)
+    }
+
+    pub fn add(&mut self, folder: &str) -> Result<(), String> {
+        let path = crate::paths::to_path(folder).map_err(|r| format!("Ignoring the workspace folder {folder}: {}", r.message))?;
+        if !path.is_absolute() {
+            return Err(format!("Ignoring the workspace folder {folder}: not an absolute path"));
+        }
+        let real = real_path(&path).unwrap_or(path);
+        if !self.folders.contains(&real) {
+            self.folders.push(real);
+        }
+        Ok(())
+    }
+
+    pub fn remove(&mut self, folder: &str) {
+        if let Ok(path) = crate::paths::to_path(folder) {
+            let real = real_path(&path).unwrap_or(path);
+            self.folders.retain(|f| f != &real);
+        }
+    }
+
+    pub fn folders(&self) -> &[PathBuf] {
+        &self.folders
+    }
+
+    /// Whether the plan's `file_path` (at `path` on disk) may be edited; `open` says whether the editor
+    /// has it open.
+    pub fn check(&self, file_path: &str, path: &Path, open: bool) -> Result<(), Refusal> {
+        if self.allow_outside {
+            return Ok(());
+        }
+        let refuse = |why: String| Err(Refusal::new(Kind::OutsideWorkspace, why).in_file(file_path));
+        if self.folders.is_empty() {
+            if open {
+                return Ok(());
+            }
+            return refuse(format!(
+                "Cannot edit {file_path}: the editor opened no workspace folder, so only files open in the editor \
+                 may be edited, and this one is not open. Nothing was changed. Open the file or a folder \
+                 containing it. {OPT_OUT}"
+            ));
+        }
+        let listed = self.folders.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
+        match real_path(path) {
+            Ok(real) if self.folders.iter().any(|f| real.starts_with(f)) => Ok(()),
+            Ok(real) => {
+                let resolved = if real.as_path() == path { String::new() } else {
+                    format!(" (it resolves to {}, symbolic links followed)", real.display())
+                };
+                refuse(format!(
+                    "Cannot edit {file_path}: it lies outside the workspace folders ({listed}){resolved}. Nothing \
+                     was changed. {OPT_OUT}"
+                ))
+            }
+            Err(why) => refuse(format!(
+                "Cannot edit {file_path}: {why}, so it cannot be shown to lie inside the workspace folders \
+                 ({listed}). Nothing was changed. {OPT_OUT}"
+            )),
+        }
+    }
+}
+
+/// The path with every symbolic link resolved. For a file that does not exist yet, its nearest
+/// existing ancestor is resolved and the rest appended (none of it exists, so none of it is a link).
+fn real_path(path: &Path) -> Result<PathBuf, String> {
+    for ancestor in path.ancestors() {
+        match fs::canonicalize(ancestor) {
+            Ok(mut real) => {
+                let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+                for c in rest.components() {
+                    match c {
+                        Component::Normal(name) => real.push(name),
+                        Component::ParentDir => {
+                            real.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                return Ok(real);
+            }
+            // A link whose target is missing: writing through it would land wherever it points.
+            Err(_) if fs::symlink_metadata(ancestor).is_ok() => {
+                return Err(format!("{} is a symbolic link that cannot be resolved", ancestor.display()));
+            }
+            Err(_) => {}
+        }
+    }
+    Err("no part of its path exists".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_outside_and_links() {
+        let root = tempfile::tempdir().unwrap();
+        let ws_dir = root.path().join("ws");
+        fs::create_dir(&ws_dir).unwrap();
+        fs::write(root.path().join("secret.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret.txt"), ws_dir.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("nowhere"), ws_dir.join("dangling")).unwrap();
+        let (ws, w) = Workspace::new(&[ws_dir.display().to_string()], false);
+        assert!(w.is_empty());
+        let ok = |p: PathBuf| ws.check("f", &p, false).is_ok();
+        assert!(ok(ws_dir.join("a.txt")));
+        assert!(ok(ws_dir.join("new/dir/b.txt")));
+        assert!(!ok(ws_dir.join("new/../../x.txt")));
+        assert!(!ok(root.path().join("secret.txt")));
+        assert!(!ok(ws_dir.join("link.txt")));
+        assert!(!ok(ws_dir.join("dangling")));
+        let (open_only, _) = Workspace::new(&[], false);
+        assert!(open_only.check("f", &ws_dir.join("a.txt"), true).is_ok());
+        assert!(open_only.check("f", &ws_dir.join("a.txt"), false).is_err());
+    }
+}
