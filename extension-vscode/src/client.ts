@@ -94,6 +94,9 @@ export class MultiEditClient implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
+      initializationOptions: {
+        allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
+      },
       initializationFailedHandler: (err) => {
         this.log.error(`the server failed to initialize: ${err}`);
         return false;

@@ -428,6 +428,29 @@ function registerTestCommands(context: vscode.ExtensionContext): void {
       state.lastToolResult = text;
       writeState({ command: 'invokeTool', toolResult: text });
     }),
+    // Runs the chat participant's handler with a recorded response stream (the chat view itself
+    // needs a signed-in chat provider).
+    vscode.commands.registerCommand('multiedit.test.chat', async (input?: { prompt: string; command?: string }) => {
+      const req = input ?? (JSON.parse(fs.readFileSync(`${settings().stateFile}.chat-input.json`, 'utf8')) as { prompt: string; command?: string });
+      const parts: string[] = [];
+      const stream = {
+        markdown: (v: string | vscode.MarkdownString) => parts.push(typeof v === 'string' ? v : v.value),
+        progress: (v: string) => parts.push(`[progress] ${v}`),
+        button: (b: vscode.Command) => parts.push(`[button] ${b.title} -> ${b.command}`),
+        reference: () => undefined,
+        anchor: () => undefined,
+        filetree: () => undefined,
+        push: () => undefined,
+      } as unknown as vscode.ChatResponseStream;
+      const request = { prompt: req.prompt, command: req.command, references: [], toolReferences: [], toolInvocationToken: undefined } as unknown as vscode.ChatRequest;
+      const cts = new vscode.CancellationTokenSource();
+      try {
+        await chatHandler(request, { history: [] } as unknown as vscode.ChatContext, stream, cts.token);
+      } catch (err) {
+        parts.push(`[threw] ${(err as Error).message}`);
+      }
+      writeState({ command: 'chat', chatResponse: parts.join('\n') });
+    }),
   );
 }
 

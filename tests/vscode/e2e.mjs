@@ -351,6 +351,19 @@ async function runTests() {
     if (!state.tools.includes('multiedit')) throw new Error(`tool not registered: ${state.tools.join(', ')}`);
   });
 
+  await test('palette lists the MultiEdit commands', async () => {
+    await openFile('target.txt');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>MultiEdit: ');
+    for (const title of ['Apply Plan from Active Editor', 'Apply Plan from Clipboard', 'Apply Plan from File...', 'Preview Plan from Active Editor', 'Replace in This File...']) {
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
+    }
+    await screenshot('palette');
+    await page.keyboard.press('Escape');
+  });
+
   await test('apply plan from active editor keeps unsaved text, one Ctrl+Z undoes the batch', async () => {
     await openFile('target.txt');
     await page.keyboard.press('Control+End');
@@ -451,6 +464,25 @@ async function runTests() {
     await waitForNotification(/Applied 1 edit/);
     const state = await dumpState();
     assertEqual(state.activeEditor?.text, before.replace('end', 'END'), 'text');
+  });
+
+  await test('chat participant handler applies a fenced plan and reports each edit', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    const prompt = 'Please apply this plan:\n```json\n{"edits": [{"old_string": "END", "new_string": "The End"}, {"old_string": "line 2", "new_string": "line two"}]}\n```';
+    fs.writeFileSync(`${stateFile}.chat-input.json`, JSON.stringify({ prompt }));
+    const prev = fs.readFileSync(stateFile, 'utf8');
+    await runCommand('MultiEdit: Test: Run Chat Participant');
+    const state = await waitFor(() => {
+      const text = fs.readFileSync(stateFile, 'utf8');
+      if (text === prev) return undefined;
+      const s = JSON.parse(text);
+      return s.command === 'chat' ? s : undefined;
+    }, 'the chat response');
+    assertMatch(state.chatResponse, /\*\*Applied 2 edits to [^*]*target\.txt\*\*/, 'chat response');
+    assertMatch(state.chatResponse, /\[button\] Undo -> multiedit\.undoLastBatch/, 'chat response');
+    assertEqual(state.activeEditor?.text, before.replace('END', 'The End').replace('line 2', 'line two'), 'text after the chat request');
   });
 
   await test('language model tool edits the file through vscode.lm.invokeTool', async () => {
