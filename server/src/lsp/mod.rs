@@ -4,7 +4,7 @@
 //!
 //! `server.rs` holds the `LanguageServer` implementation, `sync.rs` the wrapper that applies document
 //! notifications in wire order, `documents.rs` the store, `commands/` one file per command,
-//! `workspace.rs` which files may be edited, and `convert.rs` every conversion to and from LSP types.
+//! `workspace.rs` which files may be edited, `transport.rs` the check on incoming frames, and `convert.rs` every conversion to and from LSP types.
 
 pub mod commands;
 pub mod convert;
@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod server;
 pub mod session;
 pub mod sync;
+pub mod transport;
 pub mod workspace;
 
 use std::fmt::Display;
@@ -65,6 +66,9 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     };
     let clean = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The stdin reader may still be parked in a blocking read that only the client's end of the pipe
+    // could wake; after `exit` nobody needs it.
+    runtime.shutdown_background();
     // The protocol asks for 0 after shutdown then exit, 1 for an exit without shutdown.
     if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
@@ -72,13 +76,14 @@ pub fn run(args: &[String]) -> ExitCode {
 /// Serves one connection until `exit` or end of input. Returns whether `shutdown` came first.
 pub async fn serve<I, O>(input: I, output: O) -> bool
 where
-    I: AsyncRead + Unpin,
+    I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite,
 {
     let session = Arc::new(Session::default());
     let backend_session = session.clone();
     let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session));
     let client = service.inner().client();
+    let input = transport::checked_input(input, client.clone());
     let service = DocSync::new(service, session.clone(), client);
     Server::new(input, output, socket).serve(service).await;
     session.was_shut_down()

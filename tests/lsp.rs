@@ -1,0 +1,515 @@
+//! End-to-end tests of `multiedit lsp`: the built binary, spoken to over stdio as an editor would.
+
+#[path = "lsp_support/mod.rs"]
+mod lsp_support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lsp_support::{uri, Answer, Editor, Enc, Options};
+use serde_json::{json, Value};
+
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    // Canonical, so the paths the tests compare are the paths the server resolves.
+    let ws = dir.path().canonicalize().unwrap().join("ws");
+    fs::create_dir(&ws).unwrap();
+    (dir, ws)
+}
+
+fn start(ws: &Path) -> Editor {
+    Editor::start(Options::new(ws))
+}
+
+fn plan(path: &Path, edits: Value) -> Value {
+    json!({"file_path": path, "edits": edits})
+}
+
+fn edit(old: &str, new: &str) -> Value {
+    json!({"old_string": old, "new_string": new})
+}
+
+/// A refusal as the server must send it: the engine's message as the JSON-RPC message and the
+/// structured refusal, with the same message, as data.
+fn refusal(r: Result<Value, Value>) -> (String, Value) {
+    let e = r.expect_err("the command should be refused");
+    let data = e["data"].clone();
+    assert_eq!(e["message"], data["message"], "message and data.message differ: {e}");
+    let kind = data["kind"].as_str().unwrap_or_else(|| panic!("no kind in {e}")).to_string();
+    let code = e["code"].as_i64().unwrap();
+    if kind == "invalid_plan" {
+        assert_eq!(code, -32602, "{e}");
+    } else {
+        assert_eq!(code, -32803, "{e}");
+    }
+    (kind, data)
+}
+
+#[test]
+fn open_buffer_with_emoji_changed_incrementally_then_applied() {
+    let (_d, ws) = workspace();
+    let a = ws.join("a.rs");
+    fs::write(&a, "what is on disk\n").unwrap();
+    let mut ed = start(&ws);
+    assert_eq!(ed.init_result["capabilities"]["positionEncoding"], "utf-16");
+    let commands = &ed.init_result["capabilities"]["executeCommandProvider"]["commands"];
+    assert_eq!(commands, &json!(["multiedit.apply", "multiedit.preview"]));
+
+    ed.open(&a, "let 😀 = \"🎉x\"; // 😀😀 end\nfn main() {}\n");
+    // Typing after the emoji: the ranges are UTF-16, so each emoji counts two.
+    let at = "let 😀 = \"🎉".len();
+    ed.change(&a, at, at + 1, "y");
+    let at = "let 😀 = \"🎉y\"; // 😀😀".len();
+    ed.change(&a, at, at, "!");
+    assert_eq!(ed.text(&a), "let 😀 = \"🎉y\"; // 😀😀! end\nfn main() {}\n");
+
+    let r = ed
+        .apply(plan(&a, json!([edit("\"🎉y\"", "\"🎉z\""), edit("! end", "? fin"), edit("main", "start")])))
+        .expect("applied");
+    assert_eq!(ed.text(&a), "let 😀 = \"🎉z\"; // 😀😀? fin\nfn start() {}\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "what is on disk\n", "the disk is the editor's business");
+    assert_eq!(r["ok"], true);
+    assert!(r["message"].as_str().unwrap().starts_with(&format!("Applied 3 edits to {}:", a.display())), "{r}");
+    assert_eq!(r["files"][0]["edits_applied"], 3);
+    assert_eq!(r["files"][0]["version"], 3, "the version the edit was checked against");
+    // One applyEdit, one TextDocumentEdit, carrying the version the client had.
+    assert_eq!(ed.edits_seen.len(), 1);
+    let changes = &ed.edits_seen[0]["edit"]["documentChanges"];
+    assert_eq!(changes.as_array().unwrap().len(), 1);
+    assert_eq!(changes[0]["textDocument"], json!({"uri": uri(&a), "version": 3}));
+    // Minimal edits: the unchanged emoji are not resent.
+    for e in changes[0]["edits"].as_array().unwrap() {
+        assert!(!e["newText"].as_str().unwrap().contains('😀'), "{e}");
+    }
+    // The server took the didChange that followed: it agrees with the buffer.
+    ed.assert_server_agrees(&a);
+    assert!(ed.shutdown().success());
+}
+
+#[test]
+fn closed_file_is_read_from_disk_and_edited_without_version() {
+    let (_d, ws) = workspace();
+    let b = ws.join("b.txt");
+    fs::write(&b, "alpha\nbeta\ngamma\n").unwrap();
+    let mut ed = start(&ws);
+    ed.apply(plan(&b, json!([edit("beta", "BETA")]))).expect("applied");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "alpha\nBETA\ngamma\n");
+    let change = &ed.edits_seen[0]["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"], json!({"uri": uri(&b), "version": null}));
+    assert_eq!(change["edits"][0]["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}));
+}
+
+#[test]
+fn a_new_file_is_created_then_filled() {
+    let (_d, ws) = workspace();
+    let n = ws.join("new.txt");
+    let mut ed = start(&ws);
+    let r = ed.apply(plan(&n, json!([edit("", "hello\n"), edit("hello", "hello world")]))).expect("applied");
+    assert_eq!(fs::read_to_string(&n).unwrap(), "hello world\n");
+    assert_eq!(r["files"][0]["created"], true);
+    let changes = ed.edits_seen[0]["edit"]["documentChanges"].as_array().unwrap().clone();
+    assert_eq!(changes.len(), 2);
+    assert_eq!(changes[0], json!({"kind": "create", "uri": uri(&n)}));
+    assert_eq!(changes[1]["textDocument"]["version"], Value::Null);
+}
+
+#[test]
+fn a_multi_file_plan_is_one_workspace_edit() {
+    let (_d, ws) = workspace();
+    let (a, b, c) = (ws.join("a.txt"), ws.join("b.txt"), ws.join("c.txt"));
+    fs::write(&a, "saved a\n").unwrap();
+    fs::write(&b, "one two\n").unwrap();
+    let mut ed = start(&ws);
+    ed.open(&a, "unsaved a\n");
+    let r = ed
+        .apply(json!({"files": [
+            {"file_path": a, "edits": [edit("unsaved", "edited")]},
+            {"file_path": uri(&b), "edits": [edit("two", "2"), edit("one", "1")]},
+            {"file_path": c, "edits": [edit("", "brand new\n")]},
+        ]}))
+        .expect("applied");
+    assert_eq!(ed.text(&a), "edited a\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "saved a\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "1 2\n");
+    assert_eq!(fs::read_to_string(&c).unwrap(), "brand new\n");
+    assert_eq!(ed.edits_seen.len(), 1, "all files in one applyEdit");
+    let kinds: Vec<String> = ed.edits_seen[0]["edit"]["documentChanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.get("kind").map_or("edit".to_string(), |k| k.as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(kinds, ["edit", "edit", "create", "edit"]);
+    assert_eq!(r["files"].as_array().unwrap().len(), 3);
+    let msg = r["message"].as_str().unwrap();
+    assert!(msg.contains(&format!("Applied 2 edits to {}", uri(&b))), "{msg}");
+}
+
+#[test]
+fn every_refusal_kind_reaches_the_client_and_changes_nothing() {
+    let (d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let text = "one two two three\n";
+    fs::write(&f, text).unwrap();
+    let bin = ws.join("bin.dat");
+    fs::write(&bin, [b'a', 0xff, 0xfe, b'\n']).unwrap();
+    let outside = d.path().canonicalize().unwrap().join("outside.txt");
+    fs::write(&outside, "secret\n").unwrap();
+    let link = ws.join("link.txt");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let sub = ws.join("sub");
+    fs::create_dir(&sub).unwrap();
+
+    let mut ed = start(&ws);
+    ed.open(&f, text);
+    let cases: Vec<(&str, Value)> = vec![
+        ("not_found", plan(&f, json!([edit("four", "4")]))),
+        ("ambiguous", plan(&f, json!([edit("two", "2")]))),
+        ("no_op", plan(&f, json!([edit("one", "one")]))),
+        ("file_exists", plan(&f, json!([edit("", "new content")]))),
+        ("file_not_found", plan(&ws.join("missing.txt"), json!([edit("a", "b")]))),
+        (
+            "chained",
+            json!({"file_path": f, "dialect": "claude-code", "edits": [edit("one", "uno three"), edit("three", "3")]}),
+        ),
+        (
+            "apply_failed",
+            json!({"file_path": f, "dialect": "claude-code", "edits": [edit("one two", "1"), edit("one", "uno")]}),
+        ),
+        (
+            "count_mismatch",
+            plan(&f, json!([{"old_string": "two", "new_string": "2", "expected_replacements": 3}])),
+        ),
+        ("unchanged", plan(&f, json!([edit("one", "ONE"), edit("ONE", "one")]))),
+        ("invalid_plan", json!({"file_path": f})),
+        ("invalid_plan", plan(Path::new("relative.txt"), json!([edit("a", "b")]))),
+        ("not_utf8", plan(&bin, json!([edit("a", "b")]))),
+        ("outside_workspace", plan(&outside, json!([edit("secret", "leaked")]))),
+        ("outside_workspace", plan(&link, json!([edit("secret", "leaked")]))),
+        ("io", plan(&sub, json!([edit("a", "b")]))),
+    ];
+    for (expected, p) in cases {
+        for command in ["multiedit.apply", "multiedit.preview"] {
+            let (kind, data) = refusal(ed.execute(command, json!([p]), Answer::Apply));
+            assert_eq!(kind, expected, "{command} {p}: {data}");
+        }
+    }
+    assert!(ed.edits_seen.is_empty(), "a refused plan sends no edit");
+    assert_eq!(ed.text(&f), text);
+    assert_eq!(fs::read_to_string(&f).unwrap(), text);
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "secret\n");
+
+    // The editor refusing the edit.
+    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([plan(&f, json!([edit("one", "1")]))]), Answer::Refuse));
+    assert_eq!(kind, "not_applied");
+    let msg = data["message"].as_str().unwrap();
+    assert!(msg.contains("did not apply the change") && msg.contains("Nothing was changed"), "{msg}");
+    assert_eq!(ed.text(&f), text);
+    ed.assert_server_agrees(&f);
+}
+
+#[test]
+fn refusal_messages_carry_the_engine_text_and_hint() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "fn main() {\n    println!(\"hi\");\n}\n");
+    let (_, data) = refusal(ed.apply(plan(&f, json!([edit("println!(\"hello\")", "x")]))));
+    assert_eq!(data["message"], "String to replace not found in file.\nString: println!(\"hello\")");
+    assert_eq!(data["edit_index"], 0);
+    assert_eq!(data["file_path"], json!(f));
+    assert!(data["hint"].as_str().is_some_and(|h| !h.is_empty()), "the hint travels in data: {data}");
+}
+
+#[test]
+fn a_version_mismatch_is_not_applied_and_nothing_changes() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "abc\n");
+    // The user types while the command is on its way: the editor's buffer is ahead of the server's.
+    ed.buffers.get_mut(&uri(&f)).unwrap().version += 1;
+    let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("abc", "xyz")]))));
+    assert_eq!(kind, "not_applied");
+    let msg = data["message"].as_str().unwrap();
+    assert!(msg.contains("the editor said:") && msg.contains("version"), "{msg}");
+    assert_eq!(ed.text(&f), "abc\n");
+}
+
+#[test]
+fn a_did_change_just_before_the_command_is_always_seen() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "v0\n");
+    for i in 0..30 {
+        // The change and the command leave in one write; the plan only matches the changed text.
+        let change = ed.change_msg(&f, 0, format!("v{i}").len(), &format!("v{}", i + 1));
+        let (id, cmd) = ed.request_msg(
+            "workspace/executeCommand",
+            json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit(&format!("v{}\n", i + 1), &format!("w{}\n", i + 1))]))]}),
+        );
+        ed.send_batch(&[change, cmd]);
+        ed.response(id, Answer::Apply).unwrap_or_else(|e| panic!("round {i}: {e}"));
+        assert_eq!(ed.text(&f), format!("w{}\n", i + 1));
+        // Back to the v form for the next round.
+        let change = ed.change_msg(&f, 0, 1, "v");
+        ed.send(&change);
+    }
+    ed.assert_server_agrees(&f);
+}
+
+#[test]
+fn preview_returns_the_diff_and_the_edit_and_applies_nothing() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    fs::write(&f, "disk\n").unwrap();
+    let mut ed = start(&ws);
+    ed.open(&f, "keep\nold line\nkeep\n");
+    let r = ed.preview(plan(&f, json!([edit("old line", "new line")]))).expect("previewed");
+    assert_eq!(r["ok"], true);
+    let diff = r["diff"].as_str().unwrap();
+    assert!(diff.contains("-old line\n+new line\n"), "{diff}");
+    assert!(diff.contains(&format!("a{}", f.display())), "{diff}");
+    let change = &r["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"], json!({"uri": uri(&f), "version": 1}));
+    assert_eq!(change["edits"][0]["newText"], "new");
+    assert!(ed.edits_seen.is_empty());
+    assert_eq!(ed.text(&f), "keep\nold line\nkeep\n");
+    // The previewed edit is exactly what an apply sends.
+    ed.apply(plan(&f, json!([edit("old line", "new line")]))).expect("applied");
+    assert_eq!(ed.edits_seen[0]["edit"], r["edit"]);
+    assert_eq!(ed.text(&f), "keep\nnew line\nkeep\n");
+}
+
+#[test]
+fn outside_the_workspace_is_refused_with_the_reason_unless_allowed() {
+    let (d, ws) = workspace();
+    let root = d.path().canonicalize().unwrap();
+    let outside = root.join("outside.txt");
+    fs::write(&outside, "secret\n").unwrap();
+    let link_dir = ws.join("linked");
+    std::os::unix::fs::symlink(&root, &link_dir).unwrap();
+    let mut ed = start(&ws);
+    let via_link = link_dir.join("outside.txt");
+    let (kind, data) = refusal(ed.apply(plan(&via_link, json!([edit("secret", "x")]))));
+    assert_eq!(kind, "outside_workspace");
+    let msg = data["message"].as_str().unwrap();
+    assert!(msg.contains(&via_link.display().to_string()), "names the file: {msg}");
+    assert!(msg.contains(&ws.display().to_string()), "names the workspace: {msg}");
+    assert!(msg.contains(&format!("resolves to {}", outside.display())), "says where the link leads: {msg}");
+    assert!(msg.contains("\"allowOutsideWorkspace\": true"), "says how to opt out: {msg}");
+    // Creating a file through a linked folder is refused as well.
+    let (kind, _) = refusal(ed.apply(plan(&link_dir.join("planted.txt"), json!([edit("", "x")]))));
+    assert_eq!(kind, "outside_workspace");
+    assert!(!root.join("planted.txt").exists());
+    // `..` does not escape either.
+    let (kind, _) = refusal(ed.apply(plan(&ws.join("../outside.txt"), json!([edit("secret", "x")]))));
+    assert_eq!(kind, "outside_workspace");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "secret\n");
+
+    let mut opts = Options::new(&ws);
+    opts.init_options = json!({"allowOutsideWorkspace": true});
+    let mut ed = Editor::start(opts);
+    ed.apply(plan(&outside, json!([edit("secret", "shared")]))).expect("allowed by the option");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "shared\n");
+}
+
+#[test]
+fn without_workspace_folders_only_open_documents_can_be_edited() {
+    let (_d, ws) = workspace();
+    let (open, closed) = (ws.join("open.txt"), ws.join("closed.txt"));
+    fs::write(&closed, "x\n").unwrap();
+    let mut opts = Options::new(&ws);
+    opts.folders.clear();
+    let mut ed = Editor::start(opts);
+    ed.open(&open, "x\n");
+    ed.apply(plan(&open, json!([edit("x", "y")]))).expect("an open document may be edited");
+    assert_eq!(ed.text(&open), "y\n");
+    let (kind, data) = refusal(ed.apply(plan(&closed, json!([edit("x", "y")]))));
+    assert_eq!(kind, "outside_workspace");
+    assert!(data["message"].as_str().unwrap().contains("no workspace folder"), "{data}");
+}
+
+#[test]
+fn malformed_arguments_are_answered_and_the_server_stays_up() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "abc\n");
+    let bad_args = [
+        json!([]),
+        json!([1]),
+        json!(["not a plan"]),
+        json!([{"file_path": f, "edits": [{"old_string": 5, "new_string": "x"}]}]),
+        json!([{"file_path": f, "edits": []}]),
+        json!([{"file_path": f, "edits": [edit("a", "b")], "bogus": true}]),
+        json!([plan(&f, json!([edit("a", "b")])), plan(&f, json!([edit("a", "b")]))]),
+        json!([{"files": [{"file_path": f, "edits": [edit("a", "b")]}, {"file_path": uri(&f), "edits": [edit("c", "d")]}]}]),
+    ];
+    for args in bad_args {
+        let (kind, data) = refusal(ed.execute("multiedit.apply", args.clone(), Answer::Apply));
+        assert_eq!(kind, "invalid_plan", "{args}");
+        assert!(data["message"].as_str().unwrap().contains("InputValidationError"), "{data}");
+    }
+    let (_, data) = refusal(ed.execute("multiedit.apply", json!([{"file_path": f, "edits": [{"old_string": 5, "new_string": "x"}]}]), Answer::Apply));
+    assert!(data["message"].as_str().unwrap().contains("edits[0].old_string"), "names the field: {data}");
+
+    // Not even an ExecuteCommandParams: the framework's own "invalid params".
+    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": {"file_path": 1}}));
+    let e = ed.response(id, Answer::Apply).expect_err("refused");
+    assert_eq!(e["code"], -32602);
+    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.nope", "arguments": []}));
+    let e = ed.response(id, Answer::Apply).expect_err("refused");
+    assert!(e["message"].as_str().unwrap().contains("multiedit.apply"), "{e}");
+    // Garbage notifications are ignored.
+    ed.notify("textDocument/didChange", json!({"textDocument": {"uri": 7}}));
+    ed.notify("textDocument/didChange", json!({"textDocument": {"uri": uri(&ws.join("never-opened")), "version": 2}, "contentChanges": []}));
+    ed.notify("textDocument/didOpen", json!(null));
+    // A frame that is not JSON at all.
+    ed.send_raw(b"Content-Length: 9\r\n\r\n{not json");
+
+    ed.apply(plan(&f, json!([edit("abc", "xyz")]))).expect("still working");
+    assert_eq!(ed.text(&f), "xyz\n");
+    assert!(ed.shutdown().success());
+}
+
+#[test]
+fn a_client_without_apply_edit_gets_a_clear_error_and_preview_still_works() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut opts = Options::new(&ws);
+    opts.apply_edit = false;
+    let mut ed = Editor::start(opts);
+    ed.open(&f, "abc\n");
+    let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("abc", "x")]))));
+    assert_eq!(kind, "not_applied");
+    let msg = data["message"].as_str().unwrap();
+    assert!(msg.contains("workspace/applyEdit") && msg.contains("multiedit.preview"), "{msg}");
+    let r = ed.preview(plan(&f, json!([edit("abc", "x")]))).expect("preview works");
+    assert!(r["diff"].as_str().unwrap().contains("+x"));
+    assert!(ed.edits_seen.is_empty());
+}
+
+#[test]
+fn a_client_without_document_changes_gets_plain_changes() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut opts = Options::new(&ws);
+    opts.document_changes = false;
+    let mut ed = Editor::start(opts);
+    ed.open(&f, "abc\n");
+    ed.apply(plan(&f, json!([edit("b", "B")]))).expect("applied");
+    assert_eq!(ed.text(&f), "aBc\n");
+    assert!(ed.edits_seen[0]["edit"]["changes"][uri(&f)].is_array(), "{}", ed.edits_seen[0]);
+    // Such a client cannot create files: said before anything is sent.
+    let (kind, data) = refusal(ed.apply(plan(&ws.join("new.txt"), json!([edit("", "x")]))));
+    assert_eq!(kind, "not_applied");
+    assert!(data["message"].as_str().unwrap().contains("cannot create files"), "{data}");
+    assert_eq!(ed.edits_seen.len(), 1);
+}
+
+#[test]
+fn utf8_positions_when_the_client_offers_them() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut opts = Options::new(&ws);
+    opts.offer_utf8 = true;
+    let mut ed = Editor::start(opts);
+    assert_eq!(ed.init_result["capabilities"]["positionEncoding"], "utf-8");
+    assert_eq!(ed.enc, Enc::Utf8);
+    ed.open(&f, "é😀 a😀b c\n");
+    let at = "é😀 a😀".len();
+    ed.change(&f, at, at + 1, "B");
+    ed.apply(plan(&f, json!([edit("B c", "b C")]))).expect("applied");
+    assert_eq!(ed.text(&f), "é😀 a😀b C\n");
+    let range = &ed.edits_seen[0]["edit"]["documentChanges"][0]["edits"][0]["range"];
+    assert_eq!(range["start"]["character"].as_u64(), Some("é😀 a😀".len() as u64), "a byte column: {range}");
+    ed.assert_server_agrees(&f);
+}
+
+#[test]
+fn a_client_that_never_answers_times_out_and_the_next_command_works() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut opts = Options::new(&ws);
+    opts.init_options = json!({"applyEditTimeoutMs": 300});
+    let mut ed = Editor::start(opts);
+    ed.open(&f, "abc\n");
+    let started = std::time::Instant::now();
+    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([plan(&f, json!([edit("b", "B")]))]), Answer::Ignore));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(kind, "not_applied");
+    assert!(data["message"].as_str().unwrap().contains("did not answer workspace/applyEdit within 300 ms"), "{data}");
+    ed.apply(plan(&f, json!([edit("c", "C")]))).expect("the server is not stuck");
+    assert_eq!(ed.text(&f), "abC\n");
+}
+
+#[test]
+fn crlf_documents_keep_their_line_breaks() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "one\r\ntwo\r\nthree\r\n");
+    ed.apply(plan(&f, json!([edit("one\ntwo\n", "uno\ndos\nextra\n")]))).expect("applied");
+    assert_eq!(ed.text(&f), "uno\r\ndos\r\nextra\r\nthree\r\n");
+    ed.assert_server_agrees(&f);
+}
+
+#[test]
+fn a_plan_path_finds_the_buffer_however_the_editor_spelled_its_uri() {
+    let (_d, ws) = workspace();
+    let f = ws.join("with space é.txt");
+    fs::write(&f, "disk\n").unwrap();
+    let encoded = format!("file://{}", ws.display()) + "/with%20space%20%C3%A9.txt";
+    let mut ed = start(&ws);
+    ed.open_uri(&encoded, "buffer\n");
+    ed.apply(plan(&f, json!([edit("buffer", "edited buffer")]))).expect("applied");
+    assert_eq!(ed.buffers[&encoded].text, "edited buffer\n");
+    let doc = &ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"];
+    assert_eq!(doc["uri"], json!(encoded), "addressed with the editor's own URI");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "disk\n");
+    // After didClose the disk is what counts again.
+    ed.notify("textDocument/didClose", json!({"textDocument": {"uri": encoded}}));
+    ed.buffers.remove(&encoded);
+    ed.apply(plan(&f, json!([edit("disk", "DISK")]))).expect("applied");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "DISK\n");
+}
+
+#[test]
+fn partial_mode_reports_failed_edits() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "a b c\n");
+    let r = ed
+        .apply(json!({"file_path": f, "mode": "partial", "edits": [edit("a", "A"), edit("zzz", "y"), edit("c", "C")]}))
+        .expect("applied");
+    assert_eq!(ed.text(&f), "A b C\n");
+    assert_eq!(r["edits_failed"][0]["kind"], "not_found");
+    assert_eq!(r["edits_failed"][0]["edit_index"], 1);
+}
+
+#[test]
+fn logs_go_to_the_editor_and_stderr_never_stdout() {
+    let (_d, ws) = workspace();
+    let mut opts = Options::new(&ws);
+    opts.init_options = json!({"bogusOption": 1});
+    let mut ed = Editor::start(opts);
+    let f = ws.join("f.txt");
+    ed.open(&f, "x\n");
+    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("applied");
+    ed.drain(Duration::from_millis(300));
+    let logs: Vec<String> = ed
+        .received
+        .iter()
+        .filter(|m| m["method"] == "window/logMessage")
+        .map(|m| m["params"]["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(logs.iter().any(|l| l.contains("bogusOption")), "{logs:?}");
+    assert!(logs.iter().any(|l| l.contains("Applied 1 edit")), "{logs:?}");
+    assert!(ed.stderr_text().contains("bogusOption"));
+    // Every byte on stdout was a well-formed frame (the reader fails the test otherwise).
+    assert!(ed.shutdown().success());
+}

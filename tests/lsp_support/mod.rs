@@ -1,0 +1,551 @@
+//! A scripted editor for the language server tests: it spawns `multiedit lsp`, speaks JSON-RPC with
+//! Content-Length framing, keeps its own buffers, and answers `workspace/applyEdit` the way an editor
+//! does: it checks the versions, applies the edits with the negotiated position encoding, and sends
+//! the didChange that follows.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How the scripted editor answers the next `workspace/applyEdit`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Answer {
+    /// Check versions, apply, reply `{applied: true}`, send didChange (the normal editor).
+    Apply,
+    /// Reply `{applied: false}` without touching anything.
+    Refuse,
+    /// Never reply.
+    Ignore,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Enc {
+    Utf16,
+    Utf8,
+}
+
+pub struct Buffer {
+    pub text: String,
+    pub version: i32,
+}
+
+pub struct Options {
+    pub folders: Vec<PathBuf>,
+    pub init_options: Value,
+    pub apply_edit: bool,
+    pub document_changes: bool,
+    pub offer_utf8: bool,
+}
+
+impl Options {
+    pub fn new(folder: &Path) -> Self {
+        Options {
+            folders: vec![folder.to_path_buf()],
+            init_options: Value::Null,
+            apply_edit: true,
+            document_changes: true,
+            offer_utf8: false,
+        }
+    }
+}
+
+pub struct Editor {
+    child: Child,
+    stdin: ChildStdin,
+    rx: Receiver<Result<Value, String>>,
+    next_id: i64,
+    pub enc: Enc,
+    pub buffers: HashMap<String, Buffer>,
+    /// Notifications and requests from the server other than the answers awaited.
+    pub received: Vec<Value>,
+    /// What `workspace/applyEdit` requests carried, in order.
+    pub edits_seen: Vec<Value>,
+    pub stderr: Arc<Mutex<String>>,
+    pub init_result: Value,
+    document_changes: bool,
+}
+
+pub fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+pub fn path_of(uri: &str) -> PathBuf {
+    let path = uri.strip_prefix("file://").expect("file uri");
+    PathBuf::from(percent_encoding::percent_decode_str(path).decode_utf8().unwrap().into_owned())
+}
+
+/// Reads Content-Length frames; anything else on stdout is a protocol violation and is reported.
+fn read_frames(stdout: impl Read, tx: mpsc::Sender<Result<Value, String>>) {
+    let mut r = BufReader::new(stdout);
+    loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            match r.read_line(&mut line) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = tx.send(Err(format!("reading stdout: {e}")));
+                    return;
+                }
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.trim().parse::<usize>().ok();
+            } else if !line.starts_with("Content-Type: ") {
+                let _ = tx.send(Err(format!("not a protocol header on stdout: {line:?}")));
+                return;
+            }
+        }
+        let Some(n) = length else {
+            let _ = tx.send(Err("a frame without Content-Length".into()));
+            return;
+        };
+        let mut body = vec![0; n];
+        if r.read_exact(&mut body).is_err() {
+            return;
+        }
+        let msg = serde_json::from_slice(&body).map_err(|e| format!("a frame that is not JSON: {e}"));
+        if tx.send(msg).is_err() {
+            return;
+        }
+    }
+}
+
+/// Byte offset of an LSP position in `text`, clamped like a tolerant editor.
+pub fn offset(text: &str, line: u64, character: u64, enc: Enc) -> usize {
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for _ in 0..line {
+        let mut i = start;
+        while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            return text.len();
+        }
+        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
+    }
+    let mut col = 0u64;
+    for (i, c) in text[start..].char_indices() {
+        if col >= character || c == '\n' || c == '\r' {
+            return start + i;
+        }
+        col += match enc {
+            Enc::Utf16 => c.len_utf16() as u64,
+            Enc::Utf8 => c.len_utf8() as u64,
+        };
+    }
+    text.len()
+}
+
+/// The LSP position of a byte offset.
+pub fn position(text: &str, byte: usize, enc: Enc) -> Value {
+    let b = text.as_bytes();
+    let (mut line, mut line_start) = (0, 0);
+    for (i, &c) in b[..byte].iter().enumerate() {
+        if c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')) {
+            line += 1;
+            line_start = i + 1;
+        }
+    }
+    let col: usize = match enc {
+        Enc::Utf16 => text[line_start..byte].chars().map(char::len_utf16).sum(),
+        Enc::Utf8 => byte - line_start,
+    };
+    json!({"line": line, "character": col})
+}
+
+/// Applies LSP text edits (all against the original text, non-overlapping) and returns the new
+/// text. Panics on overlapping edits: the server must never send them.
+pub fn apply_text_edits(text: &str, edits: &[Value], enc: Enc) -> String {
+    let mut spans: Vec<(usize, usize, String)> = edits
+        .iter()
+        .map(|e| {
+            let r = &e["range"];
+            let s = offset(text, r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap(), enc);
+            let t = offset(text, r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap(), enc);
+            (s, t, e["newText"].as_str().unwrap().to_string())
+        })
+        .collect();
+    spans.sort_by_key(|s| (s.0, s.1));
+    for w in spans.windows(2) {
+        assert!(w[0].1 <= w[1].0, "overlapping edits from the server: {edits:?}");
+    }
+    let mut out = text.to_string();
+    for (s, t, new) in spans.iter().rev() {
+        out.replace_range(*s..*t, new);
+    }
+    out
+}
+
+impl Editor {
+    pub fn start(opts: Options) -> Editor {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn multiedit lsp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr_pipe = child.stderr.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || read_frames(stdout, tx));
+        let mut ed = Editor {
+            child,
+            stdin,
+            rx,
+            next_id: 1,
+            enc: Enc::Utf16,
+            buffers: HashMap::new(),
+            received: Vec::new(),
+            edits_seen: Vec::new(),
+            stderr,
+            init_result: Value::Null,
+            document_changes: opts.document_changes,
+        };
+        let folders: Vec<Value> = opts
+            .folders
+            .iter()
+            .map(|f| json!({"uri": uri(f), "name": f.file_name().map(|n| n.to_string_lossy().to_string())}))
+            .collect();
+        let mut workspace = json!({
+            "workspaceFolders": true,
+            "workspaceEdit": {"documentChanges": opts.document_changes, "resourceOperations": ["create", "rename", "delete"]},
+        });
+        if opts.apply_edit {
+            workspace["applyEdit"] = json!(true);
+        }
+        let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
+        let params = json!({
+            "processId": std::process::id(),
+            "rootUri": opts.folders.first().map(|f| uri(f)),
+            "workspaceFolders": if folders.is_empty() { Value::Null } else { json!(folders) },
+            "initializationOptions": opts.init_options,
+            "capabilities": {"workspace": workspace, "general": {"positionEncodings": encodings}},
+        });
+        let id = ed.request("initialize", params);
+        let result = ed.response(id, Answer::Apply).expect("initialize succeeds");
+        ed.enc = match result["capabilities"]["positionEncoding"].as_str() {
+            Some("utf-8") => Enc::Utf8,
+            Some("utf-16") | None => Enc::Utf16,
+            Some(other) => panic!("the server chose an encoding it was not offered: {other}"),
+        };
+        ed.init_result = result;
+        ed.notify("initialized", json!({}));
+        ed
+    }
+
+    pub fn send(&mut self, msg: &Value) {
+        let body = serde_json::to_string(msg).unwrap();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends several messages in one write, as a fast editor can.
+    pub fn send_batch(&mut self, msgs: &[Value]) {
+        let mut out = String::new();
+        for m in msgs {
+            let body = serde_json::to_string(m).unwrap();
+            out.push_str(&format!("Content-Length: {}\r\n\r\n{}", body.len(), body));
+        }
+        self.stdin.write_all(out.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn request_msg(&mut self, method: &str, params: Value) -> (i64, Value) {
+        let id = self.next_id;
+        self.next_id += 1;
+        (id, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> i64 {
+        let (id, msg) = self.request_msg(method, params);
+        self.send(&msg);
+        id
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn recv(&mut self, timeout: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(timeout) {
+            Ok(Ok(v)) => Some(v),
+            Ok(Err(e)) => panic!("{e}\nserver stderr:\n{}", self.stderr.lock().unwrap()),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                panic!("the server closed its output\nserver stderr:\n{}", self.stderr.lock().unwrap())
+            }
+        }
+    }
+
+    /// Waits for the response to request `id`, answering server requests on the way.
+    /// `Ok(result)` or `Err(error object)`.
+    pub fn response(&mut self, id: i64, answer: Answer) -> Result<Value, Value> {
+        loop {
+            let msg = self
+                .recv(TIMEOUT)
+                .unwrap_or_else(|| panic!("no response to request {id}\nstderr:\n{}", self.stderr.lock().unwrap()));
+            if msg.get("method").is_some() {
+                if msg.get("id").is_some() {
+                    self.answer_server_request(&msg, answer);
+                } else {
+                    self.received.push(msg);
+                }
+                continue;
+            }
+            if msg["id"].is_null() {
+                // An error about a message that had no id (a frame the server could not parse).
+                self.received.push(msg);
+                continue;
+            }
+            if msg["id"] == json!(id) {
+                if let Some(e) = msg.get("error") {
+                    return Err(e.clone());
+                }
+                return Ok(msg["result"].clone());
+            }
+            panic!("a response to an unknown request: {msg}");
+        }
+    }
+
+    fn answer_server_request(&mut self, msg: &Value, answer: Answer) {
+        let id = msg["id"].clone();
+        match msg["method"].as_str().unwrap() {
+            "workspace/applyEdit" => {
+                self.edits_seen.push(msg["params"].clone());
+                match answer {
+                    Answer::Ignore => {}
+                    Answer::Refuse => {
+                        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"applied": false}}));
+                    }
+                    Answer::Apply => {
+                        let result = match self.apply_workspace_edit(&msg["params"]["edit"]) {
+                            Ok(()) => json!({"applied": true}),
+                            Err(reason) => json!({"applied": false, "failureReason": reason}),
+                        };
+                        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                    }
+                }
+            }
+            other => {
+                self.received.push(msg.clone());
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("{other} not handled")}}));
+            }
+        }
+    }
+
+    /// Applies a WorkspaceEdit as an editor would: all versions checked first, then every change;
+    /// open buffers change in memory (followed by didChange), closed files on disk.
+    pub fn apply_workspace_edit(&mut self, edit: &Value) -> Result<(), String> {
+        let mut steps: Vec<(Option<String>, String, Option<i64>, Vec<Value>)> = Vec::new();
+        if let Some(changes) = edit.get("documentChanges") {
+            assert!(self.document_changes, "documentChanges sent to a client that does not support them");
+            for c in changes.as_array().unwrap() {
+                match c.get("kind").and_then(Value::as_str) {
+                    Some("create") => steps.push((Some("create".into()), c["uri"].as_str().unwrap().into(), None, vec![])),
+                    Some(k) => return Err(format!("unexpected resource operation {k}")),
+                    None => steps.push((
+                        None,
+                        c["textDocument"]["uri"].as_str().unwrap().into(),
+                        c["textDocument"]["version"].as_i64(),
+                        c["edits"].as_array().unwrap().clone(),
+                    )),
+                }
+            }
+        } else if let Some(changes) = edit.get("changes").and_then(Value::as_object) {
+            for (u, edits) in changes {
+                steps.push((None, u.clone(), None, edits.as_array().unwrap().clone()));
+            }
+        } else {
+            return Err("an empty WorkspaceEdit".into());
+        }
+        for (op, u, version, _) in &steps {
+            if op.is_some() {
+                if path_of(u).exists() {
+                    return Err(format!("{u} already exists"));
+                }
+                continue;
+            }
+            if let Some(buf) = self.buffers.get(u) {
+                match version {
+                    Some(v) if *v != buf.version as i64 => {
+                        return Err(format!("{u} is at version {}, the edit is for {v}", buf.version))
+                    }
+                    None if self.document_changes => {
+                        return Err(format!("{u} is open but the edit carries no version"))
+                    }
+                    _ => {}
+                }
+            } else if version.is_some() {
+                return Err(format!("{u} is not open but the edit carries a version"));
+            }
+        }
+        for (op, u, _, edits) in steps {
+            if op.is_some() {
+                std::fs::write(path_of(&u), "").unwrap();
+                continue;
+            }
+            let enc = self.enc;
+            if self.buffers.contains_key(&u) {
+                let old = self.buffers[&u].text.clone();
+                let new = apply_text_edits(&old, &edits, enc);
+                // Sent back as incremental changes, last first, so each range holds as the server
+                // applies them in order.
+                let mut sorted = edits.clone();
+                sorted.sort_by_key(|e| {
+                    let s = &e["range"]["start"];
+                    std::cmp::Reverse((s["line"].as_u64().unwrap(), s["character"].as_u64().unwrap()))
+                });
+                let buf = self.buffers.get_mut(&u).unwrap();
+                buf.text = new;
+                buf.version += 1;
+                let version = buf.version;
+                let changes: Vec<Value> =
+                    sorted.iter().map(|e| json!({"range": e["range"], "text": e["newText"]})).collect();
+                self.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": u, "version": version}, "contentChanges": changes}),
+                );
+            } else {
+                let path = path_of(&u);
+                let old = std::fs::read_to_string(&path).map_err(|e| format!("{u}: {e}"))?;
+                std::fs::write(&path, apply_text_edits(&old, &edits, enc)).unwrap();
+            }
+        }
+        Ok(())
+    }
+
+    pub fn open(&mut self, path: &Path, text: &str) {
+        let u = uri(path);
+        self.open_uri(&u, text);
+    }
+
+    pub fn open_uri(&mut self, u: &str, text: &str) {
+        self.buffers.insert(u.to_string(), Buffer { text: text.to_string(), version: 1 });
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": u, "languageId": "plaintext", "version": 1, "text": text}}),
+        );
+    }
+
+    pub fn close(&mut self, path: &Path) {
+        let u = uri(path);
+        self.buffers.remove(&u);
+        self.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+    }
+
+    /// The didChange that replaces `[start, end)` (byte offsets of the buffer) with `text`.
+    pub fn change_msg(&mut self, path: &Path, start: usize, end: usize, text: &str) -> Value {
+        let u = uri(path);
+        let enc = self.enc;
+        let buf = self.buffers.get_mut(&u).expect("open buffer");
+        let range = json!({"start": position(&buf.text, start, enc), "end": position(&buf.text, end, enc)});
+        buf.text.replace_range(start..end, text);
+        buf.version += 1;
+        json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": u, "version": buf.version},
+            "contentChanges": [{"range": range, "text": text}],
+        }})
+    }
+
+    pub fn change(&mut self, path: &Path, start: usize, end: usize, text: &str) {
+        let msg = self.change_msg(path, start, end, text);
+        self.send(&msg);
+    }
+
+    pub fn text(&self, path: &Path) -> &str {
+        &self.buffers[&uri(path)].text
+    }
+
+    pub fn execute(&mut self, command: &str, args: Value, answer: Answer) -> Result<Value, Value> {
+        let id = self.request("workspace/executeCommand", json!({"command": command, "arguments": args}));
+        self.response(id, answer)
+    }
+
+    pub fn apply(&mut self, plan: Value) -> Result<Value, Value> {
+        self.execute("multiedit.apply", json!([plan]), Answer::Apply)
+    }
+
+    pub fn preview(&mut self, plan: Value) -> Result<Value, Value> {
+        self.execute("multiedit.preview", json!([plan]), Answer::Apply)
+    }
+
+    /// What the server holds for an open document, read back through a preview that replaces the
+    /// whole text (it fails if the server's copy differs from the buffer).
+    pub fn assert_server_agrees(&mut self, path: &Path) {
+        let text = self.text(path).to_string();
+        assert!(!text.is_empty(), "use on a non-empty buffer");
+        let r = self.preview(json!({"file_path": path, "edits": [{"old_string": text, "new_string": format!("{text}.")}]}));
+        assert!(r.is_ok(), "the server's copy of {} differs from the buffer {text:?}: {r:?}", path.display());
+    }
+
+    pub fn shutdown(mut self) -> std::process::ExitStatus {
+        let id = self.request("shutdown", Value::Null);
+        self.response(id, Answer::Apply).expect("shutdown succeeds");
+        self.notify("exit", Value::Null);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "the server did not exit after `exit`");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Collects what the server sends for `d` (notifications may overtake or trail responses).
+    pub fn drain(&mut self, d: Duration) {
+        let deadline = std::time::Instant::now() + d;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.recv(left) {
+                Some(m) => self.received.push(m),
+                None => break,
+            }
+        }
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
