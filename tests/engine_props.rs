@@ -66,7 +66,7 @@ fn engine(text: &str, edits: Vec<Edit>) -> Result<String, Kind> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
 
     #[test]
     fn composed_equals_one_by_one(t in text(), edits in prop::collection::vec(edit(), 1..8)) {
@@ -76,6 +76,26 @@ proptest! {
     /// Enough distinct needles for the one-pass multi-pattern index.
     #[test]
     fn composed_equals_one_by_one_with_many_edits(t in text(), edits in prop::collection::vec(edit(), 24..48)) {
+        prop_assert_eq!(engine(&t, edits.clone()), one_by_one(&t, &edits));
+    }
+
+    /// Long needles cut from the text itself, enough of them for the gram index and the touch tracker.
+    #[test]
+    fn composed_equals_one_by_one_with_long_needles(
+        t in prop::collection::vec(prop::sample::select(vec!["ab", "é", "😀", "\n", " ", "xyz", "ba", "let v"]), 20..120).prop_map(|v| v.concat()),
+        cuts in prop::collection::vec((0usize..1000, 15usize..40, 0..3u8, prop::sample::select(vec!["", "Q", "ab", "let v\n"])), 16..30),
+    ) {
+        let edits: Vec<Edit> = cuts
+            .iter()
+            .map(|&(at, len, e, new)| {
+                let mut a = at % t.len().max(1);
+                while !t.is_char_boundary(a) { a -= 1; }
+                let mut b = (a + len).min(t.len());
+                while !t.is_char_boundary(b) { b -= 1; }
+                let old = if b > a { &t[a..b] } else { "zz" };
+                Edit { old_string: old.to_string(), new_string: new.to_string(), expect: match e { 0 => Expect::One, 1 => Expect::All, _ => Expect::Exactly(2) } }
+            })
+            .collect();
         prop_assert_eq!(engine(&t, edits.clone()), one_by_one(&t, &edits));
     }
 

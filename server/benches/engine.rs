@@ -1,1 +1,79 @@
-fn main(){}
+//! Engine cost with real sizes: `cargo bench --bench engine`.
+//!
+//! `peer_style_*` is the way today's tools work (materialise the text, rescan the whole file for every
+//! edit), kept here so the comparison runs on the same machine.
+
+use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
+
+fn main() {
+    divan::main();
+}
+
+/// A code-like text of about `bytes` bytes whose every line is unique.
+fn source(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 100);
+    let mut i = 0u64;
+    while s.len() < bytes {
+        s.push_str(&format!("    let value_{i} = compute({i}, \"{:x}\"); // step {i}\n", i.wrapping_mul(0x9e3779b97f4a7c15)));
+        i += 1;
+    }
+    s
+}
+
+/// `n` edits of lines spread evenly through the text, in file order.
+fn edits(text: &str, n: usize) -> Vec<Edit> {
+    let lines: Vec<&str> = text.lines().collect();
+    let step = lines.len() / n;
+    (0..n)
+        .map(|k| {
+            let line = lines[k * step];
+            Edit::new(line, &line.replace("compute(", "compute_fast("))
+        })
+        .collect()
+}
+
+fn plan(edits: Vec<Edit>) -> Plan {
+    Plan { files: vec![FilePlan { file_path: "/bench.rs".into(), edits }], options: Options::default() }
+}
+
+fn run(bencher: divan::Bencher, bytes: usize, n: usize) {
+    let text = source(bytes);
+    let plan = plan(edits(&text, n));
+    bencher.bench(|| {
+        let out = apply_plan(&plan, &[Some(&text)]).expect("plan applies");
+        divan::black_box(out);
+    });
+}
+
+#[divan::bench(sample_count = 20)]
+fn mb1_edits100(b: divan::Bencher) {
+    run(b, 1 << 20, 100)
+}
+
+#[divan::bench(sample_count = 20)]
+fn mb10_edits1(b: divan::Bencher) {
+    run(b, 10 << 20, 1)
+}
+
+#[divan::bench(sample_count = 20)]
+fn mb10_edits1000(b: divan::Bencher) {
+    run(b, 10 << 20, 1000)
+}
+
+/// Rescan-per-edit, as the peers do: each edit counts its matches in the whole current text and
+/// rebuilds the string.
+fn peer_style(text: &str, edits: &[Edit]) -> String {
+    let mut cur = text.to_string();
+    for e in edits {
+        assert_eq!(cur.matches(e.old_string.as_str()).count(), 1);
+        cur = cur.replacen(e.old_string.as_str(), &e.new_string, 1);
+    }
+    cur
+}
+
+#[divan::bench(sample_count = 3)]
+fn peer_style_mb10_edits1000(b: divan::Bencher) {
+    let text = source(10 << 20);
+    let e = edits(&text, 1000);
+    b.bench(|| divan::black_box(peer_style(&text, &e)));
+}

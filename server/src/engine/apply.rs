@@ -9,7 +9,7 @@ use super::eol::{apply_replacements, View};
 use super::hints;
 use super::plan::{Dialect, Expect, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
-use super::search::{find_matches, OriginalIndex};
+use super::search::{find_matches, OriginalIndex, Touching, TOUCHING_THRESHOLD};
 use super::tolerant::{self, Tier};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -162,6 +162,8 @@ impl<'p> FileRun<'p> {
         let needle_refs: Vec<&str> = olds[start..].iter().map(|s| s.as_ref()).collect();
         let mut index = OriginalIndex::new(&view.text, &needle_refs);
         let mut cs = ChangeSet::new(&view.text);
+        let mut touching =
+            if needle_refs.len() >= TOUCHING_THRESHOLD { Touching::new(&needle_refs) } else { None };
         let mut skip = vec![false; edits.len()];
 
         if self.opts.dialect == Dialect::ClaudeCode {
@@ -172,7 +174,7 @@ impl<'p> FileRun<'p> {
                     skip[i] = true;
                     continue;
                 }
-                let found = find_matches(&cs, &mut index, &olds[i]);
+                let found = find_matches(&cs, &mut index, touching.as_ref(), &olds[i]);
                 if let Err(r) = check_count(&found, edits[i].expect, &edits[i].old_string, false) {
                     let r = with_hint(r, &view.text, &found, &olds[i], &news[i]);
                     self.fail(r.at(i))?;
@@ -199,7 +201,7 @@ impl<'p> FileRun<'p> {
                     continue;
                 }
             }
-            let mut found = find_matches(&cs, &mut index, &olds[i]);
+            let mut found = find_matches(&cs, &mut index, touching.as_ref(), &olds[i]);
             let mut new_text: Cow<'_, str> = Cow::Borrowed(news[i].as_ref());
             let mut tier = None;
             if found.is_empty()
@@ -221,7 +223,10 @@ impl<'p> FileRun<'p> {
                 self.fail(r.at(i))?;
                 continue;
             }
-            cs.apply(&found, &new_text);
+            let made = cs.apply(&found, &new_text);
+            if let Some(t) = touching.as_mut() {
+                t.record(&cs, &made);
+            }
             applied_news.push(&edit.new_string);
             self.applied.push(EditReport {
                 edit_index: i,

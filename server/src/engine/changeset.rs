@@ -88,6 +88,14 @@ impl<'a> ChangeSet<'a> {
         }
     }
 
+    /// Like `current_slice`, for a range that may not fall on character boundaries (a stale candidate):
+    /// appends nothing then.
+    pub fn current_slice_checked(&self, x: usize, y: usize, out: &mut String) {
+        if self.is_boundary(x) && self.is_boundary(y) {
+            self.current_slice(x, y, out);
+        }
+    }
+
     pub fn current_text(&self) -> String {
         let mut s = String::with_capacity(self.cur_len);
         self.current_slice(0, self.cur_len, &mut s);
@@ -100,8 +108,7 @@ impl<'a> ChangeSet<'a> {
         let mut out: Vec<(usize, usize)> = Vec::new();
         let pad = m.saturating_sub(1);
         for i in 0..self.reps.len() {
-            let x = self.floor_boundary(self.cur_start[i].saturating_sub(pad));
-            let y = self.ceil_boundary((self.cur_end(i) + pad).min(self.cur_len));
+            let (x, y) = self.window_of(i, pad);
             match out.last_mut() {
                 Some(last) if last.1 >= x => last.1 = last.1.max(y),
                 _ => out.push((x, y)),
@@ -143,45 +150,47 @@ impl<'a> ChangeSet<'a> {
         idx > 0 && self.cur_end(idx - 1) > x
     }
 
-    /// Replaces the current ranges `matches` (sorted, non-overlapping, non-empty) with `new`.
-    pub fn apply(&mut self, matches: &[(usize, usize)], new: &str) {
+    /// Replaces the current ranges `matches` (sorted, non-overlapping, non-empty) with `new`. Returns the
+    /// indices of the replacements this created or grew.
+    pub fn apply(&mut self, matches: &[(usize, usize)], new: &str) -> Vec<usize> {
+        let mut made = Vec::new();
         if matches.is_empty() {
-            return;
+            return made;
         }
+        let old = Folding {
+            orig: self.orig,
+            orig_start: self.reps.iter().map(|r| r.start).collect(),
+            cur_end: (0..self.reps.len()).map(|i| self.cur_end(i)).collect(),
+            cur_start: std::mem::take(&mut self.cur_start),
+            cur_len: self.cur_len,
+        };
         let old_reps = std::mem::take(&mut self.reps);
-        let old_cur = std::mem::take(&mut self.cur_start);
-        let old = Folding { orig: self.orig, reps: old_reps, cur_start: old_cur, cur_len: self.cur_len };
-        let mut out: Vec<Replacement> = Vec::with_capacity(old.reps.len() + matches.len());
-        let mut reps = old.reps.iter().enumerate().peekable();
+        let mut out: Vec<Replacement> = Vec::with_capacity(old_reps.len() + matches.len());
+        let mut reps = old_reps.into_iter().enumerate().peekable();
         let mut pending: Option<Pending> = None;
 
         for &(ca, cb) in matches {
             let merge = matches!(&pending, Some(p) if ca <= p.cur_end);
             if !merge {
                 if let Some(p) = pending.take() {
+                    made.push(out.len());
                     out.push(p.rep);
                 }
                 // Replacements that end before the match stay as they are.
-                while let Some(&(i, r)) = reps.peek() {
-                    if old.cur_end(i) < ca {
-                        out.push(r.clone());
-                        reps.next();
+                while let Some((i, _)) = reps.peek() {
+                    if old.cur_end[*i] < ca {
+                        out.push(reps.next().expect("peeked").1);
                     } else {
                         break;
                     }
                 }
                 let p = match reps.peek() {
-                    Some(&(i, r)) if old.cur_start[i] <= ca => {
-                        reps.next();
-                        Pending {
-                            cur_begin: old.cur_start[i],
-                            cur_end: old.cur_end(i),
-                            shift: 0,
-                            rep: r.clone(),
-                        }
+                    Some((i, _)) if old.cur_start[*i] <= ca => {
+                        let (i, r) = reps.next().expect("peeked");
+                        Pending { cur_begin: old.cur_start[i], cur_end: old.cur_end[i], shift: 0, rep: r }
                     }
                     next => {
-                        let i = next.map_or(old.reps.len(), |&(i, _)| i);
+                        let i = next.map_or(old.cur_start.len(), |(i, _)| *i);
                         let o = (ca as isize - old.delta_before(i)) as usize;
                         Pending {
                             cur_begin: ca,
@@ -201,11 +210,32 @@ impl<'a> ChangeSet<'a> {
             p.shift += new.len() as isize - (cb - ca) as isize;
         }
         if let Some(p) = pending.take() {
+            made.push(out.len());
             out.push(p.rep);
         }
-        out.extend(reps.map(|(_, r)| r.clone()));
+        out.extend(reps.map(|(_, r)| r));
         self.reps = out;
         self.recompute();
+        made
+    }
+
+    /// The window of current text around replacement `i` in which a needle of up to `pad + 1` bytes
+    /// could touch it.
+    pub fn window_of(&self, i: usize, pad: usize) -> (usize, usize) {
+        let x = self.floor_boundary(self.cur_start[i].saturating_sub(pad));
+        let y = self.ceil_boundary((self.cur_end(i) + pad).min(self.cur_len));
+        (x, y)
+    }
+
+    /// Original start and current start of replacement `i`.
+    pub fn rep_anchor(&self, i: usize) -> (usize, usize) {
+        (self.reps[i].start, self.cur_start[i])
+    }
+
+    /// Current start of the replacement whose original start is `start`, if there is one.
+    pub fn cur_start_of(&self, start: usize) -> Option<usize> {
+        let i = self.reps.partition_point(|r| r.start < start);
+        (i < self.reps.len() && self.reps[i].start == start).then(|| self.cur_start[i])
     }
 
     fn recompute(&mut self) {
@@ -248,21 +278,19 @@ impl<'a> ChangeSet<'a> {
     }
 }
 
-/// The set being folded into, read-only while the new one is built.
+/// Positions of the set being folded into, read while its replacements are moved into the new one.
 struct Folding<'a> {
     orig: &'a str,
-    reps: Vec<Replacement>,
+    orig_start: Vec<usize>,
     cur_start: Vec<usize>,
+    cur_end: Vec<usize>,
     cur_len: usize,
 }
 
 impl Folding<'_> {
-    fn cur_end(&self, i: usize) -> usize {
-        self.cur_start[i] + self.reps[i].text.len()
-    }
     fn delta_before(&self, i: usize) -> isize {
-        if i < self.reps.len() {
-            self.cur_start[i] as isize - self.reps[i].start as isize
+        if i < self.orig_start.len() {
+            self.cur_start[i] as isize - self.orig_start[i] as isize
         } else {
             self.cur_len as isize - self.orig.len() as isize
         }
@@ -281,18 +309,18 @@ struct Pending {
 impl Pending {
     /// Grows the replacement to cover old current text up to `x`, swallowing every old replacement it
     /// reaches or touches.
-    fn extend_to<'r, I>(&mut self, x: usize, old: &Folding<'_>, reps: &mut std::iter::Peekable<I>)
+    fn extend_to<I>(&mut self, x: usize, old: &Folding<'_>, reps: &mut std::iter::Peekable<I>)
     where
-        I: Iterator<Item = (usize, &'r Replacement)>,
+        I: Iterator<Item = (usize, Replacement)>,
     {
         loop {
-            let next_start = reps.peek().map(|&(i, _)| old.cur_start[i]);
+            let next_start = reps.peek().map(|(i, _)| old.cur_start[*i]);
             if let Some(ns) = next_start {
                 if ns <= self.cur_end {
                     let (i, r) = reps.next().expect("peeked");
                     self.rep.text.push_str(&r.text);
                     self.rep.end = r.end;
-                    self.cur_end = old.cur_end(i);
+                    self.cur_end = old.cur_end[i];
                     continue;
                 }
             }

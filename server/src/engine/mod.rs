@@ -8,6 +8,7 @@ mod apply;
 pub mod changeset;
 pub mod diff;
 mod eol;
+mod grams;
 mod hints;
 pub mod plan;
 pub mod refusal;
