@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every test of the project, in one command (the README's test command; .ci/run installs what it needs
+# and calls this). Runs: the Rust tests (engine, CLI, language server, Neovim, reliability), a bounded
+# differential fuzzing run, and the VS Code extension's unit and end-to-end tests in real VS Code.
+# Exits non-zero when anything failed; the last line sums up the suites.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CARGO_TERM_COLOR=never
+
+results=()
+failed=0
+run() {
+  local name=$1; shift
+  echo "==== $name: $*"
+  local t0=$(date +%s)
+  if "$@"; then results+=("$name: ok ($(( $(date +%s) - t0 )) s)")
+  else results+=("$name: FAILED ($(( $(date +%s) - t0 )) s)"); failed=$((failed + 1)); fi
+}
+
+run "rust tests" cargo test --workspace --no-fail-fast
+run "fuzzing" bash tests/fuzz.sh
+run "vscode" bash tests/vscode/run.sh
+
+echo "==== summary"
+printf '%s\n' "${results[@]}"
+echo "suites: $(( ${#results[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]
