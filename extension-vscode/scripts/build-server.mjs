@@ -26,4 +26,12 @@ mkdirSync(join(extRoot, 'bin'), { recursive: true });
 const dest = join(extRoot, 'bin', exe);
 copyFileSync(source, dest);
 chmodSync(dest, 0o755);
+// Debug information is not needed in the package; strip it when `strip` is available.
+if (process.platform !== 'win32' && process.env.MULTIEDIT_NO_STRIP !== '1') {
+  try {
+    execFileSync('strip', [dest], { stdio: 'ignore' });
+  } catch {
+    console.log('strip not available; bundling the binary as built');
+  }
+}
 console.log(`bundled ${source} -> ${dest}`);

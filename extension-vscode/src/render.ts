@@ -102,7 +102,10 @@ export function refusalLocation(refusal: Refusal): string {
 /** One-line text for an error notification. */
 export function renderRefusalNotification(refusal: Refusal): string {
   const where = refusalLocation(refusal);
-  return `MultiEdit refused the plan${where ? ` (${where})` : ''}: ${oneLine(renderRefusalText(refusal))}`;
+  const hint = refusal.data?.hint?.trim();
+  const message = oneLine(refusal.message);
+  const tail = hint && !refusal.message.includes(hint) ? ` — Hint: ${oneLine(hint)}` : '';
+  return `MultiEdit refused the plan${where ? ` (${where})` : ''}: ${message}${tail}`;
 }
 
 function fence(text: string, lang = ''): string {
@@ -181,7 +184,7 @@ export function renderConfirmationMarkdown(plan: Plan, diff?: string): string {
     md += `\`${(f.file_path ?? '').replace(/`/g, "'")}\`\n\n`;
     md += fence(describeEdits(f.edits ?? []).join('\n')) + '\n\n';
   }
-  if (diff && diff.trim()) md += fence(diff.length > 6000 ? diff.slice(0, 6000) + '\n…' : diff, 'diff') + '\n';
+  if (diff && diff.trim()) md += 'Diff:\n\n' + fence(diff.length > 6000 ? diff.slice(0, 6000) + '\n…' : diff, 'diff') + '\n';
   return md;
 }
 

