@@ -12,7 +12,17 @@ pub const TEMP_PREFIX: &str = ".multiedit-";
 pub const TEMP_SUFFIX: &str = ".tmp";
 
 fn io_refusal(path: &Path, what: &str, e: &std::io::Error) -> Refusal {
-    Refusal::new(Kind::Io, format!("Cannot {what} {}: {e}. Nothing was changed.", path.display()))
+    Refusal::new(Kind::Io, format!("Cannot {what} {}: {}. Nothing was changed.", path.display(), os_error(e)))
+}
+
+/// The error as the OS put it. tempfile appends ` at path "<temporary file>"`, a name the caller never
+/// sees and that is gone by the time they read the message.
+fn os_error(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at path \"") {
+        Some(cut) if e.raw_os_error().is_none() && text.ends_with('"') => text[..cut].to_string(),
+        _ => text,
+    }
 }
 
 /// The file's bytes, `None` if it does not exist. A directory, a dangling symlink or an unreadable
@@ -118,6 +128,13 @@ fn stage(w: Write1) -> Result<Staged, Refusal> {
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     if w.before.is_none() {
         fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
+    }
+    if w.before.is_some() && fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
+        // Renaming over it would succeed (the folder is writable), but the file says: do not write me.
+        return Err(Refusal::new(
+            Kind::Io,
+            format!("Cannot edit {}: the file is read-only. Nothing was changed.", w.path.display()),
+        ));
     }
     remove_stale_temps(&dir);
     let mut temp = tempfile::Builder::new()
