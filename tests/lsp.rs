@@ -508,7 +508,7 @@ fn logs_go_to_the_editor_and_stderr_never_stdout() {
         .map(|m| m["params"]["message"].as_str().unwrap().to_string())
         .collect();
     assert!(logs.iter().any(|l| l.contains("bogusOption")), "{logs:?}");
-    assert!(logs.iter().any(|l| l.contains("Applied 1 edit")), "{logs:?}");
+    assert!(logs.iter().any(|l| l.contains(&format!("multiedit.apply: applied 1 edit(s) to {}", f.display()))), "{logs:?}");
     assert!(ed.stderr_text().contains("bogusOption"));
     // Every byte on stdout was a well-formed frame (the reader fails the test otherwise).
     assert!(ed.shutdown().success());

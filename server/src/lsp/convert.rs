@@ -37,47 +37,34 @@ impl Encoding {
     }
 }
 
-/// Char index of the end of `line`'s content, before its line break (`\n`, `\r\n` or `\r`).
-fn line_content_end(rope: &Rope, line: usize) -> usize {
-    if line + 1 >= rope.len_lines() {
-        return rope.len_chars();
-    }
-    let next = rope.line_to_char(line + 1);
-    let start = rope.line_to_char(line);
-    let mut end = next;
-    if end > start && rope.char(end - 1) == '\n' {
-        end -= 1;
-    }
-    if end > start && rope.char(end - 1) == '\r' {
-        end -= 1;
-    }
-    end
-}
-
 /// Char index of an LSP position. Out-of-range positions are clamped as the specification says (a
 /// column past the line end means the line end, a line past the end means the end of the text), and a
 /// column inside a surrogate pair or a multi-byte character means that character: a bad position from
 /// a client must never panic the server.
+///
+/// The column is resolved inside the line's own slice: two descents of the whole rope per position,
+/// so a keystroke costs nearly the same on 10 MB as on 10 KB.
 pub fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
     let line = pos.line as usize;
     if line >= rope.len_lines() {
         return rope.len_chars();
     }
     let start = rope.line_to_char(line);
-    let end = line_content_end(rope, line);
-    let col = pos.character as usize;
-    match enc {
-        Encoding::Utf16 => {
-            let s16 = rope.char_to_utf16_cu(start);
-            let e16 = rope.char_to_utf16_cu(end);
-            rope.utf16_cu_to_char(s16.saturating_add(col).min(e16))
-        }
-        Encoding::Utf8 => {
-            let sb = rope.char_to_byte(start);
-            let eb = rope.char_to_byte(end);
-            rope.byte_to_char(sb.saturating_add(col).min(eb))
-        }
+    let slice = rope.line(line);
+    let mut len = slice.len_chars();
+    if len > 0 && slice.char(len - 1) == '\n' {
+        len -= 1;
     }
+    if len > 0 && slice.char(len - 1) == '\r' {
+        len -= 1;
+    }
+    let content = slice.slice(..len);
+    let col = pos.character as usize;
+    start
+        + match enc {
+            Encoding::Utf16 => content.utf16_cu_to_char(col.min(content.len_utf16_cu())),
+            Encoding::Utf8 => content.byte_to_char(col.min(content.len_bytes())),
+        }
 }
 
 /// The LSP position of a byte offset (clamped to the text, and to the start of the character it falls in).

@@ -54,7 +54,14 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     match answer {
         Ok(Ok(response)) if response.applied => {
             let result = result_json(&prepared);
-            log(client, MessageType::LOG, format!("{APPLY}: {}", prepared.outcome.message())).await;
+            // One line per file: the full report, with every old and new string, goes to the caller.
+            let summary: Vec<String> = prepared
+                .outcome
+                .files
+                .iter()
+                .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
+                .collect();
+            log(client, MessageType::LOG, format!("{APPLY}: applied {}", summary.join(", "))).await;
             Ok(Some(result))
         }
         Ok(Ok(response)) => {

@@ -1,0 +1,156 @@
+//! Language server cost: `cargo bench --bench lsp`.
+//!
+//! - `apply_handler`: what the server does for `multiedit.apply` with a 10-edit plan on a 1 MB open
+//!   document, in process: snapshot, engine, positions, the WorkspaceEdit built and serialized, the
+//!   result object. The editor's own work is excluded.
+//! - `apply_round_trip`: the same command through the whole server (framing, JSON-RPC, the
+//!   framework's scheduling, DocSync) over an in-process pipe, with a scripted client answering
+//!   `workspace/applyEdit` at once. It answers without sending the didChange an editor would, so the
+//!   document, and the plan, stay valid from one iteration to the next.
+//! - `keystroke`: one didChange inserting one character in the middle of a 10 KB and a 10 MB open
+//!   document, from the notification's JSON to the updated rope (what `DocSync` runs per keystroke).
+
+use std::sync::Arc;
+
+use multiedit::lsp::commands::{self, APPLY};
+use multiedit::lsp::notifications::{self, DID_CHANGE, DID_OPEN};
+use multiedit::lsp::session::{Config, Session};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+fn main() {
+    divan::main();
+}
+
+const URI: &str = "file:///bench/ws/big.rs";
+const PATH: &str = "/bench/ws/big.rs";
+
+/// A code-like text of about `bytes` bytes whose every line is unique, with some astral characters so
+/// UTF-16 columns differ from char columns.
+fn source(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 100);
+    let mut i = 0u64;
+    while s.len() < bytes {
+        s.push_str(&format!("    let value_{i} = compute({i}, \"😀{:x}\"); // step {i}\n", i.wrapping_mul(0x9e3779b97f4a7c15)));
+        i += 1;
+    }
+    s
+}
+
+/// A plan of `n` edits of lines spread evenly through the text.
+fn plan(text: &str, n: usize) -> Value {
+    let lines: Vec<&str> = text.lines().collect();
+    let step = lines.len() / n;
+    let edits: Vec<Value> = (0..n)
+        .map(|k| {
+            let line = lines[k * step + step / 2];
+            json!({"old_string": line, "new_string": line.replace("compute(", "compute_fast(")})
+        })
+        .collect();
+    json!({"file_path": PATH, "edits": edits})
+}
+
+fn initialize_params() -> Value {
+    json!({
+        "processId": null,
+        "rootUri": "file:///bench/ws",
+        "capabilities": {"workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}}},
+    })
+}
+
+fn session_with(text: &str) -> (Session, Config) {
+    let session = Session::default();
+    let (config, _) = Config::from_initialize(&initialize_params());
+    session.set_config(config.clone());
+    let open = json!({"textDocument": {"uri": URI, "languageId": "rust", "version": 1, "text": text}});
+    notifications::handle(&session, DID_OPEN, Some(&open)).unwrap();
+    (session, config)
+}
+
+#[divan::bench]
+fn apply_handler(bencher: divan::Bencher) {
+    let text = source(1 << 20);
+    let (session, config) = session_with(&text);
+    let args = vec![plan(&text, 10)];
+    bencher.bench_local(|| {
+        let prepared = commands::prepare(&session, &config, APPLY, &args).expect("plan applies");
+        let wire = serde_json::to_vec(&prepared.edit).unwrap();
+        let result = commands::result_json(&prepared);
+        (wire.len(), result)
+    });
+}
+
+async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, msg: &Value) {
+    let body = serde_json::to_vec(msg).unwrap();
+    w.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await.unwrap();
+    w.write_all(&body).await.unwrap();
+    w.flush().await.unwrap();
+}
+
+async fn read_frame<R: AsyncBufReadExt + Unpin>(r: &mut R) -> Value {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).await.unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            length = n.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    r.read_exact(&mut body).await.unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[divan::bench]
+fn apply_round_trip(bencher: divan::Bencher) {
+    let text = source(1 << 20);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    runtime.spawn(multiedit::lsp::serve(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_end);
+    let mut client_read = BufReader::new(client_read);
+    let command = Arc::new(json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",
+        "params": {"command": APPLY, "arguments": [plan(&text, 10)]}}));
+
+    runtime.block_on(async {
+        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": initialize_params()})).await;
+        while read_frame(&mut client_read).await.get("id") != Some(&json!("init")) {}
+        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
+        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "method": DID_OPEN,
+            "params": {"textDocument": {"uri": URI, "languageId": "rust", "version": 1, "text": text}}})).await;
+    });
+    bencher.bench_local(|| {
+        runtime.block_on(async {
+            write_frame(&mut client_write, &command).await;
+            loop {
+                let msg = read_frame(&mut client_read).await;
+                if msg["method"] == "workspace/applyEdit" {
+                    let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": true}});
+                    write_frame(&mut client_write, &answer).await;
+                } else if msg["id"] == 0 {
+                    assert!(msg.get("result").is_some(), "{msg}");
+                    break;
+                }
+            }
+        })
+    });
+}
+
+#[divan::bench(args = [10 << 10, 10 << 20], sample_count = 2000)]
+fn keystroke(bencher: divan::Bencher, bytes: usize) {
+    let text = source(bytes);
+    let (session, _) = session_with(&text);
+    let middle = text.lines().count() / 2;
+    let mut version = 1;
+    bencher
+        .with_inputs(|| {
+            version += 1;
+            json!({"textDocument": {"uri": URI, "version": version},
+                "contentChanges": [{"range": {"start": {"line": middle, "character": 30}, "end": {"line": middle, "character": 30}}, "text": "x"}]})
+        })
+        .bench_local_values(|change| notifications::handle(&session, DID_CHANGE, Some(&change)).unwrap());
+}
