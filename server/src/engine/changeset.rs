@@ -152,19 +152,25 @@ impl<'a> ChangeSet<'a> {
 
     /// Replaces the current ranges `matches` (sorted, non-overlapping, non-empty) with `new`. Returns the
     /// indices of the replacements this created or grew.
+    ///
+    /// Only the replacements between the first and the last match are rebuilt; the rest are shifted.
     pub fn apply(&mut self, matches: &[(usize, usize)], new: &str) -> Vec<usize> {
         let mut made = Vec::new();
-        if matches.is_empty() {
-            return made;
+        let (Some(&(first, _)), Some(&(_, last))) = (matches.first(), matches.last()) else { return made };
+        // The first replacement the matches can reach: the one that ends at or after the first match.
+        let mut lo = self.cur_start.partition_point(|&s| s < first);
+        if lo > 0 && self.cur_end(lo - 1) >= first {
+            lo -= 1;
         }
+        let hi = lo + self.cur_start[lo..].partition_point(|&s| s <= last);
         let old = Folding {
             orig: self.orig,
-            orig_start: self.reps.iter().map(|r| r.start).collect(),
-            cur_end: (0..self.reps.len()).map(|i| self.cur_end(i)).collect(),
-            cur_start: std::mem::take(&mut self.cur_start),
-            cur_len: self.cur_len,
+            orig_start: self.reps[lo..hi].iter().map(|r| r.start).collect(),
+            cur_start: self.cur_start[lo..hi].to_vec(),
+            cur_end: (lo..hi).map(|i| self.cur_end(i)).collect(),
+            delta_after: self.delta_before(hi),
         };
-        let old_reps = std::mem::take(&mut self.reps);
+        let old_reps: Vec<Replacement> = self.reps.drain(lo..hi).collect();
         let mut out: Vec<Replacement> = Vec::with_capacity(old_reps.len() + matches.len());
         let mut reps = old_reps.into_iter().enumerate().peekable();
         let mut pending: Option<Pending> = None;
@@ -173,7 +179,7 @@ impl<'a> ChangeSet<'a> {
             let merge = matches!(&pending, Some(p) if ca <= p.cur_end);
             if !merge {
                 if let Some(p) = pending.take() {
-                    made.push(out.len());
+                    made.push(lo + out.len());
                     out.push(p.rep);
                 }
                 // Replacements that end before the match stay as they are.
@@ -204,18 +210,19 @@ impl<'a> ChangeSet<'a> {
             }
             let p = pending.as_mut().expect("pending set above");
             p.extend_to(cb, &old, &mut reps);
-            let lo = (ca - p.cur_begin) as isize + p.shift;
-            let hi = (cb - p.cur_begin) as isize + p.shift;
-            p.rep.text.replace_range(lo as usize..hi as usize, new);
+            let lo_in = (ca - p.cur_begin) as isize + p.shift;
+            let hi_in = (cb - p.cur_begin) as isize + p.shift;
+            p.rep.text.replace_range(lo_in as usize..hi_in as usize, new);
             p.shift += new.len() as isize - (cb - ca) as isize;
         }
         if let Some(p) = pending.take() {
-            made.push(out.len());
+            made.push(lo + out.len());
             out.push(p.rep);
         }
         out.extend(reps.map(|(_, r)| r));
-        self.reps = out;
-        self.recompute();
+        let new_hi = lo + out.len();
+        self.reps.splice(lo..lo, out);
+        self.recompute_from(lo, hi, new_hi);
         made
     }
 
@@ -238,14 +245,35 @@ impl<'a> ChangeSet<'a> {
         (i < self.reps.len() && self.reps[i].start == start).then(|| self.cur_start[i])
     }
 
-    fn recompute(&mut self) {
-        self.cur_start.clear();
-        let mut delta: isize = 0;
-        for r in &self.reps {
-            self.cur_start.push((r.start as isize + delta) as usize);
+    /// Recomputes positions after `reps[lo..new_hi]` replaced what was `reps[lo..old_hi]`: from scratch
+    /// inside that range, by one shift in place after it.
+    fn recompute_from(&mut self, lo: usize, old_hi: usize, new_hi: usize) {
+        let mut delta: isize = if lo == 0 { 0 } else { self.delta_after(lo - 1) };
+        let mut mid = Vec::with_capacity(new_hi - lo);
+        for r in &self.reps[lo..new_hi] {
+            mid.push((r.start as isize + delta) as usize);
             delta += r.text.len() as isize - (r.end - r.start) as isize;
         }
-        self.cur_len = (self.orig.len() as isize + delta) as usize;
+        // The untouched tail keeps its order; all of it moves by the same amount.
+        let shift = if new_hi < self.reps.len() {
+            (self.reps[new_hi].start as isize + delta) - self.cur_start[old_hi] as isize
+        } else {
+            0
+        };
+        self.cur_start.splice(lo..old_hi, mid);
+        for c in &mut self.cur_start[new_hi..] {
+            *c = (*c as isize + shift) as usize;
+        }
+        self.cur_len = match self.reps.len() {
+            0 => self.orig.len(),
+            n => (self.orig.len() as isize + self.delta_after(n - 1)) as usize,
+        };
+    }
+
+    /// Offset for original positions just after replacement `i`.
+    fn delta_after(&self, i: usize) -> isize {
+        let r = &self.reps[i];
+        self.cur_start[i] as isize - r.start as isize + r.text.len() as isize - (r.end - r.start) as isize
     }
 
     /// The final, minimal replacements: each trimmed of the text it shares with the original at either
@@ -278,13 +306,15 @@ impl<'a> ChangeSet<'a> {
     }
 }
 
-/// Positions of the set being folded into, read while its replacements are moved into the new one.
+/// Positions of the replacements being folded into (a slice of the set), read while they are moved into
+/// the new ones.
 struct Folding<'a> {
     orig: &'a str,
     orig_start: Vec<usize>,
     cur_start: Vec<usize>,
     cur_end: Vec<usize>,
-    cur_len: usize,
+    /// The offset for original positions after the slice.
+    delta_after: isize,
 }
 
 impl Folding<'_> {
@@ -292,7 +322,7 @@ impl Folding<'_> {
         if i < self.orig_start.len() {
             self.cur_start[i] as isize - self.orig_start[i] as isize
         } else {
-            self.cur_len as isize - self.orig.len() as isize
+            self.delta_after
         }
     }
 }

@@ -9,6 +9,7 @@
 //! similar lines of code do not all answer to the same gram.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 const K: usize = 8;
 pub const MIN_LEN: usize = 2 * K - 1;
@@ -18,23 +19,54 @@ fn gram(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + K].try_into().expect("eight bytes"))
 }
 
+/// Grams are already well-mixed keys once multiplied; SipHash would cost more than the scan itself.
+#[derive(Default)]
+struct GramHasher(u64);
+
+impl Hasher for GramHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, g: u64) {
+        self.0 = g.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type GramMap<V> = HashMap<u64, V, BuildHasherDefault<GramHasher>>;
+
 fn slot(g: u64) -> usize {
     (g.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FILTER_BITS)) as usize
 }
 
 /// Occurrence starts of each needle (all `>= MIN_LEN` bytes), overlapping ones included, sorted.
 pub fn find_all(text: &[u8], needles: &[&[u8]]) -> Vec<Vec<usize>> {
-    let mut shared: HashMap<u64, u32> = HashMap::new();
+    let total: usize = needles.iter().map(|n| n.len() + 1 - K).sum();
+    let mut shared: GramMap<u32> = GramMap::with_capacity_and_hasher(total, Default::default());
     for n in needles {
         for at in 0..=n.len() - K {
             *shared.entry(gram(n, at)).or_default() += 1;
         }
     }
-    let mut table: HashMap<u64, Vec<(u32, u32)>> = HashMap::new();
+    let mut table: GramMap<Vec<(u32, u32)>> = GramMap::with_capacity_and_hasher(needles.len() * K, Default::default());
     let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
+    let mut counts: Vec<u64> = Vec::new();
     for (id, n) in needles.iter().enumerate() {
-        let cost = |o: usize| (o..o + K).map(|d| shared[&gram(n, d)] as u64).sum::<u64>();
-        let o = (0..=n.len() + 1 - 2 * K).min_by_key(|&o| cost(o)).expect("needle long enough");
+        // The window of K offsets whose grams the other needles share least (a sliding sum).
+        counts.clear();
+        counts.extend((0..=n.len() - K).map(|at| shared[&gram(n, at)] as u64));
+        let mut sum: u64 = counts[..K].iter().sum();
+        let (mut o, mut best) = (0, sum);
+        for start in 1..=n.len() + 1 - 2 * K {
+            sum = sum + counts[start + K - 1] - counts[start - 1];
+            if sum < best {
+                (o, best) = (start, sum);
+            }
+        }
         for d in o..o + K {
             let g = gram(n, d);
             table.entry(g).or_default().push((id as u32, d as u32));
