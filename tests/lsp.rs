@@ -513,3 +513,64 @@ fn logs_go_to_the_editor_and_stderr_never_stdout() {
     // Every byte on stdout was a well-formed frame (the reader fails the test otherwise).
     assert!(ed.shutdown().success());
 }
+
+#[test]
+fn a_buffer_opened_through_a_symlink_is_found_by_its_target_and_back() {
+    let (_d, ws) = workspace();
+    let real = ws.join("real.txt");
+    let alias = ws.join("alias.txt");
+    fs::write(&real, "disk\n").unwrap();
+    std::os::unix::fs::symlink(&real, &alias).unwrap();
+    let mut ed = start(&ws);
+    ed.open(&alias, "buffer via the link\n");
+    ed.apply(plan(&real, json!([edit("buffer", "BUFFER")]))).expect("applied");
+    assert_eq!(ed.text(&alias), "BUFFER via the link\n");
+    assert_eq!(ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"], json!({"uri": uri(&alias), "version": 1}));
+    ed.close(&alias);
+    ed.open(&real, "buffer of the target\n");
+    ed.apply(plan(&alias, json!([edit("target", "TARGET")]))).expect("applied");
+    assert_eq!(ed.text(&real), "buffer of the target\n".replace("target", "TARGET"));
+    assert_eq!(fs::read_to_string(&real).unwrap(), "disk\n");
+    // One file named twice, through the link and directly, is one file.
+    let (kind, _) = refusal(ed.apply(json!({"files": [
+        {"file_path": real, "edits": [edit("buffer", "a")]},
+        {"file_path": alias, "edits": [edit("of", "b")]},
+    ]})));
+    assert_eq!(kind, "invalid_plan");
+}
+
+#[test]
+fn an_open_buffer_outside_the_workspace_is_refused_too() {
+    let (d, ws) = workspace();
+    let outside = d.path().canonicalize().unwrap().join("outside.txt");
+    let mut ed = start(&ws);
+    ed.open(&outside, "open but outside\n");
+    let (kind, _) = refusal(ed.apply(plan(&outside, json!([edit("open", "x")]))));
+    assert_eq!(kind, "outside_workspace");
+    assert_eq!(ed.text(&outside), "open but outside\n");
+}
+
+#[test]
+fn of_two_commands_racing_on_one_buffer_the_second_is_not_applied() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "a b\n");
+    // Both are checked against version 1; the editor applies the first, so the second is stale.
+    let (id1, c1) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}));
+    let (id2, c2) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("b", "B")]))]}));
+    ed.send_batch(&[c1, c2]);
+    let first = ed.response(id1, Answer::Apply);
+    let second = ed.response(id2, Answer::Apply);
+    match (first, second) {
+        // The usual case: the second was checked before the first landed.
+        (Ok(_), Err(e)) | (Err(e), Ok(_)) => {
+            assert_eq!(refusal(Err(e)).0, "not_applied");
+            assert!(ed.text(&f) == "A b\n" || ed.text(&f) == "a B\n", "{}", ed.text(&f));
+        }
+        // Only if the second was checked after the first's didChange: then both are right.
+        (Ok(_), Ok(_)) => assert_eq!(ed.text(&f), "A B\n"),
+        (a, b) => panic!("neither landed: {a:?} {b:?}"),
+    }
+    ed.assert_server_agrees(&f);
+}

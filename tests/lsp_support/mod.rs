@@ -369,7 +369,9 @@ impl Editor {
     /// Applies a WorkspaceEdit as an editor would: all versions checked first, then every change;
     /// open buffers change in memory (followed by didChange), closed files on disk.
     pub fn apply_workspace_edit(&mut self, edit: &Value) -> Result<(), String> {
-        let mut steps: Vec<(Option<String>, String, Option<i64>, Vec<Value>)> = Vec::new();
+        // (resource operation, uri, version, text edits)
+        type Step = (Option<String>, String, Option<i64>, Vec<Value>);
+        let mut steps: Vec<Step> = Vec::new();
         if let Some(changes) = edit.get("documentChanges") {
             assert!(self.document_changes, "documentChanges sent to a client that does not support them");
             for c in changes.as_array().unwrap() {

@@ -24,6 +24,18 @@ pub struct Document {
 #[derive(Default)]
 pub struct Documents {
     map: RwLock<HashMap<String, Document>>,
+    /// Real path (symbolic links resolved) -> key, for documents opened through a link: a plan that
+    /// names the link's target still finds the buffer.
+    aliases: RwLock<HashMap<String, String>>,
+}
+
+/// The key of the file's real path, when it differs from `key` (the file is reached through a link).
+fn real_key(key: &str) -> Option<String> {
+    if !key.starts_with('/') {
+        return None;
+    }
+    let real = convert::path_key(&std::fs::canonicalize(key).ok()?);
+    (real != key).then_some(real)
 }
 
 impl Documents {
@@ -40,11 +52,17 @@ impl Documents {
 
     pub fn open(&self, uri: &str, text: &str, version: i32) {
         let doc = Document { uri: uri.to_string(), rope: Rope::from_str(text), version };
-        self.write(|m| m.insert(convert::uri_key(uri), doc));
+        let key = convert::uri_key(uri);
+        if let Some(real) = real_key(&key) {
+            self.aliases.write().unwrap_or_else(|e| e.into_inner()).insert(real, key.clone());
+        }
+        self.write(|m| m.insert(key, doc));
     }
 
     pub fn close(&self, uri: &str) -> bool {
-        self.write(|m| m.remove(&convert::uri_key(uri)).is_some())
+        let key = convert::uri_key(uri);
+        self.aliases.write().unwrap_or_else(|e| e.into_inner()).retain(|_, k| *k != key);
+        self.write(|m| m.remove(&key).is_some())
     }
 
     /// Applies one didChange: its changes in order, each against the text the previous one left.
@@ -77,16 +95,18 @@ impl Documents {
         self.read(|m| m.get(key).cloned())
     }
 
-    pub fn is_open(&self, key: &str) -> bool {
-        self.read(|m| m.contains_key(key))
-    }
-
-    pub fn len(&self) -> usize {
-        self.read(|m| m.len())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// The open document for a plan's file, also when the plan and the editor name it through
+    /// different symbolic links.
+    pub fn find(&self, key: &str) -> Option<Document> {
+        if let Some(doc) = self.snapshot(key) {
+            return Some(doc);
+        }
+        let real = real_key(key).unwrap_or_else(|| key.to_string());
+        if let Some(doc) = self.snapshot(&real) {
+            return Some(doc);
+        }
+        let alias = self.aliases.read().unwrap_or_else(|e| e.into_inner()).get(&real).cloned()?;
+        self.snapshot(&alias)
     }
 }
 

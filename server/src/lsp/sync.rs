@@ -25,11 +25,13 @@ pub struct DocSync<S> {
     inner: S,
     session: Arc<Session>,
     client: Client,
+    /// Set by the first `initialize`; the framework refuses any later one, so must the config.
+    initialized: bool,
 }
 
 impl<S> DocSync<S> {
     pub fn new(inner: S, session: Arc<Session>, client: Client) -> Self {
-        DocSync { inner, session, client }
+        DocSync { inner, session, client, initialized: false }
     }
 }
 
@@ -51,7 +53,8 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let method = req.method();
-        if method == "initialize" {
+        if method == "initialize" && !self.initialized {
+            self.initialized = true;
             if let Some(params) = req.params() {
                 let (config, warnings) = Config::from_initialize(params);
                 self.session.set_config(config);

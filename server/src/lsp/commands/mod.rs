@@ -62,7 +62,10 @@ pub fn prepare(session: &Session, config: &Config, command: &str, arguments: &[V
     for (i, f) in plan.files.iter().enumerate() {
         let path = paths::to_path(&f.file_path)?;
         let key = convert::path_key(&path);
-        if let Some(j) = seen.insert(key.clone(), i) {
+        // Two spellings of one file (a link and its target, a URI and a path) must not become two
+        // edits of one document.
+        let identity = std::fs::canonicalize(&path).map(|p| convert::path_key(&p)).unwrap_or_else(|_| key.clone());
+        if let Some(j) = seen.insert(identity, i) {
             return Err(Refusal::invalid(format!(
                 "InputValidationError: MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
                  ({}) names the same file as `files[{j}].file_path` ({}): put all edits of one file in one entry",
@@ -70,7 +73,7 @@ pub fn prepare(session: &Session, config: &Config, command: &str, arguments: &[V
             ))
             .in_file(&f.file_path));
         }
-        let open = session.documents.snapshot(&key);
+        let open = session.documents.find(&key);
         config.workspace.check(&f.file_path, &path, open.is_some())?;
         let source = match open {
             Some(doc) => Source::Open { uri: doc.uri, version: doc.version, rope: doc.rope },
