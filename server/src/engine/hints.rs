@@ -108,13 +108,12 @@ fn closest(current: &str, old: &str) -> Option<String> {
             continue;
         }
         let (oi, fi) = (indent_of(o), indent_of(f));
-        if oi != fi && o.trim_start() == f.trim_start() || o.trim() == f.trim() && oi != fi {
+        if oi != fi && (o.trim_start() == f.trim_start() || o.trim() == f.trim()) {
             note(describe_indent(oi, fi));
         }
-        if o.trim_end() != *o || f.trim_end() != *f {
-            if o.trim_end() == f.trim_end() || o.trim() == f.trim() {
-                note("trailing whitespace".into());
-            }
+        let trailing_differs = o.trim_end() != *o || f.trim_end() != *f;
+        if trailing_differs && (o.trim_end() == f.trim_end() || o.trim() == f.trim()) {
+            note("trailing whitespace".into());
         }
         if o.trim() != f.trim() {
             if plain(o.trim()) == plain(f.trim()) {

@@ -46,7 +46,8 @@ pub fn find(current: &str, old: &str, new: &str) -> Option<TolerantMatch> {
     if keeps_newline {
         old_lines.pop();
     }
-    let tiers: [(Tier, fn(&str, &str) -> bool); 2] =
+    type SameLine = fn(&str, &str) -> bool;
+    let tiers: [(Tier, SameLine); 2] =
         [(Tier::LineTrimmed, |a, b| a.trim_end() == b.trim_end()), (Tier::Indentation, |a, b| a.trim() == b.trim())];
     for (tier, same) in tiers {
         match find_lines(current, &lines, &old_lines, keeps_newline, same) {
