@@ -574,3 +574,26 @@ fn of_two_commands_racing_on_one_buffer_the_second_is_not_applied() {
     }
     ed.assert_server_agrees(&f);
 }
+
+#[test]
+fn a_command_cancelled_while_waiting_for_the_editor_frees_the_server() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "abc\n");
+    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}));
+    // Wait for the applyEdit, leave it unanswered, and cancel the command.
+    let started = std::time::Instant::now();
+    loop {
+        let msg = ed.recv(Duration::from_secs(10)).expect("the applyEdit request");
+        if msg["method"] == "workspace/applyEdit" {
+            break;
+        }
+    }
+    ed.notify("$/cancelRequest", json!({"id": id}));
+    let e = ed.response(id, Answer::Apply).expect_err("cancelled");
+    assert_eq!(e["code"], -32800, "{e}");
+    assert!(started.elapsed() < Duration::from_secs(5), "not held until the 10 s timeout");
+    ed.apply(plan(&f, json!([edit("b", "B")]))).expect("the next command works");
+    assert_eq!(ed.text(&f), "aBc\n");
+}
