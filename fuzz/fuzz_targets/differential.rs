@@ -1,0 +1,12 @@
+//! Random texts and plans through the engine and the reference implementation in tests/reference/:
+//! same outcome, same text, same refusal kind. Any input that panics is a difference (or a crash).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/reference/mod.rs"]
+mod reference;
+
+fuzz_target!(|data: &[u8]| {
+    reference::assert_agree(data);
+});

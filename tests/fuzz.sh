@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Bounded fuzzing for CI: each fuzz target in fuzz/ runs for a fixed time and the script exits non-zero
+# on any crash or engine/reference difference (the input is left in fuzz/artifacts/<target>/; copy it
+# to fuzz/regressions/ so `cargo test --test differential` replays it for good).
+#
+#   tests/fuzz.sh                 # 60 s in all
+#   FUZZ_SECONDS=600 tests/fuzz.sh
+#
+# Needs cargo-fuzz (installed here if missing). It runs on the stable toolchain with RUSTC_BOOTSTRAP=1,
+# without a sanitizer (the engine is safe Rust; debug assertions stay on). The committed corpus is
+# read, never grown: new inputs go to a scratch folder.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+
+total=${FUZZ_SECONDS:-60}
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz.sh: installing cargo-fuzz" >&2
+    cargo install cargo-fuzz --locked
+fi
+export RUSTC_BOOTSTRAP=1
+flags=(--sanitizer none --debug-assertions)
+cargo fuzz build "${flags[@]}"
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+# Most of the time goes to the differential target; the JSON target only looks for panics.
+run() {
+    local target=$1 seconds=$2
+    mkdir -p "$scratch/$target" "corpus/$target"
+    echo "fuzz.sh: $target for ${seconds}s"
+    cargo fuzz run "${flags[@]}" "$target" "$scratch/$target" "corpus/$target" -- \
+        -max_total_time="$seconds" -max_len=512 -print_final_stats=1 2>&1 | grep -v -E '^#[0-9]+|# Uses: [0-9]+$' || {
+        echo "fuzz.sh: $target FAILED; see fuzz/artifacts/$target/" >&2
+        return 1
+    }
+}
+status=0
+run differential $((total * 3 / 4)) || status=1
+run plan_json $((total - total * 3 / 4)) || status=1
+if [ $status -eq 0 ]; then echo "fuzz: 2 passed, 0 failed"; else echo "fuzz: failed"; fi
+exit $status
