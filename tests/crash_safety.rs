@@ -1,0 +1,166 @@
+//! Crash safety of `multiedit apply`: the process is killed (SIGKILL) at random moments while it writes
+//! a plan over three multi-megabyte files in two folders, many times. After every kill each file must
+//! be entirely its old text or entirely its new text, byte for byte; and the next complete run must
+//! leave no temporary file (`.multiedit-<pid>-*.tmp`) behind in either folder.
+//!
+//! Across files a kill between two renames can leave one file new and another old: per-file atomicity
+//! is what a rename gives, and the test counts how often that happened rather than forbidding it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
+/// Kills attempted, and a time budget that ends the loop early on a slow machine.
+const KILLS: usize = 40;
+const BUDGET: Duration = Duration::from_secs(45);
+
+fn old_text(tag: usize) -> String {
+    // ~6 MB with a marker at each end: the plan only changes the markers, so the run's time goes to
+    // reading and writing, and a torn write (a prefix, a mix) can never pass for either version.
+    let line = "the quick brown fox jumps over the lazy dog, again and again and again\n";
+    format!("HEADER {tag} old\n{}TRAILER {tag} old\n", line.repeat(6_000_000 / line.len()))
+}
+
+fn new_text(old: &str) -> String {
+    old.replace(" old\n", " new\n")
+}
+
+fn temps(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with(".multiedit-") && n.ends_with(".tmp")
+        })
+        .collect()
+}
+
+/// A small xorshift generator: the kill times need no crate, and the seed is printed for a replay.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = [root.path().join("one"), root.path().join("two")];
+    for d in &dirs {
+        std::fs::create_dir(d).unwrap();
+    }
+    let files = [dirs[0].join("a.txt"), dirs[0].join("b.txt"), dirs[1].join("c.txt")];
+    let olds: Vec<String> = (0..files.len()).map(old_text).collect();
+    let news: Vec<String> = olds.iter().map(|o| new_text(o)).collect();
+    let plan = serde_json::json!({
+        "files": files.iter().map(|f| serde_json::json!({
+            "file_path": f,
+            "edits": [{"old_string": " old\n", "new_string": " new\n", "expected_replacements": 2}],
+        })).collect::<Vec<_>>(),
+    });
+    let plan_path = root.path().join("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+
+    let reset = || {
+        for (f, o) in files.iter().zip(&olds) {
+            std::fs::write(f, o).unwrap();
+        }
+    };
+    let run = || {
+        let mut c = Command::new(BIN);
+        c.arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::null());
+        c
+    };
+    let check_states = |when: &str| -> Vec<bool> {
+        files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let now = std::fs::read(f).unwrap();
+                if now == olds[i].as_bytes() {
+                    false
+                } else if now == news[i].as_bytes() {
+                    true
+                } else {
+                    panic!("{when}: {} is neither old nor new ({} bytes)", f.display(), now.len());
+                }
+            })
+            .collect()
+    };
+
+    // A complete run, timed: its total span, and when its first temporary file appeared (the write
+    // phase starts there). Kills are aimed at both: a quarter over the whole run, the rest within the
+    // write phase, where a torn file or a stray temporary file could appear.
+    let first_temp = |child: &mut std::process::Child| -> Option<Instant> {
+        loop {
+            if dirs.iter().any(|d| !temps(d).is_empty()) {
+                return Some(Instant::now());
+            }
+            if child.try_wait().unwrap().is_some() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    };
+    reset();
+    let start = Instant::now();
+    let mut child = run().spawn().unwrap();
+    let writing = first_temp(&mut child).expect("the run wrote no temporary file").duration_since(start);
+    assert!(child.wait().unwrap().success());
+    let full = start.elapsed();
+    assert_eq!(check_states("complete run"), [true, true, true]);
+
+    let seed = std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
+    });
+    let mut rng = Rng(seed);
+    let whole = full.as_micros() as u64 * 12 / 10 + 1;
+    let write_span = (full - writing).as_micros() as u64 * 12 / 10 + 1;
+    let (mut all_old, mut all_new, mut mixed, mut temps_left, mut kills) = (0, 0, 0, 0, 0);
+    let begun = Instant::now();
+    while kills < KILLS && begun.elapsed() < BUDGET {
+        reset();
+        let mut child = run().spawn().unwrap();
+        let delay = if rng.next() % 4 == 0 {
+            Duration::from_micros(rng.next() % whole)
+        } else {
+            first_temp(&mut child);
+            Duration::from_micros(rng.next() % write_span)
+        };
+        std::thread::sleep(delay);
+        child.kill().unwrap(); // SIGKILL; harmless if it already finished
+        child.wait().unwrap();
+        kills += 1;
+        let states = check_states(&format!("kill {kills} after {delay:?} (CRASH_SEED={seed})"));
+        match states.iter().filter(|&&s| s).count() {
+            0 => all_old += 1,
+            n if n == files.len() => all_new += 1,
+            _ => mixed += 1,
+        }
+        if dirs.iter().any(|d| !temps(d).is_empty()) {
+            temps_left += 1;
+        }
+        // The next complete run applies the plan and removes what the killed one left.
+        reset();
+        let out = run().output().unwrap();
+        assert!(out.status.success(), "run after kill {kills}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(check_states("run after a kill"), [true, true, true]);
+        for d in &dirs {
+            assert_eq!(temps(d), Vec::<PathBuf>::new(), "temporary files left after the run that followed kill {kills}");
+        }
+    }
+    eprintln!(
+        "{kills} kills (full run {full:?}, writing from {writing:?}, CRASH_SEED={seed}): {all_old} all old, \
+         {all_new} all new, {mixed} mixed, {temps_left} left temporary files"
+    );
+    assert!(kills >= 10, "only {kills} kills within the budget");
+    // The kills must have landed while the files were being written, or the test proved nothing.
+    assert!(temps_left + mixed > 0, "no kill interrupted a write; the files are too small for this machine");
+}

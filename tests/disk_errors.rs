@@ -1,0 +1,295 @@
+//! `multiedit apply` when the disk says no: a read-only file, a read-only folder, a read-only file
+//! system, a full disk, a write error, a directory or a dangling symlink where a file should be, a file
+//! that is not UTF-8. Each must be one clear refusal (the exact text is checked) with nothing changed:
+//! every byte, name and permission in the folder as before, and no temporary file left.
+//!
+//! The tests that need root (mounting a small tmpfs, running as an unprivileged user) say so and are
+//! skipped without it; the write-error test needs nothing (a file-size limit makes the write fail).
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn apply_with(plan: &Value, tweak: impl FnOnce(&mut Command)) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    std::fs::set_permissions(&plan_path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.arg("apply").arg(&plan_path);
+    tweak(&mut cmd);
+    let out = cmd.output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn apply(plan: &Value) -> Run {
+    apply_with(plan, |_| {})
+}
+
+/// Everything in a folder tree: relative name -> (mode, bytes or link target).
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let content = if m.file_type().is_symlink() {
+                std::fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()
+            } else if m.is_dir() {
+                stack.push(p.clone());
+                Vec::new()
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), (m.mode(), content));
+        }
+    }
+    out
+}
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn edit(path: &Path, old: &str, new: &str) -> Value {
+    json!({"file_path": path, "edits": [{"old_string": old, "new_string": new}]})
+}
+
+/// Asserts a refusal with exactly `message` (exit 2: an I/O error) and the folder exactly as before.
+fn refused(run: &Run, message: &str, root: &Path, before: &BTreeMap<PathBuf, (u32, Vec<u8>)>) {
+    assert_eq!((run.code, run.stderr.as_str()), (2, format!("{message}\n").as_str()), "stdout: {}", run.stdout);
+    assert_eq!(&snapshot(root), before, "the folder changed");
+}
+
+/// A small tmpfs mounted on a fresh folder, unmounted on drop; None where mounting is not permitted.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+            return None;
+        }
+        Some(Tmpfs { dir })
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    fn remount(&self, opts: &str) {
+        let s = Command::new("mount").args(["-o", &format!("remount,{opts}")]).arg(self.path()).status().unwrap();
+        assert!(s.success());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn read_only_file_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let f = root.path().join("locked.txt");
+    std::fs::write(&f, "alpha beta\n").unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(root.path());
+    let run = apply(&edit(&f, "alpha", "gamma"));
+    refused(&run, &format!("Cannot edit {}: the file is read-only. Nothing was changed.", f.display()), root.path(), &before);
+}
+
+#[test]
+fn read_only_folder_is_refused() {
+    if !is_root() {
+        // Without root: the folder's permissions stop us ourselves.
+        let root = tempfile::tempdir().unwrap();
+        let d = root.path().join("ro");
+        std::fs::create_dir(&d).unwrap();
+        let f = d.join("f.txt");
+        std::fs::write(&f, "alpha\n").unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let before = snapshot(root.path());
+        let run = apply(&edit(&f, "alpha", "gamma"));
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let msg = format!("Cannot create a temporary file beside {}: Permission denied (os error 13). Nothing was changed.", f.display());
+        let mut after = before.clone();
+        after.get_mut(Path::new("ro")).unwrap().0 = 0o40555;
+        refused(&run, &msg, root.path(), &before);
+        return;
+    }
+    // Root ignores folder permissions: run the tool as an unprivileged user on a file it owns, in a
+    // folder it may not write.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let d = root.path().join("ro");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let f = d.join("f.txt");
+    std::fs::write(&f, "alpha\n").unwrap();
+    std::os::unix::fs::chown(&f, Some(65534), Some(65534)).unwrap();
+    let before = snapshot(root.path());
+    let run = apply_with(&edit(&f, "alpha", "gamma"), |c| {
+        c.uid(65534).gid(65534);
+    });
+    let msg = format!("Cannot create a temporary file beside {}: Permission denied (os error 13). Nothing was changed.", f.display());
+    refused(&run, &msg, root.path(), &before);
+}
+
+#[test]
+fn read_only_file_system_is_refused() {
+    let Some(fs) = Tmpfs::mount("1m") else { return };
+    let f = fs.path().join("f.txt");
+    std::fs::write(&f, "alpha\n").unwrap();
+    fs.remount("ro");
+    let before = snapshot(fs.path());
+    let run = apply(&edit(&f, "alpha", "gamma"));
+    let msg = format!("Cannot create a temporary file beside {}: Read-only file system (os error 30). Nothing was changed.", f.display());
+    refused(&run, &msg, fs.path(), &before);
+}
+
+#[test]
+fn full_disk_is_refused_and_no_other_file_of_the_plan_changes() {
+    let Some(fs) = Tmpfs::mount("64k") else { return };
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = elsewhere.path().join("other.txt");
+    std::fs::write(&other, "one two\n").unwrap();
+    let f = fs.path().join("big.txt");
+    std::fs::write(&f, format!("MARK\n{}\n", "x".repeat(30_000))).unwrap();
+    let (before, before_other) = (snapshot(fs.path()), snapshot(elsewhere.path()));
+    // The other file comes first: it is staged, then dropped when the full disk refuses the second.
+    let plan = json!({"files": [
+        {"file_path": other, "edits": [{"old_string": "one", "new_string": "three"}]},
+        {"file_path": f, "edits": [{"old_string": "MARK", "new_string": "y".repeat(60_000)}]},
+    ]});
+    let run = apply(&plan);
+    let msg = format!("Cannot write {}: No space left on device (os error 28). Nothing was changed.", f.display());
+    refused(&run, &msg, fs.path(), &before);
+    assert_eq!(snapshot(elsewhere.path()), before_other);
+    // And with room again the same plan goes through.
+    fs.remount("size=1m");
+    assert_eq!(apply(&plan).code, 0);
+    assert!(std::fs::read_to_string(&f).unwrap().starts_with("yyy"));
+}
+
+#[test]
+fn write_error_is_refused() {
+    // A file-size limit (with SIGXFSZ ignored, which exec keeps) makes the write fail with EFBIG: a
+    // disk error that needs no privileges.
+    let root = tempfile::tempdir().unwrap();
+    let f = root.path().join("f.txt");
+    std::fs::write(&f, "MARK\n").unwrap();
+    let before = snapshot(root.path());
+    let plan = edit(&f, "MARK", &"z".repeat(200_000));
+    let dir = tempfile::tempdir().unwrap();
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"trap '' XFSZ; ulimit -f 100; exec "$0" apply "$1""#)
+        .arg(BIN)
+        .arg(&plan_path)
+        .output()
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    let msg = format!("Cannot write {}: File too large (os error 27). Nothing was changed.", f.display());
+    refused(&run, &msg, root.path(), &before);
+}
+
+#[test]
+fn directory_in_place_of_a_file_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let ok = root.path().join("ok.txt");
+    std::fs::write(&ok, "one\n").unwrap();
+    let d = root.path().join("was-a-file.txt");
+    std::fs::create_dir(&d).unwrap();
+    let before = snapshot(root.path());
+    for second in [json!([{"old_string": "a", "new_string": "b"}]), json!([{"old_string": "", "new_string": "new"}])] {
+        let plan = json!({"files": [
+            {"file_path": ok, "edits": [{"old_string": "one", "new_string": "two"}]},
+            {"file_path": d, "edits": second},
+        ]});
+        let run = apply(&plan);
+        let msg = format!("Cannot edit {}: it is a directory, not a file. Nothing was changed.", d.display());
+        refused(&run, &msg, root.path(), &before);
+    }
+}
+
+#[test]
+fn dangling_symlink_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let target = root.path().join("gone.txt");
+    let link = root.path().join("link.txt");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let before = snapshot(root.path());
+    for edits in [json!([{"old_string": "a", "new_string": "b"}]), json!([{"old_string": "", "new_string": "new"}])] {
+        let run = apply(&json!({"file_path": link, "edits": edits}));
+        let msg = format!(
+            "Cannot edit {}: it is a symbolic link to {}, which does not exist. Nothing was changed.",
+            link.display(),
+            target.display()
+        );
+        refused(&run, &msg, root.path(), &before);
+    }
+}
+
+#[test]
+fn symlink_to_a_file_edits_the_target_and_keeps_the_link() {
+    let root = tempfile::tempdir().unwrap();
+    let target = root.path().join("real.txt");
+    let link = root.path().join("link.txt");
+    std::fs::write(&target, "alpha\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert_eq!(apply(&edit(&link, "alpha", "beta")).code, 0);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "beta\n");
+    assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o640);
+}
+
+#[test]
+fn file_that_is_not_utf8_is_refused_and_left_alone() {
+    let root = tempfile::tempdir().unwrap();
+    let f = root.path().join("latin1.txt");
+    std::fs::write(&f, b"caf\xe9 alpha\n").unwrap();
+    let before = snapshot(root.path());
+    let run = apply(&edit(&f, "alpha", "beta"));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Cannot edit {}: it is not valid UTF-8 text (invalid byte at offset 3). The file was left unchanged.\n",
+            f.display()
+        )
+    );
+    assert_eq!(snapshot(root.path()), before);
+}
