@@ -218,6 +218,28 @@ mod tests {
         assert_eq!(byte_to_position(&rope, 10_000, Encoding::Utf16), pos(2, 4));
     }
 
+    proptest::proptest! {
+        /// Byte offset -> position -> char index lands where it started, in both encodings, for any
+        /// mix of ASCII, two-byte, astral characters and the three kinds of line break.
+        #[test]
+        fn positions_round_trip(
+            chars in proptest::collection::vec(proptest::sample::select(vec!['a', 'é', '😀', '\n', '\r', '\t']), 0..60),
+            pick in 0usize..1000,
+        ) {
+            let text: String = chars.into_iter().collect();
+            let rope = Rope::from_str(&text);
+            let c = pick % (rope.len_chars() + 1);
+            // Between the \r and \n of a CRLF is not a position LSP can express.
+            let inside_crlf = c > 0 && c < rope.len_chars() && rope.char(c - 1) == '\r' && rope.char(c) == '\n';
+            if !inside_crlf {
+                for enc in [Encoding::Utf16, Encoding::Utf8] {
+                    let pos = byte_to_position(&rope, rope.char_to_byte(c), enc);
+                    proptest::prop_assert_eq!(position_to_char(&rope, pos, enc), c, "{:?} {:?}", enc, pos);
+                }
+            }
+        }
+    }
+
     #[test]
     fn reversed_range_is_empty_at_its_end() {
         let rope = Rope::from_str("hello");

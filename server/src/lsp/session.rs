@@ -147,3 +147,33 @@ impl Session {
         self.shutdown.load(Ordering::SeqCst)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn initialize_is_read_leniently() {
+        let (c, warnings) = Config::from_initialize(&json!({
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-32", "utf-8", "utf-16"]},
+                "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}},
+            },
+            "rootUri": "file:///tmp",
+            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes"},
+        }));
+        assert_eq!(c.encoding, Encoding::Utf8);
+        assert!(c.apply_edit && c.document_changes && c.create_files);
+        assert_eq!(c.apply_edit_timeout, Duration::from_millis(250));
+        assert_eq!(c.workspace.folders().len(), 1);
+        assert_eq!(warnings.len(), 1, "the mistyped option is reported: {warnings:?}");
+        assert!(warnings[0].contains("allowOutsideWorkspace"));
+
+        let (c, warnings) = Config::from_initialize(&json!({"capabilities": 7, "initializationOptions": [1]}));
+        assert_eq!(c.encoding, Encoding::Utf16);
+        assert!(!c.apply_edit && !c.document_changes && !c.create_files);
+        assert_eq!(c.apply_edit_timeout, DEFAULT_APPLY_EDIT_TIMEOUT);
+        assert_eq!(warnings.len(), 1);
+    }
+}
