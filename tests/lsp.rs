@@ -475,6 +475,10 @@ fn a_plan_path_finds_the_buffer_however_the_editor_spelled_its_uri() {
     ed.buffers.remove(&encoded);
     ed.apply(plan(&f, json!([edit("disk", "DISK")]))).expect("applied");
     assert_eq!(fs::read_to_string(&f).unwrap(), "DISK\n");
+    // A plan's URI with unescaped characters still names the file.
+    let loose = format!("file://{}", f.display());
+    ed.apply(plan(Path::new(&loose), json!([edit("DISK", "Disk")]))).expect("applied");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "Disk\n");
 }
 
 #[test]

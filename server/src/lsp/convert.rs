@@ -134,11 +134,9 @@ pub fn parse_uri(uri: &str) -> Result<Uri, Refusal> {
     Uri::from_str(uri).map_err(|e| Refusal::new(Kind::Io, format!("Cannot make a URI of {uri}: {e}")).in_file(uri))
 }
 
-/// A file URI for a path on disk, for files the editor has not opened.
+/// A file URI for a path on disk, for files the editor has not opened. Built from the decoded path
+/// even when the plan gave a URI, so a plan's loosely escaped URI still yields a valid one.
 pub fn file_uri(path: &Path, file_path: &str) -> Result<Uri, Refusal> {
-    if file_path.starts_with("file://") {
-        return parse_uri(file_path);
-    }
     Uri::from_file_path(path).ok_or_else(|| {
         Refusal::new(Kind::Io, format!("Cannot make a file URI of {}", path.display())).in_file(file_path)
     })
