@@ -601,3 +601,19 @@ fn a_command_cancelled_while_waiting_for_the_editor_frees_the_server() {
     ed.apply(plan(&f, json!([edit("b", "B")]))).expect("the next command works");
     assert_eq!(ed.text(&f), "aBc\n");
 }
+
+#[test]
+fn workspace_folders_follow_the_editor() {
+    let (d, ws) = workspace();
+    let other = d.path().canonicalize().unwrap().join("other");
+    fs::create_dir(&other).unwrap();
+    let f = other.join("f.txt");
+    fs::write(&f, "x\n").unwrap();
+    let mut ed = start(&ws);
+    assert_eq!(refusal(ed.apply(plan(&f, json!([edit("x", "y")])))).0, "outside_workspace");
+    ed.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [{"uri": uri(&other), "name": "other"}], "removed": []}}));
+    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("inside the added folder");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "y\n");
+    ed.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [{"uri": uri(&other), "name": "other"}]}}));
+    assert_eq!(refusal(ed.apply(plan(&f, json!([edit("y", "z")])))).0, "outside_workspace");
+}

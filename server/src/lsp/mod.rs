@@ -2,10 +2,13 @@
 //! the user sees and handed to the editor as one WorkspaceEdit. The protocol is described in
 //! docs/protocol.md.
 //!
-//! `server.rs` holds the `LanguageServer` implementation, `sync.rs` the wrapper that applies document
-//! notifications in wire order, `documents.rs` the store, `commands/` one file per command,
-//! `workspace.rs` which files may be edited, `transport.rs` the check on incoming frames, and `convert.rs` every conversion to and from LSP types.
+//! `server.rs` holds the `LanguageServer` implementation and `capabilities.rs` its answer to
+//! `initialize`; `sync.rs` the wrapper that applies document notifications in wire order,
+//! `documents.rs` the store; `commands/` and `notifications/` one file per command or notification;
+//! `workspace.rs` which files may be edited, `transport.rs` the check on incoming frames, and
+//! `convert.rs` every conversion to and from LSP types.
 
+pub mod capabilities;
 pub mod commands;
 pub mod convert;
 pub mod documents;

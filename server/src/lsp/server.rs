@@ -6,16 +6,13 @@ use std::sync::Arc;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
-    DidChangeWorkspaceFoldersParams, ExecuteCommandOptions, ExecuteCommandParams, InitializeParams,
-    InitializeResult, InitializedParams, MessageType, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, WorkspaceFoldersServerCapabilities,
-    WorkspaceServerCapabilities,
+    DidChangeWorkspaceFoldersParams, ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams,
+    MessageType,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::commands::{self, APPLY, PREVIEW};
-use super::convert::Encoding;
-use super::log;
+use super::{capabilities, log, notifications};
 use super::session::Session;
 
 pub struct Backend {
@@ -36,35 +33,7 @@ impl Backend {
 impl LanguageServer for Backend {
     async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
         // The params were already read, from the raw JSON, by `DocSync`.
-        let config = self.session.config();
-        let encoding = match config.encoding {
-            Encoding::Utf8 => PositionEncodingKind::UTF8,
-            Encoding::Utf16 => PositionEncodingKind::UTF16,
-        };
-        Ok(InitializeResult {
-            capabilities: ServerCapabilities {
-                position_encoding: Some(encoding),
-                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-                    open_close: Some(true),
-                    change: Some(TextDocumentSyncKind::INCREMENTAL),
-                    ..TextDocumentSyncOptions::default()
-                })),
-                execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
-                    ..ExecuteCommandOptions::default()
-                }),
-                workspace: Some(WorkspaceServerCapabilities {
-                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
-                        supported: Some(true),
-                        change_notifications: Some(OneOf::Left(true)),
-                    }),
-                    file_operations: None,
-                }),
-                ..ServerCapabilities::default()
-            },
-            server_info: Some(ServerInfo { name: "multiedit".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
-            offset_encoding: None,
-        })
+        Ok(capabilities::initialize_result(&self.session.config()))
     }
 
     async fn initialized(&self, _: InitializedParams) {
@@ -105,18 +74,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        let mut warnings = Vec::new();
-        self.session.update_config(|c| {
-            for f in &params.event.removed {
-                c.workspace.remove(f.uri.as_str());
-            }
-            for f in &params.event.added {
-                if let Err(w) = c.workspace.add(f.uri.as_str()) {
-                    warnings.push(w);
-                }
-            }
-        });
-        for w in warnings {
+        for w in notifications::did_change_workspace_folders::run(&self.session, &params) {
             log(&self.client, MessageType::WARNING, w).await;
         }
     }

@@ -1,11 +1,13 @@
-//! didOpen, didChange and didClose, applied to the document store the moment they arrive (see
-//! `sync.rs` for why they do not go through the framework's handlers).
+//! Notifications, one file each. didOpen, didChange and didClose are applied to the document store
+//! the moment they arrive (see `sync.rs` for why they do not go through the framework's handlers).
+
+mod did_change;
+pub mod did_change_workspace_folders;
+mod did_close;
+mod did_open;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tower_lsp_server::ls_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-};
 
 use super::session::Session;
 
@@ -25,29 +27,9 @@ fn params<'a, T: Deserialize<'a>>(method: &str, params: Option<&'a Value>) -> Re
 /// Applies one document notification. An `Err` is a warning for the log: the notification was ignored.
 pub fn handle(session: &Session, method: &str, raw: Option<&Value>) -> Result<(), String> {
     match method {
-        DID_OPEN => {
-            let p: DidOpenTextDocumentParams = params(method, raw)?;
-            let d = p.text_document;
-            session.documents.open(d.uri.as_str(), &d.text, d.version);
-            Ok(())
-        }
-        DID_CHANGE => {
-            let p: DidChangeTextDocumentParams = params(method, raw)?;
-            let d = p.text_document;
-            if session.documents.change(d.uri.as_str(), d.version, &p.content_changes, session.encoding()) {
-                Ok(())
-            } else {
-                Err(format!("Ignoring {method} for {}, which is not open", d.uri.as_str()))
-            }
-        }
-        DID_CLOSE => {
-            let p: DidCloseTextDocumentParams = params(method, raw)?;
-            if session.documents.close(p.text_document.uri.as_str()) {
-                Ok(())
-            } else {
-                Err(format!("Ignoring {method} for {}, which is not open", p.text_document.uri.as_str()))
-            }
-        }
+        DID_OPEN => did_open::run(session, params(method, raw)?),
+        DID_CHANGE => did_change::run(session, params(method, raw)?),
+        DID_CLOSE => did_close::run(session, params(method, raw)?),
         _ => Ok(()),
     }
 }

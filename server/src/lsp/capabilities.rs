@@ -1,0 +1,43 @@
+//! What the server tells the client in answer to `initialize`.
+
+use tower_lsp_server::ls_types::{
+    ExecuteCommandOptions, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, WorkspaceFoldersServerCapabilities,
+    WorkspaceServerCapabilities,
+};
+
+use super::commands;
+use super::convert::Encoding;
+use super::session::Config;
+
+pub fn initialize_result(config: &Config) -> InitializeResult {
+    // Always stated, even for UTF-16: it is the answer to the client's offer.
+    let encoding = match config.encoding {
+        Encoding::Utf8 => PositionEncodingKind::UTF8,
+        Encoding::Utf16 => PositionEncodingKind::UTF16,
+    };
+    InitializeResult {
+        capabilities: ServerCapabilities {
+            position_encoding: Some(encoding),
+            text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                ..TextDocumentSyncOptions::default()
+            })),
+            execute_command_provider: Some(ExecuteCommandOptions {
+                commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
+                ..ExecuteCommandOptions::default()
+            }),
+            workspace: Some(WorkspaceServerCapabilities {
+                workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                    supported: Some(true),
+                    change_notifications: Some(OneOf::Left(true)),
+                }),
+                file_operations: None,
+            }),
+            ..ServerCapabilities::default()
+        },
+        server_info: Some(ServerInfo { name: "multiedit".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+        offset_encoding: None,
+    }
+}
