@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { Plan } from './plan';
 import { ApplyResult, isApplyResult } from './render';
-import { chooseServerPath } from './serverPath';
+import { chooseServerPath, findExecutable } from './serverPath';
 
 export const SERVER_APPLY = 'multiedit.apply';
 export const SERVER_PREVIEW = 'multiedit.preview';
@@ -84,10 +84,28 @@ export class MultiEditClient implements vscode.Disposable {
         }
       }
     }
+    const env = { ...process.env, ...(config.get<Record<string, string>>('server.extraEnv') ?? {}) };
+    const isFile = (p: string) => {
+      try {
+        return fs.statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    };
+    if (!findExecutable(command, env, isFile)) {
+      const message =
+        source === 'PATH'
+          ? 'MultiEdit: no server found: none is bundled with this extension and `multiedit` is not on PATH. Set "multiedit.server.path".'
+          : `MultiEdit: could not start the server: ${command} does not exist.${source === 'setting' ? ' Check the "multiedit.server.path" setting.' : ''}`;
+      this.log.error(message);
+      void showErrorWithLogs(message, this.log, 'Open Settings').then((pick) => {
+        if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'multiedit.server');
+      });
+      throw new ServerError(message);
+    }
     const args = ['lsp', ...(config.get<string[]>('server.extraArgs') ?? [])];
-    const extraEnv = config.get<Record<string, string>>('server.extraEnv') ?? {};
     this.log.info(`starting the server (${source}): ${command} ${args.join(' ')}`);
-    const run = { command, args, options: { env: { ...process.env, ...extraEnv } } };
+    const run = { command, args, options: { env } };
     const serverOptions: ServerOptions = { run, debug: run };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

@@ -428,6 +428,12 @@ function registerTestCommands(context: vscode.ExtensionContext): void {
       state.lastToolResult = text;
       writeState({ command: 'invokeTool', toolResult: text });
     }),
+    // Changes a setting through the configuration service (as the Settings editor does).
+    vscode.commands.registerCommand('multiedit.test.updateSetting', async (input?: { key: string; value: unknown }) => {
+      const req = input ?? (JSON.parse(fs.readFileSync(`${settings().stateFile}.setting-input.json`, 'utf8')) as { key: string; value: unknown });
+      await vscode.workspace.getConfiguration().update(req.key, req.value, vscode.ConfigurationTarget.Global);
+      writeState({ command: 'updateSetting', setting: req });
+    }),
     // Runs the chat participant's handler with a recorded response stream (the chat view itself
     // needs a signed-in chat provider).
     vscode.commands.registerCommand('multiedit.test.chat', async (input?: { prompt: string; command?: string }) => {

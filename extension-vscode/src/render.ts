@@ -71,7 +71,12 @@ export function editsApplied(result: ApplyResult): number {
 export function renderApplyNotification(result: ApplyResult): string {
   const first = (result.message.split('\n')[0] ?? '').replace(/:\s*$/, '');
   const failed = result.edits_failed?.length ?? 0;
-  const summary = first || `Applied ${editsApplied(result)} edits`;
+  const files = result.files ?? [];
+  const n = editsApplied(result);
+  const summary =
+    files.length > 1
+      ? `Applied ${n} edit${n === 1 ? '' : 's'} to ${files.length} files (${files.map((f) => basename(f.file_path)).join(', ')})`
+      : first || `Applied ${n} edit${n === 1 ? '' : 's'}`;
   const tail = failed > 0 ? ` (${failed} edit${failed === 1 ? '' : 's'} failed; see the log)` : '';
   return `MultiEdit: ${summary}${tail}. Undo with Ctrl+Z.`;
 }

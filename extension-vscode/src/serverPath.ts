@@ -30,3 +30,17 @@ export function chooseServerPath(input: ServerPathInput): ServerPathChoice {
   if (input.exists(input.bundled)) return { command: input.bundled, source: 'bundled' };
   return { command: process.platform === 'win32' ? 'multiedit.exe' : 'multiedit', source: 'PATH' };
 }
+
+/** Finds an executable on PATH (or checks a path containing a separator); undefined when absent. */
+export function findExecutable(command: string, env: NodeJS.ProcessEnv, isFile: (p: string) => boolean): string | undefined {
+  if (command.includes('/') || command.includes('\\')) return isFile(command) ? command : undefined;
+  const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter(Boolean);
+  const exts = process.platform === 'win32' ? ['', ...(env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';')] : [''];
+  for (const dir of dirs) {
+    for (const ext of exts) {
+      const candidate = path.join(dir, command + ext);
+      if (isFile(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}

@@ -240,6 +240,19 @@ async function expectActiveText(expected, what, timeout = 10_000) {
   return state;
 }
 
+/** Writes `<state>.<suffix>.json`, runs a test command, and waits for its state dump. */
+async function runTestCommand(title, suffix, input, command) {
+  fs.writeFileSync(`${stateFile}.${suffix}.json`, JSON.stringify(input));
+  const prev = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : '';
+  await runCommand(title);
+  return waitFor(() => {
+    const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
+    if (text === prev) return undefined;
+    const s = JSON.parse(text);
+    return s.command === command ? s : undefined;
+  }, `the result of ${title}`);
+}
+
 function docText(state, file) {
   const d = state.documents.find((x) => x.path === file);
   return d ? d.text : undefined;
@@ -248,6 +261,25 @@ function docText(state, file) {
 // ---- tests -----------------------------------------------------------------------------------
 
 const target = path.join(ws, 'target.txt');
+const other = path.join(ws, 'other.txt');
+const second = path.join(ws, 'notes', 'second.txt');
+const settingsFile = path.join(userData, 'User', 'settings.json');
+const baseSettings = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'extensions.ignoreRecommendations': true,
+  'security.workspace.trust.enabled': false,
+  'telemetry.telemetryLevel': 'off',
+  'files.autoSave': 'off',
+  'files.simpleDialog.enable': true,
+  'editor.minimap.enabled': false,
+  'workbench.colorTheme': 'Default Light Modern',
+  'window.zoomLevel': 0,
+  'multiedit.testing.enableTestCommands': true,
+  'multiedit.testing.stateFile': stateFile,
+};
 const original = 'alpha beta gamma\nline two\nend\n';
 const typed = 'typed line\n';
 
@@ -299,28 +331,27 @@ async function main() {
     path.join(ws, 'implicit.multiedit.json'),
     JSON.stringify({ edits: [{ old_string: 'line two', new_string: 'line 2' }] }, null, 2) + '\n',
   );
+  fs.writeFileSync(other, 'first file: one\n');
   fs.writeFileSync(
-    path.join(userData, 'User', 'settings.json'),
+    path.join(ws, 'two-files.multiedit.json'),
     JSON.stringify(
       {
-        'workbench.startupEditor': 'none',
-        'workbench.tips.enabled': false,
-        'workbench.welcomePage.walkthroughs.openOnInstall': false,
-        'extensions.ignoreRecommendations': true,
-        'security.workspace.trust.enabled': false,
-        'telemetry.telemetryLevel': 'off',
-        'files.autoSave': 'off',
-        'editor.minimap.enabled': false,
-        'workbench.secondarySideBar.defaultVisibility': 'hidden',
-        'workbench.colorTheme': 'Default Light Modern',
-        'window.zoomLevel': 0,
-        'multiedit.testing.enableTestCommands': true,
-        'multiedit.testing.stateFile': stateFile,
+        files: [
+          { file_path: other, edits: [{ old_string: 'one', new_string: 'ONE' }] },
+          { file_path: 'notes/second.txt', edits: [{ old_string: 'two', new_string: 'TWO' }] },
+        ],
       },
       null,
       2,
-    ),
+    ) + '\n',
   );
+  fs.mkdirSync(path.join(ws, 'notes'));
+  fs.writeFileSync(second, 'second file: two\n');
+  fs.writeFileSync(
+    path.join(ws, 'from-picker.multiedit.json'),
+    JSON.stringify({ file_path: 'notes/second.txt', edits: [{ old_string: 'second', new_string: 'SECOND' }] }, null, 2) + '\n',
+  );
+  fs.writeFileSync(settingsFile, JSON.stringify(baseSettings, null, 2));
 
   installVsix();
   const { child, url } = await startCodeServer();
@@ -530,6 +561,66 @@ async function runTests() {
     await openFile('target.txt');
     const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');
     await screenshot('tool-applied');
+  });
+
+  await test('a two-file plan changes both files (relative path resolved in the workspace)', async () => {
+    await clearNotifications();
+    await openFile('two-files.multiedit.json');
+    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    const note = await waitForNotification(/Applied|refused/i);
+    assertMatch(note, /Applied 2 edits/, 'notification');
+    await screenshot('two-files-applied');
+    const state = await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, other) === 'first file: ONE\n' && docText(s, second) === 'second file: TWO\n' ? s : undefined;
+    }, 'both files to change', 10_000).catch(async () => {
+      const s = await dumpState();
+      throw new Error(`documents: ${JSON.stringify(s.documents.map((d) => [d.path, d.text]))}`);
+    });
+    if (!state) throw new Error('no state');
+  });
+
+  await test('apply plan from a file picked in the open dialog', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    await runCommand('MultiEdit: Apply Plan from File...');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await sleep(500);
+    await input.fill(path.join(ws, 'from-picker.multiedit.json'));
+    await sleep(500);
+    await screenshot('file-picker');
+    await page.keyboard.press('Enter');
+    const note = await waitForNotification(/Applied|refused/i);
+    assertMatch(note, /Applied 1 edit/, 'notification');
+    const state = await dumpState();
+    assertEqual(docText(state, second), 'SECOND file: TWO\n', 'picked plan applied');
+  });
+
+  await test('changing the server path restarts the server; a bad path shows an error with Show Logs', async () => {
+    await clearNotifications();
+    const bad = path.join(tmp, 'no-such-multiedit');
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.server.path', value: bad }, 'updateSetting');
+    const note = await waitForNotification(/could not start the server/i, 30_000);
+    assertMatch(note, /no-such-multiedit/, 'error notification');
+    await page.locator('.notifications-toasts .monaco-button', { hasText: 'Show Logs' }).first().waitFor();
+    await screenshot('server-start-error');
+    let state = await dumpState();
+    assertEqual(state.serverRunning, false, 'server running with a bad path');
+    await clearNotifications();
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.server.path', value: null }, 'updateSetting');
+    state = await waitFor(async () => {
+      const s = await dumpState();
+      return s.serverRunning ? s : undefined;
+    }, 'the server to restart', 30_000, 1000);
+    // and it works again
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    await page.evaluate((t) => navigator.clipboard.writeText(t), JSON.stringify({ edits: [{ old_string: 'line two', new_string: 'line two, after the restart' }] }));
+    await runCommand('MultiEdit: Apply Plan from Clipboard');
+    await waitForNotification(/Applied 1 edit/);
+    await expectActiveText(before.replace('line two', 'line two, after the restart'), 'text after the restart');
   });
 }
 

@@ -33,6 +33,17 @@ describe('results', () => {
     assert.equal(renderApplyNotification(result), 'MultiEdit: Applied 2 edits to /ws/a.txt. Undo with Ctrl+Z.');
     assert.equal(isPartial(result), false);
   });
+  it('summarises a multi-file result', () => {
+    const multi = {
+      ok: true,
+      message: 'Applied 1 edit to /ws/a.txt:\n1. x\n\nApplied 2 edits to /ws/b.txt:\n1. y\n2. z',
+      files: [
+        { file_path: '/ws/a.txt', edits_applied: 1 },
+        { file_path: '/ws/b.txt', edits_applied: 2 },
+      ],
+    };
+    assert.equal(renderApplyNotification(multi), 'MultiEdit: Applied 3 edits to 2 files (a.txt, b.txt). Undo with Ctrl+Z.');
+  });
   it('mentions failed edits in partial mode', () => {
     const partial = { ...result, edits_failed: [{ edit_index: 2 }] };
     assert.match(renderApplyNotification(partial), /1 edit failed/);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { describe, it } from 'node:test';
-import { chooseServerPath, expandHome } from '../../src/serverPath';
+import { chooseServerPath, expandHome, findExecutable } from '../../src/serverPath';
 
 describe('chooseServerPath', () => {
   const base = { bundled: '/ext/bin/multiedit', trusted: true };
@@ -21,5 +21,18 @@ describe('chooseServerPath', () => {
   it('expands ~', () => {
     assert.equal(expandHome('~/bin/multiedit'), `${os.homedir()}/bin/multiedit`);
     assert.equal(expandHome('/x'), '/x');
+  });
+});
+
+describe('findExecutable', () => {
+  const files = new Set(['/usr/local/bin/multiedit', '/opt/m']);
+  const isFile = (p: string) => files.has(p);
+  it('searches PATH for a bare name', () => {
+    assert.equal(findExecutable('multiedit', { PATH: '/usr/bin:/usr/local/bin' }, isFile), '/usr/local/bin/multiedit');
+    assert.equal(findExecutable('multiedit', { PATH: '/usr/bin' }, isFile), undefined);
+  });
+  it('checks a path directly', () => {
+    assert.equal(findExecutable('/opt/m', { PATH: '' }, isFile), '/opt/m');
+    assert.equal(findExecutable('/opt/missing', { PATH: '/opt' }, isFile), undefined);
   });
 });
