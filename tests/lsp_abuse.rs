@@ -62,6 +62,12 @@ fn server_children() -> Vec<u32> {
     out
 }
 
+/// An editor; every test starts its servers through here or `Raw::start`, one at a time.
+fn start(opts: Options) -> Editor {
+    let _guard = START.lock().unwrap_or_else(|e| e.into_inner());
+    Editor::start(opts)
+}
+
 /// An editor and its server's pid.
 fn start_tracked(opts: Options) -> (Editor, u32) {
     let _guard = START.lock().unwrap_or_else(|e| e.into_inner());
@@ -395,7 +401,7 @@ fn notifications_before_initialize_are_dropped() {
 fn did_change_for_unknown_documents_and_out_of_range_positions() {
     let (_d, ws) = workspace();
     let f = ws.join("f.txt");
-    let mut ed = Editor::start(Options::new(&ws));
+    let mut ed = start(Options::new(&ws));
     let ghost = uri(&ws.join("never-opened.txt"));
     for params in [
         json!({"textDocument": {"uri": ghost, "version": 2}, "contentChanges": [{"text": "x"}]}),
@@ -476,7 +482,7 @@ fn a_plan_of_ten_thousand_edits() {
     // The scripted editor applies 10,000 text edits slowly (it is a debug build): give it time.
     let mut opts = Options::new(&ws);
     opts.init_options = json!({"applyEditTimeoutMs": 300_000});
-    let mut ed = Editor::start(opts);
+    let mut ed = start(opts);
     ed.open(&f, &text);
     let edits: Vec<Value> = (0..10_000).map(|i| edit(&format!("item {i:05} old"), &format!("item {i:05} new"))).collect();
     let plan = json!({"file_path": f, "edits": edits});
@@ -523,7 +529,7 @@ fn an_answer_after_the_timeout_is_ignored_and_the_next_command_works() {
     let f = ws.join("f.txt");
     let mut opts = Options::new(&ws);
     opts.init_options = json!({"applyEditTimeoutMs": 300});
-    let mut ed = Editor::start(opts);
+    let mut ed = start(opts);
     ed.open(&f, "abc\n");
     let (id, apply_edit) = command_until_apply_edit(&mut ed, json!({"file_path": f, "edits": [edit("a", "A")]}));
     let e = ed.response(id, Answer::Apply).expect_err("timed out");
@@ -580,7 +586,7 @@ fn a_client_that_disconnects_mid_command() {
 fn cancel_requests_of_every_shape() {
     let (_d, ws) = workspace();
     let f = ws.join("f.txt");
-    let mut ed = Editor::start(Options::new(&ws));
+    let mut ed = start(Options::new(&ws));
     ed.open(&f, "abc\n");
     for params in [json!({"id": 9999}), json!({"id": "nope"}), json!({}), json!(null), json!({"id": {"x": 1}})] {
         ed.notify("$/cancelRequest", params);
@@ -659,7 +665,7 @@ fn reference_result(plan_edits: &[(String, String, bool)], text: &str) -> Result
 fn did_change_storms_interleaved_with_commands_never_apply_to_another_version() {
     let (_d, ws) = workspace();
     let f = ws.join("race.txt");
-    let mut ed = Editor::start(Options::new(&ws));
+    let mut ed = start(Options::new(&ws));
     let u = uri(&f);
     ed.open(&f, "ab\nabc\nc\n");
     let mut history: HashMap<i64, String> = HashMap::new();
