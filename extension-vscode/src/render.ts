@@ -7,6 +7,9 @@ export interface FileResult {
   edits_applied?: number;
   replacements?: number;
   created?: boolean;
+  /** Edits matched by `match: tolerant`, with how. */
+  tiers?: { edit_index: number; tier: string }[];
+  version?: number | null;
 }
 
 export interface ApplyResult {
@@ -67,6 +70,24 @@ export function editsApplied(result: ApplyResult): number {
   return (result.files ?? []).reduce((n, f) => n + (f.edits_applied ?? 0), 0);
 }
 
+const TIER_TEXT: Record<string, string> = {
+  line_trimmed: 'ignoring trailing whitespace',
+  indentation: 'ignoring indentation',
+  quotes: 'ignoring quote and dash style',
+};
+
+/** "edit 2 matched ignoring indentation" lines for edits found by the tolerant matcher. */
+export function tolerantMatches(result: ApplyResult): string[] {
+  const out: string[] = [];
+  const many = (result.files?.length ?? 0) > 1;
+  for (const f of result.files ?? []) {
+    for (const t of f.tiers ?? []) {
+      out.push(`edit ${t.edit_index + 1}${many ? ` in ${basename(f.file_path)}` : ''} matched ${TIER_TEXT[t.tier] ?? t.tier}`);
+    }
+  }
+  return out;
+}
+
 /** Short text for a notification after a successful apply. */
 export function renderApplyNotification(result: ApplyResult): string {
   const first = (result.message.split('\n')[0] ?? '').replace(/:\s*$/, '');
@@ -77,7 +98,9 @@ export function renderApplyNotification(result: ApplyResult): string {
     files.length > 1
       ? `Applied ${n} edit${n === 1 ? '' : 's'} to ${files.length} files (${files.map((f) => basename(f.file_path)).join(', ')})`
       : first || `Applied ${n} edit${n === 1 ? '' : 's'}`;
-  const tail = failed > 0 ? ` (${failed} edit${failed === 1 ? '' : 's'} failed; see the log)` : '';
+  let tail = failed > 0 ? ` (${failed} edit${failed === 1 ? '' : 's'} failed; see the log)` : '';
+  const tolerant = tolerantMatches(result);
+  if (tolerant.length) tail += ` (${tolerant.join('; ')})`;
   return `MultiEdit: ${summary}${tail}. Undo with Ctrl+Z.`;
 }
 
@@ -127,6 +150,8 @@ export function renderResultMarkdown(result: ApplyResult): string {
   let md = `**${escapeMarkdown(head.replace(/:\s*$/, ''))}**\n\n`;
   if (rest) md += fence(rest) + '\n\n';
   const failed = result.edits_failed?.length ?? 0;
+  const tolerant = tolerantMatches(result);
+  if (tolerant.length) md += `Note: ${escapeMarkdown(tolerant.join('; '))}.\n\n`;
   if (failed > 0) md += `⚠️ ${failed} edit${failed === 1 ? '' : 's'} failed and ${failed === 1 ? 'was' : 'were'} skipped.\n\n`;
   return md;
 }

@@ -44,6 +44,11 @@ describe('results', () => {
     };
     assert.equal(renderApplyNotification(multi), 'MultiEdit: Applied 3 edits to 2 files (a.txt, b.txt). Undo with Ctrl+Z.');
   });
+  it('mentions edits found by the tolerant matcher', () => {
+    const tolerant = { ...result, files: [{ ...result.files[0], tiers: [{ edit_index: 1, tier: 'indentation' }] }] };
+    assert.equal(renderApplyNotification(tolerant), 'MultiEdit: Applied 2 edits to /ws/a.txt (edit 2 matched ignoring indentation). Undo with Ctrl+Z.');
+    assert.match(renderResultMarkdown(tolerant), /Note: edit 2 matched ignoring indentation\./);
+  });
   it('mentions failed edits in partial mode', () => {
     const partial = { ...result, edits_failed: [{ edit_index: 2 }] };
     assert.match(renderApplyNotification(partial), /1 edit failed/);
