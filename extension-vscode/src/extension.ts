@@ -436,8 +436,25 @@ function registerTestCommands(context: vscode.ExtensionContext): void {
     }),
     // Runs the chat participant's handler with a recorded response stream (the chat view itself
     // needs a signed-in chat provider).
-    vscode.commands.registerCommand('multiedit.test.chat', async (input?: { prompt: string; command?: string }) => {
-      const req = input ?? (JSON.parse(fs.readFileSync(`${settings().stateFile}.chat-input.json`, 'utf8')) as { prompt: string; command?: string });
+    // `modelAnswer` stands in for the chat's language model (none is signed in here).
+    vscode.commands.registerCommand('multiedit.test.chat', async (input?: { prompt: string; command?: string; modelAnswer?: string }) => {
+      const req =
+        input ?? (JSON.parse(fs.readFileSync(`${settings().stateFile}.chat-input.json`, 'utf8')) as { prompt: string; command?: string; modelAnswer?: string });
+      const prompts: string[] = [];
+      const model =
+        req.modelAnswer === undefined
+          ? undefined
+          : {
+              id: 'test-model',
+              sendRequest: async (messages: vscode.LanguageModelChatMessage[]) => {
+                for (const m of messages) for (const part of m.content) if (part instanceof vscode.LanguageModelTextPart) prompts.push(part.value);
+                return {
+                  text: (async function* () {
+                    yield req.modelAnswer!;
+                  })(),
+                };
+              },
+            };
       const parts: string[] = [];
       const stream = {
         markdown: (v: string | vscode.MarkdownString) => parts.push(typeof v === 'string' ? v : v.value),
@@ -448,14 +465,14 @@ function registerTestCommands(context: vscode.ExtensionContext): void {
         filetree: () => undefined,
         push: () => undefined,
       } as unknown as vscode.ChatResponseStream;
-      const request = { prompt: req.prompt, command: req.command, references: [], toolReferences: [], toolInvocationToken: undefined } as unknown as vscode.ChatRequest;
+      const request = { prompt: req.prompt, command: req.command, references: [], toolReferences: [], toolInvocationToken: undefined, model } as unknown as vscode.ChatRequest;
       const cts = new vscode.CancellationTokenSource();
       try {
         await chatHandler(request, { history: [] } as unknown as vscode.ChatContext, stream, cts.token);
       } catch (err) {
         parts.push(`[threw] ${(err as Error).message}`);
       }
-      writeState({ command: 'chat', chatResponse: parts.join('\n') });
+      writeState({ command: 'chat', chatResponse: parts.join('\n'), modelPrompts: prompts });
     }),
   );
 }

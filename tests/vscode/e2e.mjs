@@ -531,6 +531,18 @@ async function runTests() {
     assertEqual(state.activeEditor?.text, before.replace('END', 'The End').replace('line 2', 'line two'), 'text after the chat request');
   });
 
+  await test('chat participant turns an instruction into a plan with the model and applies it', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    const before = (await dumpState()).activeEditor?.text;
+    const modelAnswer = 'Here is the plan:\n```json\n{"edits": [{"old_string": "The End", "new_string": "The very end"}]}\n```';
+    const state = await runTestCommand('MultiEdit: Test: Run Chat Participant', 'chat-input', { prompt: 'make the ending more final', modelAnswer }, 'chat');
+    assertMatch(state.modelPrompts?.join('\n'), /Instruction: make the ending more final/, 'prompt sent to the model');
+    assertMatch(state.modelPrompts?.join('\n'), new RegExp(`File: ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'prompt names the file');
+    assertMatch(state.chatResponse, /Plan:[\s\S]*"new_string": "The very end"[\s\S]*Applied 1 edit/, 'chat response');
+    await expectActiveText(before.replace('The End', 'The very end'), 'text after the chat request');
+  });
+
   await test('language model tool edits the file through vscode.lm.invokeTool', async () => {
     await clearNotifications();
     await openFile('target.txt');
