@@ -357,7 +357,10 @@ fn malformed_arguments_are_answered_and_the_server_stays_up() {
     assert!(data["message"].as_str().unwrap().contains("edits[0].old_string"), "names the field: {data}");
 
     // Not even an ExecuteCommandParams: the framework's own "invalid params".
-    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": {"file_path": 1}}));
+    let (kind, data) = refusal(ed.execute("multiedit.apply", json!({"file_path": f, "edits": []}), Answer::Apply));
+    assert_eq!(kind, "invalid_plan");
+    assert!(data["message"].as_str().unwrap().contains("send [plan], not the plan itself"), "{data}");
+    let id = ed.request("workspace/executeCommand", json!({"command": 5}));
     let e = ed.response(id, Answer::Apply).expect_err("refused");
     assert_eq!(e["code"], -32602);
     let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.nope", "arguments": []}));

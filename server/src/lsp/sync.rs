@@ -6,7 +6,9 @@
 //! command reads the document (ebkalderon/tower-lsp#284). The transport calls `Service::call` once per
 //! message, in the order they arrive; applying the notifications inside `call`, synchronously, makes
 //! every later request see them. `initialize` is read here too, so the position encoding is settled
-//! before the first didOpen whatever the scheduling.
+//! before the first didOpen whatever the scheduling; and a command whose `arguments` is not even an
+//! array is answered here, with a message that says so, since the framework would refuse it in serde's
+//! words.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +20,8 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
+use super::commands;
+use super::convert::refusal_error;
 use super::notifications;
 use super::session::{Config, Session};
 
@@ -59,6 +63,11 @@ where
                 let (config, warnings) = Config::from_initialize(params);
                 self.session.set_config(config);
                 self.session.set_warnings(warnings);
+            }
+        } else if method == "workspace/executeCommand" {
+            if let (Some(refusal), Some(id)) = (commands::arguments_shape_error(req.params()), req.id()) {
+                let response = Response::from_error(id.clone(), refusal_error(&refusal));
+                return Box::pin(std::future::ready(Ok(Some(response))));
             }
         } else if notifications::is_document_sync(method) {
             if let Err(warning) = notifications::handle(&self.session, method, req.params()) {

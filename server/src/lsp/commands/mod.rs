@@ -38,6 +38,30 @@ pub struct Prepared {
     pub creates: bool,
 }
 
+/// For one of our commands whose `arguments` is not an array (a plan sent bare, say): the refusal to
+/// answer with, instead of the framework's bare "invalid type: map, expected a sequence".
+pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
+    let params = params?;
+    let command = params.get("command")?.as_str()?;
+    if !ALL.contains(&command) {
+        return None;
+    }
+    match params.get("arguments") {
+        None | Some(Value::Array(_)) => None,
+        Some(other) => Some(Refusal::invalid(format!(
+            "InputValidationError: the `arguments` of {command} must be an array holding the plan, [plan], but \
+             is {}",
+            match other {
+                Value::Object(_) => "an object (send [plan], not the plan itself)",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        ))),
+    }
+}
+
 /// The command's one argument, the plan, as the engine's `invalid_plan` refusal when it is not there.
 fn plan_argument(command: &str, arguments: &[Value]) -> Result<engine::Plan, Refusal> {
     match arguments {
