@@ -159,6 +159,16 @@ fn same_file(i: usize, fc: &engine::FileChange, want: &FileResult, case: &Case) 
     if failed != want_failed {
         return Err(format!("file {i}: failed edits {failed:?} vs reference {want_failed:?}"));
     }
+    // The success text counts what was applied.
+    let n = want.applied.len();
+    let head = if want.failed.is_empty() {
+        format!("Applied {n} edit{} to {}:", if n == 1 { "" } else { "s" }, fc.file_path)
+    } else {
+        format!("Applied {n} of {} edit", fc.edit_count)
+    };
+    if !fc.message().starts_with(&head) {
+        return Err(format!("file {i}: message {:?} does not start with {head:?}", fc.message()));
+    }
     let prefix = if want.bom { BOM } else { "" };
     if !want.crlf {
         let expected = format!("{prefix}{}", want.view_after);
