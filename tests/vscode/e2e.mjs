@@ -356,21 +356,28 @@ async function main() {
   installVsix();
   const { child, url } = await startCodeServer();
   log('code-server at', url);
-  const context = await chromium.launchPersistentContext(path.join(tmp, 'chromium'), {
-    executablePath: chromiumPath,
-    headless,
-    viewport: { width: 1280, height: 800 },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      stopProcessGroup(child);
+      process.exit(130);
+    });
+  }
+  let context;
   try {
+    context = await chromium.launchPersistentContext(path.join(tmp, 'chromium'), {
+      executablePath: chromiumPath,
+      headless,
+      viewport: { width: 1280, height: 800 },
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url.replace(/\/$/, '') });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(15_000);
@@ -380,7 +387,7 @@ async function main() {
     await screenshot('workbench');
     await runTests();
   } finally {
-    await context.close().catch(() => undefined);
+    await context?.close().catch(() => undefined);
     stopProcessGroup(child);
   }
 }
