@@ -8,7 +8,8 @@
 //!   `workspace/applyEdit` at once. It answers without sending the didChange an editor would, so the
 //!   document, and the plan, stay valid from one iteration to the next.
 //! - `keystroke`: one didChange inserting one character in the middle of a 10 KB and a 10 MB open
-//!   document, from the notification's JSON to the updated rope (what `DocSync` runs per keystroke).
+//!   document, from the notification's JSON to the updated rope (what `DocSync` runs per keystroke);
+//!   `keystroke_rope_only` the rope part alone.
 
 use std::sync::Arc;
 
@@ -153,4 +154,20 @@ fn keystroke(bencher: divan::Bencher, bytes: usize) {
                 "contentChanges": [{"range": {"start": {"line": middle, "character": 30}, "end": {"line": middle, "character": 30}}, "text": "x"}]})
         })
         .bench_local_values(|change| notifications::handle(&session, DID_CHANGE, Some(&change)).unwrap());
+}
+
+/// The rope part of a keystroke alone (no JSON): the position conversion and the insertion.
+#[divan::bench(args = [10 << 10, 10 << 20], sample_count = 2000)]
+fn keystroke_rope_only(bencher: divan::Bencher, bytes: usize) {
+    use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
+    let text = source(bytes);
+    let (session, config) = session_with(&text);
+    let middle = (text.lines().count() / 2) as u32;
+    let at = Position::new(middle, 30);
+    let change = [TextDocumentContentChangeEvent { range: Some(Range::new(at, at)), range_length: None, text: "x".into() }];
+    let mut version = 1;
+    bencher.bench_local(|| {
+        version += 1;
+        session.documents.change(URI, version, &change, config.encoding)
+    });
 }
