@@ -507,16 +507,27 @@ fn logs_go_to_the_editor_and_stderr_never_stdout() {
     let f = ws.join("f.txt");
     ed.open(&f, "x\n");
     ed.apply(plan(&f, json!([edit("x", "y")]))).expect("applied");
-    ed.drain(Duration::from_millis(300));
-    let logs: Vec<String> = ed
-        .received
-        .iter()
-        .filter(|m| m["method"] == "window/logMessage")
-        .map(|m| m["params"]["message"].as_str().unwrap().to_string())
-        .collect();
+    // A notification may trail the response it was sent before; give it time.
+    let wanted = format!("multiedit.apply: applied 1 edit(s) to {}", f.display());
+    let logs = |ed: &Editor| -> Vec<String> {
+        ed.received
+            .iter()
+            .filter(|m| m["method"] == "window/logMessage")
+            .map(|m| m["params"]["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !logs(&ed).iter().any(|l| l.contains(&wanted)) && std::time::Instant::now() < deadline {
+        ed.drain(Duration::from_millis(100));
+    }
+    let logs = logs(&ed);
     assert!(logs.iter().any(|l| l.contains("bogusOption")), "{logs:?}");
-    assert!(logs.iter().any(|l| l.contains(&format!("multiedit.apply: applied 1 edit(s) to {}", f.display()))), "{logs:?}");
-    assert!(ed.stderr_text().contains("bogusOption"));
+    assert!(logs.iter().any(|l| l.contains(&wanted)), "{logs:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !ed.stderr_text().contains("bogusOption") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(ed.stderr_text().contains("bogusOption"), "logged to stderr too");
     // Every byte on stdout was a well-formed frame (the reader fails the test otherwise).
     assert!(ed.shutdown().success());
 }
