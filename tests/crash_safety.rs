@@ -164,3 +164,45 @@ fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run
     // The kills must have landed while the files were being written, or the test proved nothing.
     assert!(temps_left + mixed > 0, "no kill interrupted a write; the files are too small for this machine");
 }
+
+#[test]
+fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
+    // The file is read, the plan computed and the new text staged; just before renaming, the file is
+    // read again. Another program appends to it while the new text is being staged: the plan must be
+    // refused and the other program's change kept.
+    let root = tempfile::tempdir().unwrap();
+    let f = root.path().join("shared.txt");
+    let old = format!("HEADER old\n{}", "some text that another program appends to\n".repeat(400_000));
+    let new = old.replacen("HEADER old", "HEADER new", 1);
+    let plan_path = root.path().join("plan.json");
+    let plan = serde_json::json!({"file_path": f, "edits": [{"old_string": "HEADER old", "new_string": "HEADER new"}]});
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    let (mut refused, mut tries) = (0, 0);
+    while refused == 0 && tries < 10 {
+        tries += 1;
+        std::fs::write(&f, &old).unwrap();
+        let mut child = Command::new(BIN).arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        use std::io::Write;
+        std::fs::OpenOptions::new().append(true).open(&f).unwrap().write_all(b"appended\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let now = std::fs::read_to_string(&f).unwrap();
+        match out.status.code() {
+            Some(1) => {
+                assert_eq!(
+                    String::from_utf8_lossy(&out.stderr),
+                    format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.\n", f.display())
+                );
+                assert_eq!(now, format!("{old}appended\n"), "the other program's change was lost");
+                refused += 1;
+            }
+            // Finished before the append, or (the documented window) renamed right after the check.
+            Some(0) => assert!(now == format!("{new}appended\n") || now == new, "neither outcome"),
+            other => panic!("exit {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+        }
+        assert_eq!(temps(root.path()), Vec::<PathBuf>::new());
+    }
+    assert!(refused > 0, "the append never landed while the new text was being staged ({tries} tries)");
+}
