@@ -388,7 +388,14 @@ function writeState(extra: Record<string, unknown>): void {
   const editor = vscode.window.activeTextEditor;
   const docs = vscode.workspace.textDocuments
     .filter((d) => d.uri.scheme === 'file' || d.uri.scheme === 'untitled')
-    .map((d) => ({ path: d.uri.scheme === 'file' ? d.uri.fsPath : d.uri.toString(), text: d.getText(), dirty: d.isDirty, version: d.version }));
+    .map((d) => ({
+      path: d.uri.scheme === 'file' ? d.uri.fsPath : d.uri.toString(),
+      text: d.getText(),
+      dirty: d.isDirty,
+      version: d.version,
+      languageId: d.languageId,
+      diagnostics: vscode.languages.getDiagnostics(d.uri).map((x) => x.message),
+    }));
   const data = {
     time: new Date().toISOString(),
     activeEditor: editor

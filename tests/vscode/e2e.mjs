@@ -351,6 +351,7 @@ async function main() {
     path.join(ws, 'from-picker.multiedit.json'),
     JSON.stringify({ file_path: 'notes/second.txt', edits: [{ old_string: 'second', new_string: 'SECOND' }] }, null, 2) + '\n',
   );
+  fs.writeFileSync(path.join(ws, 'bad.multiedit.json'), '{\n  "mode": "sometimes",\n  "edits": [{"old_string": "a"}]\n}\n');
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings, null, 2));
 
   installVsix();
@@ -469,12 +470,16 @@ async function runTests() {
     assertEqual(state.lastRefusal?.data?.kind, 'not_found', 'refusal kind');
   });
 
-  await test('a plan without file_path applies to the previous editor', async () => {
+  await test('a plan without file_path applies to the previous editor (title bar button)', async () => {
     await clearNotifications();
     await openFile('target.txt');
     const before = (await dumpState()).activeEditor?.text;
     await openFile('implicit.multiedit.json');
-    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    // the Apply button in the editor title bar of a *.multiedit.json file
+    const button = page.locator('.editor-group-container.active .editor-actions .action-label[aria-label*="Apply Plan from Active Editor"]').first();
+    await button.waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot('plan-title-buttons');
+    await button.click();
     const note = await waitForNotification(/Applied|refused/i);
     assertMatch(note, /Applied 1 edit/, 'notification');
     await openFile('target.txt');
@@ -580,6 +585,23 @@ async function runTests() {
     await openFile('target.txt');
     const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');
     await screenshot('tool-applied');
+  });
+
+  await test('the plan schema checks *.multiedit.json files', async () => {
+    await openFile('bad.multiedit.json');
+    const bad = path.join(ws, 'bad.multiedit.json');
+    const state = await waitFor(async () => {
+      const s = await dumpState();
+      const d = s.documents.find((x) => x.path === bad);
+      return d && d.diagnostics.length >= 2 ? s : undefined;
+    }, 'schema diagnostics', 20_000, 1000).catch(async (e) => {
+      const s = await dumpState();
+      throw new Error(`${e.message}; diagnostics: ${JSON.stringify(s.documents.find((x) => x.path === bad)?.diagnostics)}`);
+    });
+    const messages = state.documents.find((x) => x.path === bad).diagnostics.join('\n');
+    assertMatch(messages, /new_string/, 'missing new_string reported');
+    assertMatch(messages, /atomic|partial|Value is not accepted/i, 'bad mode reported');
+    await screenshot('schema-diagnostics');
   });
 
   await test('a two-file plan changes both files (relative path resolved in the workspace)', async () => {
