@@ -9,14 +9,29 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
+/// Whether a member is present, whatever its value: `"result": null` is a valid response, which an
+/// `Option` would read as absent.
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| Present(true))
+    }
+}
+
 /// What a frame must look like for the framework to accept it; the params are skipped, not built.
 #[derive(Deserialize)]
 struct Probe {
     jsonrpc: String,
-    method: Option<IgnoredAny>,
-    id: Option<IgnoredAny>,
-    result: Option<IgnoredAny>,
-    error: Option<IgnoredAny>,
+    #[serde(default)]
+    method: Present,
+    #[serde(default)]
+    id: Present,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
 }
 
 fn is_message(body: &[u8]) -> Result<(), String> {
@@ -24,7 +39,7 @@ fn is_message(body: &[u8]) -> Result<(), String> {
     if p.jsonrpc != "2.0" {
         return Err(format!("jsonrpc is {:?}, not \"2.0\"", p.jsonrpc));
     }
-    if p.method.is_some() || (p.id.is_some() && (p.result.is_some() || p.error.is_some())) {
+    if p.method.0 || (p.id.0 && (p.result.0 || p.error.0)) {
         Ok(())
     } else {
         Err("neither a request, a notification nor a response".into())
@@ -87,4 +102,20 @@ where
 fn warn(client: &Client, message: String) {
     let client = client.clone();
     tokio::spawn(async move { super::log(&client, MessageType::WARNING, message).await });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_message;
+
+    #[test]
+    fn what_passes() {
+        assert!(is_message(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).is_ok());
+        assert!(is_message(br#"{"jsonrpc":"2.0","id":3,"result":null}"#).is_ok(), "a null result is a result");
+        assert!(is_message(br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}"#).is_ok());
+        assert!(is_message(br#"{"jsonrpc":"2.0","id":3}"#).is_err());
+        assert!(is_message(br#"{"jsonrpc":"1.0","method":"x"}"#).is_err());
+        assert!(is_message(b"{not json").is_err());
+        assert!(is_message(b"[1,2]").is_err());
+    }
 }
