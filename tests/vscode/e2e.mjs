@@ -156,7 +156,7 @@ async function closeQuickInput() {
 }
 
 /** Runs a command from the palette by its full title ("MultiEdit: ..."). */
-async function runCommand(title) {
+async function runCommand(title, screenshotName) {
   await closeQuickInput();
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
@@ -165,6 +165,10 @@ async function runCommand(title) {
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible', timeout: 10_000 });
   // the first row must be ours: Enter runs the focused (first) row
+  if (screenshotName) {
+    await sleep(300);
+    await screenshot(screenshotName);
+  }
   const label = (await page.locator('.quick-input-widget .monaco-list-row').first().innerText()).split('\n')[0];
   if (!label.includes(title.split(': ').pop())) await row.click();
   else await page.keyboard.press('Enter');
@@ -433,8 +437,7 @@ async function runTests() {
     await screenshot('unsaved-change-typed');
 
     await openFile('rename.multiedit.json');
-    await screenshot('plan-in-editor');
-    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    await runCommand('MultiEdit: Apply Plan from Active Editor', 'palette-apply-plan');
     const note = await waitForNotification(/Applied 2 edits|refused|could not/i);
     assertMatch(note, /Applied 2 edits/, 'notification');
     await screenshot('plan-applied-notification');
