@@ -186,6 +186,11 @@ pub fn refusal_error(r: &Refusal) -> Error {
     Error { code, message: r.message.clone().into(), data: Some(serde_json::to_value(r).unwrap_or(Value::Null)) }
 }
 
+/// A failure of the server itself (not of the plan).
+pub fn internal_error(message: String) -> Error {
+    Error { code: ErrorCode::InternalError, message: message.into(), data: None }
+}
+
 pub fn edit_json(edit: &WorkspaceEdit) -> Value {
     serde_json::to_value(edit).unwrap_or_else(|e| json!({ "error": e.to_string() }))
 }

@@ -45,6 +45,20 @@ pub async fn log(client: &Client, typ: MessageType, message: impl Display) {
     client.log_message(typ, message).await;
 }
 
+/// Runs `f`, turning a panic into an error: a bug met by one request must cost that request, not
+/// the session (a panic inside a handler would unwind through the whole connection). Locks are
+/// read through poisoning, so the state stays usable.
+pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        let detail = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        format!("multiedit hit an internal error in {what} ({detail}); nothing was changed. Please report it.")
+    })
+}
+
 pub fn run(args: &[String]) -> ExitCode {
     for a in args {
         match a.as_str() {
@@ -90,4 +104,14 @@ where
     let service = DocSync::new(service, session.clone(), client);
     Server::new(input, output, socket).serve(service).await;
     session.was_shut_down()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_panic_becomes_an_error() {
+        assert_eq!(super::catch_panic("x", || 5), Ok(5));
+        let e = super::catch_panic("multiedit.apply", || -> i32 { panic!("boom") }).unwrap_err();
+        assert!(e.contains("multiedit.apply") && e.contains("boom"), "{e}");
+    }
 }

@@ -70,7 +70,8 @@ where
                 return Box::pin(std::future::ready(Ok(Some(response))));
             }
         } else if notifications::is_document_sync(method) {
-            if let Err(warning) = notifications::handle(&self.session, method, req.params()) {
+            let applied = super::catch_panic(method, || notifications::handle(&self.session, method, req.params()));
+            if let Err(warning) = applied.and_then(|r| r) {
                 let client = self.client.clone();
                 tokio::spawn(async move { super::log(&client, MessageType::WARNING, warning).await });
             }

@@ -13,7 +13,8 @@ use tower_lsp_server::Client;
 
 use super::{prepare, result_json, APPLY};
 use crate::engine::{Kind, Refusal};
-use crate::lsp::convert::refusal_error;
+use crate::lsp::catch_panic;
+use crate::lsp::convert::{internal_error, refusal_error};
 use crate::lsp::log;
 use crate::lsp::session::Session;
 
@@ -35,7 +36,9 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     }
     // Everything up to the request is synchronous: the documents are read exactly as the
     // notifications before this command left them.
-    let prepared = prepare(session, &config, APPLY, arguments).map_err(|r| refusal_error(&r))?;
+    let prepared = catch_panic(APPLY, || prepare(session, &config, APPLY, arguments))
+        .map_err(internal_error)?
+        .map_err(|r| refusal_error(&r))?;
     if prepared.creates && !(config.document_changes && config.create_files) {
         let created: Vec<&str> =
             prepared.outcome.files.iter().filter(|f| f.created).map(|f| f.file_path.as_str()).collect();

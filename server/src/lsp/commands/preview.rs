@@ -6,12 +6,15 @@ use tower_lsp_server::jsonrpc::Result;
 
 use super::{prepare, result_json, PREVIEW};
 use crate::engine::diff;
-use crate::lsp::convert::{edit_json, refusal_error};
+use crate::lsp::catch_panic;
+use crate::lsp::convert::{edit_json, internal_error, refusal_error};
 use crate::lsp::session::Session;
 
 pub fn run(session: &Session, arguments: &[Value]) -> Result<Option<Value>> {
     let config = session.config();
-    let prepared = prepare(session, &config, PREVIEW, arguments).map_err(|r| refusal_error(&r))?;
+    let prepared = catch_panic(PREVIEW, || prepare(session, &config, PREVIEW, arguments))
+        .map_err(internal_error)?
+        .map_err(|r| refusal_error(&r))?;
     let diff: String = prepared
         .outcome
         .files
