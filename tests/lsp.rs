@@ -631,3 +631,42 @@ fn workspace_folders_follow_the_editor() {
     ed.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [{"uri": uri(&other), "name": "other"}]}}));
     assert_eq!(refusal(ed.apply(plan(&f, json!([edit("y", "z")])))).0, "outside_workspace");
 }
+
+/// Offsets where a client can put a cursor: char boundaries, not between the \r and \n of a CRLF.
+fn cursor_offsets(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i) && !(i > 0 && i < b.len() && b[i - 1] == b'\r' && b[i] == b'\n'))
+        .collect()
+}
+
+#[test]
+fn hundreds_of_random_incremental_changes_keep_the_server_in_step() {
+    let (_d, ws) = workspace();
+    for offer_utf8 in [false, true] {
+        let f = ws.join(format!("random-{offer_utf8}.txt"));
+        let mut opts = Options::new(&ws);
+        opts.offer_utf8 = offer_utf8;
+        let mut ed = Editor::start(opts);
+        ed.open(&f, "start 😀 é\r\nline\rthird 🎉\n");
+        let pieces = ["", "a", "😀", "é\n", "\r\n", "\r", "xyz🎉", "\n\n"];
+        let mut seed: u64 = 0x2545f4914f6cdd1d ^ offer_utf8 as u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..300 {
+            let offsets = cursor_offsets(ed.text(&f));
+            // Mostly typing and small deletions, as an editor sends, so the text grows.
+            let i = next(offsets.len());
+            let j = (i + next(3) * next(2)).min(offsets.len() - 1);
+            let (start, end) = (offsets[i], offsets[j]);
+            let piece = pieces[next(pieces.len())];
+            ed.change(&f, start, end, piece);
+        }
+        assert!(ed.text(&f).len() > 200, "the text grew: {:?}", ed.text(&f));
+        ed.assert_server_agrees(&f);
+    }
+}

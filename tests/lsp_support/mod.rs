@@ -504,13 +504,47 @@ impl Editor {
         self.execute("multiedit.preview", json!([plan]), Answer::Apply)
     }
 
-    /// What the server holds for an open document, read back through a preview that replaces the
-    /// whole text (it fails if the server's copy differs from the buffer).
-    pub fn assert_server_agrees(&mut self, path: &Path) {
+    /// The server's copy of an open document, byte for byte: read back from the diff of a preview
+    /// that replaces the whole text (every line of it appears as a removed line, endings included).
+    pub fn server_text(&mut self, path: &Path) -> String {
         let text = self.text(path).to_string();
         assert!(!text.is_empty(), "use on a non-empty buffer");
-        let r = self.preview(json!({"file_path": path, "edits": [{"old_string": text, "new_string": format!("{text}.")}]}));
-        assert!(r.is_ok(), "the server's copy of {} differs from the buffer {text:?}: {r:?}", path.display());
+        let r = self.preview(json!({"file_path": path, "edits": [{"old_string": text, "new_string": "\u{1}"}]}));
+        let r = r.unwrap_or_else(|e| panic!("the server's copy of {} differs from {text:?}: {e}", path.display()));
+        let diff = r["diff"].as_str().unwrap();
+        let body = &diff[diff.find("@@").expect("a hunk")..];
+        let mut out = String::new();
+        let mut last_sign = ' ';
+        // The diff's lines end like the text's: \n, \r\n or a lone \r.
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        let bytes = body.as_bytes();
+        for (i, &c) in bytes.iter().enumerate() {
+            if c == b'\n' || (c == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+                pieces.push(&body[from..=i]);
+                from = i + 1;
+            }
+        }
+        pieces.push(&body[from..]);
+        for piece in pieces.into_iter().skip(1).filter(|p| !p.is_empty()) {
+            if piece.starts_with("\\ No newline at end of file") {
+                if last_sign == '-' {
+                    assert_eq!(out.pop(), Some('\n'));
+                }
+                continue;
+            }
+            last_sign = piece.chars().next().unwrap();
+            if last_sign == '-' {
+                out.push_str(&piece[1..]);
+            }
+        }
+        out
+    }
+
+    /// The server holds exactly the buffer's text.
+    pub fn assert_server_agrees(&mut self, path: &Path) {
+        let server = self.server_text(path);
+        assert_eq!(server, self.text(path), "the server's copy of {} differs from the buffer", path.display());
     }
 
     pub fn shutdown(mut self) -> std::process::ExitStatus {
