@@ -58,8 +58,19 @@ echo "   $CS"
 step "npm dependencies"
 # an npm_config_nodedir meant for native builds elsewhere must not leak in
 unset npm_config_nodedir
-(cd "$EXT" && npm ci --no-audit --no-fund --loglevel=error) >"$ART/npm-extension.log" 2>&1 </dev/null || abort "npm ci in extension-vscode (see $ART/npm-extension.log)"
-(cd "$E2E" && npm ci --no-audit --no-fund --loglevel=error) >"$ART/npm-e2e.log" 2>&1 </dev/null || abort "npm ci in tests/vscode (see $ART/npm-e2e.log)"
+# npm ci, skipped when node_modules was installed from the same lockfile by an earlier run
+npm_ci() {
+  local dir=$1 logname=$2 sum
+  sum="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1) $(node --version)"
+  if [ -f "$dir/node_modules/.multiedit-lock-sum" ] && [ "$(cat "$dir/node_modules/.multiedit-lock-sum")" = "$sum" ]; then
+    echo "   $dir: node_modules up to date"
+    return 0
+  fi
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >"$ART/$logname" 2>&1 </dev/null || return 1
+  echo "$sum" >"$dir/node_modules/.multiedit-lock-sum"
+}
+npm_ci "$EXT" npm-extension.log || abort "npm ci in extension-vscode (see $ART/npm-extension.log)"
+npm_ci "$E2E" npm-e2e.log || abort "npm ci in tests/vscode (see $ART/npm-e2e.log)"
 
 # ---- unit tests ------------------------------------------------------------------------------
 step "typecheck"
