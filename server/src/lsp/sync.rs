@@ -57,6 +57,12 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let method = req.method();
+        // `$/` requests are optional protocol extensions; the specification asks for MethodNotFound,
+        // while the framework would leave them unanswered.
+        if let (true, Some(id)) = (method.starts_with("$/"), req.id()) {
+            let error = tower_lsp_server::jsonrpc::Error::method_not_found();
+            return Box::pin(std::future::ready(Ok(Some(Response::from_error(id.clone(), error)))));
+        }
         if method == "initialize" && !self.initialized {
             self.initialized = true;
             if let Some(params) = req.params() {
@@ -70,6 +76,11 @@ where
                 return Box::pin(std::future::ready(Ok(Some(response))));
             }
         } else if notifications::is_document_sync(method) {
+            // Before initialize the protocol drops notifications; an early didOpen must not shadow
+            // the file on disk for the whole session.
+            if !self.initialized {
+                return Box::pin(std::future::ready(Ok(None)));
+            }
             let applied = super::catch_panic(method, || notifications::handle(&self.session, method, req.params()));
             if let Err(warning) = applied.and_then(|r| r) {
                 let client = self.client.clone();
