@@ -70,7 +70,7 @@ where
                 self.session.set_config(config);
                 self.session.set_warnings(warnings);
             }
-        } else if method == "workspace/executeCommand" {
+        } else if method == "workspace/executeCommand" && self.initialized {
             if let (Some(refusal), Some(id)) = (commands::arguments_shape_error(req.params()), req.id()) {
                 let response = Response::from_error(id.clone(), refusal_error(&refusal));
                 return Box::pin(std::future::ready(Ok(Some(response))));
