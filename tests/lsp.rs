@@ -670,3 +670,29 @@ fn hundreds_of_random_incremental_changes_keep_the_server_in_step() {
         ed.assert_server_agrees(&f);
     }
 }
+
+#[test]
+fn command_line_flags_editors_add_are_accepted_and_others_refused() {
+    let (_d, ws) = workspace();
+    let mut opts = Options::new(&ws);
+    opts.args = vec!["--stdio".into(), "--clientProcessId=4242".into()];
+    let mut ed = Editor::start(opts);
+    let f = ws.join("f.txt");
+    ed.open(&f, "x\n");
+    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("applied");
+    assert!(ed.shutdown().success(), "exit after shutdown is a clean exit");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit")).args(["lsp", "--bogus"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument --bogus"));
+    assert!(out.stdout.is_empty());
+
+    // Input closed without shutdown: the server ends, with the protocol's exit code 1.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        .arg("lsp")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}

@@ -45,6 +45,8 @@ pub struct Options {
     pub apply_edit: bool,
     pub document_changes: bool,
     pub offer_utf8: bool,
+    /// Arguments after `lsp` (editors' client libraries add some, e.g. `--stdio`).
+    pub args: Vec<String>,
 }
 
 impl Options {
@@ -55,6 +57,7 @@ impl Options {
             apply_edit: true,
             document_changes: true,
             offer_utf8: false,
+            args: Vec::new(),
         }
     }
 }
@@ -195,6 +198,7 @@ impl Editor {
     pub fn start(opts: Options) -> Editor {
         let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
             .arg("lsp")
+            .args(&opts.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
