@@ -180,7 +180,7 @@ impl<'a> ChangeSet<'a> {
             if !merge {
                 if let Some(p) = pending.take() {
                     made.push(lo + out.len());
-                    out.push(p.rep);
+                    out.push(p.finish());
                 }
                 // Replacements that end before the match stay as they are.
                 while let Some((i, _)) = reps.peek() {
@@ -193,7 +193,7 @@ impl<'a> ChangeSet<'a> {
                 let p = match reps.peek() {
                     Some((i, _)) if old.cur_start[*i] <= ca => {
                         let (i, r) = reps.next().expect("peeked");
-                        Pending { cur_begin: old.cur_start[i], cur_end: old.cur_end[i], shift: 0, rep: r }
+                        Pending { cur_begin: old.cur_start[i], cur_end: old.cur_end[i], rep: r, done: String::new(), read: 0 }
                     }
                     next => {
                         let i = next.map_or(old.cur_start.len(), |(i, _)| *i);
@@ -201,8 +201,9 @@ impl<'a> ChangeSet<'a> {
                         Pending {
                             cur_begin: ca,
                             cur_end: ca,
-                            shift: 0,
                             rep: Replacement { start: o, end: o, text: String::new() },
+                            done: String::new(),
+                            read: 0,
                         }
                     }
                 };
@@ -210,14 +211,16 @@ impl<'a> ChangeSet<'a> {
             }
             let p = pending.as_mut().expect("pending set above");
             p.extend_to(cb, &old, &mut reps);
-            let lo_in = (ca - p.cur_begin) as isize + p.shift;
-            let hi_in = (cb - p.cur_begin) as isize + p.shift;
-            p.rep.text.replace_range(lo_in as usize..hi_in as usize, new);
-            p.shift += new.len() as isize - (cb - ca) as isize;
+            // Copied forward, never spliced in place: splicing each match into a large replacement
+            // cost its whole length per match.
+            let (lo_in, hi_in) = (ca - p.cur_begin, cb - p.cur_begin);
+            p.done.push_str(&p.rep.text[p.read..lo_in]);
+            p.done.push_str(new);
+            p.read = hi_in;
         }
         if let Some(p) = pending.take() {
             made.push(lo + out.len());
-            out.push(p.rep);
+            out.push(p.finish());
         }
         out.extend(reps.map(|(_, r)| r));
         let new_hi = lo + out.len();
@@ -327,16 +330,22 @@ impl Folding<'_> {
     }
 }
 
-/// A replacement being grown: it covers old current text `[cur_begin, cur_end)`, of which the matches
-/// folded so far changed the length by `shift`.
+/// A replacement being grown: it covers old current text `[cur_begin, cur_end)`, held in `rep.text`.
+/// The matches folded so far turned `rep.text[..read]` into `done`.
 struct Pending {
     cur_begin: usize,
     cur_end: usize,
-    shift: isize,
     rep: Replacement,
+    done: String,
+    read: usize,
 }
 
 impl Pending {
+    fn finish(mut self) -> Replacement {
+        self.done.push_str(&self.rep.text[self.read..]);
+        Replacement { text: self.done, ..self.rep }
+    }
+
     /// Grows the replacement to cover old current text up to `x`, swallowing every old replacement it
     /// reaches or touches.
     fn extend_to<I>(&mut self, x: usize, old: &Folding<'_>, reps: &mut std::iter::Peekable<I>)
