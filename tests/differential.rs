@@ -91,3 +91,30 @@ fn partial_failures_are_reported_in_edit_order() {
     let (two, three) = (message.find("\n2. ").unwrap(), message.find("\n3. ").unwrap());
     assert!(two < three, "{message}");
 }
+
+/// Edits whose matches lie inside text an earlier edit inserted used to be spliced into that text one
+/// match at a time, each splice costing the inserted text's whole length: quadratic. A fuzz input of
+/// 211 bytes (a short text whose `b`s twenty-odd `replace_all` edits keep doubling) took 68 s.
+#[test]
+fn edits_inside_a_large_inserted_block_cost_linear_time() {
+    use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
+    let time = |kb: usize| {
+        let block: String = (0..kb * 1024 / 16).map(|i| format!("call foo({:05});\n", i % 100_000)).collect();
+        let edits = vec![
+            Edit::new("MARKER", &block),
+            Edit::all("foo", "bar"),
+            Edit::all("bar", "bazz"),
+            Edit::all("bazz", "q"),
+            Edit::all("q", "foo"),
+        ];
+        let plan = Plan { files: vec![FilePlan { file_path: "/f".into(), edits }], options: Options::default() };
+        let t = std::time::Instant::now();
+        let out = apply_plan(&plan, &[Some("start\nMARKER\nend\n")]).unwrap();
+        assert_eq!(out.files[0].text, format!("start\n{block}\nend\n"));
+        t.elapsed()
+    };
+    let (small, large) = (time(100), time(800));
+    // Eight times the text: linear work takes about eight times as long, quadratic sixty-four.
+    assert!(large < small * 24 + std::time::Duration::from_millis(50), "100 KB: {small:?}, 800 KB: {large:?}");
+    // The fuzz input itself is `fuzz/regressions/slow-doubling`, replayed with the others.
+}
