@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded fuzzing for CI: each fuzz target in fuzz/ runs for a fixed time and the script exits non-zero
-# on any crash or engine/reference difference (the input is left in fuzz/artifacts/<target>/; copy it
+# on any crash, engine/reference difference or input taking over 30 s (the input is left in fuzz/artifacts/<target>/; copy it
 # to fuzz/regressions/ so `cargo test --test differential` replays it for good).
 #
 #   tests/fuzz.sh                 # 60 s in all
@@ -29,7 +29,7 @@ run() {
     mkdir -p "$scratch/$target" "corpus/$target"
     echo "fuzz.sh: $target for ${seconds}s"
     cargo fuzz run "${flags[@]}" "$target" "$scratch/$target" "corpus/$target" -- \
-        -max_total_time="$seconds" -max_len=512 -print_final_stats=1 2>&1 | grep -v -E '^#[0-9]+|# Uses: [0-9]+$' || {
+        -max_total_time="$seconds" -max_len=512 -timeout=30 -print_final_stats=1 2>&1 | grep -v -E '^#[0-9]+|# Uses: [0-9]+$' || {
         echo "fuzz.sh: $target FAILED; see fuzz/artifacts/$target/" >&2
         return 1
     }
