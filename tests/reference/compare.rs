@@ -67,12 +67,19 @@ pub fn check(case: &Case) -> Result<(), String> {
         (Ok(o), Ok(r)) => same_outcome(o, r, case)?,
         _ => return Err(format!("engine {}, reference {want:?}", brief(&got))),
     }
-    // Tolerant matching only acts after an exact miss: where every edit matched exactly it changes nothing.
+    // Tolerant matching only acts after an exact miss: where every edit matched exactly it changes
+    // nothing. Wherever it succeeds, its change must still turn the original into its text.
+    let tolerant = engine::apply_plan(&to_engine(&case.plan, Matching::Tolerant), &originals);
     if let Some(o) = got.as_ref().ok().filter(|o| o.failed().next().is_none()) {
-        let tolerant = engine::apply_plan(&to_engine(&case.plan, Matching::Tolerant), &originals);
-        match tolerant {
-            Ok(t) if &t == o => {}
-            other => return Err(format!("exact matching succeeded but tolerant matching gave {}", brief(&other))),
+        match &tolerant {
+            Ok(t) if t == o => {}
+            other => return Err(format!("exact matching succeeded but tolerant matching gave {}", brief(other))),
+        }
+    }
+    if let Ok(t) = &tolerant {
+        let _ = t.message();
+        for (i, fc) in t.files.iter().enumerate() {
+            check_replacements(case.texts[i].as_deref().unwrap_or(""), fc).map_err(|e| format!("tolerant: {e}"))?;
         }
     }
     Ok(())

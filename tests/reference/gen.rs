@@ -11,9 +11,17 @@ pub const PIECES: &[&str] = &[
     "a", "b", "ab", "aa", "ba", " ", "\t", "\n", "\r\n", "\r", "é", "😀", "\0", BOM, "x\n", "\r\n\r\n", "ß", "\n\n",
 ];
 
+/// Rarer pieces (in one case in four, one byte value in sixteen picks one) for the tolerant matcher: typographic quotes and
+/// dashes, odd spaces, indentation, trailing whitespace, a combining accent.
+pub const TYPOGRAPHY: &[&str; 16] = &[
+    "\u{201c}", "\u{201d}", "\u{2019}", "'", "\"", "\u{2014}", "-", "  ", "\u{a0}", "    x", "\tx", " \n", "x \n",
+    "\u{2013}", "e\u{301}", "\u{fb01}",
+];
+
 struct Source<'a> {
     data: &'a [u8],
     pos: usize,
+    typography: bool,
 }
 
 impl Source<'_> {
@@ -27,7 +35,12 @@ impl Source<'_> {
     }
     fn pieces(&mut self, max: usize) -> String {
         let k = self.below(max + 1);
-        (0..k).map(|_| PIECES[self.below(PIECES.len())]).collect()
+        (0..k)
+            .map(|_| match self.byte() {
+                b @ 240.. if self.typography => TYPOGRAPHY[b as usize - 240],
+                b => PIECES[b as usize % PIECES.len()],
+            })
+            .collect()
     }
     /// A run of 1 to 6 characters of `pool`, or random pieces when the pool is empty.
     fn cut(&mut self, pool: &str) -> String {
@@ -55,8 +68,9 @@ impl Case {
 }
 
 pub fn case(data: &[u8]) -> Case {
-    let mut s = Source { data, pos: 0 };
+    let mut s = Source { data, pos: 0, typography: false };
     let flags = s.byte();
+    s.typography = flags & 0xc0 == 0xc0;
     let partial = flags & 3 == 0;
     let claude_code = flags & 12 == 0;
     let nfiles = if flags & 0x30 == 0 { 2 } else { 1 };
