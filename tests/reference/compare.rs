@@ -49,9 +49,13 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
 /// `Ok(())` when the engine agrees with the reference on `case`, else what differs.
 pub fn check(case: &Case) -> Result<(), String> {
     let originals = case.originals();
+    let want = model::run(&case.plan, &originals);
+    let too_large = |f: &Failure| f.kind == "too_large";
+    if want.as_ref().map_or_else(too_large, |files| files.iter().any(|r| r.as_ref().err().is_some_and(too_large))) {
+        return Ok(());
+    }
     let eplan = to_engine(&case.plan, Matching::Exact);
     let got = engine::apply_plan(&eplan, &originals);
-    let want = model::run(&case.plan, &originals);
     // Rendering the results must not fail either.
     match &got {
         Ok(o) => {
