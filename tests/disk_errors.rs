@@ -295,3 +295,42 @@ fn file_that_is_not_utf8_is_refused_and_left_alone() {
     );
     assert_eq!(snapshot(root.path()), before);
 }
+
+/// Sets or clears the immutable attribute; false where the file system or the user cannot.
+fn immutable(path: &Path, on: bool) -> bool {
+    Command::new("chattr").arg(if on { "+i" } else { "-i" }).arg(path).output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_rename_that_fails_puts_back_the_files_already_replaced() {
+    // Every file is staged and checked before the first rename, so only a rename itself can fail
+    // after another file was replaced. An immutable file (even root may not replace it) makes the
+    // last rename fail: the edited file and the created one must be put back as they were.
+    let root = tempfile::tempdir().unwrap();
+    let (a, c, b) = (root.path().join("a.txt"), root.path().join("sub/created.txt"), root.path().join("b.txt"));
+    std::fs::write(&a, "one\n").unwrap();
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::write(&b, "two\n").unwrap();
+    if !immutable(&b, true) {
+        eprintln!("skipped: chattr +i is not available here");
+        return;
+    }
+    let before = snapshot(root.path());
+    let plan = json!({"files": [
+        {"file_path": a, "edits": [{"old_string": "one", "new_string": "ONE"}]},
+        {"file_path": c, "edits": [{"old_string": "", "new_string": "new\n"}]},
+        {"file_path": b, "edits": [{"old_string": "two", "new_string": "TWO"}]},
+    ]});
+    let run = apply(&plan);
+    immutable(&b, false);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (2, format!("Cannot replace {}: Operation not permitted (os error 1). Nothing was changed.\n", b.display()).as_str())
+    );
+    let mut after = snapshot(root.path());
+    // The folder made for the created file may stay; nothing in it may.
+    assert_eq!(after.remove(Path::new("sub")).map(|(mode, _)| mode & 0o170000), Some(0o040000));
+    assert_eq!(after, before);
+    assert_eq!(apply(&plan).code, 0, "with b writable again the same plan goes through");
+    assert_eq!(std::fs::read_to_string(&c).unwrap(), "new\n");
+}
