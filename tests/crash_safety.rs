@@ -206,3 +206,40 @@ fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
     }
     assert!(refused > 0, "the append never landed while the new text was being staged ({tries} tries)");
 }
+
+#[test]
+fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
+    // Another program replaces the file by a directory while the new text is being staged.
+    let root = tempfile::tempdir().unwrap();
+    let f = root.path().join("doomed.txt");
+    let old = format!("HEADER old\n{}", "a line of text\n".repeat(1_500_000));
+    let plan_path = root.path().join("plan.json");
+    let plan = serde_json::json!({"file_path": f, "edits": [{"old_string": "HEADER old", "new_string": "HEADER new"}]});
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    let (mut refused, mut tries) = (0, 0);
+    while refused == 0 && tries < 10 {
+        tries += 1;
+        let _ = std::fs::remove_dir(&f);
+        std::fs::write(&f, &old).unwrap();
+        let mut child = Command::new(BIN).arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        std::fs::remove_file(&f).unwrap();
+        std::fs::create_dir(&f).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(2) => {
+                assert_eq!(stderr, format!("Cannot re-read {}: Is a directory (os error 21). Nothing was changed.\n", f.display()));
+                refused += 1;
+            }
+            // The run finished first: then the directory simply replaced the new file.
+            Some(0) => {}
+            other => panic!("exit {other:?}: {stderr}"),
+        }
+        assert!(f.is_dir(), "the directory was replaced");
+        assert_eq!(temps(root.path()), Vec::<PathBuf>::new());
+    }
+    assert!(refused > 0, "the directory never appeared while the new text was being staged ({tries} tries)");
+}
