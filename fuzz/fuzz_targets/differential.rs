@@ -7,6 +7,11 @@ use libfuzzer_sys::fuzz_target;
 #[path = "../../tests/reference/mod.rs"]
 mod reference;
 
-fuzz_target!(|data: &[u8]| {
-    reference::assert_agree(data);
-});
+fuzz_target!(
+    init: {
+        reference::model::MAX_TEXT.store(1 << 20, std::sync::atomic::Ordering::Relaxed);
+    },
+    |data: &[u8]| {
+        reference::assert_agree(data);
+    }
+);
