@@ -114,3 +114,22 @@ proptest! {
         }
     }
 }
+
+/// A large plan of long needles in which later edits match text that earlier ones wrote, next to it
+/// and across it: the one-pass index and the change-time tracker must see what a rescan would.
+#[test]
+fn large_plans_see_text_that_earlier_edits_wrote() {
+    let lines: Vec<String> = (0..400).map(|i| format!("let value_{i} = compute({i}); // line {i}\n")).collect();
+    let text: String = lines.concat();
+    let mut edits = Vec::new();
+    for i in (0..400).step_by(10) {
+        // Rewrite a line, then edit the rewritten text, then edit across it and the next line.
+        edits.push(Edit::new(&format!("let value_{i} = compute({i});"), &format!("let renamed_{i} = compute_fast({i});")));
+        edits.push(Edit::new(&format!("renamed_{i} = compute_fast"), &format!("renamed_{i}_v2 = compute_fast")));
+        edits.push(Edit::new(&format!("({i}); // line {i}\nlet value_{}", i + 1), &format!("({i}); // line {i} (edited)\nlet value_{}", i + 1)));
+    }
+    edits.push(Edit { old_string: "_v2 = compute_fast(".into(), new_string: "_v3 = compute_fast(".into(), expect: Expect::All });
+    let ours = engine(&text, edits.clone()).expect("applies");
+    assert_eq!(Ok(ours.clone()), one_by_one(&text, &edits));
+    assert_eq!(ours.matches("_v3 = compute_fast(").count(), 40);
+}

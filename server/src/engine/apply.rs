@@ -9,7 +9,7 @@ use super::eol::{apply_replacements, View};
 use super::hints;
 use super::plan::{Dialect, Expect, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
-use super::search::{find_matches, OriginalIndex, Touching, TOUCHING_THRESHOLD};
+use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
 use super::tolerant::{self, Tier};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -160,10 +160,10 @@ impl<'p> FileRun<'p> {
         let olds: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.old_string)).collect();
         let news: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.new_string)).collect();
         let needle_refs: Vec<&str> = olds[start..].iter().map(|s| s.as_ref()).collect();
-        let mut index = OriginalIndex::new(&view.text, &needle_refs);
+        let needle_set = NeedleSet::new(&needle_refs);
+        let mut index = OriginalIndex::new(&view.text, needle_set.as_ref());
         let mut cs = ChangeSet::new(&view.text);
-        let mut touching =
-            if needle_refs.len() >= TOUCHING_THRESHOLD { Touching::new(&needle_refs) } else { None };
+        let mut touching = needle_set.as_ref().map(Touching::new);
         let mut skip = vec![false; edits.len()];
 
         if self.opts.dialect == Dialect::ClaudeCode {

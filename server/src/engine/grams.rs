@@ -45,64 +45,86 @@ fn slot(g: u64) -> usize {
     (g.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FILTER_BITS)) as usize
 }
 
-/// Occurrence starts of each needle (all `>= MIN_LEN` bytes), overlapping ones included, sorted.
-pub fn find_all(text: &[u8], needles: &[&[u8]]) -> Vec<Vec<usize>> {
-    let total: usize = needles.iter().map(|n| n.len() + 1 - K).sum();
-    let mut shared: GramMap<u32> = GramMap::with_capacity_and_hasher(total, Default::default());
-    for n in needles {
-        for at in 0..=n.len() - K {
-            *shared.entry(gram(n, at)).or_default() += 1;
-        }
-    }
-    let mut table: GramMap<Vec<(u32, u32)>> = GramMap::with_capacity_and_hasher(needles.len() * K, Default::default());
-    let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
-    let mut counts: Vec<u64> = Vec::new();
-    for (id, n) in needles.iter().enumerate() {
-        // The window of K offsets whose grams the other needles share least (a sliding sum).
-        counts.clear();
-        counts.extend((0..=n.len() - K).map(|at| shared[&gram(n, at)] as u64));
-        let mut sum: u64 = counts[..K].iter().sum();
-        let (mut o, mut best) = (0, sum);
-        for start in 1..=n.len() + 1 - 2 * K {
-            sum = sum + counts[start + K - 1] - counts[start - 1];
-            if sum < best {
-                (o, best) = (start, sum);
+/// The gram table of a set of needles (all `>= MIN_LEN` bytes).
+pub struct GramIndex<'n> {
+    needles: Vec<&'n [u8]>,
+    table: GramMap<Vec<(u32, u32)>>,
+    filter: Vec<u64>,
+}
+
+impl<'n> GramIndex<'n> {
+    pub fn new(needles: Vec<&'n [u8]>) -> Self {
+        let total: usize = needles.iter().map(|n| n.len() + 1 - K).sum();
+        let mut shared: GramMap<u32> = GramMap::with_capacity_and_hasher(total, Default::default());
+        for n in &needles {
+            for at in 0..=n.len() - K {
+                *shared.entry(gram(n, at)).or_default() += 1;
             }
         }
-        for d in o..o + K {
-            let g = gram(n, d);
-            table.entry(g).or_default().push((id as u32, d as u32));
-            let s = slot(g);
-            filter[s >> 6] |= 1 << (s & 63);
+        let mut table: GramMap<Vec<(u32, u32)>> =
+            GramMap::with_capacity_and_hasher(needles.len() * K, Default::default());
+        let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
+        let mut counts: Vec<u64> = Vec::new();
+        for (id, n) in needles.iter().enumerate() {
+            // The window of K offsets whose grams the other needles share least (a sliding sum).
+            counts.clear();
+            counts.extend((0..=n.len() - K).map(|at| shared[&gram(n, at)] as u64));
+            let mut sum: u64 = counts[..K].iter().sum();
+            let (mut o, mut best) = (0, sum);
+            for start in 1..=n.len() + 1 - 2 * K {
+                sum = sum + counts[start + K - 1] - counts[start - 1];
+                if sum < best {
+                    (o, best) = (start, sum);
+                }
+            }
+            for d in o..o + K {
+                let g = gram(n, d);
+                table.entry(g).or_default().push((id as u32, d as u32));
+                let s = slot(g);
+                filter[s >> 6] |= 1 << (s & 63);
+            }
         }
+        GramIndex { needles, table, filter }
     }
-    let mut found: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
-    let mut b = 0;
-    while b + K <= text.len() {
-        let g = gram(text, b);
-        let s = slot(g);
-        if filter[s >> 6] & (1 << (s & 63)) != 0 {
-            if let Some(entries) = table.get(&g) {
-                for &(id, d) in entries {
-                    let (id, d) = (id as usize, d as usize);
-                    let n = needles[id];
-                    if b >= d && b - d + n.len() <= text.len() && &text[b - d..b - d + n.len()] == n {
-                        found[id].push(b - d);
+
+    /// Calls `found(needle id, start)` once for every occurrence lying wholly inside `text`, overlapping
+    /// ones included, in no particular order. The lattice of read positions starts at `text[0]`, so a
+    /// window of a larger text can be scanned on its own.
+    pub fn scan(&self, text: &[u8], mut found: impl FnMut(usize, usize)) {
+        let mut b = 0;
+        while b + K <= text.len() {
+            let g = gram(text, b);
+            let s = slot(g);
+            if self.filter[s >> 6] & (1 << (s & 63)) != 0 {
+                if let Some(entries) = self.table.get(&g) {
+                    for &(id, d) in entries {
+                        let (id, d) = (id as usize, d as usize);
+                        let n = self.needles[id];
+                        if b >= d && b - d + n.len() <= text.len() && &text[b - d..b - d + n.len()] == n {
+                            found(id, b - d);
+                        }
                     }
                 }
             }
+            b += K;
         }
-        b += K;
     }
-    for list in &mut found {
-        list.sort_unstable();
-    }
-    found
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+/// Occurrence starts of each needle (all `>= MIN_LEN` bytes), overlapping ones included, sorted.
+fn find_all(text: &[u8], needles: &[&[u8]]) -> Vec<Vec<usize>> {
+    let index = GramIndex::new(needles.to_vec());
+    let mut found: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
+    index.scan(text, |id, s| found[id].push(s));
+    for list in &mut found {
+        list.sort_unstable();
+    }
+    found
+}
 
     #[test]
     fn finds_what_a_scan_finds() {

@@ -12,10 +12,81 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use memchr::memmem;
 
 use super::changeset::ChangeSet;
-use super::grams;
+use super::grams::{self, GramIndex};
 
-/// From this many distinct needles on, one multi-pattern pass beats one memmem pass per needle.
-const MULTI_PATTERN_THRESHOLD: usize = 16;
+/// From this many distinct needles on, one pass for all of them beats one memmem pass per needle, and
+/// occurrences touching changed text are recorded when the change is made (`Touching`) rather than
+/// found by rescanning every changed place for every later edit.
+pub const MANY_NEEDLES: usize = 16;
+
+/// Pathological needle sets ("a", "aa", "aaa"... on "aaaa...") have quadratically many overlapping
+/// occurrences; past this many per byte scanned, the one-pass search gives up for short needles.
+const OVERLAP_BUDGET_PER_BYTE: usize = 8;
+
+/// The distinct needles of a large plan, ready for one-pass scans of a text or of a window: long ones
+/// through a gram table, short ones through Aho-Corasick.
+pub struct NeedleSet<'n> {
+    ids: HashMap<&'n str, usize>,
+    long: Option<(GramIndex<'n>, Vec<usize>)>,
+    short: Option<(AhoCorasick, Vec<usize>)>,
+    short_count: usize,
+    lens: Vec<usize>,
+    max_len: usize,
+}
+
+impl<'n> NeedleSet<'n> {
+    /// `None` for plans with fewer than `MANY_NEEDLES` distinct needles.
+    pub fn new(needles: &[&'n str]) -> Option<Self> {
+        let mut distinct: Vec<&'n str> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() < MANY_NEEDLES {
+            return None;
+        }
+        let ids = distinct.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let (long_ids, short_ids): (Vec<usize>, Vec<usize>) =
+            (0..distinct.len()).partition(|&i| distinct[i].len() >= grams::MIN_LEN);
+        let long = (!long_ids.is_empty())
+            .then(|| (GramIndex::new(long_ids.iter().map(|&i| distinct[i].as_bytes()).collect()), long_ids));
+        let short_count = short_ids.len();
+        let short = if short_ids.is_empty() {
+            None
+        } else {
+            let patterns: Vec<&str> = short_ids.iter().map(|&i| distinct[i]).collect();
+            let ac = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&patterns).ok()?;
+            Some((ac, short_ids))
+        };
+        let lens: Vec<usize> = distinct.iter().map(|n| n.len()).collect();
+        let max_len = lens.iter().copied().max().unwrap_or(1);
+        Some(NeedleSet { ids, long, short, short_count, lens, max_len })
+    }
+
+    fn id(&self, needle: &str) -> Option<usize> {
+        self.ids.get(needle).copied()
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn scan_long(&self, text: &str, mut found: impl FnMut(usize, usize)) {
+        if let Some((index, ids)) = &self.long {
+            index.scan(text.as_bytes(), |local, s| found(ids[local], s));
+        }
+    }
+
+    /// Like `scan_long` for the short needles; false if the occurrences ran past `budget`.
+    fn scan_short(&self, text: &str, budget: usize, mut found: impl FnMut(usize, usize)) -> bool {
+        let Some((ac, ids)) = &self.short else { return true };
+        for (n, m) in ac.find_overlapping_iter(text).enumerate() {
+            if n >= budget {
+                return false;
+            }
+            found(ids[m.pattern().as_usize()], m.start());
+        }
+        true
+    }
+}
 
 /// Start offsets of every occurrence of each needle in the original text, overlapping ones included.
 pub struct OriginalIndex<'a> {
@@ -24,47 +95,37 @@ pub struct OriginalIndex<'a> {
 }
 
 impl<'a> OriginalIndex<'a> {
-    pub fn new(text: &'a str, needles: &[&str]) -> Self {
-        let mut distinct: Vec<&str> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
+    pub fn new(text: &'a str, set: Option<&NeedleSet<'_>>) -> Self {
         let mut index = OriginalIndex { text, found: HashMap::new() };
-        if distinct.len() >= MULTI_PATTERN_THRESHOLD && !text.is_empty() {
-            index.build_multi(&distinct);
+        if let Some(set) = set.filter(|_| !text.is_empty()) {
+            let mut lists: Vec<Vec<usize>> = vec![Vec::new(); set.len()];
+            let mut complete = vec![false; set.len()];
+            set.scan_long(text, |id, s| lists[id].push(s));
+            if let Some((_, ids)) = &set.long {
+                ids.iter().for_each(|&i| complete[i] = true);
+            }
+            // A few short needles are cheaper found one by one, on demand.
+            if set.short_count >= MANY_NEEDLES {
+                let mut short_lists: Vec<(usize, usize)> = Vec::new();
+                let budget = OVERLAP_BUDGET_PER_BYTE * text.len() + 1_000_000;
+                if set.scan_short(text, budget, |id, s| short_lists.push((id, s))) {
+                    for (id, s) in short_lists {
+                        lists[id].push(s);
+                    }
+                    if let Some((_, ids)) = &set.short {
+                        ids.iter().for_each(|&i| complete[i] = true);
+                    }
+                }
+            }
+            for (needle, &id) in &set.ids {
+                if complete[id] {
+                    let mut list = std::mem::take(&mut lists[id]);
+                    list.sort_unstable();
+                    index.found.insert((*needle).to_string(), list);
+                }
+            }
         }
         index
-    }
-
-    fn build_multi(&mut self, needles: &[&str]) {
-        let (long, short): (Vec<&str>, Vec<&str>) = needles.iter().partition(|n| n.len() >= grams::MIN_LEN);
-        if !long.is_empty() {
-            let bytes: Vec<&[u8]> = long.iter().map(|n| n.as_bytes()).collect();
-            for (needle, list) in long.iter().zip(grams::find_all(self.text.as_bytes(), &bytes)) {
-                self.found.insert((*needle).to_string(), list);
-            }
-        }
-        if short.len() < MULTI_PATTERN_THRESHOLD {
-            return; // found one by one, on demand
-        }
-        let Ok(ac) = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&short) else { return };
-        // Pathological needle sets ("a", "aa", "aaa"... on "aaaa...") have quadratically many overlapping
-        // occurrences; past this budget the per-needle scans are used instead.
-        let budget = 8 * self.text.len() + 1_000_000;
-        let mut lists: Vec<Vec<usize>> = vec![Vec::new(); short.len()];
-        let mut total = 0usize;
-        for m in ac.find_overlapping_iter(self.text) {
-            lists[m.pattern().as_usize()].push(m.start());
-            total += 1;
-            if total > budget {
-                return;
-            }
-        }
-        for (needle, mut list) in short.iter().zip(lists) {
-            // Overlapping iteration reports by end offset; for one needle that is start order.
-            debug_assert!(list.windows(2).all(|w| w[0] < w[1]));
-            list.shrink_to_fit();
-            self.found.insert((*needle).to_string(), list);
-        }
     }
 
     pub fn occurrences(&mut self, needle: &str) -> &[usize] {
@@ -92,10 +153,6 @@ fn overlapping(hay: &str, needle: &str, finder: &memmem::Finder<'_>) -> Vec<usiz
     out
 }
 
-/// From this many edits on, occurrences that touch changed text are found when the change is made
-/// (`Touching`), not by rescanning every changed place for every later edit.
-pub const TOUCHING_THRESHOLD: usize = 16;
-
 /// Past this many recorded candidates the tracker gives up and the window scan takes over.
 const TOUCHING_BUDGET: usize = 4_000_000;
 
@@ -106,27 +163,16 @@ const TOUCHING_BUDGET: usize = 4_000_000;
 /// made (a later change there would be a more recent replacement it touches), so the scan of that
 /// replacement's window found it then. Positions are kept relative to the replacement (by its original
 /// start), and every candidate is checked against the current text before use, so stale ones drop out.
-pub struct Touching {
-    ac: AhoCorasick,
-    ids: HashMap<String, usize>,
-    pad: usize,
+pub struct Touching<'s, 'n> {
+    set: &'s NeedleSet<'n>,
     hits: Vec<Vec<(usize, isize)>>,
     recorded: usize,
     pub gave_up: bool,
 }
 
-impl Touching {
-    pub fn new(needles: &[&str]) -> Option<Self> {
-        let mut distinct: Vec<&str> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
-        if distinct.is_empty() {
-            return None;
-        }
-        let ac = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&distinct).ok()?;
-        let pad = distinct.iter().map(|n| n.len()).max().unwrap_or(1) - 1;
-        let ids = distinct.iter().enumerate().map(|(i, n)| ((*n).to_string(), i)).collect();
-        Some(Touching { ac, ids, pad, hits: vec![Vec::new(); distinct.len()], recorded: 0, gave_up: false })
+impl<'s, 'n> Touching<'s, 'n> {
+    pub fn new(set: &'s NeedleSet<'n>) -> Self {
+        Touching { set, hits: vec![Vec::new(); set.len()], recorded: 0, gave_up: false }
     }
 
     /// Scans the windows of the replacements just made.
@@ -135,28 +181,41 @@ impl Touching {
             return;
         }
         let mut scratch = String::new();
+        let mut found: Vec<(usize, usize)> = Vec::new();
         for &i in made {
-            let (x, y) = cs.window_of(i, self.pad);
+            let (x, y) = cs.window_of(i, self.set.max_len - 1);
             let (anchor, cur) = cs.rep_anchor(i);
             scratch.clear();
             cs.current_slice(x, y, &mut scratch);
-            for m in self.ac.find_overlapping_iter(&scratch) {
-                let (s, e) = (x + m.start(), x + m.end());
-                if cs.touches_change(s, e) {
-                    self.hits[m.pattern().as_usize()].push((anchor, s as isize - cur as isize));
+            found.clear();
+            self.set.scan_long(&scratch, |id, s| found.push((id, s)));
+            let room = TOUCHING_BUDGET.saturating_sub(self.recorded);
+            if !self.set.scan_short(&scratch, room, |id, s| found.push((id, s))) {
+                self.give_up();
+                return;
+            }
+            for &(id, off) in &found {
+                let s = x + off;
+                let len = self.set.lens[id];
+                if cs.touches_change(s, s + len) {
+                    self.hits[id].push((anchor, s as isize - cur as isize));
                     self.recorded += 1;
                 }
             }
             if self.recorded > TOUCHING_BUDGET {
-                self.gave_up = true;
-                self.hits.clear();
+                self.give_up();
                 return;
             }
         }
     }
 
+    fn give_up(&mut self) {
+        self.gave_up = true;
+        self.hits.clear();
+    }
+
     fn candidates(&self, cs: &ChangeSet<'_>, needle: &str, out: &mut Vec<usize>) {
-        let Some(&id) = self.ids.get(needle) else { return };
+        let Some(id) = self.set.id(needle) else { return };
         let mut scratch = String::new();
         for &(anchor, off) in &self.hits[id] {
             let Some(cur) = cs.cur_start_of(anchor) else { continue };
