@@ -50,8 +50,7 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
 pub fn check(case: &Case) -> Result<(), String> {
     let originals = case.originals();
     let want = model::run(&case.plan, &originals);
-    let too_large = |f: &Failure| f.kind == "too_large";
-    if want.as_ref().map_or_else(too_large, |files| files.iter().any(|r| r.as_ref().err().is_some_and(too_large))) {
+    if want.as_ref().is_err_and(|f| f.kind == "too_large") {
         return Ok(());
     }
     let eplan = to_engine(&case.plan, Matching::Exact);
@@ -69,7 +68,7 @@ pub fn check(case: &Case) -> Result<(), String> {
     match (&got, &want) {
         (Err(e), Err(f)) => same_failure(e, f, case)?,
         (Ok(o), Ok(r)) => same_outcome(o, r, case)?,
-        _ => return Err(format!("engine {}, reference {want:?}", brief(&got))),
+        _ => return Err(format!("engine {}, reference {}", brief(&got), cut(&format!("{want:?}")))),
     }
     // Tolerant matching only acts after an exact miss: where every edit matched exactly it changes
     // nothing. Wherever it succeeds, its change must still turn the original into its text.
@@ -89,9 +88,17 @@ pub fn check(case: &Case) -> Result<(), String> {
     Ok(())
 }
 
+/// At most 300 characters of a text, for messages.
+fn cut(s: &str) -> String {
+    match s.char_indices().nth(300) {
+        Some((i, _)) => format!("{:?}... ({} bytes)", &s[..i], s.len()),
+        None => format!("{s:?}"),
+    }
+}
+
 fn brief(r: &Result<Outcome, Refusal>) -> String {
     match r {
-        Ok(o) => format!("Ok({:?})", o.files.iter().map(|f| &f.text).collect::<Vec<_>>()),
+        Ok(o) => format!("Ok([{}])", o.files.iter().map(|f| cut(&f.text)).collect::<Vec<_>>().join(", ")),
         Err(e) => format!("Err({:?} at {:?}: {:?})", e.kind, e.edit_index, e.message),
     }
 }
@@ -129,7 +136,7 @@ fn same_outcome(o: &Outcome, r: &model::PlanResult, case: &Case) -> Result<(), S
         match want {
             Err(f) => {
                 if !fc.applied.is_empty() || fc.text != original || fc.failed.len() != 1 {
-                    return Err(format!("file {i} should be left alone after {f:?}, engine: {fc:?}"));
+                    return Err(format!("file {i} should be left alone after {f:?}, engine: {}", cut(&format!("{fc:?}"))));
                 }
                 same_failure(&fc.failed[0], f, case)?;
             }
@@ -143,7 +150,7 @@ fn check_replacements(original: &str, fc: &engine::FileChange) -> Result<(), Str
     let mut last = 0;
     for rep in &fc.replacements {
         if rep.start < last || rep.end < rep.start || rep.end > original.len() {
-            return Err(format!("replacements out of order or bounds: {:?}", fc.replacements));
+            return Err(format!("replacements out of order or bounds: {}", cut(&format!("{:?}", fc.replacements))));
         }
         if !original.is_char_boundary(rep.start) || !original.is_char_boundary(rep.end) {
             return Err(format!("replacement {rep:?} splits a character"));
@@ -152,7 +159,7 @@ fn check_replacements(original: &str, fc: &engine::FileChange) -> Result<(), Str
     }
     let applied = engine::apply_replacements(original, &fc.replacements);
     if applied != fc.text {
-        return Err(format!("replacements {:?} give {applied:?}, text is {:?}", fc.replacements, fc.text));
+        return Err(format!("replacements {} give {}, text is {}", cut(&format!("{:?}", fc.replacements)), cut(&applied), cut(&fc.text)));
     }
     Ok(())
 }
@@ -178,29 +185,29 @@ fn same_file(i: usize, fc: &engine::FileChange, want: &FileResult, case: &Case) 
         format!("Applied {n} of {} edit", fc.edit_count)
     };
     if !fc.message().starts_with(&head) {
-        return Err(format!("file {i}: message {:?} does not start with {head:?}", fc.message()));
+        return Err(format!("file {i}: message {} does not start with {head:?}", cut(&fc.message())));
     }
     let prefix = if want.bom { BOM } else { "" };
     if !want.crlf {
         let expected = format!("{prefix}{}", want.view_after);
         if fc.text != expected {
-            return Err(format!("file {i}: text {:?}, reference {expected:?}", fc.text));
+            return Err(format!("file {i}: text {}, reference {}", cut(&fc.text), cut(&expected)));
         }
         return Ok(());
     }
     let Some(body) = fc.text.strip_prefix(prefix) else {
-        return Err(format!("file {i}: BOM lost: {:?}", fc.text));
+        return Err(format!("file {i}: BOM lost: {}", cut(&fc.text)));
     };
     let lone_cr = want.view_before.contains('\r')
         || case.plan.files[i].edits.iter().any(|e| e.new.replace("\r\n", "\n").contains('\r'));
     if !lone_cr {
         let as_view = body.replace("\r\n", "\n");
         if as_view != want.view_after {
-            return Err(format!("file {i}: text {:?} reads as {as_view:?}, reference {:?}", fc.text, want.view_after));
+            return Err(format!("file {i}: text {} reads as {}, reference {}", cut(&fc.text), cut(&as_view), cut(&want.view_after)));
         }
         let base_body = want.base.strip_prefix(prefix).unwrap_or(&want.base);
         if all_crlf(base_body) && !all_crlf(body) {
-            return Err(format!("file {i}: a CRLF file got a bare LF: {:?}", fc.text));
+            return Err(format!("file {i}: a CRLF file got a bare LF: {}", cut(&fc.text)));
         }
     }
     Ok(())

@@ -221,6 +221,7 @@ pub fn run(plan: &Plan, originals: &[Option<&str>]) -> Result<PlanResult, Failur
     for (i, (f, original)) in plan.files.iter().zip(originals).enumerate() {
         match run_file(i, *original, f, plan.partial, plan.claude_code) {
             Ok(r) => out.push(Ok(r)),
+            Err(e) if e.kind == "too_large" => return Err(e),
             // In a partial plan of several files, a file whose edits all failed is reported, not fatal.
             Err(e) if plan.partial && plan.files.len() > 1 => out.push(Err(e)),
             Err(e) => return Err(e),
