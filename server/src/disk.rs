@@ -71,6 +71,9 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     for w in writes {
         staged.push(stage(w)?);
     }
+    // From the check to the last rename, other multiedit runs writing in the same folders wait: two
+    // runs started together on one file must not both pass the check against the same text.
+    let _locks = lock_folders(staged.iter().map(|s| s.target.as_path()));
     // The texts were checked against what was read; refuse if anyone changed a file since.
     for s in &staged {
         let now = match fs::read(&s.target) {
@@ -173,6 +176,39 @@ fn remove_stale_temps(dir: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// Exclusive advisory locks on the folders of `targets`, taken in sorted order (so two runs cannot
+/// wait on each other) and released when dropped. Best effort: a folder that cannot be locked is not.
+fn lock_folders<'a>(targets: impl Iterator<Item = &'a Path>) -> Vec<fs::File> {
+    let mut dirs: Vec<PathBuf> =
+        targets.map(|t| t.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()).collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs.iter().filter_map(|d| fs::File::open(d).ok()).filter(lock_exclusive).collect()
+}
+
+#[cfg(unix)]
+fn lock_exclusive(f: &fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        fn flock(fd: std::os::raw::c_int, operation: std::os::raw::c_int) -> std::os::raw::c_int;
+    }
+    const LOCK_EX: std::os::raw::c_int = 2;
+    loop {
+        // SAFETY: flock only reads the descriptor, which `f` keeps open for the call.
+        if unsafe { flock(f.as_raw_fd(), LOCK_EX) } == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().kind() != ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn lock_exclusive(_: &fs::File) -> bool {
+    false
 }
 
 fn sync_dir(dir: &Path) {
