@@ -243,3 +243,44 @@ fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
     }
     assert!(refused > 0, "the directory never appeared while the new text was being staged ({tries} tries)");
 }
+
+#[test]
+fn two_runs_started_together_never_lose_an_update() {
+    // Two plans on one file, run at the same moment (an assistant's parallel tool calls). Each either
+    // applies its edit or is refused; both reporting success while one edit is missing is a lost
+    // update. Without a lock around the final check and the rename, about one pair in eight lost one.
+    let root = tempfile::tempdir().unwrap();
+    let f = root.path().join("shared.txt");
+    let old = format!("LINE-A old\n{}LINE-B old\n", "filler line of text\n".repeat(300_000));
+    let plans: Vec<PathBuf> = ["A", "B"]
+        .iter()
+        .map(|tag| {
+            let p = root.path().join(format!("{tag}.json"));
+            let plan = serde_json::json!({"file_path": f, "edits": [{"old_string": format!("LINE-{tag} old"), "new_string": format!("LINE-{tag} new")}]});
+            std::fs::write(&p, plan.to_string()).unwrap();
+            p
+        })
+        .collect();
+    let (mut both, mut one_refused) = (0, 0);
+    for trial in 0..20 {
+        std::fs::write(&f, &old).unwrap();
+        let children: Vec<_> = plans
+            .iter()
+            .map(|p| Command::new(BIN).arg("apply").arg(p).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
+            .collect();
+        let codes: Vec<i32> = children.into_iter().map(|c| c.wait_with_output().unwrap().status.code().unwrap()).collect();
+        let now = std::fs::read_to_string(&f).unwrap();
+        let applied = [now.contains("LINE-A new"), now.contains("LINE-B new")];
+        for k in 0..2 {
+            assert_eq!(codes[k] == 0, applied[k], "trial {trial}: run {k} exited {} but its edit is {}", codes[k], if applied[k] { "there" } else { "missing" });
+            assert!(codes[k] == 0 || codes[k] == 1, "trial {trial}: exit {}", codes[k]);
+        }
+        match codes.iter().filter(|&&c| c == 0).count() {
+            2 => both += 1,
+            1 => one_refused += 1,
+            _ => panic!("trial {trial}: both refused"),
+        }
+        assert_eq!(temps(root.path()), Vec::<PathBuf>::new());
+    }
+    eprintln!("20 pairs of runs: {both} applied one after the other, {one_refused} with one refused as changed meanwhile");
+}
