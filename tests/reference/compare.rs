@@ -7,9 +7,10 @@
 //!
 //! The final text: for a text without CRLF it must equal the reference's exactly (BOM put back in
 //! front). For a text with CRLF the engine chooses, per inserted `\n`, the line break nearest to where
-//! it lands; the reference does not model that choice, so the check is: the BOM is kept, and read as a
-//! view (`\r\n` as `\n`) the text equals the reference's view (exact whenever no lone `\r` can pair up
-//! with a `\n` across a replacement's edge), and a file whose every line break is CRLF stays so.
+//! it lands; the reference does not model that choice, so the check is: the BOM is kept; with every run
+//! of `\r` before a `\n` dropped, the text equals the reference's view (always); read as a view (`\r\n`
+//! as `\n`) it equals the reference's view exactly whenever no lone `\r` can pair up with a `\n` across
+//! a replacement's edge; and a file whose every line break is CRLF stays so.
 
 use multiedit::engine::{self, Dialect, Matching, Mode, Options, Outcome, Refusal};
 
@@ -198,6 +199,16 @@ fn same_file(i: usize, fc: &engine::FileChange, want: &FileResult, case: &Case) 
     let Some(body) = fc.text.strip_prefix(prefix) else {
         return Err(format!("file {i}: BOM lost: {}", cut(&fc.text)));
     };
+    // Always: read with every run of `\r` before a `\n` dropped, the texts are equal. The engine's text
+    // differs from the reference's view only by `\r`s put before some `\n`s, so this holds whatever it
+    // chose, and it checks every other character.
+    if without_cr_before_lf(body) != without_cr_before_lf(&want.view_after) {
+        return Err(format!(
+            "file {i}: text {} differs from the reference's {} beyond the line breaks",
+            cut(&fc.text),
+            cut(&want.view_after)
+        ));
+    }
     let lone_cr = want.view_before.contains('\r')
         || case.plan.files[i].edits.iter().any(|e| e.new.replace("\r\n", "\n").contains('\r'));
     if !lone_cr {
@@ -211,6 +222,28 @@ fn same_file(i: usize, fc: &engine::FileChange, want: &FileResult, case: &Case) 
         }
     }
     Ok(())
+}
+
+/// `s` with each run of `\r` directly before a `\n` removed.
+fn without_cr_before_lf(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut crs = 0;
+    for c in s.chars() {
+        match c {
+            '\r' => crs += 1,
+            '\n' => {
+                crs = 0;
+                out.push('\n');
+            }
+            c => {
+                out.extend(std::iter::repeat('\r').take(crs));
+                crs = 0;
+                out.push(c);
+            }
+        }
+    }
+    out.extend(std::iter::repeat('\r').take(crs));
+    out
 }
 
 /// Every `\n` is preceded by `\r`.
