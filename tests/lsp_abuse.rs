@@ -650,15 +650,30 @@ impl Rng {
 
 /// A random small edit of `text`: an insertion, a deletion or a replacement, on char boundaries.
 /// Past 3,000 bytes it only deletes, so the document stays small and the matches many.
-fn random_change(rng: &mut Rng, text: &str) -> (usize, usize, String) {
+fn random_change(rng: &mut Rng, text: &str, crlf: bool) -> (usize, usize, String) {
     let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
     let ia = rng.below(bounds.len());
     let long = text.len() > 3000;
     let ib = (ia + rng.below(if long { 12 } else { 4 })).min(bounds.len() - 1);
-    let pieces = ["ab", "a", "b", "c", "\n", "é", "😀", "abc\n", ""];
+    let pieces: &[&str] = if crlf {
+        &["ab", "a", "b", "c", "\r\n", "é", "😀", "abc\r\n", ""]
+    } else {
+        &["ab", "a", "b", "c", "\n", "é", "😀", "abc\n", ""]
+    };
     let n = if long { 0 } else { rng.below(3) };
     let new: String = (0..n).map(|_| pieces[rng.below(pieces.len())]).collect();
-    (bounds[ia], bounds[ib], new)
+    // A position between the `\r` and the `\n` of a line break has no LSP position: step before it.
+    let outside = |i: usize| if i > 0 && text.as_bytes()[i - 1] == b'\r' && text.as_bytes().get(i) == Some(&b'\n') { i - 1 } else { i };
+    let (a, b) = (outside(bounds[ia]), outside(bounds[ib]));
+    (a, b.max(a), new)
+}
+
+/// The engine's result, for CRLF documents (where the reference only knows the view).
+fn engine_result(plan_edits: &[(String, String, bool)], text: &str) -> Result<String, &'static str> {
+    use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
+    let edits = plan_edits.iter().map(|(o, n, all)| if *all { Edit::all(o, n) } else { Edit::new(o, n) }).collect();
+    let plan = Plan { files: vec![FilePlan { file_path: "/f".into(), edits }], options: Options::default() };
+    apply_plan(&plan, &[Some(text)]).map(|mut o| o.files.remove(0).text).map_err(|r| r.kind.as_str())
 }
 
 fn reference_result(plan_edits: &[(String, String, bool)], text: &str) -> Result<String, &'static str> {
@@ -679,11 +694,25 @@ fn reference_result(plan_edits: &[(String, String, bool)], text: &str) -> Result
 
 #[test]
 fn did_change_storms_interleaved_with_commands_never_apply_to_another_version() {
+    storm_test(false);
+}
+
+/// The same with CRLF line breaks: the server's positions around `\r\n`, in UTF-16, must still put every
+/// edit exactly where the engine put it in the version it names.
+#[test]
+fn did_change_storms_on_a_crlf_document() {
+    storm_test(true);
+}
+
+fn storm_test(crlf: bool) {
     let (_d, ws) = workspace();
     let f = ws.join("race.txt");
     let mut ed = start(Options::new(&ws));
     let u = uri(&f);
-    ed.open(&f, "ab\nabc\nc\n");
+    ed.open(&f, if crlf { "ab\r\nabc\r\nc\r\n" } else { "ab\nabc\nc\n" });
+    let expected_result = |plan: &[(String, String, bool)], text: &str| {
+        if crlf { engine_result(plan, text) } else { reference_result(plan, text) }
+    };
     let mut history: HashMap<i64, String> = HashMap::new();
     history.insert(1, ed.text(&f).to_string());
     let seed = std::env::var("RACE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e3779b97f4a7c15u64);
@@ -701,7 +730,7 @@ fn did_change_storms_interleaved_with_commands_never_apply_to_another_version() 
         let storm = |ed: &mut Editor, history: &mut HashMap<i64, String>, rng: &mut Rng, n: usize| {
             let mut msgs = Vec::new();
             for _ in 0..n {
-                let (a, b, new) = random_change(rng, ed.text(&f));
+                let (a, b, new) = random_change(rng, ed.text(&f), crlf);
                 msgs.push(ed.change_msg(&f, a, b, &new));
                 let buf = &ed.buffers[&u];
                 history.insert(buf.version as i64, buf.text.clone());
@@ -728,7 +757,7 @@ fn did_change_storms_interleaved_with_commands_never_apply_to_another_version() 
                 let v = dc["textDocument"]["version"].as_i64().expect("a versioned edit");
                 let base = history.get(&v).unwrap_or_else(|| panic!("round {round}: the edit names version {v}, never sent"));
                 assert!(v >= version_at_request, "round {round}: validated against version {v}, older than {version_at_request} sent before the command");
-                let expected = reference_result(&plan_edits, base)
+                let expected = expected_result(&plan_edits, base)
                     .unwrap_or_else(|k| panic!("round {round}: server applies what the reference refuses ({k}) on version {v}"));
                 let got = apply_text_edits(base, dc["edits"].as_array().unwrap(), ed.enc);
                 assert_eq!(got, expected, "round {round}: the edit does not turn version {v} into the plan's result");
@@ -770,7 +799,7 @@ fn did_change_storms_interleaved_with_commands_never_apply_to_another_version() 
                     // Refused: the reference must refuse the same way on a version the server could have seen.
                     let latest = ed.buffers[&u].version as i64;
                     assert!(
-                        (version_at_request..=latest).any(|v| history.get(&v).is_some_and(|t| reference_result(&plan_edits, t) == Err(kind.as_str()))),
+                        (version_at_request..=latest).any(|v| history.get(&v).is_some_and(|t| expected_result(&plan_edits, t) == Err(kind.as_str()))),
                         "round {round}: refused as {kind}, which no version from {version_at_request} on explains"
                     );
                     refused += 1;
@@ -780,8 +809,9 @@ fn did_change_storms_interleaved_with_commands_never_apply_to_another_version() 
         }
     }
     eprintln!(
-        "{round} commands, {changes} didChange notifications in {:?}: {applied} applied, {not_applied} not applied \
+        "{} {round} commands, {changes} didChange notifications in {:?}: {applied} applied, {not_applied} not applied \
          (document changed), {refused} refused (RACE_SEED={seed})",
+        if crlf { "CRLF:" } else { "LF:" },
         begun.elapsed()
     );
     assert!(changes >= 1000, "only {changes} changes");
