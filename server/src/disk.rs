@@ -188,27 +188,8 @@ fn lock_folders<'a>(targets: impl Iterator<Item = &'a Path>) -> Vec<fs::File> {
     dirs.iter().filter_map(|d| fs::File::open(d).ok()).filter(lock_exclusive).collect()
 }
 
-#[cfg(unix)]
 fn lock_exclusive(f: &fs::File) -> bool {
-    use std::os::fd::AsRawFd;
-    extern "C" {
-        fn flock(fd: std::os::raw::c_int, operation: std::os::raw::c_int) -> std::os::raw::c_int;
-    }
-    const LOCK_EX: std::os::raw::c_int = 2;
-    loop {
-        // SAFETY: flock only reads the descriptor, which `f` keeps open for the call.
-        if unsafe { flock(f.as_raw_fd(), LOCK_EX) } == 0 {
-            return true;
-        }
-        if std::io::Error::last_os_error().kind() != ErrorKind::Interrupted {
-            return false;
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn lock_exclusive(_: &fs::File) -> bool {
-    false
+    f.lock().is_ok()
 }
 
 fn sync_dir(dir: &Path) {
