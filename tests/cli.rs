@@ -171,3 +171,23 @@ fn the_shipped_example_runs() {
         "const salutation = \"hello\";\nfunction greet(name, punctuation = \"!\") {\n  console.log(salutation + \", \" + name + punctuation);\n}\ngreet(\"world\");\n"
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_does_not_crash_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("p.txt");
+    fs::write(&f, "x\n".repeat(50_000)).unwrap();
+    let plan = dir.path().join("plan.json");
+    fs::write(&plan, json!({"file_path": f, "edits": [{"old_string": "x", "new_string": "y", "replace_all": true}]}).to_string()).unwrap();
+    // The diff is long; the reader closes its end before reading any of it.
+    let mut child = Command::new(bin())
+        .args(["apply", "--dry-run", plan.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(!err(&o).contains("panicked"), "{}", err(&o));
+}

@@ -133,3 +133,63 @@ fn large_plans_see_text_that_earlier_edits_wrote() {
     assert_eq!(Ok(ours.clone()), one_by_one(&text, &edits));
     assert_eq!(ours.matches("_v3 = compute_fast(").count(), 40);
 }
+
+/// Applies a unified diff to `before` (hunks in order, context checked) and returns the new text.
+fn patch(before: &str, diff: &str) -> Result<String, String> {
+    let old: Vec<&str> = before.split_inclusive('\n').collect();
+    let mut out = String::new();
+    let mut at = 0usize;
+    let mut lines = diff.lines().skip(2).peekable();
+    while let Some(h) = lines.next() {
+        let spec = h.strip_prefix("@@ -").and_then(|r| r.split(' ').next()).ok_or(format!("bad header {h}"))?;
+        let (s, c) = spec.split_once(',').map_or((spec, 1), |(s, c)| (s, c.parse().unwrap()));
+        let start: usize = s.parse().unwrap();
+        let first = if c == 0 { start } else { start - 1 };
+        if first < at {
+            return Err(format!("hunk {h} goes back"));
+        }
+        old[at..first].iter().for_each(|l| out.push_str(l));
+        at = first;
+        while let Some(l) = lines.peek().copied() {
+            if l.starts_with("@@") {
+                break;
+            }
+            lines.next();
+            let no_newline = lines.peek() == Some(&"\\ No newline at end of file");
+            if no_newline {
+                lines.next();
+            }
+            let text = format!("{}{}", &l[1..], if no_newline { "" } else { "\n" });
+            match &l[..1] {
+                " " | "-" => {
+                    if old.get(at) != Some(&text.as_str()) {
+                        return Err(format!("line {} is {:?}, the diff says {:?}", at + 1, old.get(at), text));
+                    }
+                    at += 1;
+                    if &l[..1] == " " {
+                        out.push_str(&text);
+                    }
+                }
+                "+" => out.push_str(&text),
+                m => return Err(format!("bad mark {m}")),
+            }
+        }
+    }
+    old[at..].iter().for_each(|l| out.push_str(l));
+    Ok(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// The unified diff built from the change, applied to the original, gives the new text.
+    #[test]
+    fn the_diff_turns_the_original_into_the_result(t in text(), edits in prop::collection::vec(edit(), 1..6)) {
+        let plan = Plan { files: vec![FilePlan { file_path: "/p".into(), edits }], options: Options::default() };
+        if let Ok(o) = apply_plan(&plan, &[Some(&t)]) {
+            let f = &o.files[0];
+            let d = multiedit::engine::diff::unified("/p", &t, &f.replacements);
+            prop_assert_eq!(patch(&t, &d), Ok(f.text.clone()), "diff:\n{}", d);
+        }
+    }
+}

@@ -519,17 +519,8 @@ impl Editor {
         let body = &diff[diff.find("@@").expect("a hunk")..];
         let mut out = String::new();
         let mut last_sign = ' ';
-        // The diff's lines end like the text's: \n, \r\n or a lone \r.
-        let mut pieces = Vec::new();
-        let mut from = 0;
-        let bytes = body.as_bytes();
-        for (i, &c) in bytes.iter().enumerate() {
-            if c == b'\n' || (c == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
-                pieces.push(&body[from..=i]);
-                from = i + 1;
-            }
-        }
-        pieces.push(&body[from..]);
+        // Unified diff lines end at \n (a lone \r is part of its line, as in GNU diff).
+        let pieces: Vec<&str> = body.split_inclusive('\n').collect();
         for piece in pieces.into_iter().skip(1).filter(|p| !p.is_empty()) {
             if piece.starts_with("\\ No newline at end of file") {
                 if last_sign == '-' {

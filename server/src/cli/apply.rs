@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::usage_error;
+use super::{err, out, usage_error};
 use crate::disk;
 use crate::engine::{self, diff, Kind, Outcome, Plan, Refusal};
 use crate::paths;
@@ -91,7 +91,7 @@ fn execute(text: &str, dry_run: bool) -> Result<(Outcome, Option<String>), Refus
             .files
             .iter()
             .zip(&texts)
-            .map(|(f, before)| diff::unified(&f.file_path, before.unwrap_or(""), &f.text))
+            .map(|(f, before)| diff::unified(&f.file_path, before.unwrap_or(""), &f.replacements))
             .collect();
         return Ok((outcome, Some(diff)));
     }
@@ -109,19 +109,18 @@ fn execute(text: &str, dry_run: bool) -> Result<(Outcome, Option<String>), Refus
 
 fn finish(args: &Args, result: Result<(Outcome, Option<String>), Refusal>, code: ExitCode) -> ExitCode {
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result_json(&result, args.dry_run)).expect("serializable"));
+        out(&format!("{}\n", serde_json::to_string_pretty(&result_json(&result, args.dry_run)).expect("serializable")));
         return code;
     }
     match result {
         Ok((outcome, diff)) => {
             if let Some(d) = diff {
-                print!("{d}");
-                println!("Dry run, nothing written. {}", outcome.message());
+                out(&format!("{d}Dry run, nothing written. {}\n", outcome.message()));
             } else {
-                println!("{}", outcome.message());
+                out(&format!("{}\n", outcome.message()));
             }
         }
-        Err(r) => eprintln!("{}", r.full_text()),
+        Err(r) => err(&format!("{}\n", r.full_text())),
     }
     code
 }

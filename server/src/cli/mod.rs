@@ -5,7 +5,19 @@
 
 mod apply;
 
+use std::io::Write;
 use std::process::ExitCode;
+
+/// Writes to standard output. A reader that went away (`multiedit apply ... | head`) is not an error
+/// worth a panic: the work is done either way, and the exit code still says how it went.
+pub(crate) fn out(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// Writes to standard error, with the same tolerance.
+pub(crate) fn err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
 
 const USAGE: &str = "\
 multiedit: apply MultiEdit edit plans (exact find-and-replace edits, all or nothing)
@@ -24,11 +36,11 @@ pub fn main() -> ExitCode {
         Some("apply") => apply::run(&args[1..]),
         Some("lsp") => crate::lsp::run(&args[1..]),
         Some("--version" | "-V") => {
-            println!("multiedit {}", env!("CARGO_PKG_VERSION"));
+            out(&format!("multiedit {}\n", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
         }
         Some("--help" | "-h" | "help") => {
-            println!("{USAGE}");
+            out(&format!("{USAGE}\n"));
             ExitCode::SUCCESS
         }
         _ => usage_error("expected a command"),
@@ -36,6 +48,6 @@ pub fn main() -> ExitCode {
 }
 
 pub(crate) fn usage_error(what: &str) -> ExitCode {
-    eprintln!("multiedit: {what}\n\n{USAGE}");
+    err(&format!("multiedit: {what}\n\n{USAGE}\n"));
     ExitCode::from(2)
 }

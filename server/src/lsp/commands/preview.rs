@@ -20,7 +20,7 @@ pub fn run(session: &Session, arguments: &[Value]) -> Result<Option<Value>> {
         .files
         .iter()
         .zip(&prepared.before)
-        .map(|(f, before)| diff::unified(&f.file_path, before.as_deref().unwrap_or(""), &f.text))
+        .map(|(f, before)| diff::unified(&f.file_path, before.as_deref().unwrap_or(""), &f.replacements))
         .collect();
     let mut result = result_json(&prepared);
     result["diff"] = json!(diff);
