@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(outcome) => {
             let _ = multiedit::protocol_result::outcome_json(&outcome);
             for (f, before) in outcome.files.iter().zip(&texts) {
-                let _ = engine::diff::unified(&f.file_path, before.unwrap_or(""), &f.text);
+                let _ = engine::diff::unified(&f.file_path, before.unwrap_or(""), &f.replacements);
             }
         }
         Err(r) => {
