@@ -200,3 +200,12 @@ fn tolerant_tiers_in_order() {
     let e = run("a = 1   \nb = 2\n", json!([{"old_string": "a = 1\nb = 2", "new_string": "x"}])).unwrap_err();
     assert_eq!(e.kind, Kind::NotFound);
 }
+
+#[test]
+fn edits_whose_changes_undo_each_other_elsewhere_leave_the_file_unchanged() {
+    // Found by the differential fuzzer: each replacement is minimal, together they change nothing.
+    let e = refused(run("😀😀😀\r\n", json!([{"old_string": "😀😀", "new_string": ""}, {"old_string": "\n", "new_string": "😀😀\n"}])));
+    assert_eq!((e.kind, e.message.as_str()), (Kind::Unchanged, "Original and edited file match exactly. Failed to apply edit."));
+    let e = refused(run("😀😀😀\n", json!([{"old_string": "😀😀", "new_string": ""}, {"old_string": "\n", "new_string": "😀😀\n"}])));
+    assert_eq!(e.kind, Kind::Unchanged);
+}

@@ -254,7 +254,9 @@ impl<'p> FileRun<'p> {
             let text = apply_replacements(original, &reps);
             (reps, text)
         };
-        if !creating && replacements.is_empty() || creating && self.original == Some(text.as_str()) {
+        // Compared as whole texts: replacements that are each minimal can still undo one another (delete
+        // "😀" at the start, insert "😀" further on, in "😀😀😀").
+        if self.original == Some(text.as_str()) {
             return Err(Refusal::unchanged());
         }
         Ok(FileChange {
