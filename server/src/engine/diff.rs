@@ -5,7 +5,7 @@
 //! from them: the changed lines with their old text (`-`) and new text (`+`), three lines of context.
 
 use super::changeset::Replacement;
-use super::text::line_starts;
+use super::text::{self, line_starts};
 
 const CONTEXT: usize = 3;
 
@@ -23,7 +23,7 @@ pub fn unified(path: &str, before: &str, reps: &[Replacement]) -> String {
     let starts = line_starts(before);
     // Lines are indexed from 0; `line_end(i)` is where line i ends, its newline included.
     let n_lines = if before.is_empty() { 0 } else if before.ends_with('\n') { starts.len() - 1 } else { starts.len() };
-    let line_of = |offset: usize| starts.partition_point(|&s| s <= offset) - 1;
+    let line_of = |offset: usize| text::line_of(&starts, offset) - 1;
     let line_end = |i: usize| starts.get(i + 1).copied().unwrap_or(before.len());
 
     // Blocks: the lines each replacement touches, merged where they share or touch a line.
