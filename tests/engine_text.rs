@@ -195,7 +195,7 @@ fn tolerant_tiers_in_order() {
     let e = tolerant("x = 1 \nx = 1  \n", "x = 1", "x = 2").unwrap_err();
     assert_eq!(e.kind, Kind::Ambiguous);
     let e = tolerant("a  \nb\na \nb\n", "a\nb", "c").unwrap_err();
-    assert_eq!(e.kind, Kind::NotFound);
+    assert_eq!(e.kind, Kind::Ambiguous);
     // Exact matching never uses the tiers.
     let e = run("a = 1   \nb = 2\n", json!([{"old_string": "a = 1\nb = 2", "new_string": "x"}])).unwrap_err();
     assert_eq!(e.kind, Kind::NotFound);

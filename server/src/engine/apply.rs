@@ -209,10 +209,18 @@ impl<'p> FileRun<'p> {
                 && matches!(edit.expect, Expect::One | Expect::Exactly(1))
             {
                 let current = cs.current_text();
-                if let Some(m) = tolerant::find(&current, &olds[i], &news[i]) {
-                    found = vec![(m.start, m.end)];
-                    new_text = Cow::Owned(m.new_text);
-                    tier = Some(m.tier);
+                match tolerant::find(&current, &olds[i], &news[i]) {
+                    tolerant::Found::One(m) => {
+                        found = vec![(m.start, m.end)];
+                        new_text = Cow::Owned(m.new_text);
+                        tier = Some(m.tier);
+                    }
+                    tolerant::Found::Several { tier, lines } => {
+                        let r = Refusal::ambiguous(lines.len(), &edit.old_string);
+                        self.fail(r.with_hint(Some(hints::tolerant_matches(tier, &lines))).at(i))?;
+                        continue;
+                    }
+                    tolerant::Found::None => {}
                 }
             }
             let apply_miss = self.opts.dialect == Dialect::ClaudeCode;

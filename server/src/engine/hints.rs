@@ -1,12 +1,27 @@
 //! Help for a refused edit, so the caller can fix its plan in one retry: where the closest text is and
-//! how it differs, or where the several matches are.
+//! how it differs (down to the word that changed), or where the several matches are.
+//!
+//! Finding the closest text must stay cheap on a 10 MB file: lines are compared by a hash of their
+//! loose form (one pass), and only old_string's lines that occur nowhere in the file are compared by
+//! shared character trigrams (a second pass that a 64 Ki-bit filter keeps to a lookup per trigram).
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
-use super::text::{indent_of, line_of, line_starts, lines_with_offsets, loose, plain};
+use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
+
+use super::text::{indent_of, line_of, line_starts, lines_with_offsets, loose, plain, plain_char};
+use super::tolerant::Tier;
 
 const MAX_SHOWN_LINES: usize = 30;
 const MAX_LISTED_MATCHES: usize = 50;
+/// Lines whose trigram similarity reaches this are taken for the same line, changed.
+const SIMILAR: f32 = 0.5;
+/// Extra file lines looked at around a window, so that a line added or removed since the caller read
+/// the file still lines up.
+const SLACK: usize = 3;
+const MAX_WORD_CHANGES: usize = 3;
+const DIFF_BUDGET: Duration = Duration::from_millis(100);
 
 /// "Matches are at lines 3, 17 and 40." (a line with several: "line 1 (2 matches)").
 pub fn match_lines(current: &str, found: &[(usize, usize)]) -> String {
@@ -19,16 +34,38 @@ pub fn match_lines(current: &str, found: &[(usize, usize)]) -> String {
             _ => per_line.push((line, 1)),
         }
     }
-    let mut items: Vec<String> = per_line
-        .iter()
-        .take(MAX_LISTED_MATCHES)
-        .map(|&(l, n)| if n > 1 { format!("{l} ({n} matches)") } else { l.to_string() })
-        .collect();
-    if per_line.len() > MAX_LISTED_MATCHES {
-        items.push(format!("{} more lines", per_line.len() - MAX_LISTED_MATCHES));
-    }
+    let items: Vec<String> =
+        per_line.iter().map(|&(l, n)| if n > 1 { format!("{l} ({n} matches)") } else { l.to_string() }).collect();
     let noun = if per_line.len() == 1 { "line" } else { "lines" };
-    format!("Matches are at {noun} {}.", join_and(&items))
+    format!("Matches are at {noun} {}.", list(items))
+}
+
+/// A tolerant tier that matched several places.
+pub fn tolerant_matches(tier: Tier, lines: &[(usize, usize)]) -> String {
+    let items: Vec<String> = lines.iter().map(|&r| range(r)).collect();
+    format!(
+        "Matching {}, old_string is at {}: add a line that tells them apart, or write old_string exactly as the file has it.",
+        tier.describe(),
+        list(items)
+    )
+}
+
+fn range((first, last): (usize, usize)) -> String {
+    if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    }
+}
+
+/// At most MAX_LISTED_MATCHES items, joined with commas and "and".
+fn list(mut items: Vec<String>) -> String {
+    if items.len() > MAX_LISTED_MATCHES {
+        let more = items.len() - MAX_LISTED_MATCHES;
+        items.truncate(MAX_LISTED_MATCHES);
+        items.push(format!("{more} more"));
+    }
+    join_and(&items)
 }
 
 fn join_and(items: &[String]) -> String {
@@ -40,13 +77,11 @@ fn join_and(items: &[String]) -> String {
 }
 
 pub fn not_found(current: &str, old: &str, new: &str) -> Option<String> {
-    if !new.is_empty() && new != old {
-        if let Some(at) = memchr::memmem::find(current.as_bytes(), new.as_bytes()) {
-            let line = line_of(&line_starts(current), at);
-            return Some(format!(
-                "new_string is already present at line {line}: this edit looks already applied."
-            ));
-        }
+    if old.trim().is_empty() {
+        return Some(format!(
+            "old_string is only whitespace ({old:?}) and the file has no such run of it. Include a neighbouring \
+             line with visible text in old_string and new_string, so the edit has something to hold on to."
+        ));
     }
     if old.contains('\r') {
         let lf = old.replace("\r\n", "\n");
@@ -54,37 +89,17 @@ pub fn not_found(current: &str, old: &str, new: &str) -> Option<String> {
             return Some("Line endings differ: old_string has \\r\\n line breaks but the file uses \\n.".into());
         }
     }
-    closest(current, old)
-}
-
-/// The window of lines most like `old` (compared loosely), and what differs in it.
-fn closest(current: &str, old: &str) -> Option<String> {
-    let old_lines: Vec<&str> = old.split('\n').collect();
     let file_lines = lines_with_offsets(current);
-    let old_loose: Vec<String> = old_lines.iter().map(|l| loose(l)).collect();
-    let wanted: HashMap<&str, Vec<usize>> = old_loose.iter().enumerate().filter(|(_, l)| !l.is_empty()).fold(
-        HashMap::new(),
-        |mut m, (j, l)| {
-            m.entry(l.as_str()).or_default().push(j);
-            m
-        },
-    );
-    if wanted.is_empty() {
-        return None;
+    let mut old_lines: Vec<&str> = old.split('\n').collect();
+    if old_lines.len() > 1 && old.ends_with('\n') {
+        old_lines.pop();
     }
-    // Vote for window starts: every file line that loosely equals line j of old votes for start i - j.
-    let mut votes: HashMap<usize, usize> = HashMap::new();
-    for (i, (_, line)) in file_lines.iter().enumerate() {
-        let l = loose(line);
-        if let Some(js) = wanted.get(l.as_str()) {
-            for &j in js {
-                if i >= j {
-                    *votes.entry(i - j).or_default() += 1;
-                }
-            }
+    let windows = closest_windows(&file_lines, &old_lines);
+    let applied = |near: Option<(usize, usize)>| already_applied(current, near, old, new);
+    let Some(&best) = windows.first() else {
+        if let Some(h) = applied(None) {
+            return Some(h);
         }
-    }
-    let Some((&start, _)) = votes.iter().max_by_key(|(&s, &v)| (v, std::cmp::Reverse(s))) else {
         let first = old_lines.iter().find(|l| !l.trim().is_empty()).copied().unwrap_or("");
         return Some(format!(
             "No line of the file resembles old_string's line \"{}\", even ignoring whitespace, quotes and dashes. \
@@ -92,50 +107,403 @@ fn closest(current: &str, old: &str) -> Option<String> {
             first.trim()
         ));
     };
-    let end = (start + old_lines.len()).min(file_lines.len());
-    let mut diffs: Vec<String> = Vec::new();
-    let mut note = |d: String| {
-        if !diffs.contains(&d) {
-            diffs.push(d)
-        }
+    let described = describe(&file_lines, &old_lines, best);
+    let (first, last) = described.lines;
+    let from = file_lines[first].0;
+    let to = file_lines[last].0 + file_lines[last].1.len();
+    if let Some(h) = applied(Some((from, to))) {
+        return Some(h);
+    }
+    let shown: Vec<&str> = current[from..to].split('\n').take(MAX_SHOWN_LINES).collect();
+    let at = range((first + 1, last + 1));
+    let others: Vec<String> =
+        windows[1..].iter().map(|&s| range((s + 1, (s + old_lines.len()).min(file_lines.len())))).collect();
+    let lead = if others.is_empty() {
+        format!("The closest text is at {at} and differs in")
+    } else {
+        format!("The closest texts are at {at} and {}. At {at} the text differs in", list(others))
     };
-    for (j, o) in old_lines.iter().enumerate() {
-        let Some((_, f)) = file_lines.get(start + j) else {
-            note("old_string runs past the end of the file".into());
-            break;
-        };
+    Some(format!("{lead} {}. The file has there:\n{}", described.what(), shown.join("\n")))
+}
+
+/// "new_string is already present": only where old_string's closest text is, so that a short or
+/// common new_string found elsewhere in the file does not send the caller the wrong way.
+/// With no closest text (`near` None), anywhere in the file will do: old_string resembles nothing, so
+/// an edit that replaced it whole is the likely story.
+fn already_applied(current: &str, near: Option<(usize, usize)>, old: &str, new: &str) -> Option<String> {
+    if new.trim().chars().count() < 3 || new == old {
+        return None;
+    }
+    let (from, to) = near.unwrap_or((0, current.len()));
+    // A new_string much shorter than the closest text (a word, a prefix of the line) proves nothing.
+    if near.is_some() && 2 * new.trim().len() < current[from..to].trim().len() {
+        return None;
+    }
+    let lo = from.saturating_sub(new.len());
+    let hi = (to + new.len()).min(current.len());
+    let at = lo + memchr::memmem::find(&current.as_bytes()[lo..hi], new.as_bytes())?;
+    let line = line_of(&line_starts(current), at);
+    Some(format!("new_string is already present at line {line}: this edit looks already applied."))
+}
+
+/// FNV-1a over a line's loose form (see `text::loose`), without building it; `None` for a blank line.
+fn loose_hash(line: &str) -> Option<u64> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut any = false;
+    for word in line.split_whitespace() {
+        if any {
+            h = (h ^ u64::from(b' ')).wrapping_mul(0x100_0000_01b3);
+        }
+        any = true;
+        for c in word.chars().map(plain_char) {
+            h = (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    any.then_some(h)
+}
+
+/// The distinct trigrams of a line's loose form (a shorter line is its own gram).
+fn grams(line: &str, buf: &mut Vec<u8>, out: &mut Vec<u32>) {
+    buf.clear();
+    buf.extend_from_slice(loose(line).as_bytes());
+    out.clear();
+    if buf.len() < 3 {
+        if !buf.is_empty() {
+            out.push(buf.iter().fold(1u32 << 24, |a, &b| (a << 8) | u32::from(b)));
+        }
+        return;
+    }
+    out.extend(buf.windows(3).map(|w| (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])));
+    out.sort_unstable();
+    out.dedup();
+}
+
+fn gram_similarity(shared: usize, file: usize, old: usize) -> f32 {
+    if file == 0 || old == 0 {
+        return 0.0;
+    }
+    let dice = 2.0 * shared as f32 / (file + old) as f32;
+    // old_string's first or last line is often part of a longer file line.
+    let contained = 0.8 * shared as f32 / old as f32;
+    dice.max(contained)
+}
+
+/// Where old_string most likely was: window starts (0-based file lines) with the best score, the best
+/// first; several only when each matches every line loosely (the same lines at several indentations).
+fn closest_windows(file: &[(usize, &str)], old: &[&str]) -> Vec<usize> {
+    let old_hash: Vec<Option<u64>> = old.iter().map(|l| loose_hash(l)).collect();
+    let content_lines = old_hash.iter().flatten().count();
+    let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (j, h) in old_hash.iter().enumerate() {
+        if let Some(h) = h {
+            by_hash.entry(*h).or_default().push(j);
+        }
+    }
+    let mut votes: HashMap<usize, f32> = HashMap::new();
+    let mut seen = vec![false; old.len()];
+    for (i, (_, line)) in file.iter().enumerate() {
+        let Some(h) = loose_hash(line) else { continue };
+        if let Some(js) = by_hash.get(&h) {
+            for &j in js.iter().filter(|&&j| j <= i) {
+                seen[j] = true;
+                *votes.entry(i - j).or_default() += 1.0;
+            }
+        }
+    }
+    let perfect = |v: f32| v >= content_lines as f32;
+    if !votes.values().any(|&v| perfect(v)) {
+        // The lines found nowhere as they are: look for them changed.
+        let changed: Vec<usize> = (0..old.len()).filter(|&j| old_hash[j].is_some() && !seen[j]).take(64).collect();
+        vote_similar(file, old, &changed, &mut votes);
+    }
+    // Blank lines of old_string count where the file has them blank too: they place the window.
+    let blanks: Vec<usize> = (0..old.len()).filter(|&j| old_hash[j].is_none()).collect();
+    let mut scored: Vec<(usize, f32, f32)> = votes
+        .into_iter()
+        .map(|(s, v)| {
+            let b = blanks.iter().filter(|&&j| file.get(s + j).is_some_and(|(_, l)| l.trim().is_empty())).count();
+            (s, v, v + 0.25 * b as f32)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let Some(&(best, best_votes, best_score)) = scored.first() else { return Vec::new() };
+    if !perfect(best_votes) {
+        return vec![best];
+    }
+    scored.iter().take_while(|w| w.2 == best_score && perfect(w.1)).map(|w| w.0).collect()
+}
+
+/// Votes from file lines that share enough trigrams with one of old_string's `changed` lines.
+fn vote_similar(file: &[(usize, &str)], old: &[&str], changed: &[usize], votes: &mut HashMap<usize, f32>) {
+    if changed.is_empty() {
+        return;
+    }
+    let (mut buf, mut gs) = (Vec::new(), Vec::new());
+    let mut table: HashMap<u32, u64> = HashMap::new();
+    let mut filter = vec![0u64; 1 << 10];
+    let mut sizes = Vec::with_capacity(changed.len());
+    for (bit, &j) in changed.iter().enumerate() {
+        grams(old[j], &mut buf, &mut gs);
+        sizes.push(gs.len());
+        for &g in &gs {
+            *table.entry(g).or_default() |= 1 << bit;
+            filter[(g as usize >> 6) & 1023] |= 1 << (g & 63);
+        }
+    }
+    let mut shared = vec![0usize; changed.len()];
+    for (i, (_, line)) in file.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        grams(line, &mut buf, &mut gs);
+        shared.iter_mut().for_each(|s| *s = 0);
+        for g in &gs {
+            if filter[(*g as usize >> 6) & 1023] & (1 << (g & 63)) == 0 {
+                continue;
+            }
+            if let Some(&mask) = table.get(g) {
+                let mut m = mask;
+                while m != 0 {
+                    shared[m.trailing_zeros() as usize] += 1;
+                    m &= m - 1;
+                }
+            }
+        }
+        for (bit, &j) in changed.iter().enumerate() {
+            let sim = gram_similarity(shared[bit], gs.len(), sizes[bit]);
+            if sim >= SIMILAR && j <= i {
+                *votes.entry(i - j).or_default() += sim;
+            }
+        }
+    }
+}
+
+/// What differs between old_string's lines and the file's around a window.
+struct Described {
+    /// First and last file line (0-based) of the closest text.
+    lines: (usize, usize),
+    causes: Vec<String>,
+    words: Vec<String>,
+}
+
+impl Described {
+    fn what(&self) -> String {
+        match (self.causes.is_empty(), self.words.is_empty()) {
+            (true, true) => "its line breaks".into(),
+            (false, true) => join_and(&self.causes),
+            (true, false) => format!("its words: {}", self.words.join("; ")),
+            (false, false) => format!("{} and in its words: {}", join_and(&self.causes), self.words.join("; ")),
+        }
+    }
+}
+
+fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
+    // Slack only at an edge whose line does not line up as it is: slack lets a line of the file that
+    // merely looks like old_string's first or last line take its place.
+    let lines_up = |j: usize| file.get(start + j).is_some_and(|(_, f)| line_similarity(old[j], f) >= SIMILAR);
+    let lo = if lines_up(0) { start } else { start.saturating_sub(SLACK) };
+    let hi = if lines_up(old.len() - 1) { start + old.len() } else { start + old.len() + SLACK }.min(file.len());
+    let window: Vec<&str> = file[lo..hi].iter().map(|(_, l)| *l).collect();
+    let keys = |ls: &[&str]| ls.iter().map(|l| loose_hash(l)).collect::<Vec<_>>();
+    let ops = capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &keys(old),
+        &keys(&window),
+        Some(Instant::now() + DIFF_BUDGET),
+    );
+    // Pairs of (old line, window line), and old lines with no counterpart.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut missing: Vec<usize> = Vec::new();
+    for op in ops {
+        match op {
+            DiffOp::Equal { old_index, new_index, len } => pairs.extend((0..len).map(|k| (old_index + k, new_index + k))),
+            DiffOp::Delete { old_index, old_len, .. } => missing.extend(old_index..old_index + old_len),
+            DiffOp::Insert { .. } => {}
+            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                let mut next = new_index;
+                for j in old_index..old_index + old_len {
+                    let best = (next..new_index + new_len)
+                        .map(|i| (i, line_similarity(old[j], window[i])))
+                        .filter(|&(_, s)| s >= 0.3)
+                        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+                    match best {
+                        Some((i, _)) => {
+                            pairs.push((j, i));
+                            next = i + 1;
+                        }
+                        None => missing.push(j),
+                    }
+                }
+            }
+        }
+    }
+    pairs.sort_unstable();
+    let first = pairs.iter().map(|p| p.1).min();
+    let last = pairs.iter().map(|p| p.1).max();
+    let (first, last) = match (first, last) {
+        (Some(f), Some(l)) => (f, l),
+        _ => (start - lo, (start - lo + old.len()).min(window.len()) - 1),
+    };
+    let mut causes: Vec<String> = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut indents: Vec<(usize, String)> = Vec::new();
+    fn note(causes: &mut Vec<String>, d: String) {
+        if !causes.contains(&d) {
+            causes.push(d)
+        }
+    }
+    let line_no = |i: usize| lo + i + 1;
+    // Extra file lines between paired ones.
+    let paired: std::collections::HashSet<usize> = pairs.iter().map(|p| p.1).collect();
+    let extra: Vec<usize> = (first..=last).filter(|i| !paired.contains(i)).collect();
+    for &(j, i) in &pairs {
+        let (o, f) = (old[j], window[i]);
         if o == f {
             continue;
         }
         let (oi, fi) = (indent_of(o), indent_of(f));
-        if oi != fi && (o.trim_start() == f.trim_start() || o.trim() == f.trim()) {
-            note(describe_indent(oi, fi));
+        if oi != fi && !(j == 0 && oi.is_empty()) {
+            indents.push((line_no(i), describe_indent(oi, fi)));
         }
-        let trailing_differs = o.trim_end() != *o || f.trim_end() != *f;
-        if trailing_differs && (o.trim_end() == f.trim_end() || o.trim() == f.trim()) {
-            note("trailing whitespace".into());
+        let trailing_differs = o.trim_end() != o || f.trim_end() != f;
+        let (ot, ft) = (o.trim(), f.trim());
+        if trailing_differs && (o.trim_end() == f.trim_end() || ot == ft) && !(j + 1 == old.len() && o.trim_end() == o) {
+            note(&mut causes, "trailing whitespace".into());
         }
-        if o.trim() != f.trim() {
-            if plain(o.trim()) == plain(f.trim()) {
-                note(describe_quotes(o, f));
-            } else if loose(o) == loose(f) {
-                note("spacing inside a line".into());
-            } else {
-                note(format!("the text of line {}", start + j + 1));
-            }
+        if ot == ft {
+            continue;
+        }
+        if plain(ot) == plain(ft) {
+            note(&mut causes, describe_quotes(o, f));
+        } else if loose(o) == loose(f) {
+            note(&mut causes, "spacing inside a line".into());
+        } else {
+            words.extend(word_changes(ot, ft, line_no(i), j == 0, j + 1 == old.len()));
         }
     }
-    let first_line = start + 1;
-    let last_line = end.max(start + 1);
-    let from = file_lines[start].0;
-    let to = file_lines.get(end - 1).map_or(current.len(), |(o, l)| o + l.len());
-    let shown: Vec<&str> = current[from..to].split('\n').take(MAX_SHOWN_LINES).collect();
-    let range = if first_line == last_line { format!("line {first_line}") } else { format!("lines {first_line}-{last_line}") };
-    let what = if diffs.is_empty() { "its line breaks".to_string() } else { join_and(&diffs) };
-    Some(format!(
-        "The closest text is at {range} and differs in {what}. The file has there:\n{}",
-        shown.join("\n")
-    ))
+    if !indents.is_empty() {
+        let kinds: Vec<&String> = indents.iter().map(|(_, d)| d).collect();
+        let d = if kinds.iter().all(|d| *d == kinds[0]) {
+            kinds[0].clone()
+        } else {
+            let ls: Vec<String> = indents.iter().map(|(l, _)| l.to_string()).collect();
+            format!("indentation (lines {})", join_and(&ls))
+        };
+        causes.insert(0, d);
+    }
+    for j in missing {
+        words.push(format!("old_string's line \"{}\" is not there", clip(old[j].trim())));
+    }
+    for i in extra {
+        words.push(format!("line {} \"{}\" is not in old_string", line_no(i), clip(window[i].trim())));
+    }
+    words.truncate(MAX_WORD_CHANGES * 2);
+    Described { lines: (lo + first, lo + last), causes, words }
+}
+
+fn line_similarity(a: &str, b: &str) -> f32 {
+    let (mut buf, mut ga, mut gb) = (Vec::new(), Vec::new(), Vec::new());
+    grams(a, &mut buf, &mut ga);
+    grams(b, &mut buf, &mut gb);
+    let shared = ga.iter().filter(|g| gb.binary_search(g).is_ok()).count();
+    gram_similarity(shared, gb.len(), ga.len())
+}
+
+/// The words of one line that changed: `line 14 has "dog" where old_string has "cat"`. On old_string's
+/// first and last lines, file text before or after it is not a difference (old_string may start or
+/// end inside a line).
+fn word_changes(old: &str, file: &str, line: usize, first: bool, last: bool) -> Vec<String> {
+    let o = tokens(old);
+    let f = tokens(file);
+    let key = |t: &&str| plain(t);
+    let ok: Vec<String> = o.iter().map(key).collect();
+    let fk: Vec<String> = f.iter().map(key).collect();
+    let ops = capture_diff_slices_deadline(Algorithm::Myers, &ok, &fk, Some(Instant::now() + DIFF_BUDGET));
+    let mut out = Vec::new();
+    let n = ops.len();
+    for (k, op) in ops.iter().enumerate() {
+        let (or, fr) = match *op {
+            DiffOp::Equal { .. } => continue,
+            DiffOp::Delete { old_index, old_len, new_index } => (old_index..old_index + old_len, new_index..new_index),
+            DiffOp::Insert { old_index, new_index, new_len } => (old_index..old_index, new_index..new_index + new_len),
+            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                (old_index..old_index + old_len, new_index..new_index + new_len)
+            }
+        };
+        if or.is_empty() && ((first && k == 0) || (last && k + 1 == n)) {
+            continue;
+        }
+        // One side empty: widen by the neighbouring token so the text quoted says where.
+        let (or, fr) = if (or.is_empty() || fr.is_empty()) && or.start > 0 && fr.start > 0 {
+            (or.start - 1..or.end, fr.start - 1..fr.end)
+        } else if or.is_empty() || fr.is_empty() {
+            (or.start..(or.end + 1).min(o.len()), fr.start..(fr.end + 1).min(f.len()))
+        } else {
+            (or, fr)
+        };
+        let (or, fr) = (atom(&o, or), atom(&f, fr));
+        let (ot, ft) = (o[or].concat(), f[fr].concat());
+        out.push(format!("line {line} has \"{}\" where old_string has \"{}\"", clip(ft.trim()), clip(ot.trim())));
+        if out.len() == MAX_WORD_CHANGES {
+            break;
+        }
+    }
+    out
+}
+
+/// A range of tokens widened to the whole run it sits in between spaces, quotes, brackets and
+/// separators, so that "0.4.17" is quoted whole, not "17".
+fn atom(tokens: &[&str], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let joins = |t: &str| !t.chars().any(|c| c.is_whitespace() || "\"'`“”‘’()[]{}<>,;:=".contains(c));
+    let (mut s, mut e) = (r.start, r.end);
+    if s == e || !tokens[s..e].iter().all(|t| joins(t)) {
+        return r;
+    }
+    while s > 0 && joins(tokens[s - 1]) {
+        s -= 1;
+    }
+    while e < tokens.len() && joins(tokens[e]) {
+        e += 1;
+    }
+    s..e
+}
+
+/// Words, runs of whitespace, and single other characters.
+fn tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let class = |c: char| {
+        if c.is_alphanumeric() || c == '_' {
+            0
+        } else if c.is_whitespace() {
+            1
+        } else {
+            2
+        }
+    };
+    let mut prev: Option<u8> = None;
+    for (i, c) in s.char_indices() {
+        let k = class(c);
+        if let Some(p) = prev {
+            if p != k || k == 2 {
+                out.push(&s[start..i]);
+                start = i;
+            }
+        }
+        prev = Some(k);
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+fn clip(s: &str) -> String {
+    const MAX: usize = 80;
+    match s.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
 }
 
 fn describe_indent(old: &str, file: &str) -> String {
@@ -152,7 +520,7 @@ fn describe_indent(old: &str, file: &str) -> String {
 }
 
 fn describe_quotes(old: &str, file: &str) -> String {
-    let fancy = |s: &str| s.chars().any(|c| plain(&c.to_string()) != c.to_string());
+    let fancy = |s: &str| s.chars().any(|c| plain_char(c) != c);
     match (fancy(old), fancy(file)) {
         (false, true) => "quotes or dashes (the file has typographic ones, old_string plain ones)".into(),
         (true, false) => "quotes or dashes (the file has plain ones, old_string typographic ones)".into(),

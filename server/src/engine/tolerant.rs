@@ -1,9 +1,20 @@
-//! `match: tolerant`: what to try, in order, after an exact miss. Each tier must find exactly one
-//! place; a tier that finds several stops the search (a looser tier would only be more ambiguous).
+//! `match: tolerant`: what to try, in order, after an exact miss.
+//!
+//! The rule every tier keeps: what is written is what the exact plan would have written, or the edit
+//! is refused. So whatever new_string repeats of old_string (context lines, kept characters) is taken
+//! from the FILE, byte for byte; only what the edit really changes comes from new_string, adapted to the
+//! file where the adaptation is certain (the file's indentation unit and depth, a curly quote where the
+//! matched text had one). Where it is not certain (an indentation the file's unit cannot express, a file
+//! whose lines disagree about their unit) the edit is refused. Each tier must find exactly one place: a
+//! tier that finds several refuses as ambiguous, listing them (a looser tier would only find more).
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
-use super::text::{indent_of, lines_with_offsets, plain, plain_char};
+use super::text::{indent_of, line_of, line_starts, lines_with_offsets, plain, plain_char};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,13 +44,18 @@ pub struct TolerantMatch {
     pub tier: Tier,
 }
 
-enum Found {
+pub enum Found {
     None,
-    One(usize, usize),
-    Several,
+    One(TolerantMatch),
+    /// The tier matched several places: their first and last lines, 1-based.
+    Several { tier: Tier, lines: Vec<(usize, usize)> },
 }
 
-pub fn find(current: &str, old: &str, new: &str) -> Option<TolerantMatch> {
+/// Diffs of old_string against new_string are small in practice; a pathological pair gets a coarser
+/// (still correct) diff rather than a stall.
+const DIFF_BUDGET: Duration = Duration::from_millis(200);
+
+pub fn find(current: &str, old: &str, new: &str) -> Found {
     let lines = lines_with_offsets(current);
     let mut old_lines: Vec<&str> = old.split('\n').collect();
     let keeps_newline = old.ends_with('\n') && old_lines.len() > 1;
@@ -50,21 +66,45 @@ pub fn find(current: &str, old: &str, new: &str) -> Option<TolerantMatch> {
     let tiers: [(Tier, SameLine); 2] =
         [(Tier::LineTrimmed, |a, b| a.trim_end() == b.trim_end()), (Tier::Indentation, |a, b| a.trim() == b.trim())];
     for (tier, same) in tiers {
-        match find_lines(current, &lines, &old_lines, keeps_newline, same) {
-            Found::One(s, e) => {
-                let new_text = match tier {
-                    Tier::Indentation => reindent(&old_lines, &current[s..e], new),
-                    _ => new.to_string(),
+        let hits = find_lines(current, &lines, &old_lines, keeps_newline, same);
+        match hits.as_slice() {
+            [] => continue,
+            [hit] => {
+                let region = &current[hit.start..hit.end];
+                return match rewrite_lines(tier, &old_lines, region, new, hit.mid_first, &lines) {
+                    Some(new_text) => Found::One(TolerantMatch { start: hit.start, end: hit.end, new_text, tier }),
+                    None => Found::None,
                 };
-                return Some(TolerantMatch { start: s, end: e, new_text, tier });
             }
-            Found::Several => return None,
-            Found::None => {}
+            _ => {
+                let lines = hits.iter().map(|h| (h.first + 1, h.first + old_lines.len())).collect();
+                return Found::Several { tier, lines };
+            }
         }
     }
-    let (s, e) = find_plain(current, old)?;
-    let new_text = if current[s..e] != *old { recurl(new, &current[s..e]) } else { new.to_string() };
-    Some(TolerantMatch { start: s, end: e, new_text, tier: Tier::Quotes })
+    let hits = find_plain(current, old);
+    match hits.as_slice() {
+        [] => Found::None,
+        &[(s, e)] => match recurl(old, &current[s..e], new) {
+            Some(new_text) => Found::One(TolerantMatch { start: s, end: e, new_text, tier: Tier::Quotes }),
+            None => Found::None,
+        },
+        _ => {
+            let starts = line_starts(current);
+            let lines = hits.iter().map(|&(s, e)| (line_of(&starts, s), line_of(&starts, e.max(s + 1) - 1))).collect();
+            Found::Several { tier: Tier::Quotes, lines }
+        }
+    }
+}
+
+struct LineHit {
+    /// Index of the first matched line.
+    first: usize,
+    start: usize,
+    end: usize,
+    /// old_string's first line has no indentation and the file's has some: the match starts after
+    /// the file's indentation, as an exact old_string copied from the first visible character would.
+    mid_first: bool,
 }
 
 fn find_lines(
@@ -73,63 +113,324 @@ fn find_lines(
     old: &[&str],
     keeps_newline: bool,
     same: fn(&str, &str) -> bool,
-) -> Found {
+) -> Vec<LineHit> {
     let k = old.len();
     if k == 0 || k > lines.len() || old.iter().all(|l| l.trim().is_empty()) {
-        return Found::None;
+        return Vec::new();
     }
-    let mut hit = None;
+    let first_unindented = indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
+    let mut hits = Vec::new();
     for c in 0..=lines.len() - k {
-        if (0..k).all(|j| same(old[j], lines[c + j].1)) {
-            if hit.is_some() {
-                return Found::Several;
+        let (offset, line) = lines[c];
+        let mid_first = if same(old[0], line) {
+            false
+        } else if first_unindented && same(old[0], line.trim_start()) {
+            true
+        } else {
+            continue;
+        };
+        if !(1..k).all(|j| same(old[j], lines[c + j].1)) {
+            continue;
+        }
+        let (lo, ll) = lines[c + k - 1];
+        let mut end = lo + ll.len();
+        if keeps_newline {
+            // old_string ends with a line break: so must the match.
+            if end == current.len() {
+                continue;
             }
-            hit = Some(c);
+            end += 1;
+        }
+        let start = if mid_first { offset + indent_of(line).len() } else { offset };
+        hits.push(LineHit { first: c, start, end, mid_first });
+    }
+    hits
+}
+
+/// new_string for a line-tier match: lines it keeps from old_string are the file's lines as they
+/// are; the lines it changes are written as the plan wrote them, re-indented in the file's unit and at
+/// the file's depth for the indentation tier. None when that re-indentation would be a guess.
+fn rewrite_lines(
+    tier: Tier,
+    old: &[&str],
+    region: &str,
+    new: &str,
+    mid_first: bool,
+    lines: &[(usize, &str)],
+) -> Option<String> {
+    let region_lines: Vec<&str> = region.split('\n').take(old.len()).collect();
+    let new_lines: Vec<&str> = new.split('\n').collect();
+    let reindent = match tier {
+        Tier::Indentation => {
+            let file_lines: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
+            Some(Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?)
+        }
+        _ => None,
+    };
+    // Keys keep the indentation: a line new_string re-indents (a block wrapped in an `if`) is a change,
+    // not context to copy from the file.
+    let old_keys: Vec<&str> = old.iter().map(|l| l.trim_end()).collect();
+    let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
+    both_ways(|backwards| {
+        let ops = diff(&old_keys, &new_keys, backwards);
+        adapt_lines(&ops, &region_lines, &new_lines, |k, line| match &reindent {
+            Some(r) if !(k == 0 && mid_first) => r.line(line).map(Cow::Owned),
+            _ => Some(Cow::Borrowed(line)),
+        })
+    })
+}
+
+fn adapt_lines<'a>(
+    ops: &[DiffOp],
+    region_lines: &[&'a str],
+    new_lines: &[&'a str],
+    changed: impl Fn(usize, &'a str) -> Option<Cow<'a, str>>,
+) -> Option<String> {
+    let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(new_lines.len());
+    for op in ops {
+        match *op {
+            DiffOp::Equal { old_index, len, .. } => {
+                out.extend(region_lines[old_index..old_index + len].iter().map(|l| Cow::Borrowed(*l)));
+            }
+            DiffOp::Delete { .. } => {}
+            DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+                for k in new_index..new_index + new_len {
+                    out.push(changed(k, new_lines[k])?);
+                }
+            }
         }
     }
-    let Some(c) = hit else { return Found::None };
-    let start = lines[c].0;
-    let (lo, ll) = lines[c + k - 1];
-    let mut end = lo + ll.len();
-    if keeps_newline && end < current.len() {
-        end += 1;
+    Some(out.join("\n"))
+}
+
+/// How the file indents, against how the plan does: the file's style, the plan's, and
+/// how many levels deeper the file's lines sit than old_string's.
+struct Reindent {
+    file: Style,
+    plan: Style,
+    shift: isize,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Tabs,
+    Spaces(usize),
+}
+
+impl Style {
+    /// Level and alignment spaces of an indentation written in this style.
+    fn parse(self, indent: &str) -> Option<(usize, usize)> {
+        let tabs = indent.bytes().take_while(|&b| b == b'\t').count();
+        let spaces = indent.len() - tabs;
+        if !indent[tabs..].bytes().all(|b| b == b' ') {
+            return None;
+        }
+        match self {
+            _ if tabs > 0 => Some((tabs, spaces)),
+            Style::Tabs => Some((0, spaces)),
+            Style::Spaces(u) => Some((spaces / u, spaces % u)),
+        }
     }
-    Found::One(start, end)
+    fn render(self, level: usize, align: usize) -> String {
+        match self {
+            Style::Tabs => "\t".repeat(level) + &" ".repeat(align),
+            Style::Spaces(u) => " ".repeat(level * u + align),
+        }
+    }
 }
 
-/// new_string with old_string's indentation swapped for the file's, line by line.
-fn reindent(old_lines: &[&str], region: &str, new: &str) -> String {
-    let Some(first) = old_lines.iter().position(|l| !l.trim().is_empty()) else { return new.to_string() };
-    let old_indent = indent_of(old_lines[first]);
-    let file_indent = indent_of(region.split('\n').nth(first).unwrap_or(""));
-    let tab_width = if file_indent.contains('\t') && !old_indent.contains('\t') && !file_indent.is_empty() {
-        Some((old_indent.len() / file_indent.len()).max(1))
-    } else {
-        None
-    };
-    let lines: Vec<String> = new
-        .split('\n')
-        .map(|line| {
-            if line.trim().is_empty() {
-                return line.to_string();
+impl Reindent {
+    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Option<Reindent> {
+        let plan_lines = || old.iter().chain(new).copied();
+        let plan_tabs = plan_lines().any(|l| l.starts_with('\t'));
+        let decided = |t: Option<Option<bool>>| t.filter(Option::is_some);
+        let file_tabs = match decided(uses_tabs(region.iter().copied())).or_else(|| uses_tabs(file_lines.iter().copied())) {
+            Some(Some(tabs)) => tabs,
+            // Tabs and spaces alike: the file does not say which to write.
+            Some(None) => return None,
+            // No indented line anywhere: write the plan's own style.
+            None => plan_tabs,
+        };
+        let pairs: Vec<(&str, &str)> = old
+            .iter()
+            .zip(region)
+            .enumerate()
+            .filter(|&(j, (o, f))| !(j == 0 && mid_first) && !o.trim().is_empty() && !f.trim().is_empty())
+            .map(|(_, (o, f))| (indent_of(o), indent_of(f)))
+            .collect();
+        let usual = [4, 2, 8];
+        let files: Vec<Style> = if file_tabs {
+            vec![Style::Tabs]
+        } else {
+            // A tab of the plan's that stands for the file's indentation at the same depth tells the
+            // file's unit; then what the file's own lines rise by.
+            let mut units: Vec<usize> = pairs
+                .iter()
+                .filter_map(|&(o, f)| {
+                    let (l, a) = Style::Tabs.parse(o).filter(|_| o.starts_with('\t'))?;
+                    let w = f.len().checked_sub(a)?;
+                    (l > 0 && f.bytes().all(|b| b == b' ') && w % l == 0 && w > 0).then_some(w / l)
+                })
+                .collect();
+            units.extend(unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())));
+            units.extend(unit_of(plan_lines()));
+            units.extend(usual);
+            dedup(units).into_iter().map(Style::Spaces).collect()
+        };
+        // Every reading of the plan's and the file's units that maps each pair; one at the same depth
+        // is the likeliest (an assistant rarely misreads how deep a line is, often which unit it uses).
+        let mut readings = Vec::new();
+        for file in files {
+            let mut units: Vec<usize> = Vec::new();
+            let levels: Vec<(usize, usize, usize)> = pairs
+                .iter()
+                .filter(|(o, _)| o.bytes().all(|b| b == b' '))
+                .filter_map(|&(o, f)| file.parse(f).map(|(l, a)| (o.len(), l, a)))
+                .collect();
+            for (k, &(w, l, a)) in levels.iter().enumerate() {
+                for &(w2, l2, a2) in &levels[k + 1..] {
+                    let (dw, dl) = ((w2 - a2.min(w2)) as isize - (w - a.min(w)) as isize, l2 as isize - l as isize);
+                    if dl != 0 && dw % dl == 0 && dw / dl > 0 {
+                        units.push((dw / dl) as usize);
+                    }
+                }
+                if l > 0 && w > a && (w - a) % l == 0 {
+                    units.push((w - a) / l);
+                }
             }
-            let rest = line.strip_prefix(old_indent).unwrap_or_else(|| line.trim_start());
-            let extra = indent_of(rest);
-            let extra = match tab_width {
-                Some(w) if !extra.contains('\t') => "\t".repeat(extra.len() / w) + &" ".repeat(extra.len() % w),
-                _ => extra.to_string(),
-            };
-            format!("{file_indent}{extra}{}", rest.trim_start())
-        })
-        .collect();
-    lines.join("\n")
+            units.extend(unit_of(plan_lines()));
+            if let Style::Spaces(u) = file {
+                units.push(u);
+            }
+            units.extend(usual);
+            // A plan that indents with tabs aligns with spaces after them, as the file would.
+            let plans = if plan_tabs { vec![Style::Tabs] } else { dedup(units).into_iter().map(Style::Spaces).collect() };
+            for plan in plans {
+                if let Some(shift) = shift_for(&pairs, plan, file) {
+                    readings.push(Reindent { file, plan, shift });
+                }
+            }
+        }
+        let same_depth = readings.iter().position(|r| r.shift == 0).unwrap_or(0);
+        (!readings.is_empty()).then(|| readings.swap_remove(same_depth))
+    }
+
+    fn line(&self, line: &str) -> Option<String> {
+        if line.is_empty() {
+            return Some(String::new());
+        }
+        let indent = indent_of(line);
+        let (level, align) = self.plan.parse(indent)?;
+        let level = usize::try_from(level as isize + self.shift).ok()?;
+        Some(self.file.render(level, align) + &line[indent.len()..])
+    }
 }
 
-/// A unique match of `old` in `current` once both are made plain; byte range in `current`.
-fn find_plain(current: &str, old: &str) -> Option<(usize, usize)> {
+/// The diff of two sequences, computed front to back or back to front. Where several alignments are
+/// equally short (a line repeated, a quote that could pair with either of two) the two directions
+/// break the tie differently: an adaptation that comes out the same both ways did not rest on the tie.
+fn diff<T: Eq + std::hash::Hash + Clone>(old: &[T], new: &[T], backwards: bool) -> Vec<DiffOp> {
+    let deadline = Some(Instant::now() + DIFF_BUDGET);
+    if !backwards {
+        return capture_diff_slices_deadline(Algorithm::Myers, old, new, deadline);
+    }
+    let rev = |v: &[T]| v.iter().rev().cloned().collect::<Vec<T>>();
+    let (no, nn) = (old.len(), new.len());
+    let ops = capture_diff_slices_deadline(Algorithm::Myers, &rev(old), &rev(new), deadline);
+    ops.into_iter()
+        .rev()
+        .map(|op| {
+            let (o, n) = (op.old_range(), op.new_range());
+            let (old_index, new_index) = (no - o.end, nn - n.end);
+            match op {
+                DiffOp::Equal { len, .. } => DiffOp::Equal { old_index, new_index, len },
+                DiffOp::Delete { old_len, .. } => DiffOp::Delete { old_index, old_len, new_index },
+                DiffOp::Insert { new_len, .. } => DiffOp::Insert { old_index, new_index, new_len },
+                DiffOp::Replace { old_len, new_len, .. } => DiffOp::Replace { old_index, old_len, new_index, new_len },
+            }
+        })
+        .collect()
+}
+
+/// The same adaptation both ways, or None.
+fn both_ways(f: impl Fn(bool) -> Option<String>) -> Option<String> {
+    let forwards = f(false)?;
+    (f(true)? == forwards).then_some(forwards)
+}
+
+fn dedup(items: Vec<usize>) -> Vec<usize> {
+    let mut out = Vec::with_capacity(items.len());
+    for i in items {
+        if i > 0 && !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// How many levels deeper the file's lines sit than the plan's, if that is one number for every pair
+/// and rendering the plan's indentation that much deeper gives the file's exactly.
+fn shift_for(pairs: &[(&str, &str)], plan: Style, file: Style) -> Option<isize> {
+    let mut shift = None;
+    for &(o, f) in pairs {
+        let (lo, ao) = plan.parse(o)?;
+        let (lf, _) = file.parse(f)?;
+        let s = lf as isize - lo as isize;
+        if *shift.get_or_insert(s) != s || file.render(lf, ao) != f {
+            return None;
+        }
+    }
+    Some(shift.unwrap_or(0))
+}
+
+/// Whether the indented lines among `lines` use tabs (`Some(Some(true))`), spaces, or both alike
+/// (`Some(None)`); `None` when no line is indented. A stray line of the other kind (one in five or
+/// fewer) does not make a file mixed.
+fn uses_tabs<'a>(lines: impl Iterator<Item = &'a str>) -> Option<Option<bool>> {
+    let (mut tabs, mut spaces) = (0usize, 0usize);
+    for l in lines.filter(|l| !l.trim().is_empty()) {
+        match l.as_bytes().first() {
+            Some(b'\t') => tabs += 1,
+            Some(b' ') => spaces += 1,
+            _ => {}
+        }
+    }
+    match (tabs, spaces) {
+        (0, 0) => None,
+        _ if tabs >= 4 * spaces => Some(Some(true)),
+        _ if spaces >= 4 * tabs => Some(Some(false)),
+        _ => Some(None),
+    }
+}
+
+/// The indentation step of space-indented lines: the most common rise from one line to the next.
+fn unit_of<'a>(lines: impl Iterator<Item = &'a str>) -> Option<usize> {
+    let mut counts = [0usize; 9];
+    let mut prev: Option<usize> = None;
+    for l in lines {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let indent = indent_of(l);
+        if !indent.bytes().all(|b| b == b' ') {
+            prev = None;
+            continue;
+        }
+        if let Some(p) = prev {
+            if let Some(c) = indent.len().checked_sub(p).filter(|d| (1..=8).contains(d)) {
+                counts[c] += 1;
+            }
+        }
+        prev = Some(indent.len());
+    }
+    (1..=8).filter(|&d| counts[d] > 0).max_by_key(|&d| (counts[d], std::cmp::Reverse(d)))
+}
+
+/// Every match of `old` in `current` once both are made plain; byte ranges in `current`.
+fn find_plain(current: &str, old: &str) -> Vec<(usize, usize)> {
     let needle = plain(old);
-    if needle.is_empty() {
-        return None;
+    if needle.trim().is_empty() {
+        return Vec::new();
     }
     let mut hay = String::with_capacity(current.len());
     let mut map = Vec::with_capacity(current.len() + 1);
@@ -141,46 +442,67 @@ fn find_plain(current: &str, old: &str) -> Option<(usize, usize)> {
         hay.push(p);
     }
     map.push(current.len());
-    let mut it = memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes());
-    let s = it.next()?;
-    if it.next().is_some() {
-        return None;
-    }
-    let e = s + needle.len();
-    // `e` sits at the start of the char after the match, or at the end.
-    Some((map[s], if e < map.len() - 1 { map[e] } else { current.len() }))
+    memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes())
+        .scan(0, |next_free, s| {
+            // Non-overlapping, as exact matches are counted.
+            let keep = s >= *next_free;
+            if keep {
+                *next_free = s + needle.len();
+            }
+            Some(keep.then_some(s))
+        })
+        .flatten()
+        .map(|s| (map[s], map[s + needle.len()]))
+        .collect()
 }
 
-/// Straight quotes in `new` curled the way the matched text curls them.
-fn recurl(new: &str, matched: &str) -> String {
-    let curly_double = matched.contains(['\u{201c}', '\u{201d}']);
-    let curly_single = matched.contains(['\u{2018}', '\u{2019}']);
-    let mut out = String::with_capacity(new.len());
-    let mut prev: Option<char> = None;
-    let chars: Vec<char> = new.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        let opening = prev.is_none_or(|p| p.is_whitespace() || "([{\u{2014}\u{2013}".contains(p));
-        let next = chars.get(i + 1).copied();
-        let r = match c {
-            '"' if curly_double => {
-                if opening {
-                    '\u{201c}'
-                } else {
-                    '\u{201d}'
+/// new_string with what it keeps from old_string written as the matched text has it there (a
+/// straight quote that stood for `„` stays `„`); what the edit adds is written as given. Lines first,
+/// so that a kept line is the file's line whole and a quote is never paired with one on another line;
+/// then characters, within the lines the edit changes. None where the pairing is a tie.
+fn recurl(old: &str, matched: &str, new: &str) -> Option<String> {
+    let o: Vec<&str> = old.split('\n').collect();
+    let m: Vec<&str> = matched.split('\n').collect();
+    let n: Vec<&str> = new.split('\n').collect();
+    debug_assert_eq!(o.len(), m.len(), "plain() keeps line breaks");
+    both_ways(|backwards| {
+        let mut out: Vec<String> = Vec::with_capacity(n.len());
+        for op in diff(&o, &n, backwards) {
+            match op {
+                DiffOp::Equal { old_index, len, .. } => {
+                    out.extend(m[old_index..old_index + len].iter().map(|l| l.to_string()))
+                }
+                DiffOp::Delete { .. } => {}
+                DiffOp::Insert { new_index, new_len, .. } => {
+                    out.extend(n[new_index..new_index + new_len].iter().map(|l| l.to_string()))
+                }
+                DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                    let block = |ls: &[&str], r: std::ops::Range<usize>| ls[r].join("\n");
+                    let (olds, news) = (old_index..old_index + old_len, new_index..new_index + new_len);
+                    out.push(recurl_chars(&block(&o, olds.clone()), &block(&m, olds), &block(&n, news))?);
                 }
             }
-            '\'' if curly_single => {
-                let between_letters = prev.is_some_and(char::is_alphabetic) && next.is_some_and(char::is_alphabetic);
-                if opening && !between_letters {
-                    '\u{2018}'
-                } else {
-                    '\u{2019}'
+        }
+        Some(out.join("\n"))
+    })
+}
+
+fn recurl_chars(old: &str, matched: &str, new: &str) -> Option<String> {
+    let o: Vec<char> = old.chars().collect();
+    let m: Vec<char> = matched.chars().collect();
+    let n: Vec<char> = new.chars().collect();
+    debug_assert_eq!(o.len(), m.len(), "plain() maps characters one to one");
+    both_ways(|backwards| {
+        let mut out = String::with_capacity(new.len());
+        for op in diff(&o, &n, backwards) {
+            match op {
+                DiffOp::Equal { old_index, len, .. } => out.extend(&m[old_index..old_index + len]),
+                DiffOp::Delete { .. } => {}
+                DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+                    out.extend(&n[new_index..new_index + new_len])
                 }
             }
-            c => c,
-        };
-        out.push(r);
-        prev = Some(c);
-    }
-    out
+        }
+        Some(out)
+    })
 }
