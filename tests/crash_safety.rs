@@ -550,3 +550,45 @@ fn two_runs_started_together_never_lose_an_update() {
     }
     eprintln!("20 pairs of runs: {both} applied one after the other, {one_refused} with one refused as changed meanwhile");
 }
+
+/// Waits until process `pid` is stopped (state `T` in /proc/<pid>/stat).
+fn wait_stopped(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        if stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('T') {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the writer did not stop");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_running_writers_journal_is_left_alone() {
+    // The writer stops (SIGSTOP) right after its commit point: journal committed, no file renamed,
+    // folder locks held. Another run in its folder must neither complete nor roll back its plan: it
+    // waits for the locks, and goes on once the writer has finished by itself.
+    let fx = Fixture::new(100);
+    let mut writer = apply(&fx.plan, Some("commit:1:stop")).spawn().unwrap();
+    wait_stopped(writer.id());
+    // The writer's files (the other run stages its own temporary file beside them).
+    let tag = format!("-{}-", writer.id());
+    let writers = |d: &Path| -> Vec<PathBuf> { leftovers(d).into_iter().filter(|p| p.to_string_lossy().contains(&tag)).collect() };
+    let left = [writers(&fx.dirs[0]), writers(&fx.dirs[1])];
+    assert_eq!(left[0].iter().filter(|p| journals(&fx.dirs[0]).contains(p)).count(), 1, "{left:?}");
+    let other = apply(&fx.others[0], None).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!([writers(&fx.dirs[0]), writers(&fx.dirs[1])], left, "the live writer's journal or temporary files were touched");
+    assert_eq!(fx.states("while the writer is stopped"), [false, false, false]);
+    assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other old\n", "the other run did not wait for the locks");
+    let _ = Command::new("kill").arg("-CONT").arg(writer.id().to_string()).status().unwrap();
+    let w = writer.wait_with_output().unwrap();
+    assert!(w.status.success(), "writer: {}", stderr(&w));
+    let o = other.wait_with_output().unwrap();
+    assert!(o.status.success(), "other: {}", stderr(&o));
+    assert_eq!(stderr(&o), "", "the other run said it recovered something");
+    assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other new\n");
+    assert_eq!(fx.states("after both runs"), [true, true, true]);
+    fx.assert_clean("after both runs");
+}
