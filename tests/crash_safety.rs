@@ -570,7 +570,7 @@ fn a_running_writers_journal_is_left_alone() {
     // folder locks held. Another run in its folder must neither complete nor roll back its plan: it
     // waits for the locks, and goes on once the writer has finished by itself.
     let fx = Fixture::new(100);
-    let mut writer = apply(&fx.plan, Some("commit:1:stop")).spawn().unwrap();
+    let writer = apply(&fx.plan, Some("commit:1:stop")).spawn().unwrap();
     wait_stopped(writer.id());
     // The writer's files (the other run stages its own temporary file beside them).
     let tag = format!("-{}-", writer.id());
