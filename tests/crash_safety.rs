@@ -1,19 +1,22 @@
-//! Crash safety of `multiedit apply`: the process is killed (SIGKILL) at random moments while it writes
-//! a plan over three multi-megabyte files in two folders, many times. After every kill each file must
-//! be entirely its old text or entirely its new text, byte for byte; and the next complete run must
-//! leave no temporary file (`.multiedit-<pid>-*.tmp`) behind in either folder.
+//! Crash safety of `multiedit apply`: a run killed (SIGKILL) at any moment of writing a plan leaves,
+//! once the next run has met its journal, every file of the plan old or every file new, byte for
+//! byte, and no journal or temporary file behind.
 //!
-//! Across files a kill between two renames can leave one file new and another old: per-file atomicity
-//! is what a rename gives, and the test counts how often that happened rather than forbidding it.
+//! Three ways of killing: at every named step of the commit (the `MULTIEDIT_TEST_CRASH_AT` hook in
+//! `server/src/disk/journal.rs`), 1,000 times at random moments on small files, and 40 times at random
+//! moments on multi-megabyte files. Then: a running writer's journal is left alone, and a corrupt one is
+//! refused (`tests/disk_errors.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
-/// Kills attempted, and a time budget that ends the loop early on a slow machine.
+/// Kills attempted on big files, and a time budget that ends the loop early on a slow machine.
 const KILLS: usize = 40;
 const BUDGET: Duration = Duration::from_secs(45);
+/// Kills at random moments on small files.
+const SMALL_TRIALS: usize = 1000;
 
 fn old_text(tag: usize) -> String {
     // ~6 MB with a marker at each end: the plan only changes the markers, so the run's time goes to
@@ -26,16 +29,41 @@ fn new_text(old: &str) -> String {
     old.replace(" old\n", " new\n")
 }
 
-fn temps(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
+fn names_in(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with(".multiedit-") && n.ends_with(".tmp")
-        })
-        .collect()
+        .filter(|p| keep(&p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn temps(dir: &Path) -> Vec<PathBuf> {
+    names_in(dir, |n| n.starts_with(".multiedit-") && n.ends_with(".tmp"))
+}
+
+fn journals(dir: &Path) -> Vec<PathBuf> {
+    names_in(dir, |n| n.starts_with(".multiedit-journal-") && n.ends_with(".json"))
+}
+
+/// Temporary files and journals: what a killed run may leave.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    names_in(dir, |n| n.starts_with(".multiedit-"))
+}
+
+fn apply(plan: &Path, crash_at: Option<&str>) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("apply").arg(plan).stdout(Stdio::null()).stderr(Stdio::piped());
+    if let Some(step) = crash_at {
+        c.env("MULTIEDIT_TEST_CRASH_AT", step);
+    }
+    c
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// A small xorshift generator: the kill times need no crate, and the seed is printed for a replay.
@@ -49,8 +77,228 @@ impl Rng {
     }
 }
 
+fn seed() -> u64 {
+    std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
+    })
+}
+
+/// A plan over three files in two folders, `one/a.txt` and `one/b.txt` edited and `two/c.txt`
+/// created, and a second, unrelated plan per folder (`one/other.txt`, `two/other.txt`), whose run
+/// must first deal with whatever a killed run of the first left in that folder.
+struct Fixture {
+    _root: tempfile::TempDir,
+    dirs: [PathBuf; 2],
+    files: [PathBuf; 3],
+    olds: [Option<String>; 3],
+    news: [String; 3],
+    plan: PathBuf,
+    others: [PathBuf; 2],
+}
+
+impl Fixture {
+    fn new(size: usize) -> Fixture {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let dirs = [base.join("one"), base.join("two")];
+        for d in &dirs {
+            std::fs::create_dir(d).unwrap();
+        }
+        let files = [dirs[0].join("a.txt"), dirs[0].join("b.txt"), dirs[1].join("c.txt")];
+        let body = "x".repeat(size);
+        let olds = [Some(format!("a old\n{body}")), Some(format!("b old\n{body}")), None];
+        let news = [format!("a new\n{body}"), format!("b new\n{body}"), format!("c new\n{body}")];
+        let plan = base.join("plan.json");
+        let edit = serde_json::json!([{"old_string": "old", "new_string": "new"}]);
+        let create = serde_json::json!([{"old_string": "", "new_string": news[2]}]);
+        let json = serde_json::json!({"files": [
+            {"file_path": files[0], "edits": edit},
+            {"file_path": files[1], "edits": edit},
+            {"file_path": files[2], "edits": create},
+        ]});
+        std::fs::write(&plan, json.to_string()).unwrap();
+        let others = [0, 1].map(|i| {
+            let p = base.join(format!("other{i}.json"));
+            let f = dirs[i].join("other.txt");
+            std::fs::write(&f, "other old\n").unwrap();
+            let json = serde_json::json!({"file_path": f, "edits": [{"old_string": "old", "new_string": "new"}]});
+            std::fs::write(&p, json.to_string()).unwrap();
+            p
+        });
+        let fx = Fixture { _root: root, dirs, files, olds, news, plan, others };
+        fx.reset();
+        fx
+    }
+
+    fn reset(&self) {
+        for (f, o) in self.files.iter().zip(&self.olds) {
+            match o {
+                Some(o) => std::fs::write(f, o).unwrap(),
+                None => {
+                    let _ = std::fs::remove_file(f);
+                }
+            }
+        }
+        for d in &self.dirs {
+            std::fs::write(d.join("other.txt"), "other old\n").unwrap();
+        }
+    }
+
+    /// Per file: `Some(false)` old, `Some(true)` new; panics on a file that is neither.
+    fn states(&self, when: &str) -> Vec<bool> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let now = std::fs::read(f).ok();
+                if now.as_deref() == self.olds[i].as_deref().map(str::as_bytes) {
+                    false
+                } else if now.as_deref() == Some(self.news[i].as_bytes()) {
+                    true
+                } else {
+                    panic!("{when}: {} is neither old nor new ({:?} bytes)", f.display(), now.map(|b| b.len()));
+                }
+            })
+            .collect()
+    }
+
+    /// `Some(new)` when every file is old or every file is new, `None` for a mix.
+    fn whole(&self, when: &str) -> Option<bool> {
+        let s = self.states(when);
+        s.iter().all(|&x| x == s[0]).then_some(s[0])
+    }
+
+    /// Runs the unrelated plan of folder `i` and returns its stderr; it must succeed.
+    fn run_other(&self, i: usize, when: &str) -> String {
+        let out = apply(&self.others[i], None).output().unwrap();
+        assert!(out.status.success(), "{when}: the unrelated run failed: {}", stderr(&out));
+        std::fs::write(self.dirs[i].join("other.txt"), "other old\n").unwrap();
+        stderr(&out)
+    }
+
+    fn assert_clean(&self, when: &str) {
+        for d in &self.dirs {
+            assert_eq!(leftovers(d), Vec::<PathBuf>::new(), "{when}: left in {}", d.display());
+        }
+    }
+}
+
+/// The steps of the commit for the fixture's plan, in order (see `CrashAt` in disk/journal.rs).
+const STEPS: &[&str] = &[
+    "marker:1", "staged:1", "staged:2", "marker:2", "staged:3", "commit:1", "rename:1", "rename:2", "rename:3", "unmark:1",
+    "done:1",
+];
+
 #[test]
-fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run() {
+fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_recovery() {
+    let fx = Fixture::new(100);
+    for (k, step) in STEPS.iter().enumerate() {
+        fx.reset();
+        let out = apply(&fx.plan, Some(step)).output().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(9), "{step}: not killed: {}", stderr(&out));
+        fx.states(step); // each file old or new, whatever the mix
+        let committed = k >= STEPS.iter().position(|s| *s == "commit:1").unwrap();
+        let had_journal = *step != "done:1";
+        // The next run, alternately in each folder, deals with what the killed one left there.
+        let i = k % 2;
+        let in_folder = !journals(&fx.dirs[i]).is_empty();
+        let said = fx.run_other(i, step);
+        let expected_line = if !in_folder {
+            String::new()
+        } else {
+            let what = if committed {
+                "completed an interrupted plan"
+            } else {
+                "rolled back an interrupted plan (it had not changed any file yet)"
+            };
+            format!(" {what} of process ")
+        };
+        if in_folder {
+            assert!(said.starts_with("multiedit:") && said.contains(&expected_line), "{step}: stderr was {said:?}");
+            assert!(
+                said.ends_with(&format!("(3 files: {}, {}, {}) before applying this one\n", fx.files[0].display(), fx.files[1].display(), fx.files[2].display())),
+                "{step}: stderr was {said:?}"
+            );
+            fx.assert_clean(step);
+        } else {
+            assert_eq!(said, "", "{step}: nothing of the plan was in folder {i}");
+            assert_eq!(leftovers(&fx.dirs[i]), Vec::<PathBuf>::new(), "{step}");
+            // Whatever is in the other folder goes with the first run there.
+            let said = fx.run_other(1 - i, step);
+            assert_eq!(said.is_empty(), !had_journal, "{step}: stderr was {said:?}");
+            fx.assert_clean(step);
+        }
+        assert_eq!(fx.whole(step), Some(committed), "{step}: files after recovery");
+        eprintln!("killed after {step}: next run in folder {i} {}", if in_folder { expected_line.trim() } else { "found nothing there" });
+    }
+}
+
+#[test]
+fn a_thousand_kills_at_random_moments_leave_no_mixed_plan_after_recovery() {
+    let fx = Fixture::new(2000);
+    // How long a complete run takes, to aim the kills: half anywhere in the run, half in its last
+    // stretch, where the commit is.
+    let mut spans = Vec::new();
+    for _ in 0..10 {
+        fx.reset();
+        let start = Instant::now();
+        assert!(apply(&fx.plan, None).output().unwrap().status.success());
+        spans.push(start.elapsed());
+        fx.assert_clean("a complete run");
+    }
+    spans.sort();
+    let full = spans[spans.len() / 2].as_micros() as u64;
+    let seed = seed();
+    let mut rng = Rng(seed);
+    // What each kill interrupted, told from what it left: [nothing yet, staging (a marker, no commit),
+    // committed (renames or clean-up under way), finished].
+    let mut phases = [0usize; 4];
+    let (mut mixed_before, mut mixed_after) = (0, 0);
+    let begun = Instant::now();
+    for trial in 0..SMALL_TRIALS {
+        fx.reset();
+        let mut child = apply(&fx.plan, None).stderr(Stdio::null()).spawn().unwrap();
+        let delay = if rng.next() % 2 == 0 { rng.next() % (full * 12 / 10 + 1) } else { full / 2 + rng.next() % (full * 6 / 10 + 1) };
+        std::thread::sleep(Duration::from_micros(delay));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let when = format!("trial {trial}, kill after {delay} µs (CRASH_SEED={seed})");
+        let committed = fx.dirs.iter().flat_map(|d| journals(d)).any(|j| std::fs::read_to_string(j).unwrap_or_default().contains("\"committed\": true"));
+        let any_journal = fx.dirs.iter().any(|d| !journals(d).is_empty());
+        let whole = fx.whole(&when);
+        phases[match (any_journal, committed, whole) {
+            (true, true, _) => 2,
+            (true, false, _) => 1,
+            (false, _, Some(true)) => 3,
+            _ => 0,
+        }] += 1;
+        if whole.is_none() {
+            mixed_before += 1;
+        }
+        // The plan's first file is in folder one, which holds its journal from the first step on.
+        fx.run_other(0, &when);
+        fx.assert_clean(&when);
+        match fx.whole(&format!("{when}, after recovery")) {
+            None => mixed_after += 1,
+            Some(new) => assert!(new || !committed, "{when}: a committed plan was rolled back"),
+        }
+    }
+    eprintln!(
+        "{SMALL_TRIALS} kills at random moments (complete run {full} µs, CRASH_SEED={seed}, {:.1} s): {} before the \
+         commit began, {} while staging, {} after the commit point, {} after the end; {mixed_before} left files \
+         mixed until the next run, {mixed_after} mixed after it",
+        begun.elapsed().as_secs_f64(),
+        phases[0],
+        phases[1],
+        phases[2],
+        phases[3]
+    );
+    assert_eq!(mixed_after, 0, "plans left mixed after recovery");
+    assert!(phases[1] > 0 && phases[2] > 0, "the kills missed the commit: {phases:?}");
+}
+
+#[test]
+fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     let root = tempfile::tempdir().unwrap();
     let dirs = [root.path().join("one"), root.path().join("two")];
     for d in &dirs {
@@ -67,6 +315,11 @@ fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run
     });
     let plan_path = root.path().join("plan.json");
     std::fs::write(&plan_path, plan.to_string()).unwrap();
+    // An unrelated plan in folder one, where the plan's journal is from its first step on.
+    let other = dirs[0].join("other.txt");
+    let other_plan = root.path().join("other.json");
+    let json = serde_json::json!({"file_path": other, "edits": [{"old_string": "old", "new_string": "new"}]});
+    std::fs::write(&other_plan, json.to_string()).unwrap();
 
     let reset = || {
         for (f, o) in files.iter().zip(&olds) {
@@ -123,7 +376,7 @@ fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run
     let mut rng = Rng(seed);
     let whole = full.as_micros() as u64 * 12 / 10 + 1;
     let write_span = (full - writing).as_micros() as u64 * 12 / 10 + 1;
-    let (mut all_old, mut all_new, mut mixed, mut temps_left, mut kills) = (0, 0, 0, 0, 0);
+    let (mut all_old, mut all_new, mut mixed, mut temps_left, mut recovered, mut kills) = (0, 0, 0, 0, 0, 0);
     let begun = Instant::now();
     while kills < KILLS && begun.elapsed() < BUDGET {
         reset();
@@ -138,14 +391,26 @@ fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run
         child.kill().unwrap(); // SIGKILL; harmless if it already finished
         child.wait().unwrap();
         kills += 1;
-        let states = check_states(&format!("kill {kills} after {delay:?} (CRASH_SEED={seed})"));
-        match states.iter().filter(|&&s| s).count() {
-            0 => all_old += 1,
-            n if n == files.len() => all_new += 1,
-            _ => mixed += 1,
+        let when = format!("kill {kills} after {delay:?} (CRASH_SEED={seed})");
+        if check_states(&when).iter().any(|&s| s != check_states(&when)[0]) {
+            mixed += 1;
         }
         if dirs.iter().any(|d| !temps(d).is_empty()) {
             temps_left += 1;
+        }
+        // The next run in folder one completes or rolls back what the killed one left.
+        std::fs::write(&other, "other old\n").unwrap();
+        let out = Command::new(BIN).arg("apply").arg(&other_plan).output().unwrap();
+        assert!(out.status.success(), "{when}: {}", String::from_utf8_lossy(&out.stderr));
+        recovered += usize::from(!out.stderr.is_empty());
+        for d in &dirs {
+            assert_eq!(leftovers(d), Vec::<PathBuf>::new(), "{when}: left after the next run");
+        }
+        let states = check_states(&format!("{when}, after the next run"));
+        match states.iter().filter(|&&s| s).count() {
+            0 => all_old += 1,
+            n if n == files.len() => all_new += 1,
+            _ => panic!("{when}: the plan is mixed after the next run: {states:?}"),
         }
         // The next complete run applies the plan and removes what the killed one left.
         reset();
@@ -157,8 +422,9 @@ fn killed_writes_leave_every_file_old_or_new_and_no_temp_file_after_the_next_run
         }
     }
     eprintln!(
-        "{kills} kills (full run {full:?}, writing from {writing:?}, CRASH_SEED={seed}): {all_old} all old, \
-         {all_new} all new, {mixed} mixed, {temps_left} left temporary files"
+        "{kills} kills (full run {full:?}, writing from {writing:?}, CRASH_SEED={seed}): {mixed} left the files \
+         mixed and {temps_left} temporary files until the next run, which recovered {recovered} plans; after it \
+         {all_old} all old, {all_new} all new, 0 mixed"
     );
     assert!(kills >= 10, "only {kills} kills within the budget");
     // The kills must have landed while the files were being written, or the test proved nothing.
@@ -283,4 +549,46 @@ fn two_runs_started_together_never_lose_an_update() {
         assert_eq!(temps(root.path()), Vec::<PathBuf>::new());
     }
     eprintln!("20 pairs of runs: {both} applied one after the other, {one_refused} with one refused as changed meanwhile");
+}
+
+/// Waits until process `pid` is stopped (state `T` in /proc/<pid>/stat).
+fn wait_stopped(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        if stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('T') {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the writer did not stop");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_running_writers_journal_is_left_alone() {
+    // The writer stops (SIGSTOP) right after its commit point: journal committed, no file renamed,
+    // folder locks held. Another run in its folder must neither complete nor roll back its plan: it
+    // waits for the locks, and goes on once the writer has finished by itself.
+    let fx = Fixture::new(100);
+    let writer = apply(&fx.plan, Some("commit:1:stop")).spawn().unwrap();
+    wait_stopped(writer.id());
+    // The writer's files (the other run stages its own temporary file beside them).
+    let tag = format!("-{}-", writer.id());
+    let writers = |d: &Path| -> Vec<PathBuf> { leftovers(d).into_iter().filter(|p| p.to_string_lossy().contains(&tag)).collect() };
+    let left = [writers(&fx.dirs[0]), writers(&fx.dirs[1])];
+    assert_eq!(left[0].iter().filter(|p| journals(&fx.dirs[0]).contains(p)).count(), 1, "{left:?}");
+    let other = apply(&fx.others[0], None).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!([writers(&fx.dirs[0]), writers(&fx.dirs[1])], left, "the live writer's journal or temporary files were touched");
+    assert_eq!(fx.states("while the writer is stopped"), [false, false, false]);
+    assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other old\n", "the other run did not wait for the locks");
+    let _ = Command::new("kill").arg("-CONT").arg(writer.id().to_string()).status().unwrap();
+    let w = writer.wait_with_output().unwrap();
+    assert!(w.status.success(), "writer: {}", stderr(&w));
+    let o = other.wait_with_output().unwrap();
+    assert!(o.status.success(), "other: {}", stderr(&o));
+    assert_eq!(stderr(&o), "", "the other run said it recovered something");
+    assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other new\n");
+    assert_eq!(fx.states("after both runs"), [true, true, true]);
+    fx.assert_clean("after both runs");
 }

@@ -334,3 +334,27 @@ fn a_rename_that_fails_puts_back_the_files_already_replaced() {
     assert_eq!(apply(&plan).code, 0, "with b writable again the same plan goes through");
     assert_eq!(std::fs::read_to_string(&c).unwrap(), "new\n");
 }
+
+#[test]
+fn a_corrupt_journal_is_refused_and_nothing_changes() {
+    // A journal that cannot be read says nothing reliable about which files its plan changed: the run
+    // must not guess, and must say which file is in the way and what to do.
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().canonicalize().unwrap();
+    let f = dir.join("f.txt");
+    std::fs::write(&f, "alpha\n").unwrap();
+    let journal = dir.join(".multiedit-journal-999999-abc.json");
+    std::fs::write(&journal, "{\"multiedit_journal\": 1, \"plan\"").unwrap();
+    std::fs::write(dir.join(".multiedit-999999-abc-XyZ123.tmp"), "alpha? beta?\n").unwrap();
+    let before = snapshot(&dir);
+    let run = apply(&edit(&f, "alpha", "gamma"));
+    let msg = format!(
+        "Cannot write in {}: it holds {}, the journal of an interrupted multiedit run, and it is not a journal \
+         this version can read (EOF while parsing an object at line 1 column 31). Nothing was changed. Check the \
+         files that run was writing (its new texts are in the .multiedit-*.tmp files beside them), then delete \
+         the journal and run the plan again.",
+        dir.display(),
+        journal.display()
+    );
+    refused(&run, &msg, &dir, &before);
+}

@@ -696,3 +696,54 @@ fn command_line_flags_editors_add_are_accepted_and_others_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn an_interrupted_apply_is_completed_or_rolled_back_before_the_server_reads_its_folder() {
+    // `multiedit apply` killed at its commit point (every file still old, the journal committed) or
+    // while staging (not committed): the server, asked about a file of that plan, first finishes what
+    // the killed run left, says so in the editor's log, and checks the plan against the result.
+    for (step, completed, old, new) in [("commit:1", true, "a new", "a newer"), ("staged:2", false, "a old", "a other")] {
+        let (_d, ws) = workspace();
+        let (one, two) = (ws.join("one"), ws.join("two"));
+        fs::create_dir(&one).unwrap();
+        fs::create_dir(&two).unwrap();
+        let (a, b) = (one.join("a.txt"), two.join("b.txt"));
+        fs::write(&a, "a old\n").unwrap();
+        fs::write(&b, "b old\n").unwrap();
+        let killed = ws.join("killed.json");
+        let both = json!({"files": [plan(&a, json!([edit("old", "new")])), plan(&b, json!([edit("old", "new")]))]});
+        fs::write(&killed, both.to_string()).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit"))
+            .arg("apply")
+            .arg(&killed)
+            .env("MULTIEDIT_TEST_CRASH_AT", step)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{step}: the run was not killed");
+        assert_eq!(fs::read_to_string(&a).unwrap(), "a old\n", "{step}");
+
+        let mut ed = start(&ws);
+        let result = ed.preview(plan(&a, json!([edit(old, new)]))).unwrap_or_else(|e| panic!("{step}: {e}"));
+        assert_eq!(result["ok"], json!(true), "{step}: {result}");
+        let (text_a, text_b) = if completed { ("a new\n", "b new\n") } else { ("a old\n", "b old\n") };
+        assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), (text_a.into(), text_b.into()), "{step}");
+        for d in [&one, &two] {
+            let left: Vec<_> = fs::read_dir(d).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".multiedit-")).map(|e| e.path()).collect();
+            assert!(left.is_empty(), "{step}: left in {}: {left:?}", d.display());
+        }
+        let what = if completed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
+        let files = format!("(2 files: {}, {}) before reading this plan's files", a.display(), b.display());
+        let said = |ed: &Editor| {
+            ed.received.iter().filter(|m| m["method"] == "window/logMessage").any(|m| {
+                let l = m["params"]["message"].as_str().unwrap();
+                l.starts_with(&format!("multiedit.preview: {what} of process ")) && l.ends_with(&files)
+            })
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !said(&ed) && std::time::Instant::now() < deadline {
+            ed.drain(Duration::from_millis(100));
+        }
+        assert!(said(&ed), "{step}: no log of the recovery; stderr: {}", ed.stderr_text());
+        assert!(ed.stderr_text().contains(what), "{step}: {}", ed.stderr_text());
+    }
+}

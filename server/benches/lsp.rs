@@ -74,7 +74,7 @@ fn apply_handler(bencher: divan::Bencher) {
     let (session, config) = session_with(&text);
     let args = vec![plan(&text, 10)];
     bencher.bench_local(|| {
-        let prepared = commands::prepare(&session, &config, APPLY, &args).expect("plan applies");
+        let prepared = commands::prepare(&session, &config, APPLY, &args, &mut Vec::new()).expect("plan applies");
         let wire = serde_json::to_vec(&prepared.edit).unwrap();
         let result = commands::result_json(&prepared);
         (wire.len(), result)

@@ -1,11 +1,15 @@
 //! Reading files for a plan and writing the results: each file replaced atomically (temporary file in
-//! the same folder, fsync, rename), all files of a plan or none.
+//! the same folder, fsync, rename), all files of a plan or none, also when the run is killed half-way
+//! (`journal`).
 
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
 use crate::engine::{Kind, Refusal};
+
+pub mod journal;
+pub use journal::{recover, Recovered};
 
 /// Prefix of the temporary files, so a later run can recognise and remove what a killed run left.
 pub const TEMP_PREFIX: &str = ".multiedit-";
@@ -63,17 +67,48 @@ struct Staged {
     target: PathBuf,
     temp: tempfile::NamedTempFile,
     before: Option<Vec<u8>>,
+    /// Length and hash of the new text, for the journal.
+    len: u64,
+    hash: String,
 }
 
-/// Writes every file or none. Symlinks are followed: the link's target is what changes.
+/// The folder a file is in (`.` for a bare name).
+fn folder(path: &Path) -> PathBuf {
+    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
+}
+
+/// The file a write replaces: symlinks are followed, so the link's target is what changes.
+fn target_of(w: &Write1) -> PathBuf {
+    if w.before.is_some() { fs::canonicalize(&w.path).unwrap_or(w.path.clone()) } else { w.path.clone() }
+}
+
+/// Writes every file or none, also across a crash (see `journal`). Symlinks are followed: the link's
+/// target is what changes. Callers run `recover` over the plan's files before reading them.
 pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
+    let crash = journal::CrashAt::from_env();
+    // One rename is atomic by itself: a single-file plan needs no journal, and pays for none.
+    let mut journal = (writes.len() > 1).then(|| {
+        let targets: Vec<(PathBuf, bool)> = writes.iter().map(|w| (target_of(w), w.before.is_none())).collect();
+        journal::Journal::new(&targets, journal::CrashAt::from_env())
+    });
+    let prefix = journal.as_ref().map_or_else(|| format!("{TEMP_PREFIX}{}-", std::process::id()), |j| j.temp_prefix());
     let mut staged = Vec::with_capacity(writes.len());
     for w in writes {
-        staged.push(stage(w)?);
+        if let Some(j) = &mut journal {
+            // A folder says it holds part of the plan before it holds any of it.
+            let target = target_of(&w);
+            let dir = folder(&target);
+            if w.before.is_none() {
+                fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
+            }
+            j.mark(&dir, &w.path)?;
+        }
+        staged.push(stage(w, &prefix)?);
+        crash.at("staged", staged.len());
     }
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
     // runs started together on one file must not both pass the check against the same text.
-    let _locks = lock_folders(staged.iter().map(|s| s.target.as_path()));
+    let _locks = lock_folders(staged.iter().map(|s| folder(&s.target)));
     // The texts were checked against what was read; refuse if anyone changed a file since.
     for s in &staged {
         let now = match fs::read(&s.target) {
@@ -89,23 +124,41 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             ));
         }
     }
+    if let Some(j) = &mut journal {
+        let entries = staged
+            .iter()
+            .map(|s| journal::Entry {
+                target: s.target.clone(),
+                temp: Some(s.temp.path().to_path_buf()),
+                new: s.before.is_none(),
+                len: Some(s.len),
+                hash: Some(s.hash.clone()),
+            })
+            .collect();
+        j.commit(entries, &staged[0].target)?;
+    }
     let mut done: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
     for s in staged {
-        let dir = s.target.parent().map(Path::to_path_buf);
+        let dir = folder(&s.target);
         let result = if s.before.is_none() {
             s.temp.persist_noclobber(&s.target).map(|_| ())
         } else {
             s.temp.persist(&s.target).map(|_| ())
         };
         if let Err(e) = result {
+            // The plan had committed; putting back the files already renamed (then dropping the
+            // journal) is the one way left to keep it whole. A crash in the midst of that put-back is
+            // the one moment the journal does not cover.
             let refusal = io_refusal(&s.target, "replace", &e.error);
             roll_back(done);
             return Err(refusal);
         }
-        if let Some(d) = dir {
-            sync_dir(&d);
-        }
+        sync_dir(&dir);
         done.push((s.target, s.before));
+        crash.at("rename", done.len());
+    }
+    if let Some(j) = journal {
+        j.finish();
     }
     Ok(())
 }
@@ -118,7 +171,8 @@ fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
                 let _ = fs::remove_file(&path);
             }
             Some(bytes) => {
-                if let Ok(s) = stage(Write1 { path: path.clone(), before: None, after: bytes }) {
+                let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
+                if let Ok(s) = stage(Write1 { path: path.clone(), before: None, after: bytes }, &prefix) {
                     let _ = s.temp.persist(&path);
                 }
             }
@@ -126,9 +180,9 @@ fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
     }
 }
 
-fn stage(w: Write1) -> Result<Staged, Refusal> {
-    let target = if w.before.is_some() { fs::canonicalize(&w.path).unwrap_or(w.path.clone()) } else { w.path.clone() };
-    let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+fn stage(w: Write1, prefix: &str) -> Result<Staged, Refusal> {
+    let target = target_of(&w);
+    let dir = folder(&target);
     if w.before.is_none() {
         fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
     }
@@ -141,7 +195,7 @@ fn stage(w: Write1) -> Result<Staged, Refusal> {
     }
     remove_stale_temps(&dir);
     let mut temp = tempfile::Builder::new()
-        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .prefix(prefix)
         .suffix(TEMP_SUFFIX)
         .tempfile_in(&dir)
         .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
@@ -150,17 +204,22 @@ fn stage(w: Write1) -> Result<Staged, Refusal> {
         fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?;
     }
     temp.as_file().sync_all().map_err(|e| io_refusal(&target, "flush", &e))?;
-    Ok(Staged { target, temp, before: w.before })
+    Ok(Staged { target, temp, before: w.before, len: w.after.len() as u64, hash: journal::digest(&w.after) })
 }
 
 /// Removes the temporary files that a killed run left in `dir`: those whose writer (the pid in the
-/// name) is gone, or, where that cannot be told, that are older than a minute.
+/// name) is gone, or, where that cannot be told, that are older than a minute. Those of a plan with a
+/// journal in `dir` are left to `recover`: they may be about to become the files.
 fn remove_stale_temps(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
+    let journaled = journal::journaled_temp_prefixes(dir);
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let Some(rest) = name.strip_prefix(TEMP_PREFIX).filter(|_| name.ends_with(TEMP_SUFFIX)) else { continue };
+        if journaled.iter().any(|p| name.starts_with(p.as_str())) {
+            continue;
+        }
         let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
         let stale = match pid {
             Some(pid) if Path::new("/proc/self").exists() => {
@@ -178,11 +237,10 @@ fn remove_stale_temps(dir: &Path) {
     }
 }
 
-/// Exclusive advisory locks on the folders of `targets`, taken in sorted order (so two runs cannot
-/// wait on each other) and released when dropped. Best effort: a folder that cannot be locked is not.
-fn lock_folders<'a>(targets: impl Iterator<Item = &'a Path>) -> Vec<fs::File> {
-    let mut dirs: Vec<PathBuf> =
-        targets.map(|t| t.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()).collect();
+/// Exclusive advisory locks on `folders`, taken in sorted order (so two runs cannot wait on each
+/// other) and released when dropped. Best effort: a folder that cannot be locked is not.
+fn lock_folders(folders: impl IntoIterator<Item = PathBuf>) -> Vec<fs::File> {
+    let mut dirs: Vec<PathBuf> = folders.into_iter().collect();
     dirs.sort();
     dirs.dedup();
     dirs.iter().filter_map(|d| fs::File::open(d).ok()).filter(lock_exclusive).collect()

@@ -43,17 +43,22 @@ pub fn run(args: &[String]) -> ExitCode {
         Ok(t) => t,
         Err(e) => {
             let r = Refusal::new(Kind::Io, e);
-            return finish(&args, Err(r), ExitCode::from(2));
+            return finish(&args, &[], Err(r), ExitCode::from(2));
         }
     };
-    match execute(&text, args.dry_run) {
+    let mut recovered = Vec::new();
+    let result = execute(&text, args.dry_run, &mut recovered);
+    for r in &recovered {
+        err(&format!("multiedit: {} before applying this one\n", r.describe()));
+    }
+    match result {
         Ok((outcome, diff)) => {
             let body = (outcome, diff);
-            finish(&args, Ok(body), ExitCode::SUCCESS)
+            finish(&args, &recovered, Ok(body), ExitCode::SUCCESS)
         }
         Err(r) => {
             let code = if r.kind == Kind::Io { 2 } else { 1 };
-            finish(&args, Err(r), ExitCode::from(code))
+            finish(&args, &recovered, Err(r), ExitCode::from(code))
         }
     }
 }
@@ -70,12 +75,16 @@ fn read_plan(source: &str) -> Result<String, String> {
 }
 
 /// Validates, computes and (unless dry-running) writes. Returns the outcome and, for dry runs, the diff.
-fn execute(text: &str, dry_run: bool) -> Result<(Outcome, Option<String>), Refusal> {
+/// An interrupted plan met in a folder of this one is completed or rolled back before that folder is
+/// read (dry runs too: a diff against a half-applied plan would show the wrong files), and reported in
+/// `recovered`.
+fn execute(text: &str, dry_run: bool, recovered: &mut Vec<disk::Recovered>) -> Result<(Outcome, Option<String>), Refusal> {
     let plan: Plan = engine::parse_plan(text)?;
     let mut paths_on_disk: Vec<PathBuf> = Vec::with_capacity(plan.files.len());
     let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
     for f in &plan.files {
         let p = paths::to_path(&f.file_path)?;
+        recovered.extend(disk::recover(std::slice::from_ref(&p))?);
         bytes.push(disk::read(&p).map_err(|r| r.in_file(&f.file_path))?);
         paths_on_disk.push(p);
     }
@@ -107,9 +116,14 @@ fn execute(text: &str, dry_run: bool) -> Result<(Outcome, Option<String>), Refus
     Ok((outcome, None))
 }
 
-fn finish(args: &Args, result: Result<(Outcome, Option<String>), Refusal>, code: ExitCode) -> ExitCode {
+/// `recovered`: interrupted plans of earlier runs that this one completed or rolled back first.
+fn finish(args: &Args, recovered: &[disk::Recovered], result: Result<(Outcome, Option<String>), Refusal>, code: ExitCode) -> ExitCode {
     if args.json {
-        out(&format!("{}\n", serde_json::to_string_pretty(&result_json(&result, args.dry_run)).expect("serializable")));
+        let mut v = result_json(&result, args.dry_run);
+        if !recovered.is_empty() {
+            v["recovered"] = recovered.iter().map(disk::Recovered::to_json).collect();
+        }
+        out(&format!("{}\n", serde_json::to_string_pretty(&v).expect("serializable")));
         return code;
     }
     match result {

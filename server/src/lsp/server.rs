@@ -65,7 +65,7 @@ impl LanguageServer for Backend {
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         match params.command.as_str() {
             APPLY => commands::apply::run(&self.session, &self.client, &params.arguments).await,
-            PREVIEW => commands::preview::run(&self.session, &params.arguments),
+            PREVIEW => commands::preview::run(&self.session, &self.client, &params.arguments).await,
             other => Err(Error::invalid_params(format!(
                 "Unknown command {other:?}: this server provides {}",
                 commands::ALL.join(" and ")

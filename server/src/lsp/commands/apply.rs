@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
-use super::{prepare, result_json, APPLY};
+use super::{log_recovered, prepare, result_json, APPLY};
 use crate::engine::{Kind, Refusal};
 use crate::lsp::catch_panic;
 use crate::lsp::convert::{internal_error, refusal_error};
@@ -36,9 +36,10 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     }
     // Everything up to the request is synchronous: the documents are read exactly as the
     // notifications before this command left them.
-    let prepared = catch_panic(APPLY, || prepare(session, &config, APPLY, arguments))
-        .map_err(internal_error)?
-        .map_err(|r| refusal_error(&r))?;
+    let mut recovered = Vec::new();
+    let prepared = catch_panic(APPLY, || prepare(session, &config, APPLY, arguments, &mut recovered));
+    log_recovered(client, APPLY, &recovered).await;
+    let prepared = prepared.map_err(internal_error)?.map_err(|r| refusal_error(&r))?;
     if prepared.creates && !(config.document_changes && config.create_files) {
         let created: Vec<&str> =
             prepared.outcome.files.iter().filter(|f| f.created).map(|f| f.file_path.as_str()).collect();

@@ -7,9 +7,11 @@ use std::collections::HashMap;
 
 use ropey::Rope;
 use serde_json::{json, Value};
-use tower_lsp_server::ls_types::WorkspaceEdit;
+use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
+use tower_lsp_server::Client;
 
 use super::convert::{self, FileEdit};
+use super::log;
 use super::session::{Config, Session};
 use crate::engine::{self, Outcome, Refusal};
 use crate::{disk, paths};
@@ -77,8 +79,16 @@ fn plan_argument(command: &str, arguments: &[Value]) -> Result<engine::Plan, Ref
 
 /// Validates the plan against what the user sees (open buffers, else the disk) and builds the
 /// WorkspaceEdit. Synchronous and free of awaits: the snapshot it takes is the state after every
-/// notification that arrived before the command.
-pub fn prepare(session: &Session, config: &Config, command: &str, arguments: &[Value]) -> Result<Prepared, Refusal> {
+/// notification that arrived before the command. An interrupted `multiedit apply` met in a folder of
+/// the plan is completed or rolled back before that folder is read, and added to `recovered` (kept
+/// even when the plan is then refused: it happened either way).
+pub fn prepare(
+    session: &Session,
+    config: &Config,
+    command: &str,
+    arguments: &[Value],
+    recovered: &mut Vec<disk::Recovered>,
+) -> Result<Prepared, Refusal> {
     let plan = plan_argument(command, arguments)?;
     let mut sources = Vec::with_capacity(plan.files.len());
     let mut paths_on_disk = Vec::with_capacity(plan.files.len());
@@ -99,6 +109,7 @@ pub fn prepare(session: &Session, config: &Config, command: &str, arguments: &[V
         }
         let open = session.documents.find(&key);
         config.workspace.check(&f.file_path, &path, open.is_some())?;
+        recovered.extend(disk::recover(std::slice::from_ref(&path))?);
         let source = match open {
             Some(doc) => Source::Open { uri: doc.uri, version: doc.version, rope: doc.rope },
             None => {
@@ -155,6 +166,13 @@ pub fn prepare(session: &Session, config: &Config, command: &str, arguments: &[V
     }
     let edit = convert::workspace_edit(files, config.document_changes);
     Ok(Prepared { outcome, before, versions, edit, creates })
+}
+
+/// Tells the editor's log (and stderr) about each interrupted plan `prepare` completed or rolled back.
+pub async fn log_recovered(client: &Client, command: &str, recovered: &[disk::Recovered]) {
+    for r in recovered {
+        log(client, MessageType::INFO, format!("{command}: {} before reading this plan's files", r.describe())).await;
+    }
 }
 
 /// The result both commands return: the engine's result object, each file with the version its edit

@@ -3,18 +3,20 @@
 
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::Client;
 
-use super::{prepare, result_json, PREVIEW};
+use super::{log_recovered, prepare, result_json, PREVIEW};
 use crate::engine::diff;
 use crate::lsp::catch_panic;
 use crate::lsp::convert::{edit_json, internal_error, refusal_error};
 use crate::lsp::session::Session;
 
-pub fn run(session: &Session, arguments: &[Value]) -> Result<Option<Value>> {
+pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Option<Value>> {
     let config = session.config();
-    let prepared = catch_panic(PREVIEW, || prepare(session, &config, PREVIEW, arguments))
-        .map_err(internal_error)?
-        .map_err(|r| refusal_error(&r))?;
+    let mut recovered = Vec::new();
+    let prepared = catch_panic(PREVIEW, || prepare(session, &config, PREVIEW, arguments, &mut recovered));
+    log_recovered(client, PREVIEW, &recovered).await;
+    let prepared = prepared.map_err(internal_error)?.map_err(|r| refusal_error(&r))?;
     let diff: String = prepared
         .outcome
         .files
