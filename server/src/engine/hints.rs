@@ -10,13 +10,16 @@ use std::time::{Duration, Instant};
 
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
-use super::text::{indent_of, line_of, line_starts, lines_with_offsets, loose, plain, plain_char};
+use super::text::{
+    gram_similarity, grams, indent_of, line_of, line_similarity, line_starts, lines_with_offsets, loose, plain,
+    plain_char, token_set, token_similarity, tokens,
+};
 use super::tolerant::Tier;
 
 const MAX_SHOWN_LINES: usize = 30;
 const MAX_LISTED_MATCHES: usize = 50;
 /// Lines whose trigram similarity reaches this are taken for the same line, changed.
-const SIMILAR: f32 = 0.5;
+const SIMILAR: f32 = 0.4;
 /// Extra file lines looked at around a window, so that a line added or removed since the caller read
 /// the file still lines up.
 const SLACK: usize = 3;
@@ -107,7 +110,7 @@ pub fn not_found(current: &str, old: &str, new: &str) -> Option<String> {
             first.trim()
         ));
     };
-    let described = describe(&file_lines, &old_lines, best);
+    let described = describe(&file_lines, &old_lines, old.ends_with('\n'), best);
     let (first, last) = described.lines;
     let from = file_lines[first].0;
     let to = file_lines[last].0 + file_lines[last].1.len();
@@ -160,32 +163,6 @@ fn loose_hash(line: &str) -> Option<u64> {
         }
     }
     any.then_some(h)
-}
-
-/// The distinct trigrams of a line's loose form (a shorter line is its own gram).
-fn grams(line: &str, buf: &mut Vec<u8>, out: &mut Vec<u32>) {
-    buf.clear();
-    buf.extend_from_slice(loose(line).as_bytes());
-    out.clear();
-    if buf.len() < 3 {
-        if !buf.is_empty() {
-            out.push(buf.iter().fold(1u32 << 24, |a, &b| (a << 8) | u32::from(b)));
-        }
-        return;
-    }
-    out.extend(buf.windows(3).map(|w| (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])));
-    out.sort_unstable();
-    out.dedup();
-}
-
-fn gram_similarity(shared: usize, file: usize, old: usize) -> f32 {
-    if file == 0 || old == 0 {
-        return 0.0;
-    }
-    let dice = 2.0 * shared as f32 / (file + old) as f32;
-    // old_string's first or last line is often part of a longer file line.
-    let contained = 0.8 * shared as f32 / old as f32;
-    dice.max(contained)
 }
 
 /// Where old_string most likely was: window starts (0-based file lines) with the best score, the best
@@ -250,6 +227,7 @@ fn vote_similar(file: &[(usize, &str)], old: &[&str], changed: &[usize], votes: 
             filter[(g as usize >> 6) & 1023] |= 1 << (g & 63);
         }
     }
+    let token_sets: Vec<Vec<u64>> = changed.iter().map(|&j| token_set(old[j])).collect();
     let mut shared = vec![0usize; changed.len()];
     for (i, (_, line)) in file.iter().enumerate() {
         if line.trim().is_empty() {
@@ -269,8 +247,13 @@ fn vote_similar(file: &[(usize, &str)], old: &[&str], changed: &[usize], votes: 
                 }
             }
         }
+        let mut line_tokens: Option<Vec<u64>> = None;
         for (bit, &j) in changed.iter().enumerate() {
-            let sim = gram_similarity(shared[bit], gs.len(), sizes[bit]);
+            let mut sim = gram_similarity(shared[bit], gs.len(), sizes[bit]);
+            if sim < SIMILAR && shared[bit] > 0 {
+                let ts = line_tokens.get_or_insert_with(|| token_set(line));
+                sim = sim.max(token_similarity(&token_sets[bit], ts));
+            }
             if sim >= SIMILAR && j <= i {
                 *votes.entry(i - j).or_default() += sim;
             }
@@ -297,7 +280,7 @@ impl Described {
     }
 }
 
-fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
+fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize) -> Described {
     // Slack only at an edge whose line does not line up as it is: slack lets a line of the file that
     // merely looks like old_string's first or last line take its place.
     let lines_up = |j: usize| file.get(start + j).is_some_and(|(_, f)| line_similarity(old[j], f) >= SIMILAR);
@@ -322,10 +305,13 @@ fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 let mut next = new_index;
                 for j in old_index..old_index + old_len {
+                    // The likeliest counterpart: the most alike line, else the one where the window puts it.
+                    let at = start - lo + j;
                     let best = (next..new_index + new_len)
                         .map(|i| (i, line_similarity(old[j], window[i])))
-                        .filter(|&(_, s)| s >= 0.3)
-                        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+                        .filter(|&(_, s)| s >= SIMILAR)
+                        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                        .or_else(|| (next..new_index + new_len).contains(&at).then_some((at, 0.0)));
                     match best {
                         Some((i, _)) => {
                             pairs.push((j, i));
@@ -367,7 +353,8 @@ fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
         }
         let trailing_differs = o.trim_end() != o || f.trim_end() != f;
         let (ot, ft) = (o.trim(), f.trim());
-        if trailing_differs && (o.trim_end() == f.trim_end() || ot == ft) && !(j + 1 == old.len() && o.trim_end() == o) {
+        let may_end_inside = j + 1 == old.len() && !ends_line;
+        if trailing_differs && (o.trim_end() == f.trim_end() || ot == ft) && !(may_end_inside && o.trim_end() == o) {
             note(&mut causes, "trailing whitespace".into());
         }
         if ot == ft {
@@ -378,7 +365,7 @@ fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
         } else if loose(o) == loose(f) {
             note(&mut causes, "spacing inside a line".into());
         } else {
-            words.extend(word_changes(ot, ft, line_no(i), j == 0, j + 1 == old.len()));
+            words.extend(word_changes(ot, ft, line_no(i), j == 0, may_end_inside));
         }
     }
     if !indents.is_empty() {
@@ -391,7 +378,7 @@ fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
         };
         causes.insert(0, d);
     }
-    for j in missing {
+    for j in missing.into_iter().filter(|&j| !old[j].trim().is_empty()) {
         words.push(format!("old_string's line \"{}\" is not there", clip(old[j].trim())));
     }
     for i in extra {
@@ -399,14 +386,6 @@ fn describe(file: &[(usize, &str)], old: &[&str], start: usize) -> Described {
     }
     words.truncate(MAX_WORD_CHANGES * 2);
     Described { lines: (lo + first, lo + last), causes, words }
-}
-
-fn line_similarity(a: &str, b: &str) -> f32 {
-    let (mut buf, mut ga, mut gb) = (Vec::new(), Vec::new(), Vec::new());
-    grams(a, &mut buf, &mut ga);
-    grams(b, &mut buf, &mut gb);
-    let shared = ga.iter().filter(|g| gb.binary_search(g).is_ok()).count();
-    gram_similarity(shared, gb.len(), ga.len())
 }
 
 /// The words of one line that changed: `line 14 has "dog" where old_string has "cat"`. On old_string's
@@ -466,36 +445,6 @@ fn atom(tokens: &[&str], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
         e += 1;
     }
     s..e
-}
-
-/// Words, runs of whitespace, and single other characters.
-fn tokens(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let class = |c: char| {
-        if c.is_alphanumeric() || c == '_' {
-            0
-        } else if c.is_whitespace() {
-            1
-        } else {
-            2
-        }
-    };
-    let mut prev: Option<u8> = None;
-    for (i, c) in s.char_indices() {
-        let k = class(c);
-        if let Some(p) = prev {
-            if p != k || k == 2 {
-                out.push(&s[start..i]);
-                start = i;
-            }
-        }
-        prev = Some(k);
-    }
-    if start < s.len() {
-        out.push(&s[start..]);
-    }
-    out
 }
 
 fn clip(s: &str) -> String {

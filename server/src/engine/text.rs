@@ -55,3 +55,92 @@ pub fn loose(s: &str) -> String {
 pub fn indent_of(line: &str) -> &str {
     &line[..line.len() - line.trim_start().len()]
 }
+
+/// The distinct trigrams of a line's loose form (a shorter line is its own gram).
+pub fn grams(line: &str, buf: &mut Vec<u8>, out: &mut Vec<u32>) {
+    buf.clear();
+    buf.extend_from_slice(loose(line).as_bytes());
+    out.clear();
+    if buf.len() < 3 {
+        if !buf.is_empty() {
+            out.push(buf.iter().fold(1u32 << 24, |a, &b| (a << 8) | u32::from(b)));
+        }
+        return;
+    }
+    out.extend(buf.windows(3).map(|w| (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])));
+    out.sort_unstable();
+    out.dedup();
+}
+
+pub fn gram_similarity(shared: usize, file: usize, old: usize) -> f32 {
+    if file == 0 || old == 0 {
+        return 0.0;
+    }
+    let dice = 2.0 * shared as f32 / (file + old) as f32;
+    // old_string's first or last line is often part of a longer file line (a line too short to say
+    // much is not taken for part of one).
+    let contained = if old >= 5 { 0.8 * shared as f32 / old as f32 } else { 0.0 };
+    dice.max(contained)
+}
+
+/// How alike two lines read, 0 to 1: shared character trigrams of their loose forms, or shared
+/// tokens where a whole word changed (`fn main(){}` against `fn quokka(){}` share few trigrams).
+pub fn line_similarity(a: &str, b: &str) -> f32 {
+    let (mut buf, mut ga, mut gb) = (Vec::new(), Vec::new(), Vec::new());
+    grams(a, &mut buf, &mut ga);
+    grams(b, &mut buf, &mut gb);
+    let shared = ga.iter().filter(|g| gb.binary_search(g).is_ok()).count();
+    gram_similarity(shared, gb.len(), ga.len()).max(token_similarity(&token_set(a), &token_set(b)))
+}
+
+/// The distinct words of a line (punctuation left out: `c();` and `log();` are not alike), hashed
+/// and sorted.
+pub fn token_set(line: &str) -> Vec<u64> {
+    let mut out: Vec<u64> = tokens(line)
+        .into_iter()
+        .filter(|t| t.chars().any(char::is_alphanumeric))
+        .map(|t| t.chars().map(plain_char).fold(0xcbf2_9ce4_8422_2325u64, |h, c| (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+pub fn token_similarity(a: &[u64], b: &[u64]) -> f32 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let shared = a.iter().filter(|t| b.binary_search(t).is_ok()).count();
+    2.0 * shared as f32 / (a.len() + b.len()) as f32
+}
+
+/// Words, runs of whitespace, and single other characters.
+pub fn tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let class = |c: char| {
+        if c.is_alphanumeric() || c == '_' {
+            0
+        } else if c.is_whitespace() {
+            1
+        } else {
+            2
+        }
+    };
+    let mut prev: Option<u8> = None;
+    for (i, c) in s.char_indices() {
+        let k = class(c);
+        if let Some(p) = prev {
+            if p != k || k == 2 {
+                out.push(&s[start..i]);
+                start = i;
+            }
+        }
+        prev = Some(k);
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+

@@ -9,12 +9,13 @@
 //! tier that finds several refuses as ambiguous, listing them (a looser tier would only find more).
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
-use super::text::{indent_of, line_of, line_starts, lines_with_offsets, plain, plain_char};
+use super::text::{indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain, plain_char};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -173,7 +174,7 @@ fn rewrite_lines(
     let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
     both_ways(|backwards| {
         let ops = diff(&old_keys, &new_keys, backwards);
-        adapt_lines(&ops, &region_lines, &new_lines, |k, line| match &reindent {
+        adapt_lines(&ops, &old_keys, &region_lines, &new_lines, |k, line| match &reindent {
             Some(r) if !(k == 0 && mid_first) => r.line(line).map(Cow::Owned),
             _ => Some(Cow::Borrowed(line)),
         })
@@ -182,15 +183,30 @@ fn rewrite_lines(
 
 fn adapt_lines<'a>(
     ops: &[DiffOp],
+    old_keys: &[&str],
     region_lines: &[&'a str],
     new_lines: &[&'a str],
     changed: impl Fn(usize, &'a str) -> Option<Cow<'a, str>>,
 ) -> Option<String> {
+    let mut first_seen: HashMap<&str, &str> = HashMap::new();
+    let mut twins: HashSet<&str> = HashSet::new();
+    for (key, line) in old_keys.iter().zip(region_lines) {
+        if *first_seen.entry(key).or_insert(line) != *line {
+            twins.insert(key);
+        }
+    }
     let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(new_lines.len());
     for op in ops {
         match *op {
             DiffOp::Equal { old_index, len, .. } => {
-                out.extend(region_lines[old_index..old_index + len].iter().map(|l| Cow::Borrowed(*l)));
+                for j in old_index..old_index + len {
+                    // A kept line that old_string has twice, the file's two copies unlike (trailing
+                    // whitespace): which one new_string keeps is a guess.
+                    if twins.contains(old_keys[j]) {
+                        return None;
+                    }
+                    out.push(Cow::Borrowed(region_lines[j]));
+                }
             }
             DiffOp::Delete { .. } => {}
             DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
@@ -477,9 +493,22 @@ fn recurl(old: &str, matched: &str, new: &str) -> Option<String> {
                     out.extend(n[new_index..new_index + new_len].iter().map(|l| l.to_string()))
                 }
                 DiffOp::Replace { old_index, old_len, new_index, new_len } => {
-                    let block = |ls: &[&str], r: std::ops::Range<usize>| ls[r].join("\n");
-                    let (olds, news) = (old_index..old_index + old_len, new_index..new_index + new_len);
-                    out.push(recurl_chars(&block(&o, olds.clone()), &block(&m, olds), &block(&n, news))?);
+                    // A changed line keeps the quotes of the old line it was made from; a line unlike
+                    // any old one is new text, written as given.
+                    let mut next = old_index;
+                    for k in new_index..new_index + new_len {
+                        let from = (next..old_index + old_len)
+                            .map(|j| (j, line_similarity(o[j], n[k])))
+                            .filter(|&(_, s)| s >= 0.5)
+                            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+                        match from {
+                            Some((j, _)) => {
+                                out.push(recurl_chars(o[j], m[j], n[k])?);
+                                next = j + 1;
+                            }
+                            None => out.push(n[k].to_string()),
+                        }
+                    }
                 }
             }
         }
