@@ -77,3 +77,35 @@ fn peer_style_mb10_edits1000(b: divan::Bencher) {
     let e = edits(&text, 1000);
     b.bench(|| divan::black_box(peer_style(&text, &e)));
 }
+
+/// A miss on a 10 MB file: the refusal and its hint (closest text found by line hashes and trigrams,
+/// the changed word named). `changed_word` finds no line as it is and takes the trigram pass;
+/// `indentation` finds every line loosely and stops after the hash pass; `tolerant` is the same miss
+/// recovered by the indentation tier.
+fn miss(bencher: divan::Bencher, old: impl Fn(&str) -> String, matching: multiedit::engine::Matching, ok: bool) {
+    let text = source(10 << 20);
+    let lines: Vec<&str> = text.lines().collect();
+    let target = lines[lines.len() * 2 / 3];
+    let mut p = plan(vec![Edit::new(&old(target), &target.replace("compute(", "compute_fast("))]);
+    p.options.matching = matching;
+    bencher.bench(|| {
+        let out = apply_plan(&p, &[Some(&text)]);
+        assert_eq!(out.is_ok(), ok);
+        divan::black_box(out.map_err(|r| assert!(r.hint.is_some())).ok());
+    });
+}
+
+#[divan::bench(sample_count = 10)]
+fn mb10_miss_changed_word(b: divan::Bencher) {
+    miss(b, |t| t.replace("compute(", "evaluate("), Default::default(), false)
+}
+
+#[divan::bench(sample_count = 10)]
+fn mb10_miss_indentation(b: divan::Bencher) {
+    miss(b, |t| t.replacen("    ", "\t", 1), Default::default(), false)
+}
+
+#[divan::bench(sample_count = 10)]
+fn mb10_tolerant_indentation(b: divan::Bencher) {
+    miss(b, |t| t.replacen("    ", "\t", 1), multiedit::engine::Matching::Tolerant, true)
+}

@@ -202,12 +202,16 @@ fn closest_windows(file: &[(usize, &str)], old: &[&str]) -> Vec<usize> {
             (s, v, v + 0.25 * b as f32)
         })
         .collect();
-    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-    let Some(&(best, best_votes, best_score)) = scored.first() else { return Vec::new() };
+    // Only the best matter: keep them, then order them (a sort of every window costs more on a large
+    // file of look-alike lines than the search did).
+    let Some(best_score) = scored.iter().map(|w| w.2).max_by(f32::total_cmp) else { return Vec::new() };
+    scored.retain(|w| w.2 == best_score);
+    scored.sort_unstable_by_key(|w| w.0);
+    let (best, best_votes, _) = scored[0];
     if !perfect(best_votes) {
         return vec![best];
     }
-    scored.iter().take_while(|w| w.2 == best_score && perfect(w.1)).map(|w| w.0).collect()
+    scored.iter().filter(|w| perfect(w.1)).map(|w| w.0).collect()
 }
 
 /// Votes from file lines that share enough trigrams with one of old_string's `changed` lines.
@@ -216,41 +220,70 @@ fn vote_similar(file: &[(usize, &str)], old: &[&str], changed: &[usize], votes: 
         return;
     }
     let (mut buf, mut gs) = (Vec::new(), Vec::new());
-    let mut table: HashMap<u32, u64> = HashMap::new();
-    let mut filter = vec![0u64; 1 << 10];
-    let mut sizes = Vec::with_capacity(changed.len());
-    for (bit, &j) in changed.iter().enumerate() {
+    let mut per_line: Vec<Vec<u32>> = Vec::with_capacity(changed.len());
+    for &j in changed {
         grams(old[j], &mut buf, &mut gs);
-        sizes.push(gs.len());
-        for &g in &gs {
-            *table.entry(g).or_default() |= 1 << bit;
-            filter[(g as usize >> 6) & 1023] |= 1 << (g & 63);
-        }
+        per_line.push(gs.clone());
     }
+    let sizes: Vec<usize> = per_line.iter().map(Vec::len).collect();
+    let table = GramTable::new(&per_line);
     let token_sets: Vec<Vec<u64>> = changed.iter().map(|&j| token_set(old[j])).collect();
     let mut shared = vec![0usize; changed.len()];
     for (i, (_, line)) in file.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        grams(line, &mut buf, &mut gs);
+        // The hot loop of a miss on a large file: an ASCII line's trigrams are read straight off its
+        // bytes (whitespace runs folded as `loose` folds them), with no allocation and no sorting;
+        // other lines take the general path.
         shared.iter_mut().for_each(|s| *s = 0);
-        for g in &gs {
-            if filter[(*g as usize >> 6) & 1023] & (1 << (g & 63)) == 0 {
-                continue;
+        let mut count = 0usize;
+        let hit = |g: u32, shared: &mut [usize]| {
+            let mut m = table.get(g);
+            while m != 0 {
+                shared[m.trailing_zeros() as usize] += 1;
+                m &= m - 1;
             }
-            if let Some(&mask) = table.get(g) {
-                let mut m = mask;
-                while m != 0 {
-                    shared[m.trailing_zeros() as usize] += 1;
-                    m &= m - 1;
+        };
+        if line.is_ascii() {
+            let (mut g, mut len, mut space) = (0u32, 0usize, false);
+            for &b in line.trim().as_bytes() {
+                let b = if b.is_ascii_whitespace() {
+                    if space {
+                        continue;
+                    }
+                    space = true;
+                    b' '
+                } else {
+                    space = false;
+                    b
+                };
+                g = ((g << 8) | u32::from(b)) & 0xff_ffff;
+                len += 1;
+                if len >= 3 {
+                    count += 1;
+                    hit(g, &mut shared);
                 }
             }
+            if len == 0 {
+                continue;
+            }
+            if len < 3 {
+                count = 1;
+                hit((1 << 24) | g, &mut shared);
+            }
+        } else {
+            grams(line, &mut buf, &mut gs);
+            count = gs.len();
+            gs.iter().for_each(|&g| hit(g, &mut shared));
+        }
+        if count == 0 {
+            continue;
         }
         let mut line_tokens: Option<Vec<u64>> = None;
         for (bit, &j) in changed.iter().enumerate() {
-            let mut sim = gram_similarity(shared[bit], gs.len(), sizes[bit]);
-            if sim < SIMILAR && shared[bit] > 0 {
+            let shared = shared[bit].min(sizes[bit]);
+            let mut sim = gram_similarity(shared, count, sizes[bit]);
+            // Words only where the trigrams already see some likeness: tokenising every line that
+            // shares one common trigram would cost more than the rest of the pass.
+            if (0.2..SIMILAR).contains(&sim) {
                 let ts = line_tokens.get_or_insert_with(|| token_set(line));
                 sim = sim.max(token_similarity(&token_sets[bit], ts));
             }
@@ -258,6 +291,46 @@ fn vote_similar(file: &[(usize, &str)], old: &[&str], changed: &[usize], votes: 
                 *votes.entry(i - j).or_default() += sim;
             }
         }
+    }
+}
+
+/// For each trigram of old_string's changed lines, which of them (a bit each) have it: an
+/// open-addressing table with a multiplicative hash, since a 10 MB file asks it ten million times and
+/// std's SipHash map would be most of the cost.
+struct GramTable {
+    keys: Vec<u32>,
+    masks: Vec<u64>,
+    shift: u32,
+}
+
+impl GramTable {
+    fn new(per_line: &[Vec<u32>]) -> GramTable {
+        let n: usize = per_line.iter().map(Vec::len).sum();
+        let bits = (n * 4).max(16).next_power_of_two().trailing_zeros();
+        let mut t = GramTable { keys: vec![u32::MAX; 1 << bits], masks: vec![0; 1 << bits], shift: 32 - bits };
+        for (bit, gs) in per_line.iter().enumerate() {
+            for &g in gs {
+                let slot = t.slot(g);
+                t.keys[slot] = g;
+                t.masks[slot] |= 1 << bit;
+            }
+        }
+        t
+    }
+
+    /// The slot holding `g`, or the empty one where it would go. Grams are below 2^25, so u32::MAX
+    /// marks an empty slot; the table is at most a quarter full, so a probe ends soon.
+    fn slot(&self, g: u32) -> usize {
+        let mask = self.keys.len() - 1;
+        let mut i = (g.wrapping_mul(0x9e37_79b1) >> self.shift) as usize;
+        while self.keys[i] != g && self.keys[i] != u32::MAX {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    fn get(&self, g: u32) -> u64 {
+        self.masks[self.slot(g)]
     }
 }
 

@@ -63,7 +63,7 @@ pub fn grams(line: &str, buf: &mut Vec<u8>, out: &mut Vec<u32>) {
     out.clear();
     if buf.len() < 3 {
         if !buf.is_empty() {
-            out.push(buf.iter().fold(1u32 << 24, |a, &b| (a << 8) | u32::from(b)));
+            out.push((1 << 24) | buf.iter().fold(0u32, |a, &b| (a << 8) | u32::from(b)));
         }
         return;
     }
