@@ -33,7 +33,7 @@ export class MultiEditClient implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('multiedit.server') || e.affectsConfiguration('multiedit.trace')) {
+        if (e.affectsConfiguration('multiedit.server') || e.affectsConfiguration('multiedit.trace') || e.affectsConfiguration('multiedit.bridge')) {
           this.log.info('server settings changed; restarting the server');
           void this.restart().catch(() => undefined);
         }
@@ -114,6 +114,7 @@ export class MultiEditClient implements vscode.Disposable {
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
       initializationOptions: {
         allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
+        bridge: config.get<boolean>('bridge') !== false,
       },
       initializationFailedHandler: (err) => {
         this.log.error(`the server failed to initialize: ${err}`);

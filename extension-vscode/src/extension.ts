@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { registerMcpServer } from './mcp';
 import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation } from './assist';
 import { MultiEditClient, ServerError, showErrorWithLogs } from './client';
 import { Plan, PlanError, needsTarget, parsePlanText, planFromPairs, preparePlan } from './plan';
@@ -522,6 +523,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     context.subscriptions.push(participant);
   }
   if (vscode.lm?.registerTool) context.subscriptions.push(vscode.lm.registerTool(TOOL_NAME, new MultiEditTool()));
+  const offersMcp = registerMcpServer(context, () => client!.serverCommand().command);
+  log.info(offersMcp ? 'offering `multiedit mcp` to VS Code agents' : 'this VS Code has no MCP server provider API; `multiedit mcp` is not offered');
 
   if (settings().testCommands) registerTestCommands(context);
 
