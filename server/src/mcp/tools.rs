@@ -120,7 +120,7 @@ impl Server {
         });
         let (plan, files) = match checked {
             Ok(Ok(p)) => p,
-            Ok(Err(refusal)) => return render::refusal(&refusal, None),
+            Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
             Err(bug) => return internal(bug),
         };
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
@@ -135,6 +135,21 @@ impl Server {
             )),
         }
     }
+}
+
+/// Some models send `edits` or `files` as a string holding the JSON array. The engine's refusal names
+/// the wrong type; this says how to fix it.
+fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Refusal {
+    if refusal.kind != engine::Kind::InvalidPlan || refusal.hint.is_some() {
+        return refusal;
+    }
+    let Some(field) = ["edits", "files"].into_iter().find(|f| {
+        value.get(f).and_then(Value::as_str).is_some_and(|s| serde_json::from_str::<Value>(s).is_ok_and(|v| v.is_array()))
+    }) else {
+        return refusal;
+    };
+    let hint = format!("`{field}` was sent as a string holding JSON; send the array itself: \"{field}\": [...], not \"{field}\": \"[...]\".");
+    refusal.with_hint(Some(hint))
 }
 
 /// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
