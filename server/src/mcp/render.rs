@@ -120,3 +120,51 @@ pub fn internal(message: String) -> CallToolResult {
         "message": message, "hint": null});
     result(message, structured, true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Kind;
+
+    fn text(r: &CallToolResult) -> String {
+        r.content[0].as_text().expect("text content").text.clone()
+    }
+
+    #[test]
+    fn through_an_editor() {
+        let answer = json!({"ok": true, "message": "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"",
+            "files": [{"file_path": "/w/a.txt", "edits_applied": 1, "replacements": 1, "created": false, "tiers": []}],
+            "edits_failed": [], "diff": "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-a\n+b\n"});
+        let r = editor("Neovim", &answer, false);
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(text(&r), "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nApplied in Neovim's buffers.");
+        let s = r.structured_content.unwrap();
+        assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
+        assert_eq!(s["files"], json!([{"file_path": "/w/a.txt", "edits_applied": 1, "replacements": 1, "created": false}]));
+
+        let r = editor("Neovim", &answer, true);
+        assert!(text(&r).starts_with("--- a/w/a.txt") && text(&r).ends_with("Checked against Neovim's buffers."));
+        let s = r.structured_content.unwrap();
+        assert_eq!((s["checked_in"].as_str(), s["preview"].as_bool()), (Some("editor"), Some(true)));
+        assert!(s.get("applied_in").is_none());
+    }
+
+    #[test]
+    fn refused_by_an_editor_or_on_disk() {
+        let refusal = Refusal::new(Kind::NotFound, "String to replace not found in file.\nString: x")
+            .at(2)
+            .in_file("/w/a.txt")
+            .with_hint(Some("The closest text is at line 3.".into()));
+        let r = super::refusal(&refusal, None);
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(text(&r), "String to replace not found in file.\nString: x\nThe closest text is at line 3.");
+        assert_eq!(
+            r.structured_content.unwrap(),
+            json!({"ok": false, "kind": "not_found", "edit_index": 2, "file_path": "/w/a.txt",
+                "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3."})
+        );
+        let r = super::refusal(&refusal, Some("Helix"));
+        assert!(text(&r).ends_with("Refused by Helix's multiedit (checked against its buffers); nothing was changed."));
+        assert_eq!(r.structured_content.unwrap()["editor"], "Helix");
+    }
+}
