@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::{Kind, Refusal};
 
 pub mod journal;
+pub mod plan;
 pub use journal::{recover, Recovered};
 
 /// Prefix of the temporary files, so a later run can recognise and remove what a killed run left.

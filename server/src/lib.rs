@@ -6,5 +6,6 @@ pub mod cli;
 pub mod disk;
 pub mod engine;
 pub mod lsp;
+pub mod mcp;
 pub mod paths;
 pub mod protocol_result;

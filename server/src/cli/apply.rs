@@ -1,15 +1,13 @@
 //! `multiedit apply [--dry-run] [--json] PLAN`.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
 use super::{err, out, usage_error};
 use crate::disk;
-use crate::engine::{self, diff, Kind, Outcome, Plan, Refusal};
-use crate::paths;
+use crate::engine::{self, Kind, Outcome, Plan, Refusal};
 
 struct Args {
     dry_run: bool,
@@ -74,46 +72,10 @@ fn read_plan(source: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("The plan {source} is not UTF-8 text"))
 }
 
-/// Validates, computes and (unless dry-running) writes. Returns the outcome and, for dry runs, the diff.
-/// An interrupted plan met in a folder of this one is completed or rolled back before that folder is
-/// read (dry runs too: a diff against a half-applied plan would show the wrong files), and reported in
-/// `recovered`.
+/// Parses the plan text, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`).
 fn execute(text: &str, dry_run: bool, recovered: &mut Vec<disk::Recovered>) -> Result<(Outcome, Option<String>), Refusal> {
     let plan: Plan = engine::parse_plan(text)?;
-    let mut paths_on_disk: Vec<PathBuf> = Vec::with_capacity(plan.files.len());
-    let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
-    for f in &plan.files {
-        let p = paths::to_path(&f.file_path)?;
-        recovered.extend(disk::recover(std::slice::from_ref(&p))?);
-        bytes.push(disk::read(&p).map_err(|r| r.in_file(&f.file_path))?);
-        paths_on_disk.push(p);
-    }
-    let texts = plan
-        .files
-        .iter()
-        .zip(&bytes)
-        .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
-        .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
-    let outcome = engine::apply_plan(&plan, &texts)?;
-    if dry_run {
-        let diff: String = outcome
-            .files
-            .iter()
-            .zip(&texts)
-            .map(|(f, before)| diff::unified(&f.file_path, before.unwrap_or(""), &f.replacements))
-            .collect();
-        return Ok((outcome, Some(diff)));
-    }
-    let writes = outcome
-        .files
-        .iter()
-        .zip(paths_on_disk)
-        .zip(bytes)
-        .filter(|((f, _), _)| !f.replacements.is_empty() || f.created)
-        .map(|((f, path), before)| disk::Write1 { path, before, after: f.text.clone().into_bytes() })
-        .collect();
-    disk::commit(writes)?;
-    Ok((outcome, None))
+    disk::plan::apply(&plan, dry_run, recovered)
 }
 
 /// `recovered`: interrupted plans of earlier runs that this one completed or rolled back first.

@@ -1,6 +1,6 @@
-//! The command line: `multiedit apply`, `multiedit lsp`.
+//! The command line: `multiedit apply`, `multiedit lsp`, `multiedit mcp`.
 //!
-//! Arguments are parsed by hand: two subcommands and two flags do not justify a parser dependency and
+//! Arguments are parsed by hand: three subcommands and two flags do not justify a parser dependency and
 //! its build time.
 
 mod apply;
@@ -25,6 +25,7 @@ multiedit: apply MultiEdit edit plans (exact find-and-replace edits, all or noth
 Usage:
   multiedit apply [--dry-run] [--json] PLAN   apply a plan (PLAN: a JSON file, or - for standard input)
   multiedit lsp                               run the language server on standard input/output
+  multiedit mcp                               run the MCP server (tools multiedit, multiedit_preview) on stdio
   multiedit --version | --help
 
 apply exits 0 when the plan was applied, 1 when it was refused (nothing written), 2 on a usage or I/O error.
@@ -35,6 +36,7 @@ pub fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("apply") => apply::run(&args[1..]),
         Some("lsp") => crate::lsp::run(&args[1..]),
+        Some("mcp") => crate::mcp::run(&args[1..]),
         Some("--version" | "-V") => {
             out(&format!("multiedit {}\n", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS

@@ -1,0 +1,54 @@
+//! The plan's JSON Schema: one canonical file (`server/schema/plan.schema.json`), compiled into the
+//! binary as both tools' `inputSchema`. The VS Code extension's two copies (its `*.multiedit.json`
+//! validation schema and its language-model tool's `inputSchema`) must equal it; `tests/mcp.rs`
+//! fails when they drift.
+//!
+//! The schema keeps to the keywords every MCP client passes on to its model (type, properties,
+//! required, items, enum, description, minItems, minimum): no `$ref`/`$defs`, no `oneOf`/`anyOf`,
+//! no `additionalProperties`, no `default`, which Gemini's function declarations and some other
+//! clients reject. The engine checks the rest and names the field to fix.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::JsonObject;
+
+/// The canonical plan schema, as text.
+pub const PLAN_SCHEMA: &str = include_str!("../../schema/plan.schema.json");
+
+/// The plan schema as the JSON object MCP tools carry (parsed once).
+pub fn plan() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let value: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).expect("server/schema/plan.schema.json is JSON");
+            match value {
+                serde_json::Value::Object(o) => Arc::new(o),
+                _ => panic!("server/schema/plan.schema.json must be a JSON object"),
+            }
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_object_schema_in_portable_keywords() {
+        let schema = super::plan();
+        assert_eq!(schema["type"], "object", "MCP input schemas are object schemas at top level");
+        fn walk(v: &serde_json::Value, at: &str) {
+            const ALLOWED: &[&str] =
+                &["type", "description", "properties", "required", "items", "enum", "minItems", "minimum"];
+            if let serde_json::Value::Object(o) = v {
+                for (k, sub) in o {
+                    if at.ends_with("/properties") {
+                        walk(sub, &format!("{at}/{k}"));
+                        continue;
+                    }
+                    assert!(ALLOWED.contains(&k.as_str()), "keyword `{k}` at {at} is not portable across MCP clients");
+                    walk(sub, &format!("{at}/{k}"));
+                }
+            }
+        }
+        walk(&serde_json::Value::Object((*schema).clone()), "");
+    }
+}

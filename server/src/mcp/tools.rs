@@ -1,0 +1,184 @@
+//! The two tools, `multiedit` and `multiedit_preview`, and the server that offers them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use serde_json::Value;
+
+use super::render;
+use crate::bridge::{self, Routed};
+use crate::engine::{self, Plan};
+use crate::lsp::catch_panic;
+use crate::paths;
+
+pub const MULTIEDIT_DESCRIPTION: &str = "\
+Edit files by exact find-and-replace: several edits to one file (file_path + edits) or to several files \
+(files: [{file_path, edits}]), applied as one change. Every edit succeeds or nothing changes, across all \
+files. Prefer it to rewriting whole files or running sed.
+
+Rules:
+- file_path must be absolute (/home/me/project/src/app.ts); relative paths are refused.
+- old_string must match the file exactly, character for character: spaces, tabs, indentation and line \
+breaks included. Copy it from the file as you last read it, without line-number prefixes.
+- old_string must occur exactly once in the file: include enough surrounding lines to make it unique, or \
+set replace_all: true to change every occurrence (a rename).
+- Edits apply in order, each to the text the previous edits left.
+- new_string is taken literally and must differ from old_string. An empty old_string as the first edit of \
+a file that does not exist creates it.
+
+Where it applies: if an editor running multiedit has a workspace folder holding every file, the plan goes \
+into that editor's buffers (unsaved changes included, one undo step); otherwise the files are written to \
+disk atomically. The result says which.
+
+On a refusal nothing was changed. The result gives the exact reason, its kind, the failing edit \
+(edit_index, counted from 0) and a hint: the closest text in the file with its line number and what \
+differs. Fix the plan (or read the file again) and send the whole plan again.";
+
+pub const PREVIEW_DESCRIPTION: &str = "\
+Check a MultiEdit plan without changing anything: the same input and the same checks as the multiedit \
+tool (exact match, uniqueness, absolute paths, all edits or none), answered with the unified diff the \
+plan would make, or with the refusal multiedit would give. Use it to show a change before making it; to \
+make it, call multiedit with the same plan.";
+
+const INSTRUCTIONS: &str = "\
+multiedit applies exact find-and-replace edits to one or more files as one all-or-nothing change, through \
+the user's editor when it has the files open, otherwise on disk. Call multiedit_preview to see the diff \
+first, multiedit to apply.";
+
+#[derive(Clone)]
+pub struct Server {
+    /// One plan at a time: two plans on one file in parallel would have the second refused as \"changed
+    /// while the plan was being applied\"; in turn, the second one sees the first one's result.
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server { turn: Arc::new(tokio::sync::Mutex::new(())) }
+    }
+}
+
+#[tool_router]
+impl Server {
+    #[tool(
+        name = "multiedit",
+        description = MULTIEDIT_DESCRIPTION,
+        input_schema = super::schema::plan(),
+        annotations(
+            title = "MultiEdit: apply exact edits to files",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn multiedit(&self, arguments: JsonObject) -> CallToolResult {
+        self.run(arguments, false).await
+    }
+
+    #[tool(
+        name = "multiedit_preview",
+        description = PREVIEW_DESCRIPTION,
+        input_schema = super::schema::plan(),
+        annotations(
+            title = "MultiEdit: preview a plan as a diff",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn multiedit_preview(&self, arguments: JsonObject) -> CallToolResult {
+        self.run(arguments, true).await
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("multiedit", env!("CARGO_PKG_VERSION")).with_title("MultiEdit"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+impl Server {
+    /// Validates the plan, offers it to an editor that has every file open, and applies it on disk
+    /// only when no editor was sent it.
+    async fn run(&self, arguments: JsonObject, preview: bool) -> CallToolResult {
+        let _turn = self.turn.lock().await;
+        let what = if preview { "multiedit_preview" } else { "multiedit" };
+        let value = Value::Object(arguments);
+        let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
+            let plan = engine::plan_from_value(&value)?;
+            let files = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<Vec<_>, _>>()?;
+            Ok((plan, files))
+        });
+        let (plan, files) = match checked {
+            Ok(Ok(p)) => p,
+            Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
+            Err(bug) => return internal(bug),
+        };
+        // In a task of its own, so that a panic in the bridge costs this call, not the server.
+        let routed = tokio::spawn(async move { bridge::route(&value, &files, preview).await }).await;
+        match routed {
+            Ok(Routed::Editor { editor, result }) => render::editor(&editor, &result, preview),
+            Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
+            Ok(Routed::NoEditor { reason }) => on_disk(plan, preview, &reason).await,
+            Err(e) => internal(format!(
+                "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \
+                 to disk. If an editor received the plan, check it there. Please report it."
+            )),
+        }
+    }
+}
+
+/// Some models send `edits` or `files` as a string holding the JSON array. The engine's refusal names
+/// the wrong type; this says how to fix it.
+fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Refusal {
+    if refusal.kind != engine::Kind::InvalidPlan || refusal.hint.is_some() {
+        return refusal;
+    }
+    let Some(field) = ["edits", "files"].into_iter().find(|f| {
+        value.get(f).and_then(Value::as_str).is_some_and(|s| serde_json::from_str::<Value>(s).is_ok_and(|v| v.is_array()))
+    }) else {
+        return refusal;
+    };
+    let hint = format!("`{field}` was sent as a string holding JSON; send the array itself: \"{field}\": [...], not \"{field}\": \"[...]\".");
+    refusal.with_hint(Some(hint))
+}
+
+/// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
+async fn on_disk(plan: Plan, preview: bool, reason: &str) -> CallToolResult {
+    let what = if preview { "multiedit_preview" } else { "multiedit" };
+    let done = tokio::task::spawn_blocking(move || {
+        catch_panic(what, || {
+            let mut recovered = Vec::new();
+            let result = crate::disk::plan::apply(&plan, preview, &mut recovered);
+            (result, recovered)
+        })
+    })
+    .await;
+    match done {
+        Ok(Ok((result, recovered))) => {
+            for r in &recovered {
+                eprintln!("multiedit mcp: {} before applying this one", r.describe());
+            }
+            match result {
+                Ok((outcome, diff)) => render::disk(&outcome, diff.as_deref(), reason, &recovered),
+                Err(refusal) => render::refusal(&refusal, None),
+            }
+        }
+        Ok(Err(bug)) => internal(bug),
+        Err(e) => internal(format!("multiedit hit an internal error in {what} ({e}); please report it.")),
+    }
+}
+
+fn internal(message: String) -> CallToolResult {
+    eprintln!("multiedit mcp: {message}");
+    render::internal(message)
+}

@@ -1,0 +1,78 @@
+//! `multiedit mcp` driven by a real MCP client: the official Python SDK (`mcp` on PyPI) runs
+//! `tests/mcp/client.py` against the built binary over stdio. `.ci/run` installs the SDK into
+//! `~/.cache/multiedit/mcp-venv` (or set MULTIEDIT_MCP_PYTHON to a Python that has it). Without it the
+//! client test is skipped with a message, except under CI=true, where it must run.
+//!
+//! Also: the plan schema is written once (`server/schema/plan.schema.json`); the VS Code extension's
+//! two copies must equal it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn the_extension_uses_the_canonical_plan_schema() {
+    let canonical = json(&root().join("server/schema/plan.schema.json"));
+    assert_eq!(
+        serde_json::from_str::<Value>(multiedit::mcp::schema::PLAN_SCHEMA).unwrap(),
+        canonical,
+        "the binary's schema is the file"
+    );
+    let fix = "copy server/schema/plan.schema.json over it (the schema is written once)";
+    assert_eq!(
+        json(&root().join("extension-vscode/schemas/multiedit-plan.schema.json")),
+        canonical,
+        "extension-vscode/schemas/multiedit-plan.schema.json differs from server/schema/plan.schema.json: {fix}"
+    );
+    let package = json(&root().join("extension-vscode/package.json"));
+    let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
+    let tool = tools.iter().find(|t| t["name"] == "multiedit").expect("the multiedit language-model tool");
+    assert_eq!(
+        tool["inputSchema"], canonical,
+        "extension-vscode/package.json's multiedit tool inputSchema differs from server/schema/plan.schema.json: {fix}"
+    );
+}
+
+fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MULTIEDIT_MCP_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let venv = PathBuf::from(std::env::var_os("HOME")?).join(".cache/multiedit/mcp-venv/bin/python");
+    venv.exists().then_some(venv)
+}
+
+#[test]
+fn a_real_mcp_client_over_stdio() {
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let usable = python().filter(|p| Command::new(p).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success()));
+    let Some(python) = usable else {
+        assert!(!in_ci, "CI=true but the MCP Python SDK is missing: run .ci/run (it creates ~/.cache/multiedit/mcp-venv)");
+        eprintln!(
+            "\n*** SKIPPED the MCP client test: no Python with the `mcp` package. Create it with\n***   \
+             python3 -m venv ~/.cache/multiedit/mcp-venv && ~/.cache/multiedit/mcp-venv/bin/pip install mcp\n"
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(&python)
+        .arg(root().join("tests/mcp/client.py"))
+        .arg(env!("CARGO_BIN_EXE_multiedit"))
+        .arg(root().join("server/schema/plan.schema.json"))
+        .arg(work.path())
+        .output()
+        .expect("run tests/mcp/client.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "tests/mcp/client.py failed:\n{stdout}");
+}

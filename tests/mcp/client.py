@@ -1,0 +1,294 @@
+"""End-to-end tests of `multiedit mcp` driven by the official MCP Python SDK (the `mcp` package) over stdio.
+
+Run by tests/mcp.rs:  python client.py BINARY SCHEMA WORKDIR
+BINARY: the multiedit binary; SCHEMA: server/schema/plan.schema.json; WORKDIR: an empty folder for files.
+Prints one line per case and the start-to-first-answer figures; exits 1 if any case failed.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+from mcp import Client, ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+BINARY, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+SCHEMA = json.load(open(SCHEMA_PATH))
+SERVER = StdioServerParameters(command=BINARY, args=["mcp"])
+
+failures = []
+
+
+def case(name):
+    def wrap(fn):
+        async def run(client):
+            try:
+                await fn(client)
+                print(f"ok    {name}", flush=True)
+            except Exception:
+                failures.append(name)
+                print(f"FAIL  {name}\n{traceback.format_exc()}", flush=True)
+
+        run.__name__ = name
+        return run
+
+    return wrap
+
+
+def write(name, text):
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(text.encode())
+    return path
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def text_of(result):
+    assert len(result.content) == 1, result.content
+    assert result.content[0].type == "text", result.content
+    return result.content[0].text
+
+
+def expect(cond, what, got):
+    if not cond:
+        raise AssertionError(f"{what}; got:\n{got!r}")
+
+
+@case("tools/list: both tools, the canonical schema, annotations")
+async def tools_list(client):
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    expect(sorted(tools) == ["multiedit", "multiedit_preview"], "the two tools", sorted(tools))
+    for t in tools.values():
+        expect(t.input_schema == SCHEMA, f"{t.name}'s inputSchema equals server/schema/plan.schema.json", t.input_schema)
+        expect("absolute" in t.description and "exact" in t.description, f"{t.name}'s description states the rules", t.description)
+    a = tools["multiedit"].annotations
+    expect(a.read_only_hint is False and a.destructive_hint is True, "multiedit: writes, destructive", a)
+    a = tools["multiedit_preview"].annotations
+    expect(a.read_only_hint is True and a.destructive_hint is False, "multiedit_preview: read-only", a)
+
+
+@case("apply on disk: file changed, text says where, structuredContent")
+async def apply_on_disk(client):
+    path = write("apply.txt", "alpha\nbeta\ngamma\n")
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": [
+        {"old_string": "beta", "new_string": "BETA"},
+        {"old_string": "a\n", "new_string": "A\n", "replace_all": True},
+    ]})
+    text = text_of(r)
+    expect(not r.is_error, "not an error", text)
+    expect(read(path) == b"alphA\nBETA\ngammA\n", "the file holds both edits", read(path))
+    expect(text.startswith(f'Applied 2 edits to {path}:\n1. Replaced "beta" with "BETA"\n2. Replaced "a\n" with "A\n"'),
+           "the engine's message first", text)
+    expect("written to disk" in text.lower(), "the text says the plan was written to disk", text)
+    s = r.structured_content
+    expect(s["ok"] is True and s["applied_in"] == "disk" and "editor" not in s, "ok, applied_in disk", s)
+    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False}], "per-file figures", s)
+    expect(s["message"] == text.split("\n\n")[0], "message is the engine's message", s)
+
+
+@case("preview: the diff, nothing written")
+async def preview(client):
+    path = write("preview.txt", "one\ntwo\nthree\n")
+    before = read(path)
+    r = await client.call_tool("multiedit_preview", {"file_path": path, "edits": [{"old_string": "two", "new_string": "2"}]})
+    text = text_of(r)
+    expect(not r.is_error, "not an error", text)
+    expect(read(path) == before, "the file is unchanged", read(path))
+    expect("-two\n+2\n" in text and text.startswith("---"), "a unified diff", text)
+    expect("nothing written" in text, "says nothing was written", text)
+    s = r.structured_content
+    expect(s["ok"] is True and s["preview"] is True and s["checked_in"] == "disk", "preview flags", s)
+    expect(s["diff"] in text and "-two\n+2\n" in s["diff"], "the diff in structuredContent", s)
+    expect(s["files"][0]["replacements"] == 1, "figures", s)
+
+
+@case("refusal: isError, exact text, kind, edit_index, hint; file byte for byte unchanged")
+async def refusal(client):
+    original = "def f():\n\treturn 1\n\ndef g():\n\treturn 2\n"
+    path = write("refuse.py", original)
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": [
+        {"old_string": "return 1", "new_string": "return 10"},
+        {"old_string": "    return 2", "new_string": "    return 20"},
+    ]})
+    text = text_of(r)
+    s = r.structured_content
+    expect(r.is_error is True, "an error result", text)
+    expect(read(path) == original.encode(), "the file is byte for byte unchanged (edit 0 not applied either)", read(path))
+    expect(s["ok"] is False and s["kind"] == "not_found" and s["edit_index"] == 1 and s["file_path"] == path, "kind, edit_index, file", s)
+    expect(s["message"] == "String to replace not found in file.\nString:     return 2", "Claude Code's exact text", s["message"])
+    expect(s["hint"] and "line 5" in s["hint"] and "indentation" in s["hint"], "a hint with the line and the cause", s["hint"])
+    expect(text == s["message"] + "\n" + s["hint"], "text = message + hint", text)
+
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": [{"old_string": "return", "new_string": "yield"}]})
+    s = r.structured_content
+    expect(r.is_error and s["kind"] == "ambiguous" and s["edit_index"] == 0, "ambiguous", s)
+    expect(s["message"].startswith("Found 2 matches of the string to replace, but replace_all is false."), "exact text", s["message"])
+    expect(read(path) == original.encode(), "unchanged", read(path))
+
+
+@case("multi-file plan: all files or none, a file created")
+async def multi_file(client):
+    a = write("multi_a.txt", "x = 1\n")
+    b = write("multi_b.txt", "y = 2\n")
+    c = os.path.join(WORK, "sub", "multi_c.txt")
+    r = await client.call_tool("multiedit", {"files": [
+        {"file_path": a, "edits": [{"old_string": "x = 1", "new_string": "x = 10"}]},
+        {"file_path": b, "edits": [{"old_string": "y = 2", "new_string": "y = 20"}]},
+        {"file_path": c, "edits": [{"old_string": "", "new_string": "z = 3\n"}]},
+    ]})
+    text = text_of(r)
+    expect(not r.is_error, "applied", text)
+    expect((read(a), read(b), read(c)) == (b"x = 10\n", b"y = 20\n", b"z = 3\n"), "all three files", (read(a), read(b), read(c)))
+    files = r.structured_content["files"]
+    expect([f["file_path"] for f in files] == [a, b, c] and files[2]["created"] is True, "three files, the last created", files)
+
+    r = await client.call_tool("multiedit", {"files": [
+        {"file_path": a, "edits": [{"old_string": "x = 10", "new_string": "x = 100"}]},
+        {"file_path": b, "edits": [{"old_string": "y = 3", "new_string": "y = 30"}]},
+    ]})
+    s = r.structured_content
+    expect(r.is_error and s["kind"] == "not_found" and s["file_path"] == b, "refused in the second file", s)
+    expect((read(a), read(b)) == (b"x = 10\n", b"y = 20\n"), "neither file changed", (read(a), read(b)))
+
+
+@case("invalid arguments: an error result that names what to fix")
+async def invalid_arguments(client):
+    path = write("invalid.txt", "keep\n")
+    bad = [
+        ({"file_path": path, "edits": [{"old_string": "keep"}]}, "new_string"),
+        ({"file_path": "relative/invalid.txt", "edits": [{"old_string": "a", "new_string": "b"}]}, "absolute"),
+        ({"file_path": path, "edits": '[{"old_string": "keep", "new_string": "k"}]'}, "edits"),
+        ({"file_path": path, "edits": []}, "edit"),
+        ({"file_path": path, "edits": [{"old_string": "keep", "new_string": "k"}], "mode": "sometimes"}, "mode"),
+        ({}, "file_path"),
+    ]
+    for args, names in bad:
+        r = await client.call_tool("multiedit", args)
+        text = text_of(r)
+        s = r.structured_content
+        expect(r.is_error and s["kind"] == "invalid_plan", f"invalid_plan for {args}", (r.is_error, s))
+        expect(names in text, f"the text names `{names}`", text)
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": '[{"old_string": "keep", "new_string": "k"}]'})
+    hint = r.structured_content["hint"]
+    expect(hint and "send the array itself" in hint and hint in text_of(r), "a hint for edits sent as a JSON string", r)
+    r = await client.call_tool("multiedit_preview", None)
+    expect(r.is_error and r.structured_content["kind"] == "invalid_plan", "no arguments at all", r)
+    expect(read(path) == b"keep\n", "unchanged", read(path))
+
+
+@case("unknown tool: a JSON-RPC error")
+async def unknown_tool(client):
+    try:
+        r = await client.call_tool("multiedit_nope", {"file_path": "/x", "edits": []})
+    except MCPError as e:
+        expect(e.code == -32602, "invalid params (-32602), as the SDK answers", (e.code, e.message))
+        return
+    raise AssertionError(f"expected a JSON-RPC error, got a result: {r}")
+
+
+CASES = [tools_list, apply_on_disk, preview, refusal, multi_file, invalid_arguments, unknown_tool]
+
+
+async def timed_first_answer(connect):
+    """Seconds from spawning the server to the first tool answer (a preview of a one-edit plan)."""
+    path = write("first.txt", "a\n")
+    t0 = time.perf_counter()
+    async with connect() as call:
+        r = await call("multiedit_preview", {"file_path": path, "edits": [{"old_string": "a", "new_string": "b"}]})
+        elapsed = time.perf_counter() - t0
+    assert not r.is_error, r
+    return elapsed
+
+
+def modern():
+    """The SDK's default client: probes `server/discover` (2026-07-28), falls back to `initialize`."""
+    class Ctx:
+        async def __aenter__(self):
+            self.client = Client(SERVER)
+            await self.client.__aenter__()
+            return self.client.call_tool
+
+        async def __aexit__(self, *exc):
+            await self.client.__aexit__(*exc)
+
+    return Ctx()
+
+
+def legacy():
+    """The `initialize` handshake, as most clients of 2025 speak it."""
+    class Ctx:
+        async def __aenter__(self):
+            self.stdio = stdio_client(SERVER)
+            read, write_ = await self.stdio.__aenter__()
+            self.session = ClientSession(read, write_)
+            await self.session.__aenter__()
+            result = await self.session.initialize()
+            info = result.server_info
+            assert info.name == "multiedit" and info.version, info
+            return self.session.call_tool
+
+        async def __aexit__(self, *exc):
+            await self.session.__aexit__(*exc)
+            await self.stdio.__aexit__(*exc)
+
+    return Ctx()
+
+
+def stdout_is_protocol_only():
+    """Raw pipes: every line the server writes on stdout is a JSON-RPC message, also around a refusal and
+    a bad request; stderr may say anything."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "multiedit", "arguments": {"file_path": "/nonexistent/x", "edits": [{"old_string": "a", "new_string": "b"}]}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
+    ]
+    payload = "".join(json.dumps(l) + "\n" for l in lines) + "this is not json\n"
+    p = subprocess.run([BINARY, "mcp"], input=payload.encode(), capture_output=True, timeout=30)
+    out = p.stdout.decode().splitlines()
+    ids = []
+    for line in out:
+        msg = json.loads(line)
+        assert msg.get("jsonrpc") == "2.0", line
+        ids.append(msg.get("id"))
+    assert 1 in ids and 2 in ids and 3 in ids, out
+    print("ok    stdout carries only JSON-RPC messages", flush=True)
+
+
+async def main():
+    first = {}
+    for name, connect in (("legacy initialize", legacy), ("server/discover probe", modern)):
+        first[name] = [await timed_first_answer(connect) for _ in range(5)]
+    async with Client(SERVER) as client:
+        print(f"connected: protocol {client.protocol_version}, server {client.server_info.name} {client.server_info.version}", flush=True)
+        for run in CASES:
+            await run(client)
+    async with legacy() as call:
+        r = await call("multiedit_preview", {"file_path": write("legacy.txt", "a\n"), "edits": [{"old_string": "a", "new_string": "b"}]})
+        expect(not r.is_error and "+b" in text_of(r), "the legacy handshake serves tools too", r)
+        print("ok    legacy initialize handshake", flush=True)
+    try:
+        stdout_is_protocol_only()
+    except Exception:
+        failures.append("stdout")
+        print(f"FAIL  stdout carries only JSON-RPC messages\n{traceback.format_exc()}", flush=True)
+    for name, times in first.items():
+        ms = sorted(t * 1000 for t in times)
+        print(f"start to first tool answer ({name}), 5 runs: median {ms[2]:.1f} ms, min {ms[0]:.1f} ms, max {ms[-1]:.1f} ms")
+    if failures:
+        print(f"{len(failures)} case(s) failed: {', '.join(failures)}")
+        sys.exit(1)
+    print("all MCP cases passed")
+
+
+asyncio.run(main())
