@@ -1,0 +1,31 @@
+"""One tool call to `multiedit mcp` through the official MCP Python SDK, as an assistant outside the
+editor makes it. Used by the editor tests (Neovim, real VS Code) to reach an open editor the way an
+agent does.
+
+  python call.py BINARY TOOL PLAN_JSON
+
+Prints one JSON object: {"is_error", "text", "structured"}. The server inherits this process's
+environment (XDG_RUNTIME_DIR included), so it finds the editors a test started.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+async def main():
+    binary, tool, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ))
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool(tool, plan)
+    text = "".join(c.text for c in r.content if c.type == "text")
+    print(json.dumps({"is_error": bool(r.is_error), "text": text, "structured": r.structured_content}))
+
+
+asyncio.run(main())
