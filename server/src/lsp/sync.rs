@@ -81,12 +81,19 @@ where
             if !self.initialized {
                 return Box::pin(std::future::ready(Ok(None)));
             }
+            self.session.bridge.touch();
             let applied = super::catch_panic(method, || notifications::handle(&self.session, method, req.params()));
             if let Err(warning) = applied.and_then(|r| r) {
                 let client = self.client.clone();
                 tokio::spawn(async move { super::log(&client, MessageType::WARNING, warning).await });
             }
             // Handled: the framework's default handlers would only log that they are not implemented.
+            return Box::pin(std::future::ready(Ok(None)));
+        } else if method == notifications::DID_SAVE {
+            // Saves only tell which editor the user works in (the bridge's last-active time).
+            if self.initialized {
+                self.session.bridge.touch();
+            }
             return Box::pin(std::future::ready(Ok(None)));
         }
         Box::pin(self.inner.call(req))
