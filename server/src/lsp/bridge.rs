@@ -2,9 +2,10 @@
 //! the editor hand over plans, and the registry entry that lets them find it.
 //!
 //! A plan arriving on the socket is run by `commands::run`, the very function behind the editor's
-//! `multiedit.apply` and `multiedit.preview`: validated against the open buffers as the notifications
-//! received so far left them (like a command arriving now, see `sync.rs`), confined to the workspace,
-//! and sent to the editor as one versioned WorkspaceEdit. Only the caller differs.
+//! `multiedit.apply` and `multiedit.preview`, once every message the editor had sent when the plan
+//! arrived has been taken in (`sync::Arrivals`: like a command arriving now): validated against the
+//! open buffers, confined to the workspace, and sent to the editor as one versioned WorkspaceEdit.
+//! Only the caller differs.
 
 use std::sync::Arc;
 #[cfg(unix)]
@@ -242,6 +243,8 @@ mod unix {
         let Some(session) = session.upgrade() else {
             return Answer::Error("the editor's server is shutting down".into());
         };
+        // In line behind what the editor had sent when the plan arrived, like a command arriving now.
+        session.arrivals.wait_turn().await;
         let outcome = commands::run(&session, client, request.preview, std::slice::from_ref(&request.plan)).await;
         let command = if request.preview { commands::PREVIEW } else { commands::APPLY };
         let (said, reply) = match outcome {

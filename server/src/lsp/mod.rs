@@ -102,7 +102,8 @@ where
     let backend_session = session.clone();
     let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session));
     let client = service.inner().client();
-    let input = transport::checked_input(input, client.clone());
+    let (input, feed) = transport::checked_input(input, client.clone());
+    session.arrivals.set_feed(feed);
     let service = DocSync::new(service, session.clone(), client);
     Server::new(input, output, socket).serve(service).await;
     // After exit or the end of input (a shutdown already did it): no plan may arrive any more.

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::bridge::Host;
 use super::convert::Encoding;
 use super::documents::Documents;
+use super::sync::Arrivals;
 use super::workspace::Workspace;
 
 pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -124,6 +125,8 @@ pub struct Session {
     shutdown: AtomicBool,
     /// The socket through which programs outside the editor hand over plans.
     pub bridge: Host,
+    /// Puts plans from the bridge in line with the editor's messages.
+    pub arrivals: Arrivals,
 }
 
 impl Session {
