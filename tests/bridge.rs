@@ -4,6 +4,9 @@
 //!
 //! `route` reads `XDG_RUNTIME_DIR`, and the servers inherit it: each test takes the lock, points it
 //! at a fresh folder, and only then starts servers, so tests never see each other's registry.
+//!
+//! Unix only, like the bridge (elsewhere `route` answers NoEditor and servers do not listen).
+#![cfg(unix)]
 
 #[path = "lsp_support/mod.rs"]
 mod lsp_support;

@@ -170,6 +170,7 @@ fn apply_round_trip(bencher: divan::Bencher) {
 
 /// The same plan handed over by `multiedit::bridge::route`, as `multiedit mcp` does: registry read,
 /// socket, request and answer lines, then the same command and applyEdit as `apply_round_trip`.
+#[cfg(unix)]
 #[divan::bench]
 fn bridge_round_trip(bencher: divan::Bencher) {
     let text = source(1 << 20);
