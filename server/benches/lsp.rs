@@ -7,6 +7,9 @@
 //!   framework's scheduling, DocSync) over an in-process pipe, with a scripted client answering
 //!   `workspace/applyEdit` at once. It answers without sending the didChange an editor would, so the
 //!   document, and the plan, stay valid from one iteration to the next.
+//! - `bridge_round_trip`: the same plan handed over through the bridge (`multiedit::bridge::route`:
+//!   registry, Unix socket, one request line and one answer line) to such a server; the difference
+//!   from `apply_round_trip` is the bridge's overhead.
 //! - `keystroke`: one didChange inserting one character in the middle of a 10 KB and a 10 MB open
 //!   document, from the notification's JSON to the updated rope (what `DocSync` runs per keystroke);
 //!   `keystroke_rope_only` the rope part alone.
@@ -20,6 +23,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 fn main() {
+    // The bridge's registry, private to this run (set before any thread starts).
+    let runtime_dir = tempfile::tempdir().unwrap();
+    std::env::set_var("XDG_RUNTIME_DIR", runtime_dir.path());
     divan::main();
 }
 
@@ -105,39 +111,89 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(r: &mut R) -> Value {
     serde_json::from_slice(&body).unwrap()
 }
 
-#[divan::bench]
-fn apply_round_trip(bencher: divan::Bencher) {
-    let text = source(1 << 20);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+type ClientRead = BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>;
+type ClientWrite = tokio::io::WriteHalf<tokio::io::DuplexStream>;
+
+/// A whole server on an in-process pipe, initialized (with the bridge on or off), with `text` open at
+/// `URI`: the client's ends.
+fn started_server(runtime: &tokio::runtime::Runtime, text: &str, bridge: bool) -> (ClientRead, ClientWrite) {
+    let mut params = initialize_params();
+    params["initializationOptions"] = json!({"bridge": bridge});
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     runtime.spawn(multiedit::lsp::serve(server_read, server_write));
     let (client_read, mut client_write) = tokio::io::split(client_end);
     let mut client_read = BufReader::new(client_read);
-    let command = Arc::new(json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",
-        "params": {"command": APPLY, "arguments": [plan(&text, 10)]}}));
-
     runtime.block_on(async {
-        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": initialize_params()})).await;
+        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params})).await;
         while read_frame(&mut client_read).await.get("id") != Some(&json!("init")) {}
         write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
         write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "method": DID_OPEN,
             "params": {"textDocument": {"uri": URI, "languageId": "rust", "version": 1, "text": text}}})).await;
+        // Answered only after the didOpen before it was applied: a plan from the bridge, which comes
+        // another way, then finds the document open.
+        let plan = json!({"file_path": PATH, "edits": [{"old_string": "x", "new_string": "x"}]});
+        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "id": "sync", "method": "workspace/executeCommand",
+            "params": {"command": "multiedit.preview", "arguments": [plan]}})).await;
+        while read_frame(&mut client_read).await.get("id") != Some(&json!("sync")) {}
     });
+    (client_read, client_write)
+}
+
+async fn answer_apply_edit(msg: &Value, client_write: &mut ClientWrite) {
+    let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": true}});
+    write_frame(client_write, &answer).await;
+}
+
+#[divan::bench]
+fn apply_round_trip(bencher: divan::Bencher) {
+    let text = source(1 << 20);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (mut client_read, mut client_write) = started_server(&runtime, &text, false);
+    let command = Arc::new(json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",
+        "params": {"command": APPLY, "arguments": [plan(&text, 10)]}}));
     bencher.bench_local(|| {
         runtime.block_on(async {
             write_frame(&mut client_write, &command).await;
             loop {
                 let msg = read_frame(&mut client_read).await;
                 if msg["method"] == "workspace/applyEdit" {
-                    let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": true}});
-                    write_frame(&mut client_write, &answer).await;
+                    answer_apply_edit(&msg, &mut client_write).await;
                 } else if msg["id"] == 0 {
                     assert!(msg.get("result").is_some(), "{msg}");
                     break;
                 }
             }
         })
+    });
+}
+
+/// The same plan handed over by `multiedit::bridge::route`, as `multiedit mcp` does: registry read,
+/// socket, request and answer lines, then the same command and applyEdit as `apply_round_trip`.
+#[cfg(unix)]
+#[divan::bench]
+fn bridge_round_trip(bencher: divan::Bencher) {
+    let text = source(1 << 20);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (mut client_read, mut client_write) = started_server(&runtime, &text, true);
+    // The editor, answering every applyEdit at once.
+    runtime.spawn(async move {
+        loop {
+            let msg = read_frame(&mut client_read).await;
+            if msg["method"] == "workspace/applyEdit" {
+                answer_apply_edit(&msg, &mut client_write).await;
+            }
+        }
+    });
+    let plan = plan(&text, 10);
+    let files = [std::path::PathBuf::from(PATH)];
+    let entry = multiedit::bridge::registry::entry_path(&multiedit::bridge::registry::folder(), std::process::id());
+    while !entry.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    bencher.bench_local(|| {
+        let routed = runtime.block_on(multiedit::bridge::route(&plan, &files, false));
+        assert!(matches!(routed, multiedit::bridge::Routed::Editor { .. }), "{routed:?}");
     });
 }
 

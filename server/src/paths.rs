@@ -1,6 +1,6 @@
 //! From a plan's `file_path` (an absolute path or a `file://` URI) to a path on disk.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use crate::engine::Refusal;
 
@@ -21,6 +21,34 @@ pub fn to_path(file_path: &str) -> Result<PathBuf, Refusal> {
         return Err(Refusal::invalid(format!("`file_path` {file_path} contains a NUL character")).in_file(file_path));
     }
     Ok(PathBuf::from(decoded.into_owned()))
+}
+
+/// The path with every symbolic link resolved. For a file that does not exist yet, its nearest
+/// existing ancestor is resolved and the rest appended (none of it exists, so none of it is a link).
+pub fn real_path(path: &Path) -> Result<PathBuf, String> {
+    for ancestor in path.ancestors() {
+        match std::fs::canonicalize(ancestor) {
+            Ok(mut real) => {
+                let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+                for c in rest.components() {
+                    match c {
+                        Component::Normal(name) => real.push(name),
+                        Component::ParentDir => {
+                            real.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                return Ok(real);
+            }
+            // A link whose target is missing: writing through it would land wherever it points.
+            Err(_) if std::fs::symlink_metadata(ancestor).is_ok() => {
+                return Err(format!("{} is a symbolic link that cannot be resolved", ancestor.display()));
+            }
+            Err(_) => {}
+        }
+    }
+    Err("no part of its path exists".into())
 }
 
 #[cfg(test)]

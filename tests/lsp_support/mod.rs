@@ -248,6 +248,7 @@ impl Editor {
         let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
         let params = json!({
             "processId": std::process::id(),
+            "clientInfo": {"name": "multiedit test editor", "version": "1"},
             "rootUri": opts.folders.first().map(|f| uri(f)),
             "workspaceFolders": if folders.is_empty() { Value::Null } else { json!(folders) },
             "initializationOptions": opts.init_options,
@@ -569,6 +570,46 @@ impl Editor {
 
     pub fn stderr_text(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the server (SIGKILL: it cleans nothing up) and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Acts as the editor (answering `workspace/applyEdit` with `answer`, keeping notifications in
+    /// `received`) until `done` gives a value, for work that reaches the server by another way than
+    /// this editor's requests (the bridge).
+    pub fn serve_until<T>(&mut self, answer: Answer, mut done: impl FnMut(&Editor) -> Option<T>) -> T {
+        let deadline = std::time::Instant::now() + 3 * TIMEOUT;
+        loop {
+            if let Some(t) = done(self) {
+                return t;
+            }
+            assert!(std::time::Instant::now() < deadline, "nothing came within {:?}", 3 * TIMEOUT);
+            if let Some(msg) = self.recv(Duration::from_millis(5)) {
+                if msg.get("method").is_some() && msg.get("id").is_some() {
+                    self.answer_server_request(&msg, answer);
+                } else {
+                    self.received.push(msg);
+                }
+            }
+        }
+    }
+
+    /// The messages the server logged (window/logMessage) so far.
+    pub fn logged(&self) -> Vec<String> {
+        self.received
+            .iter()
+            .filter(|m| m["method"] == "window/logMessage")
+            .filter_map(|m| m["params"]["message"].as_str().map(String::from))
+            .collect()
     }
 }
 

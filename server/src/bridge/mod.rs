@@ -11,6 +11,17 @@
 //! write to disk) only when no plan was sent to any editor. Once a plan has been sent, whatever
 //! happens (the editor refuses, the connection drops, the wait times out) is that editor's answer, and
 //! the caller must not fall back to disk.
+//!
+//! `registry.rs`: the private folder, its entries and the checks on them; `wire.rs`: the line protocol
+//! on the socket; `client.rs`: `route`. The server's side is `lsp/bridge.rs`. Unix only: elsewhere
+//! `route` answers `NoEditor` and servers do not listen (named pipes are planned for Windows).
+
+#[cfg(unix)]
+mod client;
+#[cfg(unix)]
+pub mod registry;
+#[cfg(unix)]
+pub mod wire;
 
 use std::path::PathBuf;
 
@@ -31,9 +42,23 @@ pub enum Routed {
     NoEditor { reason: String },
 }
 
+/// Why there is no bridge on this platform.
+pub const UNSUPPORTED: &str =
+    "the bridge to editors is not available on this platform yet (it uses Unix domain sockets; named pipes are planned)";
+
 /// Offers `plan` (the plan JSON as the caller received it, `files` its absolute file paths) to the
 /// editor that has them all open in a workspace folder.
+///
+/// Editors are tried from the most recently active; one whose socket is dead (before anything was
+/// sent) has its entry removed and the next is tried. `editor` in the answer is the editor's name and
+/// its server's pid. After the plan was sent, a lost connection or a timeout is `Refused` with kind
+/// `not_applied` saying that the outcome is unknown.
 pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
-    let _ = (plan, files, preview);
-    Routed::NoEditor { reason: "no editor is running multiedit lsp with the bridge on".into() }
+    #[cfg(unix)]
+    return client::route(plan, files, preview).await;
+    #[cfg(not(unix))]
+    {
+        let _ = (plan, files, preview);
+        Routed::NoEditor { reason: UNSUPPORTED.into() }
+    }
 }

@@ -1,8 +1,8 @@
 //! Why a plan or an edit was refused: a stable `kind` for programs, the exact text for people.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// The plan itself is malformed (wrong types, unknown fields, empty edits, relative path...).
@@ -51,15 +51,16 @@ impl Kind {
 
 /// A refusal. `message` is the exact, stable text (the seed texts where they define one);
 /// `hint` carries the extra help (closest region, line numbers) kept apart so the message stays exact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Read back (Deserialize) by the bridge, which carries refusals between processes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
     pub kind: Kind,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit_index: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_path: Option<String>,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
 

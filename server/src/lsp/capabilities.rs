@@ -2,7 +2,7 @@
 
 use tower_lsp_server::ls_types::{
     ExecuteCommandOptions, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, WorkspaceFoldersServerCapabilities,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities,
     WorkspaceServerCapabilities,
 };
 
@@ -22,6 +22,8 @@ pub fn initialize_result(config: &Config) -> InitializeResult {
             text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
                 open_close: Some(true),
                 change: Some(TextDocumentSyncKind::INCREMENTAL),
+                // Saves tell the bridge which editor the user works in; their text is not needed.
+                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                 ..TextDocumentSyncOptions::default()
             })),
             execute_command_provider: Some(ExecuteCommandOptions {

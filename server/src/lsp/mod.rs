@@ -5,9 +5,11 @@
 //! `server.rs` holds the `LanguageServer` implementation and `capabilities.rs` its answer to
 //! `initialize`; `sync.rs` the wrapper that applies document notifications in wire order,
 //! `documents.rs` the store; `commands/` and `notifications/` one file per command or notification;
-//! `workspace.rs` which files may be edited, `transport.rs` the check on incoming frames, and
-//! `convert.rs` every conversion to and from LSP types.
+//! `workspace.rs` which files may be edited, `transport.rs` the check on incoming frames,
+//! `convert.rs` every conversion to and from LSP types, and `bridge.rs` the socket on which programs
+//! outside the editor hand over plans.
 
+pub mod bridge;
 pub mod capabilities;
 pub mod commands;
 pub mod convert;
@@ -36,7 +38,7 @@ Usage: multiedit lsp [--stdio]
 
 Runs the language server on standard input/output (--stdio is accepted and implied).
 Commands: multiedit.apply and multiedit.preview, each taking one plan. See docs/protocol.md.
-Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000}";
+Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true}";
 
 /// Logs to the editor (window/logMessage) and to stderr; stdout carries nothing but the protocol.
 pub async fn log(client: &Client, typ: MessageType, message: impl Display) {
@@ -100,9 +102,12 @@ where
     let backend_session = session.clone();
     let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session));
     let client = service.inner().client();
-    let input = transport::checked_input(input, client.clone());
+    let (input, feed) = transport::checked_input(input, client.clone());
+    session.arrivals.set_feed(feed);
     let service = DocSync::new(service, session.clone(), client);
     Server::new(input, output, socket).serve(service).await;
+    // After exit or the end of input (a shutdown already did it): no plan may arrive any more.
+    session.bridge.stop();
     session.was_shut_down()
 }
 

@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, LanguageServer};
 
-use super::commands::{self, APPLY, PREVIEW};
+use super::commands::{self, Failure, APPLY, PREVIEW};
 use super::{capabilities, log, notifications};
 use super::session::Session;
 
@@ -55,26 +55,38 @@ impl LanguageServer for Backend {
             ),
         )
         .await;
+        match self.session.bridge.start(&self.session, &self.client) {
+            Ok(said) => log(&self.client, MessageType::INFO, said).await,
+            Err(said) if !config.bridge => log(&self.client, MessageType::INFO, said).await,
+            Err(said) => log(&self.client, MessageType::WARNING, said).await,
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
         self.session.mark_shutdown();
+        self.session.bridge.stop();
         Ok(())
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
-        match params.command.as_str() {
-            APPLY => commands::apply::run(&self.session, &self.client, &params.arguments).await,
-            PREVIEW => commands::preview::run(&self.session, &self.client, &params.arguments).await,
-            other => Err(Error::invalid_params(format!(
-                "Unknown command {other:?}: this server provides {}",
-                commands::ALL.join(" and ")
-            ))),
-        }
+        let preview = match params.command.as_str() {
+            APPLY => false,
+            PREVIEW => true,
+            other => {
+                return Err(Error::invalid_params(format!(
+                    "Unknown command {other:?}: this server provides {}",
+                    commands::ALL.join(" and ")
+                )))
+            }
+        };
+        self.session.bridge.touch();
+        commands::run(&self.session, &self.client, preview, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        for w in notifications::did_change_workspace_folders::run(&self.session, &params) {
+        let warnings = notifications::did_change_workspace_folders::run(&self.session, &params);
+        self.session.bridge.refresh(&self.session.config());
+        for w in warnings {
             log(&self.client, MessageType::WARNING, w).await;
         }
     }

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::bridge::Host;
 use super::convert::Encoding;
 use super::documents::Documents;
+use super::sync::Arrivals;
 use super::workspace::Workspace;
 
 pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -25,6 +27,10 @@ pub struct Config {
     pub create_files: bool,
     pub apply_edit_timeout: Duration,
     pub workspace: Workspace,
+    /// Plans may come through the bridge (initialization option `bridge`, default true).
+    pub bridge: bool,
+    /// The editor's name, from `clientInfo`.
+    pub client_name: Option<String>,
 }
 
 impl Default for Config {
@@ -36,6 +42,8 @@ impl Default for Config {
             create_files: false,
             apply_edit_timeout: DEFAULT_APPLY_EDIT_TIMEOUT,
             workspace: Workspace::default(),
+            bridge: true,
+            client_name: None,
         }
     }
 }
@@ -62,6 +70,7 @@ impl Config {
             apply_edit: flag(&["workspace", "applyEdit"]),
             document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
             create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
+            client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
             ..Config::default()
         };
 
@@ -72,12 +81,14 @@ impl Config {
                 for (key, value) in opts {
                     match (key.as_str(), value) {
                         ("allowOutsideWorkspace", Value::Bool(b)) => allow_outside = *b,
+                        ("bridge", Value::Bool(b)) => config.bridge = *b,
                         ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
                             config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
                         }
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
-                             (true or false) and applyEditTimeoutMs (a positive number of milliseconds)."
+                             (true or false), applyEditTimeoutMs (a positive number of milliseconds) and bridge \
+                             (true or false)."
                         )),
                     }
                 }
@@ -112,6 +123,10 @@ pub struct Session {
     /// What `initialize` could not use, reported once the client can receive log messages.
     warnings: Mutex<Vec<String>>,
     shutdown: AtomicBool,
+    /// The socket through which programs outside the editor hand over plans.
+    pub bridge: Host,
+    /// Puts plans from the bridge in line with the editor's messages.
+    pub arrivals: Arrivals,
 }
 
 impl Session {
@@ -161,8 +176,11 @@ mod tests {
                 "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}},
             },
             "rootUri": "file:///tmp",
-            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes"},
+            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes", "bridge": false},
+            "clientInfo": {"name": "Neovim", "version": "0.7.2"},
         }));
+        assert!(!c.bridge);
+        assert_eq!(c.client_name.as_deref(), Some("Neovim"));
         assert_eq!(c.encoding, Encoding::Utf8);
         assert!(c.apply_edit && c.document_changes && c.create_files);
         assert_eq!(c.apply_edit_timeout, Duration::from_millis(250));
@@ -174,6 +192,7 @@ mod tests {
         assert_eq!(c.encoding, Encoding::Utf16);
         assert!(!c.apply_edit && !c.document_changes && !c.create_files);
         assert_eq!(c.apply_edit_timeout, DEFAULT_APPLY_EDIT_TIMEOUT);
+        assert!(c.bridge, "on unless the editor turns it off");
         assert_eq!(warnings.len(), 1);
     }
 }

@@ -9,12 +9,20 @@
 //! before the first didOpen whatever the scheduling; and a command whose `arguments` is not even an
 //! array is answered here, with a message that says so, since the framework would refuse it in serde's
 //! words.
+//!
+//! `Arrivals` puts a plan from the bridge in the same line: the plan waits for a marker written
+//! behind the frames read so far, so it is checked against the documents exactly as a command
+//! arriving at that moment would be.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
+use tokio::sync::oneshot;
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::MessageType;
@@ -24,6 +32,7 @@ use super::commands;
 use super::convert::refusal_error;
 use super::notifications;
 use super::session::{Config, Session};
+use super::transport::{self, Feed};
 
 pub struct DocSync<S> {
     inner: S,
@@ -41,6 +50,55 @@ impl<S> DocSync<S> {
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
+/// The marker `Arrivals` puts in the input, never passed on to the framework. (An editor sending one
+/// could at most let a waiting plan be checked a little early, against documents the editor itself
+/// described.)
+const ARRIVED: &str = "multiedit/bridgeArrived";
+
+/// Plans from the bridge arrive beside the editor's messages, not among them. `wait_turn` puts a
+/// marker behind every frame the server has read so far and returns when `DocSync` reaches it: every
+/// notification the server had received when the plan arrived is then applied, as it would be for a
+/// command arriving at that moment.
+#[derive(Default)]
+pub struct Arrivals {
+    feed: OnceLock<Feed>,
+    next: AtomicU64,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<()>>>,
+}
+
+/// How long a plan waits for its turn; only a server that stopped reading its input (after `exit`)
+/// takes that long, and the plan then goes on with the documents as they are.
+const TURN_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Arrivals {
+    pub fn set_feed(&self, feed: Feed) {
+        let _ = self.feed.set(feed);
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<()>>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub async fn wait_turn(&self) {
+        let Some(feed) = self.feed.get() else { return };
+        let id = self.next.fetch_add(1, AtomicOrdering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.waiting().insert(id, tx);
+        let marker = serde_json::json!({"jsonrpc": "2.0", "method": ARRIVED, "params": {"id": id}});
+        if transport::write_frame(feed, marker.to_string().as_bytes()).await.is_ok() {
+            let _ = tokio::time::timeout(TURN_TIMEOUT, rx).await;
+        }
+        self.waiting().remove(&id);
+    }
+
+    fn arrived(&self, params: Option<&serde_json::Value>) {
+        let id = params.and_then(|p| p.get("id")).and_then(serde_json::Value::as_u64);
+        if let Some(tx) = id.and_then(|id| self.waiting().remove(&id)) {
+            let _ = tx.send(());
+        }
+    }
+}
+
 impl<S> Service<Request> for DocSync<S>
 where
     S: Service<Request, Response = Option<Response>>,
@@ -57,6 +115,10 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let method = req.method();
+        if method == ARRIVED {
+            self.session.arrivals.arrived(req.params());
+            return Box::pin(std::future::ready(Ok(None)));
+        }
         // `$/` requests are optional protocol extensions; the specification asks for MethodNotFound,
         // while the framework would leave them unanswered.
         if let (true, Some(id)) = (method.starts_with("$/"), req.id()) {
@@ -81,12 +143,19 @@ where
             if !self.initialized {
                 return Box::pin(std::future::ready(Ok(None)));
             }
+            self.session.bridge.touch();
             let applied = super::catch_panic(method, || notifications::handle(&self.session, method, req.params()));
             if let Err(warning) = applied.and_then(|r| r) {
                 let client = self.client.clone();
                 tokio::spawn(async move { super::log(&client, MessageType::WARNING, warning).await });
             }
             // Handled: the framework's default handlers would only log that they are not implemented.
+            return Box::pin(std::future::ready(Ok(None)));
+        } else if method == notifications::DID_SAVE {
+            // Saves only tell which editor the user works in (the bridge's last-active time).
+            if self.initialized {
+                self.session.bridge.touch();
+            }
             return Box::pin(std::future::ready(Ok(None)));
         }
         Box::pin(self.inner.call(req))

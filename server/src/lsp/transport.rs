@@ -4,6 +4,8 @@
 //! byte for byte. A wrong Content-Length costs the frames it overlaps, not the session: the reader
 //! finds the next header wherever it lies.
 
+use std::sync::Arc;
+
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -115,46 +117,66 @@ async fn read_header<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<O
     Ok(Some((length, junk)))
 }
 
-pub fn checked_input<R>(input: R, client: Client) -> DuplexStream
+/// Where checked frames go on to the framework. Shared, so that `sync::Arrivals` can put a marker in
+/// line behind the frames already read; each writer writes whole frames under the lock.
+pub type Feed = Arc<tokio::sync::Mutex<DuplexStream>>;
+
+pub fn checked_input<R>(input: R, client: Client) -> (DuplexStream, Feed)
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let (server_side, mut feed) = tokio::io::duplex(256 * 1024);
+    let (server_side, feed) = tokio::io::duplex(256 * 1024);
+    let feed: Feed = Arc::new(tokio::sync::Mutex::new(feed));
+    let shared = feed.clone();
     tokio::spawn(async move {
-        let mut r = BufReader::new(input);
-        loop {
-            let header = read_header(&mut r).await;
-            if let Ok(Some((_, Some(junk)))) = &header {
-                warn(&client, format!("Skipped input that was not a frame ({junk})"));
-            }
-            let n = match header {
-                Ok(Some((Ok(n), _))) => n,
-                Ok(Some((Err(why), _))) => {
-                    // Nothing is read past the header: the next frame's header will be found in
-                    // whatever follows.
-                    warn(&client, format!("Dropped a frame with {why}"));
-                    continue;
-                }
-                Ok(None) | Err(_) => return,
-            };
-            // Read as the bytes arrive rather than allocated up front.
-            let mut body = Vec::new();
-            match (&mut r).take(n as u64).read_to_end(&mut body).await {
-                Ok(got) if got == n => {}
-                _ => return,
-            }
-            match is_message(&body) {
-                Ok(()) => {
-                    let header = format!("Content-Length: {n}\r\n\r\n");
-                    if feed.write_all(header.as_bytes()).await.is_err() || feed.write_all(&body).await.is_err() {
-                        return;
-                    }
-                }
-                Err(why) => warn(&client, format!("Dropped a message that is {why}")),
-            }
-        }
+        forward(input, &feed, &client).await;
+        // The end of the input must reach the framework (so that the session ends), though the
+        // feed itself lives on in `Arrivals`.
+        let _ = feed.lock().await.shutdown().await;
     });
-    server_side
+    (server_side, shared)
+}
+
+/// Passes the checked frames of `input` on to `feed` until the input ends.
+async fn forward<R: AsyncRead + Unpin>(input: R, feed: &Feed, client: &Client) {
+    let mut r = BufReader::new(input);
+    loop {
+        let header = read_header(&mut r).await;
+        if let Ok(Some((_, Some(junk)))) = &header {
+            warn(client, format!("Skipped input that was not a frame ({junk})"));
+        }
+        let n = match header {
+            Ok(Some((Ok(n), _))) => n,
+            Ok(Some((Err(why), _))) => {
+                // Nothing is read past the header: the next frame's header will be found in
+                // whatever follows.
+                warn(client, format!("Dropped a frame with {why}"));
+                continue;
+            }
+            Ok(None) | Err(_) => return,
+        };
+        // Read as the bytes arrive rather than allocated up front.
+        let mut body = Vec::new();
+        match (&mut r).take(n as u64).read_to_end(&mut body).await {
+            Ok(got) if got == n => {}
+            _ => return,
+        }
+        match is_message(&body) {
+            Ok(()) => {
+                if write_frame(feed, &body).await.is_err() {
+                    return;
+                }
+            }
+            Err(why) => warn(client, format!("Dropped a message that is {why}")),
+        }
+    }
+}
+
+/// Writes one frame whole to the framework's input.
+pub async fn write_frame(feed: &Feed, body: &[u8]) -> std::io::Result<()> {
+    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    frame.extend_from_slice(body);
+    feed.lock().await.write_all(&frame).await
 }
 
 fn warn(client: &Client, message: String) {

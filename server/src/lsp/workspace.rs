@@ -4,8 +4,9 @@
 //! Without any workspace folder (an editor started on a lone file) only the documents open in the
 //! editor may be edited: the user has them in front of them, while a path on disk could be anything.
 
-use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use crate::paths::real_path;
 
 use crate::engine::{Kind, Refusal};
 
@@ -92,37 +93,10 @@ impl Workspace {
     }
 }
 
-/// The path with every symbolic link resolved. For a file that does not exist yet, its nearest
-/// existing ancestor is resolved and the rest appended (none of it exists, so none of it is a link).
-fn real_path(path: &Path) -> Result<PathBuf, String> {
-    for ancestor in path.ancestors() {
-        match fs::canonicalize(ancestor) {
-            Ok(mut real) => {
-                let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
-                for c in rest.components() {
-                    match c {
-                        Component::Normal(name) => real.push(name),
-                        Component::ParentDir => {
-                            real.pop();
-                        }
-                        _ => {}
-                    }
-                }
-                return Ok(real);
-            }
-            // A link whose target is missing: writing through it would land wherever it points.
-            Err(_) if fs::symlink_metadata(ancestor).is_ok() => {
-                return Err(format!("{} is a symbolic link that cannot be resolved", ancestor.display()));
-            }
-            Err(_) => {}
-        }
-    }
-    Err("no part of its path exists".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn inside_outside_and_links() {

@@ -6,40 +6,31 @@
 //! buffer, whatever the editor made of the edit.
 
 use serde_json::Value;
-use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
-use super::{log_recovered, prepare, result_json, APPLY};
+use super::{prepare_logged, result_json, Failure, APPLY};
 use crate::engine::{Kind, Refusal};
-use crate::lsp::catch_panic;
-use crate::lsp::convert::{internal_error, refusal_error};
 use crate::lsp::log;
 use crate::lsp::session::Session;
 
 /// Shown by editors that name the undo step or ask for confirmation.
 const LABEL: &str = "MultiEdit";
 
-fn not_applied(message: String) -> tower_lsp_server::jsonrpc::Error {
-    refusal_error(&Refusal::new(Kind::NotApplied, message))
+fn not_applied(message: String) -> Failure {
+    Failure::Refused(Refusal::new(Kind::NotApplied, message))
 }
 
-pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Option<Value>> {
-    let config = session.config();
-    if !config.apply_edit {
+pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
+    if !session.config().apply_edit {
         return Err(not_applied(format!(
             "The editor does not support workspace/applyEdit (it did not set the client capability \
              workspace.applyEdit), so {APPLY} cannot hand it the change. Nothing was changed. Run \
              multiedit.preview instead: it returns the WorkspaceEdit and a diff without applying anything."
         )));
     }
-    // Everything up to the request is synchronous: the documents are read exactly as the
-    // notifications before this command left them.
-    let mut recovered = Vec::new();
-    let prepared = catch_panic(APPLY, || prepare(session, &config, APPLY, arguments, &mut recovered));
-    log_recovered(client, APPLY, &recovered).await;
-    let prepared = prepared.map_err(internal_error)?.map_err(|r| refusal_error(&r))?;
+    let (config, prepared) = prepare_logged(session, client, APPLY, arguments).await?;
     if prepared.creates && !(config.document_changes && config.create_files) {
         let created: Vec<&str> =
             prepared.outcome.files.iter().filter(|f| f.created).map(|f| f.file_path.as_str()).collect();
@@ -66,7 +57,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                 .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
                 .collect();
             log(client, MessageType::LOG, format!("{APPLY}: applied {}", summary.join(", "))).await;
-            Ok(Some(result))
+            Ok(result)
         }
         Ok(Ok(response)) => {
             let reason = response.failure_reason.map(|r| format!(" (the editor said: {r})")).unwrap_or_default();

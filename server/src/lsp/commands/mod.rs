@@ -7,18 +7,49 @@ use std::collections::HashMap;
 
 use ropey::Rope;
 use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
 
-use super::convert::{self, FileEdit};
-use super::log;
+use super::convert::{self, internal_error, refusal_error, FileEdit};
 use super::session::{Config, Session};
+use super::{catch_panic, log};
 use crate::engine::{self, Outcome, Refusal};
 use crate::{disk, paths};
 
 pub const APPLY: &str = "multiedit.apply";
 pub const PREVIEW: &str = "multiedit.preview";
 pub const ALL: &[&str] = &[APPLY, PREVIEW];
+
+/// Why a command gave no result.
+#[derive(Debug)]
+pub enum Failure {
+    /// The plan was refused (or the editor did not apply it): nothing was changed.
+    Refused(Refusal),
+    /// The server itself failed (a bug caught before it could change anything).
+    Internal(String),
+}
+
+impl Failure {
+    /// As the JSON-RPC error `workspace/executeCommand` answers with.
+    pub fn into_rpc(self) -> jsonrpc::Error {
+        match self {
+            Failure::Refused(r) => refusal_error(&r),
+            Failure::Internal(message) => internal_error(message),
+        }
+    }
+}
+
+/// Runs `multiedit.apply` (or, with `preview`, `multiedit.preview`) on `arguments`: the one function
+/// behind both the editor's `workspace/executeCommand` and a plan arriving through the bridge, so the
+/// two are validated, ordered, applied and answered alike.
+pub async fn run(session: &Session, client: &Client, preview: bool, arguments: &[Value]) -> Result<Value, Failure> {
+    if preview {
+        preview::run(session, client, arguments).await
+    } else {
+        apply::run(session, client, arguments).await
+    }
+}
 
 /// Where a file's text came from.
 pub enum Source {
@@ -168,11 +199,25 @@ pub fn prepare(
     Ok(Prepared { outcome, before, versions, edit, creates })
 }
 
-/// Tells the editor's log (and stderr) about each interrupted plan `prepare` completed or rolled back.
-pub async fn log_recovered(client: &Client, command: &str, recovered: &[disk::Recovered]) {
-    for r in recovered {
+/// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
+/// interrupted plan it completed or rolled back told to the editor's log (and stderr). Returns the
+/// config the plan was checked under.
+async fn prepare_logged(
+    session: &Session,
+    client: &Client,
+    command: &str,
+    arguments: &[Value],
+) -> Result<(Config, Prepared), Failure> {
+    let config = session.config();
+    let mut recovered = Vec::new();
+    // Everything up to the first await is synchronous: the documents are read exactly as the
+    // notifications before this command left them.
+    let prepared = catch_panic(command, || prepare(session, &config, command, arguments, &mut recovered));
+    for r in &recovered {
         log(client, MessageType::INFO, format!("{command}: {} before reading this plan's files", r.describe())).await;
     }
+    let prepared = prepared.map_err(Failure::Internal)?.map_err(Failure::Refused)?;
+    Ok((config, prepared))
 }
 
 /// The result both commands return: the engine's result object, each file with the version its edit

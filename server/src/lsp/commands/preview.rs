@@ -2,21 +2,15 @@
 //! result the apply would give, a unified diff and the WorkspaceEdit the apply would send.
 
 use serde_json::{json, Value};
-use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::Client;
 
-use super::{log_recovered, prepare, result_json, PREVIEW};
+use super::{prepare_logged, result_json, Failure, PREVIEW};
 use crate::engine::diff;
-use crate::lsp::catch_panic;
-use crate::lsp::convert::{edit_json, internal_error, refusal_error};
+use crate::lsp::convert::edit_json;
 use crate::lsp::session::Session;
 
-pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Option<Value>> {
-    let config = session.config();
-    let mut recovered = Vec::new();
-    let prepared = catch_panic(PREVIEW, || prepare(session, &config, PREVIEW, arguments, &mut recovered));
-    log_recovered(client, PREVIEW, &recovered).await;
-    let prepared = prepared.map_err(internal_error)?.map_err(|r| refusal_error(&r))?;
+pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
+    let (_, prepared) = prepare_logged(session, client, PREVIEW, arguments).await?;
     let diff: String = prepared
         .outcome
         .files
@@ -27,5 +21,5 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     let mut result = result_json(&prepared);
     result["diff"] = json!(diff);
     result["edit"] = edit_json(&prepared.edit);
-    Ok(Some(result))
+    Ok(result)
 }

@@ -14,6 +14,7 @@ use super::session::Session;
 pub const DID_OPEN: &str = "textDocument/didOpen";
 pub const DID_CHANGE: &str = "textDocument/didChange";
 pub const DID_CLOSE: &str = "textDocument/didClose";
+pub const DID_SAVE: &str = "textDocument/didSave";
 
 pub fn is_document_sync(method: &str) -> bool {
     matches!(method, DID_OPEN | DID_CHANGE | DID_CLOSE)

@@ -1,0 +1,136 @@
+//! `route`, the caller's side: find the editor, hand it the plan, bring its answer back.
+
+use std::cmp::Reverse;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::time::timeout;
+
+use super::registry::{self, Entry};
+use super::wire::{self, Answer, Request};
+use super::Routed;
+use crate::engine::{Kind, Refusal};
+use crate::paths::real_path;
+
+pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
+    let no_editor = |reason: String| Routed::NoEditor { reason };
+    if files.is_empty() {
+        return no_editor("the plan names no file, so no editor can be chosen".into());
+    }
+    let mut real = Vec::with_capacity(files.len());
+    for f in files {
+        if !f.is_absolute() {
+            return no_editor(format!("{} is not an absolute path, so no editor can be chosen", f.display()));
+        }
+        match real_path(f) {
+            Ok(p) => real.push(p),
+            Err(why) => return no_editor(format!("{}: {why}, so no editor can be chosen", f.display())),
+        }
+    }
+    let dir = registry::folder();
+    let scan = match registry::scan(&dir) {
+        Ok(scan) => scan,
+        Err(reason) => return no_editor(reason),
+    };
+    let running = scan.entries.len();
+    let mut notes = scan.notes;
+    let mut candidates: Vec<Entry> = scan.entries.into_iter().filter(|e| holds_all(e, &real)).collect();
+    // The editor the user worked in last is the one they are looking at.
+    candidates.sort_by_key(|e| Reverse(e.last_active_ms));
+    for entry in &candidates {
+        match offer(&dir, entry, plan, preview).await {
+            Ok(routed) => return routed,
+            Err(note) => notes.push(note),
+        }
+    }
+    no_editor(no_editor_reason(files, running, candidates.len(), &notes))
+}
+
+/// Whether every file lies inside one of the editor's workspace folders.
+fn holds_all(entry: &Entry, files: &[PathBuf]) -> bool {
+    let folders: Vec<PathBuf> = entry.folders.iter().map(|d| real_path(d).unwrap_or_else(|_| d.clone())).collect();
+    files.iter().all(|f| folders.iter().any(|d| f.starts_with(d)))
+}
+
+fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[String]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let mut reason = if running == 0 && tried == 0 {
+        "no editor is running multiedit lsp with the bridge on".to_string()
+    } else if tried == 0 {
+        let which = if files.len() == 1 { "it" } else { "them all" };
+        format!(
+            "no editor has {} open: none of the {running} running multiedit lsp has {which} in its workspace folders",
+            names.join(", ")
+        )
+    } else {
+        format!("no editor that has {} open could be reached", names.join(", "))
+    };
+    for note in notes {
+        reason.push_str("; ");
+        reason.push_str(note);
+    }
+    reason
+}
+
+fn not_applied(message: String) -> Refusal {
+    Refusal::new(Kind::NotApplied, message)
+}
+
+/// Hands the plan to one editor. `Err` (a note for the reason) only when nothing was sent, so the
+/// next editor may be tried; once the request is out, whatever happens is this editor's answer.
+async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool) -> Result<Routed, String> {
+    let pid = entry.pid;
+    let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
+    let stream = match timeout(wire::SEND_TIMEOUT, UnixStream::connect(&entry.socket)).await {
+        Ok(Ok(s)) => s,
+        // Nobody listens there any more (the process died, or its pid was reused).
+        Ok(Err(e)) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => {
+            registry::remove(dir, pid);
+            return Err(format!("the editor at pid {pid} is gone, its entry was removed"));
+        }
+        Ok(Err(e)) => return Err(format!("the editor at pid {pid} could not be reached ({e})")),
+        Err(_) => return Err(format!("the editor at pid {pid} did not take the connection in time")),
+    };
+    let (read, mut write) = stream.into_split();
+    let request = wire::line(&Request { token: entry.token.clone(), plan: plan.clone(), preview });
+    // The line break is the request's last byte and the server acts only on a whole line, so a write
+    // that failed or timed out delivered nothing the server would carry out.
+    match timeout(wire::SEND_TIMEOUT, write.write_all(&request)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(format!("the plan could not be sent to the editor at pid {pid} ({e})")),
+        Err(_) => return Err(format!("the editor at pid {pid} did not read the plan in time")),
+    }
+
+    // Sent: from here on the answer is this editor's, whatever it is.
+    let unknown = |what: String| Routed::Refused {
+        editor: editor.clone(),
+        refusal: not_applied(format!(
+            "{what}. Whether the editor ({editor}) applied the plan is unknown: check the files before running \
+             it again."
+        )),
+    };
+    let wait = Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN;
+    let answer = match timeout(wait, wire::read_line(&mut BufReader::new(read), wire::MAX_ANSWER)).await {
+        Ok(Ok(Ok(Some(line)))) => Answer::from_line(&line).map_err(|why| format!("The editor's server sent {why}")),
+        Ok(Ok(Ok(None))) => Err("The editor's server closed the connection without an answer".into()),
+        Ok(Ok(Err(why))) => Err(format!("The editor's server sent {why}")),
+        Ok(Err(e)) => Err(format!("Reading the editor's server's answer failed ({e})")),
+        Err(_) => Err(format!("The editor's server did not answer within {} s", wait.as_secs())),
+    };
+    Ok(match answer {
+        Ok(Answer::Result(result)) => Routed::Editor { editor, result },
+        Ok(Answer::Refusal(r)) => match serde_json::from_value::<Refusal>(r) {
+            Ok(refusal) => Routed::Refused { editor, refusal },
+            Err(e) => unknown(format!("The editor's server sent a refusal that cannot be read ({e})")),
+        },
+        Ok(Answer::Error(e)) => Routed::Refused {
+            editor: editor.clone(),
+            refusal: not_applied(format!("The editor ({editor}) did not take the plan: {e}. Nothing was changed.")),
+        },
+        Err(why) => unknown(why),
+    })
+}

@@ -1,0 +1,293 @@
+//! The registry: one folder per user, private to them, where each `multiedit lsp` with the bridge on
+//! keeps a Unix domain socket `<pid>.sock` and an entry `<pid>.json` beside it.
+//!
+//! The folder is `$XDG_RUNTIME_DIR/multiedit` when `XDG_RUNTIME_DIR` is an absolute path (the
+//! per-user runtime folder systemd-logind makes, removed at logout), else `multiedit-<uid>` in the
+//! temporary folder. It must be a real folder (not a link) owned by the user with no access for
+//! anyone else; the sockets and entries in it likewise. Whatever is not is ignored by callers, and
+//! the reason said, never used: another user could otherwise plant an entry that receives plans.
+//!
+//! An entry whose process is gone is removed by whoever finds it: a server at start, a caller of
+//! `route`. Entries are written whole (a temporary file renamed over the old one), so a reader never
+//! sees half of one.
+
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// An entry is a few hundred bytes; more than this is not one of ours.
+const MAX_ENTRY: u64 = 1 << 20;
+
+/// What a running server tells callers about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub pid: u32,
+    /// The editor's name, from `clientInfo` in `initialize`.
+    pub editor: String,
+    /// The workspace folders, real paths (symbolic links resolved).
+    pub folders: Vec<PathBuf>,
+    pub socket: PathBuf,
+    /// Sent back with every request: only a process that could read this entry may hand plans over.
+    pub token: String,
+    /// When the editor last opened, changed or saved a document or ran a command, in milliseconds
+    /// since the Unix epoch (updated at most once a second).
+    pub last_active_ms: u64,
+    /// How long the server waits for the editor's answer to `workspace/applyEdit`: a caller waits
+    /// that long and a margin for the answer.
+    pub apply_edit_timeout_ms: u64,
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The registry folder for this user (which may not exist yet).
+pub fn folder() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        // The XDG specification says to ignore a relative value.
+        Some(dir) if dir.is_absolute() => dir.join("multiedit"),
+        _ => std::env::temp_dir().join(format!("multiedit-{}", euid())),
+    }
+}
+
+pub fn entry_path(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("{pid}.json"))
+}
+
+pub fn socket_path(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("{pid}.sock"))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Expect {
+    Folder,
+    Socket,
+    File,
+}
+
+/// Checks that `path` is a `what` (not a link to one) owned by this user, with no access for group or
+/// others. `Err` says what is wrong, in words for the caller's reason.
+pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
+    let meta = fs::symlink_metadata(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    let t = meta.file_type();
+    let (is_kind, noun, mode) = match what {
+        Expect::Folder => (t.is_dir(), "a folder", "0700"),
+        Expect::Socket => (t.is_socket(), "a socket", "0600"),
+        Expect::File => (t.is_file(), "a regular file", "0600"),
+    };
+    if t.is_symlink() {
+        return Err(format!("{} is a symbolic link, not {noun}", path.display()));
+    }
+    if !is_kind {
+        return Err(format!("{} is not {noun}", path.display()));
+    }
+    if meta.uid() != euid() {
+        return Err(format!("{} is owned by uid {}, not by this user (uid {})", path.display(), meta.uid(), euid()));
+    }
+    let bits = meta.mode() & 0o777;
+    if bits & 0o077 != 0 {
+        return Err(format!(
+            "{} has mode {bits:04o}, which lets other users in ({mode} is required)",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Creates the registry folder (mode 0700) if it is missing and checks that it is private.
+pub fn ensure_folder() -> Result<PathBuf, String> {
+    let dir = folder();
+    match DirBuilder::new().recursive(false).mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create the bridge folder {} ({e})", dir.display())),
+    }
+    check_private(&dir, Expect::Folder)?;
+    Ok(dir)
+}
+
+/// Whether process `pid` exists (a process of another user counts: it exists).
+pub fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // 0 and negative values would signal process groups.
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
+}
+
+/// Writes the entry whole: a private temporary file, renamed over the old entry.
+pub fn write(dir: &Path, entry: &Entry) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".{}.json.tmp", entry.pid));
+    let body = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+    let _ = fs::remove_file(&tmp);
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    f.write_all(&body)?;
+    drop(f);
+    fs::rename(&tmp, entry_path(dir, entry.pid))
+}
+
+/// Removes a server's entry, then its socket (a reader that finds the entry finds the socket).
+pub fn remove(dir: &Path, pid: u32) {
+    let _ = fs::remove_file(entry_path(dir, pid));
+    let _ = fs::remove_file(socket_path(dir, pid));
+    let _ = fs::remove_file(dir.join(format!(".{pid}.json.tmp")));
+}
+
+/// What a look at the registry found: the usable entries of live servers, and notes on what was
+/// removed or ignored, for the caller's reason.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub entries: Vec<Entry>,
+    pub notes: Vec<String>,
+}
+
+fn read_entry(path: &Path) -> Result<Entry, String> {
+    check_private(path, Expect::File)?;
+    let mut body = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_ENTRY + 1).read_to_end(&mut body))
+        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    if body.len() as u64 > MAX_ENTRY {
+        return Err(format!("{} is larger than an entry can be", path.display()));
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("{} is not a registry entry ({e})", path.display()))
+}
+
+/// Reads every entry of the registry folder `dir`, removing those of processes that are gone. `Err`
+/// when the folder is missing or not private (then nothing in it is used).
+pub fn scan(dir: &Path) -> Result<Scan, String> {
+    if let Err(e) = fs::symlink_metadata(dir) {
+        return Err(if e.kind() == ErrorKind::NotFound {
+            format!("no editor is running multiedit lsp with the bridge on (there is no {})", dir.display())
+        } else {
+            format!("the bridge folder {} cannot be read ({e})", dir.display())
+        });
+    }
+    check_private(dir, Expect::Folder).map_err(|why| format!("ignored the bridge folder: {why}"))?;
+    let listing = fs::read_dir(dir).map_err(|e| format!("the bridge folder {} cannot be read ({e})", dir.display()))?;
+    let mut scan = Scan::default();
+    for item in listing.flatten() {
+        let name = item.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_suffix(".json")).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !alive(pid) {
+            remove(dir, pid);
+            scan.notes.push(format!("the editor at pid {pid} is gone, its entry was removed"));
+            continue;
+        }
+        let entry = match read_entry(&item.path()) {
+            Ok(e) if e.pid == pid => e,
+            Ok(e) => {
+                scan.notes.push(format!("ignored {}: it names pid {}", item.path().display(), e.pid));
+                continue;
+            }
+            Err(why) => {
+                scan.notes.push(format!("ignored the editor at pid {pid}: {why}"));
+                continue;
+            }
+        };
+        if entry.socket != socket_path(dir, pid) {
+            scan.notes.push(format!(
+                "ignored the editor at pid {pid}: its socket {} is not {}",
+                entry.socket.display(),
+                socket_path(dir, pid).display()
+            ));
+            continue;
+        }
+        match fs::symlink_metadata(&entry.socket) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                remove(dir, pid);
+                scan.notes.push(format!("the editor at pid {pid} has no socket any more, its entry was removed"));
+                continue;
+            }
+            _ => {}
+        }
+        if let Err(why) = check_private(&entry.socket, Expect::Socket) {
+            scan.notes.push(format!("ignored the editor at pid {pid}: {why}"));
+            continue;
+        }
+        scan.entries.push(entry);
+    }
+    Ok(scan)
+}
+
+/// Makes a socket file private (a socket is created with the process's umask).
+pub fn make_private(path: &Path) -> std::io::Result<()> {
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+}
+
+/// A secret no other process can guess: 32 bytes from the operating system's random source, in hex.
+pub fn new_token() -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no random source for the bridge token ({e})"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Compares two tokens in time that does not depend on where they first differ.
+pub fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_means_ours_and_closed() {
+        let d = tempfile::tempdir().unwrap();
+        let sub = d.path().join("reg");
+        DirBuilder::new().mode(0o700).create(&sub).unwrap();
+        assert_eq!(check_private(&sub, Expect::Folder), Ok(()));
+        fs::set_permissions(&sub, fs::Permissions::from_mode(0o755)).unwrap();
+        let e = check_private(&sub, Expect::Folder).unwrap_err();
+        assert!(e.contains("mode 0755"), "{e}");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&sub, &link).unwrap();
+        assert!(check_private(&link, Expect::Folder).unwrap_err().contains("symbolic link"));
+        assert!(check_private(&sub, Expect::File).unwrap_err().contains("not a regular file"));
+    }
+
+    #[test]
+    fn tokens() {
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert!(same_token(&a, &a.clone()) && !same_token(&a, &b) && !same_token(&a, "x"));
+    }
+
+    #[test]
+    fn entries_of_dead_processes_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("reg");
+        DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        // Above any pid_max Linux allows (2^22), so no process has it.
+        let dead = 5_000_000;
+        let entry = Entry {
+            pid: dead,
+            editor: "x".into(),
+            folders: vec![],
+            socket: socket_path(&dir, dead),
+            token: "t".into(),
+            last_active_ms: 0,
+            apply_edit_timeout_ms: 1,
+        };
+        write(&dir, &entry).unwrap();
+        assert_eq!(check_private(&entry_path(&dir, dead), Expect::File), Ok(()));
+        let scan = scan(&dir).unwrap();
+        assert!(scan.entries.is_empty());
+        assert_eq!(scan.notes, ["the editor at pid 5000000 is gone, its entry was removed"]);
+        assert!(!entry_path(&dir, dead).exists());
+    }
+}

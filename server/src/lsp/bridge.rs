@@ -1,0 +1,258 @@
+//! The server's side of the bridge (`crate::bridge`): a Unix domain socket on which programs outside
+//! the editor hand over plans, and the registry entry that lets them find it.
+//!
+//! A plan arriving on the socket is run by `commands::run`, the very function behind the editor's
+//! `multiedit.apply` and `multiedit.preview`, once every message the editor had sent when the plan
+//! arrived has been taken in (`sync::Arrivals`: like a command arriving now): validated against the
+//! open buffers, confined to the workspace, and sent to the editor as one versioned WorkspaceEdit.
+//! Only the caller differs.
+
+use std::sync::Arc;
+#[cfg(unix)]
+use std::sync::Mutex;
+
+use tower_lsp_server::Client;
+
+use super::session::{Config, Session};
+
+#[cfg(unix)]
+pub use unix::Running;
+
+/// The bridge of one server: off until `start`, off again after `stop`.
+#[derive(Default)]
+pub struct Host {
+    #[cfg(unix)]
+    running: Mutex<Option<Running>>,
+}
+
+impl Host {
+    /// Starts listening (after `initialized`). `Ok` and `Err` are lines for the log: where it listens,
+    /// or why it does not.
+    pub fn start(&self, session: &Arc<Session>, client: &Client) -> Result<String, String> {
+        let config = session.config();
+        if !config.bridge {
+            return Err("bridge off: the initialization option bridge is false".into());
+        }
+        if !config.apply_edit {
+            return Err("bridge off: the editor cannot apply workspace edits (no workspace.applyEdit)".into());
+        }
+        #[cfg(unix)]
+        {
+            let running = Running::start(&config, Arc::downgrade(session), client.clone())?;
+            let said = format!("bridge on: listening at {}", running.socket().display());
+            *self.lock() = Some(running);
+            Ok(said)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = client;
+            Err(format!("bridge off: {}", crate::bridge::UNSUPPORTED))
+        }
+    }
+
+    #[cfg(unix)]
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Running>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The editor did something (opened, changed or saved a document, ran a command): the entry's
+    /// last-active time follows, rewritten at most once a second.
+    pub fn touch(&self) {
+        #[cfg(unix)]
+        if let Some(r) = self.lock().as_mut() {
+            r.touch();
+        }
+    }
+
+    /// The workspace folders changed: the entry follows.
+    pub fn refresh(&self, config: &Config) {
+        #[cfg(unix)]
+        if let Some(r) = self.lock().as_mut() {
+            r.refresh(config);
+        }
+        #[cfg(not(unix))]
+        let _ = config;
+    }
+
+    /// Stops listening and removes the socket and the entry (at shutdown, exit or end of input).
+    pub fn stop(&self) {
+        #[cfg(unix)]
+        drop(self.lock().take());
+    }
+}
+
+#[cfg(unix)]
+mod unix {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Weak};
+    use std::time::{Duration, Instant};
+
+    use tokio::io::{AsyncWriteExt, BufReader};
+    use tokio::net::{UnixListener, UnixStream};
+    use tokio::sync::Semaphore;
+    use tokio::task::JoinHandle;
+    use tokio::time::timeout;
+    use tower_lsp_server::ls_types::MessageType;
+    use tower_lsp_server::Client;
+
+    use crate::bridge::registry::{self, Entry};
+    use crate::bridge::wire::{self, Answer, Request};
+    use crate::lsp::commands::{self, Failure};
+    use crate::lsp::log;
+    use crate::lsp::session::{Config, Session};
+
+    /// How often at most the entry is rewritten for activity.
+    const TOUCH_EVERY: Duration = Duration::from_secs(1);
+
+    pub struct Running {
+        dir: PathBuf,
+        entry: Entry,
+        written: Instant,
+        accept: Option<JoinHandle<()>>,
+    }
+
+    fn folders(config: &Config) -> Vec<PathBuf> {
+        config.workspace.folders().to_vec()
+    }
+
+    impl Running {
+        pub fn start(config: &Config, session: Weak<Session>, client: Client) -> Result<Running, String> {
+            let dir = registry::ensure_folder().map_err(|why| format!("bridge off: {why}"))?;
+            // Entries of servers that died without removing theirs.
+            let _ = registry::scan(&dir);
+            let pid = std::process::id();
+            let socket = registry::socket_path(&dir, pid);
+            // Only a dead process with our pid can have left it.
+            let _ = std::fs::remove_file(&socket);
+            let listener = UnixListener::bind(&socket)
+                .map_err(|e| format!("bridge off: cannot listen at {} ({e})", socket.display()))?;
+            let entry = Entry {
+                pid,
+                editor: config.client_name.clone().unwrap_or_else(|| "an unnamed editor".into()),
+                folders: folders(config),
+                socket: socket.clone(),
+                token: String::new(),
+                last_active_ms: registry::now_ms(),
+                apply_edit_timeout_ms: config.apply_edit_timeout.as_millis() as u64,
+            };
+            // From here on a failure must take the socket away again: `Running` does on drop.
+            let mut running = Running { dir, entry, written: Instant::now(), accept: None };
+            registry::make_private(&socket).map_err(|e| format!("bridge off: cannot make {} private ({e})", socket.display()))?;
+            running.entry.token = registry::new_token().map_err(|why| format!("bridge off: {why}"))?;
+            registry::write(&running.dir, &running.entry)
+                .map_err(|e| format!("bridge off: cannot write the registry entry in {} ({e})", running.dir.display()))?;
+            running.accept = Some(tokio::spawn(accept(listener, running.entry.token.clone(), session, client)));
+            Ok(running)
+        }
+
+        pub fn socket(&self) -> &Path {
+            &self.entry.socket
+        }
+
+        fn write(&mut self) {
+            self.written = Instant::now();
+            if let Err(e) = registry::write(&self.dir, &self.entry) {
+                eprintln!("multiedit lsp: cannot update the bridge entry in {} ({e})", self.dir.display());
+            }
+        }
+
+        pub fn touch(&mut self) {
+            if self.written.elapsed() >= TOUCH_EVERY {
+                self.entry.last_active_ms = registry::now_ms();
+                self.write();
+            }
+        }
+
+        pub fn refresh(&mut self, config: &Config) {
+            self.entry.folders = folders(config);
+            self.write();
+        }
+    }
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            if let Some(task) = &self.accept {
+                task.abort();
+            }
+            registry::remove(&self.dir, self.entry.pid);
+        }
+    }
+
+    async fn accept(listener: UnixListener, token: String, session: Weak<Session>, client: Client) {
+        let token: Arc<str> = token.into();
+        let slots = Arc::new(Semaphore::new(wire::MAX_CONNECTIONS));
+        loop {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, say: wait rather than spin.
+                    eprintln!("multiedit lsp: bridge: accept failed ({e})");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let (token, session, client) = (token.clone(), session.clone(), client.clone());
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                let busy = Answer::Error(format!(
+                    "the editor's server is busy with {} plans from outside the editor; try again",
+                    wire::MAX_CONNECTIONS
+                ));
+                tokio::spawn(async move { answer(stream, &busy).await });
+                continue;
+            };
+            tokio::spawn(async move {
+                serve(stream, &token, &session, &client).await;
+                drop(slot);
+            });
+        }
+    }
+
+    async fn answer(mut stream: UnixStream, answer: &Answer) {
+        let _ = timeout(wire::SEND_TIMEOUT, stream.write_all(&answer.to_line())).await;
+    }
+
+    /// Serves one connection: reads the request, runs it, writes the answer.
+    async fn serve(mut stream: UnixStream, token: &str, session: &Weak<Session>, client: &Client) {
+        let peer = stream.peer_cred().ok().and_then(|c| c.pid()).map(|p| format!("process {p}"));
+        let peer = peer.unwrap_or_else(|| "a process".into());
+        let mut reader = BufReader::new(&mut stream);
+        let reply = match timeout(wire::REQUEST_TIMEOUT, wire::read_line(&mut reader, wire::MAX_REQUEST)).await {
+            Err(_) => Answer::Error(format!("no whole request within {} s", wire::REQUEST_TIMEOUT.as_secs())),
+            // Gone before saying anything: nobody to answer.
+            Ok(Err(_)) | Ok(Ok(Ok(None))) => return,
+            Ok(Ok(Err(why))) => Answer::Error(format!("malformed request: {why}")),
+            Ok(Ok(Ok(Some(line)))) => handle(&line, token, session, client, &peer).await,
+        };
+        answer(stream, &reply).await;
+    }
+
+    async fn handle(line: &[u8], token: &str, session: &Weak<Session>, client: &Client, peer: &str) -> Answer {
+        let request: Request = match serde_json::from_slice(line) {
+            Ok(r) => r,
+            Err(e) => {
+                return Answer::Error(format!(
+                    "malformed request ({e}): expected one line {{\"token\": string, \"plan\": object, \"preview\": bool}}"
+                ))
+            }
+        };
+        if !registry::same_token(&request.token, token) {
+            let said = format!("bridge: refused a plan from {peer}: wrong token");
+            log(client, MessageType::WARNING, &said).await;
+            return Answer::Error("wrong token".into());
+        }
+        let Some(session) = session.upgrade() else {
+            return Answer::Error("the editor's server is shutting down".into());
+        };
+        // In line behind what the editor had sent when the plan arrived, like a command arriving now.
+        session.arrivals.wait_turn().await;
+        let outcome = commands::run(&session, client, request.preview, std::slice::from_ref(&request.plan)).await;
+        let command = if request.preview { commands::PREVIEW } else { commands::APPLY };
+        let (said, reply) = match outcome {
+            Ok(result) => ("done".to_string(), Answer::Result(result)),
+            Err(Failure::Refused(r)) => (format!("refused ({})", r.kind.as_str()), Answer::Refusal(serde_json::to_value(&r).unwrap_or_default())),
+            Err(Failure::Internal(message)) => (message.clone(), Answer::Error(message)),
+        };
+        log(client, MessageType::INFO, format!("bridge: {command} from {peer}: {said}")).await;
+        reply
+    }
+}

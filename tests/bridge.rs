@@ -1,0 +1,532 @@
+//! The bridge end to end: `multiedit::bridge::route`, called from this process as `multiedit mcp`
+//! calls it, hands plans to real `multiedit lsp` servers (the scripted editor of `lsp_support`, and
+//! Neovim) through the registry and the socket.
+//!
+//! `route` reads `XDG_RUNTIME_DIR`, and the servers inherit it: each test takes the lock, points it
+//! at a fresh folder, and only then starts servers, so tests never see each other's registry.
+//!
+//! Unix only, like the bridge (elsewhere `route` answers NoEditor and servers do not listen).
+#![cfg(unix)]
+
+#[path = "lsp_support/mod.rs"]
+mod lsp_support;
+#[path = "nvim_support/mod.rs"]
+mod nvim_support;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use lsp_support::{Answer, Editor, Options};
+use multiedit::bridge::{route, Routed};
+use multiedit::engine::{self, Kind, Refusal};
+use serde_json::{json, Value};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+struct Env {
+    _lock: MutexGuard<'static, ()>,
+    _dir: tempfile::TempDir,
+    /// The workspace folder the editors open.
+    ws: PathBuf,
+    /// `$XDG_RUNTIME_DIR/multiedit`.
+    registry: PathBuf,
+}
+
+fn setup() -> Env {
+    let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let runtime = root.join("run");
+    fs::create_dir(&runtime).unwrap();
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o700)).unwrap();
+    // Safe enough here: the lock keeps the other tests of this binary from running meanwhile.
+    std::env::set_var("XDG_RUNTIME_DIR", &runtime);
+    let ws = root.join("ws");
+    fs::create_dir(&ws).unwrap();
+    Env { _lock: lock, _dir: dir, ws, registry: runtime.join("multiedit") }
+}
+
+impl Env {
+    fn entry_path(&self, pid: u32) -> PathBuf {
+        self.registry.join(format!("{pid}.json"))
+    }
+
+    fn entry(&self, pid: u32) -> Value {
+        serde_json::from_slice(&fs::read(self.entry_path(pid)).unwrap()).unwrap()
+    }
+
+    /// `a.txt` in the workspace, holding `disk`, and a server whose editor has it open with `buffer`
+    /// (made sure to have arrived: the socket and the editor's pipe are two ways in).
+    fn with_open(&self, disk: &str, buffer: &str) -> (Editor, PathBuf) {
+        let a = self.ws.join("a.txt");
+        fs::write(&a, disk).unwrap();
+        let mut ed = self.start(Options::new(&self.ws));
+        ed.open(&a, buffer);
+        ed.assert_server_agrees(&a);
+        (ed, a)
+    }
+
+    /// Starts a server and waits until its bridge is registered.
+    fn start(&self, opts: Options) -> Editor {
+        let mut ed = Editor::start(opts);
+        let path = self.entry_path(ed.pid());
+        ed.serve_until(Answer::Apply, |_| path.exists().then_some(()));
+        ed
+    }
+}
+
+fn plan(path: &Path, old: &str, new: &str) -> Value {
+    json!({"file_path": path, "edits": [{"old_string": old, "new_string": new}]})
+}
+
+fn route_now(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(route(plan, files, preview))
+}
+
+/// Calls `route` on another thread while `ed` acts as the editor, answering with `answer`.
+fn route_via(ed: &mut Editor, plan: &Value, files: &[PathBuf], preview: bool, answer: Answer) -> Routed {
+    let (tx, rx) = mpsc::channel();
+    let (plan, files) = (plan.clone(), files.to_vec());
+    std::thread::spawn(move || tx.send(route_now(&plan, &files, preview)));
+    ed.serve_until(answer, |_| rx.try_recv().ok())
+}
+
+fn no_editor(r: Routed) -> String {
+    match r {
+        Routed::NoEditor { reason } => reason,
+        other => panic!("expected NoEditor, got {other:?}"),
+    }
+}
+
+fn editor_result(r: Routed) -> (String, Value) {
+    match r {
+        Routed::Editor { editor, result } => (editor, result),
+        other => panic!("expected the editor's result, got {other:?}"),
+    }
+}
+
+fn refused(r: Routed) -> Refusal {
+    match r {
+        Routed::Refused { refusal, .. } => refusal,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// The result `multiedit.apply` must give: the engine's, with the version the edit was checked against.
+fn engine_result(plan: &Value, text: &str, version: i32) -> Value {
+    let parsed = engine::plan_from_value(plan).unwrap();
+    let outcome = engine::apply_plan(&parsed, &[Some(text)]).unwrap();
+    let mut expected = multiedit::protocol_result::outcome_json(&outcome);
+    expected["files"][0]["version"] = json!(version);
+    expected
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().mode() & 0o777
+}
+
+#[test]
+fn a_dirty_buffer_is_edited_in_the_editor_not_on_disk() {
+    let env = setup();
+    let buffer = "fn main() {\n    let old = 1; // 😀\n}\n";
+    let (mut ed, a) = env.with_open("what is on disk\n", buffer);
+
+    // The registry: a private folder, a private socket and entry, what a caller needs.
+    let entry = env.entry(ed.pid());
+    assert_eq!(entry["pid"], ed.pid());
+    assert_eq!(entry["editor"], "multiedit test editor");
+    assert_eq!(entry["folders"], json!([env.ws]));
+    assert_eq!(entry["socket"], json!(env.registry.join(format!("{}.sock", ed.pid()))));
+    assert_eq!(entry["token"].as_str().unwrap().len(), 64);
+    assert_eq!(entry["apply_edit_timeout_ms"], 10_000);
+    assert_eq!(mode(&env.registry), 0o700);
+    assert_eq!(mode(&env.entry_path(ed.pid())), 0o600);
+    assert_eq!(mode(Path::new(entry["socket"].as_str().unwrap())), 0o600);
+
+    let p = json!({"file_path": a, "edits": [
+        {"old_string": "let old = 1;", "new_string": "let new = 2;"},
+        {"old_string": "main", "new_string": "start"},
+    ]});
+    let expected = engine_result(&p, buffer, 1);
+    let (editor, result) = editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(editor, format!("multiedit test editor (multiedit lsp pid {})", ed.pid()));
+    assert_eq!(result, expected, "the result multiedit.apply gives, the engine's");
+    assert_eq!(ed.edits_seen.len(), 1, "exactly one workspace/applyEdit");
+    assert_eq!(ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"]["version"], 1);
+    assert_eq!(ed.text(&a), "fn start() {\n    let new = 2; // 😀\n}\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "what is on disk\n", "the disk is the editor's business");
+    ed.assert_server_agrees(&a);
+    let bridge_log: Vec<String> = ed.logged().into_iter().filter(|m| m.starts_with("bridge")).collect();
+    assert!(bridge_log.iter().any(|m| m.contains("listening at")), "{bridge_log:?}");
+    assert!(bridge_log.iter().any(|m| m.contains("multiedit.apply from process") && m.ends_with("done")), "{bridge_log:?}");
+
+    // A shutdown takes the entry and the socket away.
+    let socket = PathBuf::from(entry["socket"].as_str().unwrap());
+    let pid = ed.pid();
+    assert!(ed.shutdown().success());
+    assert!(!env.entry_path(pid).exists() && !socket.exists());
+    let reason = no_editor(route_now(&p, &[a], false));
+    assert!(reason.starts_with("no editor is running multiedit lsp with the bridge on"), "{reason}");
+}
+
+#[test]
+fn a_preview_through_the_bridge_applies_nothing() {
+    let env = setup();
+    let (mut ed, a) = env.with_open("alpha\n", "alpha beta\n");
+    let p = plan(&a, "beta", "gamma");
+    let (_, result) = editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), true, Answer::Apply));
+    let direct = ed.preview(p.clone()).unwrap();
+    assert_eq!(result, direct, "the same answer as multiedit.preview from the editor");
+    assert!(result["diff"].as_str().unwrap().contains("+alpha gamma"), "{result}");
+    assert!(ed.edits_seen.is_empty(), "a preview sends nothing to the editor");
+    assert_eq!(ed.text(&a), "alpha beta\n");
+    ed.assert_server_agrees(&a);
+}
+
+#[test]
+fn refusals_come_back_exactly() {
+    let env = setup();
+    let (mut ed, a) = env.with_open("one\ntwo\n", "one\n\ttwo\n");
+
+    // Refused by the engine: the exact refusal, hint included, that the editor's own command gets.
+    let p = plan(&a, "    two", "three");
+    let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    let engine_refusal = engine::apply_plan(&engine::plan_from_value(&p).unwrap(), &[Some("one\n\ttwo\n")]).unwrap_err();
+    assert_eq!(refusal, engine_refusal.in_file(&a.display().to_string()));
+    assert_eq!(refusal.kind, Kind::NotFound);
+    assert!(refusal.hint.as_deref().is_some_and(|h| h.contains("line 2")), "{refusal:?}");
+    let direct = ed.apply(p).unwrap_err();
+    assert_eq!(serde_json::to_value(&refusal).unwrap(), direct["data"]);
+
+    // Refused by the editor (applied: false): not_applied, nothing changed.
+    let p = plan(&a, "one", "ONE");
+    let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Refuse));
+    assert_eq!(refusal.kind, Kind::NotApplied);
+    assert!(refusal.message.contains("did not apply the change"), "{refusal:?}");
+
+    // Outside the workspace: the same confinement as for the editor's commands. No editor holds the
+    // file, so nothing is sent at all.
+    let outside = env.ws.parent().unwrap().join("outside.txt");
+    fs::write(&outside, "one\n").unwrap();
+    let reason = no_editor(route_now(&plan(&outside, "one", "1"), std::slice::from_ref(&outside), false));
+    assert!(reason.starts_with(&format!("no editor has {} open", outside.display())), "{reason}");
+    // A plan whose file list (given by the caller) says otherwise still meets the server's check.
+    let refusal = refused(route_via(&mut ed, &plan(&outside, "one", "1"), std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(refusal.kind, Kind::OutsideWorkspace);
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "one\n");
+    assert_eq!(ed.edits_seen.len(), 1, "only the plan the editor refused reached it");
+}
+
+/// Sends raw bytes on a server's socket and returns the answer line ("" if none).
+fn raw(socket: &Path, bytes: &[u8], close_write: bool) -> String {
+    let mut s = UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(bytes).unwrap();
+    if close_write {
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    line
+}
+
+#[test]
+fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
+    let env = setup();
+    let (mut ed, a) = env.with_open("alpha\n", "alpha\n");
+    let entry = env.entry(ed.pid());
+    let socket = PathBuf::from(entry["socket"].as_str().unwrap());
+    let p = plan(&a, "alpha", "beta");
+
+    let wrong = format!("{}\n", json!({"token": "0".repeat(64), "plan": p, "preview": false}));
+    let answer: Value = serde_json::from_str(&raw(&socket, wrong.as_bytes(), false)).unwrap();
+    assert_eq!(answer, json!({"ok": false, "error": "wrong token"}));
+    ed.serve_until(Answer::Apply, ed_logged_wrong_token);
+    assert!(ed.stderr_text().contains("wrong token"), "logged on stderr too");
+
+    for (bytes, expect) in [
+        (&b"not json\n"[..], "malformed request"),
+        (b"{}\n", "missing field"),
+        (b"[1, 2]\n", "malformed request"),
+        (br#"{"token": "x", "plan": {}, "preview": false, "previw": true}"#, "cut short"),
+    ] {
+        let answer: Value = serde_json::from_str(&raw(&socket, bytes, true)).unwrap();
+        assert_eq!(answer["ok"], false, "{answer}");
+        assert!(answer["error"].as_str().unwrap().contains(expect), "{answer} for {:?}", String::from_utf8_lossy(bytes));
+    }
+    let typo = format!("{}\n", json!({"token": entry["token"], "plan": p, "previw": true}));
+    let answer: Value = serde_json::from_str(&raw(&socket, typo.as_bytes(), true)).unwrap();
+    assert!(answer["error"].as_str().unwrap().contains("unknown field `previw`"), "a misspelt preview must not apply: {answer}");
+    // A line over the limit is refused after the limit, not read whole.
+    let mut big = vec![b' '; 65 << 20];
+    big.push(b'\n');
+    let mut s = UnixStream::connect(&socket).unwrap();
+    let _ = s.write_all(&big);
+    let mut line = String::new();
+    let _ = BufReader::new(s).read_line(&mut line);
+    assert!(line.contains("longer than"), "{line:?}");
+
+    assert!(ed.edits_seen.is_empty(), "none of that reached the editor");
+    assert_eq!(ed.text(&a), "alpha\n");
+    // And the server still serves, the editor and the bridge alike.
+    editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(ed.text(&a), "beta\n");
+    ed.assert_server_agrees(&a);
+}
+
+fn ed_logged_wrong_token(ed: &Editor) -> Option<()> {
+    ed.logged().iter().any(|m| m.contains("refused a plan from process") && m.contains("wrong token")).then_some(())
+}
+
+#[test]
+fn a_registry_open_to_others_is_ignored_and_said() {
+    let env = setup();
+    let a = env.ws.join("a.txt");
+    fs::write(&a, "alpha\n").unwrap();
+    let mut ed = env.start(Options::new(&env.ws));
+    let p = plan(&a, "alpha", "beta");
+    let socket = PathBuf::from(env.entry(ed.pid())["socket"].as_str().unwrap());
+
+    fs::set_permissions(&socket, fs::Permissions::from_mode(0o666)).unwrap();
+    let reason = no_editor(route_now(&p, std::slice::from_ref(&a), false));
+    assert!(
+        reason.contains(&format!("ignored the editor at pid {}: {} has mode 0666", ed.pid(), socket.display())),
+        "{reason}"
+    );
+    fs::set_permissions(&socket, fs::Permissions::from_mode(0o600)).unwrap();
+
+    fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o755)).unwrap();
+    let reason = no_editor(route_now(&p, std::slice::from_ref(&a), false));
+    assert!(reason.starts_with(&format!("ignored the bridge folder: {} has mode 0755", env.registry.display())), "{reason}");
+    fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o700)).unwrap();
+
+    // A server that finds the folder open to others does not listen in it.
+    fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o750)).unwrap();
+    let mut other = Editor::start(Options::new(&env.ws));
+    let said = other.serve_until(Answer::Apply, said_bridge_off);
+    assert!(said.contains("mode 0750"), "{said}");
+    assert!(!env.entry_path(other.pid()).exists());
+    fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o700)).unwrap();
+
+    assert!(ed.edits_seen.is_empty());
+    editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(fs::read_to_string(&a).unwrap(), "beta\n", "a closed file is edited by the editor");
+}
+
+fn said_bridge_off(ed: &Editor) -> Option<String> {
+    ed.logged().into_iter().find(|m| m.starts_with("bridge off"))
+}
+
+#[test]
+fn a_dead_editors_entry_is_removed_and_the_next_editor_tried() {
+    let env = setup();
+    let a = env.ws.join("a.txt");
+    fs::write(&a, "alpha\n").unwrap();
+    let p = plan(&a, "alpha", "beta");
+
+    // Killed: it could not remove its entry.
+    let mut dead = env.start(Options::new(&env.ws));
+    let pid = dead.pid();
+    let socket = PathBuf::from(env.entry(pid)["socket"].as_str().unwrap());
+    dead.kill();
+    assert!(env.entry_path(pid).exists() && socket.exists());
+    let reason = no_editor(route_now(&p, std::slice::from_ref(&a), false));
+    assert_eq!(reason, format!("no editor is running multiedit lsp with the bridge on; the editor at pid {pid} is gone, its entry was removed"));
+    assert!(!env.entry_path(pid).exists() && !socket.exists());
+
+    // A live process whose socket nobody listens on (its pid reused, say), more recently active than
+    // the real editor: its entry is removed before anything is sent, and the real editor gets the plan.
+    let mut ed = env.start(Options::new(&env.ws));
+    let mut fake = env.entry(ed.pid());
+    let me = std::process::id();
+    let fake_socket = env.registry.join(format!("{me}.sock"));
+    drop(UnixListener::bind(&fake_socket).unwrap());
+    fs::set_permissions(&fake_socket, fs::Permissions::from_mode(0o600)).unwrap();
+    fake["pid"] = json!(me);
+    fake["socket"] = json!(fake_socket);
+    fake["last_active_ms"] = json!(u64::MAX / 2);
+    let fake_entry = env.entry_path(me);
+    fs::write(&fake_entry, fake.to_string()).unwrap();
+    fs::set_permissions(&fake_entry, fs::Permissions::from_mode(0o600)).unwrap();
+    editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    assert!(!fake_entry.exists() && !fake_socket.exists(), "the dead socket's entry was removed");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "beta\n");
+    assert_eq!(ed.edits_seen.len(), 1);
+}
+
+#[test]
+fn the_editor_can_turn_the_bridge_off() {
+    let env = setup();
+    let a = env.ws.join("a.txt");
+    fs::write(&a, "alpha\n").unwrap();
+    let mut opts = Options::new(&env.ws);
+    opts.init_options = json!({"bridge": false});
+    let mut ed = Editor::start(opts);
+    let said = ed.serve_until(Answer::Apply, said_bridge_off);
+    assert_eq!(said, "bridge off: the initialization option bridge is false");
+    assert!(!env.entry_path(ed.pid()).exists());
+    assert!(!env.registry.join(format!("{}.sock", ed.pid())).exists());
+    let reason = no_editor(route_now(&plan(&a, "alpha", "beta"), std::slice::from_ref(&a), false));
+    assert!(reason.starts_with("no editor is running multiedit lsp with the bridge on"), "{reason}");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "alpha\n");
+}
+
+#[test]
+fn the_most_recently_active_editor_whose_folders_hold_every_file_gets_the_plan() {
+    let env = setup();
+    let other_ws = env.ws.parent().unwrap().join("other");
+    fs::create_dir(&other_ws).unwrap();
+    let (a, b) = (env.ws.join("a.txt"), other_ws.join("b.txt"));
+    fs::write(&a, "alpha\n").unwrap();
+    fs::write(&b, "beta\n").unwrap();
+    let mut first = env.start(Options::new(&env.ws));
+    let mut second = env.start(Options::new(&env.ws));
+    first.open(&a, "alpha one\n");
+    second.open(&a, "alpha two\n");
+    second.assert_server_agrees(&a);
+    // The second editor registered last; the first becomes the most recent once it works again.
+    std::thread::sleep(Duration::from_millis(1100));
+    first.change(&a, 0, 0, ">");
+    first.assert_server_agrees(&a);
+    assert!(env.entry(first.pid())["last_active_ms"].as_u64() > env.entry(second.pid())["last_active_ms"].as_u64());
+    let (editor, _) = editor_result(route_via(&mut first, &plan(&a, "one", "1"), std::slice::from_ref(&a), false, Answer::Apply));
+    assert!(editor.ends_with(&format!("pid {})", first.pid())), "{editor}");
+    assert_eq!(first.text(&a), ">alpha 1\n");
+
+    // A plan over two folders goes to the editor that has both, once it has both.
+    let both = json!({"files": [
+        {"file_path": a, "edits": [{"old_string": "alpha", "new_string": "ALPHA"}]},
+        {"file_path": b, "edits": [{"old_string": "beta", "new_string": "BETA"}]},
+    ]});
+    let files = [a.clone(), b.clone()];
+    let reason = no_editor(route_now(&both, &files, false));
+    assert!(reason.starts_with(&format!("no editor has {}, {} open: none of the 2", a.display(), b.display())), "{reason}");
+    second.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": lsp_support::uri(&other_ws), "name": "other"}], "removed": []}}),
+    );
+    let entry = env.entry_path(second.pid());
+    second.serve_until(Answer::Apply, |_| {
+        let v: Value = serde_json::from_slice(&fs::read(&entry).ok()?).ok()?;
+        (v["folders"].as_array()?.len() == 2).then_some(())
+    });
+    let (editor, _) = editor_result(route_via(&mut second, &both, &files, false, Answer::Apply));
+    assert!(editor.ends_with(&format!("pid {})", second.pid())), "{editor}");
+    assert_eq!(second.text(&a), "ALPHA two\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "BETA\n");
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
+    let env = setup();
+    let text: String = (0..2000).map(|i| format!("line {i} of a document kept open\n")).collect();
+    let (mut ed, a) = env.with_open("on disk\n", &format!("value = 0\n{text}"));
+
+    let (tx, rx) = mpsc::channel();
+    let path = a.clone();
+    let pid = ed.pid();
+    const WARM: usize = 100;
+    const TOTAL: usize = 1000;
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let mut warm_rss = 0;
+        let start = Instant::now();
+        for i in 0..TOTAL {
+            if i == WARM {
+                warm_rss = rss_kib(pid);
+            }
+            let p = plan(&path, &format!("value = {i}\n"), &format!("value = {}\n", i + 1));
+            let r = rt.block_on(route(&p, std::slice::from_ref(&path), false));
+            let ok = matches!(r, Routed::Editor { .. });
+            if tx.send((ok, format!("{r:?}"))).is_err() || !ok {
+                return;
+            }
+        }
+        let _ = tx.send((true, format!("done {warm_rss} {}", start.elapsed().as_millis())));
+    });
+    let mut n = 0;
+    let summary = loop {
+        let (ok, said) = ed.serve_until(Answer::Apply, |_| rx.try_recv().ok());
+        assert!(ok, "call {n} failed: {said}");
+        if said.starts_with("done") {
+            break said;
+        }
+        n += 1;
+    };
+    assert_eq!(n, TOTAL);
+    let parts: Vec<u64> = summary.split_whitespace().skip(1).map(|s| s.parse().unwrap()).collect();
+    let (warm, ms) = (parts[0], parts[1]);
+    let end = rss_kib(pid);
+    eprintln!(
+        "bridge load: {TOTAL} plans applied in {ms} ms ({:.2} ms each); server RSS {warm} KiB after {WARM}, {end} KiB after {TOTAL} ({:+} KiB)",
+        ms as f64 / TOTAL as f64,
+        end as i64 - warm as i64
+    );
+    assert!(end <= warm + 2048, "the server's memory grew from {warm} KiB to {end} KiB over {} plans", TOTAL - WARM);
+    assert_eq!(ed.edits_seen.len(), TOTAL, "one applyEdit per plan");
+    assert!(ed.text(&a).starts_with(&format!("value = {TOTAL}\n")));
+    ed.assert_server_agrees(&a);
+}
+
+/// Neovim's part: tell the test the server is up, then let the plan come through the bridge (Neovim
+/// applies the server's workspace/applyEdit meanwhile) until the test says it is done.
+const NVIM_MIDDLE: &str = r#"
+  local f = assert(io.open(os.getenv('MULTIEDIT_READY'), 'w'))
+  f:close()
+  local done = os.getenv('MULTIEDIT_DONE')
+  assert(vim.wait(60000, function() return vim.loop.fs_stat(done) ~= nil end, 20), 'the test never finished routing')
+"#;
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn neovim_applies_a_plan_from_the_bridge_as_one_undo_step() {
+    if !nvim_support::available("neovim_applies_a_plan_from_the_bridge_as_one_undo_step") {
+        return;
+    }
+    let env = setup();
+    let root = env.ws.clone();
+    let (ready, done) = (root.join("ready"), root.join("done"));
+    let runtime = env.registry.parent().unwrap().to_path_buf();
+    let nvim = nvim_support::start(
+        &root,
+        NVIM_MIDDLE,
+        &[("XDG_RUNTIME_DIR", &runtime), ("MULTIEDIT_READY", &ready), ("MULTIEDIT_DONE", &done)],
+    );
+    let file = nvim.file.clone();
+    let registered = || fs::read_dir(&env.registry).is_ok_and(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "json")));
+    wait_for("nvim to start its server", || ready.exists() || nvim.finished());
+    wait_for("the server's bridge entry", || registered() || nvim.finished());
+    let routed = (!nvim.finished()).then(|| {
+        let edits: Vec<Value> =
+            nvim_support::PLAN_EDITS.iter().map(|(old, new)| json!({"old_string": old, "new_string": new})).collect();
+        let r = route_now(&json!({"file_path": file, "edits": edits}), std::slice::from_ref(&file), false);
+        fs::write(&done, "").unwrap();
+        r
+    });
+    let r = nvim.results();
+    let (editor, result) = editor_result(routed.expect("routed"));
+    assert!(editor.starts_with("Neovim (multiedit lsp pid "), "{editor}");
+    assert!(result["message"].as_str().is_some_and(|m| m.starts_with("Applied 3 edits to")), "{result}");
+    nvim_support::assert_one_undo_step(&r, &file);
+    assert!(!registered(), "Neovim stopped the server, which removed its entry");
+}
