@@ -10,6 +10,8 @@
 
 #[path = "lsp_support/mod.rs"]
 mod lsp_support;
+#[path = "mcp_support/mod.rs"]
+mod mcp_support;
 #[path = "nvim_support/mod.rs"]
 mod nvim_support;
 
@@ -529,4 +531,43 @@ fn neovim_applies_a_plan_from_the_bridge_as_one_undo_step() {
     assert!(result["message"].as_str().is_some_and(|m| m.starts_with("Applied 3 edits to")), "{result}");
     nvim_support::assert_one_undo_step(&r, &file);
     assert!(!registered(), "Neovim stopped the server, which removed its entry");
+}
+
+/// The whole way an agent's edit takes: an MCP client (the official Python SDK) calls `multiedit mcp`,
+/// which finds Neovim's server on the bridge; Neovim applies the plan to its modified buffer, and one
+/// `u` takes it back. The file on disk is not written.
+#[test]
+fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
+    let test = "an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step";
+    if !nvim_support::available(test) {
+        return;
+    }
+    let Some(python) = mcp_support::python(test) else { return };
+    let env = setup();
+    let root = env.ws.clone();
+    let (ready, done) = (root.join("ready"), root.join("done"));
+    let runtime = env.registry.parent().unwrap().to_path_buf();
+    let vars = [("XDG_RUNTIME_DIR", runtime.as_path()), ("MULTIEDIT_READY", &ready), ("MULTIEDIT_DONE", &done)];
+    let nvim = nvim_support::start(&root, NVIM_MIDDLE, &vars);
+    let file = nvim.file.clone();
+    let on_disk = fs::read(&file).unwrap();
+    let registered = || fs::read_dir(&env.registry).is_ok_and(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "json")));
+    wait_for("nvim to start its server", || ready.exists() || nvim.finished());
+    wait_for("the server's bridge entry", || registered() || nvim.finished());
+    let answer = (!nvim.finished()).then(|| {
+        let edits: Vec<Value> =
+            nvim_support::PLAN_EDITS.iter().map(|(old, new)| json!({"old_string": old, "new_string": new})).collect();
+        let a = mcp_support::call(&python, "multiedit", &json!({"file_path": file, "edits": edits}), &vars[..1]);
+        fs::write(&done, "").unwrap();
+        a
+    });
+    let r = nvim.results();
+    let answer = answer.expect("the MCP call ran");
+    assert_eq!(answer["is_error"], false, "{answer}");
+    assert_eq!(answer["structured"]["applied_in"], "editor", "{answer}");
+    let text = answer["text"].as_str().unwrap();
+    assert!(text.starts_with("Applied 3 edits to"), "{text}");
+    assert!(text.contains("Applied in Neovim (multiedit lsp pid "), "{text}");
+    nvim_support::assert_one_undo_step(&r, &file);
+    assert_eq!(fs::read(&file).unwrap(), on_disk, "the file on disk is untouched");
 }

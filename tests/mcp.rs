@@ -6,14 +6,14 @@
 //! Also: the plan schema is written once (`server/schema/plan.schema.json`); the VS Code extension's
 //! two copies must equal it.
 
-use std::path::{Path, PathBuf};
+#[path = "mcp_support/mod.rs"]
+mod mcp_support;
+
+use std::path::Path;
 use std::process::Command;
 
+use mcp_support::root;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 fn json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -43,26 +43,9 @@ fn the_extension_uses_the_canonical_plan_schema() {
     );
 }
 
-fn python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("MULTIEDIT_MCP_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let venv = PathBuf::from(std::env::var_os("HOME")?).join(".cache/multiedit/mcp-venv/bin/python");
-    venv.exists().then_some(venv)
-}
-
 #[test]
 fn a_real_mcp_client_over_stdio() {
-    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let usable = python().filter(|p| Command::new(p).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success()));
-    let Some(python) = usable else {
-        assert!(!in_ci, "CI=true but the MCP Python SDK is missing: run .ci/run (it creates ~/.cache/multiedit/mcp-venv)");
-        eprintln!(
-            "\n*** SKIPPED the MCP client test: no Python with the `mcp` package. Create it with\n***   \
-             python3 -m venv ~/.cache/multiedit/mcp-venv && ~/.cache/multiedit/mcp-venv/bin/pip install mcp\n"
-        );
-        return;
-    };
+    let Some(python) = mcp_support::python("the MCP client test") else { return };
     let work = tempfile::tempdir().unwrap();
     let out = Command::new(&python)
         .arg(root().join("tests/mcp/client.py"))
