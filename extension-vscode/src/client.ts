@@ -103,7 +103,10 @@ export class MultiEditClient implements vscode.Disposable {
       });
       throw new ServerError(message);
     }
-    const args = ['lsp', ...(config.get<string[]>('server.extraArgs') ?? [])];
+    // The server sends its log as window/logMessage at each line's level; lines below the channel's
+    // level (Developer: Set Log Level...) are not even sent. Routine "applied ..." lines are LSP `log`
+    // messages, which the client prints at info, so info and below ask for everything.
+    const args = ['lsp', '--log-level', serverLogLevel(this.log.logLevel), ...(config.get<string[]>('server.extraArgs') ?? [])];
     this.log.info(`starting the server (${source}): ${command} ${args.join(' ')}`);
     const run = { command, args, options: { env } };
     const serverOptions: ServerOptions = { run, debug: run };
@@ -189,6 +192,13 @@ export class MultiEditClient implements vscode.Disposable {
     for (const d of this.disposables) d.dispose();
     void this.stop();
   }
+}
+
+/** The server's `--log-level` for the output channel's level. */
+export function serverLogLevel(level: vscode.LogLevel): string {
+  // vscode.LogLevel: Off 0, Trace 1, Debug 2, Info 3, Warning 4, Error 5
+  if (level >= 1 && level <= 3) return 'debug';
+  return level === 4 ? 'warn' : 'error';
 }
 
 export async function showErrorWithLogs(message: string, log: vscode.LogOutputChannel, ...extra: string[]): Promise<string | undefined> {
