@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerMcpServer } from './mcp';
-import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation } from './assist';
+import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from './assist';
 import { MultiEditClient, ServerError, showErrorWithLogs } from './client';
 import { Plan, PlanError, needsTarget, parsePlanText, planFromPairs, preparePlan } from './plan';
 import {
@@ -364,9 +364,24 @@ const chatHandler: vscode.ChatRequestHandler = async (request, _context, stream,
   return {};
 };
 
+/** Key of a tool input, to hand a refusal found in prepareInvocation to the invoke that follows. */
+function toolInputKey(input: unknown): string {
+  return JSON.stringify(input);
+}
+
 class MultiEditTool implements vscode.LanguageModelTool<Plan> {
+  /** Refusals found while preparing, by input: invoke returns them without running the plan. */
+  private readonly refused = new Map<string, Refusal>();
+
   async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<Plan>) {
     const p = await prepareToolInvocation(options.input, assistDeps());
+    if (p.refusal) {
+      // Nothing to confirm: the model gets the refusal at once, and nothing is applied.
+      this.refused.set(toolInputKey(options.input), p.refusal);
+      while (this.refused.size > 20) this.refused.delete(this.refused.keys().next().value as string);
+      return { invocationMessage: p.invocationMessage };
+    }
+    this.refused.delete(toolInputKey(options.input));
     return {
       invocationMessage: p.invocationMessage,
       confirmationMessages: { title: p.title, message: new vscode.MarkdownString(p.message) },
@@ -374,7 +389,10 @@ class MultiEditTool implements vscode.LanguageModelTool<Plan> {
   }
 
   async invoke(options: vscode.LanguageModelToolInvocationOptions<Plan>) {
-    const { text, outcome } = await invokeTool(options.input, assistDeps());
+    const key = toolInputKey(options.input);
+    const early = this.refused.get(key);
+    this.refused.delete(key);
+    const { text, outcome } = early ? refusedToolResult(early) : await invokeTool(options.input, assistDeps());
     if (outcome.refusal) state.lastRefusal = outcome.refusal;
     state.lastToolResult = text;
     return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);

@@ -98,10 +98,17 @@ describe('plan descriptions', () => {
     assert.equal(planTitle(plan), '2 edits to a.txt');
     assert.equal(planTitle({ files: [{ file_path: '/a', edits: plan.edits }, { file_path: '/b', edits: [plan.edits[0]] }] }), '3 edits to 2 files');
   });
-  it('renders a confirmation with the diff', () => {
+  it('renders a confirmation: one section per file, its diff in a diff block', () => {
+    const two = { files: [{ file_path: '/ws/a.txt', edits: [plan.edits[0]] }, { file_path: '/ws/b.txt', edits: [plan.edits[1]] }] };
+    const diff = '--- a/ws/a.txt\n+++ b/ws/a.txt\n@@ -1 +1 @@\n-x\n+z\n--- a/ws/b.txt\n+++ b/ws/b.txt\n@@ -1 +1 @@\n-q\n+r\n';
+    const md = renderConfirmationMarkdown(two, diff);
+    assert.match(md, /^Apply \*\*2 edits to 2 files\*\*\?/);
+    assert.match(md, /### a\.txt\n\n`\/ws\/a.txt` — 1 edit\n\n```\n1\. "x⏎y" → "z" \(all occurrences\)\n```\n\n```diff\n--- a\/ws\/a.txt\n\+\+\+ b\/ws\/a.txt\n@@ -1 \+1 @@\n-x\n\+z\n```/);
+    assert.match(md, /### b\.txt[\s\S]*```diff\n--- a\/ws\/b.txt[\s\S]*\+r\n```/);
+    assert.doesNotMatch(md.split('### b.txt')[0], /b\.txt\n\+\+\+/);
+  });
+  it('shows a diff whose names do not match the plan whole', () => {
     const md = renderConfirmationMarkdown(plan, '--- a\n+++ b\n');
-    assert.match(md, /^Apply 2 edits to a\.txt\?/);
-    assert.match(md, /`\/ws\/a.txt`/);
     assert.match(md, /```diff\n--- a\n\+\+\+ b\n```/);
   });
   it('fences text containing backticks safely', () => {
