@@ -22,10 +22,23 @@ export class ServerError extends Error {
   }
 }
 
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+
 export class MultiEditClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  /** The server's state, for the status bar: starting, running, stopped, failed. */
+  readonly onDidChangeServerState = this.stateEmitter.event;
+  serverState: ServerState = 'stopped';
+  /** The last WorkspaceEdit the server had the editor apply (workspace/applyEdit answered `applied`). */
+  lastAppliedEdit: unknown;
+
+  private setState(state: ServerState): void {
+    this.serverState = state;
+    this.stateEmitter.fire(state);
+  }
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -66,6 +79,21 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   private async start(): Promise<LanguageClient> {
+    this.setState('starting');
+    try {
+      const client = await this.startClient();
+      this.setState('running');
+      client.onDidChangeState((e) => {
+        if (this.client === client) this.setState(e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped');
+      });
+      return client;
+    } catch (err) {
+      this.setState('failed');
+      throw err;
+    }
+  }
+
+  private async startClient(): Promise<LanguageClient> {
     if (this.client) {
       const old = this.client;
       this.client = undefined;
@@ -119,6 +147,16 @@ export class MultiEditClient implements vscode.Disposable {
         allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
         bridge: config.get<boolean>('bridge') !== false,
       },
+      middleware: {
+        workspace: {
+          // Seen on its way to VS Code: the edit of each plan, to highlight what changed.
+          handleApplyEdit: async (params, next) => {
+            const result = await next(params, undefined as never);
+            if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) this.lastAppliedEdit = params.edit;
+            return result;
+          },
+        },
+      },
       initializationFailedHandler: (err) => {
         this.log.error(`the server failed to initialize: ${err}`);
         return false;
@@ -155,6 +193,7 @@ export class MultiEditClient implements vscode.Disposable {
     const c = this.client;
     this.client = undefined;
     if (c) await c.stop().catch(() => undefined);
+    this.setState('stopped');
   }
 
   isRunning(): boolean {
@@ -181,6 +220,7 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   apply(plan: Plan): Promise<ApplyResult> {
+    this.lastAppliedEdit = undefined;
     return this.execute(SERVER_APPLY, plan);
   }
 
@@ -190,6 +230,7 @@ export class MultiEditClient implements vscode.Disposable {
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
+    this.stateEmitter.dispose();
     void this.stop();
   }
 }

@@ -338,3 +338,32 @@ export function workspaceEditFiles(edit: LspWorkspaceEdit | undefined): FileChan
   }
   return [...out.values()];
 }
+
+/**
+ * Where each edit's new text lies once the edits (original coordinates, non-overlapping) are
+ * applied: the ranges to highlight after an apply. UTF-16 columns; `\r\n`, `\r`, `\n` each end a line.
+ */
+export function rangesAfterEdits(edits: LspTextEdit[]): { start: LspPosition; end: LspPosition }[] {
+  const sorted = [...edits].sort(
+    (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+  );
+  const out: { start: LspPosition; end: LspPosition }[] = [];
+  let lineDelta = 0;
+  let prevEndLine = -1; // original line where the previous edit ended
+  let charDelta = 0; // shift of the characters after the previous edit on that line
+  for (const e of sorted) {
+    const { start, end } = e.range;
+    const startChar = start.line === prevEndLine ? start.character + charDelta : start.character;
+    const newStart = { line: start.line + lineDelta, character: startChar };
+    const parts = e.newText.split(/\r\n|\r|\n/);
+    const newEnd =
+      parts.length === 1
+        ? { line: newStart.line, character: newStart.character + parts[0].length }
+        : { line: newStart.line + parts.length - 1, character: parts[parts.length - 1].length };
+    out.push({ start: newStart, end: newEnd });
+    lineDelta += parts.length - 1 - (end.line - start.line);
+    charDelta = newEnd.character - end.character;
+    prevEndLine = end.line;
+  }
+  return out;
+}

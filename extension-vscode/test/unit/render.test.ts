@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   applyTextEdits,
+  rangesAfterEdits,
   describeEdits,
   isPartial,
   planTitle,
@@ -149,5 +150,21 @@ describe('applyTextEdits / workspaceEditFiles', () => {
     ]);
     assert.deepEqual(workspaceEditFiles({ changes: { 'file:///b': [] } }).map((f) => f.uri), ['file:///b']);
     assert.deepEqual(workspaceEditFiles(undefined), []);
+  });
+});
+
+describe('ranges after edits', () => {
+  const r = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
+  it('follows earlier edits on the same line and across lines', () => {
+    const text = 'alpha beta gamma\nline two\nend\n';
+    const edits = [
+      { range: r(0, 6, 0, 10), newText: 'BETA\nB2' }, // beta -> two lines
+      { range: r(0, 0, 0, 5), newText: 'A' }, // alpha -> A (given out of order)
+      { range: r(0, 11, 0, 16), newText: 'G' }, // gamma -> G, after the multi-line one on the same line
+      { range: r(1, 0, 2, 0), newText: '' }, // delete "line two\n"
+    ];
+    const after = applyTextEdits(text, edits);
+    assert.equal(after, 'A BETA\nB2 G\nend\n');
+    assert.deepEqual(rangesAfterEdits(edits), [r(0, 0, 0, 1), r(0, 2, 1, 2), r(1, 3, 1, 4), r(2, 0, 2, 0)]);
   });
 });
