@@ -25,6 +25,44 @@ pub struct Config {
     pub create_files: bool,
     pub apply_edit_timeout: Duration,
     pub workspace: Workspace,
+    /// The client takes change annotations (`workspace.workspaceEdit.changeAnnotationSupport`).
+    pub change_annotations: bool,
+    /// When the editor is asked to have the user review a plan (initialization option `review`).
+    pub review: Review,
+}
+
+/// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Review {
+    #[default]
+    Never,
+    MultiFile,
+    Always,
+}
+
+impl Review {
+    /// `"never"`, `"multiFile"`, `"always"`, or a boolean (`true`: always).
+    pub fn from_value(v: &Value) -> Option<Review> {
+        match v {
+            Value::Bool(true) => Some(Review::Always),
+            Value::Bool(false) => Some(Review::Never),
+            Value::String(s) => match s.as_str() {
+                "never" => Some(Review::Never),
+                "multiFile" => Some(Review::MultiFile),
+                "always" => Some(Review::Always),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub fn applies(self, files: usize) -> bool {
+        match self {
+            Review::Never => false,
+            Review::MultiFile => files > 1,
+            Review::Always => true,
+        }
+    }
 }
 
 impl Default for Config {
@@ -36,6 +74,8 @@ impl Default for Config {
             create_files: false,
             apply_edit_timeout: DEFAULT_APPLY_EDIT_TIMEOUT,
             workspace: Workspace::default(),
+            change_annotations: false,
+            review: Review::Never,
         }
     }
 }
@@ -62,6 +102,7 @@ impl Config {
             apply_edit: flag(&["workspace", "applyEdit"]),
             document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
             create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
+            change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
             ..Config::default()
         };
 
@@ -75,9 +116,13 @@ impl Config {
                         ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
                             config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
                         }
+                        ("review", v) if Review::from_value(v).is_some() => {
+                            config.review = Review::from_value(v).unwrap_or_default();
+                        }
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
-                             (true or false) and applyEditTimeoutMs (a positive number of milliseconds)."
+                             (true or false), applyEditTimeoutMs (a positive number of milliseconds) and review \
+                             (\"never\", \"multiFile\" or \"always\")."
                         )),
                     }
                 }
@@ -161,8 +206,10 @@ mod tests {
                 "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}},
             },
             "rootUri": "file:///tmp",
-            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes"},
+            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes", "review": "multiFile"},
         }));
+        assert_eq!(c.review, Review::MultiFile);
+        assert!(!c.change_annotations);
         assert_eq!(c.encoding, Encoding::Utf8);
         assert!(c.apply_edit && c.document_changes && c.create_files);
         assert_eq!(c.apply_edit_timeout, Duration::from_millis(250));
