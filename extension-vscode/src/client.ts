@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
-import { Plan } from './plan';
+import { Plan, ReviewPolicy, reviewFor, serverArguments } from './plan';
 import { ApplyResult, isApplyResult } from './render';
 import { chooseServerPath, findExecutable } from './serverPath';
 
@@ -146,6 +146,9 @@ export class MultiEditClient implements vscode.Disposable {
       initializationOptions: {
         allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
         bridge: config.get<boolean>('bridge') !== false,
+        review: config.get<string>('review') ?? 'multiFile',
+        // A review in the Refactor Preview waits for the user: give the editor's answer time.
+        applyEditTimeoutMs: 30 * 60 * 1000,
       },
       middleware: {
         workspace: {
@@ -200,12 +203,18 @@ export class MultiEditClient implements vscode.Disposable {
     return this.client?.state === State.Running;
   }
 
+  /** Whether the plan goes through the editor's review (the plan's `review`, else `multiedit.review`). */
+  reviews(plan: Plan): boolean {
+    return reviewFor(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review'));
+  }
+
   private async execute(command: string, plan: Plan): Promise<ApplyResult> {
     const client = await this.ensureStarted();
-    this.log.info(`${command}: ${JSON.stringify(plan).slice(0, 2000)}`);
+    const args = serverArguments(plan, this.reviews(plan));
+    this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
     let result: unknown;
     try {
-      result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [plan] });
+      result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
     } catch (err) {
       const e = err as { message?: string; data?: unknown; code?: number };
       this.log.warn(`${command} refused: ${e.message ?? err}${e.data ? ` ${JSON.stringify(e.data)}` : ''}`);

@@ -173,7 +173,22 @@ async function openPlanAt(source: PlanSource, range: vscode.Range | undefined): 
   editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 
-async function notifyRefusal(err: unknown): Promise<void> {
+/** A plan the user discarded in the Refactor Preview: not a refusal, nothing was applied. */
+function declinedInReview(plan: Plan | undefined, err: unknown): boolean {
+  return !!plan && !!client?.reviews(plan) && toRefusal(err).data?.kind === 'not_applied';
+}
+
+async function notifyDeclined(plan: Plan): Promise<void> {
+  const text = `MultiEdit: ${planTitle(plan)} not applied: the review was discarded, nothing changed.`;
+  state.lastNotification = text;
+  state.lastRefusal = undefined;
+  client?.log.info(text);
+  updateStatus({ outcome: 'declined', text: planTitle(plan) });
+  void vscode.window.showInformationMessage(text);
+}
+
+async function notifyRefusal(err: unknown, plan?: Plan): Promise<void> {
+  if (declinedInReview(plan, err)) return notifyDeclined(plan!);
   const refusal = toRefusal(err);
   state.lastRefusal = refusal;
   const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal);
@@ -209,7 +224,8 @@ async function applyPlan(plan: Plan): Promise<ApplyResult> {
       () => client!.apply(plan),
     );
   } catch (err) {
-    updateStatus({ outcome: 'refused', text: refusalLocation(toRefusal(err)) || planTitle(plan) });
+    if (declinedInReview(plan, err)) updateStatus({ outcome: 'declined', text: planTitle(plan) });
+    else updateStatus({ outcome: 'refused', text: refusalLocation(toRefusal(err)) || planTitle(plan) });
     throw err;
   }
   state.lastApplied = { files: (result.files ?? []).map((f) => f.file_path).filter(Boolean), result };
@@ -304,7 +320,7 @@ async function applyWithUi(plan: Plan): Promise<void> {
     const result = await applyPlan(plan);
     await notifyResult(result);
   } catch (err) {
-    await notifyRefusal(err);
+    await notifyRefusal(err, plan);
   }
 }
 
@@ -403,7 +419,7 @@ async function previewWithUi(plan: Plan): Promise<void> {
   try {
     await notifyResult(await applyPlan(plan));
   } catch (err) {
-    await notifyRefusal(err);
+    await notifyRefusal(err, plan);
   }
 }
 
