@@ -287,26 +287,38 @@ async function showChanges(edit: LspWorkspaceEdit | undefined): Promise<void> {
       }),
     };
   }
-  const byUri = new Map(files.map((f) => [uriOf(f.uri).toString(), f]));
-  const decorated: vscode.TextEditor[] = [];
+  // Editors visible now are highlighted at once; files shown in the next seconds (a tab opened in the
+  // background and then clicked) when they come into view.
+  pendingHighlights.clear();
   let count = 0;
-  for (const editor of vscode.window.visibleTextEditors) {
-    const f = byUri.get(editor.document.uri.toString());
-    if (!f) continue;
+  for (const f of files) {
     const ranges = rangesAfterEdits(f.edits).map((r) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character));
-    editor.setDecorations(highlight.added, ranges.filter((r) => !r.isEmpty));
-    editor.setDecorations(highlight.removed, ranges.filter((r) => r.isEmpty));
-    decorated.push(editor);
+    pendingHighlights.set(uriOf(f.uri).toString(), { ranges, until: Date.now() + PENDING_HIGHLIGHT_MS });
     count += ranges.length;
   }
   state.highlighted = count;
+  highlightVisible(vscode.window.visibleTextEditors);
+}
+
+const PENDING_HIGHLIGHT_MS = 15_000;
+const pendingHighlights = new Map<string, { ranges: vscode.Range[]; until: number }>();
+
+function highlightVisible(editors: readonly vscode.TextEditor[]): void {
   const h = highlight;
-  setTimeout(() => {
-    for (const e of decorated) {
-      e.setDecorations(h.added, []);
-      e.setDecorations(h.removed, []);
-    }
-  }, HIGHLIGHT_MS);
+  if (!h) return;
+  for (const editor of editors) {
+    const key = editor.document.uri.toString();
+    const pending = pendingHighlights.get(key);
+    if (!pending) continue;
+    pendingHighlights.delete(key);
+    if (pending.until < Date.now()) continue;
+    editor.setDecorations(h.added, pending.ranges.filter((r) => !r.isEmpty));
+    editor.setDecorations(h.removed, pending.ranges.filter((r) => r.isEmpty));
+    setTimeout(() => {
+      editor.setDecorations(h.added, []);
+      editor.setDecorations(h.removed, []);
+    }, HIGHLIGHT_MS);
+  }
 }
 
 function hasConfirmation(edit: LspWorkspaceEdit): boolean {
@@ -744,6 +756,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.contentChanges.length && planDiagnostics.has(e.document.uri)) planDiagnostics.delete(e.document.uri);
     }),
     vscode.workspace.onDidCloseTextDocument((d) => planDiagnostics.delete(d.uri)),
+    vscode.window.onDidChangeVisibleTextEditors(highlightVisible),
+    // A highlight waiting for its editor is stale once the text changes.
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length) pendingHighlights.delete(e.document.uri.toString());
+    }),
     vscode.commands.registerCommand('multiedit.applyPlanFromEditor', () => runPlanCommand(planFromActiveEditor, false)),
     vscode.commands.registerCommand('multiedit.previewPlanFromEditor', () => runPlanCommand(planFromActiveEditor, true)),
     vscode.commands.registerCommand('multiedit.applyPlanFromClipboard', () => runPlanCommand(planFromClipboard, false)),
