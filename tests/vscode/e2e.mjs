@@ -705,7 +705,7 @@ async function runTests() {
     await page.locator('.output-view, .part.panel').first().waitFor({ timeout: 10_000 });
     await sleep(1000);
     await screenshot('output-channel-levels');
-    await runCommandQuiet('View: Close Panel');
+    await runCommandQuiet('View: Hide Panel');
   });
 
   await test('a refusal offers Go to Closest Text, which selects the closest lines; the plan marks the failing edit', async () => {
@@ -724,10 +724,12 @@ async function runTests() {
     assertEqual(planState.documents.find((x) => x.path === path.join(ws, 'near.multiedit.json')).diagnostics.length, 1, 'one diagnostic');
     await screenshot('refusal-actions');
     await clickNotificationButton('Go to Closest Text');
+    await sleep(1000);
+    await page.keyboard.press('Escape');
     const state = await waitFor(async () => {
       const s = await dumpState();
       return s.activeEditor?.path === near ? s : undefined;
-    }, 'near.txt to be active', 10_000, 500);
+    }, 'near.txt to be active', 40_000, 500);
     assertEqual(state.activeEditor.selection.start.line, 13, 'selection starts on line 14');
     assertEqual(state.activeEditor.selection.end.line, 13, 'selection ends on line 14');
     await sleep(500);
@@ -763,7 +765,7 @@ async function runTests() {
       return undefined;
     }, 'the tool result', 30_000, 300);
     assertEqual(asked, false, 'a confirmation was asked for a refused plan');
-    assertMatch(state.toolResult, /^Error: the edit plan was refused at edit 1; no file was changed\.\nString to replace not found/, 'tool result');
+    assertMatch(state.toolResult, /^Error: the edit plan was refused at edit 1 in target\.txt; no file was changed\.\nString to replace not found/, 'tool result');
   });
 
   await test('a closed file edited by a plan is opened in a tab, its change highlighted', async () => {
@@ -774,14 +776,16 @@ async function runTests() {
     await page.evaluate((t) => navigator.clipboard.writeText(t), JSON.stringify({ file_path: closed, edits: [{ old_string: 'before', new_string: 'after the plan' }] }));
     await runCommand('MultiEdit: Apply Plan from Clipboard');
     await waitForNotification(/Applied 1 edit/);
-    await sleep(300);
-    await screenshot('closed-file-opened-highlighted');
     state = await dumpState();
     if (!state.tabs.includes(closed)) throw new Error(`closed.txt is not in a tab: ${JSON.stringify(state.tabs)}`);
     assertEqual(docText(state, closed), 'never opened: after the plan\n', 'text of closed.txt');
     assertEqual(state.activeEditor?.path, target, 'the active editor stays');
     assertEqual(state.openedFiles, 1, 'files opened');
     assertMatch(state.status?.text, /MultiEdit \$\(check\)/, 'status bar');
+    // the change is highlighted when its tab comes into view
+    await page.locator('.tab', { hasText: 'closed.txt' }).first().click();
+    await sleep(400);
+    await screenshot('closed-file-opened-highlighted');
   });
 
   await test('review: untick one edit in the Refactor Preview, apply, one Ctrl+Z reverts the rest', async () => {
