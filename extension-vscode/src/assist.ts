@@ -161,27 +161,48 @@ export interface ToolPreparation {
   invocationMessage: string;
   title: string;
   message: string;
+  /**
+   * The plan is refused as it stands (the server's preview, or the plan itself): no point asking the
+   * user; the tool returns this refusal to the model at once, without confirmation and without
+   * applying anything.
+   */
+  refusal?: Refusal;
 }
 
-/** The tool's confirmation: what will change (per edit, plus the diff when the server can tell). */
+/**
+ * The tool's confirmation: what will change (per file: each edit and the diff), or, when the server
+ * already refuses the plan in its preview, the refusal to return without asking.
+ */
 export async function prepareToolInvocation(input: Plan, deps: AssistDeps): Promise<ToolPreparation> {
   let plan: Plan;
   try {
     plan = prepare(input, deps);
   } catch (err) {
-    return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: (err as Error).message };
+    const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
+    return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: refusal.message, refusal };
   }
   let diff: string | undefined;
   try {
     diff = (await deps.preview(plan)).diff;
-  } catch {
-    diff = undefined; // the refusal is reported by invoke
+  } catch (err) {
+    const refusal = toRefusal(err);
+    return {
+      invocationMessage: `MultiEdit: ${planTitle(plan)} refused`,
+      title: `MultiEdit: ${planTitle(plan)}`,
+      message: renderRefusalMarkdown(refusal),
+      refusal,
+    };
   }
   return {
     invocationMessage: `MultiEdit: applying ${planTitle(plan)}`,
     title: `MultiEdit: ${planTitle(plan)}`,
     message: renderConfirmationMarkdown(plan, diff),
   };
+}
+
+/** What the model gets back for a plan refused before it ran (see `ToolPreparation.refusal`). */
+export function refusedToolResult(refusal: Refusal): { text: string; outcome: ChatOutcome } {
+  return { text: renderToolResult({ refusal }), outcome: { refusal } };
 }
 
 /** Runs the tool: applies the plan and returns the text for the model (engine message or refusal). */

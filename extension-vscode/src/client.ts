@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
-import { Plan } from './plan';
+import { Plan, ReviewPolicy, reviewFor, serverArguments } from './plan';
 import { ApplyResult, isApplyResult } from './render';
 import { chooseServerPath, findExecutable } from './serverPath';
 
@@ -22,10 +22,23 @@ export class ServerError extends Error {
   }
 }
 
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+
 export class MultiEditClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  /** The server's state, for the status bar: starting, running, stopped, failed. */
+  readonly onDidChangeServerState = this.stateEmitter.event;
+  serverState: ServerState = 'stopped';
+  /** The last WorkspaceEdit the server had the editor apply (workspace/applyEdit answered `applied`). */
+  lastAppliedEdit: unknown;
+
+  private setState(state: ServerState): void {
+    this.serverState = state;
+    this.stateEmitter.fire(state);
+  }
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -66,6 +79,21 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   private async start(): Promise<LanguageClient> {
+    this.setState('starting');
+    try {
+      const client = await this.startClient();
+      this.setState('running');
+      client.onDidChangeState((e) => {
+        if (this.client === client) this.setState(e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped');
+      });
+      return client;
+    } catch (err) {
+      this.setState('failed');
+      throw err;
+    }
+  }
+
+  private async startClient(): Promise<LanguageClient> {
     if (this.client) {
       const old = this.client;
       this.client = undefined;
@@ -103,7 +131,10 @@ export class MultiEditClient implements vscode.Disposable {
       });
       throw new ServerError(message);
     }
-    const args = ['lsp', ...(config.get<string[]>('server.extraArgs') ?? [])];
+    // The server sends its log as window/logMessage at each line's level; lines below the channel's
+    // level (Developer: Set Log Level...) are not even sent. Routine "applied ..." lines are LSP `log`
+    // messages, which the client prints at info, so info and below ask for everything.
+    const args = ['lsp', '--log-level', serverLogLevel(this.log.logLevel), ...(config.get<string[]>('server.extraArgs') ?? [])];
     this.log.info(`starting the server (${source}): ${command} ${args.join(' ')}`);
     const run = { command, args, options: { env } };
     const serverOptions: ServerOptions = { run, debug: run };
@@ -115,6 +146,19 @@ export class MultiEditClient implements vscode.Disposable {
       initializationOptions: {
         allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
         bridge: config.get<boolean>('bridge') !== false,
+        review: config.get<string>('review') ?? 'multiFile',
+        // A review in the Refactor Preview waits for the user: give the editor's answer time.
+        applyEditTimeoutMs: 30 * 60 * 1000,
+      },
+      middleware: {
+        workspace: {
+          // Seen on its way to VS Code: the edit of each plan, to highlight what changed.
+          handleApplyEdit: async (params, next) => {
+            const result = await next(params, undefined as never);
+            if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) this.lastAppliedEdit = params.edit;
+            return result;
+          },
+        },
       },
       initializationFailedHandler: (err) => {
         this.log.error(`the server failed to initialize: ${err}`);
@@ -152,18 +196,25 @@ export class MultiEditClient implements vscode.Disposable {
     const c = this.client;
     this.client = undefined;
     if (c) await c.stop().catch(() => undefined);
+    this.setState('stopped');
   }
 
   isRunning(): boolean {
     return this.client?.state === State.Running;
   }
 
+  /** Whether the plan goes through the editor's review (the plan's `review`, else `multiedit.review`). */
+  reviews(plan: Plan): boolean {
+    return reviewFor(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review'));
+  }
+
   private async execute(command: string, plan: Plan): Promise<ApplyResult> {
     const client = await this.ensureStarted();
-    this.log.info(`${command}: ${JSON.stringify(plan).slice(0, 2000)}`);
+    const args = serverArguments(plan, this.reviews(plan));
+    this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
     let result: unknown;
     try {
-      result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [plan] });
+      result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
     } catch (err) {
       const e = err as { message?: string; data?: unknown; code?: number };
       this.log.warn(`${command} refused: ${e.message ?? err}${e.data ? ` ${JSON.stringify(e.data)}` : ''}`);
@@ -178,6 +229,7 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   apply(plan: Plan): Promise<ApplyResult> {
+    this.lastAppliedEdit = undefined;
     return this.execute(SERVER_APPLY, plan);
   }
 
@@ -187,8 +239,16 @@ export class MultiEditClient implements vscode.Disposable {
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
+    this.stateEmitter.dispose();
     void this.stop();
   }
+}
+
+/** The server's `--log-level` for the output channel's level. */
+export function serverLogLevel(level: vscode.LogLevel): string {
+  // vscode.LogLevel: Off 0, Trace 1, Debug 2, Info 3, Warning 4, Error 5
+  if (level >= 1 && level <= 3) return 'debug';
+  return level === 4 ? 'warn' : 'error';
 }
 
 export async function showErrorWithLogs(message: string, log: vscode.LogOutputChannel, ...extra: string[]): Promise<string | undefined> {

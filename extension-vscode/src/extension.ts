@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerMcpServer } from './mcp';
-import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation } from './assist';
+import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from './assist';
 import { MultiEditClient, ServerError, showErrorWithLogs } from './client';
 import { Plan, PlanError, needsTarget, parsePlanText, planFromPairs, preparePlan } from './plan';
 import {
@@ -14,9 +14,14 @@ import {
   renderApplyNotification,
   renderRefusalNotification,
   renderRefusalText,
+  refusalLocation,
+  rangesAfterEdits,
   toRefusal,
   workspaceEditFiles,
+  LspWorkspaceEdit,
 } from './render';
+import { fileIndexOf, hintLines, locateEdit } from './locate';
+import { LastOutcome, statusText } from './status';
 
 const PREVIEW_SCHEME = 'multiedit-preview';
 const TOOL_NAME = 'multiedit';
@@ -29,6 +34,9 @@ const state: {
   lastRefusal?: Refusal;
   lastNotification?: string;
   lastToolResult?: string;
+  status?: { text: string; tooltip: string };
+  openedFiles?: number;
+  highlighted?: number;
 } = {};
 
 /** Recently active text editors' documents (most recent first), to find a plan's target. */
@@ -93,14 +101,115 @@ async function notifyResult(result: ApplyResult): Promise<void> {
   else if (pick === 'Show Logs') client?.log.show(true);
 }
 
-async function notifyRefusal(err: unknown): Promise<void> {
+/** Where the plan being run came from, when it came from an editor (for "Open Plan" and diagnostics). */
+interface PlanSource {
+  uri: vscode.Uri;
+  /** The plan's text (the selection, or the whole document) and its offset in the document. */
+  text: string;
+  offset: number;
+  version: number;
+  plan: Plan;
+}
+
+/** Set while a plan taken from an editor runs. */
+let planSource: PlanSource | undefined;
+
+let statusItem: vscode.StatusBarItem | undefined;
+let lastOutcome: LastOutcome | undefined;
+
+function updateStatus(outcome?: Omit<LastOutcome, 'time'>): void {
+  if (outcome) lastOutcome = { ...outcome, time: new Date() };
+  if (!statusItem || !client) return;
+  const s = statusText(client.serverState, lastOutcome);
+  statusItem.text = s.text;
+  statusItem.tooltip = s.tooltip;
+  statusItem.backgroundColor = s.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  state.status = { text: s.text, tooltip: s.tooltip };
+}
+
+/** Diagnostics on plan files: the edit a refusal names, until the plan changes. */
+let planDiagnostics: vscode.DiagnosticCollection;
+
+/** The failing edit's `old_string` in the plan's editor, or undefined when it cannot be found. */
+function failingEditRange(source: PlanSource, refusal: Refusal, doc: vscode.TextDocument): vscode.Range | undefined {
+  const index = refusal.data?.edit_index;
+  if (typeof index !== 'number') return undefined;
+  const fileIndex = source.plan.files ? fileIndexOf(source.plan.files, refusal.data?.file_path) : undefined;
+  if (source.plan.files && fileIndex === undefined) return undefined;
+  const span = locateEdit(source.text, index, fileIndex);
+  if (!span) return undefined;
+  return new vscode.Range(doc.positionAt(source.offset + span.start), doc.positionAt(source.offset + span.end));
+}
+
+function markFailingEdit(source: PlanSource, refusal: Refusal): vscode.Range | undefined {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === source.uri.toString());
+  if (!doc || doc.version !== source.version) return undefined;
+  const range = failingEditRange(source, refusal, doc);
+  if (!range) return undefined;
+  const d = new vscode.Diagnostic(range, renderRefusalText(refusal), vscode.DiagnosticSeverity.Error);
+  d.source = 'MultiEdit';
+  if (refusal.data?.kind) d.code = refusal.data.kind;
+  planDiagnostics.set(source.uri, [d]);
+  return range;
+}
+
+/** Opens the file a hint points at and selects the lines of the closest text. */
+async function goToClosestText(refusal: Refusal): Promise<void> {
+  const lines = hintLines(refusal.data?.hint);
+  const file = refusal.data?.file_path;
+  if (!lines || !file) return;
+  const doc = await vscode.workspace.openTextDocument(uriOf(file));
+  const last = Math.min(lines.last, doc.lineCount) - 1;
+  const first = Math.min(lines.first - 1, last);
+  const range = new vscode.Range(first, 0, last, doc.lineAt(last).text.length);
+  const editor = await vscode.window.showTextDocument(doc, { selection: range, preview: false });
+  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+async function openPlanAt(source: PlanSource, range: vscode.Range | undefined): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(source.uri);
+  const selection = range ?? new vscode.Range(doc.positionAt(source.offset), doc.positionAt(source.offset));
+  const editor = await vscode.window.showTextDocument(doc, { selection, preview: false });
+  editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/** A plan the user discarded in the Refactor Preview: not a refusal, nothing was applied. */
+function declinedInReview(plan: Plan | undefined, err: unknown): boolean {
+  return !!plan && !!client?.reviews(plan) && toRefusal(err).data?.kind === 'not_applied';
+}
+
+async function notifyDeclined(plan: Plan): Promise<void> {
+  const text = `MultiEdit: ${planTitle(plan)} not applied: the review was discarded, nothing changed.`;
+  state.lastNotification = text;
+  state.lastRefusal = undefined;
+  client?.log.info(text);
+  updateStatus({ outcome: 'declined', text: planTitle(plan) });
+  void vscode.window.showInformationMessage(text);
+}
+
+async function notifyRefusal(err: unknown, plan?: Plan): Promise<void> {
+  if (declinedInReview(plan, err)) return notifyDeclined(plan!);
   const refusal = toRefusal(err);
   state.lastRefusal = refusal;
   const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal);
   state.lastNotification = text;
   client?.log.warn(renderRefusalText(refusal));
-  await showErrorWithLogs(text, client!.log);
+  updateStatus({ outcome: 'refused', text: refusalLocation(refusal) || 'refused' });
+  const source = planSource;
+  const planRange = source ? markFailingEdit(source, refusal) : undefined;
+  const actions: string[] = [];
+  if (hintLines(refusal.data?.hint) && refusal.data?.file_path) actions.push(GO_TO_CLOSEST);
+  if (source) actions.push(OPEN_PLAN);
+  actions.push(SHOW_LOGS);
+  const pick = await vscode.window.showErrorMessage(text, ...actions);
+  if (pick === GO_TO_CLOSEST) await goToClosestText(refusal);
+  else if (pick === OPEN_PLAN && source) await openPlanAt(source, planRange);
+  else if (pick === SHOW_LOGS) client?.log.show(true);
 }
+
+const GO_TO_CLOSEST = 'Go to Closest Text';
+const OPEN_PLAN = 'Open Plan';
+const SHOW_LOGS = 'Show Logs';
 
 function filesOf(plan: Plan): string[] {
   return plan.files ? plan.files.map((f) => f.file_path ?? '') : [plan.file_path ?? ''];
@@ -108,14 +217,113 @@ function filesOf(plan: Plan): string[] {
 
 /** Applies a prepared plan through the server (one WorkspaceEdit, one undo step). */
 async function applyPlan(plan: Plan): Promise<ApplyResult> {
-  const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: `MultiEdit: applying ${planTitle(plan)}` },
-    () => client!.apply(plan),
-  );
+  let result: ApplyResult;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `MultiEdit: applying ${planTitle(plan)}` },
+      () => client!.apply(plan),
+    );
+  } catch (err) {
+    if (declinedInReview(plan, err)) updateStatus({ outcome: 'declined', text: planTitle(plan) });
+    else updateStatus({ outcome: 'refused', text: refusalLocation(toRefusal(err)) || planTitle(plan) });
+    throw err;
+  }
   state.lastApplied = { files: (result.files ?? []).map((f) => f.file_path).filter(Boolean), result };
   if (state.lastApplied.files.length === 0) state.lastApplied.files = filesOf(plan);
   state.lastRefusal = undefined;
+  if (planSource) planDiagnostics.delete(planSource.uri);
+  updateStatus({ outcome: 'applied', text: planTitle(plan) });
+  await showChanges(client!.lastAppliedEdit as LspWorkspaceEdit | undefined);
   return result;
+}
+
+const HIGHLIGHT_MS = 2500;
+let highlight: { added: vscode.TextEditorDecorationType; removed: vscode.TextEditorDecorationType } | undefined;
+
+/**
+ * After an apply: edited files that no tab shows are opened as tabs (`multiedit.openEditedFiles`),
+ * and the changed ranges are highlighted for a moment in the visible editors, so every change is seen.
+ */
+async function showChanges(edit: LspWorkspaceEdit | undefined): Promise<void> {
+  const files = workspaceEditFiles(edit);
+  if (!files.length) return;
+  const c = vscode.workspace.getConfiguration('multiedit');
+  if (c.get<boolean>('openEditedFiles') !== false) {
+    const shown = new Set(
+      vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .map((t) => (t.input instanceof vscode.TabInputText ? t.input.uri.toString() : undefined))
+        .filter(Boolean),
+    );
+    const active = vscode.window.activeTextEditor;
+    let opened = 0;
+    for (const f of files) {
+      const uri = uriOf(f.uri);
+      if (shown.has(uri.toString())) continue;
+      try {
+        await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: true });
+        opened++;
+      } catch (e) {
+        client?.log.warn(`could not open ${uri.fsPath}: ${e}`);
+      }
+    }
+    // Opening tabs must not take the user away from the editor they were in.
+    if (opened && active && !active.document.isClosed) {
+      await vscode.window.showTextDocument(active.document, { viewColumn: active.viewColumn, preserveFocus: false, preview: false });
+    }
+    state.openedFiles = opened;
+  }
+  if (edit && hasConfirmation(edit)) return; // after a review, what was kept is not known here
+  if (!highlight) {
+    highlight = {
+      added: vscode.window.createTextEditorDecorationType({
+        backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground'),
+        overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'),
+        overviewRulerLane: vscode.OverviewRulerLane.Left,
+      }),
+      removed: vscode.window.createTextEditorDecorationType({
+        isWholeLine: true,
+        backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+      }),
+    };
+  }
+  // Editors visible now are highlighted at once; files shown in the next seconds (a tab opened in the
+  // background and then clicked) when they come into view.
+  pendingHighlights.clear();
+  let count = 0;
+  for (const f of files) {
+    const ranges = rangesAfterEdits(f.edits).map((r) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character));
+    pendingHighlights.set(uriOf(f.uri).toString(), { ranges, until: Date.now() + PENDING_HIGHLIGHT_MS });
+    count += ranges.length;
+  }
+  state.highlighted = count;
+  highlightVisible(vscode.window.visibleTextEditors);
+}
+
+const PENDING_HIGHLIGHT_MS = 15_000;
+const pendingHighlights = new Map<string, { ranges: vscode.Range[]; until: number }>();
+
+function highlightVisible(editors: readonly vscode.TextEditor[]): void {
+  const h = highlight;
+  if (!h) return;
+  for (const editor of editors) {
+    const key = editor.document.uri.toString();
+    const pending = pendingHighlights.get(key);
+    if (!pending) continue;
+    pendingHighlights.delete(key);
+    if (pending.until < Date.now()) continue;
+    editor.setDecorations(h.added, pending.ranges.filter((r) => !r.isEmpty));
+    editor.setDecorations(h.removed, pending.ranges.filter((r) => r.isEmpty));
+    setTimeout(() => {
+      editor.setDecorations(h.added, []);
+      editor.setDecorations(h.removed, []);
+    }, HIGHLIGHT_MS);
+  }
+}
+
+function hasConfirmation(edit: LspWorkspaceEdit): boolean {
+  const annotations = (edit as { changeAnnotations?: Record<string, { needsConfirmation?: boolean }> }).changeAnnotations;
+  return !!annotations && Object.values(annotations).some((a) => a.needsConfirmation);
 }
 
 async function applyWithUi(plan: Plan): Promise<void> {
@@ -124,7 +332,7 @@ async function applyWithUi(plan: Plan): Promise<void> {
     const result = await applyPlan(plan);
     await notifyResult(result);
   } catch (err) {
-    await notifyRefusal(err);
+    await notifyRefusal(err, plan);
   }
 }
 
@@ -223,7 +431,7 @@ async function previewWithUi(plan: Plan): Promise<void> {
   try {
     await notifyResult(await applyPlan(plan));
   } catch (err) {
-    await notifyRefusal(err);
+    await notifyRefusal(err, plan);
   }
 }
 
@@ -235,10 +443,14 @@ function planFromActiveEditor(): Plan {
   if (!editor) throw new PlanError('Open the plan (JSON) in an editor first.');
   const doc = editor.document;
   const text = editor.selection.isEmpty ? doc.getText() : doc.getText(editor.selection);
+  const offset = editor.selection.isEmpty ? 0 : doc.offsetAt(editor.selection.start);
+  planDiagnostics.delete(doc.uri);
   const plan = parsePlanText(text);
   const target = needsTarget(plan) ? targetOtherThan(doc) : undefined;
   const base = doc.uri.scheme === 'file' ? path.dirname(doc.uri.fsPath) : undefined;
-  return prepare(plan, target, baseDir() ?? base);
+  const prepared = prepare(plan, target, baseDir() ?? base);
+  planSource = { uri: doc.uri, text, offset, version: doc.version, plan: prepared };
+  return prepared;
 }
 
 async function planFromClipboard(): Promise<Plan> {
@@ -259,15 +471,20 @@ async function planFromPicker(): Promise<Plan | undefined> {
 }
 
 async function runPlanCommand(getPlan: () => Plan | undefined | Promise<Plan | undefined>, preview: boolean): Promise<void> {
-  let plan: Plan | undefined;
+  planSource = undefined;
   try {
-    plan = await getPlan();
-  } catch (err) {
-    await notifyRefusal(err);
-    return;
+    let plan: Plan | undefined;
+    try {
+      plan = await getPlan();
+    } catch (err) {
+      await notifyRefusal(err);
+      return;
+    }
+    if (!plan) return;
+    await (preview ? previewWithUi(plan) : applyWithUi(plan));
+  } finally {
+    planSource = undefined;
   }
-  if (!plan) return;
-  await (preview ? previewWithUi(plan) : applyWithUi(plan));
 }
 
 async function replaceInFile(): Promise<void> {
@@ -364,9 +581,24 @@ const chatHandler: vscode.ChatRequestHandler = async (request, _context, stream,
   return {};
 };
 
+/** Key of a tool input, to hand a refusal found in prepareInvocation to the invoke that follows. */
+function toolInputKey(input: unknown): string {
+  return JSON.stringify(input);
+}
+
 class MultiEditTool implements vscode.LanguageModelTool<Plan> {
+  /** Refusals found while preparing, by input: invoke returns them without running the plan. */
+  private readonly refused = new Map<string, Refusal>();
+
   async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<Plan>) {
     const p = await prepareToolInvocation(options.input, assistDeps());
+    if (p.refusal) {
+      // Nothing to confirm: the model gets the refusal at once, and nothing is applied.
+      this.refused.set(toolInputKey(options.input), p.refusal);
+      while (this.refused.size > 20) this.refused.delete(this.refused.keys().next().value as string);
+      return { invocationMessage: p.invocationMessage };
+    }
+    this.refused.delete(toolInputKey(options.input));
     return {
       invocationMessage: p.invocationMessage,
       confirmationMessages: { title: p.title, message: new vscode.MarkdownString(p.message) },
@@ -374,7 +606,10 @@ class MultiEditTool implements vscode.LanguageModelTool<Plan> {
   }
 
   async invoke(options: vscode.LanguageModelToolInvocationOptions<Plan>) {
-    const { text, outcome } = await invokeTool(options.input, assistDeps());
+    const key = toolInputKey(options.input);
+    const early = this.refused.get(key);
+    this.refused.delete(key);
+    const { text, outcome } = early ? refusedToolResult(early) : await invokeTool(options.input, assistDeps());
     if (outcome.refusal) state.lastRefusal = outcome.refusal;
     state.lastToolResult = text;
     return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
@@ -400,7 +635,13 @@ function writeState(extra: Record<string, unknown>): void {
   const data = {
     time: new Date().toISOString(),
     activeEditor: editor
-      ? { path: editor.document.uri.fsPath, text: editor.document.getText(), dirty: editor.document.isDirty, version: editor.document.version }
+      ? {
+          path: editor.document.uri.fsPath,
+          text: editor.document.getText(),
+          dirty: editor.document.isDirty,
+          version: editor.document.version,
+          selection: { start: editor.selection.start, end: editor.selection.end },
+        }
       : null,
     documents: docs,
     serverRunning: client?.isRunning() ?? false,
@@ -409,6 +650,10 @@ function writeState(extra: Record<string, unknown>): void {
     lastRefusal: state.lastRefusal ?? null,
     lastNotification: state.lastNotification ?? null,
     lastToolResult: state.lastToolResult ?? null,
+    status: state.status ?? null,
+    openedFiles: state.openedFiles ?? null,
+    highlighted: state.highlighted ?? null,
+    tabs: vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => (t.input instanceof vscode.TabInputText ? t.input.uri.fsPath : t.label)),
     ...extra,
   };
   const tmp = `${file}.tmp`;
@@ -493,11 +738,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new MultiEditClient(context, log);
   context.subscriptions.push(client);
   previewContent = new PreviewContent();
+  planDiagnostics = vscode.languages.createDiagnosticCollection('multiedit');
+  statusItem = vscode.window.createStatusBarItem('multiedit.status', vscode.StatusBarAlignment.Right, 100);
+  statusItem.name = 'MultiEdit';
+  statusItem.command = 'multiedit.showLogs';
+  context.subscriptions.push(statusItem, client.onDidChangeServerState(() => updateStatus()));
+  updateStatus();
+  statusItem.show();
   rememberEditor(vscode.window.activeTextEditor);
 
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previewContent),
     vscode.window.onDidChangeActiveTextEditor(rememberEditor),
+    planDiagnostics,
+    // The mark on a failing edit holds until the plan changes.
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length && planDiagnostics.has(e.document.uri)) planDiagnostics.delete(e.document.uri);
+    }),
+    vscode.workspace.onDidCloseTextDocument((d) => planDiagnostics.delete(d.uri)),
+    vscode.window.onDidChangeVisibleTextEditors(highlightVisible),
+    // A highlight waiting for its editor is stale once the text changes.
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length) pendingHighlights.delete(e.document.uri.toString());
+    }),
     vscode.commands.registerCommand('multiedit.applyPlanFromEditor', () => runPlanCommand(planFromActiveEditor, false)),
     vscode.commands.registerCommand('multiedit.previewPlanFromEditor', () => runPlanCommand(planFromActiveEditor, true)),
     vscode.commands.registerCommand('multiedit.applyPlanFromClipboard', () => runPlanCommand(planFromClipboard, false)),

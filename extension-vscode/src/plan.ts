@@ -308,6 +308,29 @@ export function preparePlan(plan: Plan, opts: PrepareOptions = {}): Plan {
   return out;
 }
 
+export type ReviewPolicy = 'never' | 'multiFile' | 'always';
+
+/**
+ * Whether a plan is reviewed in the editor before it applies: the plan's own `review` (a policy or a
+ * boolean) or else the setting; `multiFile` means plans that edit two files or more.
+ */
+export function reviewFor(plan: Plan, setting: ReviewPolicy | undefined): boolean {
+  const own = plan.review;
+  const policy = own === true ? 'always' : own === false ? 'never' : typeof own === 'string' ? own : (setting ?? 'multiFile');
+  if (policy === 'always') return true;
+  if (policy === 'multiFile') return (plan.files?.length ?? 1) > 1;
+  return false;
+}
+
+/**
+ * The command arguments for the server: the plan without the extension-side `review` field, then the
+ * call's options with the review decided here.
+ */
+export function serverArguments(plan: Plan, review: boolean): [Plan, { review: boolean }] {
+  const { review: _ignored, ...rest } = plan;
+  return [rest as Plan, { review }];
+}
+
 /** Paths the plan edits, in order. */
 export function planTargets(plan: Plan): string[] {
   if (plan.files) return plan.files.map((f) => f.file_path ?? '');

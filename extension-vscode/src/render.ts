@@ -206,15 +206,53 @@ export function planTitle(plan: Plan): string {
   return targets.length === 1 ? `${edits} to ${basename(targets[0])}` : `${edits} to ${targets.length} files`;
 }
 
-/** Markdown shown in the tool's confirmation: the files, each edit, and the diff when known. */
-export function renderConfirmationMarkdown(plan: Plan, diff?: string): string {
-  let md = `Apply ${escapeMarkdown(planTitle(plan))}?\n\n`;
-  const files = plan.files ?? [{ file_path: plan.file_path, edits: plan.edits ?? [] }];
-  for (const f of files) {
-    md += `\`${(f.file_path ?? '').replace(/`/g, "'")}\`\n\n`;
-    md += fence(describeEdits(f.edits ?? []).join('\n')) + '\n\n';
+/** A unified diff cut into its files: `--- a/path` starts a file; returns path -> that file's diff. */
+export function splitDiffByFile(diff: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let current: string | undefined;
+  let lines: string[] = [];
+  const flush = () => {
+    if (current !== undefined && lines.length) out.set(current, lines.join('\n').replace(/\n*$/, '\n'));
+  };
+  for (const line of diff.split('\n')) {
+    const m = /^--- a(.*)$/.exec(line);
+    if (m) {
+      flush();
+      current = m[1];
+      lines = [];
+    }
+    if (current !== undefined) lines.push(line);
   }
-  if (diff && diff.trim()) md += 'Diff:\n\n' + fence(diff.length > 6000 ? diff.slice(0, 6000) + '\n…' : diff, 'diff') + '\n';
+  flush();
+  return out;
+}
+
+const MAX_DIFF_PER_FILE = 6000;
+
+/**
+ * Markdown shown in the tool's confirmation: one section per file (its path, each edit, and its part
+ * of the diff in a ```diff block), so the user reads exactly what will change before allowing it.
+ */
+export function renderConfirmationMarkdown(plan: Plan, diff?: string): string {
+  const files = plan.files ?? [{ file_path: plan.file_path, edits: plan.edits ?? [] }];
+  let md = `Apply **${escapeMarkdown(planTitle(plan))}**? All edits apply together, or none; one undo takes them back.\n\n`;
+  const diffs = diff ? splitDiffByFile(diff) : new Map<string, string>();
+  for (const f of files) {
+    const filePath = f.file_path ?? '';
+    const n = f.edits?.length ?? 0;
+    md += `### ${escapeMarkdown(basename(filePath))}\n\n`;
+    md += `\`${filePath.replace(/`/g, "'")}\` — ${n} edit${n === 1 ? '' : 's'}\n\n`;
+    md += fence(describeEdits(f.edits ?? []).join('\n')) + '\n\n';
+    const d = diffs.get(filePath);
+    if (d && d.trim()) {
+      const shown = d.length > MAX_DIFF_PER_FILE ? d.slice(0, MAX_DIFF_PER_FILE) + '\n… (diff cut)' : d;
+      md += fence(shown, 'diff') + '\n\n';
+    }
+  }
+  // A diff whose file names did not match the plan's spelling (a URI, a relative path): show it whole.
+  if (diff && diff.trim() && ![...diffs.keys()].some((k) => files.some((f) => f.file_path === k))) {
+    md += fence(diff.length > MAX_DIFF_PER_FILE ? diff.slice(0, MAX_DIFF_PER_FILE) + '\n…' : diff, 'diff') + '\n';
+  }
   return md;
 }
 
@@ -299,4 +337,33 @@ export function workspaceEditFiles(edit: LspWorkspaceEdit | undefined): FileChan
     for (const [uri, edits] of Object.entries(edit.changes)) get(uri).edits.push(...edits);
   }
   return [...out.values()];
+}
+
+/**
+ * Where each edit's new text lies once the edits (original coordinates, non-overlapping) are
+ * applied: the ranges to highlight after an apply. UTF-16 columns; `\r\n`, `\r`, `\n` each end a line.
+ */
+export function rangesAfterEdits(edits: LspTextEdit[]): { start: LspPosition; end: LspPosition }[] {
+  const sorted = [...edits].sort(
+    (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+  );
+  const out: { start: LspPosition; end: LspPosition }[] = [];
+  let lineDelta = 0;
+  let prevEndLine = -1; // original line where the previous edit ended
+  let charDelta = 0; // shift of the characters after the previous edit on that line
+  for (const e of sorted) {
+    const { start, end } = e.range;
+    const startChar = start.line === prevEndLine ? start.character + charDelta : start.character;
+    const newStart = { line: start.line + lineDelta, character: startChar };
+    const parts = e.newText.split(/\r\n|\r|\n/);
+    const newEnd =
+      parts.length === 1
+        ? { line: newStart.line, character: newStart.character + parts[0].length }
+        : { line: newStart.line + parts.length - 1, character: parts[parts.length - 1].length };
+    out.push({ start: newStart, end: newEnd });
+    lineDelta += parts.length - 1 - (end.line - start.line);
+    charDelta = newEnd.character - end.character;
+    prevEndLine = end.line;
+  }
+  return out;
 }

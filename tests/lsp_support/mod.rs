@@ -47,6 +47,8 @@ pub struct Options {
     pub offer_utf8: bool,
     /// Arguments after `lsp` (editors' client libraries add some, e.g. `--stdio`).
     pub args: Vec<String>,
+    /// Offer `workspace.workspaceEdit.changeAnnotationSupport`.
+    pub change_annotations: bool,
 }
 
 impl Options {
@@ -58,6 +60,7 @@ impl Options {
             document_changes: true,
             offer_utf8: false,
             args: Vec::new(),
+            change_annotations: false,
         }
     }
 }
@@ -244,6 +247,9 @@ impl Editor {
         });
         if opts.apply_edit {
             workspace["applyEdit"] = json!(true);
+        }
+        if opts.change_annotations {
+            workspace["workspaceEdit"]["changeAnnotationSupport"] = json!({"groupsOnLabel": true});
         }
         let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
         let params = json!({

@@ -257,6 +257,26 @@ async function runTestCommand(title, suffix, input, command) {
   }, `the result of ${title}`);
 }
 
+/** The MultiEdit output channel's log file (VS Code writes each log channel to a file). */
+function outputChannelLog() {
+  const found = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/MultiEdit\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  walk(path.join(userData, 'logs'));
+  return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+}
+
+async function clickNotificationButton(label) {
+  const button = page.locator('.notifications-toasts .monaco-button', { hasText: label }).first();
+  await button.waitFor({ state: 'visible', timeout: 10_000 });
+  await button.click();
+}
+
 function docText(state, file) {
   const d = state.documents.find((x) => x.path === file);
   return d ? d.text : undefined;
@@ -267,6 +287,10 @@ function docText(state, file) {
 const target = path.join(ws, 'target.txt');
 const other = path.join(ws, 'other.txt');
 const second = path.join(ws, 'notes', 'second.txt');
+const near = path.join(ws, 'near.txt');
+const closed = path.join(ws, 'closed.txt');
+const revA = path.join(ws, 'rev-a.txt');
+const revB = path.join(ws, 'rev-b.txt');
 const settingsFile = path.join(userData, 'User', 'settings.json');
 const baseSettings = {
   'workbench.startupEditor': 'none',
@@ -281,6 +305,8 @@ const baseSettings = {
   'editor.minimap.enabled': false,
   'workbench.colorTheme': 'Default Light Modern',
   'window.zoomLevel': 0,
+  // The review (Refactor Preview) has its own test; the other tests apply directly.
+  'multiedit.review': 'never',
   'multiedit.testing.enableTestCommands': true,
   'multiedit.testing.stateFile': stateFile,
 };
@@ -354,6 +380,30 @@ async function main() {
   fs.writeFileSync(
     path.join(ws, 'from-picker.multiedit.json'),
     JSON.stringify({ file_path: 'notes/second.txt', edits: [{ old_string: 'second', new_string: 'SECOND' }] }, null, 2) + '\n',
+  );
+  // a refusal with a hint: line 14 of near.txt differs from the plan's old_string in one word
+  const nearLines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox number ${i + 1}`);
+  nearLines[13] = 'const total = compute(alpha, beta) + offset;';
+  fs.writeFileSync(near, nearLines.join('\n') + '\n');
+  fs.writeFileSync(
+    path.join(ws, 'near.multiedit.json'),
+    JSON.stringify({ file_path: near, edits: [{ old_string: 'line 1: the', new_string: 'LINE 1: the' }, { old_string: 'const total = compute(alpha, gamma) + offset;', new_string: 'const total = 0;' }] }, null, 2) + '\n',
+  );
+  fs.writeFileSync(closed, 'never opened: before\n');
+  fs.writeFileSync(revA, 'first: one\nsecond line\nthird: three\n');
+  fs.writeFileSync(revB, 'second file: two\n');
+  fs.writeFileSync(
+    path.join(ws, 'review.multiedit.json'),
+    JSON.stringify(
+      {
+        files: [
+          { file_path: revA, edits: [{ old_string: 'one', new_string: 'ONE' }, { old_string: 'three', new_string: 'THREE' }] },
+          { file_path: revB, edits: [{ old_string: 'two', new_string: 'TWO' }] },
+        ],
+      },
+      null,
+      2,
+    ) + '\n',
   );
   fs.writeFileSync(path.join(ws, 'bad.multiedit.json'), '{\n  "mode": "sometimes",\n  "edits": [{"old_string": "a"}]\n}\n');
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings, null, 2));
@@ -639,6 +689,152 @@ async function runTests() {
     assertMatch(note, /Applied 1 edit/, 'notification');
     const state = await dumpState();
     assertEqual(docText(state, second), 'SECOND file: TWO\n', 'picked plan applied');
+  });
+
+  await test('the output channel has no [error] line after successful runs', async () => {
+    const text = await waitFor(() => {
+      const t = outputChannelLog();
+      return /multiedit\.apply: applied/.test(t) ? t : undefined;
+    }, 'the server log in the output channel', 20_000, 1000);
+    const errors = text.split('\n').filter((l) => /\[error\]/.test(l));
+    if (errors.length) throw new Error(`[error] lines in the MultiEdit channel:\n${errors.join('\n')}`);
+    assertMatch(text, /\[info\] .*multiedit \S+ ready/, 'server ready line at info');
+    assertMatch(text, /\[warning\] .*refused/, 'refusal at warning');
+    await clearNotifications();
+    await runCommand('MultiEdit: Show Logs');
+    await page.locator('.output-view, .part.panel').first().waitFor({ timeout: 10_000 });
+    await sleep(1000);
+    await screenshot('output-channel-levels');
+    await runCommandQuiet('View: Hide Panel');
+  });
+
+  await test('a refusal offers Go to Closest Text, which selects the closest lines; the plan marks the failing edit', async () => {
+    await clearNotifications();
+    await openFile('near.multiedit.json');
+    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    const note = await waitForNotification(/refused|Applied/i);
+    assertMatch(note, /closest text is at line 14/i, 'hint in the notification');
+    assertMatch(note, /Go to Closest Text/, 'action');
+    assertMatch(note, /Open Plan/, 'action');
+    const planState = await waitFor(async () => {
+      const s = await dumpState();
+      const d = s.documents.find((x) => x.path === path.join(ws, 'near.multiedit.json'));
+      return d && d.diagnostics.some((m) => /not found/i.test(m)) ? s : undefined;
+    }, 'the diagnostic on the failing edit', 10_000, 500);
+    assertEqual(planState.documents.find((x) => x.path === path.join(ws, 'near.multiedit.json')).diagnostics.length, 1, 'one diagnostic');
+    await screenshot('refusal-actions');
+    await clickNotificationButton('Go to Closest Text');
+    await sleep(1000);
+    await page.keyboard.press('Escape');
+    const state = await waitFor(async () => {
+      const s = await dumpState();
+      return s.activeEditor?.path === near ? s : undefined;
+    }, 'near.txt to be active', 40_000, 500);
+    assertEqual(state.activeEditor.selection.start.line, 13, 'selection starts on line 14');
+    assertEqual(state.activeEditor.selection.end.line, 13, 'selection ends on line 14');
+    await sleep(500);
+    await screenshot('go-to-closest-text');
+    // the mark stays until the plan changes
+    await openFile('near.multiedit.json');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(' ', { delay: 20 });
+    await waitFor(async () => {
+      const s = await dumpState();
+      const d = s.documents.find((x) => x.path === path.join(ws, 'near.multiedit.json'));
+      return d && d.diagnostics.length === 0 ? s : undefined;
+    }, 'the diagnostic to go when the plan changes', 10_000, 500);
+  });
+
+  await test('a plan refused in the tool preview goes back to the model without a confirmation', async () => {
+    await clearNotifications();
+    fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify({ file_path: target, edits: [{ old_string: 'no such words here', new_string: 'x' }] }));
+    const prev = fs.readFileSync(stateFile, 'utf8');
+    await runCommand('MultiEdit: Test: Invoke Language Model Tool');
+    let asked = false;
+    const state = await waitFor(async () => {
+      const text = fs.readFileSync(stateFile, 'utf8');
+      if (text !== prev) {
+        const s = JSON.parse(text);
+        if (s.command === 'invokeTool') return s;
+      }
+      const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
+      if (await button.isVisible().catch(() => false)) {
+        asked = true;
+        await button.click();
+      }
+      return undefined;
+    }, 'the tool result', 30_000, 300);
+    assertEqual(asked, false, 'a confirmation was asked for a refused plan');
+    assertMatch(state.toolResult, /^Error: the edit plan was refused at edit 1 in target\.txt; no file was changed\.\nString to replace not found/, 'tool result');
+  });
+
+  await test('a closed file edited by a plan is opened in a tab, its change highlighted', async () => {
+    await clearNotifications();
+    await openFile('target.txt');
+    let state = await dumpState();
+    if (state.tabs.includes(closed)) throw new Error('closed.txt is already open');
+    await page.evaluate((t) => navigator.clipboard.writeText(t), JSON.stringify({ file_path: closed, edits: [{ old_string: 'before', new_string: 'after the plan' }] }));
+    await runCommand('MultiEdit: Apply Plan from Clipboard');
+    await waitForNotification(/Applied 1 edit/);
+    state = await dumpState();
+    if (!state.tabs.includes(closed)) throw new Error(`closed.txt is not in a tab: ${JSON.stringify(state.tabs)}`);
+    assertEqual(docText(state, closed), 'never opened: after the plan\n', 'text of closed.txt');
+    assertEqual(state.activeEditor?.path, target, 'the active editor stays');
+    assertEqual(state.openedFiles, 1, 'files opened');
+    assertMatch(state.status?.text, /MultiEdit \$\(check\)/, 'status bar');
+    // the change is highlighted when its tab comes into view
+    await page.locator('.tab', { hasText: 'closed.txt' }).first().click();
+    await sleep(400);
+    await screenshot('closed-file-opened-highlighted');
+  });
+
+  await test('review: untick one edit in the Refactor Preview, apply, one Ctrl+Z reverts the rest', async () => {
+    await clearNotifications();
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'multiFile' }, 'updateSetting');
+    await openFile('review.multiedit.json');
+    await runCommand('MultiEdit: Apply Plan from Active Editor');
+    const panel = page.locator('.bulk-edit-panel');
+    await panel.waitFor({ state: 'visible', timeout: 20_000 });
+    await sleep(1000);
+    // entries of a review start unticked in VS Code: tick each edit but the one on "third"
+    const rows = panel.locator('.monaco-list-row[aria-level="2"]');
+    await waitFor(async () => (await rows.count()) === 3, 'three edit rows', 10_000);
+    for (let i = 0; i < 3; i++) {
+      const row = rows.nth(i);
+      const text = await row.innerText();
+      if (/third/.test(text)) continue;
+      await row.locator('.edit-checkbox').click();
+      await sleep(200);
+    }
+    await sleep(500);
+    await screenshot('review-refactor-preview');
+    const apply = panel.locator('.monaco-button', { hasText: /^Apply$/ }).first();
+    if (await apply.isVisible().catch(() => false)) await apply.click();
+    else await runCommand('Refactor Preview: Apply Refactoring');
+    await waitForNotification(/Applied|refused|not applied/i);
+    let state = await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, revA) === 'first: ONE\nsecond line\nthird: three\n' && docText(s, revB) === 'second file: TWO\n' ? s : undefined;
+    }, 'the kept edits only', 10_000).catch(async () => {
+      const s = await dumpState();
+      throw new Error(`rev-a: ${JSON.stringify(docText(s, revA))}, rev-b: ${JSON.stringify(docText(s, revB))}`);
+    });
+    await clearNotifications();
+    await openFile('rev-a.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    const across = page.locator('.monaco-dialog-box .monaco-button', { hasText: /Undo in 2 Files/ }).first();
+    if (await across.waitFor({ state: 'visible', timeout: 5000 }).then(() => true).catch(() => false)) {
+      await screenshot('review-undo-across-files');
+      await across.click();
+    }
+    state = await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, revA) === 'first: one\nsecond line\nthird: three\n' && docText(s, revB) === 'second file: two\n' ? s : undefined;
+    }, 'one Ctrl+Z to revert both files', 10_000).catch(async () => {
+      const s = await dumpState();
+      throw new Error(`after Ctrl+Z: rev-a: ${JSON.stringify(docText(s, revA))}, rev-b: ${JSON.stringify(docText(s, revB))}`);
+    });
   });
 
   await test('changing the server path restarts the server; a bad path shows an error with Show Logs', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssistDeps, ChatOutput, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation } from '../../src/assist';
+import { AssistDeps, ChatOutput, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from '../../src/assist';
 import { Plan } from '../../src/plan';
 import { ApplyResult } from '../../src/render';
 
@@ -125,10 +125,19 @@ describe('language model tool', () => {
     assert.match(p.message, /```diff\n--- \/ws\/a.txt/);
   });
 
-  it('confirmation still works when the preview is refused', async () => {
-    const p = await prepareToolInvocation(input, deps({ preview: async () => Promise.reject(refusalError) }).d);
-    assert.doesNotMatch(p.message, /```diff/);
-    assert.match(p.message, /Apply 1 edit to a\.txt\?/);
+  it('a plan the preview refuses is returned as the refusal, with nothing to confirm', async () => {
+    const { d, applied } = deps({ preview: async () => Promise.reject(refusalError) });
+    const p = await prepareToolInvocation(input, d);
+    assert.equal(p.refusal?.data?.kind, 'not_found');
+    assert.match(p.message, /refused the plan/);
+    const { text } = refusedToolResult(p.refusal!);
+    assert.equal(applied.length, 0);
+    assert.match(text, /^Error: the edit plan was refused at edit 1; no file was changed\.\nString to replace not found/);
+  });
+
+  it('a malformed plan is refused while preparing', async () => {
+    const p = await prepareToolInvocation({ edits: [{ old_string: 'a', new_string: 'b' }] }, deps({ activeFilePath: () => undefined }).d);
+    assert.match(p.refusal?.message ?? '', /no "file_path"/);
   });
 
   it('returns the engine message', async () => {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   PlanError,
+  reviewFor,
+  serverArguments,
   balancedJsonSpans,
   coercePlan,
   fencedBlocks,
@@ -162,5 +164,23 @@ describe('fileUriToPath / planFromPairs', () => {
       ],
     });
     assert.throws(() => planFromPairs('/f', []), /No replacements/);
+  });
+});
+
+describe('review', () => {
+  const one = { file_path: '/a', edits: [{ old_string: 'a', new_string: 'b' }] };
+  const two = { files: [one, { file_path: '/b', edits: [{ old_string: 'c', new_string: 'd' }] }] };
+  it('follows the plan, else the setting', () => {
+    assert.equal(reviewFor(one, 'multiFile'), false);
+    assert.equal(reviewFor(two, 'multiFile'), true);
+    assert.equal(reviewFor(two, undefined), true);
+    assert.equal(reviewFor(two, 'never'), false);
+    assert.equal(reviewFor(one, 'always'), true);
+    assert.equal(reviewFor({ ...one, review: true }, 'never'), true);
+    assert.equal(reviewFor({ ...two, review: false }, 'always'), false);
+    assert.equal(reviewFor({ ...one, review: 'always' }, 'never'), true);
+  });
+  it('goes to the server as the call options, not in the plan', () => {
+    assert.deepEqual(serverArguments({ ...one, review: true }, true), [one, { review: true }]);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   applyTextEdits,
+  rangesAfterEdits,
   describeEdits,
   isPartial,
   planTitle,
@@ -98,10 +99,17 @@ describe('plan descriptions', () => {
     assert.equal(planTitle(plan), '2 edits to a.txt');
     assert.equal(planTitle({ files: [{ file_path: '/a', edits: plan.edits }, { file_path: '/b', edits: [plan.edits[0]] }] }), '3 edits to 2 files');
   });
-  it('renders a confirmation with the diff', () => {
+  it('renders a confirmation: one section per file, its diff in a diff block', () => {
+    const two = { files: [{ file_path: '/ws/a.txt', edits: [plan.edits[0]] }, { file_path: '/ws/b.txt', edits: [plan.edits[1]] }] };
+    const diff = '--- a/ws/a.txt\n+++ b/ws/a.txt\n@@ -1 +1 @@\n-x\n+z\n--- a/ws/b.txt\n+++ b/ws/b.txt\n@@ -1 +1 @@\n-q\n+r\n';
+    const md = renderConfirmationMarkdown(two, diff);
+    assert.match(md, /^Apply \*\*2 edits to 2 files\*\*\?/);
+    assert.match(md, /### a\.txt\n\n`\/ws\/a.txt` — 1 edit\n\n```\n1\. "x⏎y" → "z" \(all occurrences\)\n```\n\n```diff\n--- a\/ws\/a.txt\n\+\+\+ b\/ws\/a.txt\n@@ -1 \+1 @@\n-x\n\+z\n```/);
+    assert.match(md, /### b\.txt[\s\S]*```diff\n--- a\/ws\/b.txt[\s\S]*\+r\n```/);
+    assert.doesNotMatch(md.split('### b.txt')[0], /b\.txt\n\+\+\+/);
+  });
+  it('shows a diff whose names do not match the plan whole', () => {
     const md = renderConfirmationMarkdown(plan, '--- a\n+++ b\n');
-    assert.match(md, /^Apply 2 edits to a\.txt\?/);
-    assert.match(md, /`\/ws\/a.txt`/);
     assert.match(md, /```diff\n--- a\n\+\+\+ b\n```/);
   });
   it('fences text containing backticks safely', () => {
@@ -142,5 +150,21 @@ describe('applyTextEdits / workspaceEditFiles', () => {
     ]);
     assert.deepEqual(workspaceEditFiles({ changes: { 'file:///b': [] } }).map((f) => f.uri), ['file:///b']);
     assert.deepEqual(workspaceEditFiles(undefined), []);
+  });
+});
+
+describe('ranges after edits', () => {
+  const r = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
+  it('follows earlier edits on the same line and across lines', () => {
+    const text = 'alpha beta gamma\nline two\nend\n';
+    const edits = [
+      { range: r(0, 6, 0, 10), newText: 'BETA\nB2' }, // beta -> two lines
+      { range: r(0, 0, 0, 5), newText: 'A' }, // alpha -> A (given out of order)
+      { range: r(0, 11, 0, 16), newText: 'G' }, // gamma -> G, after the multi-line one on the same line
+      { range: r(1, 0, 2, 0), newText: '' }, // delete "line two\n"
+    ];
+    const after = applyTextEdits(text, edits);
+    assert.equal(after, 'A BETA\nB2 G\nend\n');
+    assert.deepEqual(rangesAfterEdits(edits), [r(0, 0, 0, 1), r(0, 2, 1, 2), r(1, 3, 1, 4), r(2, 0, 2, 0)]);
   });
 });

@@ -10,11 +10,11 @@ use ropey::Rope;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{
-    CreateFile, DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, Position,
-    Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    AnnotatedTextEdit, ChangeAnnotation, CreateFile, DocumentChangeOperation, DocumentChanges, OneOf,
+    OptionalVersionedTextDocumentIdentifier, Position, Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::engine::{Kind, Refusal, Replacement};
+use crate::engine::{self, FilePlan, Kind, Options, Refusal, Replacement};
 
 /// LSP 3.17 error code "RequestFailed": the request was well formed but could not be carried out.
 pub const REQUEST_FAILED: i64 = -32803;
@@ -179,6 +179,127 @@ pub fn workspace_edit(files: Vec<FileEdit>, document_changes: bool) -> Workspace
     WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: None }
 }
 
+/// Change annotations for a WorkspaceEdit: per file of `workspace_edit`'s list, the label of each of
+/// its text edits (same order), and whether the editor must ask the user before applying (review).
+pub struct Annotations {
+    pub labels: Vec<Vec<String>>,
+    pub needs_confirmation: bool,
+}
+
+/// Like `workspace_edit`, each text edit annotated with the plan edit(s) it carries out ("Edit 2:
+/// \"old\" → \"new\""), one annotation per label and file, described by the file's path. With
+/// `needs_confirmation` the editor asks before applying (VS Code: its Refactor Preview, where single
+/// edits or files can be left out). Annotations need `documentChanges`; a client without them gets
+/// the plain edit.
+pub fn annotated_workspace_edit(files: Vec<FileEdit>, document_changes: bool, annotations: Option<Annotations>) -> WorkspaceEdit {
+    let Some(annotations) = annotations.filter(|_| document_changes) else {
+        return workspace_edit(files, document_changes);
+    };
+    let mut table: HashMap<String, ChangeAnnotation> = HashMap::new();
+    let mut ops = Vec::new();
+    for (i, f) in files.into_iter().enumerate() {
+        let path = crate::paths::to_path(f.uri.as_str()).map(|p| p.display().to_string()).unwrap_or_else(|_| f.uri.as_str().to_string());
+        let mut annotate = |label: &str| -> String {
+            let id = format!("multiedit.{i}.{label}");
+            table.entry(id.clone()).or_insert_with(|| ChangeAnnotation {
+                label: label.to_string(),
+                needs_confirmation: Some(annotations.needs_confirmation),
+                description: Some(path.clone()),
+            });
+            id
+        };
+        if f.create {
+            let id = annotate(&format!("Create {}", file_name(&path)));
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                uri: f.uri.clone(),
+                options: None,
+                annotation_id: Some(id),
+            })));
+        }
+        let labels = annotations.labels.get(i);
+        let edits = f
+            .edits
+            .into_iter()
+            .enumerate()
+            .map(|(j, text_edit)| {
+                let label = labels.and_then(|l| l.get(j)).cloned().unwrap_or_else(|| "MultiEdit".to_string());
+                OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: annotate(&label) })
+            })
+            .collect();
+        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
+            edits,
+        }));
+    }
+    WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: Some(table) }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// Plans whose attribution would cost more than this many bytes of engine runs get one label per
+/// file instead of one per edit.
+const ATTRIBUTION_BUDGET: usize = 32 << 20;
+
+/// The label of each replacement of a file's change: the plan edits that made it, `Edit 2: "old" →
+/// "new"` (or `Edits 1 and 3: ...` when later edits changed the same text). Found by running the
+/// engine on each prefix of the file's edits: edit k made a replacement when the text the prefix
+/// k-1 and the prefix k put in its span differ. Large plans get one label for the whole file.
+pub fn edit_labels(original: Option<&str>, file: &FilePlan, options: &Options, reps: &[Replacement]) -> Vec<String> {
+    let n = file.edits.len();
+    let size = original.map_or(0, str::len) + 1;
+    let whole = || vec![format!("{n} edit{}", if n == 1 { "" } else { "s" }); reps.len()];
+    if n == 1 {
+        return vec![label_for(file, &[0]); reps.len()];
+    }
+    if n.saturating_mul(size) > ATTRIBUTION_BUDGET || n > 500 {
+        return whole();
+    }
+    let mut makers: Vec<Vec<usize>> = vec![Vec::new(); reps.len()];
+    let mut previous: Vec<Replacement> = Vec::new();
+    for k in 1..=n {
+        let prefix = FilePlan { file_path: file.file_path.clone(), edits: file.edits[..k].to_vec() };
+        let current = engine::apply_file(original, &prefix, options).map(|c| c.replacements).unwrap_or_default();
+        for (r, who) in reps.iter().zip(makers.iter_mut()) {
+            if near(&previous, r) != near(&current, r) {
+                who.push(k - 1);
+            }
+        }
+        previous = current;
+    }
+    makers.iter().map(|who| if who.is_empty() { label_for(file, &[n - 1]) } else { label_for(file, who) }).collect()
+}
+
+/// The replacements that overlap or touch a replacement's span.
+fn near<'a>(reps: &'a [Replacement], r: &Replacement) -> Vec<&'a Replacement> {
+    reps.iter().filter(|x| x.start <= r.end && x.end >= r.start).collect()
+}
+
+fn clip(s: &str) -> String {
+    let one: String = s.replace("\r\n", "⏎").replace('\n', "⏎");
+    if one.chars().count() > 40 {
+        format!("{}…", one.chars().take(39).collect::<String>())
+    } else {
+        one
+    }
+}
+
+fn label_for(file: &FilePlan, who: &[usize]) -> String {
+    let pair = |i: usize| {
+        let e = &file.edits[i];
+        format!("\"{}\" → \"{}\"", clip(&e.old_string), clip(&e.new_string))
+    };
+    match who {
+        [i] => format!("Edit {}: {}", i + 1, pair(*i)),
+        _ => {
+            let nums: Vec<String> = who.iter().map(|i| (i + 1).to_string()).collect();
+            let (last, rest) = nums.split_last().expect("two or more");
+            format!("Edits {} and {last}: {}", rest.join(", "), who.iter().map(|&i| pair(i)).collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
 /// A refusal as a JSON-RPC error: `message` is the engine's exact message, `data` the structured
 /// refusal (with the hint). A malformed plan is "invalid params"; anything else "request failed".
 pub fn refusal_error(r: &Refusal) -> Error {
@@ -241,6 +362,60 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn each_replacement_is_labelled_with_the_edits_that_made_it() {
+        let file = FilePlan {
+            file_path: "/w/a.txt".into(),
+            edits: vec![
+                engine::Edit::new("alpha", "ALPHA"),
+                engine::Edit::new("gamma", "GAMMA"),
+                engine::Edit::new("ALPHA beta", "ALPHA BETA"),
+                engine::Edit::all("line\n", "row\n"),
+            ],
+        };
+        let text = "alpha beta gamma\nline\nline\n";
+        let change = engine::apply_file(Some(text), &file, &Options::default()).unwrap();
+        let labels = edit_labels(Some(text), &file, &Options::default(), &change.replacements);
+        assert_eq!(change.replacements.len(), labels.len());
+        let by_text: Vec<(String, String)> =
+            change.replacements.iter().zip(&labels).map(|(r, l)| (text[r.start..r.end].to_string(), l.clone())).collect();
+        let label_of = |orig: &str| by_text.iter().filter(|(t, _)| t.contains(orig)).map(|(_, l)| l.as_str()).collect::<Vec<_>>();
+        assert_eq!(label_of("gamma"), ["Edit 2: \"gamma\" → \"GAMMA\""], "{by_text:?}");
+        assert!(label_of("alpha").iter().all(|l| l.starts_with("Edits 1 and 3: \"alpha\" → \"ALPHA\", \"ALPHA beta\"")), "{by_text:?}");
+        assert_eq!(label_of("line"), ["Edit 4: \"line⏎\" → \"row⏎\""], "{by_text:?}");
+    }
+
+    #[test]
+    fn annotations_group_per_file_and_ask_for_review() {
+        let uri = |p: &str| Uri::from_str(&format!("file://{p}")).unwrap();
+        let edit = |text: &str| TextEdit::new(Range::new(pos(0, 0), pos(0, 1)), text.into());
+        let files = vec![
+            FileEdit { uri: uri("/w/a.txt"), version: Some(3), create: false, edits: vec![edit("x"), edit("y")] },
+            FileEdit { uri: uri("/w/new.txt"), version: None, create: true, edits: vec![edit("z")] },
+        ];
+        let labels = vec![vec!["Edit 1: a".to_string(), "Edit 1: a".to_string()], vec!["Edit 1: z".to_string()]];
+        let we = annotated_workspace_edit(files, true, Some(Annotations { labels, needs_confirmation: true }));
+        let v = serde_json::to_value(&we).unwrap();
+        let table = v["changeAnnotations"].as_object().unwrap();
+        assert_eq!(table.len(), 3, "one per label and file, plus the creation: {v}");
+        assert!(table.values().all(|a| a["needsConfirmation"] == true));
+        let ops = v["documentChanges"].as_array().unwrap();
+        let first = &ops[0]["edits"];
+        assert_eq!(first[0]["annotationId"], first[1]["annotationId"]);
+        assert_eq!(table[first[0]["annotationId"].as_str().unwrap()]["label"], "Edit 1: a");
+        assert_eq!(table[first[0]["annotationId"].as_str().unwrap()]["description"], "/w/a.txt");
+        assert_eq!(ops[1]["kind"], "create");
+        assert_eq!(table[ops[1]["annotationId"].as_str().unwrap()]["label"], "Create new.txt");
+
+        // Without documentChanges: the plain edit.
+        let plain = annotated_workspace_edit(
+            vec![FileEdit { uri: uri("/w/a.txt"), version: None, create: false, edits: vec![edit("x")] }],
+            false,
+            Some(Annotations { labels: vec![vec!["l".into()]], needs_confirmation: true }),
+        );
+        assert!(plain.change_annotations.is_none() && plain.changes.is_some());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod capabilities;
 pub mod commands;
 pub mod convert;
 pub mod documents;
+pub mod logging;
 pub mod notifications;
 pub mod server;
 pub mod session;
@@ -21,31 +22,26 @@ pub mod sync;
 pub mod transport;
 pub mod workspace;
 
-use std::fmt::Display;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp_server::ls_types::MessageType;
-use tower_lsp_server::{Client, LspService, Server};
+use tower_lsp_server::{LspService, Server};
 
 use server::Backend;
 use session::Session;
 use sync::DocSync;
 
 const USAGE: &str = "\
-Usage: multiedit lsp [--stdio]
+Usage: multiedit lsp [--stdio] [--log-level error|warn|info|debug]
 
 Runs the language server on standard input/output (--stdio is accepted and implied).
+Logs go to the editor (window/logMessage) at their level, up to --log-level (default debug: all);
+standard error carries only failures that cannot reach the editor.
 Commands: multiedit.apply and multiedit.preview, each taking one plan. See docs/protocol.md.
 Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true}";
 
-/// Logs to the editor (window/logMessage) and to stderr; stdout carries nothing but the protocol.
-pub async fn log(client: &Client, typ: MessageType, message: impl Display) {
-    let message = message.to_string();
-    eprintln!("multiedit lsp: {message}");
-    client.log_message(typ, message).await;
-}
+pub use logging::log;
 
 /// Runs `f`, turning a panic into an error: a bug met by one request must cost that request, not
 /// the session (a panic inside a handler would unwind through the whole connection). Locks are
@@ -62,8 +58,22 @@ pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 pub fn run(args: &[String]) -> ExitCode {
-    for a in args {
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
         match a.as_str() {
+            s if s == "--log-level" || s.starts_with("--log-level=") => {
+                let value = match s.strip_prefix("--log-level=") {
+                    Some(v) => Some(v),
+                    None => args.next().map(String::as_str),
+                };
+                match value.and_then(logging::parse_level) {
+                    Some(level) => logging::set_max_level(level),
+                    None => {
+                        eprintln!("multiedit lsp: --log-level takes one of {}\n\n{USAGE}", logging::LEVELS);
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             // Added by editors' client libraries (vscode-languageclient passes both).
             "--stdio" => {}
             s if s.starts_with("--clientProcessId") => {}

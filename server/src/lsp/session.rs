@@ -31,6 +31,44 @@ pub struct Config {
     pub bridge: bool,
     /// The editor's name, from `clientInfo`.
     pub client_name: Option<String>,
+    /// The client takes change annotations (`workspace.workspaceEdit.changeAnnotationSupport`).
+    pub change_annotations: bool,
+    /// When the editor is asked to have the user review a plan (initialization option `review`).
+    pub review: Review,
+}
+
+/// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Review {
+    #[default]
+    Never,
+    MultiFile,
+    Always,
+}
+
+impl Review {
+    /// `"never"`, `"multiFile"`, `"always"`, or a boolean (`true`: always).
+    pub fn from_value(v: &Value) -> Option<Review> {
+        match v {
+            Value::Bool(true) => Some(Review::Always),
+            Value::Bool(false) => Some(Review::Never),
+            Value::String(s) => match s.as_str() {
+                "never" => Some(Review::Never),
+                "multiFile" => Some(Review::MultiFile),
+                "always" => Some(Review::Always),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub fn applies(self, files: usize) -> bool {
+        match self {
+            Review::Never => false,
+            Review::MultiFile => files > 1,
+            Review::Always => true,
+        }
+    }
 }
 
 impl Default for Config {
@@ -44,6 +82,8 @@ impl Default for Config {
             workspace: Workspace::default(),
             bridge: true,
             client_name: None,
+            change_annotations: false,
+            review: Review::Never,
         }
     }
 }
@@ -71,6 +111,7 @@ impl Config {
             document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
             create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
             client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
+            change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
             ..Config::default()
         };
 
@@ -85,10 +126,13 @@ impl Config {
                         ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
                             config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
                         }
+                        ("review", v) if Review::from_value(v).is_some() => {
+                            config.review = Review::from_value(v).unwrap_or_default();
+                        }
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
-                             (true or false), applyEditTimeoutMs (a positive number of milliseconds) and bridge \
-                             (true or false)."
+                             (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
+                             (true or false) and review (\"never\", \"multiFile\" or \"always\")."
                         )),
                     }
                 }
@@ -176,11 +220,13 @@ mod tests {
                 "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}},
             },
             "rootUri": "file:///tmp",
-            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes", "bridge": false},
+            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes", "bridge": false, "review": "multiFile"},
             "clientInfo": {"name": "Neovim", "version": "0.7.2"},
         }));
         assert!(!c.bridge);
         assert_eq!(c.client_name.as_deref(), Some("Neovim"));
+        assert_eq!(c.review, Review::MultiFile);
+        assert!(!c.change_annotations);
         assert_eq!(c.encoding, Encoding::Utf8);
         assert!(c.apply_edit && c.document_changes && c.create_files);
         assert_eq!(c.apply_edit_timeout, Duration::from_millis(250));

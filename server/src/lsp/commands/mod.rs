@@ -12,7 +12,7 @@ use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
 
 use super::convert::{self, internal_error, refusal_error, FileEdit};
-use super::session::{Config, Session};
+use super::session::{Config, Review, Session};
 use super::{catch_panic, log};
 use crate::engine::{self, Outcome, Refusal};
 use crate::{disk, paths};
@@ -95,13 +95,29 @@ pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     }
 }
 
-/// The command's one argument, the plan, as the engine's `invalid_plan` refusal when it is not there.
-fn plan_argument(command: &str, arguments: &[Value]) -> Result<engine::Plan, Refusal> {
+/// The command's arguments: the plan, then optionally the call's options `{"review": ...}` (`"never"`,
+/// `"multiFile"`, `"always"` or a boolean); a missing argument is the engine's `invalid_plan` refusal.
+fn plan_argument(command: &str, arguments: &[Value]) -> Result<(engine::Plan, Option<Review>), Refusal> {
     match arguments {
-        [plan] => engine::plan_from_value(plan),
+        [plan] => Ok((engine::plan_from_value(plan)?, None)),
+        [plan, Value::Object(options)] => {
+            let mut review = None;
+            for (key, value) in options {
+                match (key.as_str(), Review::from_value(value)) {
+                    ("review", Some(r)) => review = Some(r),
+                    _ => {
+                        return Err(Refusal::invalid(format!(
+                            "InputValidationError: the options of {command} (its second argument) take only \
+                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean; got {key}={value}"
+                        )))
+                    }
+                }
+            }
+            Ok((engine::plan_from_value(plan)?, review))
+        }
         _ => Err(Refusal::invalid(format!(
-            "InputValidationError: {command} takes exactly one argument, the plan (an object such as \
-             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}), \
+            "InputValidationError: {command} takes the plan (an object such as \
+             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ...}}, \
              but was given {} arguments",
             arguments.len()
         ))),
@@ -120,7 +136,7 @@ pub fn prepare(
     arguments: &[Value],
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
-    let plan = plan_argument(command, arguments)?;
+    let (plan, review) = plan_argument(command, arguments)?;
     let mut sources = Vec::with_capacity(plan.files.len());
     let mut paths_on_disk = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -163,9 +179,11 @@ pub fn prepare(
     let outcome = engine::apply_plan(&plan, &texts)?;
 
     let mut files = Vec::new();
+    let mut labels = Vec::new();
     let mut versions = Vec::with_capacity(sources.len());
     let mut creates = false;
-    for ((change, source), path) in outcome.files.iter().zip(&sources).zip(&paths_on_disk) {
+    let plans_and_texts = plan.files.iter().zip(&before);
+    for (((change, source), path), (file_plan, original)) in outcome.files.iter().zip(&sources).zip(&paths_on_disk).zip(plans_and_texts) {
         let version = match source {
             Source::Open { version, .. } => Some(*version),
             Source::Disk { .. } => None,
@@ -193,9 +211,16 @@ pub fn prepare(
                 }
             }
         };
+        if config.change_annotations {
+            labels.push(convert::edit_labels(original.as_deref(), file_plan, &plan.options, &change.replacements));
+        }
         files.push(file_edit);
     }
-    let edit = convert::workspace_edit(files, config.document_changes);
+    let annotations = config.change_annotations.then(|| convert::Annotations {
+        labels,
+        needs_confirmation: review.unwrap_or(config.review).applies(plan.files.len()),
+    });
+    let edit = convert::annotated_workspace_edit(files, config.document_changes, annotations);
     Ok(Prepared { outcome, before, versions, edit, creates })
 }
 
