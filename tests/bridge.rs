@@ -250,8 +250,8 @@ fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
     let wrong = format!("{}\n", json!({"token": "0".repeat(64), "plan": p, "preview": false}));
     let answer: Value = serde_json::from_str(&raw(&socket, wrong.as_bytes(), false)).unwrap();
     assert_eq!(answer, json!({"ok": false, "error": "wrong token"}));
+    // Logged to the editor as a warning (stderr carries only failures that cannot reach the editor).
     ed.serve_until(Answer::Apply, ed_logged_wrong_token);
-    assert!(ed.stderr_text().contains("wrong token"), "logged on stderr too");
 
     for (bytes, expect) in [
         (&b"not json\n"[..], "malformed request"),
