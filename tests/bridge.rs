@@ -567,7 +567,7 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
     assert_eq!(answer["structured"]["applied_in"], "editor", "{answer}");
     let text = answer["text"].as_str().unwrap();
     assert!(text.starts_with("Applied 3 edits to"), "{text}");
-    assert!(text.contains("Applied in Neovim (multiedit lsp pid "), "{text}");
+    assert!(text.contains("Applied in the buffers of Neovim (multiedit lsp pid "), "{text}");
     nvim_support::assert_one_undo_step(&r, &file);
     assert_eq!(fs::read(&file).unwrap(), on_disk, "the file on disk is untouched");
 }

@@ -50,8 +50,23 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- code-server -----------------------------------------------------------------------------
 
+// The bridge's registry: code-server's language server registers here, and the MCP client of the
+// bridge test looks here, as a user's terminal agent would in the same session.
+const runtimeDir = path.join(tmp, 'runtime');
+fs.mkdirSync(runtimeDir, { mode: 0o700 });
+const mcpPython = process.env.MULTIEDIT_MCP_PYTHON ?? path.join(os.homedir(), '.cache', 'multiedit', 'mcp-venv', 'bin', 'python');
+/** The server binary the VSIX installed: the agent's `multiedit mcp` is the same program. */
+function installedBinary() {
+  for (const dir of fs.readdirSync(extDir)) {
+    const bin = path.join(extDir, dir, 'bin', 'multiedit');
+    if (fs.existsSync(bin)) return bin;
+  }
+  throw new Error(`no bin/multiedit under ${extDir}`);
+}
+
 const csEnv = {
   ...process.env,
+  XDG_RUNTIME_DIR: runtimeDir,
   PATH: `${node24}${path.delimiter}${process.env.PATH}`,
   MULTIEDIT_TEST_MODE: '1',
   MULTIEDIT_TEST_STATE_FILE: stateFile,
@@ -405,6 +420,7 @@ async function main() {
       2,
     ) + '\n',
   );
+  fs.writeFileSync(path.join(ws, 'agent.txt'), 'one\ntwo\nthree\n');
   fs.writeFileSync(path.join(ws, 'bad.multiedit.json'), '{\n  "mode": "sometimes",\n  "edits": [{"old_string": "a"}]\n}\n');
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings, null, 2));
 
@@ -700,6 +716,8 @@ async function runTests() {
     if (errors.length) throw new Error(`[error] lines in the MultiEdit channel:\n${errors.join('\n')}`);
     assertMatch(text, /\[info\] .*multiedit \S+ ready/, 'server ready line at info');
     assertMatch(text, /\[warning\] .*refused/, 'refusal at warning');
+    // This VS Code has the MCP server provider API: agent mode is offered `multiedit mcp`.
+    assertMatch(text, /offering `multiedit mcp` to VS Code agents/, 'the MCP server offered to VS Code agents');
     await clearNotifications();
     await runCommand('MultiEdit: Show Logs');
     await page.locator('.output-view, .part.panel').first().waitFor({ timeout: 10_000 });
@@ -835,6 +853,38 @@ async function runTests() {
       const s = await dumpState();
       throw new Error(`after Ctrl+Z: rev-a: ${JSON.stringify(docText(s, revA))}, rev-b: ${JSON.stringify(docText(s, revB))}`);
     });
+  });
+
+  await test('an assistant outside the editor (MCP) edits a dirty buffer; one Ctrl+Z undoes it', async () => {
+    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
+    const file = path.join(ws, 'agent.txt');
+    await openFile('agent.txt');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('four\n', { delay: 20 });
+    await expectActiveText('one\ntwo\nthree\nfour\n', 'typed text');
+    const plan = { file_path: file, edits: [{ old_string: 'two', new_string: 'TWO' }, { old_string: 'four', new_string: 'FOUR' }] };
+    // An agent in a terminal: the official MCP SDK starts `multiedit mcp`, which finds this window's
+    // server on the bridge.
+    const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
+    const answer = JSON.parse(r.stdout);
+    log('MCP answer:', answer.text.split('\n').slice(-1)[0]);
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
+    assertMatch(answer.text, /Applied in the buffers of .+ \(multiedit lsp pid \d+\)\./, 'the result names the editor');
+    let state = await expectActiveText('one\nTWO\nthree\nFOUR\n', 'text after the MCP call');
+    assertEqual(state.activeEditor?.dirty, true, 'still dirty (nothing saved)');
+    assertEqual(fs.readFileSync(file, 'utf8'), 'one\ntwo\nthree\n', 'the file on disk is untouched');
+    await screenshot('mcp-applied-in-buffer');
+    await clearNotifications();
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    await sleep(500);
+    await expectActiveText('one\ntwo\nthree\nfour\n', 'text after one Ctrl+Z');
   });
 
   await test('changing the server path restarts the server; a bad path shows an error with Show Logs', async () => {

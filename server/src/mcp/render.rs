@@ -87,10 +87,10 @@ pub fn editor(editor: &str, answer: &Value, preview: bool) -> CallToolResult {
         structured["preview"] = json!(true);
         structured["checked_in"] = json!("editor");
         structured["diff"] = json!(diff);
-        format!("{diff}Preview, nothing applied. {message}\nChecked against {editor}'s buffers.")
+        format!("{diff}Preview, nothing applied. {message}\nChecked against the buffers of {editor}.")
     } else {
         structured["applied_in"] = json!("editor");
-        format!("{message}\n\nApplied in {editor}'s buffers.")
+        format!("{message}\n\nApplied in the buffers of {editor}.")
     };
     result(text, structured, false)
 }
@@ -109,7 +109,7 @@ pub fn refusal(r: &Refusal, editor: Option<&str>) -> CallToolResult {
     let mut text = r.full_text();
     if let Some(e) = editor {
         structured["editor"] = json!(e);
-        text.push_str(&format!("\n\nRefused by {e}'s multiedit (checked against its buffers); nothing was changed."));
+        text.push_str(&format!("\n\nRefused by the multiedit of {e} (checked against its buffers); nothing was changed."));
     }
     result(text, structured, true)
 }
@@ -137,13 +137,13 @@ mod tests {
             "edits_failed": [], "diff": "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-a\n+b\n"});
         let r = editor("Neovim", &answer, false);
         assert_eq!(r.is_error, Some(false));
-        assert_eq!(text(&r), "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nApplied in Neovim's buffers.");
+        assert_eq!(text(&r), "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nApplied in the buffers of Neovim.");
         let s = r.structured_content.unwrap();
         assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
         assert_eq!(s["files"], json!([{"file_path": "/w/a.txt", "edits_applied": 1, "replacements": 1, "created": false}]));
 
         let r = editor("Neovim", &answer, true);
-        assert!(text(&r).starts_with("--- a/w/a.txt") && text(&r).ends_with("Checked against Neovim's buffers."));
+        assert!(text(&r).starts_with("--- a/w/a.txt") && text(&r).ends_with("Checked against the buffers of Neovim."));
         let s = r.structured_content.unwrap();
         assert_eq!((s["checked_in"].as_str(), s["preview"].as_bool()), (Some("editor"), Some(true)));
         assert!(s.get("applied_in").is_none());
@@ -164,7 +164,7 @@ mod tests {
                 "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3."})
         );
         let r = super::refusal(&refusal, Some("Helix"));
-        assert!(text(&r).ends_with("Refused by Helix's multiedit (checked against its buffers); nothing was changed."));
+        assert!(text(&r).ends_with("Refused by the multiedit of Helix (checked against its buffers); nothing was changed."));
         assert_eq!(r.structured_content.unwrap()["editor"], "Helix");
     }
 }
