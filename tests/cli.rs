@@ -191,3 +191,37 @@ fn a_reader_that_goes_away_does_not_crash_the_run() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(!err(&o).contains("panicked"), "{}", err(&o));
 }
+
+#[test]
+fn help_version_errors_and_completions() {
+    let o = Command::new(bin()).arg("--version").output().unwrap();
+    assert_eq!((o.status.code(), out(&o)), (Some(0), format!("multiedit {}\n", env!("CARGO_PKG_VERSION"))));
+    let o = Command::new(bin()).arg("--help").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    for sub in ["apply", "lsp", "mcp", "completions"] {
+        assert!(out(&o).contains(&format!("\n  {sub} ")), "{}", out(&o));
+    }
+    let o = Command::new(bin()).args(["apply", "--help"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out(&o).contains("Exits 0 when the plan was applied, 1 when it was refused"), "{}", out(&o));
+    // No command: the help, on standard error, exit 2.
+    let o = Command::new(bin()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("Usage: multiedit <COMMAND>"), "{}", err(&o));
+    // A mistyped flag is named, with the flag it was probably meant to be.
+    let o = Command::new(bin()).args(["apply", "--dry-rn", "-"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).starts_with("multiedit apply: unknown argument --dry-rn\n"), "{}", err(&o));
+    assert!(err(&o).contains("'--dry-run'"), "{}", err(&o));
+    let o = Command::new(bin()).args(["apply", "a.json", "b.json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).starts_with("multiedit apply: unexpected argument b.json\n"), "{}", err(&o));
+    for shell in ["bash", "zsh", "fish"] {
+        let o = Command::new(bin()).args(["completions", shell]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        assert!(out(&o).contains("multiedit") && out(&o).contains("dry-run"), "{shell}: {}", out(&o));
+    }
+    let o = Command::new(bin()).args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("tcsh"), "{}", err(&o));
+}

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::{err, out, usage_error};
+use super::{err, out};
 use crate::disk;
 use crate::engine::{self, Kind, Outcome, Plan, Refusal};
 
@@ -15,28 +15,8 @@ struct Args {
     plan: String,
 }
 
-fn parse_args(args: &[String]) -> Result<Args, String> {
-    let mut out = Args { dry_run: false, json: false, plan: String::new() };
-    let mut plan = None;
-    for a in args {
-        match a.as_str() {
-            "--dry-run" | "-n" => out.dry_run = true,
-            "--json" => out.json = true,
-            "-" => plan = Some(a.clone()),
-            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
-            _ if plan.is_some() => return Err("give exactly one PLAN".into()),
-            _ => plan = Some(a.clone()),
-        }
-    }
-    out.plan = plan.ok_or("missing PLAN (a JSON file, or - for standard input)")?;
-    Ok(out)
-}
-
-pub fn run(args: &[String]) -> ExitCode {
-    let args = match parse_args(args) {
-        Ok(a) => a,
-        Err(e) => return usage_error(&e),
-    };
+pub fn run(dry_run: bool, json: bool, plan: String) -> ExitCode {
+    let args = Args { dry_run, json, plan };
     let text = match read_plan(&args.plan) {
         Ok(t) => t,
         Err(e) => {

@@ -1,12 +1,16 @@
-//! The command line: `multiedit apply`, `multiedit lsp`, `multiedit mcp`.
+//! The command line: `multiedit apply`, `lsp`, `mcp`, `completions`.
 //!
-//! Arguments are parsed by hand: three subcommands and two flags do not justify a parser dependency and
-//! its build time.
+//! Parsed with clap (derive): every subcommand and flag is declared once here, with the help text a
+//! newcomer reads. Usage errors exit 2, like `apply`'s I/O errors; their first line names the bad
+//! argument.
 
 mod apply;
 
 use std::io::Write;
 use std::process::ExitCode;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Writes to standard output. A reader that went away (`multiedit apply ... | head`) is not an error
 /// worth a panic: the work is done either way, and the exit code still says how it went.
@@ -19,37 +23,168 @@ pub(crate) fn err(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-const USAGE: &str = "\
-multiedit: apply MultiEdit edit plans (exact find-and-replace edits, all or nothing)
+#[derive(Parser)]
+#[command(
+    name = "multiedit",
+    version,
+    about = "Apply MultiEdit edit plans: exact find-and-replace edits to files, all or nothing",
+    long_about = "Apply MultiEdit edit plans: exact find-and-replace edits to files, all or nothing.\n\n\
+        A plan names a file and a list of edits (old_string -> new_string). Either every edit applies \
+        or nothing is written. Run it from the command line (apply), inside an editor (lsp) or for an \
+        AI agent (mcp).",
+    after_help = "Start with `multiedit apply --help`.",
+    arg_required_else_help = true,
+    disable_help_subcommand = false
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-Usage:
-  multiedit apply [--dry-run] [--json] PLAN   apply a plan (PLAN: a JSON file, or - for standard input)
-  multiedit lsp                               run the language server on standard input/output
-  multiedit mcp                               run the MCP server (tools multiedit, multiedit_preview) on stdio
-  multiedit --version | --help
+#[derive(Subcommand)]
+enum Command {
+    /// Apply a plan to files on disk
+    #[command(long_about = "Apply a plan to files on disk.\n\n\
+        Exits 0 when the plan was applied, 1 when it was refused (nothing written), 2 on a usage or I/O error.")]
+    Apply(ApplyArgs),
+    /// Run the language server on standard input/output (started by an editor)
+    #[command(long_about = "Run the language server on standard input/output (--stdio is accepted and implied).\n\n\
+        Logs go to the editor (window/logMessage) at their level, up to --log-level (default debug: all); \
+        standard error carries only failures that cannot reach the editor.\n\
+        Commands: multiedit.apply and multiedit.preview, each taking one plan. See docs/protocol.md.\n\
+        Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true}")]
+    Lsp(LspArgs),
+    /// Run the MCP server on standard input/output (started by an AI agent)
+    #[command(long_about = "Run a Model Context Protocol server on standard input/output with two tools, multiedit \
+        and multiedit_preview.\n\n\
+        Agents start it themselves; add it to one, e.g. `claude mcp add multiedit -- multiedit mcp`.")]
+    Mcp,
+    /// Print a shell completion script
+    #[command(long_about = "Print a shell completion script, e.g.\n  \
+        multiedit completions bash > ~/.local/share/bash-completion/completions/multiedit\n  \
+        multiedit completions zsh > ~/.zfunc/_multiedit\n  \
+        multiedit completions fish > ~/.config/fish/completions/multiedit.fish")]
+    Completions {
+        /// The shell to complete in
+        shell: clap_complete::Shell,
+    },
+}
 
-apply exits 0 when the plan was applied, 1 when it was refused (nothing written), 2 on a usage or I/O error.
---dry-run writes nothing and prints a unified diff; --json prints a JSON result object.";
+#[derive(Args)]
+struct ApplyArgs {
+    /// Write nothing; print a unified diff of what would change
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    /// Print a JSON result object instead of text
+    #[arg(long)]
+    json: bool,
+    /// The plan: a JSON file, or - for standard input
+    #[arg(value_name = "PLAN")]
+    plan: String,
+}
+
+#[derive(Args)]
+struct LspArgs {
+    /// The most detailed log level sent to the editor
+    #[arg(long, value_name = "LEVEL", ignore_case = true)]
+    log_level: Option<LogLevel>,
+    /// Talk over standard input/output (the only transport; accepted because editors pass it)
+    #[arg(long, hide = true)]
+    stdio: bool,
+    /// The editor's process id (passed by vscode-languageclient; unused)
+    #[arg(long = "clientProcessId", hide = true, value_name = "PID")]
+    client_process_id: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogLevel {
+    Error,
+    #[value(alias = "warning")]
+    Warn,
+    Info,
+    #[value(alias = "trace", alias = "log")]
+    Debug,
+}
 
 pub fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("apply") => apply::run(&args[1..]),
-        Some("lsp") => crate::lsp::run(&args[1..]),
-        Some("mcp") => crate::mcp::run(&args[1..]),
-        Some("--version" | "-V") => {
-            out(&format!("multiedit {}\n", env!("CARGO_PKG_VERSION")));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return parse_error(e),
+    };
+    match cli.command {
+        Command::Apply(a) => apply::run(a.dry_run, a.json, a.plan),
+        Command::Lsp(a) => {
+            let level = a.log_level.map(|l| match l {
+                LogLevel::Error => 1,
+                LogLevel::Warn => 2,
+                LogLevel::Info => 3,
+                LogLevel::Debug => 4,
+            });
+            crate::lsp::run(level)
+        }
+        Command::Mcp => crate::mcp::run(),
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "multiedit", &mut buf);
+            out(&String::from_utf8_lossy(&buf));
             ExitCode::SUCCESS
         }
-        Some("--help" | "-h" | "help") => {
-            out(&format!("{USAGE}\n"));
-            ExitCode::SUCCESS
-        }
-        _ => usage_error("expected a command"),
     }
 }
 
-pub(crate) fn usage_error(what: &str) -> ExitCode {
-    err(&format!("multiedit: {what}\n\n{USAGE}\n"));
+/// `--help` and `--version` print to standard output and exit 0. Errors exit 2 with a first line of
+/// our own naming the argument (`multiedit lsp: unknown argument --bogus`), then clap's tips and usage.
+fn parse_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            out(&e.render().to_string());
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let rendered = e.render().to_string();
+    let cmd = match std::env::args().nth(1) {
+        Some(sub) if Cli::command().find_subcommand(&sub).is_some() => format!("multiedit {sub}"),
+        _ => "multiedit".to_string(),
+    };
+    let string = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let first = match e.kind() {
+        ErrorKind::UnknownArgument => string(ContextKind::InvalidArg).map(|a| {
+            if a.starts_with('-') {
+                format!("{cmd}: unknown argument {a}")
+            } else {
+                format!("{cmd}: unexpected argument {a}")
+            }
+        }),
+        ErrorKind::MissingRequiredArgument => match e.get(ContextKind::InvalidArg) {
+            Some(ContextValue::Strings(missing)) if missing.iter().any(|m| m == "<PLAN>") => {
+                Some("multiedit: missing PLAN (a JSON file, or - for standard input)".to_string())
+            }
+            _ => None,
+        },
+        ErrorKind::InvalidValue => {
+            let arg = string(ContextKind::InvalidArg).unwrap_or_default();
+            let name = arg.split(' ').next().unwrap_or_default().to_string();
+            match e.get(ContextKind::ValidValue) {
+                Some(ContextValue::Strings(valid)) => {
+                    let given = string(ContextKind::InvalidValue).unwrap_or_default();
+                    Some(format!("{cmd}: {name} takes one of {}, not {given:?}", valid.join(", ")))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match first {
+        // clap's own first line ("error: ...") says the same; keep its tips and usage.
+        Some(line) => {
+            let rest = rendered.split_once("\n\n").map(|(_, r)| r).unwrap_or("");
+            err(&format!("{line}\n\n{rest}"));
+        }
+        None => err(&rendered),
+    }
     ExitCode::from(2)
 }

@@ -32,15 +32,6 @@ use server::Backend;
 use session::Session;
 use sync::DocSync;
 
-const USAGE: &str = "\
-Usage: multiedit lsp [--stdio] [--log-level error|warn|info|debug]
-
-Runs the language server on standard input/output (--stdio is accepted and implied).
-Logs go to the editor (window/logMessage) at their level, up to --log-level (default debug: all);
-standard error carries only failures that cannot reach the editor.
-Commands: multiedit.apply and multiedit.preview, each taking one plan. See docs/protocol.md.
-Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true}";
-
 pub use logging::log;
 
 /// Runs `f`, turning a panic into an error: a bug met by one request must cost that request, not
@@ -57,35 +48,10 @@ pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-pub fn run(args: &[String]) -> ExitCode {
-    let mut args = args.iter();
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            s if s == "--log-level" || s.starts_with("--log-level=") => {
-                let value = match s.strip_prefix("--log-level=") {
-                    Some(v) => Some(v),
-                    None => args.next().map(String::as_str),
-                };
-                match value.and_then(logging::parse_level) {
-                    Some(level) => logging::set_max_level(level),
-                    None => {
-                        eprintln!("multiedit lsp: --log-level takes one of {}\n\n{USAGE}", logging::LEVELS);
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            // Added by editors' client libraries (vscode-languageclient passes both).
-            "--stdio" => {}
-            s if s.starts_with("--clientProcessId") => {}
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            other => {
-                eprintln!("multiedit lsp: unknown argument {other}\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
+/// Runs the server on standard input/output. `log_level`: `--log-level`, as `MessageType`'s number.
+pub fn run(log_level: Option<u8>) -> ExitCode {
+    if let Some(level) = log_level {
+        logging::set_max_level(level);
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,

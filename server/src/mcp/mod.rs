@@ -17,21 +17,8 @@ use rmcp::ServiceExt;
 
 pub use tools::{MULTIEDIT_DESCRIPTION, PREVIEW_DESCRIPTION};
 
-const USAGE: &str = "\
-Usage: multiedit mcp
-
-Runs a Model Context Protocol server on standard input/output with two tools, multiedit and
-multiedit_preview. Add it to an MCP client, e.g. `claude mcp add multiedit -- multiedit mcp`.";
-
-pub fn run(args: &[String]) -> ExitCode {
-    if let Some(a) = args.first() {
-        if a == "-h" || a == "--help" {
-            crate::cli::out(&format!("{USAGE}\n"));
-            return ExitCode::SUCCESS;
-        }
-        crate::cli::err(&format!("multiedit mcp: unknown argument {a}\n\n{USAGE}\n"));
-        return ExitCode::from(2);
-    }
+/// Runs the server on standard input/output until the client closes it.
+pub fn run() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
