@@ -198,7 +198,7 @@ fn help_version_errors_and_completions() {
     assert_eq!((o.status.code(), out(&o)), (Some(0), format!("multiedit {}\n", env!("CARGO_PKG_VERSION"))));
     let o = Command::new(bin()).arg("--help").output().unwrap();
     assert_eq!(o.status.code(), Some(0));
-    for sub in ["apply", "lsp", "mcp", "completions"] {
+    for sub in ["apply", "lsp", "mcp", "setup", "doctor", "completions"] {
         assert!(out(&o).contains(&format!("\n  {sub} ")), "{}", out(&o));
     }
     let o = Command::new(bin()).args(["apply", "--help"]).output().unwrap();

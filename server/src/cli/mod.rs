@@ -1,10 +1,12 @@
-//! The command line: `multiedit apply`, `lsp`, `mcp`, `completions`.
+//! The command line: `multiedit apply`, `lsp`, `mcp`, `setup`, `doctor`, `completions`.
 //!
 //! Parsed with clap (derive): every subcommand and flag is declared once here, with the help text a
 //! newcomer reads. Usage errors exit 2, like `apply`'s I/O errors; their first line names the bad
 //! argument.
 
 mod apply;
+pub mod doctor;
+pub mod setup;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -31,8 +33,8 @@ pub(crate) fn err(text: &str) {
     long_about = "Apply MultiEdit edit plans: exact find-and-replace edits to files, all or nothing.\n\n\
         A plan names a file and a list of edits (old_string -> new_string). Either every edit applies \
         or nothing is written. Run it from the command line (apply), inside an editor (lsp) or for an \
-        AI agent (mcp).",
-    after_help = "Start with `multiedit apply --help`.",
+        AI agent (mcp; `multiedit setup` adds it to the agents you use).",
+    after_help = "Start with `multiedit apply --help`, or `multiedit setup --help` to connect your agents.",
     arg_required_else_help = true,
     disable_help_subcommand = false
 )]
@@ -57,8 +59,25 @@ enum Command {
     /// Run the MCP server on standard input/output (started by an AI agent)
     #[command(long_about = "Run a Model Context Protocol server on standard input/output with two tools, multiedit \
         and multiedit_preview.\n\n\
-        Agents start it themselves; add it to one, e.g. `claude mcp add multiedit -- multiedit mcp`.")]
+        Agents start it themselves: `multiedit setup` writes their configuration, or add it by hand, \
+        e.g. `claude mcp add multiedit -- multiedit mcp`.")]
     Mcp,
+    /// Add `multiedit mcp` to your AI agents' MCP configuration
+    #[command(long_about = "Add `multiedit mcp` to your AI agents' MCP configuration.\n\n\
+        Writes each agent's configuration file so that it runs this binary (its absolute path) with the \
+        argument `mcp`, keeping every other server and setting in the file. With --project (the default) \
+        the files go in the current folder where the agent reads them (.mcp.json, .cursor/mcp.json, \
+        .vscode/mcp.json, .gemini/settings.json, opencode.json); with --user in your home folder. Codex CLI \
+        only reads ~/.codex/config.toml. A file that cannot be changed safely (JSON with comments, a file \
+        that does not parse) is left untouched and named in an error; the other agents are still set up.\n\n\
+        Exits 0 when every file was written (or already right), 1 when one was refused, 2 on a usage error.")]
+    Setup(setup::SetupArgs),
+    /// Check the installation: this binary, editors on the bridge, configured agents
+    #[command(long_about = "Check the installation: the binary and its version, the editors running \
+        `multiedit lsp` that `multiedit mcp` can reach (and why one cannot be reached), and the agents \
+        configured to run `multiedit mcp`, with whether each configuration points at a binary that exists.\n\n\
+        Exits 0 when no problem was found, 1 otherwise.")]
+    Doctor,
     /// Print a shell completion script
     #[command(long_about = "Print a shell completion script, e.g.\n  \
         multiedit completions bash > ~/.local/share/bash-completion/completions/multiedit\n  \
@@ -123,6 +142,8 @@ pub fn main() -> ExitCode {
             crate::lsp::run(level)
         }
         Command::Mcp => crate::mcp::run(),
+        Command::Setup(a) => setup::run(&a),
+        Command::Doctor => doctor::run(),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "multiedit", &mut buf);

@@ -1,0 +1,607 @@
+//! `multiedit setup [AGENT...] [--project|--user] [--dry-run]`: adds `multiedit mcp` to AI agents' MCP
+//! configuration files, merging with what is there.
+//!
+//! JSON files are changed in place: the new or updated entry is spliced into the original text, so
+//! every other byte (the user's other servers, unknown keys, key order, formatting) stays as it was.
+//! A file that is not plain JSON (comments, trailing commas) is refused and left unchanged: we could
+//! not promise to keep what we do not parse. TOML (Codex CLI) goes through `toml_edit`, which keeps
+//! comments and formatting. Files are written whole: a temporary file beside them, renamed over.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::{err, out};
+
+/// The name the server is given in every configuration.
+pub const SERVER_NAME: &str = "multiedit";
+
+#[derive(Args)]
+pub struct SetupArgs {
+    /// The agents to set up (default: all)
+    #[arg(value_enum, value_name = "AGENT")]
+    agents: Vec<Target>,
+    /// Write the project's files, in the current folder (the default; Codex CLI has only a user file)
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// Write the files in your home folder, for every project
+    #[arg(long)]
+    user: bool,
+    /// Write nothing; print what would change
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Target {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Vscode,
+    Opencode,
+    All,
+}
+
+/// An agent that can run MCP servers, and where it reads their configuration.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Vscode,
+    Opencode,
+}
+
+pub const AGENTS: [Agent; 6] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini, Agent::Cursor, Agent::Vscode, Agent::Opencode];
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Scope {
+    Project,
+    User,
+}
+
+pub enum Format {
+    /// A JSON object whose member `key` holds the servers by name.
+    Json { key: &'static str },
+    /// TOML with `[mcp_servers.NAME]` tables.
+    Toml,
+}
+
+fn home() -> Result<PathBuf, String> {
+    match std::env::var_os("HOME").map(PathBuf::from) {
+        Some(h) if h.is_absolute() => Ok(h),
+        _ => Err("HOME is not set to an absolute path, so the user's configuration cannot be found".into()),
+    }
+}
+
+fn config_home() -> Result<PathBuf, String> {
+    match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => Ok(d),
+        _ => Ok(home()?.join(".config")),
+    }
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+            Agent::Vscode => "vscode",
+            Agent::Opencode => "opencode",
+        }
+    }
+
+    pub fn format(self) -> Format {
+        match self {
+            Agent::ClaudeCode | Agent::Gemini | Agent::Cursor => Format::Json { key: "mcpServers" },
+            Agent::Vscode => Format::Json { key: "servers" },
+            Agent::Opencode => Format::Json { key: "mcp" },
+            Agent::Codex => Format::Toml,
+        }
+    }
+
+    /// The file this agent reads for `scope`, and the scope it really is (Codex CLI has only a
+    /// user file). Project files are relative to `project`.
+    pub fn config_path(self, scope: Scope, project: &Path) -> Result<(PathBuf, Scope), String> {
+        let p = |rel: &str| Ok((project.join(rel), Scope::Project));
+        match (self, scope) {
+            (Agent::Codex, _) => {
+                let dir = match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
+                    Some(d) if d.is_absolute() => d,
+                    _ => home()?.join(".codex"),
+                };
+                Ok((dir.join("config.toml"), Scope::User))
+            }
+            (Agent::ClaudeCode, Scope::Project) => p(".mcp.json"),
+            (Agent::Gemini, Scope::Project) => p(".gemini/settings.json"),
+            (Agent::Cursor, Scope::Project) => p(".cursor/mcp.json"),
+            (Agent::Vscode, Scope::Project) => p(".vscode/mcp.json"),
+            (Agent::Opencode, Scope::Project) => p("opencode.json"),
+            (Agent::ClaudeCode, Scope::User) => Ok((home()?.join(".claude.json"), Scope::User)),
+            (Agent::Gemini, Scope::User) => Ok((home()?.join(".gemini/settings.json"), Scope::User)),
+            (Agent::Cursor, Scope::User) => Ok((home()?.join(".cursor/mcp.json"), Scope::User)),
+            (Agent::Vscode, Scope::User) => {
+                let user = if cfg!(target_os = "macos") {
+                    home()?.join("Library/Application Support/Code/User")
+                } else {
+                    config_home()?.join("Code/User")
+                };
+                Ok((user.join("mcp.json"), Scope::User))
+            }
+            (Agent::Opencode, Scope::User) => Ok((config_home()?.join("opencode/opencode.json"), Scope::User)),
+        }
+    }
+
+    /// The server's entry for a JSON configuration, starting from the entry already there (whose
+    /// other members, `env` say, are kept).
+    fn json_entry(self, exe: &str, existing: Option<&Value>) -> Value {
+        let mut entry = match existing {
+            Some(Value::Object(m)) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        match self {
+            Agent::Opencode => {
+                entry.insert("type".into(), json!("local"));
+                entry.insert("command".into(), json!([exe, "mcp"]));
+                entry.insert("enabled".into(), json!(true));
+            }
+            _ => {
+                if matches!(self, Agent::ClaudeCode | Agent::Vscode) {
+                    entry.insert("type".into(), json!("stdio"));
+                }
+                entry.insert("command".into(), json!(exe));
+                entry.insert("args".into(), json!(["mcp"]));
+            }
+        }
+        Value::Object(entry)
+    }
+}
+
+/// The command a configuration entry runs, as program and arguments, if it has one.
+pub fn entry_command(agent: Agent, entry: &Value) -> Option<(String, Vec<String>)> {
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        v.as_array()?.iter().map(|s| s.as_str().map(str::to_string)).collect()
+    };
+    match agent {
+        Agent::Opencode => {
+            let mut cmd = strings(entry.get("command")?)?;
+            if cmd.is_empty() {
+                return None;
+            }
+            let program = cmd.remove(0);
+            Some((program, cmd))
+        }
+        _ => {
+            let program = entry.get("command")?.as_str()?.to_string();
+            let args = entry.get("args").and_then(strings).unwrap_or_default();
+            Some((program, args))
+        }
+    }
+}
+
+/// The absolute, canonical path of the running binary: what the configurations run.
+pub fn this_binary() -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the path of this binary ({e})"))?;
+    let exe = std::fs::canonicalize(&exe).map_err(|e| format!("cannot resolve {} ({e})", exe.display()))?;
+    exe.into_os_string().into_string().map_err(|_| "the path of this binary is not UTF-8".to_string())
+}
+
+pub fn run(args: &SetupArgs) -> ExitCode {
+    let scope = if args.user { Scope::User } else { Scope::Project };
+    let agents: Vec<Agent> = if args.agents.is_empty() || args.agents.contains(&Target::All) {
+        AGENTS.to_vec()
+    } else {
+        AGENTS
+            .iter()
+            .copied()
+            .filter(|a| args.agents.iter().any(|t| t.to_possible_value().is_some_and(|v| v.get_name() == a.name())))
+            .collect()
+    };
+    let exe = match this_binary() {
+        Ok(e) => e,
+        Err(e) => {
+            err(&format!("multiedit setup: {e}\n"));
+            return ExitCode::from(2);
+        }
+    };
+    let project = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            err(&format!("multiedit setup: cannot read the current folder ({e})\n"));
+            return ExitCode::from(2);
+        }
+    };
+    let mut refused = false;
+    for agent in agents {
+        match setup_one(agent, scope, &project, &exe, args.dry_run) {
+            Ok(said) => out(&said),
+            Err(why) => {
+                refused = true;
+                err(&format!("{}: {why}\n", agent.name()));
+            }
+        }
+    }
+    if refused { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+/// Sets one agent up; `Ok` says what was done (or would be, with `dry_run`).
+fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool) -> Result<String, String> {
+    let (path, real_scope) = agent.config_path(scope, project)?;
+    // Write through a symbolic link (dotfiles kept elsewhere) rather than replacing it.
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let shown = path.display().to_string();
+    let before = match std::fs::read(&path) {
+        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
+    };
+    let old = before.as_deref().unwrap_or("");
+    let after = match agent.format() {
+        Format::Json { key } => merge_json(old, key, |existing| agent.json_entry(exe, existing)),
+        Format::Toml => merge_toml(old, exe),
+    }
+    .map_err(|why| format!("{shown} {why}; left unchanged. Add the server by hand: it runs {exe} with the argument mcp"))?;
+    let note = if scope == Scope::Project && real_scope == Scope::User { " (Codex CLI reads only this user file)" } else { "" };
+    if before.as_deref() == Some(after.as_str()) {
+        return Ok(format!("{}: {shown} already runs {exe} mcp{note}\n", agent.name()));
+    }
+    let verb = if before.is_some() { "updated" } else { "created" };
+    if dry_run {
+        let mut said = format!("{}: would have {verb} {shown}{note}:\n", agent.name());
+        said.push_str(&line_diff(old, &after));
+        return Ok(said);
+    }
+    write_atomic(&path, &after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
+    let mut said = format!("{}: {verb} {shown}{note}:\n", agent.name());
+    said.push_str(&line_diff(old, &after));
+    Ok(said)
+}
+
+/// The changed lines of `new` against `old`, `-`/`+` prefixed, with a line of context around each.
+fn line_diff(old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b);
+    let mut said = String::new();
+    for op in ops {
+        match op {
+            similar::DiffOp::Equal { old_index, len, .. } => {
+                if len <= 2 {
+                    for l in &a[old_index..old_index + len] {
+                        let _ = writeln!(said, "    {l}");
+                    }
+                } else {
+                    let _ = writeln!(said, "    {}", a[old_index]);
+                    let _ = writeln!(said, "    ...");
+                    let _ = writeln!(said, "    {}", a[old_index + len - 1]);
+                }
+            }
+            similar::DiffOp::Delete { old_index, old_len, .. } => {
+                for l in &a[old_index..old_index + old_len] {
+                    let _ = writeln!(said, "  - {l}");
+                }
+            }
+            similar::DiffOp::Insert { new_index, new_len, .. } => {
+                for l in &b[new_index..new_index + new_len] {
+                    let _ = writeln!(said, "  + {l}");
+                }
+            }
+            similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                for l in &a[old_index..old_index + old_len] {
+                    let _ = writeln!(said, "  - {l}");
+                }
+                for l in &b[new_index..new_index + new_len] {
+                    let _ = writeln!(said, "  + {l}");
+                }
+            }
+        }
+    }
+    said
+}
+
+/// Writes `text` to `path` whole: a temporary file in the same folder (with the old file's mode),
+/// synced, then renamed over it. Creates the folder if missing.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
+    std::fs::create_dir_all(dir)?;
+    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
+    let mut tmp = tempfile::Builder::new().prefix(".multiedit-setup-").tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// A JSON object's members in file order, each value kept as its original text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push((k, v));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Where `inner` (a slice of `outer`) starts in `outer`.
+fn offset_in(outer: &str, inner: &str) -> usize {
+    inner.as_ptr() as usize - outer.as_ptr() as usize
+}
+
+/// The indentation of the line holding byte `at`.
+fn indent_at(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// `value` as JSON text to put at `indent` (its first line follows a key already on that line),
+/// indented by `unit` per level; `type`, `command`, `args` first. `compact`: on one line, as in a
+/// minified file.
+fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> String {
+    const FIRST: [&str; 4] = ["type", "command", "args", "enabled"];
+    let rank = |k: &str| FIRST.iter().position(|f| *f == k).unwrap_or(FIRST.len());
+    let (nl, sep) = if compact { ("", ":") } else { ("\n", ": ") };
+    let inner = if compact { String::new() } else { format!("{indent}{unit}") };
+    let close = if compact { "" } else { indent };
+    match value {
+        Value::Object(m) if !m.is_empty() => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_by_key(|k| (rank(k), k.as_str()));
+            let members: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{inner}{}{sep}{}", Value::from(k.as_str()), render(&m[k.as_str()], unit, &inner, compact)))
+                .collect();
+            format!("{{{nl}{}{nl}{close}}}", members.join(&format!(",{nl}")))
+        }
+        Value::Array(a) if !a.is_empty() && a.iter().all(|v| !v.is_object() && !v.is_array()) => {
+            // Short lists of strings stay on one line: ["mcp"].
+            let items: Vec<String> = a.iter().map(Value::to_string).collect();
+            format!("[{}]", items.join(if compact { "," } else { ", " }))
+        }
+        Value::Array(a) if !a.is_empty() => {
+            let items: Vec<String> = a.iter().map(|v| format!("{inner}{}", render(v, unit, &inner, compact))).collect();
+            format!("[{nl}{}{nl}{close}]", items.join(&format!(",{nl}")))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Adds `text` as the last member of the object whose text is `object` (a slice of `whole`), or
+/// replaces nothing: returns the new text of `whole`. `members`: the object's members as parsed.
+fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value: &Value) -> String {
+    let start = offset_in(whole, object);
+    let end = start + object.len(); // just past the closing brace
+    let inner = &object[1..object.len() - 1];
+    let compact = !members.0.is_empty() && !inner.contains('\n');
+    let key = serde_json::to_string(name).expect("serializable");
+    let (unit, base) = detect_indent(whole, start);
+    let mut new = String::with_capacity(whole.len() + 200);
+    match members.0.last() {
+        Some((_, last)) => {
+            let after_last = offset_in(whole, last.get()) + last.get().len();
+            if compact {
+                new.push_str(&whole[..after_last]);
+                let _ = write!(new, ",{key}:{}", render(value, "", "", true));
+                new.push_str(&whole[after_last..]);
+            } else {
+                let indent = indent_at(whole, offset_in(whole, last.get())).to_string();
+                new.push_str(&whole[..after_last]);
+                let _ = write!(new, ",\n{indent}{key}: {}", render(value, &unit, &indent, false));
+                new.push_str(&whole[after_last..]);
+            }
+        }
+        None => {
+            // An empty object `{}` (perhaps with whitespace): written out afresh.
+            let indent = format!("{base}{unit}");
+            new.push_str(&whole[..start]);
+            let _ = write!(new, "{{\n{indent}{key}: {}\n{base}}}", render(value, &unit, &indent, false));
+            new.push_str(&whole[end..]);
+        }
+    }
+    new
+}
+
+/// The file's indentation unit (from its first indented line; two spaces if none) and the
+/// indentation of the line holding byte `at`.
+fn detect_indent(text: &str, at: usize) -> (String, String) {
+    let unit = text
+        .lines()
+        .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+        .find(|i| !i.is_empty())
+        .unwrap_or("  ")
+        .to_string();
+    (unit, indent_at(text, at).to_string())
+}
+
+fn refuse_parse(e: serde_json::Error, text: &str) -> String {
+    let comments = text.contains("//") || text.contains("/*");
+    if comments {
+        format!(
+            "is not plain JSON ({e}): it looks like JSON with comments, which multiedit cannot change without losing them"
+        )
+    } else {
+        format!("is not valid JSON ({e})")
+    }
+}
+
+/// Returns `old` (a JSON object's text, or empty for a new file) with `servers_key.multiedit` set to
+/// `entry(existing entry)`. Every other byte is kept.
+pub fn merge_json(old: &str, servers_key: &str, entry: impl Fn(Option<&Value>) -> Value) -> Result<String, String> {
+    if old.trim().is_empty() {
+        let doc = json!({ servers_key: { SERVER_NAME: entry(None) } });
+        return Ok(format!("{}\n", render(&doc, "  ", "", false)));
+    }
+    // Checked first as a whole: duplicate-free, plain JSON, an object.
+    let whole: Value = serde_json::from_str(old).map_err(|e| refuse_parse(e, old))?;
+    let Value::Object(top) = &whole else { return Err("does not hold a JSON object".into()) };
+    let top_members: Members = serde_json::from_str(old).map_err(|e| refuse_parse(e, old))?;
+    if top_members.0.len() != top.len() {
+        return Err("has a key twice".into());
+    }
+    let top_text = old.trim();
+    let new_text = match top_members.0.iter().rev().find(|(k, _)| k == servers_key) {
+        None => {
+            let doc = json!({ SERVER_NAME: entry(None) });
+            insert_member(old, top_text, &top_members, servers_key, &doc)
+        }
+        Some((_, raw)) => {
+            let servers_text = raw.get();
+            let Ok(servers) = serde_json::from_str::<Members>(servers_text) else {
+                return Err(format!("has a \"{servers_key}\" that is not a JSON object"));
+            };
+            match servers.0.iter().rev().find(|(k, _)| k == SERVER_NAME) {
+                Some((_, current)) => {
+                    let current_value: Value = serde_json::from_str(current.get()).expect("parsed above");
+                    let wanted = entry(Some(&current_value));
+                    if wanted == current_value {
+                        return Ok(old.to_string());
+                    }
+                    let at = offset_in(old, current.get());
+                    let indent = indent_at(old, at).to_string();
+                    let (unit, _) = detect_indent(old, at);
+                    let compact = !current.get().contains('\n') && !old[offset_in(old, servers_text)..at].contains('\n');
+                    format!("{}{}{}", &old[..at], render(&wanted, &unit, &indent, compact), &old[at + current.get().len()..])
+                }
+                None => insert_member(old, servers_text, &servers, SERVER_NAME, &entry(None)),
+            }
+        }
+    };
+    // What was written must parse, and hold everything that was there but our entry.
+    let check: Value = serde_json::from_str(&new_text).map_err(|e| format!("could not be merged safely ({e})"))?;
+    let mut expect = whole.clone();
+    let mut got = check.clone();
+    for v in [&mut expect, &mut got] {
+        if let Some(s) = v.get_mut(servers_key).and_then(Value::as_object_mut) {
+            s.remove(SERVER_NAME);
+        }
+        if v.get(servers_key).is_some_and(|s| s.as_object().is_some_and(|m| m.is_empty())) {
+            v.as_object_mut().expect("object").remove(servers_key);
+        }
+    }
+    if expect != got || check.get(servers_key).and_then(|s| s.get(SERVER_NAME)).is_none() {
+        return Err("could not be merged safely".into());
+    }
+    Ok(new_text)
+}
+
+/// Returns `old` (Codex CLI's config.toml) with `[mcp_servers.multiedit]` running `exe mcp`; keeps
+/// comments, formatting and the other members of an existing entry.
+pub fn merge_toml(old: &str, exe: &str) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = old.parse().map_err(|e: toml_edit::TomlError| {
+        format!("is not valid TOML ({})", e.to_string().trim().replace('\n', " "))
+    })?;
+    let servers = doc.entry("mcp_servers").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let Some(servers) = servers.as_table_like_mut() else {
+        return Err("has an mcp_servers that is not a table".into());
+    };
+    let current = servers.get(SERVER_NAME).and_then(|i| i.as_table_like());
+    let same = current.is_some_and(|t| {
+        t.get("command").and_then(|c| c.as_str()) == Some(exe)
+            && t.get("args").and_then(|a| a.as_array()).is_some_and(|a| a.len() == 1 && a.get(0).and_then(|v| v.as_str()) == Some("mcp"))
+    });
+    if same {
+        return Ok(old.to_string());
+    }
+    if servers.get(SERVER_NAME).is_none() {
+        servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    let Some(entry) = servers.get_mut(SERVER_NAME).and_then(|i| i.as_table_like_mut()) else {
+        return Err(format!("has an mcp_servers.{SERVER_NAME} that is not a table"));
+    };
+    entry.insert("command", toml_edit::value(exe));
+    let mut args = toml_edit::Array::new();
+    args.push("mcp");
+    entry.insert("args", toml_edit::value(args));
+    let mut text = doc.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(_: Option<&Value>) -> Value {
+        json!({"command": "/bin/multiedit", "args": ["mcp"]})
+    }
+
+    #[test]
+    fn json_keeps_every_other_byte() {
+        let old = "{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    }\n}\n";
+        let new = merge_json(old, "mcpServers", entry).unwrap();
+        assert_eq!(
+            new,
+            "{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"},\n        \"multiedit\": {\n            \"command\": \"/bin/multiedit\",\n            \"args\": [\"mcp\"]\n        }\n    }\n}\n"
+        );
+        assert_eq!(merge_json(&new, "mcpServers", entry).unwrap(), new);
+        let new = merge_json("{\"a\":1}", "servers", entry).unwrap();
+        assert_eq!(new, "{\"a\":1,\"servers\":{\"multiedit\":{\"command\":\"/bin/multiedit\",\"args\":[\"mcp\"]}}}");
+        let new = merge_json("{}\n", "servers", entry).unwrap();
+        let v: Value = serde_json::from_str(&new).unwrap();
+        assert_eq!(v["servers"]["multiedit"]["command"], "/bin/multiedit");
+        let new = merge_json("{\"servers\": {}}", "servers", entry).unwrap();
+        let v: Value = serde_json::from_str(&new).unwrap();
+        assert_eq!(v["servers"]["multiedit"]["args"][0], "mcp");
+        let new = merge_json("{\"servers\": {\"multiedit\": {\"command\": \"/old\", \"env\": {}}}}", "servers", |e| {
+            let mut e = e.cloned().unwrap_or(json!({}));
+            e["command"] = json!("/new");
+            e
+        })
+        .unwrap();
+        assert_eq!(new, "{\"servers\": {\"multiedit\": {\"command\":\"/new\",\"env\":{}}}}");
+        let new = merge_json("{\n  \"servers\": {\n    \"multiedit\": {\"command\": \"/old\"}\n  }\n}", "servers", entry).unwrap();
+        assert_eq!(new, "{\n  \"servers\": {\n    \"multiedit\": {\n      \"command\": \"/bin/multiedit\",\n      \"args\": [\"mcp\"]\n    }\n  }\n}");
+    }
+
+    #[test]
+    fn json_with_comments_or_errors_is_refused() {
+        assert!(merge_json("{\n // mine\n \"a\": 1\n}", "servers", entry).unwrap_err().contains("comments"));
+        assert!(merge_json("{\"a\": 1,}", "servers", entry).unwrap_err().contains("not valid JSON"));
+        assert!(merge_json("[1]", "servers", entry).unwrap_err().contains("object"));
+        assert!(merge_json("{\"servers\": 3}", "servers", entry).unwrap_err().contains("not a JSON object"));
+    }
+
+    #[test]
+    fn toml_keeps_comments() {
+        let old = "# my settings\nmodel = \"o3\" # inline\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let new = merge_toml(old, "/bin/multiedit").unwrap();
+        assert!(new.starts_with(old), "{new}");
+        assert!(new.contains("[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n"), "{new}");
+        assert_eq!(merge_toml(&new, "/bin/multiedit").unwrap(), new);
+        let fresh = merge_toml("", "/bin/multiedit").unwrap();
+        assert_eq!(fresh, "[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n");
+        assert!(merge_toml("a = ", "/x").unwrap_err().contains("not valid TOML"));
+    }
+}

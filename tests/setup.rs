@@ -1,0 +1,271 @@
+//! `multiedit setup` and `multiedit doctor` as a user runs them: on a throwaway home and project
+//! folder, the files written parse, keep what was there, point at this binary; what cannot be merged
+//! safely is refused and left byte for byte unchanged.
+#![cfg(unix)]
+
+#[path = "lsp_support/mod.rs"]
+mod lsp_support;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use lsp_support::{Editor, Options};
+use serde_json::{json, Value};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    runtime: PathBuf,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, project, runtime) = (root.join("home"), root.join("project"), root.join("run"));
+    for d in [&home, &project, &runtime] {
+        fs::create_dir(d).unwrap();
+    }
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o700)).unwrap();
+    Env { _dir: dir, home, project, runtime }
+}
+
+impl Env {
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(bin())
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .output()
+            .unwrap()
+    }
+
+    /// Every file under the home and project folders, with its bytes.
+    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files = Vec::new();
+        for root in [&self.home, &self.project] {
+            walk(root, &mut files);
+        }
+        files.sort();
+        files
+    }
+}
+
+fn walk(dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p, files);
+        } else {
+            files.push((p.clone(), fs::read(&p).unwrap()));
+        }
+    }
+}
+
+fn bin() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_multiedit")).canonicalize().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_at(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The project files of each JSON agent, with the key holding their servers.
+fn project_files(e: &Env) -> Vec<(PathBuf, &'static str)> {
+    vec![
+        (e.project.join(".mcp.json"), "mcpServers"),
+        (e.project.join(".gemini/settings.json"), "mcpServers"),
+        (e.project.join(".cursor/mcp.json"), "mcpServers"),
+        (e.project.join(".vscode/mcp.json"), "servers"),
+        (e.project.join("opencode.json"), "mcp"),
+    ]
+}
+
+/// The program and arguments an entry runs (OpenCode: one `command` array).
+fn command_of(entry: &Value) -> Vec<String> {
+    let mut cmd: Vec<String> = match &entry["command"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a.iter().map(|s| s.as_str().unwrap().to_string()).collect(),
+        other => panic!("no command: {other}"),
+    };
+    if let Some(args) = entry.get("args") {
+        cmd.extend(args.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()));
+    }
+    cmd
+}
+
+#[test]
+fn setup_all_writes_every_agent_keeping_what_was_there() {
+    let e = env();
+    // What the user had: another server and unknown keys; Codex's TOML with comments.
+    fs::write(e.project.join(".mcp.json"), "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"other-server\", \"args\": []}\n  },\n  \"zzz\": [1, 2]\n}\n").unwrap();
+    fs::create_dir(e.project.join(".vscode")).unwrap();
+    fs::write(e.project.join(".vscode/mcp.json"), r#"{"inputs": [], "servers": {"db": {"type": "stdio", "command": "db-mcp"}}}"#).unwrap();
+    fs::write(e.project.join("opencode.json"), "{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"theme\": \"x\"\n}\n").unwrap();
+    fs::create_dir(e.home.join(".codex")).unwrap();
+    let codex_before = "# my Codex settings\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"other-server\" # keep me\n";
+    fs::write(e.home.join(".codex/config.toml"), codex_before).unwrap();
+
+    let o = e.run(&["setup", "all", "--project"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    let exe = bin().to_str().unwrap().to_string();
+    for (path, key) in project_files(&e) {
+        let v = json_at(&path);
+        let entry = &v[key]["multiedit"];
+        assert_eq!(command_of(entry), [exe.as_str(), "mcp"], "{}: {v}", path.display());
+        assert!(Path::new(&command_of(entry)[0]).is_file());
+        assert!(out(&o).contains(&path.display().to_string()), "{}", out(&o));
+    }
+    let claude = json_at(&e.project.join(".mcp.json"));
+    assert_eq!(claude["mcpServers"]["other"], json!({"command": "other-server", "args": []}));
+    assert_eq!(claude["zzz"], json!([1, 2]));
+    let vscode = json_at(&e.project.join(".vscode/mcp.json"));
+    assert_eq!(vscode["servers"]["db"], json!({"type": "stdio", "command": "db-mcp"}));
+    assert_eq!(vscode["inputs"], json!([]));
+    assert_eq!(vscode["servers"]["multiedit"]["type"], "stdio");
+    let opencode = json_at(&e.project.join("opencode.json"));
+    assert_eq!(opencode["theme"], "x");
+    assert_eq!(opencode["mcp"]["multiedit"]["type"], "local");
+    assert_eq!(opencode["mcp"]["multiedit"]["enabled"], true);
+    // The text before our entry is kept as it was, tabs and all.
+    assert!(fs::read_to_string(e.project.join("opencode.json")).unwrap().starts_with("{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"theme\": \"x\",\n\t\"mcp\": {"));
+
+    let codex = fs::read_to_string(e.home.join(".codex/config.toml")).unwrap();
+    assert!(codex.starts_with(codex_before), "comments and the other server kept:\n{codex}");
+    let doc: toml_edit::DocumentMut = codex.parse().unwrap();
+    assert_eq!(doc["mcp_servers"]["multiedit"]["command"].as_str(), Some(exe.as_str()));
+    assert_eq!(doc["mcp_servers"]["multiedit"]["args"].as_array().unwrap().get(0).unwrap().as_str(), Some("mcp"));
+    assert_eq!(doc["mcp_servers"]["other"]["command"].as_str(), Some("other-server"));
+
+    // Twice: nothing changes, and it says so.
+    let before = e.snapshot();
+    let o = e.run(&["setup", "all", "--project"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(e.snapshot(), before);
+    assert_eq!(out(&o).matches("already runs").count(), 6, "{}", out(&o));
+}
+
+#[test]
+fn user_scope_writes_the_home_files() {
+    let e = env();
+    fs::write(e.home.join(".claude.json"), "{\"numStartups\": 3, \"projects\": {}}").unwrap();
+    let o = e.run(&["setup", "claude-code", "gemini", "opencode", "--user"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let claude = json_at(&e.home.join(".claude.json"));
+    assert_eq!(claude["numStartups"], 3);
+    assert_eq!(command_of(&claude["mcpServers"]["multiedit"])[1], "mcp");
+    assert!(json_at(&e.home.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object());
+    assert!(json_at(&e.home.join(".config/opencode/opencode.json"))["mcp"]["multiedit"].is_object());
+    assert!(fs::read_dir(&e.project).unwrap().next().is_none(), "nothing in the project");
+}
+
+#[test]
+fn dry_run_writes_nothing_and_prints_the_change() {
+    let e = env();
+    fs::write(e.project.join(".mcp.json"), "{\"mcpServers\": {}}").unwrap();
+    let before = e.snapshot();
+    let o = e.run(&["setup", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(e.snapshot(), before);
+    assert!(out(&o).contains("would have updated") && out(&o).contains("would have created"), "{}", out(&o));
+    assert!(out(&o).contains(&format!("+ ")) && out(&o).contains(bin().to_str().unwrap()), "{}", out(&o));
+}
+
+#[test]
+fn files_it_cannot_merge_safely_are_refused_unchanged() {
+    let e = env();
+    fs::create_dir(e.project.join(".vscode")).unwrap();
+    let jsonc = "{\n  // my servers\n  \"servers\": {\n    \"db\": {\"command\": \"db-mcp\"}, /* keep */\n  }\n}\n";
+    fs::write(e.project.join(".vscode/mcp.json"), jsonc).unwrap();
+    let broken = "{\"mcpServers\": {\"other\": ";
+    fs::write(e.project.join(".mcp.json"), broken).unwrap();
+    fs::create_dir(e.project.join(".cursor")).unwrap();
+    fs::write(e.project.join(".cursor/mcp.json"), "[]").unwrap();
+    fs::create_dir(e.home.join(".codex")).unwrap();
+    fs::write(e.home.join(".codex/config.toml"), "model = \n").unwrap();
+
+    let o = e.run(&["setup", "all"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_eq!(fs::read_to_string(e.project.join(".vscode/mcp.json")).unwrap(), jsonc);
+    assert_eq!(fs::read_to_string(e.project.join(".mcp.json")).unwrap(), broken);
+    assert_eq!(fs::read_to_string(e.project.join(".cursor/mcp.json")).unwrap(), "[]");
+    assert_eq!(fs::read_to_string(e.home.join(".codex/config.toml")).unwrap(), "model = \n");
+    let said = err(&o);
+    assert!(said.contains("vscode: ") && said.contains("comments"), "{said}");
+    assert!(said.contains("claude-code: ") && said.contains("is not valid JSON"), "{said}");
+    assert!(said.contains("cursor: ") && said.contains("does not hold a JSON object"), "{said}");
+    assert!(said.contains("codex: ") && said.contains("not valid TOML"), "{said}");
+    assert_eq!(said.matches("left unchanged").count(), 4, "{said}");
+    // The others were set up all the same; no temporary file is left behind.
+    assert!(json_at(&e.project.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object());
+    assert!(json_at(&e.project.join("opencode.json"))["mcp"]["multiedit"].is_object());
+    assert!(e.snapshot().iter().all(|(p, _)| !p.to_string_lossy().contains(".multiedit-setup-")));
+}
+
+#[test]
+fn an_existing_entry_is_updated_keeping_its_other_settings() {
+    let e = env();
+    fs::write(e.project.join(".mcp.json"), r#"{"mcpServers": {"multiedit": {"command": "/gone/multiedit", "args": ["mcp"], "env": {"A": "1"}}}}"#).unwrap();
+    let o = e.run(&["doctor"]);
+    assert_eq!(o.status.code(), Some(1), "a configuration pointing at a missing binary is a problem: {}", out(&o));
+    assert!(out(&o).contains("/gone/multiedit mcp (MISSING"), "{}", out(&o));
+    let o = e.run(&["setup", "claude-code"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v = json_at(&e.project.join(".mcp.json"));
+    assert_eq!(v["mcpServers"]["multiedit"]["env"], json!({"A": "1"}));
+    assert_eq!(command_of(&v["mcpServers"]["multiedit"]), [bin().to_str().unwrap(), "mcp"]);
+}
+
+#[test]
+fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
+    let e = env();
+    // The servers started below inherit XDG_RUNTIME_DIR; no other test of this file reads it.
+    std::env::set_var("XDG_RUNTIME_DIR", &e.runtime);
+    let o = e.run(&["doctor"]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(out(&o).contains(&format!("multiedit {}\n  binary: {}", env!("CARGO_PKG_VERSION"), bin().display())), "{}", out(&o));
+    assert!(out(&o).contains("none (run `multiedit setup`"), "{}", out(&o));
+
+    let ws = e.project.clone();
+    let mut ed = Editor::start(Options::new(&ws));
+    let entry = e.runtime.join(format!("multiedit/{}.json", ed.pid()));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !entry.exists() {
+        assert!(Instant::now() < deadline, "the server never registered");
+        ed.drain(Duration::from_millis(50));
+    }
+    // An entry whose process is gone, and one that others could have written.
+    let reg = e.runtime.join("multiedit");
+    let mine = std::process::id();
+    fs::write(reg.join(format!("{mine}.json")), "{}").unwrap();
+    fs::set_permissions(reg.join(format!("{mine}.json")), fs::Permissions::from_mode(0o644)).unwrap();
+    let dead = 5_000_000;
+    fs::write(reg.join(format!("{dead}.json")), "{}").unwrap();
+    fs::set_permissions(reg.join(format!("{dead}.json")), fs::Permissions::from_mode(0o600)).unwrap();
+
+    assert_eq!(e.run(&["setup", "claude-code", "codex"]).status.code(), Some(0));
+    let o = e.run(&["doctor"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("(multiedit lsp pid {}): {}", ed.pid(), ws.display())), "{said}");
+    assert!(said.contains(&format!("not reachable: the editor at pid {dead} is gone")), "{said}");
+    assert!(said.contains(&format!("not reachable: ignored the editor at pid {mine}")) && said.contains("mode 0644"), "{said}");
+    let exe = bin().display().to_string();
+    assert!(said.contains(&format!("claude-code: {} runs {exe} mcp (ok)", e.project.join(".mcp.json").display())), "{said}");
+    assert!(said.contains(&format!("codex: {} runs {exe} mcp (ok)", e.home.join(".codex/config.toml").display())), "{said}");
+    assert!(said.contains("No problem found."), "{said}");
+    assert!(ed.shutdown().success());
+}
