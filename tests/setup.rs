@@ -269,3 +269,67 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
     assert!(said.contains("No problem found."), "{said}");
     assert!(ed.shutdown().success());
 }
+
+/// The folder of the agent CLIs tests/agents/install.sh installs, if they are there. Under CI they
+/// must be; elsewhere the test says it skipped.
+fn agent_bin(name: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os("MULTIEDIT_AGENTS_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/multiedit/agents"),
+    };
+    let bin = dir.join("node_modules/.bin");
+    if bin.join(name).is_file() {
+        return Some(bin);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{name} is not installed in {}: run tests/agents/install.sh",
+        dir.display()
+    );
+    eprintln!("skipped: {name} is not installed in {} (tests/agents/install.sh installs it)", dir.display());
+    None
+}
+
+#[test]
+fn claude_code_connects_after_setup() {
+    let Some(agents) = agent_bin("claude") else { return };
+    let e = env();
+    let path = std::env::join_paths(std::iter::once(agents).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
+        .unwrap();
+    let claude = |e: &Env| {
+        Command::new("claude")
+            .args(["mcp", "list"])
+            .current_dir(&e.project)
+            .env("HOME", &e.home)
+            .env("PATH", &path)
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let exe = bin().display().to_string();
+
+    // Project scope: .mcp.json, which Claude Code runs once the user has approved the server (here in
+    // their settings, as answering its prompt would).
+    assert_eq!(e.run(&["setup", "claude-code", "--project"]).status.code(), Some(0));
+    let o = claude(&e);
+    assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ⏸ Pending approval")), "{}{}", out(&o), err(&o));
+    fs::create_dir_all(e.home.join(".claude")).unwrap();
+    fs::write(e.home.join(".claude/settings.json"), r#"{"enabledMcpjsonServers": ["multiedit"]}"#).unwrap();
+    let o = claude(&e);
+    assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")), "{}{}", out(&o), err(&o));
+
+    // User scope: ~/.claude.json, which Claude Code itself has written by now; its keys are kept.
+    let e = env();
+    let _ = claude(&e);
+    let before = json_at(&e.home.join(".claude.json"));
+    assert_eq!(e.run(&["setup", "claude-code", "--user"]).status.code(), Some(0));
+    let after = json_at(&e.home.join(".claude.json"));
+    for (k, v) in before.as_object().unwrap() {
+        assert_eq!(&after[k], v, "{k}");
+    }
+    let o = claude(&e);
+    assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")), "{}{}", out(&o), err(&o));
+}

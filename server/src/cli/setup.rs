@@ -266,6 +266,12 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
     write_atomic(&path, &after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let mut said = format!("{}: {verb} {shown}{note}:\n", agent.name());
     said.push_str(&line_diff(old, &after));
+    if agent == Agent::ClaudeCode && real_scope == Scope::Project {
+        said.push_str(
+            "  Claude Code asks once before it runs a server of .mcp.json: start claude in this folder and approve \
+             multiedit (or add it to enabledMcpjsonServers in ~/.claude/settings.json).\n",
+        );
+    }
     Ok(said)
 }
 
