@@ -290,12 +290,77 @@ fn agent_bin(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// PATH with the agent CLIs (and their Node) first.
+fn path_with(agents: PathBuf) -> std::ffi::OsString {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(agents).chain(std::env::split_paths(&rest))).unwrap()
+}
+
+/// Runs `AGENT mcp list` in the project, offline, on the throwaway home.
+fn mcp_list(e: &Env, agents: &Path, agent: &str) -> Output {
+    Command::new(agent)
+        .args(["mcp", "list"])
+        .current_dir(&e.project)
+        .env("HOME", &e.home)
+        .env("PATH", path_with(agents.to_path_buf()))
+        .env_remove("XDG_CONFIG_HOME")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `text` without terminal colour codes (some CLIs colour even into a pipe).
+fn plain(text: &str) -> String {
+    let mut said = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // ESC [ parameters final-letter
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            said.push(c);
+        }
+    }
+    said
+}
+
+#[test]
+fn gemini_cli_connects_after_setup() {
+    let Some(agents) = agent_bin("gemini") else { return };
+    let e = env();
+    fs::create_dir(e.project.join(".gemini")).unwrap();
+    fs::write(e.project.join(".gemini/settings.json"), r#"{"ui": {"theme": "Default"}}"#).unwrap();
+    assert_eq!(e.run(&["setup", "gemini"]).status.code(), Some(0));
+    assert_eq!(json_at(&e.project.join(".gemini/settings.json"))["ui"], json!({"theme": "Default"}));
+    let o = mcp_list(&e, &agents, "gemini");
+    let exe = bin().display().to_string();
+    // Gemini CLI prints the list on standard error.
+    let said = plain(&format!("{}{}", out(&o), err(&o)));
+    assert!(said.contains(&format!("✓ multiedit: {exe} mcp (stdio) - Connected")), "{said}");
+}
+
+#[test]
+fn opencode_connects_after_setup() {
+    let Some(agents) = agent_bin("opencode") else { return };
+    let e = env();
+    assert_eq!(e.run(&["setup", "opencode"]).status.code(), Some(0));
+    let o = mcp_list(&e, &agents, "opencode");
+    let said = plain(&out(&o));
+    assert!(said.contains("✓ multiedit connected"), "{said}{}", err(&o));
+    assert!(said.contains(&format!("{} mcp", bin().display())), "{said}");
+}
+
 #[test]
 fn claude_code_connects_after_setup() {
     let Some(agents) = agent_bin("claude") else { return };
     let e = env();
-    let path = std::env::join_paths(std::iter::once(agents).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
-        .unwrap();
+    let path = path_with(agents);
     let claude = |e: &Env| {
         Command::new("claude")
             .args(["mcp", "list"])
