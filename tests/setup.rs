@@ -181,7 +181,7 @@ fn dry_run_writes_nothing_and_prints_the_change() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(e.snapshot(), before);
     assert!(out(&o).contains("would have updated") && out(&o).contains("would have created"), "{}", out(&o));
-    assert!(out(&o).contains(&format!("+ ")) && out(&o).contains(bin().to_str().unwrap()), "{}", out(&o));
+    assert!(out(&o).contains("+ ") && out(&o).contains(bin().to_str().unwrap()), "{}", out(&o));
 }
 
 #[test]
