@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { Plan, ReviewPolicy, reviewFor, serverArguments } from './plan';
 import { ApplyResult, isApplyResult } from './render';
-import { chooseServerPath, findExecutable } from './serverPath';
+import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 
 export const SERVER_APPLY = 'multiedit.apply';
 export const SERVER_PREVIEW = 'multiedit.preview';
@@ -55,7 +55,7 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   /** The executable the client starts, and where it was found. */
-  serverCommand(): { command: string; source: string } {
+  serverCommand(): ServerPathChoice {
     const config = vscode.workspace.getConfiguration('multiedit');
     const exe = process.platform === 'win32' ? 'multiedit.exe' : 'multiedit';
     const bundled = path.join(this.context.extensionPath, 'bin', exe);
@@ -121,10 +121,7 @@ export class MultiEditClient implements vscode.Disposable {
       }
     };
     if (!findExecutable(command, env, isFile)) {
-      const message =
-        source === 'PATH'
-          ? 'MultiEdit: no server found: none is bundled with this extension and `multiedit` is not on PATH. Set "multiedit.server.path".'
-          : `MultiEdit: could not start the server: ${command} does not exist.${source === 'setting' ? ' Check the "multiedit.server.path" setting.' : ''}`;
+      const message = noServerMessage({ command, source });
       this.log.error(message);
       void showErrorWithLogs(message, this.log, 'Open Settings').then((pick) => {
         if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'multiedit.server');
@@ -172,7 +169,7 @@ export class MultiEditClient implements vscode.Disposable {
       await client.dispose().catch(() => undefined);
       const hint =
         source === 'PATH'
-          ? 'No server is bundled with this extension and `multiedit` was not found on PATH; set "multiedit.server.path".'
+          ? `No server is bundled with this extension for this platform; install one with ${INSTALL_COMMANDS.map((c) => `\`${c}\``).join(' or ')}, or set "multiedit.server.path".`
           : source === 'setting'
             ? 'Check the "multiedit.server.path" setting.'
             : '';

@@ -44,3 +44,22 @@ export function findExecutable(command: string, env: NodeJS.ProcessEnv, isFile: 
   }
   return undefined;
 }
+
+/** The commands that put `multiedit` on PATH, named when no server can be found. */
+export const INSTALL_COMMANDS = ['cargo install multiedit', 'pipx install multiedit', 'npm install -g multiedit'] as const;
+
+/**
+ * What to tell the user when the chosen server executable does not exist: for PATH (nothing bundled
+ * for this platform), how to install one and which setting points at it; never a stack trace.
+ */
+export function noServerMessage(choice: ServerPathChoice, platform = `${process.platform}-${process.arch}`): string {
+  if (choice.source === 'PATH') {
+    const [first, ...others] = INSTALL_COMMANDS.map((c) => `\`${c}\``);
+    return (
+      `MultiEdit: no server found: this extension bundles none for ${platform} and \`${choice.command}\` is not on PATH. ` +
+      `Install it with ${first} (or ${others.join(', ')}), then run "MultiEdit: Restart Server"; ` +
+      `or set "multiedit.server.path" to the executable.`
+    );
+  }
+  return `MultiEdit: could not start the server: ${choice.command} does not exist.${choice.source === 'setting' ? ' Check the "multiedit.server.path" setting.' : ''}`;
+}

@@ -1,6 +1,6 @@
 // End-to-end tests of the MultiEdit extension in real VS Code (code-server) driven by Chromium.
 //
-//   node tests/vscode/e2e.mjs --vsix extension-vscode/multiedit.vsix --code-server <cache dir>
+//   node tests/vscode/e2e.mjs --vsix extension-vscode/multiedit-linux-x64.vsix --code-server <cache dir>
 //
 // Installs the VSIX into a fresh extensions folder, starts code-server on a free loopback port
 // with a fresh workspace, and drives the workbench like a user: command palette, typing, Ctrl+Z,
@@ -23,7 +23,7 @@ function arg(name, fallback) {
   return i >= 0 ? process.argv[i + 1] : fallback;
 }
 
-const vsix = path.resolve(arg('--vsix', path.join(repoRoot, 'extension-vscode', 'multiedit.vsix')));
+const vsix = path.resolve(arg('--vsix', path.join(repoRoot, 'extension-vscode', `multiedit-${process.platform}-${process.arch}.vsix`)));
 const csCache = arg('--code-server', process.env.MULTIEDIT_CODE_SERVER);
 const artifacts = path.resolve(arg('--artifacts', path.join(repoRoot, 'tests', 'artifacts', 'vscode')));
 const only = arg('--only', '');

@@ -87,17 +87,24 @@ failed=$((failed + ${u_fail:-0}))
 if [ "$unit_status" -ne 0 ] && [ "${u_fail:-0}" -eq 0 ]; then tail -20 "$ART/unit.log"; bad "unit test run (status $unit_status)"; fi
 
 # ---- VSIX with the release server ------------------------------------------------------------
-step "package (cargo build --release + vsce package)"
-rm -f "$EXT/multiedit.vsix"
-if (cd "$EXT" && npm run package) >"$ART/package.log" 2>&1 </dev/null && [ -f "$EXT/multiedit.vsix" ]; then
+step "package (cargo build --release + vsce package --target)"
+# The platform VSIX for this machine (linux-x64 in CI), named as scripts/package.mjs names it.
+TARGET="$(node "$EXT/scripts/package.mjs" --print-target)"
+VSIX="$EXT/multiedit-$TARGET.vsix"
+rm -f "$VSIX"
+if (cd "$EXT" && npm run package) >"$ART/package.log" 2>&1 </dev/null && [ -f "$VSIX" ]; then
   ok "npm run package"
 else
   tail -30 "$ART/package.log"
   abort "npm run package (see $ART/package.log)"
 fi
-if python3 - "$EXT/multiedit.vsix" <<'PY'
+if python3 - "$VSIX" "$TARGET" <<'PY'
 import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
+manifest = z.read("extension.vsixmanifest").decode()
+if f'TargetPlatform="{sys.argv[2]}"' not in manifest:
+    print(f"   the VSIX manifest does not name the target platform {sys.argv[2]}")
+    sys.exit(1)
 names = set(z.namelist())
 need = ["extension/package.json", "extension/dist/extension.js", "extension/bin/multiedit", "extension/schemas/multiedit-plan.schema.json", "extension/readme.md"]
 missing = [n for n in need if n not in names and n.lower() not in {x.lower() for x in names}]
@@ -105,14 +112,14 @@ if missing:
     print("   missing from the VSIX:", missing)
     sys.exit(1)
 info = z.getinfo("extension/bin/multiedit")
-print(f"   VSIX server: {info.file_size} bytes, mode {oct(info.external_attr >> 16)}")
+print(f"   VSIX for {sys.argv[2]}: {sum(1 for _ in names)} files, server {info.file_size} bytes, mode {oct(info.external_attr >> 16)}")
 PY
-then ok "VSIX contains the server"; else bad "VSIX contains the server"; fi
+then ok "VSIX for $TARGET contains the server ($(( $(stat -c %s "$VSIX") / 1024 )) KiB)"; else bad "VSIX for $TARGET contains the server"; fi
 
 # ---- end-to-end tests in code-server ---------------------------------------------------------
 step "end-to-end tests in code-server $(basename "$CS")"
 run_e2e() {
-  node "$E2E/e2e.mjs" --vsix "$EXT/multiedit.vsix" --code-server "$CS" --artifacts "$ART" </dev/null 2>&1 | tee "$ART/e2e.log"
+  node "$E2E/e2e.mjs" --vsix "$VSIX" --code-server "$CS" --artifacts "$ART" </dev/null 2>&1 | tee "$ART/e2e.log"
 }
 run_e2e
 if ! grep -qE '^e2e: [0-9]+ passed, 0 failed$' "$ART/e2e.log"; then

