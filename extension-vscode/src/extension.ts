@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { connectAgents } from './agents';
 import { registerMcpServer } from './mcp';
 import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from './assist';
 import { MultiEditClient, ServerError, showErrorWithLogs } from './client';
@@ -778,6 +779,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.commands.registerCommand('multiedit.showLogs', () => log.show(true)),
+    vscode.commands.registerCommand('multiedit.connectAgents', () => connectAgents(client!.serverCommand().command, log)),
   );
 
   if (vscode.chat?.createChatParticipant) {

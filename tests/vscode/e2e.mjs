@@ -887,6 +887,37 @@ async function runTests() {
     await expectActiveText('one\ntwo\nthree\nfour\n', 'text after one Ctrl+Z');
   });
 
+  await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary', async () => {
+    const mcpJson = path.join(ws, '.mcp.json');
+    const vscodeJson = path.join(ws, '.vscode', 'mcp.json');
+    fs.writeFileSync(mcpJson, JSON.stringify({ mcpServers: { other: { command: 'other-server' } } }, null, 2) + '\n');
+    await clearNotifications();
+    await runCommand('MultiEdit: Connect AI Agents');
+    // Claude Code and VS Code agent mode come picked: accept the pick.
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Claude Code' }).first();
+    await row.waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot('connect-agents-pick');
+    await page.locator('.quick-input-widget .quick-input-action, .quick-input-widget .monaco-button', { hasText: /OK/ }).first().click()
+      .catch(() => page.keyboard.press('Enter'));
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 15_000 });
+    const detail = await dialog.innerText();
+    assertMatch(detail, /would have (created|changed|updated) .*\.mcp\.json/s, 'the dry run shown before writing');
+    assertEqual(fs.readFileSync(mcpJson, 'utf8').includes('multiedit'), false, 'nothing written before Connect');
+    await screenshot('connect-agents-confirm');
+    await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Connect$/ }).first().click();
+    const note = await waitForNotification(/now run multiedit mcp|not every agent/);
+    assertMatch(note, /Claude Code, VS Code agent mode now run multiedit mcp/, 'notification');
+    const claude = JSON.parse(fs.readFileSync(mcpJson, 'utf8'));
+    assertEqual(claude.mcpServers.other?.command, 'other-server', 'the other server kept');
+    const bin = installedBinary();
+    assertEqual(fs.realpathSync(claude.mcpServers.multiedit?.command ?? '/nonexistent'), fs.realpathSync(bin), 'Claude Code runs the bundled binary');
+    assertEqual(JSON.stringify(claude.mcpServers.multiedit?.args), '["mcp"]', 'with mcp');
+    const vs = JSON.parse(fs.readFileSync(vscodeJson, 'utf8'));
+    assertEqual(JSON.stringify(vs.servers?.multiedit?.args), '["mcp"]', 'VS Code agent mode too');
+    await clearNotifications();
+  });
+
   await test('changing the server path restarts the server; a bad path shows an error with Show Logs', async () => {
     await clearNotifications();
     const bad = path.join(tmp, 'no-such-multiedit');
