@@ -55,13 +55,16 @@ VERSION="$(node -e 'import("./packaging/version.mjs").then((m) => console.log(m.
 # A venv of our own for maturin (from PyPI), reused by later runs.
 maturin_venv() {
   local venv="$CACHE/maturin-venv"
-  if ! "$venv/bin/maturin" --version >/dev/null 2>&1; then
-    echo "   installing maturin into $venv"
+  # pipx and uv beside maturin: the README's `pipx install`, `uv tool install` and `uvx` lines are
+  # tried with the wheel as built.
+  if ! "$venv/bin/maturin" --version >/dev/null 2>&1 || ! "$venv/bin/pipx" --version >/dev/null 2>&1 || ! "$venv/bin/uv" --version >/dev/null 2>&1; then
+    echo "   installing maturin, pipx and uv into $venv"
     rm -rf "$venv"
     mkdir -p "$CACHE"
-    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.8,<2' </dev/null || return 1
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.8,<2' pipx uv </dev/null || return 1
   fi
   MATURIN="$venv/bin/maturin"
+  TOOLS="$venv/bin"
 }
 
 wheel() {
@@ -82,6 +85,17 @@ wheel() {
   got="$("$bin" --version 2>&1)"
   if [ "$got" = "multiedit $VERSION" ]; then ok "installed entry point: $got"; else bad "multiedit --version from the wheel said: $got"; fi
   mcp_handshake "$bin" "wheel"
+  # The same wheel through pipx, `uv tool install` and `uvx`, offline, each in folders of its own.
+  local tools="$ART/wheel-tools"
+  rm -rf "$tools"
+  got="$(PIPX_HOME="$tools/pipx" PIPX_BIN_DIR="$tools/pipx-bin" "$TOOLS/pipx" install "$whl" >"$ART/pipx.log" 2>&1 </dev/null &&
+    "$tools/pipx-bin/multiedit" --version 2>&1)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "pipx install: $got"; else cat "$ART/pipx.log"; bad "pipx install of the wheel said: $got"; fi
+  local uvenv=(env UV_TOOL_DIR="$tools/uv" UV_TOOL_BIN_DIR="$tools/uv-bin" UV_CACHE_DIR="$tools/uv-cache")
+  got="$("${uvenv[@]}" "$TOOLS/uv" tool install --offline "$whl" >"$ART/uv.log" 2>&1 </dev/null && "$tools/uv-bin/multiedit" --version 2>&1)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "uv tool install: $got"; else cat "$ART/uv.log"; bad "uv tool install of the wheel said: $got"; fi
+  got="$("${uvenv[@]}" "$TOOLS/uvx" --offline --from "$whl" multiedit --version 2>&1 </dev/null)"
+  if [ "$got" = "multiedit $VERSION" ]; then ok "uvx --from the wheel: $got"; else bad "uvx --from the wheel said: $got"; fi
 }
 
 # One MCP tool call (multiedit_preview on a temporary file) through an installed `multiedit`.
