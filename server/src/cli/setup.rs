@@ -13,7 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::builder::PossibleValuesParser;
+use clap::Args;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -27,8 +28,8 @@ pub const SERVER_NAME: &str = "multiedit";
 #[derive(Args)]
 pub struct SetupArgs {
     /// The agents to set up (default: all)
-    #[arg(value_enum, value_name = "AGENT")]
-    agents: Vec<Target>,
+    #[arg(value_name = "AGENT", value_parser = agent_names())]
+    agents: Vec<String>,
     /// Write the project's files, in the current folder (the default; Codex CLI has only a user file)
     #[arg(long, conflicts_with = "user")]
     project: bool,
@@ -40,15 +41,9 @@ pub struct SetupArgs {
     dry_run: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-enum Target {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    Cursor,
-    Vscode,
-    Opencode,
-    All,
+/// The AGENT values: every agent's name (`Agent::name`, the one list of them), then `all`.
+fn agent_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(AGENTS.iter().map(|a| a.name()).chain(["all"]))
 }
 
 /// An agent that can run MCP servers, and where it reads their configuration.
@@ -200,14 +195,10 @@ pub fn this_binary() -> Result<String, String> {
 
 pub fn run(args: &SetupArgs) -> ExitCode {
     let scope = if args.user { Scope::User } else { Scope::Project };
-    let agents: Vec<Agent> = if args.agents.is_empty() || args.agents.contains(&Target::All) {
+    let agents: Vec<Agent> = if args.agents.is_empty() || args.agents.iter().any(|t| t == "all") {
         AGENTS.to_vec()
     } else {
-        AGENTS
-            .iter()
-            .copied()
-            .filter(|a| args.agents.iter().any(|t| t.to_possible_value().is_some_and(|v| v.get_name() == a.name())))
-            .collect()
+        AGENTS.iter().copied().filter(|a| args.agents.iter().any(|t| t == a.name())).collect()
     };
     let exe = match this_binary() {
         Ok(e) => e,
