@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::out;
 use super::setup::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
+#[cfg(unix)]
 use crate::bridge::registry;
 
 pub fn run() -> ExitCode {
@@ -23,23 +24,7 @@ pub fn run() -> ExitCode {
     }
 
     said.push_str("\nEditors on the bridge (running multiedit lsp, reachable by multiedit mcp):\n");
-    let dir = registry::folder();
-    match registry::scan(&dir) {
-        Ok(scan) => {
-            if scan.entries.is_empty() {
-                said.push_str(&format!("  none in {}\n", dir.display()));
-            }
-            for e in &scan.entries {
-                let folders: Vec<String> = e.folders.iter().map(|f| f.display().to_string()).collect();
-                let folders = if folders.is_empty() { "no workspace folder".to_string() } else { folders.join(", ") };
-                said.push_str(&format!("  {} (multiedit lsp pid {}): {folders}\n", e.editor, e.pid));
-            }
-            for note in &scan.notes {
-                said.push_str(&format!("  not reachable: {note}\n"));
-            }
-        }
-        Err(why) => said.push_str(&format!("  none: {why}\n")),
-    }
+    editors(&mut said);
 
     said.push_str("\nAgents configured to run multiedit mcp:\n");
     let project = std::env::current_dir().ok();
@@ -144,4 +129,31 @@ fn check(agent: Agent, path: &Path) -> Check {
         }
         None => Check::Unreadable(format!("has a {SERVER_NAME} entry without a command")),
     }
+}
+
+/// The editors on the bridge, and why one cannot be reached.
+#[cfg(unix)]
+fn editors(said: &mut String) {
+    let dir = registry::folder();
+    match registry::scan(&dir) {
+        Ok(scan) => {
+            if scan.entries.is_empty() {
+                said.push_str(&format!("  none in {}\n", dir.display()));
+            }
+            for e in &scan.entries {
+                let folders: Vec<String> = e.folders.iter().map(|f| f.display().to_string()).collect();
+                let folders = if folders.is_empty() { "no workspace folder".to_string() } else { folders.join(", ") };
+                said.push_str(&format!("  {} (multiedit lsp pid {}): {folders}\n", e.editor, e.pid));
+            }
+            for note in &scan.notes {
+                said.push_str(&format!("  not reachable: {note}\n"));
+            }
+        }
+        Err(why) => said.push_str(&format!("  none: {why}\n")),
+    }
+}
+
+#[cfg(not(unix))]
+fn editors(said: &mut String) {
+    said.push_str("  none: the bridge needs Unix domain sockets; on this platform (named pipes planned) multiedit mcp writes to disk\n");
 }

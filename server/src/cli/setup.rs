@@ -9,7 +9,6 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -313,10 +312,20 @@ fn line_diff(old: &str, new: &str) -> String {
 fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
     std::fs::create_dir_all(dir)?;
-    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
     let mut tmp = tempfile::Builder::new().prefix(".multiedit-setup-").tempfile_in(dir)?;
     tmp.write_all(text.as_bytes())?;
-    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
+    // The old file's permissions, as `disk` keeps them; a new file readable by all, as editors write
+    // one (a temporary file starts private).
+    match std::fs::metadata(path) {
+        Ok(m) => tmp.as_file().set_permissions(m.permissions())?,
+        #[cfg(unix)]
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?
+        }
+        #[cfg(not(unix))]
+        Err(_) => {}
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

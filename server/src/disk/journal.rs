@@ -233,9 +233,16 @@ impl CrashAt {
     pub fn at(&self, step: &str, n: usize) {
         if let Some((s, k, stop)) = &self.0 {
             if s == step && *k == n {
+                #[cfg(unix)]
                 // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
                 unsafe {
                     libc::kill(libc::getpid(), if *stop { libc::SIGSTOP } else { libc::SIGKILL });
+                }
+                // No signals elsewhere: an abort ends the process as abruptly (there is no stop).
+                #[cfg(not(unix))]
+                {
+                    let _ = stop;
+                    std::process::abort();
                 }
             }
         }
