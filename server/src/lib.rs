@@ -5,6 +5,7 @@ pub mod bridge;
 pub mod cli;
 pub mod disk;
 pub mod engine;
+pub mod formats;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;

@@ -35,8 +35,10 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
                             Expect::All => engine::Expect::All,
                             Expect::Exactly(n) => engine::Expect::Exactly(n),
                         },
+                        anchor: None,
                     })
                     .collect(),
+                op: engine::FileOp::Edit,
             })
             .collect(),
         options: Options {

@@ -20,7 +20,7 @@ pub mod tolerant;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome};
 pub use changeset::Replacement;
 pub use eol::apply_replacements;
-pub use plan::{parse_plan, plan_from_value, Dialect, Edit, Expect, FilePlan, Matching, Mode, Options, Plan};
+pub use plan::{parse_plan, plan_from_value, Anchor, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 pub use refusal::{Kind, Refusal};
 pub use tolerant::Tier;
 

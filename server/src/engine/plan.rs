@@ -54,11 +54,52 @@ pub struct Edit {
     pub old_string: String,
     pub new_string: String,
     pub expect: Expect,
+    /// Set for the hunks of line-based formats (diffs, apply_patch envelopes, SEARCH/REPLACE blocks):
+    /// where the text must lie. `None` for plan edits, which match anywhere.
+    pub anchor: Option<Box<Anchor>>,
+}
+
+/// Where a hunk's text may match. An anchored edit matches whole lines only: it starts at the start
+/// of a line and ends at the end of one (or of the file). Of several such places one is chosen only
+/// by the rules below; otherwise the edit is refused as ambiguous, never guessed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Anchor {
+    /// 1-based line where the text is expected, in the text as the file's earlier edits left it
+    /// (a unified diff's hunk header). Of several places the nearest wins, once the offset at which
+    /// the previous hunk of the file was found is carried over, as `patch` does; two at the same
+    /// distance are refused.
+    pub line: Option<usize>,
+    /// Only places at or after the end of the previous anchored edit of the file count, and the first
+    /// wins (apply_patch: hunks come in file order).
+    pub forward: bool,
+    /// The text must come after the first line (at or after the previous hunk) whose trimmed text is
+    /// this (apply_patch's `@@ def handler():`).
+    pub after: Option<String>,
+    /// The text must start at the start of the file (a hunk at line 1 with context).
+    pub at_start: bool,
+    /// The text must end at the end of the file (a hunk without trailing context, `*** End of File`).
+    pub at_end: bool,
+    /// How refusals and reports name the edit: `hunk 3 of src/lib.rs (line 120)`.
+    pub label: String,
+}
+
+/// What happens to the file besides its edits.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum FileOp {
+    /// Edited in place (or created by an empty first old_string, as plans always could).
+    #[default]
+    Edit,
+    /// Created: refused as `file_exists` if the file exists, even empty.
+    Create,
+    /// Deleted, after its edits (if any) have left it empty.
+    Delete,
+    /// Edited, then moved to this path (absolute or a `file://` URI), which must not exist.
+    MoveTo(String),
 }
 
 impl Edit {
     pub fn new(old: &str, new: &str) -> Self {
-        Edit { old_string: old.into(), new_string: new.into(), expect: Expect::One }
+        Edit { old_string: old.into(), new_string: new.into(), expect: Expect::One, anchor: None }
     }
     pub fn all(old: &str, new: &str) -> Self {
         Edit { expect: Expect::All, ..Edit::new(old, new) }
@@ -70,6 +111,7 @@ pub struct FilePlan {
     /// An absolute path or a `file://` URI, as the caller wrote it.
     pub file_path: String,
     pub edits: Vec<Edit>,
+    pub op: FileOp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -217,7 +259,7 @@ fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal
         .enumerate()
         .map(|(i, e)| edit(e, &format!("{prefix}edits[{i}]")).map_err(|r| r.at(i)))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(FilePlan { file_path, edits })
+    Ok(FilePlan { file_path, edits, op: FileOp::Edit })
 }
 
 fn check_path(path: &str, prefix: &str) -> Result<(), Refusal> {
@@ -283,5 +325,5 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
         (Some(true), None) => Expect::All,
         _ => Expect::One,
     };
-    Ok(Edit { old_string, new_string, expect })
+    Ok(Edit { old_string, new_string, expect, anchor: None })
 }

@@ -1,0 +1,208 @@
+//! The edit formats assistants emit besides MultiEdit plans, each parsed into the one plan the engine
+//! runs: unified diffs (`git diff`, `diff -u`), apply_patch envelopes (`*** Begin Patch`) and
+//! SEARCH/REPLACE blocks. A parser only reads text: it never matches, reads files or writes (as
+//! codex-rs/apply-patch keeps parser, matcher and applier apart). Where a hunk lies is the engine's
+//! business (`engine::Anchor`).
+//!
+//! `unified.rs`, `envelope.rs`, `blocks.rs`: one parser each. This file: the shape they produce, the
+//! detection, and the step from a patch (paths as written, often relative) to a plan (absolute paths).
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Options, Plan, Refusal};
+
+mod blocks;
+mod envelope;
+mod unified;
+
+/// The formats `multiedit apply --format` and the `format` field name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Plan,
+    Diff,
+    ApplyPatch,
+    SearchReplace,
+}
+
+impl Format {
+    pub const NAMES: &'static [(&'static str, Format)] = &[
+        ("plan", Format::Plan),
+        ("diff", Format::Diff),
+        ("apply-patch", Format::ApplyPatch),
+        ("search-replace", Format::SearchReplace),
+    ];
+
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::NAMES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+
+    pub fn name(self) -> &'static str {
+        Format::NAMES.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("plan")
+    }
+
+    /// How refusals name the format.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Plan => "a MultiEdit JSON plan",
+            Format::Diff => "a unified diff",
+            Format::ApplyPatch => "an apply_patch envelope",
+            Format::SearchReplace => "SEARCH/REPLACE blocks",
+        }
+    }
+}
+
+/// A parsed patch: what each file should become, with paths as the patch wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    pub format: Format,
+    pub files: Vec<PatchFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    /// As written in the patch, `a/` and `b/` prefixes removed: relative to the root, or absolute.
+    pub path: String,
+    pub op: PatchOp,
+    /// In order. For `Add`: one hunk with an empty `old` whose `new` is the whole content.
+    pub hunks: Vec<Hunk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchOp {
+    Update,
+    Add,
+    Delete,
+    /// Edited by the hunks, then moved to this path (as written: relative or absolute).
+    Move(String),
+}
+
+/// One hunk or block: `old` (context and removed lines) becomes `new` (context and added lines). Both
+/// are whole lines with their line endings as the patch has them; the last line has none only when
+/// the patch says so (`\ No newline at end of file`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hunk {
+    pub old: String,
+    pub new: String,
+    /// What the engine needs to place it; `label` names it in refusals (`hunk 2 of src/lib.rs (line 40)`).
+    pub anchor: Anchor,
+}
+
+/// The text's format: `Some` when one of the formats' markers leads it, `None` when none fits.
+pub fn detect(text: &str) -> Option<Format> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        return Some(Format::Plan);
+    }
+    if envelope::looks_like(text) {
+        return Some(Format::ApplyPatch);
+    }
+    if unified::looks_like(text) {
+        return Some(Format::Diff);
+    }
+    if blocks::looks_like(text) {
+        return Some(Format::SearchReplace);
+    }
+    None
+}
+
+/// Parses `text` as `format`, or as whatever `detect` finds. A text that is no format is refused with
+/// what each parser expected and where it stopped.
+pub fn parse(text: &str, format: Format) -> Result<Patch, Refusal> {
+    match format {
+        Format::Diff => unified::parse(text),
+        Format::ApplyPatch => envelope::parse(text),
+        Format::SearchReplace => blocks::parse(text),
+        Format::Plan => Err(Refusal::invalid("InputValidationError: a JSON plan is not a patch; parse it with engine::parse_plan")),
+    }
+}
+
+/// The refusal for a text no parser accepts: each format, and why it did not fit.
+pub fn unknown_format(text: &str) -> Refusal {
+    let mut why = String::from(
+        "InputValidationError: the text is none of the formats multiedit applies. Tried, in order:",
+    );
+    let plan = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(_) => "it is JSON but not an object".to_string(),
+        Err(e) => format!("not JSON ({e})"),
+    };
+    why.push_str(&format!("\n- a MultiEdit JSON plan: {plan}"));
+    for f in [Format::ApplyPatch, Format::Diff, Format::SearchReplace] {
+        let stop = match parse(text, f) {
+            Ok(_) => "it parses, but holds no file".to_string(),
+            Err(r) => first_line(&r.message).to_string(),
+        };
+        why.push_str(&format!("\n- {}: {stop}", f.describe()));
+    }
+    Refusal::invalid(why)
+}
+
+fn first_line(s: &str) -> &str {
+    let s = s.strip_prefix("InputValidationError: ").unwrap_or(s);
+    s.lines().next().unwrap_or("")
+}
+
+/// Turns a patch into the engine's plan: each path resolved against `root` (absolute paths are kept),
+/// each hunk an anchored edit. Without a root, a relative path is refused.
+pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<Plan, Refusal> {
+    let resolve = |p: &str| -> Result<String, Refusal> {
+        let path = Path::new(p);
+        if path.is_absolute() || p.starts_with("file://") {
+            return Ok(p.to_string());
+        }
+        let Some(root) = root else {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: the patch names {p}, a relative path, and there is no root folder to resolve it \
+                 against: give `root` (the folder the patch's paths start from)"
+            )));
+        };
+        Ok(join(root, p).to_string_lossy().into_owned())
+    };
+    let mut files = Vec::with_capacity(patch.files.len());
+    for f in &patch.files {
+        let file_path = resolve(&f.path)?;
+        let op = match &f.op {
+            PatchOp::Update => FileOp::Edit,
+            PatchOp::Add => FileOp::Create,
+            PatchOp::Delete => FileOp::Delete,
+            PatchOp::Move(to) => FileOp::MoveTo(resolve(to)?),
+        };
+        let edits = f
+            .hunks
+            .iter()
+            .map(|h| Edit {
+                old_string: h.old.clone(),
+                new_string: h.new.clone(),
+                expect: Expect::One,
+                anchor: (!h.old.is_empty()).then(|| Box::new(h.anchor.clone())),
+            })
+            .collect();
+        files.push(FilePlan { file_path, edits, op });
+    }
+    let mut seen = std::collections::HashSet::new();
+    for f in &files {
+        if !seen.insert(f.file_path.as_str()) {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: the patch changes {} twice: give each file's hunks in one place",
+                f.file_path
+            )));
+        }
+    }
+    Ok(Plan { files, options })
+}
+
+/// `root` joined with a relative path whose `.` and `..` steps are taken lexically, so the plan shows
+/// the path the user means (`/w/src/a.rs`, not `/w/./src/../src/a.rs`). Whether it stays inside the
+/// workspace is checked on real paths by the front end, as for any plan.
+fn join(root: &Path, rel: &str) -> PathBuf {
+    let mut out = root.to_path_buf();
+    for part in rel.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            p => out.push(p),
+        }
+    }
+    out
+}
