@@ -57,16 +57,18 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
     fs::read(path).map(Some).map_err(|e| io_refusal(path, "read", &e))
 }
 
-/// One file to write: where, the bytes read before (to detect a change under our feet), the new bytes.
+/// One file to write: where, the bytes read before (to detect a change under our feet), the new bytes
+/// (`None`: the file is deleted).
 pub struct Write1 {
     pub path: PathBuf,
     pub before: Option<Vec<u8>>,
-    pub after: Vec<u8>,
+    pub after: Option<Vec<u8>>,
 }
 
 struct Staged {
     target: PathBuf,
-    temp: tempfile::NamedTempFile,
+    /// `None` for a file the plan deletes.
+    temp: Option<tempfile::NamedTempFile>,
     before: Option<Vec<u8>>,
     /// Length and hash of the new text, for the journal.
     len: u64,
@@ -130,10 +132,11 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             .iter()
             .map(|s| journal::Entry {
                 target: s.target.clone(),
-                temp: Some(s.temp.path().to_path_buf()),
+                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
                 new: s.before.is_none(),
                 len: Some(s.len),
                 hash: Some(s.hash.clone()),
+                delete: s.temp.is_none(),
             })
             .collect();
         j.commit(entries, &staged[0].target)?;
@@ -141,16 +144,16 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let mut done: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
     for s in staged {
         let dir = folder(&s.target);
-        let result = if s.before.is_none() {
-            s.temp.persist_noclobber(&s.target).map(|_| ())
-        } else {
-            s.temp.persist(&s.target).map(|_| ())
+        let result = match s.temp {
+            None => fs::remove_file(&s.target),
+            Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| ()).map_err(|e| e.error),
+            Some(temp) => temp.persist(&s.target).map(|_| ()).map_err(|e| e.error),
         };
         if let Err(e) = result {
             // The plan had committed; putting back the files already renamed (then dropping the
             // journal) is the one way left to keep it whole. A crash in the midst of that put-back is
             // the one moment the journal does not cover.
-            let refusal = io_refusal(&s.target, "replace", &e.error);
+            let refusal = io_refusal(&s.target, "replace", &e);
             roll_back(done);
             return Err(refusal);
         }
@@ -173,8 +176,8 @@ fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
             }
             Some(bytes) => {
                 let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
-                if let Ok(s) = stage(Write1 { path: path.clone(), before: None, after: bytes }, &prefix) {
-                    let _ = s.temp.persist(&path);
+                if let Ok(Staged { temp: Some(temp), .. }) = stage(Write1 { path: path.clone(), before: None, after: Some(bytes) }, &prefix) {
+                    let _ = temp.persist(&path);
                 }
             }
         }
@@ -184,6 +187,9 @@ fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
 fn stage(w: Write1, prefix: &str) -> Result<Staged, Refusal> {
     let target = target_of(&w);
     let dir = folder(&target);
+    let Some(after) = w.after else {
+        return Ok(Staged { target, temp: None, before: w.before, len: 0, hash: String::new() });
+    };
     if w.before.is_none() {
         fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
     }
@@ -200,12 +206,12 @@ fn stage(w: Write1, prefix: &str) -> Result<Staged, Refusal> {
         .suffix(TEMP_SUFFIX)
         .tempfile_in(&dir)
         .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
-    temp.write_all(&w.after).map_err(|e| io_refusal(&target, "write", &e))?;
+    temp.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
     if let Ok(meta) = fs::metadata(&target) {
         fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?;
     }
     temp.as_file().sync_all().map_err(|e| io_refusal(&target, "flush", &e))?;
-    Ok(Staged { target, temp, before: w.before, len: w.after.len() as u64, hash: journal::digest(&w.after) })
+    Ok(Staged { target, temp: Some(temp), before: w.before, len: after.len() as u64, hash: journal::digest(&after) })
 }
 
 /// Removes the temporary files that a killed run left in `dir`: those whose writer (the pid in the

@@ -7,16 +7,22 @@ use serde_json::{json, Value};
 
 use super::{err, out};
 use crate::disk;
-use crate::engine::{self, Kind, Outcome, Plan, Refusal};
+use std::path::PathBuf;
 
-struct Args {
-    dry_run: bool,
-    json: bool,
-    plan: String,
+use crate::engine::{Kind, Matching, Outcome, Refusal};
+use crate::formats::{self, Format};
+
+pub struct Args {
+    pub dry_run: bool,
+    pub json: bool,
+    pub plan: String,
+    /// `None`: detect it.
+    pub format: Option<Format>,
+    pub root: Option<PathBuf>,
+    pub tolerant: bool,
 }
 
-pub fn run(dry_run: bool, json: bool, plan: String) -> ExitCode {
-    let args = Args { dry_run, json, plan };
+pub fn run(args: Args) -> ExitCode {
     let text = match read_plan(&args.plan) {
         Ok(t) => t,
         Err(e) => {
@@ -25,7 +31,7 @@ pub fn run(dry_run: bool, json: bool, plan: String) -> ExitCode {
         }
     };
     let mut recovered = Vec::new();
-    let result = execute(&text, args.dry_run, &mut recovered);
+    let result = execute(&text, &args, &mut recovered);
     for r in &recovered {
         err(&format!("multiedit: {} before applying this one\n", r.describe()));
     }
@@ -52,10 +58,15 @@ fn read_plan(source: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("The plan {source} is not UTF-8 text"))
 }
 
-/// Parses the plan text, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`).
-fn execute(text: &str, dry_run: bool, recovered: &mut Vec<disk::Recovered>) -> Result<(Outcome, Option<String>), Refusal> {
-    let plan: Plan = engine::parse_plan(text)?;
-    disk::plan::apply(&plan, dry_run, recovered)
+/// Parses the plan or patch, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`).
+fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Result<(Outcome, Option<String>), Refusal> {
+    let root = match &args.root {
+        Some(r) => std::path::absolute(r).map_err(|e| Refusal::new(Kind::Io, format!("Cannot use --root {}: {e}", r.display())))?,
+        None => std::env::current_dir().map_err(|e| Refusal::new(Kind::Io, format!("Cannot read the current folder: {e}")))?,
+    };
+    let matching = if args.tolerant { Matching::Tolerant } else { Matching::Exact };
+    let (plan, _) = formats::plan_from_text(text, args.format, Some(&root), matching)?;
+    disk::plan::apply(&plan, args.dry_run, recovered)
 }
 
 /// `recovered`: interrupted plans of earlier runs that this one completed or rolled back first.

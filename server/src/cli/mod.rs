@@ -97,7 +97,18 @@ struct ApplyArgs {
     /// Print a JSON result object instead of text
     #[arg(long)]
     json: bool,
-    /// The plan: a JSON file, or - for standard input
+    /// What PLAN holds; auto tells a JSON plan, a unified diff, an apply_patch envelope and
+    /// SEARCH/REPLACE blocks apart
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "plan", "diff", "apply-patch", "search-replace"])]
+    format: String,
+    /// The folder a patch's relative paths start from (default: the current folder)
+    #[arg(long, value_name = "DIR")]
+    root: Option<std::path::PathBuf>,
+    /// For patches: exact (the default), or tolerant, which also matches hunks whose whitespace,
+    /// indentation or quotes differ from the file, when the result is certain
+    #[arg(long = "match", value_name = "MATCH", default_value = "exact", value_parser = ["exact", "tolerant"])]
+    matching: String,
+    /// The plan or patch: a file, or - for standard input
     #[arg(value_name = "PLAN")]
     plan: String,
 }
@@ -131,7 +142,14 @@ pub fn main() -> ExitCode {
         Err(e) => return parse_error(e),
     };
     match cli.command {
-        Command::Apply(a) => apply::run(a.dry_run, a.json, a.plan),
+        Command::Apply(a) => apply::run(apply::Args {
+            dry_run: a.dry_run,
+            json: a.json,
+            plan: a.plan,
+            format: crate::formats::Format::from_name(&a.format),
+            root: a.root,
+            tolerant: a.matching == "tolerant",
+        }),
         Command::Lsp(a) => {
             let level = a.log_level.map(|l| match l {
                 LogLevel::Error => 1,

@@ -35,7 +35,10 @@ use crate::engine::{Kind, Refusal};
 
 pub const JOURNAL_PREFIX: &str = ".multiedit-journal-";
 pub const JOURNAL_SUFFIX: &str = ".json";
+/// 2 when the plan deletes files: a run that knows only 1 would skip the deletions, so it must refuse
+/// such a journal rather than roll it forward half-way.
 const FORMAT: u32 = 1;
+const FORMAT_WITH_DELETES: u32 = 2;
 
 /// What is written in every folder of a plan. The markers and the committed primary share the shape;
 /// only the primary, once committed, knows the temporary files.
@@ -63,6 +66,9 @@ pub(super) struct Entry {
     pub new: bool,
     pub len: Option<u64>,
     pub hash: Option<String>,
+    /// The plan deletes this file (a patch's deleted or moved file): rolling forward removes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delete: bool,
 }
 
 /// A plan's journal as its writer keeps it: the record, and the journal files it has put on disk.
@@ -82,7 +88,7 @@ impl Journal {
         let primary = folders[0].join(journal_name(&plan));
         let files = targets
             .iter()
-            .map(|(t, new)| Entry { target: t.clone(), temp: None, new: *new, len: None, hash: None })
+            .map(|(t, new)| Entry { target: t.clone(), temp: None, new: *new, len: None, hash: None, delete: false })
             .collect();
         let record =
             Record { multiedit_journal: FORMAT, plan, pid, started: start_time(pid), time: now.as_secs(), committed: false, primary, folders, files };
@@ -110,6 +116,9 @@ impl Journal {
     pub fn commit(&mut self, entries: Vec<Entry>, about: &Path) -> Result<(), Refusal> {
         let mut record = self.record.clone();
         record.committed = true;
+        if entries.iter().any(|e| e.delete) {
+            record.multiedit_journal = FORMAT_WITH_DELETES;
+        }
         record.files = entries;
         write_record(&record, &record.primary, &self.temp_prefix(), about)?;
         if !self.written.contains(&record.primary) {
@@ -347,7 +356,7 @@ fn read_record(journal: &Path) -> Result<Option<Record>, Refusal> {
     };
     let record: Record = serde_json::from_slice(&bytes)
         .map_err(|e| journal_refusal(journal, &format!("it is not a journal this version can read ({e})")))?;
-    if record.multiedit_journal != FORMAT || record.folders.is_empty() {
+    if !(FORMAT..=FORMAT_WITH_DELETES).contains(&record.multiedit_journal) || record.folders.is_empty() {
         return Err(journal_refusal(journal, "it is not a journal this version can read"));
     }
     Ok(Some(record))
@@ -392,6 +401,14 @@ fn resolve(record: &Record) -> Result<Recovered, Refusal> {
     let completed = primary.is_some();
     if let Some(p) = &primary {
         for f in &p.files {
+            if f.delete {
+                match fs::remove_file(&f.target) {
+                    Ok(()) => sync_dir(&super::folder(&f.target)),
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    Err(e) => return Err(journal_refusal(&p.primary, &format!("{} cannot be deleted ({})", f.target.display(), super::os_error(&e)))),
+                }
+                continue;
+            }
             let Some(temp) = &f.temp else { continue };
             let bytes = match fs::read(temp) {
                 Ok(b) => b,

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::engine::{self, diff, Outcome, Plan, Refusal};
+use crate::engine::{self, diff, FileOp, Kind, Outcome, Plan, Refusal};
 use crate::paths;
 
 /// A plan that was applied (or, for a dry run, checked): the engine's outcome, and for a dry run the
@@ -30,6 +30,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         .zip(&bytes)
         .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
         .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
+    let moves = move_targets(plan, recovered)?;
     let outcome = engine::apply_plan(plan, &texts)?;
     if dry_run {
         let diff: String = outcome
@@ -40,14 +41,44 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
             .collect();
         return Ok((outcome, Some(diff)));
     }
-    let writes = outcome
-        .files
-        .iter()
-        .zip(paths_on_disk)
-        .zip(bytes)
-        .filter(|((f, _), _)| !f.replacements.is_empty() || f.created)
-        .map(|((f, path), before)| super::Write1 { path, before, after: f.text.clone().into_bytes() })
-        .collect();
+    let mut writes = Vec::new();
+    for ((f, path), before) in outcome.files.iter().zip(paths_on_disk).zip(bytes) {
+        match &f.op {
+            FileOp::Delete => writes.push(super::Write1 { path, before, after: None }),
+            FileOp::MoveTo(_) => {
+                let to = moves.iter().find(|(from, _)| *from == path).map(|(_, to)| to.clone()).expect("checked above");
+                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()) });
+                writes.push(super::Write1 { path, before, after: None });
+            }
+            FileOp::Edit | FileOp::Create if !f.replacements.is_empty() || f.created => {
+                writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()) })
+            }
+            FileOp::Edit | FileOp::Create => {}
+        }
+    }
     super::commit(writes)?;
     Ok((outcome, None))
+}
+
+/// The paths files are moved to, each with the path it comes from. A move never replaces a file: one
+/// onto a path that exists, or that another file of the plan also takes, is refused as `file_exists`.
+fn move_targets(plan: &Plan, recovered: &mut Vec<super::Recovered>) -> Result<Vec<(PathBuf, PathBuf)>, Refusal> {
+    let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for f in &plan.files {
+        let FileOp::MoveTo(to) = &f.op else { continue };
+        let from = paths::to_path(&f.file_path)?;
+        let to_path = paths::to_path(to)?;
+        recovered.extend(super::recover(std::slice::from_ref(&to_path))?);
+        let taken = plan.files.iter().any(|g| paths::to_path(&g.file_path).is_ok_and(|p| p == to_path))
+            || moves.iter().any(|(_, t)| *t == to_path);
+        if taken || super::read(&to_path)?.is_some() {
+            return Err(Refusal::new(
+                Kind::FileExists,
+                format!("Cannot move {} to {to}: {to} already exists. Nothing was changed.", f.file_path),
+            )
+            .in_file(&f.file_path));
+        }
+        moves.push((from, to_path));
+    }
+    Ok(moves)
 }

@@ -4,10 +4,11 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use super::anchor::{Placed, Placer};
 use super::changeset::{ChangeSet, Replacement};
 use super::eol::{apply_replacements, View};
 use super::hints;
-use super::plan::{Dialect, Expect, FilePlan, Matching, Mode, Options, Plan};
+use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
 use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
 use super::tolerant::{self, Tier};
@@ -26,6 +27,34 @@ pub struct EditReport {
     pub tier: Option<Tier>,
     #[serde(skip)]
     pub created: bool,
+    /// For a hunk: its name (`hunk 2 of src/a.rs, at line 40`), the 1-based line where it applied and
+    /// how far that is from the line it stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub offset: isize,
+}
+
+fn is_zero(n: &isize) -> bool {
+    *n == 0
+}
+
+impl EditReport {
+    fn new(edit_index: usize, old: &str, new: &str, replacements: usize) -> Self {
+        EditReport {
+            edit_index,
+            old_string: old.to_string(),
+            new_string: new.to_string(),
+            replacements,
+            tier: None,
+            created: false,
+            label: None,
+            line: None,
+            offset: 0,
+        }
+    }
 }
 
 /// What a plan does to one file.
@@ -33,6 +62,9 @@ pub struct EditReport {
 pub struct FileChange {
     pub file_path: String,
     pub created: bool,
+    /// Deleted or moved besides its edits (`FileOp::Edit` otherwise).
+    #[serde(skip)]
+    pub op: FileOp,
     /// The change as sorted, non-overlapping, minimal replacements of the original bytes.
     pub replacements: Vec<Replacement>,
     /// The text after the change.
@@ -79,6 +111,7 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
                 files.push(FileChange {
                     file_path: fp.file_path.clone(),
                     created: false,
+                    op: FileOp::Edit,
                     replacements: Vec::new(),
                     text: original.unwrap_or_default().to_string(),
                     applied: Vec::new(),
@@ -126,13 +159,25 @@ impl<'p> FileRun<'p> {
 
     fn run(mut self) -> Result<FileChange, Refusal> {
         let edits = &self.plan.edits;
-        let first = &edits[0];
+        match (&self.plan.op, self.original) {
+            (FileOp::Create, Some(_)) => return Err(Refusal::file_exists().at(0)),
+            (FileOp::Delete | FileOp::MoveTo(_), None) => return Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
+            _ => {}
+        }
+        let Some(first) = edits.first() else {
+            // A file deleted, moved or created empty, with no edit to its text.
+            return match (&self.plan.op, self.original) {
+                (FileOp::Edit, _) => Err(Refusal::invalid("InputValidationError: a file to edit has no edits")),
+                (op, original) => Ok(self.finish_op(op.clone(), original.unwrap_or("").to_string(), Vec::new(), original.is_none())),
+            };
+        };
+        let create_empty = self.plan.op == FileOp::Create && first.old_string.is_empty() && first.new_string.is_empty();
         // The text the edits run on: the file, or the content its first edit creates.
         let mut base: &str = self.original.unwrap_or("");
         let mut start = 0;
         let mut creating = false;
         if first.old_string.is_empty() {
-            if first.new_string.is_empty() {
+            if first.new_string.is_empty() && !create_empty {
                 self.fail(Refusal::no_op().at(0))?;
                 start = 1;
             } else if self.original.is_some_and(|t| !t.is_empty()) {
@@ -142,14 +187,7 @@ impl<'p> FileRun<'p> {
                 creating = true;
                 base = &first.new_string;
                 start = 1;
-                self.applied.push(EditReport {
-                    edit_index: 0,
-                    old_string: String::new(),
-                    new_string: first.new_string.clone(),
-                    replacements: 1,
-                    tier: None,
-                    created: self.original.is_none(),
-                });
+                self.applied.push(EditReport { created: self.original.is_none(), ..EditReport::new(0, "", &first.new_string, 1) });
             }
         }
         if self.original.is_none() && !creating {
@@ -165,10 +203,14 @@ impl<'p> FileRun<'p> {
         let mut cs = ChangeSet::new(&view.text);
         let mut touching = needle_set.as_ref().map(Touching::new);
         let mut skip = vec![false; edits.len()];
+        let mut placer = edits.iter().any(|e| e.anchor.is_some()).then(|| Placer::new(&view.text));
 
         if self.opts.dialect == Dialect::ClaudeCode {
             // Claude Code validates every edit against the text as it was before any of them.
             for i in start..edits.len() {
+                if edits[i].anchor.is_some() {
+                    continue;
+                }
                 if let Err(r) = precheck(&olds[i], &news[i]) {
                     self.fail(r.at(i))?;
                     skip[i] = true;
@@ -189,6 +231,51 @@ impl<'p> FileRun<'p> {
                 continue;
             }
             let edit = &edits[i];
+            if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
+                if let Err(r) = precheck(&olds[i], &news[i]) {
+                    self.fail(r.at(i))?;
+                    continue;
+                }
+                let placed = match placer.place((&cs, &mut index, touching.as_ref()), &olds[i], anchor) {
+                    Ok(p) => Ok((p, Cow::Borrowed(news[i].as_ref()), None)),
+                    Err(r) if self.opts.matching == Matching::Tolerant => {
+                        match tolerant::find(&cs.current_text(), &olds[i], &news[i]) {
+                            tolerant::Found::One(m) => placer
+                                .check((&cs, &mut index, touching.as_ref()), m.start, m.end, anchor, &edit.old_string)
+                                .map(|p| (p, Cow::Owned(m.new_text), Some(m.tier))),
+                            _ => Err(r),
+                        }
+                    }
+                    Err(r) => Err(r),
+                };
+                let (p, new_text, tier): (Placed, Cow<'_, str>, Option<Tier>) = match placed {
+                    Ok(p) => p,
+                    Err(r) => {
+                        let r = if r.kind == Kind::NotFound {
+                            let hint = hints::not_found(&cs.current_text(), &olds[i], &news[i]);
+                            r.with_hint(hint)
+                        } else {
+                            r
+                        };
+                        self.fail(r.at(i))?;
+                        continue;
+                    }
+                };
+                let made = cs.apply(&[(p.start, p.end)], &new_text);
+                placer.applied(&p, new_text.len());
+                if let Some(t) = touching.as_mut() {
+                    t.record(&cs, &made);
+                }
+                applied_news.push(&edit.new_string);
+                self.applied.push(EditReport {
+                    tier,
+                    label: Some(anchor.label.clone()),
+                    line: Some(p.line),
+                    offset: p.offset,
+                    ..EditReport::new(i, &edit.old_string, &edit.new_string, 1)
+                });
+                continue;
+            }
             if self.opts.dialect == Dialect::Sequential {
                 if let Err(r) = precheck(&olds[i], &news[i]) {
                     self.fail(r.at(i))?;
@@ -236,14 +323,7 @@ impl<'p> FileRun<'p> {
                 t.record(&cs, &made);
             }
             applied_news.push(&edit.new_string);
-            self.applied.push(EditReport {
-                edit_index: i,
-                old_string: edit.old_string.clone(),
-                new_string: edit.new_string.clone(),
-                replacements: found.len(),
-                tier,
-                created: false,
-            });
+            self.applied.push(EditReport { tier, ..EditReport::new(i, &edit.old_string, &edit.new_string, found.len()) });
         }
 
         // The claude-code dialect finds some failures while validating and others while applying:
@@ -264,18 +344,36 @@ impl<'p> FileRun<'p> {
         };
         // Compared as whole texts: replacements that are each minimal can still undo one another (delete
         // "😀" at the start, insert "😀" further on, in "😀😀😀").
-        if self.original == Some(text.as_str()) {
+        if self.original == Some(text.as_str()) && matches!(self.plan.op, FileOp::Edit) {
             return Err(Refusal::unchanged());
         }
-        Ok(FileChange {
+        if self.plan.op == FileOp::Delete && !text.is_empty() {
+            return Err(Refusal::new(
+                Kind::NotFound,
+                format!(
+                    "{} is to be deleted, but the file holds {} more lines than the patch removes: it changed since the \
+                     patch was made. Nothing was changed; make the patch again from the file as it is.",
+                    self.plan.file_path,
+                    text.lines().count()
+                ),
+            ));
+        }
+        let created = creating && self.original.is_none();
+        let op = self.plan.op.clone();
+        Ok(self.finish_op(op, text, replacements, created))
+    }
+
+    fn finish_op(self, op: FileOp, text: String, replacements: Vec<Replacement>, created: bool) -> FileChange {
+        FileChange {
             file_path: self.plan.file_path.clone(),
-            created: creating && self.original.is_none(),
+            created,
+            op,
             replacements,
             text,
             applied: self.applied,
             failed: self.failed,
-            edit_count: edits.len(),
-        })
+            edit_count: self.plan.edits.len(),
+        }
     }
 
 }

@@ -11,6 +11,11 @@
 
 use serde::Serialize;
 
+/// Offsets of the `\n`s of `text`, for `ChangeSet::line_of`.
+pub fn line_breaks(text: &str) -> Vec<usize> {
+    memchr::memchr_iter(b'\n', text.as_bytes()).collect()
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Replacement {
     /// Byte offsets into the original text, `start <= end`.
@@ -235,6 +240,33 @@ impl<'a> ChangeSet<'a> {
         let x = self.floor_boundary(self.cur_start[i].saturating_sub(pad));
         let y = self.ceil_boundary((self.cur_end(i) + pad).min(self.cur_len));
         (x, y)
+    }
+
+    /// The byte at current offset `p` (`None` at or past the end).
+    pub fn byte(&self, p: usize) -> Option<u8> {
+        (p < self.cur_len).then(|| self.byte_at(p))
+    }
+
+    /// The 1-based line of current offset `p`. `orig_breaks` holds the offsets of the original's
+    /// `\n`s, sorted (see `line_breaks`). Costs O(replacements + their text), not O(file).
+    pub fn line_of(&self, p: usize, orig_breaks: &[usize]) -> usize {
+        let before_orig = |a: usize| orig_breaks.partition_point(|&x| x < a) as isize;
+        let breaks = |t: &str| memchr::memchr_iter(b'\n', t.as_bytes()).count() as isize;
+        let mut extra: isize = 0;
+        for (k, r) in self.reps.iter().enumerate() {
+            let start = self.cur_start[k];
+            if start >= p {
+                break;
+            }
+            let end = start + r.text.len();
+            if p < end {
+                return (before_orig(r.start) + extra + breaks(&r.text[..p - start])) as usize + 1;
+            }
+            extra += breaks(&r.text) - (before_orig(r.end) - before_orig(r.start));
+        }
+        let i = self.cur_start.partition_point(|&s| s < p);
+        let o = (p as isize - self.delta_before(i)) as usize;
+        (before_orig(o) + extra) as usize + 1
     }
 
     /// Original start and current start of replacement `i`.

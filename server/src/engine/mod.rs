@@ -4,6 +4,7 @@
 //! edits, `search` how matches are found, `eol` line endings and the BOM, `hints` and `tolerant` what
 //! happens after an exact miss, `report` the success texts.
 
+mod anchor;
 mod apply;
 pub mod changeset;
 pub mod diff;

@@ -1,6 +1,7 @@
 //! The success texts, in the words of seed 000: `Applied 3 edits to /path:\n1. Replaced "a" with "b"`.
 
 use super::apply::{EditReport, FileChange, Outcome};
+use super::plan::FileOp;
 
 /// Strings longer than this are cut in the report: a 2,000-line new_string should not flood the caller.
 const SHOWN_CHARS: usize = 200;
@@ -17,6 +18,17 @@ fn edit_line(e: &EditReport) -> String {
     if e.created {
         return format!("{n}. Created the file");
     }
+    if let Some(label) = &e.label {
+        let mut line = format!("{n}. Applied {label}");
+        if e.offset != 0 {
+            let lines = if e.offset.abs() == 1 { "line" } else { "lines" };
+            line.push_str(&format!(" at line {} (offset {:+} {lines})", e.line.unwrap_or(0), e.offset));
+        }
+        if let Some(t) = e.tier {
+            line.push_str(&format!(" (matched {})", t.describe()));
+        }
+        return line;
+    }
     let mut line = format!("{n}. Replaced \"{}\" with \"{}\"", shown(&e.old_string), shown(&e.new_string));
     if let Some(t) = e.tier {
         line.push_str(&format!(" (matched {})", t.describe()));
@@ -28,6 +40,14 @@ impl FileChange {
     pub fn message(&self) -> String {
         let applied = self.applied.len();
         let plural = if self.edit_count == 1 { "edit" } else { "edits" };
+        let what = match &self.op {
+            FileOp::Edit | FileOp::Create => None,
+            FileOp::Delete => Some(format!("Deleted {}", self.file_path)),
+            FileOp::MoveTo(to) => Some(format!("Moved {} to {to}", self.file_path)),
+        };
+        if let (Some(what), 0) = (&what, self.edit_count) {
+            return format!("{what}.");
+        }
         let mut out = if self.failed.is_empty() {
             format!("Applied {applied} {} to {}:", if applied == 1 { "edit" } else { "edits" }, self.file_path)
         } else {
@@ -36,6 +56,9 @@ impl FileChange {
         for e in &self.applied {
             out.push('\n');
             out.push_str(&edit_line(e));
+        }
+        if let Some(what) = what {
+            out.push_str(&format!("\n{what}."));
         }
         if !self.failed.is_empty() {
             out.push_str("\nFailed edits:");

@@ -242,6 +242,26 @@ pub fn find_matches(
     needle: &str,
 ) -> Vec<(usize, usize)> {
     let m = needle.len();
+    let mut out = Vec::new();
+    let mut next_free = 0;
+    for s in find_starts(cs, index, touching, needle) {
+        if s >= next_free {
+            out.push((s, s + m));
+            next_free = s + m;
+        }
+    }
+    out
+}
+
+/// Every start of `needle` in the current text, overlapping occurrences included, sorted. Anchored
+/// edits choose among all of them: the leftmost-first rule could hide the one a hunk's line names.
+pub fn find_starts(
+    cs: &ChangeSet<'_>,
+    index: &mut OriginalIndex<'_>,
+    touching: Option<&Touching>,
+    needle: &str,
+) -> Vec<usize> {
+    let m = needle.len();
     if m == 0 {
         return Vec::new();
     }
@@ -279,15 +299,8 @@ pub fn find_matches(
         if !extra.is_empty() {
             starts.extend(extra);
             starts.sort_unstable();
+            starts.dedup();
         }
     }
-    let mut out = Vec::new();
-    let mut next_free = 0;
-    for s in starts {
-        if s >= next_free {
-            out.push((s, s + m));
-            next_free = s + m;
-        }
-    }
-    out
+    starts
 }

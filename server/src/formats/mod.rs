@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Options, Plan, Refusal};
+use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Matching, Options, Plan, Refusal};
 
 mod blocks;
 mod envelope;
@@ -205,4 +205,19 @@ fn join(root: &Path, rel: &str) -> PathBuf {
         }
     }
     out
+}
+
+/// The one entry every front end uses: `text` in whatever format (`None`: detect it), as a plan.
+/// Relative paths of a patch resolve against `root`; `matching` applies to patches (a plan names its
+/// own).
+pub fn plan_from_text(text: &str, format: Option<Format>, root: Option<&Path>, matching: Matching) -> Result<(Plan, Format), Refusal> {
+    let format = match format {
+        Some(f) => f,
+        None => detect(text).ok_or_else(|| unknown_format(text))?,
+    };
+    if format == Format::Plan {
+        return Ok((crate::engine::parse_plan(text)?, format));
+    }
+    let patch = parse(text, format)?;
+    Ok((to_plan(&patch, root, Options { matching, ..Options::default() })?, format))
 }

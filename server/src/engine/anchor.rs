@@ -1,0 +1,213 @@
+//! Where an anchored edit applies: the hunks of diffs, apply_patch envelopes and SEARCH/REPLACE blocks.
+//!
+//! A hunk is whole lines, so it matches only at a line start and ends at a line end (a last line
+//! without a newline: at the end of the file). Of the places left, the hunk's own rules choose: the
+//! start or end of the file, file order after the previous hunk, a line it must follow, and the
+//! nearest to its stated line once the previous hunk's offset is carried over, as `patch` does. A
+//! choice that would rest on a tie is refused, never guessed.
+
+use super::changeset::{line_breaks, ChangeSet};
+use super::plan::Anchor;
+use super::refusal::{Kind, Refusal};
+use super::search::{find_starts, OriginalIndex, Touching};
+
+/// Where a hunk was placed.
+#[derive(Debug, Clone, Copy)]
+pub struct Placed {
+    pub start: usize,
+    pub end: usize,
+    /// 1-based line of `start` in the text the earlier edits left.
+    pub line: usize,
+    /// Lines between where the hunk said it was and where it was found (0 when it said nothing).
+    pub offset: isize,
+}
+
+/// The state one file's anchored edits share: its line breaks, the offset found for the previous
+/// hunk, and where that hunk ended.
+pub struct Placer {
+    breaks: Vec<usize>,
+    offset: isize,
+    prev_end: usize,
+}
+
+type Search<'c, 'a, 'i, 't, 's, 'n> = (&'c ChangeSet<'a>, &'i mut OriginalIndex<'t>, Option<&'s Touching<'s, 'n>>);
+
+impl Placer {
+    pub fn new(text: &str) -> Placer {
+        Placer { breaks: line_breaks(text), offset: 0, prev_end: 0 }
+    }
+
+    /// Finds the one place for `needle` (the hunk's old text, line endings as the file's view has
+    /// them) or says why there is none.
+    pub fn place(&self, search: Search<'_, '_, '_, '_, '_, '_>, needle: &str, a: &Anchor) -> Result<Placed, Refusal> {
+        let (cs, index, touching) = search;
+        let starts = find_starts(cs, index, touching, needle);
+        let floor = self.floor(cs, index, touching, a)?;
+        self.choose(cs, &starts, needle.len(), needle.ends_with('\n'), floor, a, needle)
+    }
+
+    /// Whether a place found another way (the tolerant tiers) keeps the hunk's rules.
+    pub fn check(&self, search: Search<'_, '_, '_, '_, '_, '_>, start: usize, end: usize, a: &Anchor, old: &str) -> Result<Placed, Refusal> {
+        let (cs, index, touching) = search;
+        let floor = self.floor(cs, index, touching, a)?;
+        let ends_line = end == cs.current_len() || cs.byte(end - 1) == Some(b'\n');
+        self.choose(cs, &[start], end - start, ends_line, floor, a, old)
+    }
+
+    /// Records the hunk just applied at `p`, whose new text is `new_len` bytes long.
+    pub fn applied(&mut self, p: &Placed, new_len: usize) {
+        self.offset = p.offset;
+        self.prev_end = p.start + new_len;
+    }
+
+    /// The first offset the hunk may start at: after the previous hunk (`forward`), after the line it
+    /// names (`after`).
+    fn floor(&self, cs: &ChangeSet<'_>, index: &mut OriginalIndex<'_>, touching: Option<&Touching>, a: &Anchor) -> Result<usize, Refusal> {
+        let mut floor = if a.forward { self.prev_end } else { 0 };
+        if let Some(after) = a.after.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            let line = find_starts(cs, index, touching, after)
+                .into_iter()
+                .filter(|&q| q >= floor)
+                .find_map(|q| whole_line(cs, q, q + after.len()));
+            match line {
+                Some(end) => floor = end,
+                None => {
+                    let from = if floor == 0 { String::new() } else { format!(" after line {}", self.line(cs, floor)) };
+                    return Err(Refusal::new(
+                        Kind::NotFound,
+                        format!("{} does not apply: the file has no line \"{after}\"{from}, the line the hunk says it follows.", a.label),
+                    ));
+                }
+            }
+        }
+        Ok(floor)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn choose(&self, cs: &ChangeSet<'_>, starts: &[usize], m: usize, ends_line: bool, floor: usize, a: &Anchor, old: &str) -> Result<Placed, Refusal> {
+        let len = cs.current_len();
+        let mut c: Vec<usize> = starts.to_vec();
+        let mut why: Option<String> = None;
+        let mut keep = |c: &mut Vec<usize>, ok: &dyn Fn(usize) -> bool, reason: &dyn Fn(&[usize]) -> String| {
+            if why.is_none() && !c.is_empty() {
+                let before = c.clone();
+                c.retain(|&s| ok(s));
+                if c.is_empty() {
+                    why = Some(reason(&before));
+                }
+            }
+        };
+        let lines = |v: &[usize]| -> String {
+            let l: Vec<String> = v.iter().take(5).map(|&s| self.line(cs, s).to_string()).collect();
+            let more = if v.len() > 5 { format!(" and {} more", v.len() - 5) } else { String::new() };
+            format!("{}{more}", l.join(", "))
+        };
+        keep(
+            &mut c,
+            &|s| (s == 0 || cs.byte(s - 1) == Some(b'\n')) && (ends_line || s + m == len),
+            &|v| format!("its text occurs only as part of longer lines (line {})", lines(v)),
+        );
+        if a.at_start {
+            keep(&mut c, &|s| s == 0, &|v| format!("its lines are at line {}, but the hunk starts at the start of the file", lines(v)));
+        }
+        if a.at_end {
+            keep(&mut c, &|s| s + m == len, &|v| format!("its lines are at line {}, but the hunk ends at the end of the file", lines(v)));
+        }
+        if floor > 0 {
+            let at = self.line(cs, floor);
+            keep(&mut c, &|s| s >= floor, &|v| {
+                format!("its lines are at line {}, before line {at} where the previous hunk (or the line it follows) leaves off; hunks go in file order", lines(v))
+            });
+        }
+        let refuse = |what: String| {
+            Refusal::new(Kind::NotFound, format!("{} does not apply: {what}.\nLines:\n{old}", a.label))
+        };
+        if c.is_empty() {
+            return Err(refuse(why.unwrap_or_else(|| "its lines are not in the file".into())));
+        }
+        let placed = |s: usize, stated: Option<usize>| {
+            let line = self.line(cs, s);
+            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize) }
+        };
+        if a.forward {
+            return Ok(placed(c[0], a.line));
+        }
+        match a.line {
+            None if c.len() == 1 => Ok(placed(c[0], None)),
+            None => Err(Refusal::new(
+                Kind::Ambiguous,
+                format!(
+                    "{} matches {} places (lines {}): add lines around the change so that it matches one place.\nLines:\n{old}",
+                    a.label,
+                    c.len(),
+                    lines(&c)
+                ),
+            )),
+            Some(stated) => {
+                let expected = stated as isize + self.offset;
+                let mut best: Vec<(isize, usize)> = c.iter().map(|&s| ((self.line(cs, s) as isize - expected).abs(), s)).collect();
+                best.sort_unstable();
+                if best.len() > 1 && best[0].0 == best[1].0 {
+                    return Err(Refusal::new(
+                        Kind::Ambiguous,
+                        format!(
+                            "{} matches lines {} and {}, both {} lines from line {expected} where it is expected: add \
+                             context lines to the hunk so that it matches one place.\nLines:\n{old}",
+                            a.label,
+                            self.line(cs, best[0].1.min(best[1].1)),
+                            self.line(cs, best[0].1.max(best[1].1)),
+                            best[0].0
+                        ),
+                    ));
+                }
+                Ok(placed(best[0].1, Some(stated)))
+            }
+        }
+    }
+
+    fn line(&self, cs: &ChangeSet<'_>, p: usize) -> usize {
+        cs.line_of(p, &self.breaks)
+    }
+}
+
+/// If `[q, e)` is a whole line but for blanks around it, the offset just past that line's end.
+fn whole_line(cs: &ChangeSet<'_>, q: usize, e: usize) -> Option<usize> {
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    let mut s = q;
+    while s > 0 {
+        match cs.byte(s - 1) {
+            Some(b'\n') => break,
+            Some(b) if blank(b) => s -= 1,
+            _ => return None,
+        }
+    }
+    let mut p = e;
+    loop {
+        match cs.byte(p) {
+            None => return Some(p),
+            Some(b'\n') => return Some(p + 1),
+            Some(b) if blank(b) || b == b'\r' => p += 1,
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_of_counts_lines_through_replacements() {
+        let orig = "a\nb\nc\nd\n";
+        let mut cs = ChangeSet::new(orig);
+        let breaks = line_breaks(orig);
+        cs.apply(&[(2, 4)], "x\ny\nz\n");
+        // current: a\nx\ny\nz\nc\nd\n
+        let current = cs.current_text();
+        for p in 0..current.len() {
+            let want = current[..p].matches('\n').count() + 1;
+            assert_eq!(cs.line_of(p, &breaks), want, "offset {p} of {current:?}");
+            assert_eq!(cs.byte(p), Some(current.as_bytes()[p]));
+        }
+    }
+}
