@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::engine::{self, diff, FileOp, Kind, Outcome, Plan, Refusal};
+use crate::engine::{self, diff, FileOp, Outcome, Plan, Refusal};
 use crate::paths;
 
 /// A plan that was applied (or, for a dry run, checked): the engine's outcome, and for a dry run the
@@ -72,11 +72,7 @@ fn move_targets(plan: &Plan, recovered: &mut Vec<super::Recovered>) -> Result<Ve
         let taken = plan.files.iter().any(|g| paths::to_path(&g.file_path).is_ok_and(|p| p == to_path))
             || moves.iter().any(|(_, t)| *t == to_path);
         if taken || super::read(&to_path)?.is_some() {
-            return Err(Refusal::new(
-                Kind::FileExists,
-                format!("Cannot move {} to {to}: {to} already exists. Nothing was changed.", f.file_path),
-            )
-            .in_file(&f.file_path));
+            return Err(Refusal::move_target_exists(&f.file_path, to));
         }
         moves.push((from, to_path));
     }

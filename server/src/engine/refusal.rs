@@ -129,6 +129,11 @@ impl Refusal {
             format!("File does not exist: {path}. To create it, make the first edit's old_string empty."),
         )
     }
+    /// A patch moves a file onto a path that is taken: a rename never replaces a file.
+    pub fn move_target_exists(from: &str, to: &str) -> Self {
+        Refusal::new(Kind::FileExists, format!("Cannot move {from} to {to}: {to} already exists. Nothing was changed."))
+            .in_file(from)
+    }
     pub fn chained() -> Self {
         Refusal::new(Kind::Chained, "Cannot edit file: old_string is a substring of a new_string from a previous edit.")
     }

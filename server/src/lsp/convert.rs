@@ -10,8 +10,9 @@ use ropey::Rope;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{
-    AnnotatedTextEdit, ChangeAnnotation, CreateFile, DocumentChangeOperation, DocumentChanges, OneOf,
-    OptionalVersionedTextDocumentIdentifier, Position, Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    AnnotatedTextEdit, ChangeAnnotation, CreateFile, DeleteFile, DeleteFileOptions, DocumentChangeOperation,
+    DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range, RenameFile, RenameFileOptions,
+    ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::engine::{self, FilePlan, Kind, Options, Refusal, Replacement};
@@ -150,6 +151,35 @@ pub struct FileEdit {
     /// The file does not exist: create it first.
     pub create: bool,
     pub edits: Vec<TextEdit>,
+    /// After its edits (if any) the file is deleted, or renamed to this URI (a patch's file operations).
+    pub then: Then,
+}
+
+#[derive(Clone, Default)]
+pub enum Then {
+    #[default]
+    Keep,
+    Delete,
+    RenameTo(Uri),
+}
+
+/// The operation that follows a file's text edit: DeleteFile, RenameFile. Neither overwrites: the
+/// server checked that a rename's target is free, and the editor refuses rather than replace one.
+fn then_op(f_uri: &Uri, then: Then, annotation_id: Option<String>) -> Option<DocumentChangeOperation> {
+    match then {
+        Then::Keep => None,
+        Then::Delete => Some(DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
+            uri: f_uri.clone(),
+            options: Some(DeleteFileOptions { recursive: Some(false), ignore_if_not_exists: Some(false) }),
+            annotation_id,
+        }))),
+        Then::RenameTo(new_uri) => Some(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
+            old_uri: f_uri.clone(),
+            new_uri,
+            options: Some(RenameFileOptions { overwrite: Some(false), ignore_if_exists: Some(false) }),
+            annotation_id,
+        }))),
+    }
 }
 
 /// All files in ONE WorkspaceEdit, so the editor applies the batch as one operation (one undo).
@@ -171,10 +201,14 @@ pub fn workspace_edit(files: Vec<FileEdit>, document_changes: bool) -> Workspace
                 annotation_id: None,
             })));
         }
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
-            edits: f.edits.into_iter().map(OneOf::Left).collect(),
-        }));
+        let after = then_op(&f.uri, f.then, None);
+        if !f.edits.is_empty() || after.is_none() {
+            ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
+                edits: f.edits.into_iter().map(OneOf::Left).collect(),
+            }));
+        }
+        ops.extend(after);
     }
     WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: None }
 }
@@ -217,7 +251,7 @@ pub fn annotated_workspace_edit(files: Vec<FileEdit>, document_changes: bool, an
             })));
         }
         let labels = annotations.labels.get(i);
-        let edits = f
+        let edits: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = f
             .edits
             .into_iter()
             .enumerate()
@@ -226,10 +260,22 @@ pub fn annotated_workspace_edit(files: Vec<FileEdit>, document_changes: bool, an
                 OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: annotate(&label) })
             })
             .collect();
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
-            edits,
-        }));
+        let after = match &f.then {
+            Then::Keep => None,
+            Then::Delete => then_op(&f.uri, f.then.clone(), Some(annotate(&format!("Delete {}", file_name(&path))))),
+            Then::RenameTo(to) => {
+                let to_path = crate::paths::to_path(to.as_str()).map(|p| p.display().to_string()).unwrap_or_default();
+                let id = annotate(&format!("Rename {} to {}", file_name(&path), file_name(&to_path)));
+                then_op(&f.uri, f.then.clone(), Some(id))
+            }
+        };
+        if !edits.is_empty() || after.is_none() {
+            ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
+                edits,
+            }));
+        }
+        ops.extend(after);
     }
     WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: Some(table) }
 }
@@ -393,8 +439,8 @@ mod tests {
         let uri = |p: &str| Uri::from_str(&format!("file://{p}")).unwrap();
         let edit = |text: &str| TextEdit::new(Range::new(pos(0, 0), pos(0, 1)), text.into());
         let files = vec![
-            FileEdit { uri: uri("/w/a.txt"), version: Some(3), create: false, edits: vec![edit("x"), edit("y")] },
-            FileEdit { uri: uri("/w/new.txt"), version: None, create: true, edits: vec![edit("z")] },
+            FileEdit { uri: uri("/w/a.txt"), version: Some(3), create: false, edits: vec![edit("x"), edit("y")], then: Then::Keep },
+            FileEdit { uri: uri("/w/new.txt"), version: None, create: true, edits: vec![edit("z")], then: Then::Keep },
         ];
         let labels = vec![vec!["Edit 1: a".to_string(), "Edit 1: a".to_string()], vec!["Edit 1: z".to_string()]];
         let we = annotated_workspace_edit(files, true, Some(Annotations { labels, needs_confirmation: true }));
@@ -412,7 +458,7 @@ mod tests {
 
         // Without documentChanges: the plain edit.
         let plain = annotated_workspace_edit(
-            vec![FileEdit { uri: uri("/w/a.txt"), version: None, create: false, edits: vec![edit("x")] }],
+            vec![FileEdit { uri: uri("/w/a.txt"), version: None, create: false, edits: vec![edit("x")], then: Then::Keep }],
             false,
             Some(Annotations { labels: vec![vec!["l".into()]], needs_confirmation: true }),
         );

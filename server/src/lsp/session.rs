@@ -25,6 +25,9 @@ pub struct Config {
     pub document_changes: bool,
     /// The client can create files through a WorkspaceEdit.
     pub create_files: bool,
+    /// ... delete and rename them (a patch's deleted and moved files).
+    pub delete_files: bool,
+    pub rename_files: bool,
     pub apply_edit_timeout: Duration,
     pub workspace: Workspace,
     /// Plans may come through the bridge (initialization option `bridge`, default true).
@@ -78,6 +81,8 @@ impl Default for Config {
             apply_edit: false,
             document_changes: false,
             create_files: false,
+            delete_files: false,
+            rename_files: false,
             apply_edit_timeout: DEFAULT_APPLY_EDIT_TIMEOUT,
             workspace: Workspace::default(),
             bridge: true,
@@ -110,6 +115,8 @@ impl Config {
             apply_edit: flag(&["workspace", "applyEdit"]),
             document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
             create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
+            delete_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("delete"))),
+            rename_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("rename"))),
             client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
             change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
             ..Config::default()

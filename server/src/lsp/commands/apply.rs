@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
 use super::{prepare_logged, result_json, Failure, APPLY};
-use crate::engine::{Kind, Refusal};
+use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::log;
 use crate::lsp::session::Session;
 
@@ -40,6 +40,21 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
              Nothing was changed. Create the file first, then run the plan with an empty first old_string.",
             created.join(", ")
         )));
+    }
+    let needs = |op: fn(&FileOp) -> bool| prepared.outcome.files.iter().filter(|f| op(&f.op)).map(|f| f.file_path.as_str()).collect::<Vec<_>>();
+    for (verb, ability, files) in [
+        ("deletes", config.delete_files, needs(|o| *o == FileOp::Delete)),
+        ("renames", config.rename_files, needs(|o| matches!(o, FileOp::MoveTo(_)))),
+    ] {
+        if !files.is_empty() && !(config.document_changes && ability) {
+            let op = if verb == "deletes" { "delete" } else { "rename" };
+            return Err(not_applied(format!(
+                "The plan {verb} {}, but the editor cannot {op} files through a workspace edit (its client \
+                 capabilities lack workspace.workspaceEdit.documentChanges or \"{op}\" in resourceOperations). \
+                 Nothing was changed. Apply the patch with `multiedit apply` instead.",
+                files.join(", ")
+            )));
+        }
     }
 
     let params = ApplyWorkspaceEditParams { label: Some(LABEL.into()), edit: prepared.edit.clone() };

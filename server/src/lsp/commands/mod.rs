@@ -11,11 +11,11 @@ use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
 
-use super::convert::{self, internal_error, refusal_error, FileEdit};
+use super::convert::{self, internal_error, refusal_error, FileEdit, Then};
 use super::session::{Config, Review, Session};
 use super::{catch_panic, log};
-use crate::engine::{self, Outcome, Refusal};
-use crate::{disk, paths};
+use crate::engine::{self, FileOp, Outcome, Refusal};
+use crate::{disk, formats, paths};
 
 pub const APPLY: &str = "multiedit.apply";
 pub const PREVIEW: &str = "multiedit.preview";
@@ -97,9 +97,13 @@ pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
 
 /// The command's arguments: the plan, then optionally the call's options `{"review": ...}` (`"never"`,
 /// `"multiFile"`, `"always"` or a boolean); a missing argument is the engine's `invalid_plan` refusal.
-fn plan_argument(command: &str, arguments: &[Value]) -> Result<(engine::Plan, Option<Review>), Refusal> {
+fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Result<(engine::Plan, Option<Review>), Refusal> {
+    let plan_from_value = |v: &Value| match v.get("patch") {
+        Some(_) => patch_plan(session, v),
+        None => engine::plan_from_value(v),
+    };
     match arguments {
-        [plan] => Ok((engine::plan_from_value(plan)?, None)),
+        [plan] => Ok((plan_from_value(plan)?, None)),
         [plan, Value::Object(options)] => {
             let mut review = None;
             for (key, value) in options {
@@ -113,7 +117,7 @@ fn plan_argument(command: &str, arguments: &[Value]) -> Result<(engine::Plan, Op
                     }
                 }
             }
-            Ok((engine::plan_from_value(plan)?, review))
+            Ok((plan_from_value(plan)?, review))
         }
         _ => Err(Refusal::invalid(format!(
             "InputValidationError: {command} takes the plan (an object such as \
@@ -136,7 +140,7 @@ pub fn prepare(
     arguments: &[Value],
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
-    let (plan, review) = plan_argument(command, arguments)?;
+    let (plan, review) = plan_argument(session, command, arguments)?;
     let mut sources = Vec::with_capacity(plan.files.len());
     let mut paths_on_disk = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -176,6 +180,7 @@ pub fn prepare(
         })
         .collect();
     let texts: Vec<Option<&str>> = before.iter().map(Option::as_deref).collect();
+    check_move_targets(session, config, &plan)?;
     let outcome = engine::apply_plan(&plan, &texts)?;
 
     let mut files = Vec::new();
@@ -189,7 +194,12 @@ pub fn prepare(
             Source::Disk { .. } => None,
         };
         versions.push(version);
-        if change.replacements.is_empty() && !change.created {
+        let then = match &change.op {
+            FileOp::Edit | FileOp::Create => Then::Keep,
+            FileOp::Delete => Then::Delete,
+            FileOp::MoveTo(to) => Then::RenameTo(convert::file_uri(&paths::to_path(to)?, to)?),
+        };
+        if change.replacements.is_empty() && !change.created && matches!(then, Then::Keep) {
             continue;
         }
         let file_edit = match source {
@@ -198,6 +208,7 @@ pub fn prepare(
                 version: Some(*version),
                 create: false,
                 edits: convert::text_edits(rope, &change.replacements, config.encoding),
+                then: then.clone(),
             },
             Source::Disk { text } => {
                 // Positions are counted on the text the engine ran on, as the protocol requires.
@@ -208,6 +219,7 @@ pub fn prepare(
                     version: None,
                     create: change.created,
                     edits: convert::text_edits(&rope, &change.replacements, config.encoding),
+                    then: then.clone(),
                 }
             }
         };
@@ -255,4 +267,62 @@ pub fn result_json(prepared: &Prepared) -> Value {
         }
     }
     v
+}
+
+/// A file is moved only onto a path that is free in the editor and on disk, inside the workspace, and
+/// not taken by another file of the plan: a rename never replaces anything.
+fn check_move_targets(session: &Session, config: &Config, plan: &engine::Plan) -> Result<(), Refusal> {
+    let mut taken: Vec<String> = plan.files.iter().filter_map(|f| paths::to_path(&f.file_path).ok()).map(|p| convert::path_key(&p)).collect();
+    for f in &plan.files {
+        let FileOp::MoveTo(to) = &f.op else { continue };
+        let path = paths::to_path(to)?;
+        let key = convert::path_key(&path);
+        let open = session.documents.find(&key);
+        config.workspace.check(to, &path, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
+        if taken.contains(&key) || open.is_some() || disk::read(&path)?.is_some() {
+            return Err(Refusal::move_target_exists(&f.file_path, to));
+        }
+        taken.push(key);
+    }
+    Ok(())
+}
+
+/// `{"patch": TEXT, "format"?, "root"?, "match"?}`: a unified diff, apply_patch envelope or
+/// SEARCH/REPLACE blocks (or a plan as text), as the plan it stands for. Relative paths resolve
+/// against `root`, else against the one workspace folder; with several folders `root` is required.
+pub fn patch_plan(session: &Session, value: &Value) -> Result<engine::Plan, Refusal> {
+    let invalid = |what: String| Refusal::invalid(format!("InputValidationError: {what}"));
+    let Value::Object(obj) = value else { return Err(invalid("the patch request must be an object".into())) };
+    for key in obj.keys() {
+        if !["patch", "format", "root", "match"].contains(&key.as_str()) {
+            return Err(invalid(format!(
+                "An unexpected parameter `{key}` was provided with `patch` (allowed: patch, format, root, match)"
+            )));
+        }
+    }
+    let text = obj.get("patch").and_then(Value::as_str).ok_or_else(|| invalid("`patch` must be a string: the patch's text".into()))?;
+    let format = match obj.get("format").map(|v| v.as_str()) {
+        None | Some(Some("auto")) => None,
+        Some(Some(name)) => Some(formats::Format::from_name(name).ok_or_else(|| {
+            invalid(format!("`format` must be one of \"auto\", \"plan\", \"diff\", \"apply-patch\", \"search-replace\" but is \"{name}\""))
+        })?),
+        Some(None) => return Err(invalid("`format` must be a string".into())),
+    };
+    let matching = match obj.get("match").map(|v| v.as_str()) {
+        None | Some(Some("exact")) => engine::Matching::Exact,
+        Some(Some("tolerant")) => engine::Matching::Tolerant,
+        _ => return Err(invalid("`match` must be \"exact\" or \"tolerant\"".into())),
+    };
+    let root = match obj.get("root") {
+        Some(Value::String(r)) => Some(paths::to_path(r).map_err(|_| invalid(format!("`root` must be an absolute path or a file:// URI, but is \"{r}\"")))?),
+        Some(_) => return Err(invalid("`root` must be a string: the folder the patch's paths start from".into())),
+        None => {
+            // The one workspace folder; with none or several, a relative path is refused and asks for `root`.
+            match session.config().workspace.folders() {
+                [one] => Some(one.clone()),
+                _ => None,
+            }
+        }
+    };
+    formats::plan_from_text(text, format, root.as_deref(), matching).map(|(plan, _)| plan)
 }
