@@ -221,3 +221,75 @@ pub fn plan_from_text(text: &str, format: Option<Format>, root: Option<&Path>, m
     let patch = parse(text, format)?;
     Ok((to_plan(&patch, root, Options { matching, ..Options::default() })?, format))
 }
+
+/// A patch as the language server's commands, the bridge and the MCP tool take it:
+/// `{"patch": TEXT, "format"?, "root"?, "match"?}`, checked field by field like a plan.
+#[derive(Debug, Clone)]
+pub struct PatchRequest {
+    pub text: String,
+    /// `None`: detect it.
+    pub format: Option<Format>,
+    pub root: Option<PathBuf>,
+    pub matching: Matching,
+}
+
+impl PatchRequest {
+    /// `extra`: fields the caller handles itself (the MCP tool's `preview`).
+    pub fn from_value(value: &serde_json::Value, extra: &[&str]) -> Result<PatchRequest, Refusal> {
+        use serde_json::Value;
+        let invalid = |what: String| Refusal::invalid(format!("InputValidationError: {what}"));
+        let Value::Object(obj) = value else { return Err(invalid("the patch request must be an object: {\"patch\": \"...\"}".into())) };
+        for key in obj.keys() {
+            if !["patch", "format", "root", "match"].contains(&key.as_str()) && !extra.contains(&key.as_str()) {
+                return Err(invalid(format!(
+                    "An unexpected parameter `{key}` was provided with `patch` (allowed: patch, format, root, match{})",
+                    extra.iter().map(|e| format!(", {e}")).collect::<String>()
+                )));
+            }
+        }
+        let text = match obj.get("patch") {
+            Some(Value::String(t)) => t.clone(),
+            _ => return Err(invalid("`patch` must be a string: the patch's text".into())),
+        };
+        let format = match obj.get("format") {
+            None => None,
+            Some(Value::String(name)) if name == "auto" => None,
+            Some(Value::String(name)) => Some(Format::from_name(name).ok_or_else(|| {
+                invalid(format!("`format` must be one of \"auto\", \"plan\", \"diff\", \"apply-patch\", \"search-replace\" but is \"{name}\""))
+            })?),
+            Some(_) => return Err(invalid("`format` must be a string".into())),
+        };
+        let matching = match obj.get("match").map(Value::as_str) {
+            None | Some(Some("exact")) => Matching::Exact,
+            Some(Some("tolerant")) => Matching::Tolerant,
+            _ => return Err(invalid("`match` must be \"exact\" or \"tolerant\"".into())),
+        };
+        let root = match obj.get("root") {
+            None => None,
+            Some(Value::String(r)) => match crate::paths::to_path(r) {
+                Ok(p) if p.is_absolute() => Some(p),
+                _ => return Err(invalid(format!("`root` must be an absolute path or a file:// URI, but is \"{r}\""))),
+            },
+            Some(_) => return Err(invalid("`root` must be a string: the folder the patch's paths start from".into())),
+        };
+        Ok(PatchRequest { text, format, root, matching })
+    }
+
+    /// The plan, relative paths resolved against `root`, else `fallback`.
+    pub fn plan(&self, fallback: Option<&Path>) -> Result<Plan, Refusal> {
+        let root = self.root.as_deref().or(fallback);
+        plan_from_text(&self.text, self.format, root, self.matching).map(|(plan, _)| plan)
+    }
+
+    /// The request as JSON, with `root` set: what the MCP server forwards to an editor.
+    pub fn to_value(&self, root: &Path) -> serde_json::Value {
+        let mut v = serde_json::json!({"patch": self.text, "root": root.to_string_lossy()});
+        if let Some(f) = self.format {
+            v["format"] = f.name().into();
+        }
+        if self.matching == Matching::Tolerant {
+            v["match"] = "tolerant".into();
+        }
+        v
+    }
+}

@@ -18,22 +18,35 @@ pub const PLAN_SCHEMA: &str = include_str!("../../schema/plan.schema.json");
 /// The plan schema as the JSON object MCP tools carry (parsed once).
 pub fn plan() -> Arc<JsonObject> {
     static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
-    SCHEMA
-        .get_or_init(|| {
-            let value: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).expect("server/schema/plan.schema.json is JSON");
-            match value {
-                serde_json::Value::Object(o) => Arc::new(o),
-                _ => panic!("server/schema/plan.schema.json must be a JSON object"),
-            }
-        })
-        .clone()
+    SCHEMA.get_or_init(|| object(PLAN_SCHEMA, "plan.schema.json")).clone()
+}
+
+/// The canonical patch schema (`multiedit_patch`, and the VS Code tool's patch input), as text.
+pub const PATCH_SCHEMA: &str = include_str!("../../schema/patch.schema.json");
+
+/// The patch schema as an MCP tool's input schema.
+pub fn patch() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA.get_or_init(|| object(PATCH_SCHEMA, "patch.schema.json")).clone()
+}
+
+fn object(text: &str, name: &str) -> Arc<JsonObject> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(o)) => Arc::new(o),
+        _ => panic!("server/schema/{name} must be a JSON object"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn an_object_schema_in_portable_keywords() {
-        let schema = super::plan();
+        for schema in [super::plan(), super::patch()] {
+            portable(&schema);
+        }
+    }
+
+    fn portable(schema: &serde_json::Map<String, serde_json::Value>) {
         assert_eq!(schema["type"], "object", "MCP input schemas are object schemas at top level");
         fn walk(v: &serde_json::Value, at: &str) {
             const ALLOWED: &[&str] =
@@ -49,6 +62,6 @@ mod tests {
                 }
             }
         }
-        walk(&serde_json::Value::Object((*schema).clone()), "");
+        walk(&serde_json::Value::Object(schema.clone()), "");
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::render;
 use crate::bridge::{self, Routed};
 use crate::engine::{self, Plan};
+use crate::formats::PatchRequest;
 use crate::lsp::catch_panic;
 use crate::paths;
 
@@ -41,6 +42,21 @@ Check a MultiEdit plan without changing anything: the same input and the same ch
 tool (exact match, uniqueness, absolute paths, all edits or none), answered with the unified diff the \
 plan would make, or with the refusal multiedit would give. Use it to show a change before making it; to \
 make it, call multiedit with the same plan.";
+
+pub const PATCH_DESCRIPTION: &str = "\
+Apply a patch in the format you already write: a unified diff (git diff: several files, new, deleted and \
+renamed files), an apply_patch envelope (*** Begin Patch / *** Update File: / *** Add File: / *** Delete \
+File: / *** Move to: / *** End Patch) or SEARCH/REPLACE blocks (the file's path on the line before \
+<<<<<<< SEARCH). The format is detected. Every hunk applies or nothing changes, across all files.
+
+Hunks are located by their lines, which must match the file exactly (match: tolerant also accepts \
+differences in whitespace, indentation and quotes when the result is certain); a diff's line numbers only \
+choose between several equal places. Relative paths start from root (default: the folder this server runs \
+in). Adding a file that exists, or moving onto one, is refused. Like multiedit, it goes through the \
+user's editor when one has the files open. preview: true answers with the diff and changes nothing.
+
+On a refusal nothing was changed; the result names the hunk (hunk 2 of src/app.ts, at line 40), the \
+lines that did not match, and the closest text in the file with what differs.";
 
 const INSTRUCTIONS: &str = "\
 multiedit applies exact find-and-replace edits to one or more files as one all-or-nothing change, through \
@@ -93,6 +109,51 @@ impl Server {
     async fn multiedit_preview(&self, arguments: JsonObject) -> CallToolResult {
         self.run(arguments, true).await
     }
+
+    #[tool(
+        name = "multiedit_patch",
+        description = PATCH_DESCRIPTION,
+        input_schema = super::schema::patch(),
+        annotations(
+            title = "MultiEdit: apply a diff, apply_patch envelope or SEARCH/REPLACE blocks",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn multiedit_patch(&self, arguments: JsonObject) -> CallToolResult {
+        let preview = arguments.get("preview").and_then(Value::as_bool).unwrap_or(false);
+        let value = Value::Object(arguments);
+        let checked = catch_panic("multiedit_patch", || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
+            let request = PatchRequest::from_value(&value, &["preview"])?;
+            if value.get("preview").is_some_and(|p| !p.is_boolean()) {
+                return Err(engine::Refusal::invalid("InputValidationError: `preview` must be true or false"));
+            }
+            let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
+            let root = request.root.clone().unwrap_or(here);
+            let plan = request.plan(Some(&root))?;
+            Ok((request.to_value(&root), plan.clone(), plan_paths(&plan)?))
+        });
+        match checked {
+            Ok(Ok((request, plan, files))) => self.route(request, plan, files, preview).await,
+            Ok(Err(refusal)) => render::refusal(&refusal, None),
+            Err(bug) => internal(bug),
+        }
+    }
+}
+
+
+/// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
+fn plan_paths(plan: &Plan) -> Result<Vec<PathBuf>, engine::Refusal> {
+    let mut out = Vec::new();
+    for f in &plan.files {
+        out.push(paths::to_path(&f.file_path)?);
+        if let engine::FileOp::MoveTo(to) = &f.op {
+            out.push(paths::to_path(to)?);
+        }
+    }
+    Ok(out)
 }
 
 #[tool_handler]
@@ -115,7 +176,7 @@ impl Server {
         let value = Value::Object(arguments);
         let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
             let plan = engine::plan_from_value(&value)?;
-            let files = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<Vec<_>, _>>()?;
+            let files = plan_paths(&plan)?;
             Ok((plan, files))
         });
         let (plan, files) = match checked {
@@ -123,6 +184,17 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
             Err(bug) => return internal(bug),
         };
+        self.route_locked(value, plan, files, preview).await
+    }
+
+    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
+        let _turn = self.turn.lock().await;
+        self.route_locked(value, plan, files, preview).await
+    }
+
+    /// Offers the plan (`value`: as the editor's command takes it) to an editor that has every file
+    /// open, and applies it on disk only when no editor was sent it.
+    async fn route_locked(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
         let routed = tokio::spawn(async move { bridge::route(&value, &files, preview).await }).await;
         match routed {

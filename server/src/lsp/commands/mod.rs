@@ -287,42 +287,14 @@ fn check_move_targets(session: &Session, config: &Config, plan: &engine::Plan) -
     Ok(())
 }
 
-/// `{"patch": TEXT, "format"?, "root"?, "match"?}`: a unified diff, apply_patch envelope or
-/// SEARCH/REPLACE blocks (or a plan as text), as the plan it stands for. Relative paths resolve
-/// against `root`, else against the one workspace folder; with several folders `root` is required.
+/// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve
+/// against `root`, else the one workspace folder; with none or several, a relative path is refused and
+/// asks for `root`.
 pub fn patch_plan(session: &Session, value: &Value) -> Result<engine::Plan, Refusal> {
-    let invalid = |what: String| Refusal::invalid(format!("InputValidationError: {what}"));
-    let Value::Object(obj) = value else { return Err(invalid("the patch request must be an object".into())) };
-    for key in obj.keys() {
-        if !["patch", "format", "root", "match"].contains(&key.as_str()) {
-            return Err(invalid(format!(
-                "An unexpected parameter `{key}` was provided with `patch` (allowed: patch, format, root, match)"
-            )));
-        }
-    }
-    let text = obj.get("patch").and_then(Value::as_str).ok_or_else(|| invalid("`patch` must be a string: the patch's text".into()))?;
-    let format = match obj.get("format").map(|v| v.as_str()) {
-        None | Some(Some("auto")) => None,
-        Some(Some(name)) => Some(formats::Format::from_name(name).ok_or_else(|| {
-            invalid(format!("`format` must be one of \"auto\", \"plan\", \"diff\", \"apply-patch\", \"search-replace\" but is \"{name}\""))
-        })?),
-        Some(None) => return Err(invalid("`format` must be a string".into())),
+    let request = formats::PatchRequest::from_value(value, &[])?;
+    let fallback = match session.config().workspace.folders() {
+        [one] => Some(one.clone()),
+        _ => None,
     };
-    let matching = match obj.get("match").map(|v| v.as_str()) {
-        None | Some(Some("exact")) => engine::Matching::Exact,
-        Some(Some("tolerant")) => engine::Matching::Tolerant,
-        _ => return Err(invalid("`match` must be \"exact\" or \"tolerant\"".into())),
-    };
-    let root = match obj.get("root") {
-        Some(Value::String(r)) => Some(paths::to_path(r).map_err(|_| invalid(format!("`root` must be an absolute path or a file:// URI, but is \"{r}\"")))?),
-        Some(_) => return Err(invalid("`root` must be a string: the folder the patch's paths start from".into())),
-        None => {
-            // The one workspace folder; with none or several, a relative path is refused and asks for `root`.
-            match session.config().workspace.folders() {
-                [one] => Some(one.clone()),
-                _ => None,
-            }
-        }
-    };
-    formats::plan_from_text(text, format, root.as_deref(), matching).map(|(plan, _)| plan)
+    request.plan(fallback.as_deref())
 }
