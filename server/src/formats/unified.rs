@@ -581,3 +581,462 @@ pub(super) fn quote(t: &str) -> String {
         None => format!("`{t}`"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines, each ended by '\n'.
+    fn text(lines: &[&str]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn anchor(line: usize, at_start: bool, at_end: bool, label: &str) -> Anchor {
+        Anchor { line: Some(line), forward: false, after: None, at_start, at_end, label: label.to_string() }
+    }
+
+    fn hunk(old: &str, new: &str, anchor: Anchor) -> Hunk {
+        Hunk { old: old.to_string(), new: new.to_string(), anchor }
+    }
+
+    fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
+        PatchFile { path: path.to_string(), op, hunks }
+    }
+
+    fn files(t: &str) -> Vec<PatchFile> {
+        let patch = parse(t).unwrap_or_else(|r| panic!("refused: {}", r.message));
+        assert_eq!(patch.format, Format::Diff);
+        patch.files
+    }
+
+    fn refusal(t: &str) -> String {
+        let r = parse(t).expect_err("should be refused");
+        assert_eq!(r.kind, crate::engine::refusal::Kind::InvalidPlan);
+        r.message
+    }
+
+    fn new_file(path: &str, content: &str) -> PatchFile {
+        let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
+        file(path, PatchOp::Add, vec![hunk("", content, anchor)])
+    }
+
+    #[test]
+    fn format_patch_mail_with_two_hunks_and_a_signature() {
+        let t = text(&[
+            "From 1234567890abcdef Mon Sep 17 00:00:00 2001",
+            "From: A U Thor <author@example.com>",
+            "Subject: [PATCH] greet louder",
+            "",
+            "The greeting was too quiet.",
+            "---",
+            " src/greet.py | 4 ++--",
+            " 1 file changed, 3 insertions(+), 2 deletions(-)",
+            "",
+            "diff --git a/src/greet.py b/src/greet.py",
+            "index 3b18e51..a0b2c3d 100644",
+            "--- a/src/greet.py",
+            "+++ b/src/greet.py",
+            "@@ -1,3 +1,4 @@",
+            " import sys",
+            "+import os",
+            " ",
+            " def hello():",
+            "@@ -10,4 +11,3 @@ def hello():",
+            "     x = 1",
+            "-    print('hi')",
+            "-    return x",
+            "+    return print('HI') or x",
+            " ",
+            "-- ",
+            "2.43.0",
+            "",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![file(
+                "src/greet.py",
+                PatchOp::Update,
+                vec![
+                    hunk(
+                        "import sys\n\ndef hello():\n",
+                        "import sys\nimport os\n\ndef hello():\n",
+                        anchor(1, true, false, "hunk 1 of src/greet.py, at line 1"),
+                    ),
+                    // Expected at 10 + (4 - 3): the first hunk added a line.
+                    hunk(
+                        "    x = 1\n    print('hi')\n    return x\n\n",
+                        "    x = 1\n    return print('HI') or x\n\n",
+                        anchor(11, false, false, "hunk 2 of src/greet.py, at line 10"),
+                    ),
+                ],
+            )]
+        );
+    }
+
+    #[test]
+    fn line_of_a_later_hunk_carries_every_earlier_hunks_shift() {
+        let t = text(&[
+            "--- a/f", "+++ b/f", "@@ -2,2 +2,3 @@", " a", "+b", " c", "@@ -20,3 +21,1 @@", " d", "-e", "-f",
+            "@@ -40,2 +39,2 @@", " g", "-h", "+i",
+        ]);
+        let lines: Vec<Option<usize>> = files(&t)[0].hunks.iter().map(|h| h.anchor.line).collect();
+        assert_eq!(lines, vec![Some(2), Some(21), Some(39)]);
+    }
+
+    #[test]
+    fn diff_u_keeps_its_paths_and_drops_the_timestamps() {
+        let t = text(&[
+            "--- hello.c.orig\t2024-03-01 10:00:00.000000000 +0100",
+            "+++ hello.c\t2024-03-01 10:05:00.000000000 +0100",
+            "@@ -4,3 +4,3 @@",
+            " int main(void) {",
+            "-  puts(\"hi\");",
+            "+  puts(\"hello\");",
+            " }",
+            "--- old/util.h\t2024-03-01 10:00:00 +0100",
+            "+++ new/util.h\t2024-03-01 10:05:00 +0100",
+            "@@ -1 +1 @@",
+            "-#define N 1",
+            "+#define N 2",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![
+                file(
+                    "hello.c",
+                    PatchOp::Update,
+                    vec![hunk(
+                        "int main(void) {\n  puts(\"hi\");\n}\n",
+                        "int main(void) {\n  puts(\"hello\");\n}\n",
+                        anchor(4, false, false, "hunk 1 of hello.c, at line 4"),
+                    )],
+                ),
+                // A count left out is 1; no context at all: neither end is claimed.
+                file(
+                    "new/util.h",
+                    PatchOp::Update,
+                    vec![hunk("#define N 1\n", "#define N 2\n", anchor(1, false, false, "hunk 1 of new/util.h, at line 1"))],
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_and_b_prefixes_are_stripped_outside_git_too() {
+        let t = text(&["--- a/lib/x.rs", "+++ b/lib/x.rs", "@@ -1,2 +1,2 @@", "-old", "+new", " keep"]);
+        assert_eq!(
+            files(&t),
+            vec![file("lib/x.rs", PatchOp::Update, vec![hunk("old\nkeep\n", "new\nkeep\n", anchor(1, true, false, "hunk 1 of lib/x.rs, at line 1"))])]
+        );
+    }
+
+    #[test]
+    fn lines_inside_a_body_are_read_by_the_counts_not_by_their_looks() {
+        // The removed line "-- x" and the added "++ y" look like file headers.
+        let t = text(&["--- a/q.sql", "+++ b/q.sql", "@@ -1,2 +1,2 @@", "--- x", "+++ y", " select 1;"]);
+        assert_eq!(files(&t)[0].hunks[0].old, "-- x\nselect 1;\n");
+        assert_eq!(files(&t)[0].hunks[0].new, "++ y\nselect 1;\n");
+    }
+
+    #[test]
+    fn new_files_become_adds() {
+        let t = text(&[
+            "diff --git a/docs/new.md b/docs/new.md",
+            "new file mode 100644",
+            "index 0000000..8e3c1b2",
+            "--- /dev/null",
+            "+++ b/docs/new.md",
+            "@@ -0,0 +1,2 @@",
+            "+# New",
+            "+text",
+            "diff --git a/empty.txt b/empty.txt",
+            "new file mode 100644",
+            "index 0000000..e69de29",
+            "--- /dev/null",
+            "+++ b/plain.txt",
+            "@@ -0,0 +1 @@",
+            "+one",
+        ]);
+        let mut expected = vec![new_file("docs/new.md", "# New\ntext\n"), new_file("plain.txt", "one\n")];
+        assert_eq!(files(&t), expected);
+        // An empty new file has no hunk in git's output: one hunk with both sides empty.
+        let t = text(&["diff --git a/empty.txt b/empty.txt", "new file mode 100644", "index 0000000..e69de29"]);
+        expected = vec![new_file("empty.txt", "")];
+        assert_eq!(files(&t), expected);
+    }
+
+    #[test]
+    fn deleted_files_become_deletes_whose_hunks_take_the_whole_file() {
+        let t = text(&[
+            "diff --git a/old.txt b/old.txt",
+            "deleted file mode 100644",
+            "index 2e65efe..0000000",
+            "--- a/old.txt",
+            "+++ /dev/null",
+            "@@ -1,2 +0,0 @@",
+            "-a",
+            "-b",
+            "diff --git a/gone.txt b/gone.txt",
+            "deleted file mode 100644",
+            "index e69de29..0000000",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![
+                file("old.txt", PatchOp::Delete, vec![hunk("a\nb\n", "", anchor(1, true, true, "hunk 1 of old.txt, at line 1"))]),
+                file("gone.txt", PatchOp::Delete, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn renames_become_moves_with_or_without_hunks() {
+        let t = text(&[
+            "diff --git a/src/old name.rs b/src/new name.rs",
+            "similarity index 100%",
+            "rename from src/old name.rs",
+            "rename to src/new name.rs",
+            "diff --git a/a.txt b/b.txt",
+            "similarity index 80%",
+            "rename from a.txt",
+            "rename to b.txt",
+            "index 1111111..2222222 100644",
+            "--- a/a.txt",
+            "+++ b/b.txt",
+            "@@ -1,2 +1,2 @@",
+            " x",
+            "-y",
+            "+z",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![
+                file("src/old name.rs", PatchOp::Move("src/new name.rs".into()), vec![]),
+                file("a.txt", PatchOp::Move("b.txt".into()), vec![hunk("x\ny\n", "x\nz\n", anchor(1, true, true, "hunk 1 of a.txt, at line 1"))]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mode_change_alone_is_skipped() {
+        let t = text(&[
+            "diff --git a/run.sh b/run.sh",
+            "old mode 100644",
+            "new mode 100755",
+            "diff --git a/x b/x",
+            "old mode 100644",
+            "new mode 100755",
+            "index 1111111..2222222",
+            "--- a/x",
+            "+++ b/x",
+            "@@ -1 +1 @@",
+            "-1",
+            "+2",
+        ]);
+        assert_eq!(files(&t), vec![file("x", PatchOp::Update, vec![hunk("1\n", "2\n", anchor(1, false, false, "hunk 1 of x, at line 1"))])]);
+        let only_mode = text(&["diff --git a/run.sh b/run.sh", "old mode 100644", "new mode 100755"]);
+        assert!(refusal(&only_mode).starts_with("InputValidationError: the diff holds no file change: "));
+    }
+
+    #[test]
+    fn git_quoted_paths_are_unquoted() {
+        let t = text(&[
+            r#"diff --git "a/f\303\251 x.txt" "b/f\303\251 x.txt""#,
+            "index 1111111..2222222 100644",
+            r#"--- "a/f\303\251 x.txt""#,
+            r#"+++ "b/f\303\251 x.txt""#,
+            "@@ -1 +1 @@",
+            "-a",
+            "+b",
+            r#"diff --git "a/tab\there" "b/quote\"d""#,
+            "similarity index 100%",
+            r#"rename from "tab\there""#,
+            r#"rename to "quote\"d""#,
+        ]);
+        let got = files(&t);
+        assert_eq!(got[0].path, "fé x.txt");
+        assert_eq!(got[0].hunks[0].anchor.label, "hunk 1 of fé x.txt, at line 1");
+        assert_eq!((got[1].path.as_str(), &got[1].op), ("tab\there", &PatchOp::Move("quote\"d".into())));
+    }
+
+    #[test]
+    fn no_newline_at_end_of_file_drops_the_break_of_the_line_before() {
+        // The old side lacked the final newline, the new side adds it.
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "\\ No newline at end of file", "+b"]);
+        assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb", "a\nb\n"));
+        // The new side drops it.
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", "\\ No newline at end of file"]);
+        assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb\n", "a\nc"));
+        // A context line without newline: both sides, whatever language the marker is in.
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", "-a", "+A", " b", "\\ Kein Zeilenumbruch am Dateiende."]);
+        assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb", "A\nb"));
+    }
+
+    #[test]
+    fn crlf_lines_keep_their_carriage_return() {
+        let t = "--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1,2 +1,2 @@\r\n one\r\n-two\r\n+2\r\n\\ No newline at end of file\r\n";
+        assert_eq!(
+            files(t),
+            vec![file("w.txt", PatchOp::Update, vec![hunk("one\r\ntwo\r\n", "one\r\n2", anchor(1, true, true, "hunk 1 of w.txt, at line 1"))])]
+        );
+    }
+
+    #[test]
+    fn an_empty_line_in_a_body_is_an_empty_context_line() {
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", "a", "", "-b", "+c"].map(|l| if l == "a" { " a" } else { l }));
+        assert_eq!(files(&t)[0].hunks[0].old, "a\n\nb\n");
+        assert_eq!(files(&t)[0].hunks[0].new, "a\n\nc\n");
+    }
+
+    #[test]
+    fn a_chat_answer_fence_and_prose_around_the_diff_are_ignored() {
+        let t = text(&["Here is the fix:", "", "```diff", "--- a/f", "+++ b/f", "@@ -5,2 +5,2 @@", " x", "-y", "+z", "```", "", "It renames y."]);
+        assert_eq!(files(&t), vec![file("f", PatchOp::Update, vec![hunk("x\ny\n", "x\nz\n", anchor(5, false, true, "hunk 1 of f, at line 5"))])]);
+        // The patch's last line without its newline is still a whole line.
+        let t = "--- a/f\n+++ b/f\n@@ -5,2 +5,2 @@\n x\n-y\n+z";
+        assert_eq!(files(t)[0].hunks[0].new, "x\nz\n");
+    }
+
+    #[test]
+    fn leading_and_trailing_context_decide_the_ends() {
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,1 @@", "-a", " b", "@@ -7,2 +6,1 @@", " c", "-d", "@@ -20,1 +18,1 @@", "-e", "+f"]);
+        let anchors: Vec<(bool, bool)> = files(&t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
+        assert_eq!(anchors, vec![(true, false), (false, true), (false, false)]);
+    }
+
+    #[test]
+    fn binary_patches_are_refused() {
+        let t = text(&["diff --git a/logo.png b/logo.png", "index 1111111..2222222 100644", "Binary files a/logo.png and b/logo.png differ"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: the diff changes logo.png as a binary file (line 3 of the patch: `Binary files \
+             a/logo.png and b/logo.png differ`): multiedit applies text changes only; apply binary patches with `git apply`"
+        );
+        let t = text(&["diff --git a/x.bin b/x.bin", "new file mode 100644", "index 0000000..2222222", "GIT binary patch", "literal 3", "KcmZQzU|;|M00aO5"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: the diff changes x.bin as a binary file (line 4 of the patch: `GIT binary patch`): \
+             multiedit applies text changes only; apply binary patches with `git apply`"
+        );
+        let t = text(&["Binary files old/a.db and new/a.db differ"]);
+        assert!(refusal(&t).starts_with("InputValidationError: the diff changes new/a.db as a binary file (line 1 "));
+    }
+
+    #[test]
+    fn copies_are_refused() {
+        let t = text(&["diff --git a/a.c b/b.c", "similarity index 100%", "copy from a.c", "copy to b.c"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: the diff copies a.c to b.c (line 3 of the patch): multiedit does not support copies; \
+             make the diff without copy detection (no -C or --find-copies), which shows the copy as a new file"
+        );
+    }
+
+    #[test]
+    fn counts_that_do_not_match_the_body_are_refused() {
+        // Too few lines: the next hunk header comes first.
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "@@ -9 +9 @@", "-x", "+y"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: hunk 1 of f (line 3 of the patch, `@@ -1,3 +1,3 @@`) announces 3 old and 3 new \
+             lines, but its body holds 2 old and 2 new lines: make the counts in the @@ line match the body (old: the ' ' \
+             and '-' lines, new: the ' ' and '+' lines)"
+        );
+        // Too few lines: the patch ends.
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b"]);
+        assert!(refusal(&t).contains("announces 2 old and 2 new lines, but its body holds 2 old and 1 new lines"));
+        // Too many lines.
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", " d", "", "prose"]);
+        assert!(refusal(&t).contains("announces 2 old and 2 new lines, but its body holds 3 old and 3 new lines"));
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1 +1 @@", "-b", "-c", "+d"]);
+        assert!(refusal(&t).contains("hunk 1 of f (line 3 of the patch, `@@ -1 +1 @@`) announces 1 old and 1 new lines, but its body holds 2 old and 1 new"));
+    }
+
+    #[test]
+    fn an_unknown_prefix_in_a_body_is_refused() {
+        let t = text(&["```diff", "--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "```"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: line 8 of the patch (`\u{60}\u{60}\u{60}`) is inside hunk 1 of f but is no hunk line: each \
+             line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\' (no newline at end of file). \
+             The hunk's header at line 4 announces 3 old and 3 new lines and 2 old and 2 new came before this line: \
+             fix the line, or the counts if the hunk ends before it"
+        );
+    }
+
+    #[test]
+    fn a_file_header_without_its_plus_line_is_refused() {
+        let t = text(&["--- a/f", "@@ -1 +1 @@", "-a", "+b"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: line 1 of the patch (`--- a/f`) starts a file header, but line 2 (`@@ -1 +1 @@`) \
+             is not its `+++ b/path` line: a unified diff names each file on two lines, `--- a/path` then `+++ b/path`; \
+             add the missing line"
+        );
+        let t = text(&["diff --git a/f b/f", "index 1..2 100644", "--- a/f"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: line 3 of the patch (`--- a/f`) starts a file header, but the patch ends there: a \
+             unified diff names each file on two lines, `--- a/path` then `+++ b/path`; add the missing line"
+        );
+        // A "--- " line in prose, far from any hunk, is prose.
+        let t = text(&["--- notes ---", "", "--- a/f", "+++ b/f", "@@ -1 +1 @@", "-a", "+b"]);
+        assert_eq!(files(&t).len(), 1);
+    }
+
+    #[test]
+    fn a_hunk_before_any_file_header_is_refused() {
+        let t = text(&["@@ -1 +1 @@", "-a", "+b"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: line 1 of the patch (`@@ -1 +1 @@`) starts a hunk that follows no file header: put \
+             the file's `--- a/path` and `+++ b/path` lines before it, as git diff writes them"
+        );
+    }
+
+    #[test]
+    fn a_hunk_adding_lines_without_context_is_refused() {
+        let t = text(&["--- a/f", "+++ b/f", "@@ -3,0 +4,2 @@", "+x", "+y"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: hunk 1 of f (line 3 of the patch) adds lines with no context around them: it could \
+             only be placed by its line number, which multiedit does not trust alone; make the diff with context lines \
+             (git diff -U3)"
+        );
+    }
+
+    #[test]
+    fn malformed_hunk_headers_and_headers_without_hunks_are_refused() {
+        let t = text(&["--- a/f", "+++ b/f", "@@ -1,x +1 @@", "-a"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: line 3 of the patch (`@@ -1,x +1 @@`) is not a valid hunk header: expected \
+             `@@ -start,count +start,count @@` (a count may be left out when it is 1)"
+        );
+        let t = text(&["--- a/f", "+++ b/f", "no hunk here"]);
+        assert_eq!(
+            refusal(&t),
+            "InputValidationError: the file header at line 1 of the patch names f but no hunk (`@@ -l,n +l,n @@`) \
+             follows it: give the file's hunks after its header, or leave the header out"
+        );
+    }
+
+    #[test]
+    fn a_text_without_files_is_refused() {
+        assert_eq!(
+            refusal("just prose\n"),
+            "InputValidationError: the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
+             `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file (mode changes are ignored); give \
+             the diff of at least one changed file"
+        );
+    }
+
+    #[test]
+    fn looks_like_needs_a_header_at_a_line_start() {
+        assert!(looks_like("diff --git a/x b/x\n"));
+        assert!(looks_like("text\n--- x\n+++ y\n"));
+        assert!(looks_like("@@ -1 +1 @@\n"));
+        assert!(!looks_like("--- x\nprose\n+++ y\n"));
+        assert!(!looks_like("  diff --git a/x b/x\n"));
+    }
+}
