@@ -75,7 +75,7 @@ impl Placer {
                     let from = if floor == 0 { String::new() } else { format!(" after line {}", self.line(cs, floor)) };
                     return Err(Refusal::new(
                         Kind::NotFound,
-                        format!("{} does not apply: the file has no line \"{after}\"{from}, the line the hunk says it follows.", a.label),
+                        format!("{} does not apply: the file has no line \"{after}\"{from}, the line the hunk says it follows.", cap(&a.label)),
                     ));
                 }
             }
@@ -120,7 +120,7 @@ impl Placer {
             });
         }
         let refuse = |what: String| {
-            Refusal::new(Kind::NotFound, format!("{} does not apply: {what}.\nLines:\n{old}", a.label))
+            Refusal::new(Kind::NotFound, format!("{} does not apply: {what}.\nLines:\n{old}", cap(&a.label)))
         };
         if c.is_empty() {
             return Err(refuse(why.unwrap_or_else(|| "its lines are not in the file".into())));
@@ -138,7 +138,7 @@ impl Placer {
                 Kind::Ambiguous,
                 format!(
                     "{} matches {} places (lines {}): add lines around the change so that it matches one place.\nLines:\n{old}",
-                    a.label,
+                    cap(&a.label),
                     c.len(),
                     lines(&c)
                 ),
@@ -153,7 +153,7 @@ impl Placer {
                         format!(
                             "{} matches lines {} and {}, both {} lines from line {expected} where it is expected: add \
                              context lines to the hunk so that it matches one place.\nLines:\n{old}",
-                            a.label,
+                            cap(&a.label),
                             self.line(cs, best[0].1.min(best[1].1)),
                             self.line(cs, best[0].1.max(best[1].1)),
                             best[0].0
@@ -168,6 +168,12 @@ impl Placer {
     fn line(&self, cs: &ChangeSet<'_>, p: usize) -> usize {
         cs.line_of(p, &self.breaks)
     }
+}
+
+/// The label at the start of a sentence: `Hunk 2 of src/a.rs`.
+fn cap(label: &str) -> String {
+    let mut c = label.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
 /// If `[q, e)` is a whole line but for blanks around it, the offset just past that line's end.

@@ -22,7 +22,7 @@ fn edit_line(e: &EditReport) -> String {
         let mut line = format!("{n}. Applied {label}");
         if e.offset != 0 {
             let lines = if e.offset.abs() == 1 { "line" } else { "lines" };
-            line.push_str(&format!(" at line {} (offset {:+} {lines})", e.line.unwrap_or(0), e.offset));
+            line.push_str(&format!(", found at line {} (offset {:+} {lines})", e.line.unwrap_or(0), e.offset));
         }
         if let Some(t) = e.tier {
             line.push_str(&format!(" (matched {})", t.describe()));
