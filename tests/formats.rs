@@ -1,0 +1,273 @@
+//! Every format assistants emit, through `multiedit apply` as a user runs it: the edge cases each
+//! format's own documentation describes (written here as tests), the files on disk after, and the exact
+//! refusals with every file unchanged. `tests/git_apply.rs` compares unified diffs with `git apply`.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn apply(root: &Path, args: &[&str], patch: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        .arg("apply")
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(patch.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A folder holding `files`; returns it and a snapshot function of every file in it.
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let p = dir.path().join(name);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walk(dir) {
+        out.push((e.strip_prefix(dir).unwrap().display().to_string(), fs::read(&e).unwrap()));
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    fs::read_to_string(dir.join(name)).unwrap()
+}
+
+const APP: &str = "import os\n\ndef handler(event):\n    value = event.get(\"x\")\n    return value\n\ndef other(event):\n    value = event.get(\"x\")\n    return value\n";
+
+#[test]
+fn envelope_adds_updates_moves_and_deletes_in_one_change() {
+    let dir = folder(&[("app.py", APP), ("old/name.py", "a = 1\nb = 2\n"), ("gone.txt", "bye\n")]);
+    let patch = "\
+*** Begin Patch
+*** Add File: docs/notes.md
++# Notes
++
++Written by the patch.
+*** Update File: app.py
+@@ def other(event):
+-    value = event.get(\"x\")
++    value = event.get(\"y\")
+     return value
+*** Update File: old/name.py
+*** Move to: new/name.py
+@@
+-b = 2
++b = 3
+*** Delete File: gone.txt
+*** End Patch
+";
+    let o = apply(dir.path(), &[], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "docs/notes.md"), "# Notes\n\nWritten by the patch.\n");
+    // `@@ def other(event):` chose the second of two identical bodies.
+    assert_eq!(read(dir.path(), "app.py"), APP.replacen("event.get(\"x\")\n    return value\n", "event.get(\"x\")\n    return value\n", 1).replace("def other(event):\n    value = event.get(\"x\")", "def other(event):\n    value = event.get(\"y\")"));
+    assert_eq!(read(dir.path(), "new/name.py"), "a = 1\nb = 3\n");
+    assert!(!dir.path().join("old/name.py").exists() && !dir.path().join("gone.txt").exists());
+    let out = stdout(&o);
+    assert!(out.contains("Moved ") && out.contains("Deleted ") && out.contains("Created the file"), "{out}");
+}
+
+#[test]
+fn envelope_with_a_stale_hunk_changes_no_file() {
+    let dir = folder(&[("a.py", "x = 1\n"), ("b.py", "def f():\n    return 2\n")]);
+    let before = snapshot(dir.path());
+    let patch = "*** Begin Patch\n*** Update File: a.py\n-x = 1\n+x = 10\n*** Update File: b.py\n@@ def f():\n-    return 3\n+    return 4\n*** End Patch\n";
+    let o = apply(dir.path(), &[], patch);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(snapshot(dir.path()), before, "nothing written");
+    let e = stderr(&o);
+    assert!(e.starts_with("Hunk 1 of b.py (after \"def f():\") does not apply: its lines are not in the file.\nLines:\n    return 3\n"), "{e}");
+    assert!(e.contains("line 2 has \"2\" where old_string has \"3\""), "the closest-text hint names the changed word: {e}");
+}
+
+#[test]
+fn adding_a_file_that_exists_is_refused_in_every_format() {
+    let dir = folder(&[("here.txt", "already\n")]);
+    let before = snapshot(dir.path());
+    for patch in [
+        "*** Begin Patch\n*** Add File: here.txt\n+new\n*** End Patch\n",
+        "--- /dev/null\n+++ b/here.txt\n@@ -0,0 +1 @@\n+new\n",
+    ] {
+        let o = apply(dir.path(), &["--json"], patch);
+        assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["error"]["kind"], "file_exists", "{v}");
+        assert_eq!(v["error"]["message"], "Cannot create new file - file already exists.");
+        assert_eq!(snapshot(dir.path()), before);
+    }
+}
+
+#[test]
+fn end_of_file_and_file_order_choose_between_equal_places() {
+    let text = "}\nreturn 0\n}\nmiddle\n}\nreturn 0\n}\n";
+    let dir = folder(&[("c.txt", text)]);
+    let patch = "*** Begin Patch\n*** Update File: c.txt\n@@\n }\n-return 0\n+return 1\n }\n*** End of File\n*** End Patch\n";
+    let o = apply(dir.path(), &[], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "c.txt"), "}\nreturn 0\n}\nmiddle\n}\nreturn 1\n}\n");
+
+    // Two hunks with the same text: the second comes after the first.
+    let dir = folder(&[("c.txt", text)]);
+    let patch = "*** Begin Patch\n*** Update File: c.txt\n@@\n-return 0\n+return 1\n@@\n-return 0\n+return 2\n*** End Patch\n";
+    let o = apply(dir.path(), &[], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "c.txt"), "}\nreturn 1\n}\nmiddle\n}\nreturn 2\n}\n");
+}
+
+#[test]
+fn search_replace_blocks_across_files_fenced_or_not() {
+    let dir = folder(&[("src/a.py", "def a():\n    return 1\n"), ("src/b.py", "B = 'b'\n")]);
+    let text = "\
+Here are the changes.
+
+src/a.py
+```python
+<<<<<<< SEARCH
+    return 1
+=======
+    return 2
+>>>>>>> REPLACE
+```
+
+src/b.py
+<<<<<<< SEARCH
+B = 'b'
+=======
+B = 'bb'
+>>>>>>> REPLACE
+
+src/c.py
+```python
+<<<<<<< SEARCH
+=======
+C = 3
+>>>>>>> REPLACE
+```
+";
+    let o = apply(dir.path(), &[], text);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "src/a.py"), "def a():\n    return 2\n");
+    assert_eq!(read(dir.path(), "src/b.py"), "B = 'bb'\n");
+    assert_eq!(read(dir.path(), "src/c.py"), "C = 3\n");
+
+    // The marker variant of Cline and Roo Code.
+    let o = apply(dir.path(), &["--format", "search-replace"], "src/a.py\n------- SEARCH\n    return 2\n=======\n    return 3\n+++++++ REPLACE\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "src/a.py"), "def a():\n    return 3\n");
+}
+
+#[test]
+fn a_block_that_matches_twice_is_refused_with_both_lines() {
+    let dir = folder(&[("d.py", "x = 1\ny = 2\nx = 1\n")]);
+    let before = snapshot(dir.path());
+    let o = apply(dir.path(), &[], "d.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 5\n>>>>>>> REPLACE\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(
+        stderr(&o).starts_with(
+            "SEARCH/REPLACE block 1 (d.py) matches 2 places (lines 1, 3): add lines around the change so that it matches one place.\nLines:\nx = 1\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_diff_hunk_goes_to_the_nearest_of_equal_places_and_a_tie_is_refused() {
+    let block = "a\nb\nc\n";
+    let text = format!("{block}x\nx\nx\nx\nx\nx\n{block}y\n");
+    let dir = folder(&[("e.txt", &text)]);
+    // Stated at line 10: the second copy (line 10), not the first (line 1).
+    let o = apply(dir.path(), &[], "--- a/e.txt\n+++ b/e.txt\n@@ -10,3 +10,3 @@\n a\n-b\n+B\n c\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "e.txt"), format!("{block}x\nx\nx\nx\nx\nx\na\nB\nc\ny\n"));
+
+    // Stated halfway between two copies: refused, nothing written.
+    let text = "a\nb\nc\nx\nx\nx\na\nb\nc\n";
+    let dir = folder(&[("e.txt", text)]);
+    let o = apply(dir.path(), &[], "--- a/e.txt\n+++ b/e.txt\n@@ -4,3 +4,3 @@\n a\n-b\n+B\n c\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(read(dir.path(), "e.txt"), text);
+    assert!(
+        stderr(&o).starts_with("Hunk 1 of e.txt, at line 4 matches lines 1 and 7, both 3 lines from line 4 where it is expected"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_crlf_file_takes_an_lf_diff_and_keeps_its_line_endings() {
+    let dir = folder(&[("w.txt", "one\r\ntwo\r\nthree\r\n")]);
+    let o = apply(dir.path(), &[], "--- a/w.txt\n+++ b/w.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "w.txt"), "one\r\nTWO\r\nthree\r\n");
+}
+
+#[test]
+fn tolerant_matching_takes_a_hunk_with_other_indentation_or_refuses() {
+    let file = "fn main() {\n\tlet a = 1;\n\tlet b = 2;\n}\n";
+    let patch = "--- a/m.rs\n+++ b/m.rs\n@@ -1,4 +1,4 @@\n fn main() {\n     let a = 1;\n-    let b = 2;\n+    let b = 3;\n }\n";
+    let dir = folder(&[("m.rs", file)]);
+    let o = apply(dir.path(), &[], patch);
+    assert_eq!(o.status.code(), Some(1), "exact mode refuses");
+    assert_eq!(read(dir.path(), "m.rs"), file);
+    let o = apply(dir.path(), &["--match", "tolerant"], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "m.rs"), "fn main() {\n\tlet a = 1;\n\tlet b = 3;\n}\n", "the file's tabs kept");
+}
+
+#[test]
+fn a_text_in_no_format_says_what_was_tried() {
+    let dir = folder(&[]);
+    let o = apply(dir.path(), &[], "please change the greeting to hello\n");
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.starts_with("InputValidationError: the text is none of the formats multiedit applies. Tried, in order:\n- a MultiEdit JSON plan: not JSON"), "{e}");
+    for f in ["an apply_patch envelope: ", "a unified diff: ", "SEARCH/REPLACE blocks: "] {
+        assert!(e.contains(f), "{f} in {e}");
+    }
+}
+
+#[test]
+fn a_relative_path_that_climbs_out_of_the_root_stays_a_path_the_user_can_read() {
+    let dir = folder(&[("in/x.txt", "1\n")]);
+    let o = apply(&dir.path().join("in"), &["--dry-run"], "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-1\n+2\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(&format!("{}", dir.path().join("in/x.txt").display())), "{}", stdout(&o));
+    assert_eq!(read(dir.path(), "in/x.txt"), "1\n", "a dry run writes nothing");
+}
