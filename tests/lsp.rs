@@ -853,3 +853,80 @@ fn edits_carry_change_annotations_and_review_asks_for_confirmation() {
     assert!(r["edit"]["documentChanges"][0]["edits"][0].get("annotationId").is_none(), "{r}");
     assert!(ed.shutdown().success());
 }
+
+/// A unified diff through `multiedit.apply`: it edits an unsaved buffer, renames a file with an edit
+/// and deletes another, all in ONE WorkspaceEdit (one undo in the editor); its paths are relative to
+/// the one workspace folder.
+#[test]
+fn a_patch_edits_a_dirty_buffer_renames_and_deletes_in_one_workspace_edit() {
+    let (_d, ws) = workspace();
+    let (a, old, new, gone) = (ws.join("a.txt"), ws.join("old.txt"), ws.join("new.txt"), ws.join("gone.txt"));
+    fs::write(&a, "saved\n").unwrap();
+    fs::write(&old, "keep\nold body\n").unwrap();
+    fs::write(&gone, "bye\n").unwrap();
+    let mut ed = start(&ws);
+    ed.open(&a, "one\ntyped but unsaved\nthree\n");
+    let patch = "\
+diff --git a/a.txt b/a.txt
+--- a/a.txt
++++ b/a.txt
+@@ -1,3 +1,3 @@
+ one
+-typed but unsaved
++edited in the buffer
+ three
+diff --git a/old.txt b/new.txt
+similarity index 60%
+rename from old.txt
+rename to new.txt
+--- a/old.txt
++++ b/new.txt
+@@ -1,2 +1,2 @@
+ keep
+-old body
++new body
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+";
+    let r = ed.apply(json!({"patch": patch})).expect("applied");
+    assert_eq!(ed.edits_seen.len(), 1, "one applyEdit for the whole patch");
+    let kinds: Vec<String> = ed.edits_seen[0]["edit"]["documentChanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.get("kind").map_or("edit".to_string(), |k| k.as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(kinds, ["edit", "edit", "rename", "delete"]);
+    assert_eq!(ed.text(&a), "one\nedited in the buffer\nthree\n", "the unsaved buffer was edited");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "saved\n", "disk untouched for an open buffer");
+    assert_eq!(fs::read_to_string(&new).unwrap(), "keep\nnew body\n");
+    assert!(!old.exists() && !gone.exists());
+    assert_eq!(r["files"][1]["moved_to"], json!(new.display().to_string()));
+    assert_eq!(r["files"][2]["deleted"], true);
+}
+
+#[test]
+fn a_patch_that_renames_onto_a_file_or_goes_stale_changes_nothing() {
+    let (_d, ws) = workspace();
+    let (a, b) = (ws.join("a.txt"), ws.join("b.txt"));
+    fs::write(&a, "x\n").unwrap();
+    fs::write(&b, "taken\n").unwrap();
+    let mut ed = start(&ws);
+    let rename = "diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n";
+    let (kind, data) = refusal(ed.apply(json!({"patch": rename})));
+    assert_eq!(kind, "file_exists");
+    assert_eq!(data["message"], json!(format!("Cannot move {} to {}: {} already exists. Nothing was changed.", a.display(), b.display(), b.display())));
+    let stale = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-y\n+z\n";
+    let (kind, data) = refusal(ed.apply(json!({"patch": stale, "format": "diff"})));
+    assert_eq!(kind, "not_found");
+    assert!(data["message"].as_str().unwrap().starts_with("Hunk 1 of a.txt, at line 1 does not apply: its lines are not in the file.\nLines:\ny\n"), "{data}");
+    let (kind, data) = refusal(ed.apply(json!({"patch": stale, "format": "unified"})));
+    assert_eq!(kind, "invalid_plan");
+    assert!(data["message"].as_str().unwrap().contains("`format` must be one of"), "{data}");
+    assert!(ed.edits_seen.is_empty(), "no applyEdit was sent");
+    assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), ("x\n".into(), "taken\n".into()));
+}

@@ -388,6 +388,9 @@ impl Editor {
             for c in changes.as_array().unwrap() {
                 match c.get("kind").and_then(Value::as_str) {
                     Some("create") => steps.push((Some("create".into()), c["uri"].as_str().unwrap().into(), None, vec![])),
+                    Some("delete") => steps.push((Some("delete".into()), c["uri"].as_str().unwrap().into(), None, vec![])),
+                    // The new URI travels as the step's only "edit".
+                    Some("rename") => steps.push((Some("rename".into()), c["oldUri"].as_str().unwrap().into(), None, vec![c["newUri"].clone()])),
                     Some(k) => return Err(format!("unexpected resource operation {k}")),
                     None => steps.push((
                         None,
@@ -404,12 +407,14 @@ impl Editor {
         } else {
             return Err("an empty WorkspaceEdit".into());
         }
-        for (op, u, version, _) in &steps {
-            if op.is_some() {
-                if path_of(u).exists() {
-                    return Err(format!("{u} already exists"));
+        for (op, u, version, extra) in &steps {
+            match op.as_deref() {
+                Some("create") if path_of(u).exists() => return Err(format!("{u} already exists")),
+                Some("rename") if path_of(extra[0].as_str().unwrap()).exists() => {
+                    return Err(format!("{} already exists", extra[0]))
                 }
-                continue;
+                Some(_) => continue,
+                None => {}
             }
             if let Some(buf) = self.buffers.get(u) {
                 match version {
@@ -426,9 +431,30 @@ impl Editor {
             }
         }
         for (op, u, _, edits) in steps {
-            if op.is_some() {
-                std::fs::write(path_of(&u), "").unwrap();
-                continue;
+            match op.as_deref() {
+                Some("create") => {
+                    std::fs::write(path_of(&u), "").unwrap();
+                    continue;
+                }
+                // As VS Code does: the file goes, and so does its buffer (closed).
+                Some("delete") => {
+                    std::fs::remove_file(path_of(&u)).map_err(|e| format!("{u}: {e}"))?;
+                    if self.buffers.remove(&u).is_some() {
+                        self.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+                    }
+                    continue;
+                }
+                // The file is renamed on disk; an open buffer, unsaved text included, moves with it.
+                Some(_) => {
+                    let to = edits[0].as_str().unwrap().to_string();
+                    std::fs::rename(path_of(&u), path_of(&to)).map_err(|e| format!("{u}: {e}"))?;
+                    if let Some(buf) = self.buffers.remove(&u) {
+                        self.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+                        self.open_uri(&to, &buf.text.clone());
+                    }
+                    continue;
+                }
+                None => {}
             }
             let enc = self.enc;
             if self.buffers.contains_key(&u) {

@@ -223,6 +223,11 @@ pub fn prepare(
                 }
             }
         };
+        let mut file_edit = file_edit;
+        if matches!(file_edit.then, Then::Delete) {
+            // The deletion says it all; the engine has checked that the hunks held the whole text.
+            file_edit.edits.clear();
+        }
         if config.change_annotations {
             labels.push(convert::edit_labels(original.as_deref(), file_plan, &plan.options, &change.replacements));
         }
