@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 BINARY, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 SCHEMA = json.load(open(SCHEMA_PATH))
+PATCH_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "patch.schema.json")))
 SERVER = StdioServerParameters(command=BINARY, args=["mcp"])
 
 failures = []
@@ -63,10 +64,14 @@ def expect(cond, what, got):
         raise AssertionError(f"{what}; got:\n{got!r}")
 
 
-@case("tools/list: both tools, the canonical schema, annotations")
+@case("tools/list: the three tools, the canonical schemas, annotations")
 async def tools_list(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    expect(sorted(tools) == ["multiedit", "multiedit_preview"], "the two tools", sorted(tools))
+    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview"], "the three tools", sorted(tools))
+    patch = tools.pop("multiedit_patch")
+    expect(patch.input_schema == PATCH_SCHEMA, "multiedit_patch's inputSchema equals server/schema/patch.schema.json", patch.input_schema)
+    expect("unified diff" in patch.description and "SEARCH/REPLACE" in patch.description, "it names the formats", patch.description)
+    expect(patch.annotations.destructive_hint is True, "multiedit_patch: writes", patch.annotations)
     for t in tools.values():
         expect(t.input_schema == SCHEMA, f"{t.name}'s inputSchema equals server/schema/plan.schema.json", t.input_schema)
         expect("absolute" in t.description and "exact" in t.description, f"{t.name}'s description states the rules", t.description)
@@ -93,6 +98,29 @@ async def apply_on_disk(client):
     expect(s["ok"] is True and s["applied_in"] == "disk" and "editor" not in s, "ok, applied_in disk", s)
     expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False}], "per-file figures", s)
     expect(s["message"] == text.split("\n\n")[0], "message is the engine's message", s)
+
+
+@case("multiedit_patch: a diff and an envelope on disk, relative to root; a stale hunk refused, nothing written")
+async def patch_on_disk(client):
+    a = write("patch_a.txt", "one\ntwo\nthree\n")
+    b = write("patch_b.py", "def f():\n    return 1\n")
+    diff = "--- a/patch_a.txt\n+++ b/patch_a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+    r = await client.call_tool("multiedit_patch", {"patch": diff, "root": WORK, "preview": True})
+    expect(not r.is_error and "-two\n+TWO\n" in text_of(r) and read(a) == b"one\ntwo\nthree\n", "preview: the diff, nothing written", text_of(r))
+    r = await client.call_tool("multiedit_patch", {"patch": diff, "root": WORK})
+    expect(not r.is_error and read(a) == b"one\nTWO\nthree\n", "the diff applied", text_of(r))
+    expect(r.structured_content["applied_in"] == "disk", "on disk", r.structured_content)
+    envelope = "*** Begin Patch\n*** Update File: patch_b.py\n@@ def f():\n-    return 1\n+    return 2\n*** Add File: patch_c.txt\n+new\n*** End Patch\n"
+    r = await client.call_tool("multiedit_patch", {"patch": envelope, "root": WORK})
+    expect(not r.is_error and read(b) == b"def f():\n    return 2\n" and read(os.path.join(WORK, "patch_c.txt")) == b"new\n", "the envelope applied", text_of(r))
+    stale = "*** Begin Patch\n*** Update File: patch_a.txt\n-TWO\n+2\n*** Update File: patch_b.py\n-    return 1\n+    return 3\n*** End Patch\n"
+    r = await client.call_tool("multiedit_patch", {"patch": stale, "root": WORK})
+    s = r.structured_content
+    expect(r.is_error is True and s["kind"] == "not_found", "refused", s)
+    expect(s["message"].startswith("Hunk 1 of patch_b.py does not apply: its lines are not in the file."), "names the hunk", s["message"])
+    expect(read(a) == b"one\nTWO\nthree\n" and read(b) == b"def f():\n    return 2\n", "nothing written", (read(a), read(b)))
+    r = await client.call_tool("multiedit_patch", {"patch": diff, "root": "relative/dir"})
+    expect(r.is_error is True and "`root` must be an absolute path" in text_of(r), "a relative root refused", text_of(r))
 
 
 @case("preview: the diff, nothing written")
@@ -195,7 +223,7 @@ async def unknown_tool(client):
     raise AssertionError(f"expected a JSON-RPC error, got a result: {r}")
 
 
-CASES = [tools_list, apply_on_disk, preview, refusal, multi_file, invalid_arguments, unknown_tool]
+CASES = [tools_list, apply_on_disk, patch_on_disk, preview, refusal, multi_file, invalid_arguments, unknown_tool]
 
 
 async def timed_first_answer(connect):
