@@ -571,3 +571,23 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
     nvim_support::assert_one_undo_step(&r, &file);
     assert_eq!(fs::read(&file).unwrap(), on_disk, "the file on disk is untouched");
 }
+
+/// A patch request (`{"patch", "root"}`, as `multiedit_patch` forwards it) through the bridge: the
+/// editor's server parses it, the unsaved buffer is edited, the rename travels in the same edit.
+#[test]
+fn a_patch_through_the_bridge_edits_the_dirty_buffer_and_renames_in_one_edit() {
+    let env = setup();
+    let (mut ed, a) = env.with_open("on disk\n", "alpha\nunsaved beta\ngamma\n");
+    let (old, new) = (env.ws.join("old.txt"), env.ws.join("new.txt"));
+    fs::write(&old, "x\n").unwrap();
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n alpha\n-unsaved beta\n+BETA\n gamma\n\
+                 diff --git a/old.txt b/new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new.txt\n";
+    let request = json!({"patch": patch, "root": env.ws});
+    let files = [a.clone(), old.clone(), new.clone()];
+    let (_, result) = editor_result(route_via(&mut ed, &request, &files, false, Answer::Apply));
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(ed.edits_seen.len(), 1, "one applyEdit");
+    assert_eq!(ed.text(&a), "alpha\nBETA\ngamma\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
+    assert!(!old.exists() && fs::read_to_string(&new).unwrap() == "x\n");
+}
