@@ -271,3 +271,34 @@ fn a_relative_path_that_climbs_out_of_the_root_stays_a_path_the_user_can_read() 
     assert!(stdout(&o).contains(&format!("{}", dir.path().join("in/x.txt").display())), "{}", stdout(&o));
     assert_eq!(read(dir.path(), "in/x.txt"), "1\n", "a dry run writes nothing");
 }
+
+mod no_input_crashes {
+    use multiedit::engine::{apply_plan, Matching};
+    use multiedit::formats::plan_from_text;
+    use proptest::prelude::*;
+
+    /// Texts made of the formats' own markers and hunk lines, in any order: every one is parsed or
+    /// refused, never a panic, and a plan that comes out runs on a small text without one either.
+    fn fragments() -> impl Strategy<Value = String> {
+        let pieces = vec![
+            "*** Begin Patch\n", "*** End Patch\n", "*** Update File: a.txt\n", "*** Add File: b.txt\n",
+            "*** Delete File: a.txt\n", "*** Move to: c.txt\n", "*** End of File\n", "@@\n", "@@ x\n",
+            "diff --git a/a.txt b/a.txt\n", "--- a/a.txt\n", "+++ b/a.txt\n", "--- /dev/null\n", "+++ /dev/null\n",
+            "@@ -1,2 +1,2 @@\n", "@@ -0,0 +1 @@\n", "@@ -3 +3,2 @@\n", "rename from a.txt\n", "rename to c.txt\n",
+            "\\ No newline at end of file\n", "a.txt\n", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n",
+            "------- SEARCH\n", "+++++++ REPLACE\n", "```\n", " x\n", "-x\n", "+y\n", "x\n", "\n", "\r\n", "é😀\n",
+        ];
+        prop::collection::vec(prop::sample::select(pieces), 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn parsed_or_refused(text in fragments()) {
+            if let Ok((plan, _)) = plan_from_text(&text, None, Some(std::path::Path::new("/w")), Matching::Exact) {
+                let texts: Vec<Option<&str>> = plan.files.iter().map(|_| Some("x\ny\nx\n")).collect();
+                let _ = apply_plan(&plan, &texts);
+            }
+        }
+    }
+}
