@@ -15,8 +15,8 @@
 //! the hunk lies after, and `*** End of File` pins it to the end. What models wrap around the envelope
 //! (a shell heredoc, a code fence, blank lines) is ignored: only the lines between the markers count.
 
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use super::unified::{bare, quote, whole};
+use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::{Anchor, Refusal};
 
 const BEGIN: &str = "*** Begin Patch";
@@ -94,7 +94,17 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
             if let Some(s) = cur.take() {
                 files.push(s.finish()?);
             }
-            *cur = Some(Section { kind, path, line: no, move_to: None, add: String::new(), hunks: Vec::new(), open: None, closed: false, blanks: String::new() });
+            *cur = Some(Section {
+                kind,
+                path,
+                line: no,
+                move_to: None,
+                add: String::new(),
+                hunks: Vec::new(),
+                open: None,
+                closed: false,
+                blanks: String::new(),
+            });
             return Ok(());
         }
     }
@@ -227,7 +237,14 @@ impl Section {
             self.close_hunk(false)?;
             self.closed = false;
             let after = (!after.is_empty()).then(|| after.to_string());
-            self.open = Some(OpenHunk { line: no, after, old: String::new(), new: String::new(), changes: false, blank: false });
+            self.open = Some(OpenHunk {
+                line: no,
+                after,
+                old: String::new(),
+                new: String::new(),
+                changes: false,
+                blank: false,
+            });
             return Ok(());
         }
         let (old, new, body) = match raw.as_bytes()[0] {
@@ -262,7 +279,14 @@ impl Section {
             }
             // The first hunk of a file may leave out its `@@`; a later one cannot, since it would be
             // the previous hunk's continuation.
-            self.open = Some(OpenHunk { line: no, after: None, old: String::new(), new: String::new(), changes: false, blank: true });
+            self.open = Some(OpenHunk {
+                line: no,
+                after: None,
+                old: String::new(),
+                new: String::new(),
+                changes: false,
+                blank: true,
+            });
         }
         let h = self.open.as_mut().expect("opened above");
         let line = whole(body);
@@ -327,8 +351,9 @@ impl Section {
 fn is_line_numbers(after: &str) -> bool {
     let mut words = after.split_whitespace();
     let range = |w: Option<&str>, sign: char| {
-        w.and_then(|w| w.strip_prefix(sign))
-            .is_some_and(|r| !r.is_empty() && r.split(',').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        w.and_then(|w| w.strip_prefix(sign)).is_some_and(|r| {
+            !r.is_empty() && r.split(',').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
     };
     range(words.next(), '-') && range(words.next(), '+')
 }
@@ -342,7 +367,14 @@ mod tests {
     }
 
     fn anchor(after: Option<&str>, at_end: bool, label: &str) -> Anchor {
-        Anchor { line: None, forward: true, after: after.map(String::from), at_start: false, at_end, label: label.into() }
+        Anchor {
+            line: None,
+            forward: true,
+            after: after.map(String::from),
+            at_start: false,
+            at_end,
+            label: label.into(),
+        }
     }
 
     fn hunk(old: &str, new: &str, anchor: Anchor) -> Hunk {
@@ -354,7 +386,11 @@ mod tests {
     }
 
     fn new_file(path: &str, content: &str) -> PatchFile {
-        file(path, PatchOp::Add, vec![hunk("", content, Anchor { label: format!("new file {path}"), ..Anchor::default() })])
+        file(
+            path,
+            PatchOp::Add,
+            vec![hunk("", content, Anchor { label: format!("new file {path}"), ..Anchor::default() })],
+        )
     }
 
     fn files(t: &str) -> Vec<PatchFile> {
@@ -444,15 +480,26 @@ mod tests {
     #[test]
     fn wrappers_models_send_are_ignored() {
         let body = ["*** Update File: f.txt", "@@", "-a", "+b"];
-        let expected = vec![file("f.txt", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(None, false, "hunk 1 of f.txt"))])];
+        let expected =
+            vec![file("f.txt", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(None, false, "hunk 1 of f.txt"))])];
         let heredoc = [&["apply_patch <<'EOF'", "*** Begin Patch"][..], &body, &["*** End Patch", "EOF"]].concat();
         assert_eq!(files(&text(&heredoc)), expected);
-        let piped = [&["cat <<'PATCH' | apply_patch", "*** Begin Patch"][..], &body, &["*** End Patch", "PATCH"]].concat();
+        let piped =
+            [&["cat <<'PATCH' | apply_patch", "*** Begin Patch"][..], &body, &["*** End Patch", "PATCH"]].concat();
         assert_eq!(files(&text(&piped)), expected);
-        let fenced = [&["", "Here it is:", "```", "*** Begin Patch  "][..], &body, &["*** End Patch\t", "```", ""]].concat();
+        let fenced =
+            [&["", "Here it is:", "```", "*** Begin Patch  "][..], &body, &["*** End Patch\t", "```", ""]].concat();
         assert_eq!(files(&text(&fenced)), expected);
         // Trailing whitespace after the section and hunk markers too.
-        let spaced = text(&["*** Begin Patch", "*** Update File: f.txt  ", "@@  ", "-a", "+b", "*** End of File ", "*** End Patch"]);
+        let spaced = text(&[
+            "*** Begin Patch",
+            "*** Update File: f.txt  ",
+            "@@  ",
+            "-a",
+            "+b",
+            "*** End of File ",
+            "*** End Patch",
+        ]);
         assert_eq!(files(&spaced)[0].hunks[0].anchor, anchor(None, true, "hunk 1 of f.txt"));
     }
 
@@ -464,7 +511,17 @@ mod tests {
 
     #[test]
     fn added_files_empty_or_followed_by_blank_lines() {
-        let t = text(&["*** Begin Patch", "*** Add File: empty.txt", "*** Add File: b.txt", "+x", "", "+y", "", "", "*** End Patch"]);
+        let t = text(&[
+            "*** Begin Patch",
+            "*** Add File: empty.txt",
+            "*** Add File: b.txt",
+            "+x",
+            "",
+            "+y",
+            "",
+            "",
+            "*** End Patch",
+        ]);
         // A blank line between '+' lines is content; blank lines before the next marker are spacing.
         assert_eq!(files(&t), vec![new_file("empty.txt", ""), new_file("b.txt", "x\n\ny\n")]);
     }
@@ -560,7 +617,16 @@ mod tests {
     #[test]
     fn hunks_that_change_nothing_and_empty_updates_are_refused() {
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@ fn main()", " x", "@@", "-y", "+z", "*** End Patch"])),
+            refusal(&text(&[
+                "*** Begin Patch",
+                "*** Update File: a",
+                "@@ fn main()",
+                " x",
+                "@@",
+                "-y",
+                "+z",
+                "*** End Patch"
+            ])),
             "InputValidationError: hunk 1 of a (line 3 of the patch) has no '-' or '+' line, only context: it changes \
              nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk"
         );
