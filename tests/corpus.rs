@@ -118,7 +118,7 @@ fn short(s: &str, max: usize) -> String {
 fn first_difference(want: &str, got: &str) -> String {
     let (w, g): (Vec<&str>, Vec<&str>) = (want.split('\n').collect(), got.split('\n').collect());
     let i = (0..w.len().max(g.len())).find(|&i| w.get(i) != g.get(i)).unwrap_or(0);
-    format!("line {}: want {} got {}", i + 1, short(w.get(i).unwrap_or(&"<none>"), 100), short(g.get(i).unwrap_or(&"<none>"), 100))
+    format!("line {}: want {} got {}", i + 1, short(w.get(i).unwrap_or(&"<none>"), 400), short(g.get(i).unwrap_or(&"<none>"), 400))
 }
 
 fn exact_checks(commit: &Commit, files: &[Option<Prepared>], t: &mut ExactTally) {

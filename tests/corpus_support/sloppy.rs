@@ -69,7 +69,20 @@ pub fn apply(mistake: Mistake, e: &DerivedEdit, indent_unit: usize) -> Option<Sl
         Mistake::TrailingStripped => {
             (per_line(&e.old, &|l: &str| l.trim_end_matches([' ', '\t']).to_string()), e.new.clone())
         }
-        Mistake::PlainQuotes => (e.old.chars().map(plain_char).collect(), e.new.clone()),
+        Mistake::PlainQuotes => {
+            // A truth that writes more plain quotes or dashes of a kind old_string has in curly form
+            // may be turning a curly one plain: a straightened plan cannot tell that from keeping it, and
+            // the documented rule re-curls what it kept. Not a mistake this test can judge.
+            let count = |s: &str, c: char| s.chars().filter(|&x| x == c).count();
+            let curly_turned_plain = e.old.chars().filter(|&c| plain_char(c) != c).any(|c| {
+                let p = plain_char(c);
+                count(&e.new, p) > count(&e.old, p)
+            });
+            if curly_turned_plain {
+                return None;
+            }
+            (e.old.chars().map(plain_char).collect(), e.new.clone())
+        }
         Mistake::ChangedWord => {
             let (j, from, to) = changed_word(e)?;
             let mut lines: Vec<String> = e.old.split('\n').map(str::to_string).collect();
