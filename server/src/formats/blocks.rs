@@ -17,8 +17,8 @@
 //! none edits the previous block's file, as Aider reads it. Everything outside blocks is prose.
 //! A block says nothing about where its text lies, so its anchor only asks for whole lines.
 
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use super::unified::{bare, quote, whole};
+use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::{Anchor, Refusal};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -194,4 +194,284 @@ fn clean_path(t: &str) -> Option<String> {
         return None;
     }
     Some(p.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[&str]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn hunk(old: &str, new: &str, n: usize, path: &str) -> Hunk {
+        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), ..Anchor::default() };
+        Hunk { old: old.into(), new: new.into(), anchor }
+    }
+
+    fn file(path: &str, hunks: Vec<Hunk>) -> PatchFile {
+        PatchFile { path: path.into(), op: PatchOp::Update, hunks }
+    }
+
+    fn files(t: &str) -> Vec<PatchFile> {
+        let patch = parse(t).unwrap_or_else(|r| panic!("refused: {}", r.message));
+        assert_eq!(patch.format, Format::SearchReplace);
+        patch.files
+    }
+
+    fn refusal(t: &str) -> String {
+        parse(t).expect_err("should be refused").message
+    }
+
+    #[test]
+    fn aider_blocks_in_fences_with_prose_between() {
+        let t = text(&[
+            "I will make the greeting louder.",
+            "",
+            "src/greet.py",
+            "```python",
+            "<<<<<<< SEARCH",
+            "def hello():",
+            "    print('hi')",
+            "=======",
+            "def hello():",
+            "    print('HI')",
+            ">>>>>>> REPLACE",
+            "```",
+            "",
+            "And a new file:",
+            "",
+            "docs/notes.md",
+            "```",
+            "<<<<<<< SEARCH",
+            "=======",
+            "# Notes",
+            ">>>>>>> REPLACE",
+            "```",
+            "",
+            "```python",
+            "<<<<<<< SEARCH",
+            "import sys",
+            "=======",
+            "import os",
+            "import sys",
+            ">>>>>>> REPLACE",
+            "```",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![
+                file(
+                    "src/greet.py",
+                    vec![hunk("def hello():\n    print('hi')\n", "def hello():\n    print('HI')\n", 1, "src/greet.py")]
+                ),
+                // An empty SEARCH: the engine creates the file when it does not exist.
+                file(
+                    "docs/notes.md",
+                    vec![
+                        hunk("", "# Notes\n", 2, "docs/notes.md"),
+                        hunk("import sys\n", "import os\nimport sys\n", 3, "docs/notes.md")
+                    ]
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn files_come_in_order_of_first_mention_and_blocks_without_a_path_reuse_the_last() {
+        let t = text(&[
+            "a.rs",
+            "<<<<<<< SEARCH",
+            "1",
+            "=======",
+            "2",
+            ">>>>>>> REPLACE",
+            "<<<<<<< SEARCH",
+            "3",
+            "=======",
+            "4",
+            ">>>>>>> REPLACE",
+            "b.rs",
+            "<<<<<<< SEARCH",
+            "5",
+            "=======",
+            "6",
+            ">>>>>>> REPLACE",
+            "a.rs",
+            "<<<<<<< SEARCH",
+            "7",
+            "=======",
+            "8",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![
+                file(
+                    "a.rs",
+                    vec![hunk("1\n", "2\n", 1, "a.rs"), hunk("3\n", "4\n", 2, "a.rs"), hunk("7\n", "8\n", 4, "a.rs")]
+                ),
+                file("b.rs", vec![hunk("5\n", "6\n", 3, "b.rs")]),
+            ]
+        );
+    }
+
+    #[test]
+    fn cline_and_roo_markers_of_five_to_nine_characters() {
+        let t = text(&[
+            "src/x.ts",
+            "------- SEARCH  ",
+            "let a = 1;",
+            "=======\t",
+            "let a = 2;",
+            "+++++++ REPLACE",
+            "<<<<< SEARCH",
+            "b",
+            "=========",
+            "c",
+            ">>>>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![file(
+                "src/x.ts",
+                vec![hunk("let a = 1;\n", "let a = 2;\n", 1, "src/x.ts"), hunk("b\n", "c\n", 2, "src/x.ts")]
+            )]
+        );
+        // Four or ten characters are text, not markers.
+        assert!(!looks_like("<<<< SEARCH\n"));
+        assert!(!looks_like("<<<<<<<<<< SEARCH\n"));
+    }
+
+    #[test]
+    fn the_path_line_loses_its_decoration() {
+        for line in
+            ["**src/a.py**", "`src/a.py`", "src/a.py:", "  *src/a.py:*  ", "**`src/a.py`:**", "Edit `src/a.py`:"]
+        {
+            let t = text(&[line, "```", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "```"]);
+            assert_eq!(files(&t)[0].path, "src/a.py", "from {line:?}");
+        }
+        // Paths may hold spaces.
+        let t = text(&["My Docs/read me.txt", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"]);
+        assert_eq!(files(&t)[0].path, "My Docs/read me.txt");
+    }
+
+    #[test]
+    fn a_sentence_before_a_block_is_not_a_path() {
+        let t = text(&[
+            "a.py",
+            "<<<<<<< SEARCH",
+            "x",
+            "=======",
+            "y",
+            ">>>>>>> REPLACE",
+            "Now the second change:",
+            "<<<<<<< SEARCH",
+            "z",
+            "=======",
+            "w",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(files(&t), vec![file("a.py", vec![hunk("x\n", "y\n", 1, "a.py"), hunk("z\n", "w\n", 2, "a.py")])]);
+    }
+
+    #[test]
+    fn crlf_lines_and_a_second_divider_in_the_replacement_are_kept() {
+        let t = "f.md\r\n<<<<<<< SEARCH\r\nTitle\r\n=======\r\nTitle\r\n=======\r\n>>>>>>> REPLACE\r\n";
+        assert_eq!(files(t), vec![file("f.md", vec![hunk("Title\r\n", "Title\r\n=======\r\n", 1, "f.md")])]);
+    }
+
+    #[test]
+    fn the_first_block_without_a_path_is_refused() {
+        assert_eq!(
+            refusal(&text(&["<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"])),
+            "InputValidationError: SEARCH/REPLACE block 1 names no file: put the file's path on the line before \
+             <<<<<<< SEARCH (line 1 of the text)"
+        );
+        assert_eq!(
+            refusal(&text(&[
+                "Here is the change:",
+                "```",
+                "------- SEARCH",
+                "x",
+                "=======",
+                "y",
+                "+++++++ REPLACE",
+                "```"
+            ])),
+            "InputValidationError: SEARCH/REPLACE block 1 names no file: put the file's path on the line before \
+             ------- SEARCH (line 3 of the text)"
+        );
+    }
+
+    #[test]
+    fn unterminated_blocks_are_refused() {
+        assert_eq!(
+            refusal(&text(&["a", "<<<<<<< SEARCH", "x", "y"])),
+            "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) has no `=======` line before the \
+             end of the text: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
+             `>>>>>>> REPLACE`"
+        );
+        assert_eq!(
+            refusal(&text(&["a", "------- SEARCH", "x", "=======", "y", "```"])),
+            "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) has no `+++++++ REPLACE` line \
+             before the end of the text: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their \
+             replacement and `>>>>>>> REPLACE`"
+        );
+        assert_eq!(
+            refusal(&text(&["a", "<<<<<<< SEARCH", "x", "=======", "y", "<<<<<<< SEARCH", "z", "=======", ">>>>>>> REPLACE"])),
+            "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) has no `>>>>>>> REPLACE` line \
+             before line 6, which opens another block: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, \
+             their replacement and `>>>>>>> REPLACE`"
+        );
+        assert_eq!(
+            refusal(&text(&["a", "<<<<<<< SEARCH", "x", ">>>>>>> REPLACE"])),
+            "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) reaches its REPLACE marker at \
+             line 4 without a `=======` line: put a line `=======` between the lines to find and their replacement"
+        );
+    }
+
+    #[test]
+    fn markers_outside_a_block_are_refused() {
+        assert_eq!(
+            refusal(&text(&["a", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "=======", "z", ">>>>>>> REPLACE"])),
+            "InputValidationError: line 7 of the text (`=======`) is a SEARCH/REPLACE marker outside any block: a block \
+             is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`; open the \
+             block with `<<<<<<< SEARCH` or remove the stray marker"
+        );
+        assert!(refusal(&text(&["+++++++ REPLACE"]))
+            .starts_with("InputValidationError: line 1 of the text (`+++++++ REPLACE`) is"));
+    }
+
+    #[test]
+    fn a_text_without_blocks_is_refused() {
+        assert_eq!(
+            refusal("nothing here\n"),
+            "InputValidationError: the text holds no SEARCH/REPLACE block: write the file's path on a line, then \
+             `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`"
+        );
+    }
+
+    #[test]
+    fn detect_prefers_blocks_whose_text_shows_another_format() {
+        // A block editing a README that documents apply_patch and diffs: its lines start with their markers.
+        let t = text(&[
+            "README.md",
+            "<<<<<<< SEARCH",
+            "*** Begin Patch",
+            "--- a/x",
+            "+++ b/x",
+            "@@ -1 +1 @@",
+            "=======",
+            "*** Begin Patch",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(super::super::detect(&t), Some(Format::SearchReplace));
+        assert_eq!(files(&t)[0].hunks[0].old, "*** Begin Patch\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n");
+        // A diff or an envelope changing such a file prefixes the marker: it is theirs to parse.
+        let diff = text(&["--- a/README.md", "+++ b/README.md", "@@ -1 +1 @@", "-<<<<<<< SEARCH", "+<<<<<<< HEAD"]);
+        assert_eq!(super::super::detect(&diff), Some(Format::Diff));
+        let envelope = text(&["*** Begin Patch", "*** Update File: r", "-<<<<<<< SEARCH", "+x", "*** End Patch"]);
+        assert_eq!(super::super::detect(&envelope), Some(Format::ApplyPatch));
+    }
 }

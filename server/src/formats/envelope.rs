@@ -15,8 +15,8 @@
 //! the hunk lies after, and `*** End of File` pins it to the end. What models wrap around the envelope
 //! (a shell heredoc, a code fence, blank lines) is ignored: only the lines between the markers count.
 
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use super::unified::{bare, quote, whole};
+use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::{Anchor, Refusal};
 
 const BEGIN: &str = "*** Begin Patch";
@@ -94,7 +94,17 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
             if let Some(s) = cur.take() {
                 files.push(s.finish()?);
             }
-            *cur = Some(Section { kind, path, line: no, move_to: None, add: String::new(), hunks: Vec::new(), open: None, closed: false, blanks: String::new() });
+            *cur = Some(Section {
+                kind,
+                path,
+                line: no,
+                move_to: None,
+                add: String::new(),
+                hunks: Vec::new(),
+                open: None,
+                closed: false,
+                blanks: String::new(),
+            });
             return Ok(());
         }
     }
@@ -227,7 +237,14 @@ impl Section {
             self.close_hunk(false)?;
             self.closed = false;
             let after = (!after.is_empty()).then(|| after.to_string());
-            self.open = Some(OpenHunk { line: no, after, old: String::new(), new: String::new(), changes: false, blank: false });
+            self.open = Some(OpenHunk {
+                line: no,
+                after,
+                old: String::new(),
+                new: String::new(),
+                changes: false,
+                blank: false,
+            });
             return Ok(());
         }
         let (old, new, body) = match raw.as_bytes()[0] {
@@ -262,7 +279,14 @@ impl Section {
             }
             // The first hunk of a file may leave out its `@@`; a later one cannot, since it would be
             // the previous hunk's continuation.
-            self.open = Some(OpenHunk { line: no, after: None, old: String::new(), new: String::new(), changes: false, blank: true });
+            self.open = Some(OpenHunk {
+                line: no,
+                after: None,
+                old: String::new(),
+                new: String::new(),
+                changes: false,
+                blank: true,
+            });
         }
         let h = self.open.as_mut().expect("opened above");
         let line = whole(body);
@@ -327,8 +351,301 @@ impl Section {
 fn is_line_numbers(after: &str) -> bool {
     let mut words = after.split_whitespace();
     let range = |w: Option<&str>, sign: char| {
-        w.and_then(|w| w.strip_prefix(sign))
-            .is_some_and(|r| !r.is_empty() && r.split(',').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        w.and_then(|w| w.strip_prefix(sign)).is_some_and(|r| {
+            !r.is_empty() && r.split(',').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
     };
     range(words.next(), '-') && range(words.next(), '+')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[&str]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn anchor(after: Option<&str>, at_end: bool, label: &str) -> Anchor {
+        Anchor {
+            line: None,
+            forward: true,
+            after: after.map(String::from),
+            at_start: false,
+            at_end,
+            label: label.into(),
+        }
+    }
+
+    fn hunk(old: &str, new: &str, anchor: Anchor) -> Hunk {
+        Hunk { old: old.into(), new: new.into(), anchor }
+    }
+
+    fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
+        PatchFile { path: path.into(), op, hunks }
+    }
+
+    fn new_file(path: &str, content: &str) -> PatchFile {
+        file(
+            path,
+            PatchOp::Add,
+            vec![hunk("", content, Anchor { label: format!("new file {path}"), ..Anchor::default() })],
+        )
+    }
+
+    fn files(t: &str) -> Vec<PatchFile> {
+        let patch = parse(t).unwrap_or_else(|r| panic!("refused: {}", r.message));
+        assert_eq!(patch.format, Format::ApplyPatch);
+        patch.files
+    }
+
+    fn refusal(t: &str) -> String {
+        parse(t).expect_err("should be refused").message
+    }
+
+    #[test]
+    fn every_kind_of_section() {
+        let t = text(&[
+            "*** Begin Patch",
+            "*** Add File: docs/hello.txt",
+            "+Hello",
+            "+",
+            "+world",
+            "*** Delete File: old/obsolete.py",
+            "*** Update File: src/app.py",
+            "*** Move to: src/main.py",
+            "@@ def handler():",
+            "-    return 1",
+            "+    return 2",
+            "@@",
+            " x = 1",
+            "-y = 2",
+            "+y = 3",
+            "*** End of File",
+            "*** End Patch",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![
+                new_file("docs/hello.txt", "Hello\n\nworld\n"),
+                file("old/obsolete.py", PatchOp::Delete, vec![]),
+                file(
+                    "src/app.py",
+                    PatchOp::Move("src/main.py".into()),
+                    vec![
+                        hunk(
+                            "    return 1\n",
+                            "    return 2\n",
+                            anchor(Some("def handler():"), false, "hunk 1 of src/app.py (after \"def handler():\")"),
+                        ),
+                        hunk("x = 1\ny = 2\n", "x = 1\ny = 3\n", anchor(None, true, "hunk 2 of src/app.py")),
+                    ],
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_first_hunk_may_leave_out_its_header_and_an_empty_line_is_empty_context() {
+        let t = text(&[
+            "*** Begin Patch",
+            "*** Update File: a.py",
+            " import os",
+            "",
+            "-x = 1",
+            "+x = 2",
+            "@@ class Foo",
+            "     def f(self):",
+            "-        pass",
+            "+        return 1",
+            "*** End Patch",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![file(
+                "a.py",
+                PatchOp::Update,
+                vec![
+                    hunk("import os\n\nx = 1\n", "import os\n\nx = 2\n", anchor(None, false, "hunk 1 of a.py")),
+                    hunk(
+                        "    def f(self):\n        pass\n",
+                        "    def f(self):\n        return 1\n",
+                        anchor(Some("class Foo"), false, "hunk 2 of a.py (after \"class Foo\")"),
+                    ),
+                ],
+            )]
+        );
+    }
+
+    #[test]
+    fn wrappers_models_send_are_ignored() {
+        let body = ["*** Update File: f.txt", "@@", "-a", "+b"];
+        let expected =
+            vec![file("f.txt", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(None, false, "hunk 1 of f.txt"))])];
+        let heredoc = [&["apply_patch <<'EOF'", "*** Begin Patch"][..], &body, &["*** End Patch", "EOF"]].concat();
+        assert_eq!(files(&text(&heredoc)), expected);
+        let piped =
+            [&["cat <<'PATCH' | apply_patch", "*** Begin Patch"][..], &body, &["*** End Patch", "PATCH"]].concat();
+        assert_eq!(files(&text(&piped)), expected);
+        let fenced =
+            [&["", "Here it is:", "```", "*** Begin Patch  "][..], &body, &["*** End Patch\t", "```", ""]].concat();
+        assert_eq!(files(&text(&fenced)), expected);
+        // Trailing whitespace after the section and hunk markers too.
+        let spaced = text(&[
+            "*** Begin Patch",
+            "*** Update File: f.txt  ",
+            "@@  ",
+            "-a",
+            "+b",
+            "*** End of File ",
+            "*** End Patch",
+        ]);
+        assert_eq!(files(&spaced)[0].hunks[0].anchor, anchor(None, true, "hunk 1 of f.txt"));
+    }
+
+    #[test]
+    fn a_move_alone_is_a_move_without_hunks() {
+        let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "*** End Patch"]);
+        assert_eq!(files(&t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]);
+    }
+
+    #[test]
+    fn added_files_empty_or_followed_by_blank_lines() {
+        let t = text(&[
+            "*** Begin Patch",
+            "*** Add File: empty.txt",
+            "*** Add File: b.txt",
+            "+x",
+            "",
+            "+y",
+            "",
+            "",
+            "*** End Patch",
+        ]);
+        // A blank line between '+' lines is content; blank lines before the next marker are spacing.
+        assert_eq!(files(&t), vec![new_file("empty.txt", ""), new_file("b.txt", "x\n\ny\n")]);
+    }
+
+    #[test]
+    fn crlf_lines_keep_their_carriage_return() {
+        let t = "*** Begin Patch\r\n*** Update File: w.txt\r\n@@\r\n a\r\n-b\r\n+c\r\n*** End Patch\r\n";
+        assert_eq!(files(t)[0].hunks[0].old, "a\r\nb\r\n");
+        assert_eq!(files(t)[0].hunks[0].new, "a\r\nc\r\n");
+        assert_eq!(files(t)[0].path, "w.txt");
+    }
+
+    #[test]
+    fn missing_begin_or_end_is_refused() {
+        assert_eq!(
+            refusal("*** Update File: a\n"),
+            "InputValidationError: the text has no `*** Begin Patch` line: an apply_patch envelope starts with a line \
+             `*** Begin Patch` and ends with a line `*** End Patch`, with the file sections between them"
+        );
+        assert_eq!(
+            refusal(&text(&["x", "*** Begin Patch", "*** Update File: a", "-a", "+b", "EOF"])),
+            "InputValidationError: the envelope begun at line 2 (`*** Begin Patch`) has no `*** End Patch` line: end \
+             the envelope with a line `*** End Patch` after its last section"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Delete File: a", "*** End Patch", "*** Begin Patch", "*** End Patch"])),
+            "InputValidationError: line 4 of the patch starts a second envelope after the one ended at line 3: send one \
+             envelope, with every file's section in it"
+        );
+    }
+
+    #[test]
+    fn unknown_and_misplaced_markers_are_refused() {
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Rename File: a", "*** End Patch"])),
+            "InputValidationError: line 2 of the patch (`*** Rename File: a`) is not an apply_patch marker: expected \
+             `*** Add File: <path>`, `*** Delete File: <path>`, `*** Update File: <path>`, `*** Move to: <path>` (right \
+             after Update File), `*** End of File` (closing a hunk) or `*** End Patch`"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** Move to: b", "*** End Patch"])),
+            "InputValidationError: line 6 of the patch (`*** Move to: b`) does not follow an `*** Update File: <path>` \
+             line: put it right after the Update File line of the file to move"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Add File: a", "+x", "*** End of File", "*** End Patch"])),
+            "InputValidationError: line 4 of the patch (`*** End of File`) closes no hunk: it goes right after the last \
+             line of a hunk in an `*** Update File: <path>` section"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Update File:   ", "*** End Patch"])),
+            "InputValidationError: line 2 of the patch (`*** Update File:`) names no path: write the file's path after \
+             the colon"
+        );
+    }
+
+    #[test]
+    fn body_lines_without_their_prefix_are_refused() {
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Update File: a.py", "@@", " x", "y = 2", "*** End Patch"])),
+            "InputValidationError: line 5 of the patch (`y = 2`), in hunk 1 of a.py, does not start with ' ' (context), \
+             '-' (removed) or '+' (added): prefix every hunk line, and start each hunk with `@@` or `@@ <a line that \
+             comes before the change>`"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Add File: n.txt", "+a", "b", "*** End Patch"])),
+            "InputValidationError: line 4 of the patch (`b`), in `*** Add File: n.txt`, does not start with '+': every \
+             line of a new file's content starts with '+' (an empty line is a lone '+')"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Delete File: d.txt", "-a", "*** End Patch"])),
+            "InputValidationError: line 3 of the patch (`-a`) follows `*** Delete File: d.txt`, which takes no lines: \
+             remove it, or start the next section with its `*** ` marker"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "", "-a", "*** End Patch"])),
+            "InputValidationError: line 3 of the patch (`-a`) comes before any file section: after `*** Begin Patch` \
+             comes `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>`"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** End of File", "-z", "*** End Patch"])),
+            "InputValidationError: line 7 of the patch (`-z`) follows `*** End of File`, which closed hunk 1 of a: start \
+             the next hunk with `@@`, or the next file with its `*** ` marker"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@ -1,2 +1,2 @@", "-x", "+y", "*** End Patch"])),
+            "InputValidationError: line 3 of the patch (`@@ -1,2 +1,2 @@`) is a unified diff hunk header: in an \
+             apply_patch envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
+             line numbers"
+        );
+    }
+
+    #[test]
+    fn hunks_that_change_nothing_and_empty_updates_are_refused() {
+        assert_eq!(
+            refusal(&text(&[
+                "*** Begin Patch",
+                "*** Update File: a",
+                "@@ fn main()",
+                " x",
+                "@@",
+                "-y",
+                "+z",
+                "*** End Patch"
+            ])),
+            "InputValidationError: hunk 1 of a (line 3 of the patch) has no '-' or '+' line, only context: it changes \
+             nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "*** Update File: a", "", "*** End Patch"])),
+            "InputValidationError: `*** Update File: a` (line 2 of the patch) has no hunk and no `*** Move to:`: add its \
+             hunks (`@@`, then ' ', '-' and '+' lines), or drop the section"
+        );
+        assert_eq!(
+            refusal(&text(&["*** Begin Patch", "", "*** End Patch"])),
+            "InputValidationError: the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
+             least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section"
+        );
+    }
+
+    #[test]
+    fn looks_like_needs_the_begin_marker_on_its_own_line() {
+        assert!(looks_like("apply_patch <<'EOF'\n*** Begin Patch\n"));
+        assert!(looks_like("*** Begin Patch  \r\n"));
+        assert!(!looks_like("say *** Begin Patch here\n"));
+    }
 }

@@ -164,7 +164,8 @@ impl Section {
 /// keeps its paths whole.
 fn strip_prefixes(old: &str, new: &str) -> (String, String) {
     let null = |p: &str| p == DEV_NULL;
-    let prefixed = (null(old) || old.starts_with("a/")) && (null(new) || new.starts_with("b/")) && !(null(old) && null(new));
+    let prefixed =
+        (null(old) || old.starts_with("a/")) && (null(new) || new.starts_with("b/")) && !(null(old) && null(new));
     if !prefixed {
         return (old.to_string(), new.to_string());
     }
@@ -501,7 +502,11 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
     if s.is_new() {
         let content: String = s.hunks.iter().map(|h| h.new.as_str()).collect();
         let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
-        files.push(PatchFile { path, op: PatchOp::Add, hunks: vec![Hunk { old: String::new(), new: content, anchor }] });
+        files.push(PatchFile {
+            path,
+            op: PatchOp::Add,
+            hunks: vec![Hunk { old: String::new(), new: content, anchor }],
+        });
         return Ok(());
     }
     let deleted = s.is_deleted();
@@ -676,8 +681,20 @@ mod tests {
     #[test]
     fn line_of_a_later_hunk_carries_every_earlier_hunks_shift() {
         let t = text(&[
-            "--- a/f", "+++ b/f", "@@ -2,2 +2,3 @@", " a", "+b", " c", "@@ -20,3 +21,1 @@", " d", "-e", "-f",
-            "@@ -40,2 +39,2 @@", " g", "-h", "+i",
+            "--- a/f",
+            "+++ b/f",
+            "@@ -2,2 +2,3 @@",
+            " a",
+            "+b",
+            " c",
+            "@@ -20,3 +21,1 @@",
+            " d",
+            "-e",
+            "-f",
+            "@@ -40,2 +39,2 @@",
+            " g",
+            "-h",
+            "+i",
         ]);
         let lines: Vec<Option<usize>> = files(&t)[0].hunks.iter().map(|h| h.anchor.line).collect();
         assert_eq!(lines, vec![Some(2), Some(21), Some(39)]);
@@ -715,7 +732,11 @@ mod tests {
                 file(
                     "new/util.h",
                     PatchOp::Update,
-                    vec![hunk("#define N 1\n", "#define N 2\n", anchor(1, false, false, "hunk 1 of new/util.h, at line 1"))],
+                    vec![hunk(
+                        "#define N 1\n",
+                        "#define N 2\n",
+                        anchor(1, false, false, "hunk 1 of new/util.h, at line 1")
+                    )],
                 ),
             ]
         );
@@ -726,7 +747,11 @@ mod tests {
         let t = text(&["--- a/lib/x.rs", "+++ b/lib/x.rs", "@@ -1,2 +1,2 @@", "-old", "+new", " keep"]);
         assert_eq!(
             files(&t),
-            vec![file("lib/x.rs", PatchOp::Update, vec![hunk("old\nkeep\n", "new\nkeep\n", anchor(1, true, false, "hunk 1 of lib/x.rs, at line 1"))])]
+            vec![file(
+                "lib/x.rs",
+                PatchOp::Update,
+                vec![hunk("old\nkeep\n", "new\nkeep\n", anchor(1, true, false, "hunk 1 of lib/x.rs, at line 1"))]
+            )]
         );
     }
 
@@ -783,7 +808,11 @@ mod tests {
         assert_eq!(
             files(&t),
             vec![
-                file("old.txt", PatchOp::Delete, vec![hunk("a\nb\n", "", anchor(1, true, true, "hunk 1 of old.txt, at line 1"))]),
+                file(
+                    "old.txt",
+                    PatchOp::Delete,
+                    vec![hunk("a\nb\n", "", anchor(1, true, true, "hunk 1 of old.txt, at line 1"))]
+                ),
                 file("gone.txt", PatchOp::Delete, vec![]),
             ]
         );
@@ -812,7 +841,11 @@ mod tests {
             files(&t),
             vec![
                 file("src/old name.rs", PatchOp::Move("src/new name.rs".into()), vec![]),
-                file("a.txt", PatchOp::Move("b.txt".into()), vec![hunk("x\ny\n", "x\nz\n", anchor(1, true, true, "hunk 1 of a.txt, at line 1"))]),
+                file(
+                    "a.txt",
+                    PatchOp::Move("b.txt".into()),
+                    vec![hunk("x\ny\n", "x\nz\n", anchor(1, true, true, "hunk 1 of a.txt, at line 1"))]
+                ),
             ]
         );
     }
@@ -833,7 +866,14 @@ mod tests {
             "-1",
             "+2",
         ]);
-        assert_eq!(files(&t), vec![file("x", PatchOp::Update, vec![hunk("1\n", "2\n", anchor(1, false, false, "hunk 1 of x, at line 1"))])]);
+        assert_eq!(
+            files(&t),
+            vec![file(
+                "x",
+                PatchOp::Update,
+                vec![hunk("1\n", "2\n", anchor(1, false, false, "hunk 1 of x, at line 1"))]
+            )]
+        );
         let only_mode = text(&["diff --git a/run.sh b/run.sh", "old mode 100644", "new mode 100755"]);
         assert!(refusal(&only_mode).starts_with("InputValidationError: the diff holds no file change: "));
     }
@@ -868,30 +908,60 @@ mod tests {
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", "\\ No newline at end of file"]);
         assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb\n", "a\nc"));
         // A context line without newline: both sides, whatever language the marker is in.
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", "-a", "+A", " b", "\\ Kein Zeilenumbruch am Dateiende."]);
+        let t =
+            text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", "-a", "+A", " b", "\\ Kein Zeilenumbruch am Dateiende."]);
         assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb", "A\nb"));
     }
 
     #[test]
     fn crlf_lines_keep_their_carriage_return() {
-        let t = "--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1,2 +1,2 @@\r\n one\r\n-two\r\n+2\r\n\\ No newline at end of file\r\n";
+        let t =
+            "--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1,2 +1,2 @@\r\n one\r\n-two\r\n+2\r\n\\ No newline at end of file\r\n";
         assert_eq!(
             files(t),
-            vec![file("w.txt", PatchOp::Update, vec![hunk("one\r\ntwo\r\n", "one\r\n2", anchor(1, true, true, "hunk 1 of w.txt, at line 1"))])]
+            vec![file(
+                "w.txt",
+                PatchOp::Update,
+                vec![hunk("one\r\ntwo\r\n", "one\r\n2", anchor(1, true, true, "hunk 1 of w.txt, at line 1"))]
+            )]
         );
     }
 
     #[test]
     fn an_empty_line_in_a_body_is_an_empty_context_line() {
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", "a", "", "-b", "+c"].map(|l| if l == "a" { " a" } else { l }));
+        let t =
+            text(
+                &["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", "a", "", "-b", "+c"]
+                    .map(|l| if l == "a" { " a" } else { l }),
+            );
         assert_eq!(files(&t)[0].hunks[0].old, "a\n\nb\n");
         assert_eq!(files(&t)[0].hunks[0].new, "a\n\nc\n");
     }
 
     #[test]
     fn a_chat_answer_fence_and_prose_around_the_diff_are_ignored() {
-        let t = text(&["Here is the fix:", "", "```diff", "--- a/f", "+++ b/f", "@@ -5,2 +5,2 @@", " x", "-y", "+z", "```", "", "It renames y."]);
-        assert_eq!(files(&t), vec![file("f", PatchOp::Update, vec![hunk("x\ny\n", "x\nz\n", anchor(5, false, true, "hunk 1 of f, at line 5"))])]);
+        let t = text(&[
+            "Here is the fix:",
+            "",
+            "```diff",
+            "--- a/f",
+            "+++ b/f",
+            "@@ -5,2 +5,2 @@",
+            " x",
+            "-y",
+            "+z",
+            "```",
+            "",
+            "It renames y.",
+        ]);
+        assert_eq!(
+            files(&t),
+            vec![file(
+                "f",
+                PatchOp::Update,
+                vec![hunk("x\ny\n", "x\nz\n", anchor(5, false, true, "hunk 1 of f, at line 5"))]
+            )]
+        );
         // The patch's last line without its newline is still a whole line.
         let t = "--- a/f\n+++ b/f\n@@ -5,2 +5,2 @@\n x\n-y\n+z";
         assert_eq!(files(t)[0].hunks[0].new, "x\nz\n");
@@ -899,20 +969,44 @@ mod tests {
 
     #[test]
     fn leading_and_trailing_context_decide_the_ends() {
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,1 @@", "-a", " b", "@@ -7,2 +6,1 @@", " c", "-d", "@@ -20,1 +18,1 @@", "-e", "+f"]);
-        let anchors: Vec<(bool, bool)> = files(&t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
+        let t = text(&[
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,2 +1,1 @@",
+            "-a",
+            " b",
+            "@@ -7,2 +6,1 @@",
+            " c",
+            "-d",
+            "@@ -20,1 +18,1 @@",
+            "-e",
+            "+f",
+        ]);
+        let anchors: Vec<(bool, bool)> =
+            files(&t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
         assert_eq!(anchors, vec![(true, false), (false, true), (false, false)]);
     }
 
     #[test]
     fn binary_patches_are_refused() {
-        let t = text(&["diff --git a/logo.png b/logo.png", "index 1111111..2222222 100644", "Binary files a/logo.png and b/logo.png differ"]);
+        let t = text(&[
+            "diff --git a/logo.png b/logo.png",
+            "index 1111111..2222222 100644",
+            "Binary files a/logo.png and b/logo.png differ",
+        ]);
         assert_eq!(
             refusal(&t),
             "InputValidationError: the diff changes logo.png as a binary file (line 3 of the patch: `Binary files \
              a/logo.png and b/logo.png differ`): multiedit applies text changes only; apply binary patches with `git apply`"
         );
-        let t = text(&["diff --git a/x.bin b/x.bin", "new file mode 100644", "index 0000000..2222222", "GIT binary patch", "literal 3", "KcmZQzU|;|M00aO5"]);
+        let t = text(&[
+            "diff --git a/x.bin b/x.bin",
+            "new file mode 100644",
+            "index 0000000..2222222",
+            "GIT binary patch",
+            "literal 3",
+            "KcmZQzU|;|M00aO5",
+        ]);
         assert_eq!(
             refusal(&t),
             "InputValidationError: the diff changes x.bin as a binary file (line 4 of the patch: `GIT binary patch`): \
