@@ -4,7 +4,8 @@
 //! client test is skipped with a message, except under CI=true, where it must run.
 //!
 //! Also: the plan schema is written once (`server/schema/plan.schema.json`); the VS Code extension's
-//! two copies must equal it.
+//! two copies must equal it. Likewise the patch schema (`server/schema/patch.schema.json`) and the
+//! extension's `multiedit_patch` language-model tool.
 
 #[path = "mcp_support/mod.rs"]
 mod mcp_support;
@@ -45,6 +46,25 @@ fn the_extension_uses_the_canonical_plan_schema() {
     assert_eq!(
         schema, canonical,
         "extension-vscode/package.json's multiedit tool inputSchema differs from server/schema/plan.schema.json: {fix}"
+    );
+}
+
+#[test]
+fn the_extension_uses_the_canonical_patch_schema() {
+    let canonical = json(&root().join("server/schema/patch.schema.json"));
+    assert_eq!(
+        serde_json::from_str::<Value>(multiedit::mcp::schema::PATCH_SCHEMA).unwrap(),
+        canonical,
+        "the binary's schema is the file"
+    );
+    let package = json(&root().join("extension-vscode/package.json"));
+    let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
+    let tool = tools.iter().find(|t| t["name"] == "multiedit_patch").expect("the multiedit_patch language-model tool");
+    // The same object as the MCP tool's, `preview` included: the extension sends it to multiedit.preview.
+    assert_eq!(
+        tool["inputSchema"], canonical,
+        "extension-vscode/package.json's multiedit_patch tool inputSchema differs from server/schema/patch.schema.json: \
+         copy server/schema/patch.schema.json over it (the schema is written once)"
     );
 }
 

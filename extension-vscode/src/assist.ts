@@ -1,6 +1,6 @@
 // Logic of the chat participant and the language model tool, written against small interfaces
 // so that it runs (and is unit-tested) without VS Code.
-import { Plan, PlanError, PrepareOptions, findPlan, planTargets, preparePlan } from './plan';
+import { EditRequest, PatchRequest, Plan, PlanError, PrepareOptions, findRequest, isPatchRequest, planTargets, preparePatch, prepareRequest } from './plan';
 import {
   ApplyResult,
   Refusal,
@@ -21,8 +21,8 @@ export interface AssistDeps {
   /** Folder for relative paths (the first workspace folder). */
   baseDir?(): string | undefined;
   defaults?: PrepareOptions['defaults'];
-  apply(plan: Plan): Promise<ApplyResult>;
-  preview(plan: Plan): Promise<ApplyResult>;
+  apply(plan: EditRequest): Promise<ApplyResult>;
+  preview(plan: EditRequest): Promise<ApplyResult>;
   /** Sends a prompt to a language model and returns its whole answer; absent without a model. */
   askModel?(prompt: string): Promise<string>;
 }
@@ -41,7 +41,7 @@ export interface ChatRequestLike {
 }
 
 export interface ChatOutcome {
-  plan?: Plan;
+  plan?: EditRequest;
   result?: ApplyResult;
   refusal?: Refusal;
 }
@@ -53,11 +53,14 @@ export const CHAT_HELP =
   'Give me a MultiEdit plan as JSON (or in a ```json block), for example:\n\n' +
   '```json\n{"file_path": "/abs/path/file.txt", "edits": [{"old_string": "foo", "new_string": "bar"}]}\n```\n\n' +
   'Without `file_path` the plan edits the active file (or the one file attached with #file). ' +
+  'A patch works too: a unified diff (as `git diff` writes it, in a ```diff block or as is), an apply_patch envelope ' +
+  '(`*** Begin Patch` … `*** End Patch`) or SEARCH/REPLACE blocks; its relative paths start at the workspace folder, and ' +
+  'new, deleted and renamed files are part of the one undoable change. ' +
   'Use `/preview` to see the diff first. With a language model available you can also describe the change in words.';
 
-function prepare(plan: Plan, deps: AssistDeps, referenced?: string[]): Plan {
+function prepare(plan: EditRequest, deps: AssistDeps, referenced?: string[]): EditRequest {
   const target = referenced && referenced.length === 1 ? referenced[0] : deps.activeFilePath();
-  return preparePlan(plan, { targetPath: target, baseDir: deps.baseDir?.(), defaults: deps.defaults });
+  return prepareRequest(plan, { targetPath: target, baseDir: deps.baseDir?.(), defaults: deps.defaults });
 }
 
 /** Prompt asking a model to turn an instruction about a file into a MultiEdit plan. */
@@ -78,12 +81,12 @@ export function buildPlanPrompt(filePath: string, text: string, instruction: str
   ].join('\n');
 }
 
-async function applyOrPreview(plan: Plan, preview: boolean, deps: AssistDeps, out: ChatOutput): Promise<ChatOutcome> {
+async function applyOrPreview(plan: EditRequest, preview: boolean, deps: AssistDeps, out: ChatOutput): Promise<ChatOutcome> {
   try {
     if (preview) {
       out.progress(`Previewing ${planTitle(plan)}…`);
       const result = await deps.preview(plan);
-      out.markdown(`**Preview: ${planTitle(plan)}** (nothing applied yet)\n\n`);
+      out.markdown(`**Preview: ${planTitle(plan, result)}** (nothing applied yet)\n\n`);
       if (result.diff) out.markdown('```diff\n' + result.diff.replace(/\n$/, '') + '\n```\n\n');
       else out.markdown(renderResultMarkdown(result));
       out.button(APPLY_PLAN_COMMAND, 'Apply', [plan]);
@@ -97,7 +100,7 @@ async function applyOrPreview(plan: Plan, preview: boolean, deps: AssistDeps, ou
     return { plan, result };
   } catch (err) {
     const refusal = toRefusal(err);
-    out.markdown(renderRefusalMarkdown(refusal));
+    out.markdown(renderRefusalMarkdown(refusal, plan));
     return { plan, refusal };
   }
 }
@@ -105,9 +108,9 @@ async function applyOrPreview(plan: Plan, preview: boolean, deps: AssistDeps, ou
 /** Handles one `@multiedit` chat request. */
 export async function handleChatRequest(req: ChatRequestLike, deps: AssistDeps, out: ChatOutput): Promise<ChatOutcome> {
   const preview = req.command === 'preview';
-  const found = findPlan(req.prompt);
+  const found = findRequest(req.prompt);
   if (found) {
-    let plan: Plan;
+    let plan: EditRequest;
     try {
       plan = prepare(found, deps, req.referencedFiles);
     } catch (err) {
@@ -117,7 +120,7 @@ export async function handleChatRequest(req: ChatRequestLike, deps: AssistDeps, 
     return applyOrPreview(plan, preview, deps, out);
   }
   if (req.command === 'apply' || req.command === 'preview' || !req.prompt.trim()) {
-    out.markdown(req.prompt.trim() ? `**No MultiEdit plan found in the message.**\n\n${CHAT_HELP}` : CHAT_HELP);
+    out.markdown(req.prompt.trim() ? `**No MultiEdit plan or patch found in the message.**\n\n${CHAT_HELP}` : CHAT_HELP);
     return {};
   }
   // A plain instruction: let the model write a plan for the active (or attached) file.
@@ -139,19 +142,20 @@ export async function handleChatRequest(req: ChatRequestLike, deps: AssistDeps, 
     out.markdown(`**The language model failed:** ${(err as Error).message}\n\n`);
     return {};
   }
-  const generated = findPlan(answer);
+  const generated = findRequest(answer);
   if (!generated) {
     out.markdown(`The model did not produce a plan. Its answer:\n\n${answer}\n\n`);
     return {};
   }
-  let plan: Plan;
+  let plan: EditRequest;
   try {
-    plan = prepare({ ...generated, file_path: generated.files ? undefined : file }, deps);
+    plan = isPatchRequest(generated) ? prepare(generated, deps) : prepare({ ...generated, file_path: generated.files ? undefined : file }, deps);
   } catch (err) {
     out.markdown(`**${(err as Error).message}**\n\n`);
     return {};
   }
-  out.markdown('Plan:\n\n```json\n' + JSON.stringify(plan, null, 2) + '\n```\n\n');
+  if (isPatchRequest(plan)) out.markdown('Patch:\n\n```diff\n' + plan.patch.replace(/\n$/, '') + '\n```\n\n');
+  else out.markdown('Plan:\n\n```json\n' + JSON.stringify(plan, null, 2) + '\n```\n\n');
   return applyOrPreview(plan, preview, deps, out);
 }
 
@@ -173,53 +177,111 @@ export interface ToolPreparation {
  * The tool's confirmation: what will change (per file: each edit and the diff), or, when the server
  * already refuses the plan in its preview, the refusal to return without asking.
  */
-export async function prepareToolInvocation(input: Plan, deps: AssistDeps): Promise<ToolPreparation> {
-  let plan: Plan;
+export async function prepareToolInvocation(input: EditRequest, deps: AssistDeps): Promise<ToolPreparation> {
+  let plan: EditRequest;
   try {
     plan = prepare(input, deps);
   } catch (err) {
     const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
     return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: refusal.message, refusal };
   }
-  let diff: string | undefined;
+  let result: ApplyResult;
   try {
-    diff = (await deps.preview(plan)).diff;
+    result = await deps.preview(plan);
   } catch (err) {
     const refusal = toRefusal(err);
     return {
       invocationMessage: `MultiEdit: ${planTitle(plan)} refused`,
       title: `MultiEdit: ${planTitle(plan)}`,
-      message: renderRefusalMarkdown(refusal),
+      message: renderRefusalMarkdown(refusal, plan),
       refusal,
     };
   }
   return {
-    invocationMessage: `MultiEdit: applying ${planTitle(plan)}`,
-    title: `MultiEdit: ${planTitle(plan)}`,
-    message: renderConfirmationMarkdown(plan, diff),
+    invocationMessage: `MultiEdit: applying ${planTitle(plan, result)}`,
+    title: `MultiEdit: ${planTitle(plan, result)}`,
+    message: renderConfirmationMarkdown(plan, result.diff, result),
   };
 }
 
 /** What the model gets back for a plan refused before it ran (see `ToolPreparation.refusal`). */
-export function refusedToolResult(refusal: Refusal): { text: string; outcome: ChatOutcome } {
-  return { text: renderToolResult({ refusal }), outcome: { refusal } };
+export function refusedToolResult(refusal: Refusal, patch = false): { text: string; outcome: ChatOutcome } {
+  return { text: renderToolResult({ refusal, patch }), outcome: { refusal } };
 }
 
 /** Runs the tool: applies the plan and returns the text for the model (engine message or refusal). */
-export async function invokeTool(input: Plan, deps: AssistDeps): Promise<{ text: string; outcome: ChatOutcome }> {
-  let plan: Plan;
+export async function invokeTool(input: EditRequest, deps: AssistDeps): Promise<{ text: string; outcome: ChatOutcome }> {
+  const patch = isPatchRequest(input);
+  let plan: EditRequest;
   try {
     plan = prepare(input, deps);
   } catch (err) {
     const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
-    return { text: renderToolResult({ refusal }), outcome: { refusal } };
+    return { text: renderToolResult({ refusal, patch }), outcome: { refusal } };
   }
   try {
     const result = await deps.apply(plan);
     return { text: renderToolResult({ result }), outcome: { plan, result } };
   } catch (err) {
     const refusal = toRefusal(err);
-    return { text: renderToolResult({ refusal }), outcome: { plan, refusal } };
+    return { text: renderToolResult({ refusal, patch }), outcome: { plan, refusal } };
+  }
+}
+
+// ---- the multiedit_patch tool -----------------------------------------------------------------
+
+export const PATCH_TOOL_NAME = 'multiedit_patch';
+
+/** The `multiedit_patch` tool's input (`server/schema/patch.schema.json`). */
+export interface PatchToolInput {
+  patch: string;
+  format?: PatchRequest['format'];
+  root?: string;
+  match?: PatchRequest['match'];
+  /** true: change nothing, answer with the diff (multiedit.preview). */
+  preview?: boolean;
+}
+
+/** The request the tool sends the server: {patch, format, root, match}, root defaulting to the workspace. */
+export function patchToolRequest(input: PatchToolInput, deps: AssistDeps): PatchRequest {
+  if (!input || typeof input.patch !== 'string') throw new PlanError('`patch` must be a string: the patch\'s text.');
+  return preparePatch({ patch: input.patch, format: input.format, root: input.root, match: input.match }, { baseDir: deps.baseDir?.(), defaults: deps.defaults });
+}
+
+/** The patch tool's confirmation; nothing to confirm for a preview (it changes nothing) or a refusal. */
+export async function preparePatchToolInvocation(input: PatchToolInput, deps: AssistDeps): Promise<ToolPreparation & { confirm: boolean }> {
+  if (input?.preview === true) return { invocationMessage: 'MultiEdit: previewing the patch', title: 'MultiEdit', message: '', confirm: false };
+  let req: PatchRequest;
+  try {
+    req = patchToolRequest(input, deps);
+  } catch (err) {
+    const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
+    return { invocationMessage: 'MultiEdit: checking the patch', title: 'MultiEdit', message: refusal.message, refusal, confirm: false };
+  }
+  return { ...(await prepareToolInvocation(req, deps)), confirm: true };
+}
+
+/**
+ * Runs the patch tool: `preview: true` answers with the diff the patch would make (multiedit.preview),
+ * else the patch is applied (multiedit.apply). Returns the text for the model.
+ */
+export async function invokePatchTool(input: PatchToolInput, deps: AssistDeps): Promise<{ text: string; outcome: ChatOutcome }> {
+  let req: PatchRequest;
+  try {
+    req = patchToolRequest(input, deps);
+  } catch (err) {
+    const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
+    return { text: renderToolResult({ refusal, patch: true }), outcome: { refusal } };
+  }
+  if (input.preview !== true) return invokeTool(req, deps);
+  try {
+    const result = await deps.preview(req);
+    const head = `Preview only, nothing changed: ${planTitle(req, result)}.`;
+    const text = result.diff && result.diff.trim() ? `${head}\n${result.diff.replace(/\n$/, '')}` : `${head}\n${result.message.trim()}`;
+    return { text, outcome: { plan: req, result } };
+  } catch (err) {
+    const refusal = toRefusal(err);
+    return { text: renderToolResult({ refusal, patch: true }), outcome: { plan: req, refusal } };
   }
 }
 

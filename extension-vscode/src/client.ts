@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
-import { Plan, ReviewPolicy, reviewFor, serverArguments } from './plan';
+import { EditRequest, ReviewPolicy, reviewArgument, reviewFor, serverArguments } from './plan';
 import { ApplyResult, isApplyResult } from './render';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 
@@ -201,13 +201,13 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   /** Whether the plan goes through the editor's review (the plan's `review`, else `multiedit.review`). */
-  reviews(plan: Plan): boolean {
+  reviews(plan: EditRequest): boolean {
     return reviewFor(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review'));
   }
 
-  private async execute(command: string, plan: Plan): Promise<ApplyResult> {
+  private async execute(command: string, plan: EditRequest): Promise<ApplyResult> {
     const client = await this.ensureStarted();
-    const args = serverArguments(plan, this.reviews(plan));
+    const args = serverArguments(plan, reviewArgument(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review')));
     this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
     let result: unknown;
     try {
@@ -225,12 +225,12 @@ export class MultiEditClient implements vscode.Disposable {
     return result;
   }
 
-  apply(plan: Plan): Promise<ApplyResult> {
+  apply(plan: EditRequest): Promise<ApplyResult> {
     this.lastAppliedEdit = undefined;
     return this.execute(SERVER_APPLY, plan);
   }
 
-  preview(plan: Plan): Promise<ApplyResult> {
+  preview(plan: EditRequest): Promise<ApplyResult> {
     return this.execute(SERVER_PREVIEW, plan);
   }
 

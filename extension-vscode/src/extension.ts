@@ -3,9 +3,19 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { connectAgents } from './agents';
 import { registerMcpServer } from './mcp';
-import { AssistDeps, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from './assist';
+import {
+  AssistDeps,
+  PATCH_TOOL_NAME,
+  PatchToolInput,
+  handleChatRequest,
+  invokePatchTool,
+  invokeTool,
+  preparePatchToolInvocation,
+  prepareToolInvocation,
+  refusedToolResult,
+} from './assist';
 import { MultiEditClient, ServerError, showErrorWithLogs } from './client';
-import { Plan, PlanError, needsTarget, parsePlanText, planFromPairs, preparePlan } from './plan';
+import { EditRequest, Plan, PlanError, isPatchRequest, needsTarget, parseRequestText, planFromPairs, prepareRequest } from './plan';
 import {
   ApplyResult,
   Refusal,
@@ -16,6 +26,7 @@ import {
   renderRefusalNotification,
   renderRefusalText,
   refusalLocation,
+  requestNoun,
   rangesAfterEdits,
   toRefusal,
   workspaceEditFiles,
@@ -35,6 +46,7 @@ const state: {
   lastRefusal?: Refusal;
   lastNotification?: string;
   lastToolResult?: string;
+  lastPreview?: { title: string; diff: string | null; entries: string[][] };
   status?: { text: string; tooltip: string };
   openedFiles?: number;
   highlighted?: number;
@@ -88,12 +100,12 @@ function targetOtherThan(planDoc: vscode.TextDocument): string | undefined {
   return visible.length === 1 ? visible[0].uri.fsPath : undefined;
 }
 
-function prepare(plan: Plan, targetPath: string | undefined, base?: string): Plan {
-  return preparePlan(plan, { targetPath, baseDir: base ?? baseDir(), defaults: settings().defaults });
+function prepare(plan: EditRequest, targetPath: string | undefined, base?: string): EditRequest {
+  return prepareRequest(plan, { targetPath, baseDir: base ?? baseDir(), defaults: settings().defaults });
 }
 
-async function notifyResult(result: ApplyResult): Promise<void> {
-  const text = renderApplyNotification(result);
+async function notifyResult(result: ApplyResult, plan?: EditRequest): Promise<void> {
+  const text = renderApplyNotification(result, plan);
   state.lastNotification = text;
   const pick = isPartial(result)
     ? await vscode.window.showWarningMessage(text, 'Show Logs', 'Undo')
@@ -109,7 +121,7 @@ interface PlanSource {
   text: string;
   offset: number;
   version: number;
-  plan: Plan;
+  plan: EditRequest;
 }
 
 /** Set while a plan taken from an editor runs. */
@@ -134,7 +146,7 @@ let planDiagnostics: vscode.DiagnosticCollection;
 /** The failing edit's `old_string` in the plan's editor, or undefined when it cannot be found. */
 function failingEditRange(source: PlanSource, refusal: Refusal, doc: vscode.TextDocument): vscode.Range | undefined {
   const index = refusal.data?.edit_index;
-  if (typeof index !== 'number') return undefined;
+  if (typeof index !== 'number' || isPatchRequest(source.plan)) return undefined;
   const fileIndex = source.plan.files ? fileIndexOf(source.plan.files, refusal.data?.file_path) : undefined;
   if (source.plan.files && fileIndex === undefined) return undefined;
   const span = locateEdit(source.text, index, fileIndex);
@@ -175,11 +187,11 @@ async function openPlanAt(source: PlanSource, range: vscode.Range | undefined): 
 }
 
 /** A plan the user discarded in the Refactor Preview: not a refusal, nothing was applied. */
-function declinedInReview(plan: Plan | undefined, err: unknown): boolean {
+function declinedInReview(plan: EditRequest | undefined, err: unknown): boolean {
   return !!plan && !!client?.reviews(plan) && toRefusal(err).data?.kind === 'not_applied';
 }
 
-async function notifyDeclined(plan: Plan): Promise<void> {
+async function notifyDeclined(plan: EditRequest): Promise<void> {
   const text = `MultiEdit: ${planTitle(plan)} not applied: the review was discarded, nothing changed.`;
   state.lastNotification = text;
   state.lastRefusal = undefined;
@@ -188,11 +200,11 @@ async function notifyDeclined(plan: Plan): Promise<void> {
   void vscode.window.showInformationMessage(text);
 }
 
-async function notifyRefusal(err: unknown, plan?: Plan): Promise<void> {
+async function notifyRefusal(err: unknown, plan?: EditRequest): Promise<void> {
   if (declinedInReview(plan, err)) return notifyDeclined(plan!);
   const refusal = toRefusal(err);
   state.lastRefusal = refusal;
-  const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal);
+  const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal, plan ?? planSource?.plan);
   state.lastNotification = text;
   client?.log.warn(renderRefusalText(refusal));
   updateStatus({ outcome: 'refused', text: refusalLocation(refusal) || 'refused' });
@@ -200,24 +212,32 @@ async function notifyRefusal(err: unknown, plan?: Plan): Promise<void> {
   const planRange = source ? markFailingEdit(source, refusal) : undefined;
   const actions: string[] = [];
   if (hintLines(refusal.data?.hint) && refusal.data?.file_path) actions.push(GO_TO_CLOSEST);
-  if (source) actions.push(OPEN_PLAN);
+  const openSource = source && isPatchRequest(source.plan) ? OPEN_PATCH : OPEN_PLAN;
+  if (source) actions.push(openSource);
   actions.push(SHOW_LOGS);
   const pick = await vscode.window.showErrorMessage(text, ...actions);
   if (pick === GO_TO_CLOSEST) await goToClosestText(refusal);
-  else if (pick === OPEN_PLAN && source) await openPlanAt(source, planRange);
+  else if (pick === openSource && source) await openPlanAt(source, planRange);
   else if (pick === SHOW_LOGS) client?.log.show(true);
 }
 
 const GO_TO_CLOSEST = 'Go to Closest Text';
 const OPEN_PLAN = 'Open Plan';
+const OPEN_PATCH = 'Open Patch';
 const SHOW_LOGS = 'Show Logs';
 
-function filesOf(plan: Plan): string[] {
+function filesOf(plan: EditRequest): string[] {
+  if (isPatchRequest(plan)) return [];
   return plan.files ? plan.files.map((f) => f.file_path ?? '') : [plan.file_path ?? ''];
 }
 
-/** Applies a prepared plan through the server (one WorkspaceEdit, one undo step). */
-async function applyPlan(plan: Plan): Promise<ApplyResult> {
+/** The files an applied result leaves in place: a moved file at its new path, deleted files left out. */
+function filesAfter(result: ApplyResult): string[] {
+  return (result.files ?? []).filter((f) => !f.deleted).map((f) => f.moved_to ?? f.file_path).filter(Boolean);
+}
+
+/** Applies a prepared plan or patch through the server (one WorkspaceEdit, one undo step). */
+async function applyPlan(plan: EditRequest): Promise<ApplyResult> {
   let result: ApplyResult;
   try {
     result = await vscode.window.withProgress(
@@ -229,11 +249,11 @@ async function applyPlan(plan: Plan): Promise<ApplyResult> {
     else updateStatus({ outcome: 'refused', text: refusalLocation(toRefusal(err)) || planTitle(plan) });
     throw err;
   }
-  state.lastApplied = { files: (result.files ?? []).map((f) => f.file_path).filter(Boolean), result };
+  state.lastApplied = { files: filesAfter(result), result };
   if (state.lastApplied.files.length === 0) state.lastApplied.files = filesOf(plan);
   state.lastRefusal = undefined;
   if (planSource) planDiagnostics.delete(planSource.uri);
-  updateStatus({ outcome: 'applied', text: planTitle(plan) });
+  updateStatus({ outcome: 'applied', text: planTitle(plan, result) });
   await showChanges(client!.lastAppliedEdit as LspWorkspaceEdit | undefined);
   return result;
 }
@@ -246,7 +266,10 @@ let highlight: { added: vscode.TextEditorDecorationType; removed: vscode.TextEdi
  * and the changed ranges are highlighted for a moment in the visible editors, so every change is seen.
  */
 async function showChanges(edit: LspWorkspaceEdit | undefined): Promise<void> {
-  const files = workspaceEditFiles(edit);
+  // A deleted file is gone; a renamed one is shown (and highlighted) at its new place.
+  const files = workspaceEditFiles(edit)
+    .filter((f) => f.kind !== 'delete')
+    .map((f) => (f.newUri ? { ...f, uri: f.newUri } : f));
   if (!files.length) return;
   const c = vscode.workspace.getConfiguration('multiedit');
   if (c.get<boolean>('openEditedFiles') !== false) {
@@ -327,11 +350,11 @@ function hasConfirmation(edit: LspWorkspaceEdit): boolean {
   return !!annotations && Object.values(annotations).some((a) => a.needsConfirmation);
 }
 
-async function applyWithUi(plan: Plan): Promise<void> {
+async function applyWithUi(plan: EditRequest): Promise<void> {
   if (settings().previewBeforeApply) return previewWithUi(plan);
   try {
     const result = await applyPlan(plan);
-    await notifyResult(result);
+    await notifyResult(result, plan);
   } catch (err) {
     await notifyRefusal(err, plan);
   }
@@ -384,18 +407,13 @@ async function closePreviewTabs(): Promise<void> {
   if (ours.length) await vscode.window.tabGroups.close(ours, true);
 }
 
-/** Shows the plan's changes as a diff, then offers to apply it. */
-async function previewWithUi(plan: Plan): Promise<void> {
-  let result: ApplyResult;
-  try {
-    result = await client!.preview(plan);
-  } catch (err) {
-    await notifyRefusal(err);
-    return;
-  }
-  const files = workspaceEditFiles(result.edit as never);
+/**
+ * The diff entries of a preview's WorkspaceEdit, [file, before, after] for `vscode.changes`: a new
+ * file against an empty text, a renamed file shown under its new name, a deleted one against nothing.
+ */
+async function previewEntries(edit: LspWorkspaceEdit | undefined): Promise<[vscode.Uri, vscode.Uri, vscode.Uri][]> {
   const entries: [vscode.Uri, vscode.Uri, vscode.Uri][] = [];
-  for (const f of files) {
+  for (const f of workspaceEditFiles(edit)) {
     const uri = uriOf(f.uri);
     let original = '';
     if (f.kind !== 'create') {
@@ -407,16 +425,42 @@ async function previewWithUi(plan: Plan): Promise<void> {
     }
     let proposed: string;
     try {
-      proposed = applyTextEdits(original, f.edits);
+      proposed = f.kind === 'delete' ? '' : applyTextEdits(original, f.edits);
     } catch {
       continue;
     }
     const name = path.basename(uri.fsPath);
     const left = f.kind === 'create' ? previewContent.add(`${name} (new file)`, '') : uri;
-    entries.push([uri, left, previewContent.add(uri.path, proposed)]);
+    let right: vscode.Uri;
+    if (f.kind === 'rename' && f.newUri) {
+      const to = uriOf(f.newUri);
+      right = previewContent.add(`${to.path} (renamed from ${name})`, proposed);
+    } else if (f.kind === 'delete') right = previewContent.add(`${uri.path} (deleted)`, '');
+    else right = previewContent.add(uri.path, proposed);
+    entries.push([uri, left, right]);
   }
-  const title = `MultiEdit Preview: ${planTitle(plan)}`;
-  if (entries.length === 1) {
+  return entries;
+}
+
+/**
+ * Shows the changes as a diff, then offers to apply them. A plan's: each file's diff; a patch's: the
+ * unified diff the server answers (renamed and deleted files included), read-only.
+ */
+async function previewWithUi(plan: EditRequest): Promise<void> {
+  let result: ApplyResult;
+  try {
+    result = await client!.preview(plan);
+  } catch (err) {
+    await notifyRefusal(err, plan);
+    return;
+  }
+  const title = `MultiEdit Preview: ${planTitle(plan, result)}`;
+  const entries = await previewEntries(result.edit as LspWorkspaceEdit | undefined);
+  if (isPatchRequest(plan) && result.diff) {
+    const doc = await vscode.workspace.openTextDocument(previewContent.add(`/MultiEdit Preview of the patch.diff`, result.diff));
+    if (doc.languageId !== 'diff') await Promise.resolve(vscode.languages.setTextDocumentLanguage(doc, 'diff')).catch(() => undefined);
+    await vscode.window.showTextDocument(doc, { preview: true });
+  } else if (entries.length === 1) {
     await vscode.commands.executeCommand('vscode.diff', entries[0][1], entries[0][2], title, { preview: true });
   } else if (entries.length > 1) {
     await vscode.commands.executeCommand('vscode.changes', title, entries);
@@ -424,13 +468,14 @@ async function previewWithUi(plan: Plan): Promise<void> {
     const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: result.diff });
     await vscode.window.showTextDocument(doc, { preview: true });
   }
-  const text = `MultiEdit: apply ${planTitle(plan)}?`;
+  state.lastPreview = { title, diff: result.diff ?? null, entries: entries.map(([, l, r]) => [l.toString(), r.toString()]) };
+  const text = `MultiEdit: apply ${planTitle(plan, result)}?`;
   state.lastNotification = text;
   const pick = await vscode.window.showInformationMessage(text, 'Apply', 'Cancel');
   await closePreviewTabs();
   if (pick !== 'Apply') return;
   try {
-    await notifyResult(await applyPlan(plan));
+    await notifyResult(await applyPlan(plan), plan);
   } catch (err) {
     await notifyRefusal(err, plan);
   }
@@ -438,15 +483,23 @@ async function previewWithUi(plan: Plan): Promise<void> {
 
 // ---- palette commands -------------------------------------------------------------------------
 
-/** The plan in the active editor (its selection if any) with its target filled in. */
-function planFromActiveEditor(): Plan {
+/** A .diff/.patch file, or an editor in the `diff` language: its whole text is a patch. */
+function isPatchDocument(doc: vscode.TextDocument): boolean {
+  return doc.languageId === 'diff' || /\.(diff|patch)$/i.test(doc.uri.path);
+}
+
+/**
+ * The plan or patch in the active editor (its selection if any) with its target filled in; `asPatch`
+ * (the title action of .diff/.patch files): the text is sent as a patch as it is.
+ */
+function planFromActiveEditor(asPatch = false): EditRequest {
   const editor = vscode.window.activeTextEditor;
-  if (!editor) throw new PlanError('Open the plan (JSON) in an editor first.');
+  if (!editor) throw new PlanError(asPatch ? 'Open the patch in an editor first.' : 'Open the plan (JSON) or the patch in an editor first.');
   const doc = editor.document;
   const text = editor.selection.isEmpty ? doc.getText() : doc.getText(editor.selection);
   const offset = editor.selection.isEmpty ? 0 : doc.offsetAt(editor.selection.start);
   planDiagnostics.delete(doc.uri);
-  const plan = parsePlanText(text);
+  const plan: EditRequest = asPatch || (isPatchDocument(doc) && !/^\s*[[{]/.test(text)) ? { patch: text } : parseRequestText(text);
   const target = needsTarget(plan) ? targetOtherThan(doc) : undefined;
   const base = doc.uri.scheme === 'file' ? path.dirname(doc.uri.fsPath) : undefined;
   const prepared = prepare(plan, target, baseDir() ?? base);
@@ -454,27 +507,44 @@ function planFromActiveEditor(): Plan {
   return prepared;
 }
 
-async function planFromClipboard(): Promise<Plan> {
+async function planFromClipboard(): Promise<EditRequest> {
   const text = await vscode.env.clipboard.readText();
-  return prepare(parsePlanText(text), activeFilePath());
+  return prepare(parseRequestText(text), activeFilePath());
 }
 
-async function planFromPicker(): Promise<Plan | undefined> {
+/** The clipboard as a patch: recognised like a plan, and a text with no marker is still sent to the server, which says why it is no patch. */
+async function patchFromClipboard(): Promise<EditRequest> {
+  const text = await vscode.env.clipboard.readText();
+  if (!text.trim()) throw new PlanError('The clipboard is empty: copy a patch (a unified diff, an apply_patch envelope or SEARCH/REPLACE blocks) first.');
+  let req: EditRequest;
+  try {
+    req = parseRequestText(text);
+  } catch (err) {
+    if (!(err instanceof PlanError)) throw err;
+    req = { patch: text };
+  }
+  return prepare(req, activeFilePath());
+}
+
+async function planFromPicker(): Promise<EditRequest | undefined> {
   const picked = await vscode.window.showOpenDialog({
     canSelectMany: false,
-    openLabel: 'Apply Plan',
-    filters: { 'MultiEdit plans': ['json', 'jsonc', 'md'], 'All files': ['*'] },
+    openLabel: 'Apply',
+    filters: { 'MultiEdit plans and patches': ['json', 'jsonc', 'md', 'diff', 'patch'], 'All files': ['*'] },
   });
   if (!picked || picked.length === 0) return undefined;
   const bytes = await vscode.workspace.fs.readFile(picked[0]);
   const text = new TextDecoder().decode(bytes);
-  return prepare(parsePlanText(text), activeFilePath(), path.dirname(picked[0].fsPath));
+  const req = /\.(diff|patch)$/i.test(picked[0].path) && !/^\s*[[{]/.test(text) ? { patch: text } : parseRequestText(text);
+  // A plan's relative paths start at its file's folder; a patch's (git's) at the workspace folder.
+  const base = isPatchRequest(req) ? (baseDir() ?? path.dirname(picked[0].fsPath)) : path.dirname(picked[0].fsPath);
+  return prepare(req, activeFilePath(), base);
 }
 
-async function runPlanCommand(getPlan: () => Plan | undefined | Promise<Plan | undefined>, preview: boolean): Promise<void> {
+async function runPlanCommand(getPlan: () => EditRequest | undefined | Promise<EditRequest | undefined>, preview: boolean): Promise<void> {
   planSource = undefined;
   try {
-    let plan: Plan | undefined;
+    let plan: EditRequest | undefined;
     try {
       plan = await getPlan();
     } catch (err) {
@@ -587,11 +657,11 @@ function toolInputKey(input: unknown): string {
   return JSON.stringify(input);
 }
 
-class MultiEditTool implements vscode.LanguageModelTool<Plan> {
+class MultiEditTool implements vscode.LanguageModelTool<EditRequest> {
   /** Refusals found while preparing, by input: invoke returns them without running the plan. */
   private readonly refused = new Map<string, Refusal>();
 
-  async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<Plan>) {
+  async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<EditRequest>) {
     const p = await prepareToolInvocation(options.input, assistDeps());
     if (p.refusal) {
       // Nothing to confirm: the model gets the refusal at once, and nothing is applied.
@@ -606,11 +676,43 @@ class MultiEditTool implements vscode.LanguageModelTool<Plan> {
     };
   }
 
-  async invoke(options: vscode.LanguageModelToolInvocationOptions<Plan>) {
+  async invoke(options: vscode.LanguageModelToolInvocationOptions<EditRequest>) {
     const key = toolInputKey(options.input);
     const early = this.refused.get(key);
     this.refused.delete(key);
     const { text, outcome } = early ? refusedToolResult(early) : await invokeTool(options.input, assistDeps());
+    if (outcome.refusal) state.lastRefusal = outcome.refusal;
+    state.lastToolResult = text;
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+  }
+}
+
+/**
+ * `multiedit_patch`: a unified diff, apply_patch envelope or SEARCH/REPLACE blocks, sent to the server
+ * as {patch, format, root, match}; `preview: true` answers with the diff and changes nothing.
+ */
+class MultiEditPatchTool implements vscode.LanguageModelTool<PatchToolInput> {
+  private readonly refused = new Map<string, Refusal>();
+
+  async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<PatchToolInput>) {
+    const p = await preparePatchToolInvocation(options.input, assistDeps());
+    const key = toolInputKey(options.input);
+    if (p.refusal) {
+      this.refused.set(key, p.refusal);
+      while (this.refused.size > 20) this.refused.delete(this.refused.keys().next().value as string);
+    } else this.refused.delete(key);
+    if (!p.confirm) return { invocationMessage: p.invocationMessage };
+    return {
+      invocationMessage: p.invocationMessage,
+      confirmationMessages: { title: p.title, message: new vscode.MarkdownString(p.message) },
+    };
+  }
+
+  async invoke(options: vscode.LanguageModelToolInvocationOptions<PatchToolInput>) {
+    const key = toolInputKey(options.input);
+    const early = this.refused.get(key);
+    this.refused.delete(key);
+    const { text, outcome } = early ? refusedToolResult(early, true) : await invokePatchTool(options.input, assistDeps());
     if (outcome.refusal) state.lastRefusal = outcome.refusal;
     state.lastToolResult = text;
     return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
@@ -651,6 +753,7 @@ function writeState(extra: Record<string, unknown>): void {
     lastRefusal: state.lastRefusal ?? null,
     lastNotification: state.lastNotification ?? null,
     lastToolResult: state.lastToolResult ?? null,
+    lastPreview: state.lastPreview ?? null,
     status: state.status ?? null,
     openedFiles: state.openedFiles ?? null,
     highlighted: state.highlighted ?? null,
@@ -666,15 +769,16 @@ function registerTestCommands(context: vscode.ExtensionContext): void {
   void vscode.commands.executeCommand('setContext', 'multiedit.testMode', true);
   context.subscriptions.push(
     vscode.commands.registerCommand('multiedit.test.dumpState', () => writeState({ command: 'dumpState' })),
-    vscode.commands.registerCommand('multiedit.test.invokeTool', async (input?: Plan) => {
+    // An input with `patch` goes to the multiedit_patch tool, any other to the multiedit tool.
+    vscode.commands.registerCommand('multiedit.test.invokeTool', async (input?: EditRequest) => {
       let toolInput = input;
       if (!toolInput) {
         const inputFile = `${settings().stateFile}.tool-input.json`;
-        toolInput = JSON.parse(fs.readFileSync(inputFile, 'utf8')) as Plan;
+        toolInput = JSON.parse(fs.readFileSync(inputFile, 'utf8')) as EditRequest;
       }
       let text: string;
       try {
-        const result = await vscode.lm.invokeTool(TOOL_NAME, { input: toolInput, toolInvocationToken: undefined });
+        const result = await vscode.lm.invokeTool(isPatchRequest(toolInput) ? PATCH_TOOL_NAME : TOOL_NAME, { input: toolInput, toolInvocationToken: undefined });
         text = result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
       } catch (err) {
         text = `invokeTool threw: ${(err as Error).message}`;
@@ -762,14 +866,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length) pendingHighlights.delete(e.document.uri.toString());
     }),
-    vscode.commands.registerCommand('multiedit.applyPlanFromEditor', () => runPlanCommand(planFromActiveEditor, false)),
-    vscode.commands.registerCommand('multiedit.previewPlanFromEditor', () => runPlanCommand(planFromActiveEditor, true)),
+    vscode.commands.registerCommand('multiedit.applyPlanFromEditor', () => runPlanCommand(() => planFromActiveEditor(), false)),
+    vscode.commands.registerCommand('multiedit.previewPlanFromEditor', () => runPlanCommand(() => planFromActiveEditor(), true)),
     vscode.commands.registerCommand('multiedit.applyPlanFromClipboard', () => runPlanCommand(planFromClipboard, false)),
     vscode.commands.registerCommand('multiedit.previewPlanFromClipboard', () => runPlanCommand(planFromClipboard, true)),
     vscode.commands.registerCommand('multiedit.applyPlanFromFile', () => runPlanCommand(planFromPicker, false)),
+    vscode.commands.registerCommand('multiedit.applyPatchFromClipboard', () => runPlanCommand(patchFromClipboard, false)),
+    vscode.commands.registerCommand('multiedit.previewPatchFromClipboard', () => runPlanCommand(patchFromClipboard, true)),
+    vscode.commands.registerCommand('multiedit.applyPatchFromEditor', () => runPlanCommand(() => planFromActiveEditor(true), false)),
+    vscode.commands.registerCommand('multiedit.previewPatchFromEditor', () => runPlanCommand(() => planFromActiveEditor(true), true)),
     vscode.commands.registerCommand('multiedit.replaceInFile', replaceInFile),
     vscode.commands.registerCommand('multiedit.undoLastBatch', undoLastBatch),
-    vscode.commands.registerCommand('multiedit.applyPlan', (plan: Plan) => runPlanCommand(() => prepare(plan, activeFilePath()), false)),
+    vscode.commands.registerCommand('multiedit.applyPlan', (plan: EditRequest) => runPlanCommand(() => prepare(plan, activeFilePath()), false)),
     vscode.commands.registerCommand('multiedit.restartServer', async () => {
       try {
         await client!.restart();
@@ -787,7 +895,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     participant.iconPath = new vscode.ThemeIcon('replace-all');
     context.subscriptions.push(participant);
   }
-  if (vscode.lm?.registerTool) context.subscriptions.push(vscode.lm.registerTool(TOOL_NAME, new MultiEditTool()));
+  if (vscode.lm?.registerTool) {
+    context.subscriptions.push(vscode.lm.registerTool(TOOL_NAME, new MultiEditTool()), vscode.lm.registerTool(PATCH_TOOL_NAME, new MultiEditPatchTool()));
+  }
   const offersMcp = registerMcpServer(context, () => client!.serverCommand().command);
   log.info(offersMcp ? 'offering `multiedit mcp` to VS Code agents' : 'this VS Code has no MCP server provider API; `multiedit mcp` is not offered');
 

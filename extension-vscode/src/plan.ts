@@ -239,7 +239,8 @@ export function validatePlanShape(plan: Plan): void {
 }
 
 /** True when the plan (or one of its files) has no file_path. */
-export function needsTarget(plan: Plan): boolean {
+export function needsTarget(plan: EditRequest): boolean {
+  if (isPatchRequest(plan)) return false;
   if (plan.files) return plan.files.some((f) => !f.file_path);
   return !plan.file_path;
 }
@@ -314,30 +315,47 @@ export type ReviewPolicy = 'never' | 'multiFile' | 'always';
  * Whether a plan is reviewed in the editor before it applies: the plan's own `review` (a policy or a
  * boolean) or else the setting; `multiFile` means plans that edit two files or more.
  */
-export function reviewFor(plan: Plan, setting: ReviewPolicy | undefined): boolean {
-  const own = plan.review;
-  const policy = own === true ? 'always' : own === false ? 'never' : typeof own === 'string' ? own : (setting ?? 'multiFile');
+export function reviewFor(plan: EditRequest, setting: ReviewPolicy | undefined): boolean {
+  const policy = reviewPolicyFor(plan, setting);
   if (policy === 'always') return true;
-  if (policy === 'multiFile') return (plan.files?.length ?? 1) > 1;
+  if (policy === 'multiFile') return isPatchRequest(plan) ? patchHeaderFiles(plan.patch).length !== 1 : ((plan as Plan).files?.length ?? 1) > 1;
   return false;
+}
+
+/** The review policy of a request: its own `review` (a policy or a boolean), else the setting. */
+export function reviewPolicyFor(plan: EditRequest, setting: ReviewPolicy | undefined): ReviewPolicy {
+  const own = plan.review;
+  return own === true ? 'always' : own === false ? 'never' : typeof own === 'string' ? (own as ReviewPolicy) : (setting ?? 'multiFile');
 }
 
 /**
  * The command arguments for the server: the plan without the extension-side `review` field, then the
  * call's options with the review decided here.
  */
-export function serverArguments(plan: Plan, review: boolean): [Plan, { review: boolean }] {
+export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy): [EditRequest, { review: boolean | ReviewPolicy }] {
   const { review: _ignored, ...rest } = plan;
-  return [rest as Plan, { review }];
+  return [rest as EditRequest, { review }];
 }
 
-/** Paths the plan edits, in order. */
-export function planTargets(plan: Plan): string[] {
+/**
+ * The review option sent with a request: a plan's is decided here (true/false); a patch's `multiFile`
+ * goes to the server as is, since only the server knows how many files the patch changes.
+ */
+export function reviewArgument(plan: EditRequest, setting: ReviewPolicy | undefined): boolean | ReviewPolicy {
+  const policy = reviewPolicyFor(plan, setting);
+  if (isPatchRequest(plan) && policy === 'multiFile') return policy;
+  return reviewFor(plan, setting);
+}
+
+/** Paths the plan edits, in order (a patch: the files its headers name). */
+export function planTargets(plan: EditRequest): string[] {
+  if (isPatchRequest(plan)) return patchHeaderFiles(plan.patch);
   if (plan.files) return plan.files.map((f) => f.file_path ?? '');
   return [plan.file_path ?? ''];
 }
 
-export function planEditCount(plan: Plan): number {
+export function planEditCount(plan: EditRequest): number {
+  if (isPatchRequest(plan)) return 0;
   if (plan.files) return plan.files.reduce((n, f) => n + (Array.isArray(f.edits) ? f.edits.length : 0), 0);
   return Array.isArray(plan.edits) ? plan.edits.length : 0;
 }
@@ -349,4 +367,164 @@ export function planFromPairs(filePath: string, pairs: { old: string; new: strin
     file_path: filePath,
     edits: pairs.map((p) => ({ old_string: p.old, new_string: p.new, ...(p.all ? { replace_all: true } : {}) })),
   };
+}
+
+// ---- patches ----------------------------------------------------------------------------------
+
+/**
+ * A patch for the server to parse (`server/schema/patch.schema.json`): a unified diff, an apply_patch
+ * envelope or SEARCH/REPLACE blocks. The extension never parses hunks; it only recognises the text.
+ */
+export type PatchRequest = {
+  patch: string;
+  format?: 'auto' | 'plan' | 'diff' | 'apply-patch' | 'search-replace';
+  /** The folder the patch's relative paths start from. */
+  root?: string;
+  match?: 'exact' | 'tolerant';
+  /** Extension-side only, like a plan's: whether the user reviews it in the Refactor Preview. */
+  review?: unknown;
+};
+
+/** What the palette, the chat and the tools send the server: a plan or a patch. */
+export type EditRequest = Plan | PatchRequest;
+
+export function isPatchRequest(v: unknown): v is PatchRequest {
+  return isRecord(v) && typeof v.patch === 'string';
+}
+
+const PATCH_TAGS = new Set(['diff', 'patch', 'udiff', 'git-diff']);
+
+/** Blocks of a markdown text tagged `diff` or `patch`, in order. */
+export function patchBlocks(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(FENCE)) if (PATCH_TAGS.has(m[3].toLowerCase())) out.push(m[4]);
+  return out;
+}
+
+/**
+ * Whether a patch marker starts a line: `*** Begin Patch`, `diff --git `, a `--- ` line followed by a
+ * `+++ ` line, `@@ -`, `<<<<<<< SEARCH` or `------- SEARCH`.
+ */
+export function looksLikePatch(text: string): boolean {
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i];
+    if (l.trim() === '*** Begin Patch') return true;
+    if (l.startsWith('diff --git ') || l.startsWith('@@ -')) return true;
+    if (l.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) return true;
+    if (/^(<{5,9}|-{5,9})[ \t]*SEARCH[ \t]*$/.test(l)) return true;
+  }
+  return false;
+}
+
+/**
+ * The patch in a text, or undefined: the blocks tagged diff/patch of a markdown text (joined), else
+ * the whole text when a patch marker starts one of its lines (the server skips the prose around it,
+ * and SEARCH/REPLACE blocks need the path written before their fence).
+ */
+export function findPatchText(text: string): string | undefined {
+  const blocks = patchBlocks(text).filter((b) => b.trim());
+  if (blocks.length) return blocks.map((b) => b.replace(/\n?$/, '\n')).join('');
+  return looksLikePatch(text) ? text : undefined;
+}
+
+/**
+ * A plan or a patch in text: a whole JSON plan first; then a block tagged diff/patch; then a plan in a
+ * json-tagged block; then a patch marker at a line start (the whole text); then any other JSON the
+ * text holds. Throws PlanError when there is neither.
+ */
+export function parseRequestText(text: string): EditRequest {
+  const trimmed = text.trim();
+  if (!trimmed) throw new PlanError('No plan or patch: the text is empty.');
+  const whole = tryParse(trimmed);
+  if (whole.plan) return whole.plan;
+  const blocks = patchBlocks(text).filter((b) => b.trim());
+  if (blocks.length) return { patch: findPatchText(text)! };
+  for (const m of text.matchAll(FENCE)) {
+    const lang = m[3].toLowerCase();
+    if (lang !== 'json' && lang !== 'jsonc' && lang !== 'json5' && lang !== 'multiedit') continue;
+    const r = tryParse(m[4].trim());
+    if (r.plan) return r.plan;
+  }
+  if (looksLikePatch(text)) return { patch: text };
+  try {
+    return parsePlanText(text);
+  } catch (err) {
+    if (err instanceof PlanError && /^No MultiEdit plan found: expected JSON/.test(err.message))
+      throw new PlanError(
+        'No MultiEdit plan or patch found: expected a JSON plan like {"file_path": "...", "edits": [{"old_string": "...", "new_string": "..."}]}, ' +
+          'a unified diff (git diff), an apply_patch envelope (*** Begin Patch) or SEARCH/REPLACE blocks.',
+      );
+    throw err;
+  }
+}
+
+/** Like parseRequestText but returns undefined instead of throwing. */
+export function findRequest(text: string): EditRequest | undefined {
+  try {
+    return parseRequestText(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A patch request ready for the server: `root` (when the request names none) is the workspace folder,
+ * `match` the default when it is not exact; nothing else is added (the server takes patch, format,
+ * root and match only).
+ */
+export function preparePatch(req: PatchRequest, opts: Pick<PrepareOptions, 'baseDir' | 'defaults'> = {}): PatchRequest {
+  if (typeof req.patch !== 'string' || !req.patch.trim()) throw new PlanError('The patch is empty.');
+  const out: PatchRequest = { patch: req.patch };
+  if (req.format !== undefined && req.format !== 'auto') out.format = req.format;
+  const root = req.root !== undefined && req.root !== '' ? fileUriToPath(req.root) : opts.baseDir;
+  if (root) out.root = root;
+  const match = req.match ?? (opts.defaults?.match === 'tolerant' ? 'tolerant' : undefined);
+  if (match !== undefined && match !== 'exact') out.match = match;
+  if (req.review !== undefined) out.review = req.review;
+  return out;
+}
+
+/** A plan through preparePlan, a patch through preparePatch. */
+export function prepareRequest(req: EditRequest, opts: PrepareOptions = {}): EditRequest {
+  return isPatchRequest(req) ? preparePatch(req, opts) : preparePlan(req as Plan, opts);
+}
+
+/**
+ * The files a patch's headers name (for titles only, before the server answers): `diff --git`
+ * and `+++`/`---` headers, apply_patch's `*** Update/Add/Delete File:`. Renames read `old → new`.
+ * SEARCH/REPLACE blocks are not looked into (their paths need the server's reading).
+ */
+export function patchHeaderFiles(text: string): string[] {
+  const names: string[] = [];
+  const add = (n: string) => {
+    if (n && !names.includes(n)) names.push(n);
+  };
+  const strip = (p: string) => p.trim().replace(/\t.*$/, '').replace(/^"(.*)"$/, '$1').replace(/^[ab]\//, '');
+  const lines = text.split(/\r?\n/);
+  let gitFile: string | undefined;
+  let renameFrom: string | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i];
+    let m: RegExpExecArray | null;
+    if ((m = /^diff --git (?:"?a\/)?(.+?)"? (?:"?b\/)?(.+?)"?$/.exec(l))) {
+      gitFile = m[2];
+      renameFrom = undefined;
+      add(gitFile);
+    } else if ((m = /^rename from (.+)$/.exec(l))) renameFrom = m[1];
+    else if ((m = /^rename to (.+)$/.exec(l)) && renameFrom) {
+      const at = names.indexOf(gitFile ?? m[1]);
+      const label = `${renameFrom} → ${m[1]}`;
+      if (at >= 0) names[at] = label;
+      else add(label);
+    } else if (l.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) {
+      const from = strip(l.slice(4));
+      const to = strip(lines[i + 1].slice(4));
+      i++;
+      if (gitFile !== undefined) continue; // the diff --git line named it
+      add(to === '/dev/null' ? from : to);
+    } else if ((m = /^\*\*\* (?:Update|Add|Delete) File: (.+)$/.exec(l))) add(m[1].trim());
+    else if ((m = /^\*\*\* Move to: (.+)$/.exec(l)) && names.length) names[names.length - 1] += ` → ${m[1].trim()}`;
+  }
+  return names;
 }

@@ -1,12 +1,16 @@
 // Rendering of server results and refusals for notifications, chat and language model tools.
 // No `vscode` import: unit-tested with node's test runner.
-import { Plan, PlanEdit, planEditCount, planTargets } from './plan';
+import { EditRequest, Plan, PlanEdit, isPatchRequest, planEditCount, planTargets } from './plan';
 
 export interface FileResult {
   file_path: string;
   edits_applied?: number;
   replacements?: number;
   created?: boolean;
+  /** A patch deleted the file. */
+  deleted?: boolean;
+  /** A patch moved the file here (after its edits). */
+  moved_to?: string;
   /** Edits matched by `match: tolerant`, with how. */
   tiers?: { edit_index: number; tier: string }[];
   version?: number | null;
@@ -89,15 +93,19 @@ export function tolerantMatches(result: ApplyResult): string[] {
 }
 
 /** Short text for a notification after a successful apply. */
-export function renderApplyNotification(result: ApplyResult): string {
+export function renderApplyNotification(result: ApplyResult, req?: EditRequest): string {
   const first = (result.message.split('\n')[0] ?? '').replace(/:\s*$/, '');
   const failed = result.edits_failed?.length ?? 0;
   const files = result.files ?? [];
   const n = editsApplied(result);
+  const patch = !!req && isPatchRequest(req);
+  const unit = patch ? 'hunk' : 'edit';
   const summary =
-    files.length > 1
-      ? `Applied ${n} edit${n === 1 ? '' : 's'} to ${files.length} files (${files.map((f) => basename(f.file_path)).join(', ')})`
-      : first || `Applied ${n} edit${n === 1 ? '' : 's'}`;
+    patch && files.length
+      ? `Applied the patch: ${n} ${unit}${n === 1 ? '' : 's'} to ${files.length} file${files.length === 1 ? '' : 's'} (${files.map(fileLabel).join(', ')})`
+      : files.length > 1
+        ? `Applied ${n} edit${n === 1 ? '' : 's'} to ${files.length} files (${files.map(fileLabel).join(', ')})`
+        : first || `Applied ${n} edit${n === 1 ? '' : 's'}`;
   let tail = failed > 0 ? ` (${failed} edit${failed === 1 ? '' : 's'} failed; see the log)` : '';
   const tolerant = tolerantMatches(result);
   if (tolerant.length) tail += ` (${tolerant.join('; ')})`;
@@ -117,8 +125,16 @@ export function renderRefusalText(refusal: Refusal): string {
   return text;
 }
 
-/** Where the refusal happened, e.g. "edit 2 in foo.txt", or '' when unknown. */
+/** The hunk a patch's refusal names ("hunk 1 of a.txt, at line 3"), when its message starts with one. */
+export function refusedHunk(refusal: Refusal): string | undefined {
+  const m = /^(?:[A-Za-z]+Error: )?(hunk \d+ of .+?) does not apply\b/m.exec(refusal.message);
+  return m?.[1];
+}
+
+/** Where the refusal happened, e.g. "edit 2 in foo.txt" or "hunk 1 of a.txt, at line 3", or '' when unknown. */
 export function refusalLocation(refusal: Refusal): string {
+  const hunk = refusedHunk(refusal);
+  if (hunk) return hunk;
   const d = refusal.data;
   if (!d) return '';
   const parts: string[] = [];
@@ -127,13 +143,18 @@ export function refusalLocation(refusal: Refusal): string {
   return parts.join(' ');
 }
 
+/** "plan" or "patch": what the user gave, in messages. */
+export function requestNoun(req: EditRequest | undefined): string {
+  return req && isPatchRequest(req) ? 'patch' : 'plan';
+}
+
 /** One-line text for an error notification. */
-export function renderRefusalNotification(refusal: Refusal): string {
+export function renderRefusalNotification(refusal: Refusal, req?: EditRequest): string {
   const where = refusalLocation(refusal);
   const hint = refusal.data?.hint?.trim();
   const message = oneLine(refusal.message);
   const tail = hint && !refusal.message.includes(hint) ? ` — Hint: ${oneLine(hint)}` : '';
-  return `MultiEdit refused the plan${where ? ` (${where})` : ''}: ${message}${tail}`;
+  return `MultiEdit refused the ${requestNoun(req)}${where ? ` (${where})` : ''}: ${message}${tail}`;
 }
 
 function fence(text: string, lang = ''): string {
@@ -157,9 +178,9 @@ export function renderResultMarkdown(result: ApplyResult): string {
 }
 
 /** Markdown for the chat participant after a refusal. */
-export function renderRefusalMarkdown(refusal: Refusal): string {
+export function renderRefusalMarkdown(refusal: Refusal, req?: EditRequest): string {
   const where = refusalLocation(refusal);
-  let md = `**MultiEdit refused the plan${where ? ` (${escapeMarkdown(where)})` : ''}; nothing was changed.**\n\n`;
+  let md = `**MultiEdit refused the ${requestNoun(req)}${where ? ` (${escapeMarkdown(where)})` : ''}; nothing was changed.**\n\n`;
   md += fence(refusal.message.trim()) + '\n\n';
   const hint = refusal.data?.hint?.trim();
   if (hint) md += `Hint: ${escapeMarkdown(hint)}\n\n`;
@@ -171,7 +192,7 @@ export function escapeMarkdown(text: string): string {
 }
 
 /** Text given back to a language model after the tool ran. */
-export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refusal }): string {
+export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refusal; patch?: boolean }): string {
   if (outcome.result) {
     const r = outcome.result;
     let text = r.message.trim();
@@ -180,6 +201,7 @@ export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refu
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };
   const where = refusalLocation(refusal);
+  if (outcome.patch) return `Error: the patch was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
   return `Error: the edit plan was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
 }
 
@@ -198,8 +220,36 @@ export function describeEdits(edits: PlanEdit[]): string[] {
   });
 }
 
-/** Title for a plan: "3 edits to foo.txt" or "5 edits to 2 files". */
-export function planTitle(plan: Plan): string {
+/** A result's file as a patch title names it: `a.txt`, `old.txt → new.txt`, `gone.txt (deleted)`. */
+export function fileLabel(f: FileResult): string {
+  if (f.moved_to) return `${basename(f.file_path)} → ${basename(f.moved_to)}`;
+  if (f.deleted) return `${basename(f.file_path)} (deleted)`;
+  return basename(f.file_path);
+}
+
+function patchTitle(names: string[]): string {
+  const n = names.length;
+  if (n === 0) return 'patch';
+  const files = `${n} file${n === 1 ? '' : 's'}`;
+  return n <= 3 ? `patch (${files}: ${names.join(', ')})` : `patch (${files})`;
+}
+
+/**
+ * Title for a plan: "3 edits to foo.txt" or "5 edits to 2 files"; for a patch "patch (2 files: a.txt,
+ * old.txt → new.txt)", from the server's result when there is one, else from the patch's headers.
+ */
+export function planTitle(plan: EditRequest, result?: ApplyResult): string {
+  if (isPatchRequest(plan)) {
+    if (result?.files?.length) return patchTitle(result.files.map(fileLabel));
+    return patchTitle(
+      planTargets(plan).map((t) =>
+        t
+          .split(' → ')
+          .map((p) => basename(p))
+          .join(' → '),
+      ),
+    );
+  }
   const n = planEditCount(plan);
   const targets = planTargets(plan);
   const edits = `${n} edit${n === 1 ? '' : 's'}`;
@@ -233,7 +283,12 @@ const MAX_DIFF_PER_FILE = 6000;
  * Markdown shown in the tool's confirmation: one section per file (its path, each edit, and its part
  * of the diff in a ```diff block), so the user reads exactly what will change before allowing it.
  */
-export function renderConfirmationMarkdown(plan: Plan, diff?: string): string {
+export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, result?: ApplyResult): string {
+  if (isPatchRequest(plan)) {
+    let md = `Apply **${escapeMarkdown(planTitle(plan, result))}**? All hunks apply together, or none; one undo takes them back.\n\n`;
+    if (diff && diff.trim()) md += fence(diff.length > MAX_DIFF_PER_FILE * 4 ? diff.slice(0, MAX_DIFF_PER_FILE * 4) + '\n… (diff cut)' : diff, 'diff') + '\n';
+    return md;
+  }
   const files = plan.files ?? [{ file_path: plan.file_path, edits: plan.edits ?? [] }];
   let md = `Apply **${escapeMarkdown(planTitle(plan))}**? All edits apply together, or none; one undo takes them back.\n\n`;
   const diffs = diff ? splitDiffByFile(diff) : new Map<string, string>();
@@ -310,9 +365,14 @@ export interface FileChange {
   uri: string;
   edits: LspTextEdit[];
   kind: 'edit' | 'create' | 'rename' | 'delete';
+  /** For a rename: where the file goes (after its edits). */
+  newUri?: string;
 }
 
-/** Flattens an LSP WorkspaceEdit into per-file text edits (creates kept as empty files). */
+/**
+ * Flattens an LSP WorkspaceEdit into per-file text edits: creates kept as empty files, a rename as
+ * the old file (its edits, `newUri`), a delete as the file (its edits, if any, before it goes).
+ */
 export function workspaceEditFiles(edit: LspWorkspaceEdit | undefined): FileChange[] {
   const out = new Map<string, FileChange>();
   const get = (uri: string, kind: FileChange['kind'] = 'edit') => {
@@ -329,8 +389,15 @@ export function workspaceEditFiles(edit: LspWorkspaceEdit | undefined): FileChan
       if (c && typeof c === 'object' && 'textDocument' in c) {
         const td = c.textDocument as { uri: string };
         get(td.uri).edits.push(...((c.edits as LspTextEdit[]) ?? []));
-      } else if (c && c.kind === 'create') {
-        get(c.uri as string, 'create').kind = 'create';
+      } else if (c && c.kind === 'create' && typeof c.uri === 'string') {
+        get(c.uri, 'create').kind = 'create';
+      } else if (c && c.kind === 'rename' && typeof c.oldUri === 'string' && typeof c.newUri === 'string') {
+        const f = get(c.oldUri, 'rename');
+        // a file created and then moved stays a creation (at its new place)
+        if (f.kind !== 'create') f.kind = 'rename';
+        f.newUri = c.newUri;
+      } else if (c && c.kind === 'delete' && typeof c.uri === 'string') {
+        get(c.uri, 'delete').kind = 'delete';
       }
     }
   } else if (edit.changes) {

@@ -20,11 +20,15 @@ function deps(overrides: Partial<AssistDeps> = {}) {
     activeFilePath: () => '/ws/active.txt',
     activeFileText: () => 'hello world\n',
     baseDir: () => '/ws',
-    apply: async (plan): Promise<ApplyResult> => {
+    apply: async (req): Promise<ApplyResult> => {
+      const plan = req as Plan;
       applied.push(plan);
       return { ok: true, message: `Applied ${(plan.edits ?? []).length} edit to ${plan.file_path}:\n1. Replaced "hello" with "bye"`, files: [{ file_path: plan.file_path!, edits_applied: 1 }] };
     },
-    preview: async (plan): Promise<ApplyResult> => ({ ok: true, message: 'Would apply', diff: `--- ${plan.file_path}\n+++ ${plan.file_path}\n-hello\n+bye\n` }),
+    preview: async (req): Promise<ApplyResult> => {
+      const plan = req as Plan;
+      return { ok: true, message: 'Would apply', diff: `--- ${plan.file_path}\n+++ ${plan.file_path}\n-hello\n+bye\n` };
+    },
     ...overrides,
   };
   return { d, applied };
@@ -81,7 +85,7 @@ describe('chat participant', () => {
   it('explains what it needs when there is no plan', async () => {
     const r = recorder();
     await handleChatRequest({ prompt: 'rename it', command: 'apply' }, deps().d, r.out);
-    assert.match(r.text(), /No MultiEdit plan found/);
+    assert.match(r.text(), /No MultiEdit plan or patch found/);
     const r2 = recorder();
     await handleChatRequest({ prompt: 'rename hello to bye' }, deps().d, r2.out);
     assert.match(r2.text(), /No language model is available/);
