@@ -26,6 +26,16 @@ fn plan(path: &Path, edits: Value) -> Value {
     json!({"file_path": path, "edits": edits})
 }
 
+/// The kind of each operation of an applyEdit's documentChanges (`edit` for a text edit).
+fn change_kinds(apply_edit: &Value) -> Vec<String> {
+    apply_edit["edit"]["documentChanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.get("kind").map_or("edit".to_string(), |k| k.as_str().unwrap().to_string()))
+        .collect()
+}
+
 fn edit(old: &str, new: &str) -> Value {
     json!({"old_string": old, "new_string": new})
 }
@@ -134,12 +144,7 @@ fn a_multi_file_plan_is_one_workspace_edit() {
     assert_eq!(fs::read_to_string(&b).unwrap(), "1 2\n");
     assert_eq!(fs::read_to_string(&c).unwrap(), "brand new\n");
     assert_eq!(ed.edits_seen.len(), 1, "all files in one applyEdit");
-    let kinds: Vec<String> = ed.edits_seen[0]["edit"]["documentChanges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.get("kind").map_or("edit".to_string(), |k| k.as_str().unwrap().to_string()))
-        .collect();
+    let kinds = change_kinds(&ed.edits_seen[0]);
     assert_eq!(kinds, ["edit", "edit", "create", "edit"]);
     assert_eq!(r["files"].as_array().unwrap().len(), 3);
     let msg = r["message"].as_str().unwrap();
@@ -894,12 +899,7 @@ deleted file mode 100644
 ";
     let r = ed.apply(json!({"patch": patch})).expect("applied");
     assert_eq!(ed.edits_seen.len(), 1, "one applyEdit for the whole patch");
-    let kinds: Vec<String> = ed.edits_seen[0]["edit"]["documentChanges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.get("kind").map_or("edit".to_string(), |k| k.as_str().unwrap().to_string()))
-        .collect();
+    let kinds = change_kinds(&ed.edits_seen[0]);
     assert_eq!(kinds, ["edit", "edit", "rename", "delete"]);
     assert_eq!(ed.text(&a), "one\nedited in the buffer\nthree\n", "the unsaved buffer was edited");
     assert_eq!(fs::read_to_string(&a).unwrap(), "saved\n", "disk untouched for an open buffer");
