@@ -1,5 +1,334 @@
-//! stub
-use super::Patch;
-use crate::engine::Refusal;
-pub fn looks_like(_t: &str) -> bool { false }
-pub fn parse(_t: &str) -> Result<Patch, Refusal> { Err(Refusal::invalid("not yet")) }
+//! The apply_patch envelope that GPT-family models and Codex CLI emit:
+//!
+//! ```text
+//! *** Begin Patch
+//! *** Update File: src/app.py
+//! *** Move to: src/main.py
+//! @@ def handler():
+//! -    return 1
+//! +    return 2
+//! *** End of File
+//! *** End Patch
+//! ```
+//!
+//! Hunks carry no line numbers: they come in file order (`forward`), a `@@ <line>` header names a line
+//! the hunk lies after, and `*** End of File` pins it to the end. What models wrap around the envelope
+//! (a shell heredoc, a code fence, blank lines) is ignored: only the lines between the markers count.
+
+use super::{Format, Hunk, Patch, PatchFile, PatchOp};
+use super::unified::{bare, quote, whole};
+use crate::engine::{Anchor, Refusal};
+
+const BEGIN: &str = "*** Begin Patch";
+const END: &str = "*** End Patch";
+
+pub fn looks_like(text: &str) -> bool {
+    text.lines().any(|l| l.trim() == BEGIN)
+}
+
+pub fn parse(text: &str) -> Result<Patch, Refusal> {
+    // Split on '\n' only, each line keeping its break: a CRLF patch keeps its '\r' in the hunk text.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let Some(begin) = lines.iter().position(|l| l.trim() == BEGIN) else {
+        return Err(Refusal::invalid(
+            "InputValidationError: the text has no `*** Begin Patch` line: an apply_patch envelope starts with a line \
+             `*** Begin Patch` and ends with a line `*** End Patch`, with the file sections between them",
+        ));
+    };
+    let Some(end) = lines.iter().skip(begin + 1).position(|l| l.trim() == END).map(|p| p + begin + 1) else {
+        return Err(Refusal::invalid(format!(
+            "InputValidationError: the envelope begun at line {} (`*** Begin Patch`) has no `*** End Patch` line: end \
+             the envelope with a line `*** End Patch` after its last section",
+            begin + 1
+        )));
+    };
+    if let Some(again) = lines.iter().skip(end + 1).position(|l| l.trim() == BEGIN) {
+        return Err(Refusal::invalid(format!(
+            "InputValidationError: line {} of the patch starts a second envelope after the one ended at line {}: \
+             send one envelope, with every file's section in it",
+            again + end + 2,
+            end + 1
+        )));
+    }
+    let mut files = Vec::new();
+    let mut cur: Option<Section> = None;
+    for (i, &raw) in lines.iter().enumerate().take(end).skip(begin + 1) {
+        let no = i + 1;
+        let t = bare(raw);
+        if t.starts_with("*** ") {
+            marker(t.trim_end(), no, &mut cur, &mut files)?;
+            continue;
+        }
+        match cur.as_mut() {
+            None if t.trim().is_empty() => {}
+            None => {
+                return Err(Refusal::invalid(format!(
+                    "InputValidationError: line {no} of the patch ({}) comes before any file section: after \
+                     `*** Begin Patch` comes `*** Add File: <path>`, `*** Delete File: <path>` or \
+                     `*** Update File: <path>`",
+                    quote(t)
+                )))
+            }
+            Some(s) => s.body_line(raw, no)?,
+        }
+    }
+    if let Some(s) = cur.take() {
+        files.push(s.finish()?);
+    }
+    if files.is_empty() {
+        return Err(Refusal::invalid(
+            "InputValidationError: the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
+             least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section",
+        ));
+    }
+    Ok(Patch { format: Format::ApplyPatch, files })
+}
+
+/// A `*** ` line inside the envelope: a new section, `Move to`, or `End of File`.
+fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal> {
+    let sections: [(&str, Kind); 3] =
+        [("*** Add File:", Kind::Add), ("*** Delete File:", Kind::Delete), ("*** Update File:", Kind::Update)];
+    for (prefix, kind) in sections {
+        if let Some(rest) = t.strip_prefix(prefix) {
+            let path = named_path(rest, no, t)?;
+            if let Some(s) = cur.take() {
+                files.push(s.finish()?);
+            }
+            *cur = Some(Section { kind, path, line: no, move_to: None, add: String::new(), hunks: Vec::new(), open: None, closed: false, blanks: String::new() });
+            return Ok(());
+        }
+    }
+    if let Some(rest) = t.strip_prefix("*** Move to:") {
+        return match cur.as_mut() {
+            Some(s) if s.kind == Kind::Update && s.move_to.is_none() && s.hunks.is_empty() && s.open.is_none() => {
+                s.move_to = Some(named_path(rest, no, t)?);
+                Ok(())
+            }
+            _ => Err(Refusal::invalid(format!(
+                "InputValidationError: line {no} of the patch ({}) does not follow an `*** Update File: <path>` line: \
+                 put it right after the Update File line of the file to move",
+                quote(t)
+            ))),
+        };
+    }
+    if t == "*** End of File" {
+        return match cur.as_mut() {
+            Some(s) if s.open.is_some() => {
+                s.close_hunk(true)?;
+                s.closed = true;
+                Ok(())
+            }
+            _ => Err(Refusal::invalid(format!(
+                "InputValidationError: line {no} of the patch (`*** End of File`) closes no hunk: it goes right after \
+                 the last line of a hunk in an `*** Update File: <path>` section"
+            ))),
+        };
+    }
+    Err(Refusal::invalid(format!(
+        "InputValidationError: line {no} of the patch ({}) is not an apply_patch marker: expected \
+         `*** Add File: <path>`, `*** Delete File: <path>`, `*** Update File: <path>`, `*** Move to: <path>` (right \
+         after Update File), `*** End of File` (closing a hunk) or `*** End Patch`",
+        quote(t)
+    )))
+}
+
+fn named_path(rest: &str, no: usize, t: &str) -> Result<String, Refusal> {
+    let path = rest.trim();
+    if path.is_empty() {
+        return Err(Refusal::invalid(format!(
+            "InputValidationError: line {no} of the patch ({}) names no path: write the file's path after the colon",
+            quote(t)
+        )));
+    }
+    Ok(path.to_string())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Add,
+    Delete,
+    Update,
+}
+
+/// One file section, as read so far.
+struct Section {
+    kind: Kind,
+    path: String,
+    /// Its `*** ... File:` line, 1-based.
+    line: usize,
+    move_to: Option<String>,
+    /// An Add section's content.
+    add: String,
+    hunks: Vec<Hunk>,
+    open: Option<OpenHunk>,
+    /// The last hunk was closed by `*** End of File`: the next one needs its `@@`.
+    closed: bool,
+    /// Empty lines an Add section has read but not yet taken as content: it takes them only if a
+    /// '+' line follows, as blank lines before the next marker are the model's spacing.
+    blanks: String,
+}
+
+struct OpenHunk {
+    /// Its `@@` line, or its first line when the file's first hunk has none.
+    line: usize,
+    after: Option<String>,
+    old: String,
+    new: String,
+    changes: bool,
+    /// Only empty lines so far: a blank line between `*** Update File:` and `@@` is no hunk.
+    blank: bool,
+}
+
+impl Section {
+    fn body_line(&mut self, raw: &str, no: usize) -> Result<(), Refusal> {
+        let t = bare(raw);
+        match self.kind {
+            Kind::Add => match t.strip_prefix('+') {
+                Some(_) => {
+                    self.add.push_str(&std::mem::take(&mut self.blanks));
+                    self.add.push_str(&whole(&raw[1..]));
+                }
+                None if t.trim().is_empty() => self.blanks.push_str(&whole(raw)),
+                None => {
+                    return Err(Refusal::invalid(format!(
+                        "InputValidationError: line {no} of the patch ({}), in `*** Add File: {}`, does not start with \
+                         '+': every line of a new file's content starts with '+' (an empty line is a lone '+')",
+                        quote(t),
+                        self.path
+                    )))
+                }
+            },
+            Kind::Delete if t.trim().is_empty() => {}
+            Kind::Delete => {
+                return Err(Refusal::invalid(format!(
+                    "InputValidationError: line {no} of the patch ({}) follows `*** Delete File: {}`, which takes no \
+                     lines: remove it, or start the next section with its `*** ` marker",
+                    quote(t),
+                    self.path
+                )))
+            }
+            Kind::Update => self.update_line(raw, no)?,
+        }
+        Ok(())
+    }
+
+    fn update_line(&mut self, raw: &str, no: usize) -> Result<(), Refusal> {
+        let t = bare(raw);
+        if t.trim_end() == "@@" || t.starts_with("@@ ") {
+            let after = t[2..].trim();
+            if is_line_numbers(after) {
+                return Err(Refusal::invalid(format!(
+                    "InputValidationError: line {no} of the patch ({}) is a unified diff hunk header: in an apply_patch \
+                     envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
+                     line numbers",
+                    quote(t)
+                )));
+            }
+            self.close_hunk(false)?;
+            self.closed = false;
+            let after = (!after.is_empty()).then(|| after.to_string());
+            self.open = Some(OpenHunk { line: no, after, old: String::new(), new: String::new(), changes: false, blank: false });
+            return Ok(());
+        }
+        let (old, new, body) = match raw.as_bytes()[0] {
+            b' ' => (true, true, &raw[1..]),
+            // An empty line is an empty context line: models drop the lone space.
+            _ if t.is_empty() => (true, true, raw),
+            b'-' => (true, false, &raw[1..]),
+            b'+' => (false, true, &raw[1..]),
+            _ => {
+                let k = self.hunks.len() + 1;
+                return Err(Refusal::invalid(format!(
+                    "InputValidationError: line {no} of the patch ({}), in hunk {k} of {}, does not start with ' ' \
+                     (context), '-' (removed) or '+' (added): prefix every hunk line, and start each hunk with `@@` \
+                     or `@@ <a line that comes before the change>`",
+                    quote(t),
+                    self.path
+                )));
+            }
+        };
+        if self.open.is_none() {
+            if self.closed && t.trim().is_empty() {
+                return Ok(());
+            }
+            if self.closed {
+                return Err(Refusal::invalid(format!(
+                    "InputValidationError: line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
+                     of {}: start the next hunk with `@@`, or the next file with its `*** ` marker",
+                    quote(t),
+                    self.hunks.len(),
+                    self.path
+                )));
+            }
+            // The first hunk of a file may leave out its `@@`; a later one cannot, since it would be
+            // the previous hunk's continuation.
+            self.open = Some(OpenHunk { line: no, after: None, old: String::new(), new: String::new(), changes: false, blank: true });
+        }
+        let h = self.open.as_mut().expect("opened above");
+        let line = whole(body);
+        if old {
+            h.old.push_str(&line);
+        }
+        if new {
+            h.new.push_str(&line);
+        }
+        h.changes |= old != new;
+        h.blank &= t.is_empty();
+        Ok(())
+    }
+
+    fn close_hunk(&mut self, at_end: bool) -> Result<(), Refusal> {
+        let Some(h) = self.open.take() else { return Ok(()) };
+        if h.blank && !at_end {
+            return Ok(());
+        }
+        let k = self.hunks.len() + 1;
+        if !h.changes {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: hunk {k} of {} (line {} of the patch) has no '-' or '+' line, only context: it \
+                 changes nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk",
+                self.path, h.line
+            )));
+        }
+        let label = match &h.after {
+            Some(a) => format!("hunk {k} of {} (after \"{a}\")", self.path),
+            None => format!("hunk {k} of {}", self.path),
+        };
+        let anchor = Anchor { line: None, forward: true, after: h.after, at_start: false, at_end, label };
+        self.hunks.push(Hunk { old: h.old, new: h.new, anchor });
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<PatchFile, Refusal> {
+        self.close_hunk(false)?;
+        let (op, hunks) = match self.kind {
+            Kind::Add => {
+                let anchor = Anchor { label: format!("new file {}", self.path), ..Anchor::default() };
+                (PatchOp::Add, vec![Hunk { old: String::new(), new: self.add, anchor }])
+            }
+            Kind::Delete => (PatchOp::Delete, Vec::new()),
+            Kind::Update => match self.move_to {
+                Some(to) => (PatchOp::Move(to), self.hunks),
+                None if self.hunks.is_empty() => {
+                    return Err(Refusal::invalid(format!(
+                        "InputValidationError: `*** Update File: {}` (line {} of the patch) has no hunk and no \
+                         `*** Move to:`: add its hunks (`@@`, then ' ', '-' and '+' lines), or drop the section",
+                        self.path, self.line
+                    )))
+                }
+                None => (PatchOp::Update, self.hunks),
+            },
+        };
+        Ok(PatchFile { path: self.path, op, hunks })
+    }
+}
+
+/// `-12,3 +12,4 @@`: what follows `@@ ` in a unified diff's hunk header.
+fn is_line_numbers(after: &str) -> bool {
+    let mut words = after.split_whitespace();
+    let range = |w: Option<&str>, sign: char| {
+        w.and_then(|w| w.strip_prefix(sign))
+            .is_some_and(|r| !r.is_empty() && r.split(',').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+    };
+    range(words.next(), '-') && range(words.next(), '+')
+}

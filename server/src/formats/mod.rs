@@ -88,19 +88,24 @@ pub struct Hunk {
 }
 
 /// The text's format: `Some` when one of the formats' markers leads it, `None` when none fits.
+///
+/// SEARCH/REPLACE blocks are tried first: their SEARCH and REPLACE parts are a file's lines as they
+/// are, so a block editing a README or a test that shows a diff or an envelope holds `--- `/`+++ `,
+/// `@@ -` or `*** Begin Patch` at line starts. The other two formats prefix every body line
+/// (' ', '-', '+'), so a SEARCH marker never starts one of their lines inside a hunk.
 pub fn detect(text: &str) -> Option<Format> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         return Some(Format::Plan);
+    }
+    if blocks::looks_like(text) {
+        return Some(Format::SearchReplace);
     }
     if envelope::looks_like(text) {
         return Some(Format::ApplyPatch);
     }
     if unified::looks_like(text) {
         return Some(Format::Diff);
-    }
-    if blocks::looks_like(text) {
-        return Some(Format::SearchReplace);
     }
     None
 }

@@ -1,5 +1,583 @@
-//! stub
-use super::Patch;
-use crate::engine::Refusal;
-pub fn looks_like(_t: &str) -> bool { false }
-pub fn parse(_t: &str) -> Result<Patch, Refusal> { Err(Refusal::invalid("not yet")) }
+//! Unified diffs as `git diff`, `git format-patch` and `diff -u` write them (the GNU diffutils manual,
+//! "Detailed Description of Unified Format", and git-diff(1), "Generating patch text with -p").
+//!
+//! A hunk's body is delimited by the counts in its `@@ -O,Oc +N,Nc @@` header, never by what the
+//! next line looks like: a removed line `-- x` reads `--- x`, which is also how a file header starts.
+//! Outside hunk bodies anything that is not a header is ignored: the commit message and mail headers
+//! before the first file, the `-- ` signature and a chat answer's closing fence after the last hunk.
+//!
+//! A section that only changes a file's mode (`old mode` / `new mode`, no hunk) is skipped:
+//! multiedit changes text, not permissions.
+
+use super::{Format, Hunk, Patch, PatchFile, PatchOp};
+use crate::engine::{Anchor, Refusal};
+
+const DEV_NULL: &str = "/dev/null";
+
+pub fn looks_like(text: &str) -> bool {
+    let mut after_dashes = false;
+    for line in text.lines() {
+        if line.starts_with("diff --git ") || line.starts_with("@@ -") || (after_dashes && line.starts_with("+++ ")) {
+            return true;
+        }
+        after_dashes = line.starts_with("--- ");
+    }
+    false
+}
+
+pub fn parse(text: &str) -> Result<Patch, Refusal> {
+    // Split on '\n' only, each line keeping its break: a CRLF patch keeps its '\r' in the hunk text.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut files = Vec::new();
+    let mut cur: Option<Section> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let t = bare(lines[i]);
+        if let Some(rest) = t.strip_prefix("diff --git ") {
+            finish(cur.take(), &mut files)?;
+            let mut s = Section::new(i + 1, true);
+            s.git_names = Some(git_names(rest, i + 1)?);
+            i = extended_headers(&lines, i + 1, &mut s)?;
+            cur = Some(s);
+            continue;
+        }
+        if t.starts_with("--- ") {
+            if let Some(names) = file_header(&lines, i)? {
+                finish(cur.take(), &mut files)?;
+                let mut s = Section::new(i + 1, false);
+                s.names = Some(names);
+                cur = Some(s);
+                i += 2;
+                continue;
+            }
+            // Prose may hold a line starting with "--- "; one right before a hunk header is a header.
+            if lines.get(i + 1).is_some_and(|n| bare(n).starts_with("@@ -")) {
+                return Err(no_plus_line(&lines, i));
+            }
+        }
+        if t.starts_with("@@ ") {
+            match cur.as_mut() {
+                Some(s) if s.names.is_some() => {
+                    i = hunk(&lines, i, s)?;
+                    continue;
+                }
+                _ if t.starts_with("@@ -") => {
+                    return Err(Refusal::invalid(format!(
+                        "InputValidationError: line {} of the patch ({}) starts a hunk that follows no file header: \
+                         put the file's `--- a/path` and `+++ b/path` lines before it, as git diff writes them",
+                        i + 1,
+                        quote(t)
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if is_binary(t) {
+            let path = match &cur {
+                Some(s) if s.git => s.path(),
+                _ => binary_files_name(t),
+            };
+            return Err(binary(&path, i + 1, t));
+        }
+        i += 1;
+    }
+    finish(cur.take(), &mut files)?;
+    if files.is_empty() {
+        return Err(Refusal::invalid(
+            "InputValidationError: the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
+             `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file (mode changes are ignored); \
+             give the diff of at least one changed file",
+        ));
+    }
+    Ok(Patch { format: Format::Diff, files })
+}
+
+/// One file's part of the diff, as read so far.
+struct Section {
+    /// Where it starts (its `diff --git` or `---` line), 1-based.
+    line: usize,
+    git: bool,
+    /// From the `diff --git` line: the only names a section without `---`/`+++` lines has.
+    git_names: Option<(String, String)>,
+    /// From the `---` and `+++` lines, unquoted, prefixes not yet stripped.
+    names: Option<(String, String)>,
+    rename: (Option<String>, Option<String>),
+    new_file: bool,
+    deleted: bool,
+    hunks: Vec<RawHunk>,
+}
+
+struct RawHunk {
+    /// The header's line in the patch, 1-based.
+    line: usize,
+    old_start: usize,
+    old_count: usize,
+    new_count: usize,
+    old: String,
+    new: String,
+    leading: usize,
+    trailing: usize,
+}
+
+impl Section {
+    fn new(line: usize, git: bool) -> Self {
+        Section {
+            line,
+            git,
+            git_names: None,
+            names: None,
+            rename: (None, None),
+            new_file: false,
+            deleted: false,
+            hunks: Vec::new(),
+        }
+    }
+
+    fn stripped_names(&self) -> (String, String) {
+        let (old, new) = self.names.as_ref().or(self.git_names.as_ref()).cloned().unwrap_or_default();
+        strip_prefixes(&old, &new)
+    }
+
+    fn is_new(&self) -> bool {
+        self.new_file || self.stripped_names().0 == DEV_NULL
+    }
+
+    fn is_deleted(&self) -> bool {
+        self.deleted || self.stripped_names().1 == DEV_NULL
+    }
+
+    /// The path the file is known by in the patch: the one it has before a rename or a deletion.
+    fn path(&self) -> String {
+        let (old, new) = self.stripped_names();
+        if let (Some(from), Some(_)) = &self.rename {
+            return from.clone();
+        }
+        if new == DEV_NULL || self.deleted {
+            old
+        } else {
+            new
+        }
+    }
+}
+
+/// git's -p1: `a/` and `b/` are dropped only when the header uses them, so `diff -u old/x new/x`
+/// keeps its paths whole.
+fn strip_prefixes(old: &str, new: &str) -> (String, String) {
+    let null = |p: &str| p == DEV_NULL;
+    let prefixed = (null(old) || old.starts_with("a/")) && (null(new) || new.starts_with("b/")) && !(null(old) && null(new));
+    if !prefixed {
+        return (old.to_string(), new.to_string());
+    }
+    let strip = |p: &str, pre: &str| if null(p) { p.to_string() } else { p[pre.len()..].to_string() };
+    (strip(old, "a/"), strip(new, "b/"))
+}
+
+/// The git extended header lines after `diff --git`, up to and including `---`/`+++`; returns the
+/// index of the first line after them.
+fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usize, Refusal> {
+    const IGNORED: &[&str] = &["old mode ", "new mode ", "index ", "similarity index ", "dissimilarity index "];
+    while i < lines.len() {
+        let t = bare(lines[i]);
+        if let Some(p) = t.strip_prefix("rename from ") {
+            s.rename.0 = Some(header_path(p, i + 1)?);
+        } else if let Some(p) = t.strip_prefix("rename to ") {
+            s.rename.1 = Some(header_path(p, i + 1)?);
+        } else if let Some(p) = t.strip_prefix("copy from ") {
+            let from = header_path(p, i + 1)?;
+            let to = match lines.get(i + 1).and_then(|l| bare(l).strip_prefix("copy to ")) {
+                Some(p) => header_path(p, i + 2)?,
+                None => s.stripped_names().1,
+            };
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: the diff copies {from} to {to} (line {} of the patch): multiedit does not support \
+                 copies; make the diff without copy detection (no -C or --find-copies), which shows the copy as a new file",
+                i + 1
+            )));
+        } else if t.starts_with("new file mode ") {
+            s.new_file = true;
+        } else if t.starts_with("deleted file mode ") {
+            s.deleted = true;
+        } else if is_binary(t) {
+            return Err(binary(&s.path(), i + 1, t));
+        } else if t.starts_with("--- ") {
+            let Some(names) = file_header(lines, i)? else { return Err(no_plus_line(lines, i)) };
+            s.names = Some(names);
+            return Ok(i + 2);
+        } else if !IGNORED.iter().any(|p| t.starts_with(p)) {
+            return Ok(i);
+        }
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// The names of a `--- old` line at `i` followed by a `+++ new` line, or `None` when no `+++` follows.
+fn file_header(lines: &[&str], i: usize) -> Result<Option<(String, String)>, Refusal> {
+    let Some(plus) = lines.get(i + 1).and_then(|l| bare(l).strip_prefix("+++ ")) else { return Ok(None) };
+    let old = header_path(&bare(lines[i])[4..], i + 1)?;
+    let new = header_path(plus, i + 2)?;
+    Ok(Some((old, new)))
+}
+
+fn no_plus_line(lines: &[&str], i: usize) -> Refusal {
+    let next = match lines.get(i + 1) {
+        Some(l) => format!("line {} ({}) is not its `+++ b/path` line", i + 2, quote(bare(l))),
+        None => "the patch ends there".to_string(),
+    };
+    Refusal::invalid(format!(
+        "InputValidationError: line {} of the patch ({}) starts a file header, but {next}: a unified diff names each \
+         file on two lines, `--- a/path` then `+++ b/path`; add the missing line",
+        i + 1,
+        quote(bare(lines[i]))
+    ))
+}
+
+/// A path after `--- `, `+++ `, `rename from `...: C-quoted by git when unusual, and followed by a
+/// tab and a timestamp in `diff -u` output.
+fn header_path(rest: &str, line: usize) -> Result<String, Refusal> {
+    if rest.starts_with('"') {
+        return Ok(unquote(rest, line)?.0);
+    }
+    let path = rest.split('\t').next().unwrap_or("");
+    Ok(path.trim_end().to_string())
+}
+
+/// The two names of `diff --git a/x b/y`. They are only needed when no `---`/`+++` lines follow
+/// (renames, empty files), where git writes both names alike unless they are quoted.
+fn git_names(rest: &str, line: usize) -> Result<(String, String), Refusal> {
+    if rest.starts_with('"') {
+        let (old, after) = unquote(rest, line)?;
+        return Ok((old, header_path(after.trim_start(), line)?));
+    }
+    if let Some(at) = rest.find(" \"") {
+        return Ok((rest[..at].to_string(), unquote(&rest[at + 1..], line)?.0));
+    }
+    // "a/x y b/x y": the split where both halves name the same file, else the first " b/".
+    let splits: Vec<usize> = rest.match_indices(" b/").map(|(at, _)| at).collect();
+    let same = splits.iter().copied().find(|&at| rest[..at].strip_prefix("a/") == Some(&rest[at + 3..]));
+    let at = same.or(splits.first().copied()).or_else(|| rest.find(' ')).unwrap_or(rest.len());
+    Ok((rest[..at].to_string(), rest.get(at + 1..).unwrap_or("").trim_end().to_string()))
+}
+
+/// git's C-style quoting (`"a/f\303\251 x.txt"`): returns the path and the text after the closing quote.
+fn unquote(s: &str, line: usize) -> Result<(String, &str), Refusal> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                return String::from_utf8(out).map(|p| (p, &s[i + 1..])).map_err(|_| {
+                    Refusal::invalid(format!(
+                        "InputValidationError: the quoted path on line {line} of the patch ({}) is not UTF-8 text once \
+                         unquoted: multiedit edits files whose names are UTF-8",
+                        quote(s)
+                    ))
+                })
+            }
+            b'\\' if i + 1 < b.len() => {
+                let c = b[i + 1];
+                i += 2;
+                if (b'0'..=b'7').contains(&c) {
+                    let mut v = u32::from(c - b'0');
+                    for _ in 0..2 {
+                        if i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                            v = v * 8 + u32::from(b[i] - b'0');
+                            i += 1;
+                        }
+                    }
+                    out.push(v as u8);
+                } else {
+                    out.push(match c {
+                        b'n' => b'\n',
+                        b't' => b'\t',
+                        b'r' => b'\r',
+                        b'a' => 7,
+                        b'b' => 8,
+                        b'f' => 12,
+                        b'v' => 11,
+                        other => other,
+                    });
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Err(Refusal::invalid(format!(
+        "InputValidationError: the quoted path on line {line} of the patch ({}) has no closing quote: end it with \"",
+        quote(s)
+    )))
+}
+
+fn is_binary(t: &str) -> bool {
+    (t.starts_with("Binary files ") && t.ends_with(" differ")) || t == "GIT binary patch"
+}
+
+/// The file of `Binary files x and y differ` outside a git section: y, unless the file was deleted.
+fn binary_files_name(t: &str) -> String {
+    let names = &t["Binary files ".len()..t.len() - " differ".len()];
+    let (old, new) = names.split_once(" and ").unwrap_or((names, names));
+    let (old, new) = strip_prefixes(old, new);
+    if new == DEV_NULL {
+        old
+    } else {
+        new
+    }
+}
+
+fn binary(path: &str, line: usize, t: &str) -> Refusal {
+    Refusal::invalid(format!(
+        "InputValidationError: the diff changes {path} as a binary file (line {line} of the patch: {}): multiedit \
+         applies text changes only; apply binary patches with `git apply`",
+        quote(t)
+    ))
+}
+
+/// `@@ -O,Oc +N,Nc @@`, a count left out meaning 1.
+fn hunk_header(t: &str) -> Option<(usize, usize, usize)> {
+    let rest = t.strip_prefix("@@ -")?;
+    let (ranges, _) = rest.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let number = |s: &str| if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None };
+    let range = |r: &str| match r.split_once(',') {
+        Some((start, count)) => Some((number(start)?, number(count)?)),
+        None => Some((number(r)?, 1)),
+    };
+    let (old_start, old_count) = range(old)?;
+    let (_, new_count) = range(new)?;
+    Some((old_start, old_count, new_count))
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Both,
+    Old,
+    New,
+}
+
+/// Reads the hunk whose header is line `i` into `s`; returns the index of the line after it.
+fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
+    let header = bare(lines[i]);
+    let Some((old_start, old_count, new_count)) = hunk_header(header) else {
+        return Err(Refusal::invalid(format!(
+            "InputValidationError: line {} of the patch ({}) is not a valid hunk header: expected \
+             `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
+            i + 1,
+            quote(header)
+        )));
+    };
+    let k = s.hunks.len() + 1;
+    let mismatch = |j: usize| {
+        let (old, new) = count_body(lines, i + 1, j);
+        Refusal::invalid(format!(
+            "InputValidationError: hunk {k} of {} (line {} of the patch, {}) announces {old_count} old and {new_count} \
+             new lines, but its body holds {old} old and {new} new lines: make the counts in the @@ line match the \
+             body (old: the ' ' and '-' lines, new: the ' ' and '+' lines)",
+            s.path(),
+            i + 1,
+            quote(header)
+        ))
+    };
+    let (mut old, mut new) = (String::new(), String::new());
+    let (mut left_old, mut left_new) = (old_count, new_count);
+    let (mut leading, mut trailing, mut changed) = (0, 0, false);
+    let mut last: Option<Side> = None;
+    let mut j = i + 1;
+    while left_old > 0 || left_new > 0 || lines.get(j).is_some_and(|l| l.starts_with('\\')) {
+        let Some(&raw) = lines.get(j) else { return Err(mismatch(j)) };
+        let t = bare(raw);
+        // Some tools strip the space of an empty context line.
+        let (side, body) = match raw.as_bytes()[0] {
+            b' ' => (Side::Both, &raw[1..]),
+            _ if t.is_empty() => (Side::Both, raw),
+            b'-' => (Side::Old, &raw[1..]),
+            b'+' => (Side::New, &raw[1..]),
+            b'\\' => {
+                let Some(side) = last else {
+                    return Err(Refusal::invalid(format!(
+                        "InputValidationError: line {} of the patch ({}) follows no hunk line: a `\\ No newline at end \
+                         of file` line comes right after the line that has no newline",
+                        j + 1,
+                        quote(t)
+                    )));
+                };
+                if matches!(side, Side::Both | Side::Old) {
+                    drop_break(&mut old);
+                }
+                if matches!(side, Side::Both | Side::New) {
+                    drop_break(&mut new);
+                }
+                j += 1;
+                continue;
+            }
+            _ if t.starts_with("@@") || t.starts_with("diff --git ") => return Err(mismatch(j)),
+            _ => {
+                let (o, n) = (old_count - left_old, new_count - left_new);
+                return Err(Refusal::invalid(format!(
+                    "InputValidationError: line {} of the patch ({}) is inside hunk {k} of {} but is no hunk line: each \
+                     line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\' (no newline at end of \
+                     file). The hunk's header at line {} announces {old_count} old and {new_count} new lines and {o} old \
+                     and {n} new came before this line: fix the line, or the counts if the hunk ends before it",
+                    j + 1,
+                    quote(t),
+                    s.path(),
+                    i + 1
+                )));
+            }
+        };
+        let room = match side {
+            Side::Both => left_old > 0 && left_new > 0,
+            Side::Old => left_old > 0,
+            Side::New => left_new > 0,
+        };
+        if !room {
+            return Err(mismatch(j));
+        }
+        let line = whole(body);
+        if matches!(side, Side::Both | Side::Old) {
+            old.push_str(&line);
+            left_old -= 1;
+        }
+        if matches!(side, Side::Both | Side::New) {
+            new.push_str(&line);
+            left_new -= 1;
+        }
+        match (side, changed) {
+            (Side::Both, false) => leading += 1,
+            (Side::Both, true) => trailing += 1,
+            _ => (changed, trailing) = (true, 0),
+        }
+        last = Some(side);
+        j += 1;
+    }
+    // A hunk line right after the counts are used up means the counts are too small; "-- " is the
+    // signature `git format-patch` ends with, "--- " + "+++ " the next file's header.
+    if let Some(&next) = lines.get(j) {
+        let t = bare(next);
+        let hunk_line = t.starts_with([' ', '+', '-']);
+        if hunk_line && t.trim_end() != "--" && !(t.starts_with("--- ") && file_header(lines, j)?.is_some()) {
+            return Err(mismatch(j));
+        }
+    }
+    if !changed {
+        trailing = leading;
+    }
+    s.hunks.push(RawHunk { line: i + 1, old_start, old_count, new_count, old, new, leading, trailing });
+    Ok(j)
+}
+
+/// The old and new line counts of the body starting at `from`, read as far as it looks like one
+/// (past `stop`, the line that broke the header's counts, if need be), for the refusal.
+fn count_body(lines: &[&str], from: usize, stop: usize) -> (usize, usize) {
+    let (mut old, mut new) = (0, 0);
+    for (j, raw) in lines.iter().enumerate().skip(from) {
+        let t = bare(raw);
+        // Past `stop` an empty line is more likely the gap before prose than one more context line.
+        let end = t.is_empty() || t.starts_with("@@") || t.trim_end() == "--" || t.starts_with("--- ");
+        if j >= stop && end {
+            break;
+        }
+        match t.as_bytes().first() {
+            None | Some(b' ') => {
+                old += 1;
+                new += 1;
+            }
+            Some(b'-') => old += 1,
+            Some(b'+') => new += 1,
+            Some(b'\\') => {}
+            _ => break,
+        }
+    }
+    (old, new)
+}
+
+/// Turns a finished section into its file, if it changes anything multiedit applies.
+fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal> {
+    let Some(s) = s else { return Ok(()) };
+    let path = s.path();
+    if s.is_new() {
+        let content: String = s.hunks.iter().map(|h| h.new.as_str()).collect();
+        let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
+        files.push(PatchFile { path, op: PatchOp::Add, hunks: vec![Hunk { old: String::new(), new: content, anchor }] });
+        return Ok(());
+    }
+    let deleted = s.is_deleted();
+    let op = match &s.rename {
+        _ if deleted => PatchOp::Delete,
+        (Some(_), Some(to)) => PatchOp::Move(to.clone()),
+        _ if s.hunks.is_empty() && s.git => return Ok(()),
+        _ if s.hunks.is_empty() => {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: the file header at line {} of the patch names {path} but no hunk \
+                 (`@@ -l,n +l,n @@`) follows it: give the file's hunks after its header, or leave the header out",
+                s.line
+            )))
+        }
+        _ => PatchOp::Update,
+    };
+    let mut hunks = Vec::with_capacity(s.hunks.len());
+    let mut shift: isize = 0;
+    for (n, h) in s.hunks.iter().enumerate() {
+        let k = n + 1;
+        if h.old.is_empty() {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: hunk {k} of {path} (line {} of the patch) adds lines with no context around \
+                 them: it could only be placed by its line number, which multiedit does not trust alone; make the diff \
+                 with context lines (git diff -U3)",
+                h.line
+            )));
+        }
+        let zero_context = h.leading == 0 && h.trailing == 0;
+        let anchor = Anchor {
+            line: Some((h.old_start as isize + shift).max(0) as usize),
+            forward: false,
+            after: None,
+            // A deleted file's hunks take every line, though they have no context.
+            at_start: deleted || (!zero_context && h.old_start <= 1),
+            at_end: deleted || (!zero_context && h.trailing == 0),
+            label: format!("hunk {k} of {path}, at line {}", h.old_start),
+        };
+        shift += h.new_count as isize - h.old_count as isize;
+        hunks.push(Hunk { old: h.old.clone(), new: h.new.clone(), anchor });
+    }
+    files.push(PatchFile { path, op, hunks });
+    Ok(())
+}
+
+/// A line without its break, for recognising headers and markers. (Shared with the other parsers.)
+pub(super) fn bare(line: &str) -> &str {
+    let l = line.strip_suffix('\n').unwrap_or(line);
+    l.strip_suffix('\r').unwrap_or(l)
+}
+
+/// A hunk line as the file has it: with its break, which only the patch's last line may lack.
+pub(super) fn whole(body: &str) -> String {
+    if body.ends_with('\n') {
+        body.to_string()
+    } else {
+        format!("{body}\n")
+    }
+}
+
+/// `\ No newline at end of file`: the whole break goes, `\r\n` included, since a patch passed through
+/// a CRLF channel carries `\r\n` where the file had none.
+fn drop_break(s: &mut String) {
+    if s.ends_with('\n') {
+        s.pop();
+        if s.ends_with('\r') {
+            s.pop();
+        }
+    }
+}
+
+/// A patch line as refusals quote it: in backticks, cut when long.
+pub(super) fn quote(t: &str) -> String {
+    const MAX: usize = 80;
+    match t.char_indices().nth(MAX) {
+        Some((at, _)) => format!("`{}...`", &t[..at]),
+        None => format!("`{t}`"),
+    }
+}
