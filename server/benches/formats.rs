@@ -1,0 +1,245 @@
+//! Patch formats with real sizes: `cargo bench --bench formats`.
+//!
+//! `diff_*` against `plan_*`: a 1,000-hunk unified diff of a 10 MB file, parsed and applied through the
+//! engine (`formats::plan_from_text`, then `engine::apply_plan`), beside the JSON plan of the same
+//! 1,000 changes; the goal is the diff within 2x of the plan.
+//!
+//! `cli_*`: end to end, the `git diff` of a 500-file commit (realistic source, a few hunks a file)
+//! applied to a fresh copy of the pre-image folder by `multiedit apply` and by `git apply`, each run
+//! a new process as a user runs it (the copy is made outside the timing). Goal: multiedit under 1 s.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use multiedit::engine::{apply_plan, parse_plan, Matching};
+use multiedit::formats::{plan_from_text, Format};
+use serde_json::json;
+
+fn main() {
+    divan::main();
+}
+
+/// A code-like text of about `bytes` bytes whose every line is unique (as `benches/engine.rs`).
+fn source(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 100);
+    let mut i = 0u64;
+    while s.len() < bytes {
+        s.push_str(&format!("    let value_{i} = compute({i}, \"{:x}\"); // step {i}\n", i.wrapping_mul(0x9e3779b97f4a7c15)));
+        i += 1;
+    }
+    s
+}
+
+const HUNKS: usize = 1000;
+const CONTEXT: usize = 3;
+
+/// The 10 MB text, the unified diff of `HUNKS` one-line changes spread through it (3 lines of context,
+/// as `git diff` writes), and the JSON plan of the same changes.
+struct Big {
+    text: String,
+    diff: String,
+    plan: String,
+}
+
+fn big() -> &'static Big {
+    static BIG: OnceLock<Big> = OnceLock::new();
+    BIG.get_or_init(|| {
+        let text = source(10 << 20);
+        let lines: Vec<&str> = text.lines().collect();
+        let step = lines.len() / HUNKS;
+        let mut diff = String::from("diff --git a/bench.rs b/bench.rs\nindex 1111111..2222222 100644\n--- a/bench.rs\n+++ b/bench.rs\n");
+        let mut edits = Vec::with_capacity(HUNKS);
+        for k in 0..HUNKS {
+            let at = k * step + step / 2;
+            let (from, to) = (at - CONTEXT, at + CONTEXT + 1);
+            let n = to - from;
+            diff.push_str(&format!("@@ -{},{n} +{},{n} @@\n", from + 1, from + 1));
+            for (i, line) in lines.iter().enumerate().take(to).skip(from) {
+                if i == at {
+                    diff.push_str(&format!("-{line}\n+{}\n", line.replace("compute(", "compute_fast(")));
+                } else {
+                    diff.push_str(&format!(" {line}\n"));
+                }
+            }
+            edits.push(json!({"old_string": lines[at], "new_string": lines[at].replace("compute(", "compute_fast(")}));
+        }
+        let plan = json!({"files": [{"file_path": "/bench.rs", "edits": edits}]}).to_string();
+        Big { text, diff, plan }
+    })
+}
+
+/// Parse and apply: the JSON plan of 1,000 edits.
+#[divan::bench(sample_count = 20)]
+fn plan_mb10_edits1000(b: divan::Bencher) {
+    let big = big();
+    b.bench(|| {
+        let plan = parse_plan(&big.plan).expect("plan parses");
+        divan::black_box(apply_plan(&plan, &[Some(&big.text)]).expect("plan applies"));
+    });
+}
+
+/// Parse and apply: the unified diff of the same 1,000 changes.
+#[divan::bench(sample_count = 20)]
+fn diff_mb10_hunks1000(b: divan::Bencher) {
+    let big = big();
+    let root = Path::new("/");
+    b.bench(|| {
+        let (plan, _) = plan_from_text(&big.diff, Some(Format::Diff), Some(root), Matching::Exact).expect("diff parses");
+        divan::black_box(apply_plan(&plan, &[Some(&big.text)]).expect("diff applies"));
+    });
+}
+
+/// The parse alone, to tell it from the placing of the hunks.
+#[divan::bench(sample_count = 20)]
+fn diff_mb10_hunks1000_parse_only(b: divan::Bencher) {
+    let big = big();
+    let root = Path::new("/");
+    b.bench(|| divan::black_box(plan_from_text(&big.diff, Some(Format::Diff), Some(root), Matching::Exact).expect("diff parses")));
+}
+
+const FILES: usize = 500;
+
+/// A Rust-like source file of about 150 lines: functions whose bodies repeat lines (`}`, `break;`,
+/// blank lines), as real code does, so hunks' context is not always unique in the file.
+fn source_file(f: usize) -> String {
+    let mut s = format!("//! Module {f}: generated for the patch benchmark.\n\nuse std::collections::HashMap;\nuse crate::error::Error;\n\n");
+    for i in 0..12 {
+        s.push_str(&format!(
+            "/// Sums the lengths of the first lines of the input, step {i} of module {f}.\n\
+             pub fn measure_{f}_{i}(input: &str, limit: usize) -> Result<usize, Error> {{\n    \
+             let mut total = 0;\n    \
+             let mut seen: HashMap<&str, usize> = HashMap::new();\n    \
+             for (n, line) in input.lines().enumerate() {{\n        \
+             if n >= limit {{\n            break;\n        }}\n        \
+             *seen.entry(line).or_default() += 1;\n        \
+             total += line.len() * {};\n    \
+             }}\n    \
+             Ok(total)\n\
+             }}\n\n",
+            i + 1
+        ));
+    }
+    s
+}
+
+/// The file after the commit: three hunks (a changed line, an added line, a removed comment).
+fn edited_file(f: usize, pre: &str) -> String {
+    let a = f % 12;
+    let b = (f + 5) % 12;
+    let c = (f + 9) % 12;
+    pre.replace(&format!("total += line.len() * {};", a + 1), &format!("total += line.len() * {} + 1;", a + 1))
+        .replace(
+            &format!("pub fn measure_{f}_{b}(input: &str, limit: usize) -> Result<usize, Error> {{\n"),
+            &format!("pub fn measure_{f}_{b}(input: &str, limit: usize) -> Result<usize, Error> {{\n    debug_assert!(limit > 0);\n"),
+        )
+        .replace(&format!("/// Sums the lengths of the first lines of the input, step {c} of module {f}.\n"), "")
+}
+
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "core.autocrlf=false", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "b")
+        .env("GIT_AUTHOR_EMAIL", "b@example.com")
+        .env("GIT_COMMITTER_NAME", "b")
+        .env("GIT_COMMITTER_EMAIL", "b@example.com")
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// The pre-image folder's files and the `git diff` of the 500-file commit, made once in a scratch repo.
+struct Commit {
+    _scratch: tempfile::TempDir,
+    pre: BTreeMap<String, String>,
+    patch: PathBuf,
+    post: BTreeMap<String, String>,
+}
+
+fn commit() -> &'static Commit {
+    static COMMIT: OnceLock<Commit> = OnceLock::new();
+    COMMIT.get_or_init(|| {
+        let scratch = tempfile::tempdir().unwrap();
+        let repo = scratch.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        let pre: BTreeMap<String, String> = (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), source_file(f))).collect();
+        let post: BTreeMap<String, String> = pre.iter().enumerate().map(|(f, (p, t))| (p.clone(), edited_file(f, t))).collect();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        write_files(&repo, &pre);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "pre"]);
+        write_files(&repo, &post);
+        git(&repo, &["commit", "-q", "-a", "-m", "post"]);
+        let diff = git(&repo, &["diff", "HEAD~1", "HEAD"]);
+        let hunks = diff.split(|&b| b == b'\n').filter(|l| l.starts_with(b"@@ -")).count();
+        let patch = scratch.path().join("commit.diff");
+        std::fs::write(&patch, &diff).unwrap();
+        let bytes: usize = pre.values().map(String::len).sum();
+        eprintln!("cli benches: a {FILES}-file commit, {hunks} hunks, {} KB of source, a {} KB diff", bytes / 1024, diff.len() / 1024);
+        Commit { _scratch: scratch, pre, patch, post }
+    })
+}
+
+fn write_files(dir: &Path, files: &BTreeMap<String, String>) {
+    for (rel, text) in files {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// A fresh copy of the pre-image, outside any repository.
+fn fresh() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), &commit().pre);
+    dir
+}
+
+/// Whether the tool gave the commit's post-image.
+fn check_post(dir: &Path, tool: &str) {
+    for (rel, want) in &commit().post {
+        let got = std::fs::read_to_string(dir.join(rel)).unwrap();
+        assert!(&got == want, "{tool}: {rel} is not the commit's post-image");
+    }
+}
+
+fn run_tool(dir: &Path, tool: &str) {
+    let c = commit();
+    let status = match tool {
+        "multiedit" => Command::new(env!("CARGO_BIN_EXE_multiedit"))
+            .args(["apply", "--format", "diff", "--root"])
+            .arg(dir)
+            .arg(&c.patch)
+            .stdout(Stdio::null())
+            .status(),
+        _ => Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .arg("apply")
+            .arg(&c.patch)
+            .status(),
+    }
+    .expect("run the tool");
+    assert!(status.success(), "{tool} apply failed");
+}
+
+#[divan::bench(sample_count = 10, args = ["multiedit", "git"])]
+fn cli_files500(b: divan::Bencher, tool: &str) {
+    // Once, outside the timing: the tool gives the commit's post-image.
+    let d = fresh();
+    run_tool(d.path(), tool);
+    check_post(d.path(), tool);
+    b.with_inputs(fresh).bench_values(|d| {
+        run_tool(d.path(), tool);
+        d
+    });
+}
