@@ -340,7 +340,7 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
                 fail(format!("multiedit refused with exit code {:?}, not 1", out.status.code()));
             }
             if let Some((path, n)) = &case.stale {
-                let want = format!("hunk {n} of {path}");
+                let want = format!("Hunk {n} of {path}");
                 if !stderr.contains(&want) {
                     ok = false;
                     fail(format!("the refusal does not name `{want}`: {}", first(&stderr)));

@@ -535,14 +535,15 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
                 h.line
             )));
         }
-        let zero_context = h.leading == 0 && h.trailing == 0;
         let anchor = Anchor {
             line: Some((h.old_start as isize + shift).max(0) as usize),
             forward: false,
             after: None,
-            // A deleted file's hunks take every line, though they have no context.
-            at_start: deleted || (!zero_context && h.old_start <= 1),
-            at_end: deleted || (!zero_context && h.trailing == 0),
+            // As git apply does: a hunk at line 1 starts the file, one without trailing context ends it,
+            // also without context at all (a zero-context hunk in mid-file is refused, as git refuses
+            // it without --unidiff-zero); a deleted file's hunks take every line.
+            at_start: deleted || h.old_start <= 1,
+            at_end: deleted || h.trailing == 0,
             label: format!("hunk {k} of {path}, at line {}", h.old_start),
         };
         shift += h.new_count as isize - h.old_count as isize;
@@ -735,7 +736,7 @@ mod tests {
                     vec![hunk(
                         "#define N 1\n",
                         "#define N 2\n",
-                        anchor(1, false, false, "hunk 1 of new/util.h, at line 1")
+                        anchor(1, true, true, "hunk 1 of new/util.h, at line 1")
                     )],
                 ),
             ]
@@ -871,7 +872,7 @@ mod tests {
             vec![file(
                 "x",
                 PatchOp::Update,
-                vec![hunk("1\n", "2\n", anchor(1, false, false, "hunk 1 of x, at line 1"))]
+                vec![hunk("1\n", "2\n", anchor(1, true, true, "hunk 1 of x, at line 1"))]
             )]
         );
         let only_mode = text(&["diff --git a/run.sh b/run.sh", "old mode 100644", "new mode 100755"]);
@@ -984,7 +985,7 @@ mod tests {
         ]);
         let anchors: Vec<(bool, bool)> =
             files(&t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
-        assert_eq!(anchors, vec![(true, false), (false, true), (false, false)]);
+        assert_eq!(anchors, vec![(true, false), (false, true), (false, true)]);
     }
 
     #[test]
