@@ -37,7 +37,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
             .files
             .iter()
             .zip(&texts)
-            .map(|(f, before)| diff::unified(&f.file_path, before.unwrap_or(""), &f.replacements))
+            .map(|(f, before)| diff::file_diff(f, before.unwrap_or("")))
             .collect();
         return Ok((outcome, Some(diff)));
     }

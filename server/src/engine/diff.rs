@@ -4,7 +4,9 @@
 //! 50,000 lines took minutes. The replacements already say exactly what changed, so each hunk is cut
 //! from them: the changed lines with their old text (`-`) and new text (`+`), three lines of context.
 
+use super::apply::FileChange;
 use super::changeset::Replacement;
+use super::plan::FileOp;
 use super::text::{self, line_starts};
 
 const CONTEXT: usize = 3;
@@ -17,6 +19,31 @@ struct Block {
 }
 
 pub fn unified(path: &str, before: &str, reps: &[Replacement]) -> String {
+    with_header(&format!("--- a{path}\n+++ b{path}\n"), before, reps)
+}
+
+/// One file's part of a dry run's or preview's diff, file operations included as git writes them:
+/// `/dev/null` for a created or deleted file, `rename from`/`rename to` for a moved one.
+pub fn file_diff(change: &FileChange, before: &str) -> String {
+    let path = &change.file_path;
+    match &change.op {
+        FileOp::Delete => {
+            let all = [Replacement { start: 0, end: before.len(), text: String::new() }];
+            let body = with_header(&format!("--- a{path}\n+++ /dev/null\n"), before, &all);
+            if body.is_empty() { format!("deleted file {path}\n") } else { body }
+        }
+        FileOp::MoveTo(to) => {
+            let renamed = format!("rename from {path}\nrename to {to}\n");
+            renamed + &with_header(&format!("--- a{path}\n+++ b{to}\n"), before, &change.replacements)
+        }
+        FileOp::Edit | FileOp::Create if change.created => {
+            with_header(&format!("--- /dev/null\n+++ b{path}\n"), before, &change.replacements)
+        }
+        FileOp::Edit | FileOp::Create => unified(path, before, &change.replacements),
+    }
+}
+
+fn with_header(header: &str, before: &str, reps: &[Replacement]) -> String {
     if reps.is_empty() {
         return String::new();
     }
@@ -49,7 +76,7 @@ pub fn unified(path: &str, before: &str, reps: &[Replacement]) -> String {
         blocks.push(block(before, &starts, line_end(p.1.saturating_sub(1)), p));
     }
 
-    let mut out = format!("--- a{path}\n+++ b{path}\n");
+    let mut out = header.to_string();
     let old_line = |i: usize| &before[starts[i]..line_end(i)];
     let mut delta: isize = 0;
     let mut i = 0;

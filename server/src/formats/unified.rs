@@ -115,7 +115,7 @@ struct RawHunk {
     new_count: usize,
     old: String,
     new: String,
-    leading: usize,
+    /// Context lines after the last change: none means the hunk ends the file.
     trailing: usize,
 }
 
@@ -466,7 +466,7 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
     if !changed {
         trailing = leading;
     }
-    s.hunks.push(RawHunk { line: i + 1, old_start, old_count, new_count, old, new, leading, trailing });
+    s.hunks.push(RawHunk { line: i + 1, old_start, old_count, new_count, old, new, trailing });
     Ok(j)
 }
 

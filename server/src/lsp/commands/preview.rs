@@ -16,7 +16,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         .files
         .iter()
         .zip(&prepared.before)
-        .map(|(f, before)| diff::unified(&f.file_path, before.as_deref().unwrap_or(""), &f.replacements))
+        .map(|(f, before)| diff::file_diff(f, before.as_deref().unwrap_or("")))
         .collect();
     let mut result = result_json(&prepared);
     result["diff"] = json!(diff);
