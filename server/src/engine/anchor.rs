@@ -20,6 +20,9 @@ pub struct Placed {
     pub line: usize,
     /// Lines between where the hunk said it was and where it was found (0 when it said nothing).
     pub offset: isize,
+    /// Matched the file's last line, which has no newline, without the newline the hunk gave it
+    /// (`Anchor::eof_newline_optional`): the new text's final newline is dropped too.
+    pub without_final_newline: bool,
 }
 
 /// The state one file's anchored edits share: its line breaks, the offset found for the previous
@@ -43,7 +46,17 @@ impl Placer {
         let (cs, index, touching) = search;
         let starts = find_starts(cs, index, touching, needle);
         let floor = self.floor(cs, index, touching, a)?;
-        self.choose(cs, &starts, needle.len(), needle.ends_with('\n'), floor, a, needle)
+        let placed = self.choose(cs, &starts, needle.len(), needle.ends_with('\n'), floor, a, needle);
+        let len = cs.current_len();
+        if placed.is_ok() || !a.eof_newline_optional || len == 0 || cs.byte(len - 1) == Some(b'\n') {
+            return placed;
+        }
+        let Some(short) = needle.strip_suffix('\n') else { return placed };
+        let at_end: Vec<usize> = find_starts(cs, index, touching, short).into_iter().filter(|&s| s + short.len() == len).collect();
+        match self.choose(cs, &at_end, short.len(), true, floor, a, needle) {
+            Ok(p) => Ok(Placed { without_final_newline: true, ..p }),
+            Err(_) => placed,
+        }
     }
 
     /// Whether a place found another way (the tolerant tiers) keeps the hunk's rules.
@@ -127,7 +140,7 @@ impl Placer {
         }
         let placed = |s: usize, stated: Option<usize>| {
             let line = self.line(cs, s);
-            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize) }
+            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize), without_final_newline: false }
         };
         if a.forward {
             return Ok(placed(c[0], a.line));

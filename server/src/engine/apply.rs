@@ -261,6 +261,11 @@ impl<'p> FileRun<'p> {
                         continue;
                     }
                 };
+                let new_text = match new_text {
+                    Cow::Borrowed(t) if p.without_final_newline => Cow::Borrowed(t.strip_suffix('\n').unwrap_or(t)),
+                    Cow::Owned(t) if p.without_final_newline => Cow::Owned(t.strip_suffix('\n').unwrap_or(&t).to_string()),
+                    t => t,
+                };
                 let made = cs.apply(&[(p.start, p.end)], &new_text);
                 placer.applied(&p, new_text.len());
                 if let Some(t) = touching.as_mut() {

@@ -79,6 +79,10 @@ pub struct Anchor {
     pub at_start: bool,
     /// The text must end at the end of the file (a hunk without trailing context, `*** End of File`).
     pub at_end: bool,
+    /// The format cannot say that a file's last line has no newline (apply_patch envelopes,
+    /// SEARCH/REPLACE blocks write every line with one): the text may then match the file's last line
+    /// without it, and the new text ends without one too, so the file keeps its last line as it was.
+    pub eof_newline_optional: bool,
     /// How refusals and reports name the edit: `hunk 3 of src/lib.rs (line 120)`.
     pub label: String,
 }

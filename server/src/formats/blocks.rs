@@ -87,7 +87,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
             )));
         };
         let (search, replace, end) = block(&lines, i, n, angled)?;
-        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), ..Anchor::default() };
+        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), eof_newline_optional: true, ..Anchor::default() };
         let hunk = Hunk { old: search, new: replace, anchor };
         match files.iter_mut().find(|f| f.path == path) {
             Some(f) => f.hunks.push(hunk),
@@ -205,7 +205,7 @@ mod tests {
     }
 
     fn hunk(old: &str, new: &str, n: usize, path: &str) -> Hunk {
-        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), ..Anchor::default() };
+        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), eof_newline_optional: true, ..Anchor::default() };
         Hunk { old: old.into(), new: new.into(), anchor }
     }
 

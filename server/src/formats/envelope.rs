@@ -318,7 +318,7 @@ impl Section {
             Some(a) => format!("hunk {k} of {} (after \"{a}\")", self.path),
             None => format!("hunk {k} of {}", self.path),
         };
-        let anchor = Anchor { line: None, forward: true, after: h.after, at_start: false, at_end, label };
+        let anchor = Anchor { forward: true, after: h.after, at_end, eof_newline_optional: true, label, ..Anchor::default() };
         self.hunks.push(Hunk { old: h.old, new: h.new, anchor });
         Ok(())
     }
@@ -368,6 +368,7 @@ mod tests {
 
     fn anchor(after: Option<&str>, at_end: bool, label: &str) -> Anchor {
         Anchor {
+            eof_newline_optional: true,
             line: None,
             forward: true,
             after: after.map(String::from),

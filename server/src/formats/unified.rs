@@ -544,6 +544,8 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
             // it without --unidiff-zero); a deleted file's hunks take every line.
             at_start: deleted || h.old_start <= 1,
             at_end: deleted || h.trailing == 0,
+            // A diff says when a last line has no newline (`\ No newline at end of file`).
+            eof_newline_optional: false,
             label: format!("hunk {k} of {path}, at line {}", h.old_start),
         };
         shift += h.new_count as isize - h.old_count as isize;
@@ -598,7 +600,7 @@ mod tests {
     }
 
     fn anchor(line: usize, at_start: bool, at_end: bool, label: &str) -> Anchor {
-        Anchor { line: Some(line), forward: false, after: None, at_start, at_end, label: label.to_string() }
+        Anchor { line: Some(line), at_start, at_end, label: label.to_string(), ..Anchor::default() }
     }
 
     fn hunk(old: &str, new: &str, anchor: Anchor) -> Hunk {
