@@ -8,8 +8,10 @@
 //! scratch repository, from the history's own file changes: CRLF files, files without a final newline,
 //! a rename with edits, a deleted file, a new file, the pre-image shifted by lines inserted at its top
 //! after the diff was made (both tools apply at an offset), a stale context line in one file of a
-//! multi-file diff (both refuse; multiedit names the hunk and leaves every file as it was), and a new
-//! file that already exists (both refuse; multiedit says `file_exists`).
+//! multi-file diff (both refuse; multiedit names the hunk and leaves every file as it was), a new
+//! file that already exists (both refuse; multiedit says `file_exists`), names with spaces and
+//! non-ASCII letters (C-quoted by git) with a rename between folders, and a hunk whose lines stand at
+//! two places equally far from its stated line (the tie below).
 //!
 //! Where git applies, multiedit must give the same bytes; where git refuses, multiedit must refuse and
 //! leave every file unchanged. One exception is counted apart and printed: a hunk that matches
@@ -282,6 +284,7 @@ struct Tally {
 struct Report {
     failures: Vec<String>,
     ties: Vec<String>,
+    notes: Vec<String>,
 }
 
 fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
@@ -319,6 +322,9 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
         },
         (true, false) => {
             if kind == "ambiguous" && message.contains("where it is expected") {
+                if got != case.pre {
+                    fail(format!("multiedit refused a tie but changed the folder: {}", tree_difference(&case.pre, &got).unwrap_or_default()));
+                }
                 t.ties += 1;
                 report.ties.push(format!("{}: {}", case.label, first(&message)));
             } else {
@@ -359,7 +365,7 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
     }
     if case.stale.is_some() && git_ok {
         // Not stale after all for git (the hunk matched elsewhere): compared like any other case.
-        report.ties.push(format!("{}: (note) git applied the stale case", case.label));
+        report.notes.push(format!("{}: git applied the stale case (the hunk matched elsewhere)", case.label));
     }
 }
 
@@ -458,10 +464,46 @@ fn change_line(text: &[u8], at: usize) -> Vec<u8> {
     out
 }
 
-const VARIANTS: &[&str] = &["crlf", "no-final-newline", "rename", "delete", "new-file", "offset", "stale", "exists"];
+const VARIANTS: &[&str] = &["crlf", "no-final-newline", "rename", "delete", "new-file", "offset", "stale", "exists", "paths", "tie"];
+
+/// The tie variant: a 50-line file of real lines whose line 24 changes (one hunk, lines 21-27), and
+/// the pre-image the tools get, where the hunk's 7 lines are gone from line 21 and stand at lines 14
+/// and 28 instead: two places, both 7 lines from where the hunk says it is.
+fn tie_case(k: usize, pool: &[Change], scratch: &Path) -> Option<Case> {
+    let c = pool.iter().filter(|c| c.pre.split(|&b| b == b'\n').count() > 60).nth(k)?;
+    let lines: Vec<&[u8]> = c.pre.split_inclusive(|&b| b == b'\n').take(50).collect();
+    let (a, block, rest) = (&lines[..20], &lines[20..27], &lines[27..]);
+    let cat = |parts: &[&[&[u8]]]| -> Vec<u8> { parts.iter().flat_map(|p| p.iter().flat_map(|l| l.iter().copied())).collect() };
+    let mut changed = block.to_vec();
+    let edited = change_line(block[3], 0);
+    changed[3] = &edited;
+    let path = format!("tie/{}", c.path.rsplit('/').next().unwrap());
+    let pre = Tree::from([(path.clone(), cat(&[a, block, rest]))]);
+    let post = Tree::from([(path.clone(), cat(&[a, &changed, rest]))]);
+    let patch = scratch_diff(scratch, &pre, &post);
+    let shifted = cat(&[&a[..13], block, &a[13..], block, rest]);
+    // The hunk's lines (the block) must stand at the two planted places only.
+    let needle = cat(&[block]);
+    let count = |t: &[u8]| t.windows(needle.len()).filter(|w| *w == needle.as_slice()).count();
+    if lines.len() < 50 || count(&shifted) != 2 || count(&pre[&path]) != 1 {
+        return None;
+    }
+    Some(Case {
+        label: format!("tie #{k} ({}:{})", c.commit, c.path),
+        hunks: count_hunks(&patch),
+        files: 1,
+        patch,
+        pre: Tree::from([(path, shifted)]),
+        stale: None,
+        want_kind: None,
+    })
+}
 
 /// Case `k` of `variant`, from `FILES_PER_CASE` of the history's changes.
 fn variant_case(variant: &str, k: usize, pool: &[Change], scratch: &Path) -> Option<Case> {
+    if variant == "tie" {
+        return tie_case(k, pool, scratch);
+    }
     let n = pool.len();
     let picks: Vec<&Change> = {
         let mut seen = Vec::new();
@@ -497,6 +539,12 @@ fn variant_case(variant: &str, k: usize, pool: &[Change], scratch: &Path) -> Opt
                 let base = c.path.rsplit('/').next().unwrap();
                 pre.insert(c.path.clone(), a);
                 post.insert(format!("moved/{base}.renamed"), b);
+            }
+            "paths" => {
+                // Names git writes as they are (spaces) and C-quoted (non-ASCII), one of them renamed.
+                let base = c.path.rsplit('/').next().unwrap();
+                pre.insert(format!("dir with space/é {base}"), a);
+                post.insert(if first { format!("new dir/ü {base}") } else { format!("dir with space/é {base}") }, b);
             }
             "delete" if first => {
                 pre.insert(c.path.clone(), a);
@@ -604,6 +652,11 @@ fn multiedit_applies_diffs_as_git_apply_does() {
                 binary_files += 1;
                 continue;
             }
+            // multiedit edits UTF-8 text only (fuzz inputs in this history are not).
+            if std::str::from_utf8(section).is_err() {
+                not_utf8 += 1;
+                continue;
+            }
             patch.extend_from_slice(section);
             files += 1;
             if e.status != b'A' {
@@ -618,10 +671,6 @@ fn multiedit_applies_diffs_as_git_apply_does() {
         }
         if files == 0 {
             no_text_change += 1;
-            continue;
-        }
-        if std::str::from_utf8(&patch).is_err() {
-            not_utf8 += 1;
             continue;
         }
         history.renames += entries.iter().filter(|e| e.status == b'R').count();
@@ -655,8 +704,8 @@ fn multiedit_applies_diffs_as_git_apply_does() {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\nhistory: {} of {} non-merge commits sampled; {} diffs applied ({} commits with no text change, {} not UTF-8); \
-         {binary_files} binary files left out; {:.1}s",
+        "\nhistory: {} of {} non-merge commits sampled; {} diffs applied ({} commits with no text change); \
+         {binary_files} binary and {} non-UTF-8 files left out; {:.1}s",
         chosen.len(),
         all.len(),
         history.cases,
@@ -715,6 +764,9 @@ fn multiedit_applies_diffs_as_git_apply_does() {
             let _ = writeln!(s, "  {t}");
         }
     }
+    for n in &report.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     if !report.failures.is_empty() {
         let _ = writeln!(s, "disagreements, {}:", report.failures.len());
         for f in report.failures.iter().take(EXAMPLES) {
@@ -730,4 +782,5 @@ fn multiedit_applies_diffs_as_git_apply_does() {
     assert!(var("exists").refused_alike > 0, "no file-exists case was refused by both tools");
     assert!(var("offset").offsets_applied > 0, "no offset case applied");
     assert!(var("rename").renames > 0, "git detected no rename in the rename cases");
+    assert!(var("tie").ties > 0, "no tie case was refused by multiedit and applied by git");
 }

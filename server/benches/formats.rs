@@ -170,7 +170,8 @@ fn commit() -> &'static Commit {
         let repo = scratch.path().join("repo");
         std::fs::create_dir(&repo).unwrap();
         let pre: BTreeMap<String, String> = (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), source_file(f))).collect();
-        let post: BTreeMap<String, String> = pre.iter().enumerate().map(|(f, (p, t))| (p.clone(), edited_file(f, t))).collect();
+        let post: BTreeMap<String, String> =
+            (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), edited_file(f, &source_file(f)))).collect();
         git(&repo, &["init", "-q", "-b", "main"]);
         write_files(&repo, &pre);
         git(&repo, &["add", "-A"]);
@@ -213,9 +214,10 @@ fn check_post(dir: &Path, tool: &str) {
 fn run_tool(dir: &Path, tool: &str) {
     let c = commit();
     let status = match tool {
-        "multiedit" => Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        "multiedit" | "multiedit-dry-run" => Command::new(env!("CARGO_BIN_EXE_multiedit"))
             .args(["apply", "--format", "diff", "--root"])
             .arg(dir)
+            .args(if tool == "multiedit-dry-run" { &["--dry-run"][..] } else { &[][..] })
             .arg(&c.patch)
             .stdout(Stdio::null())
             .status(),
@@ -232,12 +234,16 @@ fn run_tool(dir: &Path, tool: &str) {
     assert!(status.success(), "{tool} apply failed");
 }
 
-#[divan::bench(sample_count = 10, args = ["multiedit", "git"])]
+/// `multiedit-dry-run`: the same run with `--dry-run` (read, parse, place, diff; nothing written), to
+/// tell the engine's share from the writing's (staging, journal, fsync).
+#[divan::bench(sample_count = 10, args = ["multiedit", "multiedit-dry-run", "git"])]
 fn cli_files500(b: divan::Bencher, tool: &str) {
     // Once, outside the timing: the tool gives the commit's post-image.
     let d = fresh();
     run_tool(d.path(), tool);
-    check_post(d.path(), tool);
+    if tool != "multiedit-dry-run" {
+        check_post(d.path(), tool);
+    }
     b.with_inputs(fresh).bench_values(|d| {
         run_tool(d.path(), tool);
         d
