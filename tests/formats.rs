@@ -302,3 +302,39 @@ mod no_input_crashes {
         }
     }
 }
+
+#[test]
+fn a_backslash_is_part_of_a_unix_file_name_and_a_lone_cr_ends_a_last_line() {
+    let dir = folder(&[("a\\b.txt", "one\n"), ("cr.txt", "a\nb\nc\r")]);
+    let patch = "\
+--- \"a/a\\\\b.txt\"
++++ \"b/a\\\\b.txt\"
+@@ -1 +1 @@
+-one
++two
+--- a/cr.txt
++++ b/cr.txt
+@@ -1,3 +1,3 @@
+ a
+-b
++B
+ c\r
+\\ No newline at end of file
+";
+    let o = apply(dir.path(), &[], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "a\\b.txt"), "two\n");
+    assert!(!dir.path().join("a").exists(), "no folder `a` was made");
+    assert_eq!(read(dir.path(), "cr.txt"), "a\nB\nc\r");
+}
+
+#[test]
+fn an_envelope_or_block_edits_a_last_line_without_newline_and_keeps_it_so() {
+    let dir = folder(&[("n.py", "x = 1\ny = 2")]);
+    let o = apply(dir.path(), &[], "*** Begin Patch\n*** Update File: n.py\n@@\n x = 1\n-y = 2\n+y = 3\n*** End Patch\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "n.py"), "x = 1\ny = 3");
+    let o = apply(dir.path(), &[], "n.py\n<<<<<<< SEARCH\ny = 3\n=======\ny = 4\nz = 5\n>>>>>>> REPLACE\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "n.py"), "x = 1\ny = 4\nz = 5");
+}

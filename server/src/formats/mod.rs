@@ -200,7 +200,9 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
 /// workspace is checked on real paths by the front end, as for any plan.
 fn join(root: &Path, rel: &str) -> PathBuf {
     let mut out = root.to_path_buf();
-    for part in rel.split(['/', '\\']) {
+    // A backslash is a character of a Unix file name (`a\\b.txt`), a separator only on Windows.
+    let separators: &[char] = if cfg!(windows) { &['/', '\\'] } else { &['/'] };
+    for part in rel.split(separators) {
         match part {
             "" | "." => {}
             ".." => {

@@ -570,14 +570,11 @@ pub(super) fn whole(body: &str) -> String {
     }
 }
 
-/// `\ No newline at end of file`: the whole break goes, `\r\n` included, since a patch passed through
-/// a CRLF channel carries `\r\n` where the file had none.
+/// `\ No newline at end of file`: the `\n` goes and a `\r` before it stays, as git apply reads it: a
+/// file may end in a lone `\r`, and a patch that passed through a CRLF channel is refused by both.
 fn drop_break(s: &mut String) {
     if s.ends_with('\n') {
         s.pop();
-        if s.ends_with('\r') {
-            s.pop();
-        }
     }
 }
 
@@ -925,7 +922,7 @@ mod tests {
             vec![file(
                 "w.txt",
                 PatchOp::Update,
-                vec![hunk("one\r\ntwo\r\n", "one\r\n2", anchor(1, true, true, "hunk 1 of w.txt, at line 1"))]
+                vec![hunk("one\r\ntwo\r\n", "one\r\n2\r", anchor(1, true, true, "hunk 1 of w.txt, at line 1"))]
             )]
         );
     }
