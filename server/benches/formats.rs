@@ -41,6 +41,8 @@ struct Big {
     text: String,
     diff: String,
     plan: String,
+    /// The plan an assistant writes with the hunks' own text: context lines included.
+    plan_with_context: String,
 }
 
 fn big() -> &'static Big {
@@ -51,6 +53,7 @@ fn big() -> &'static Big {
         let step = lines.len() / HUNKS;
         let mut diff = String::from("diff --git a/bench.rs b/bench.rs\nindex 1111111..2222222 100644\n--- a/bench.rs\n+++ b/bench.rs\n");
         let mut edits = Vec::with_capacity(HUNKS);
+        let mut with_context = Vec::with_capacity(HUNKS);
         for k in 0..HUNKS {
             let at = k * step + step / 2;
             let (from, to) = (at - CONTEXT, at + CONTEXT + 1);
@@ -64,9 +67,12 @@ fn big() -> &'static Big {
                 }
             }
             edits.push(json!({"old_string": lines[at], "new_string": lines[at].replace("compute(", "compute_fast(")}));
+            let old: String = lines[from..to].iter().map(|l| format!("{l}\n")).collect();
+            with_context.push(json!({"old_string": old, "new_string": old.replace("compute(", "compute_fast(")}));
         }
         let plan = json!({"files": [{"file_path": "/bench.rs", "edits": edits}]}).to_string();
-        Big { text, diff, plan }
+        let plan_with_context = json!({"files": [{"file_path": "/bench.rs", "edits": with_context}]}).to_string();
+        Big { text, diff, plan, plan_with_context }
     })
 }
 
@@ -76,6 +82,16 @@ fn plan_mb10_edits1000(b: divan::Bencher) {
     let big = big();
     b.bench(|| {
         let plan = parse_plan(&big.plan).expect("plan parses");
+        divan::black_box(apply_plan(&plan, &[Some(&big.text)]).expect("plan applies"));
+    });
+}
+
+/// Parse and apply: the same 1,000 edits, each with the hunk's context lines in old_string.
+#[divan::bench(sample_count = 20)]
+fn plan_mb10_edits1000_with_context(b: divan::Bencher) {
+    let big = big();
+    b.bench(|| {
+        let plan = parse_plan(&big.plan_with_context).expect("plan parses");
         divan::black_box(apply_plan(&plan, &[Some(&big.text)]).expect("plan applies"));
     });
 }

@@ -267,7 +267,7 @@ impl<'p> FileRun<'p> {
                     t => t,
                 };
                 let made = cs.apply(&[(p.start, p.end)], &new_text);
-                placer.applied(&p, new_text.len());
+                placer.applied(&p, &new_text);
                 if let Some(t) = touching.as_mut() {
                     t.record(&cs, &made);
                 }
@@ -324,6 +324,9 @@ impl<'p> FileRun<'p> {
                 continue;
             }
             let made = cs.apply(&found, &new_text);
+            if let Some(placer) = &placer {
+                placer.changed();
+            }
             if let Some(t) = touching.as_mut() {
                 t.record(&cs, &made);
             }

@@ -247,6 +247,32 @@ impl<'a> ChangeSet<'a> {
         (p < self.cur_len).then(|| self.byte_at(p))
     }
 
+    /// The number of `\n`s in the current text `[x, y)`, without copying it.
+    pub fn newlines_between(&self, x: usize, y: usize) -> usize {
+        let count = |s: &[u8]| memchr::memchr_iter(b'\n', s).count();
+        let mut n = 0;
+        let mut pos = x;
+        let mut i = self.cur_start.partition_point(|&s| s < x);
+        if i > 0 && self.cur_end(i - 1) > x {
+            i -= 1;
+        }
+        while pos < y {
+            if i < self.reps.len() && self.cur_start[i] <= pos {
+                let off = pos - self.cur_start[i];
+                let take = (self.reps[i].text.len() - off).min(y - pos);
+                n += count(&self.reps[i].text.as_bytes()[off..off + take]);
+                pos += take;
+                i += 1;
+            } else {
+                let gap_end = if i < self.reps.len() { self.cur_start[i].min(y) } else { y };
+                let o = (pos as isize - self.delta_before(i)) as usize;
+                n += count(&self.orig.as_bytes()[o..o + (gap_end - pos)]);
+                pos = gap_end;
+            }
+        }
+        n
+    }
+
     /// The 1-based line of current offset `p`. `orig_breaks` holds the offsets of the original's
     /// `\n`s, sorted (see `line_breaks`). Costs O(replacements + their text), not O(file).
     pub fn line_of(&self, p: usize, orig_breaks: &[usize]) -> usize {

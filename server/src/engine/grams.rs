@@ -14,6 +14,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 const K: usize = 8;
 pub const MIN_LEN: usize = 2 * K - 1;
 const FILTER_BITS: u32 = 20;
+/// The window of a needle is chosen among its first `SPAN` offsets: any window finds every
+/// occurrence, so looking further only refines the choice, at a cost that grows with the needle (a
+/// diff hunk's context lines made a thousand 300-byte needles cost more than the scan).
+const SPAN: usize = 64;
 
 fn gram(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + K].try_into().expect("eight bytes"))
@@ -54,10 +58,12 @@ pub struct GramIndex<'n> {
 
 impl<'n> GramIndex<'n> {
     pub fn new(needles: Vec<&'n [u8]>) -> Self {
-        let total: usize = needles.iter().map(|n| n.len() + 1 - K).sum();
+        // Offsets whose grams are counted: those a window can cover.
+        let counted = |n: &[u8]| (n.len() - K).min(SPAN + K - 1);
+        let total: usize = needles.iter().map(|n| counted(n) + 1).sum();
         let mut shared: GramMap<u32> = GramMap::with_capacity_and_hasher(total, Default::default());
         for n in &needles {
-            for at in 0..=n.len() - K {
+            for at in 0..=counted(n) {
                 *shared.entry(gram(n, at)).or_default() += 1;
             }
         }
@@ -68,10 +74,10 @@ impl<'n> GramIndex<'n> {
         for (id, n) in needles.iter().enumerate() {
             // The window of K offsets whose grams the other needles share least (a sliding sum).
             counts.clear();
-            counts.extend((0..=n.len() - K).map(|at| shared[&gram(n, at)] as u64));
+            counts.extend((0..=counted(n)).map(|at| shared[&gram(n, at)] as u64));
             let mut sum: u64 = counts[..K].iter().sum();
             let (mut o, mut best) = (0, sum);
-            for start in 1..=n.len() + 1 - 2 * K {
+            for start in 1..=counts.len() - K {
                 sum = sum + counts[start + K - 1] - counts[start - 1];
                 if sum < best {
                     (o, best) = (start, sum);
