@@ -145,6 +145,16 @@ npm_packages() {
   got="$(cd "$ART/npm/project" && npx --offline --no-install multiedit --version 2>"$ART/npm/npx.log" </dev/null)"
   if [ "$got" = "multiedit $VERSION" ]; then ok "npx multiedit --version: $got"; else cat "$ART/npm/npx.log"; bad "npx multiedit --version said: $got"; fi
   mcp_handshake "$ART/npm/project/node_modules/.bin/multiedit" "npm"
+  # The musl package (Alpine) is staged from the same binary here (only its package.json is under
+  # test): npm must refuse it on this glibc machine, as it skips it among optional dependencies.
+  node packaging/npm/stage.mjs --binary "$ART/bin/multiedit" --target linux-x64-musl --out "$ART/npm" >/dev/null &&
+    (cd "$ART/npm/tarballs" && npm pack --silent "$ART/npm/cli-linux-x64-musl" >/dev/null 2>&1 </dev/null) || { bad "stage and pack cli-linux-x64-musl"; return; }
+  got="$(cd "$ART/npm/project" && npm install --offline --no-audit --no-fund "$ART/npm/tarballs/multiedit-cli-linux-x64-musl-$VERSION.tgz" 2>&1 </dev/null; echo "status $?")"
+  if echo "$got" | grep -q 'Valid libc: *musl' && ! echo "$got" | grep -q 'status 0'; then
+    ok "the linux-x64-musl package installs only on musl (npm on glibc: notsup)"
+  else
+    bad "npm installed the musl package on glibc or said: $got"
+  fi
   rm -rf "$ART/npm/project/node_modules/@multiedit"
   got="$(cd "$ART/npm/project" && npx --offline --no-install multiedit --version 2>&1 </dev/null; echo "status $?")"
   if echo "$got" | grep -q 'no binary for' && echo "$got" | grep -q 'cargo install multiedit' && echo "$got" | grep -q 'status 1'; then

@@ -398,3 +398,56 @@ fn claude_code_connects_after_setup() {
     let o = claude(&e);
     assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")), "{}{}", out(&o), err(&o));
 }
+
+/// Codex CLI's `codex mcp list` only prints its configuration; its app server starts each configured
+/// MCP server and answers `mcpServerStatus/list` with the tools it got from it (offline, no account).
+#[test]
+fn codex_cli_connects_after_setup() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(agents) = agent_bin("codex") else { return };
+    let e = env();
+    assert_eq!(e.run(&["setup", "codex"]).status.code(), Some(0), "codex reads only ~/.codex/config.toml");
+    let mut child = Command::new("codex")
+        .args(["app-server", "--disable", "plugins"])
+        .current_dir(&e.project)
+        .env("HOME", &e.home)
+        .env_remove("CODEX_HOME")
+        .env_remove("OPENAI_API_KEY")
+        .env("PATH", path_with(agents))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "multiedit-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "mcpServerStatus/list", "params": {}}),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if v["id"] == 2 {
+                    let _ = tx.send(v);
+                    return;
+                }
+            }
+        }
+    });
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(90));
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer = answer.expect("codex app-server answered mcpServerStatus/list");
+    let servers = answer["result"]["data"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    let ours = servers.iter().find(|s| s["name"] == "multiedit").unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(ours["serverInfo"]["name"], "multiedit", "{ours}");
+    let mut tools: Vec<&str> = ours["tools"].as_object().unwrap_or_else(|| panic!("{ours}")).keys().map(String::as_str).collect();
+    tools.sort();
+    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview"]);
+}

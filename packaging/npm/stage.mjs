@@ -5,7 +5,9 @@
 //   node packaging/npm/stage.mjs --binary target/release/multiedit --target linux-x64 --out DIR
 //
 // Writes DIR/cli-<target>/ (package.json, README.md, bin/) ready for `npm pack` / `npm publish`.
-// --target defaults to this machine's `${process.platform}-${process.arch}`.
+// --target defaults to this machine's `${process.platform}-${process.arch}`; a Linux target ending in
+// `-musl` (linux-x64-musl: Alpine) is the statically linked musl build, and the package says
+// `"libc": ["musl"]` (the glibc ones `["glibc"]`) so that npm installs each only where it runs.
 import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,10 +24,10 @@ if (!values.binary || !values.out) {
   console.error('usage: node packaging/npm/stage.mjs --binary PATH [--target linux-x64] --out DIR');
   process.exit(2);
 }
-const [os, cpu] = values.target.split('-');
+const [os, cpu, libc, ...rest] = values.target.split('-');
 const known = { os: ['linux', 'darwin', 'win32'], cpu: ['x64', 'arm64'] };
-if (!known.os.includes(os) || !known.cpu.includes(cpu)) {
-  console.error(`unknown target ${values.target}: expected <${known.os.join('|')}>-<${known.cpu.join('|')}>`);
+if (!known.os.includes(os) || !known.cpu.includes(cpu) || rest.length || (libc !== undefined && (libc !== 'musl' || os !== 'linux'))) {
+  console.error(`unknown target ${values.target}: expected <${known.os.join('|')}>-<${known.cpu.join('|')}>, or linux-<cpu>-musl`);
   process.exit(2);
 }
 const exe = os === 'win32' ? 'multiedit.exe' : 'multiedit';
@@ -43,6 +45,7 @@ const pkg = {
   license: 'MIT',
   os: [os],
   cpu: [cpu],
+  ...(os === 'linux' ? { libc: [libc === 'musl' ? 'musl' : 'glibc'] } : {}),
   files: [`bin/${exe}`, 'README.md'],
   preferUnplugged: true,
 };

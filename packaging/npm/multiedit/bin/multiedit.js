@@ -6,7 +6,18 @@
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
-const platformPackage = `@multiedit/cli-${process.platform}-${process.arch}`;
+/** Linux with musl (Alpine): Node's report names the glibc it runs on, and names none under musl. */
+function isMusl() {
+  if (process.platform !== 'linux') return false;
+  try {
+    const header = process.report.getReport().header;
+    return !header.glibcVersionRuntime;
+  } catch {
+    return false;
+  }
+}
+
+const platformPackage = `@multiedit/cli-${process.platform}-${process.arch}${isMusl() ? '-musl' : ''}`;
 const exe = process.platform === 'win32' ? 'multiedit.exe' : 'multiedit';
 
 function findBinary() {
