@@ -71,11 +71,30 @@ pub enum Format {
     Toml,
 }
 
+/// The user's home folder: HOME, and on Windows USERPROFILE when HOME is unset (the agents' own
+/// user files live under it there too: `%USERPROFILE%\\.claude.json`, `.gemini`, `.cursor`, `.codex`).
 fn home() -> Result<PathBuf, String> {
-    match std::env::var_os("HOME").map(PathBuf::from) {
-        Some(h) if h.is_absolute() => Ok(h),
-        _ => Err("HOME is not set to an absolute path, so the user's configuration cannot be found".into()),
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|h| h.is_absolute());
+    let found = if cfg!(windows) { var("HOME").or_else(|| var("USERPROFILE")) } else { var("HOME") };
+    found.ok_or_else(|| {
+        let names = if cfg!(windows) { "HOME nor USERPROFILE is" } else { "HOME is not" };
+        format!("{names} set to an absolute path, so the user's configuration cannot be found")
+    })
+}
+
+/// VS Code's user folder: `%APPDATA%\\Code\\User` on Windows, `~/Library/Application Support/Code/User`
+/// on macOS, `$XDG_CONFIG_HOME/Code/User` elsewhere.
+fn vscode_user() -> Result<PathBuf, String> {
+    if cfg!(windows) {
+        return match std::env::var_os("APPDATA").map(PathBuf::from) {
+            Some(d) if d.is_absolute() => Ok(d.join("Code").join("User")),
+            _ => Err("APPDATA is not set to an absolute path, so VS Code's user folder cannot be found".into()),
+        };
     }
+    if cfg!(target_os = "macos") {
+        return Ok(home()?.join("Library/Application Support/Code/User"));
+    }
+    Ok(config_home()?.join("Code/User"))
 }
 
 fn config_home() -> Result<PathBuf, String> {
@@ -126,14 +145,7 @@ impl Agent {
             (Agent::ClaudeCode, Scope::User) => Ok((home()?.join(".claude.json"), Scope::User)),
             (Agent::Gemini, Scope::User) => Ok((home()?.join(".gemini/settings.json"), Scope::User)),
             (Agent::Cursor, Scope::User) => Ok((home()?.join(".cursor/mcp.json"), Scope::User)),
-            (Agent::Vscode, Scope::User) => {
-                let user = if cfg!(target_os = "macos") {
-                    home()?.join("Library/Application Support/Code/User")
-                } else {
-                    config_home()?.join("Code/User")
-                };
-                Ok((user.join("mcp.json"), Scope::User))
-            }
+            (Agent::Vscode, Scope::User) => Ok((vscode_user()?.join("mcp.json"), Scope::User)),
             (Agent::Opencode, Scope::User) => Ok((config_home()?.join("opencode/opencode.json"), Scope::User)),
         }
     }
