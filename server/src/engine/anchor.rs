@@ -200,7 +200,7 @@ impl Placer {
 }
 
 /// The label at the start of a sentence: `Hunk 2 of src/a.rs`.
-fn cap(label: &str) -> String {
+pub fn cap(label: &str) -> String {
     let mut c = label.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }

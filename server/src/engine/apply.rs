@@ -236,6 +236,11 @@ impl<'p> FileRun<'p> {
                     self.fail(r.at(i))?;
                     continue;
                 }
+                if anchor.bom && !view.has_bom() {
+                    let message = format!("{} does not apply: it starts with a byte order mark, and the file has none.", super::anchor::cap(&anchor.label));
+                    self.fail(Refusal::new(Kind::NotFound, message).at(i))?;
+                    continue;
+                }
                 let placed = match placer.place((&cs, &mut index, touching.as_ref()), &olds[i], anchor) {
                     Ok(p) => Ok((p, Cow::Borrowed(news[i].as_ref()), None)),
                     Err(r) if self.opts.matching == Matching::Tolerant => {

@@ -39,6 +39,10 @@ impl<'a> View<'a> {
         View { original, text: Cow::Owned(text), bom, crlf_at }
     }
 
+    pub fn has_bom(&self) -> bool {
+        self.bom > 0
+    }
+
     pub fn has_crlf(&self) -> bool {
         !self.crlf_at.is_empty()
     }

@@ -18,6 +18,7 @@ mod search;
 mod text;
 pub mod tolerant;
 
+pub use anchor::cap as sentence;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome};
 pub use changeset::Replacement;
 pub use eol::apply_replacements;

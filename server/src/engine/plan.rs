@@ -83,6 +83,9 @@ pub struct Anchor {
     /// SEARCH/REPLACE blocks write every line with one): the text may then match the file's last line
     /// without it, and the new text ends without one too, so the file keeps its last line as it was.
     pub eof_newline_optional: bool,
+    /// The hunk showed the file's byte order mark (kept out of its text, as out of the engine's view
+    /// of the file): the file must start with one.
+    pub bom: bool,
     /// How refusals and reports name the edit: `hunk 3 of src/lib.rs (line 120)`.
     pub label: String,
 }

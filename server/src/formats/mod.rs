@@ -171,16 +171,7 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
             PatchOp::Delete => FileOp::Delete,
             PatchOp::Move(to) => FileOp::MoveTo(resolve(to)?),
         };
-        let edits = f
-            .hunks
-            .iter()
-            .map(|h| Edit {
-                old_string: h.old.clone(),
-                new_string: h.new.clone(),
-                expect: Expect::One,
-                anchor: (!h.old.is_empty()).then(|| Box::new(h.anchor.clone())),
-            })
-            .collect();
+        let edits = f.hunks.iter().map(|h| edit_of(h, &f.path)).collect::<Result<Vec<_>, _>>()?;
         files.push(FilePlan { file_path, edits, op });
     }
     let mut seen = std::collections::HashSet::new();
@@ -193,6 +184,40 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
         }
     }
     Ok(Plan { files, options })
+}
+
+/// A hunk as an anchored edit. A diff of a file that starts with a byte order mark shows the mark in
+/// its first line; the engine keeps a file's mark out of matching and never changes it, so a hunk that
+/// keeps it matches without it, and one that adds or removes it is refused.
+fn edit_of(h: &Hunk, path: &str) -> Result<Edit, Refusal> {
+    const BOM: char = '\u{feff}';
+    let (mut old, mut new) = (h.old.as_str(), h.new.as_str());
+    let mut bom = false;
+    if !old.is_empty() && (old.starts_with(BOM) || new.starts_with(BOM)) {
+        match (old.strip_prefix(BOM), new.strip_prefix(BOM)) {
+            (Some(o), Some(n)) => {
+                (old, new) = (o, n);
+                bom = true;
+            }
+            _ => {
+                return Err(Refusal::new(
+                    crate::engine::Kind::NotFound,
+                    format!(
+                        "{} adds or removes the byte order mark at the start of {path}: multiedit keeps a file's mark as it \
+                         is. Nothing was changed; change the mark with another tool, or apply the patch with git apply.",
+                        crate::engine::sentence(&h.anchor.label)
+                    ),
+                )
+                .in_file(path))
+            }
+        }
+    }
+    Ok(Edit {
+        old_string: old.to_string(),
+        new_string: new.to_string(),
+        expect: Expect::One,
+        anchor: (!old.is_empty()).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
+    })
 }
 
 /// `root` joined with a relative path whose `.` and `..` steps are taken lexically, so the plan shows

@@ -546,6 +546,7 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
             at_end: deleted || h.trailing == 0,
             // A diff says when a last line has no newline (`\ No newline at end of file`).
             eof_newline_optional: false,
+            bom: false,
             label: format!("hunk {k} of {path}, at line {}", h.old_start),
         };
         shift += h.new_count as isize - h.old_count as isize;
