@@ -125,10 +125,13 @@ export function renderRefusalText(refusal: Refusal): string {
   return text;
 }
 
-/** The hunk a patch's refusal names ("hunk 1 of a.txt, at line 3"), when its message starts with one. */
+/**
+ * The hunk a patch's refusal names ("hunk 1 of a.txt, at line 3"), when its message starts with one
+ * (the server starts the sentence with "Hunk"; the location reads mid-sentence, in lower case).
+ */
 export function refusedHunk(refusal: Refusal): string | undefined {
-  const m = /^(?:[A-Za-z]+Error: )?(hunk \d+ of .+?) does not apply\b/m.exec(refusal.message);
-  return m?.[1];
+  const m = /^(?:[A-Za-z]+Error: )?([Hh]unk \d+ of .+?) (?:does not apply|matches|adds or removes)\b/m.exec(refusal.message);
+  return m ? 'h' + m[1].slice(1) : undefined;
 }
 
 /** Where the refusal happened, e.g. "edit 2 in foo.txt" or "hunk 1 of a.txt, at line 3", or '' when unknown. */

@@ -952,14 +952,14 @@ async function runTests() {
     await screenshot('patch-title-action');
     await button.click();
     const note = await waitForNotification(/refused|Applied/i);
-    assertMatch(note, /MultiEdit refused the patch \(hunk 1 of a\.txt, at line 2\): hunk 1 of a\.txt, at line 2 does not apply/, 'refusal notification');
+    assertMatch(note, /MultiEdit refused the patch \(hunk 1 of a\.txt, at line 2\): Hunk 1 of a\.txt, at line 2 does not apply/, 'refusal notification');
     assertMatch(note, /Open Patch/, 'action to open the patch');
     await screenshot('patch-refused');
     const state = await dumpState();
     assertEqual(docText(state, patchA), before, 'a.txt after the refusal');
     assertEqual(fs.readFileSync(patchA, 'utf8'), patchAOnDisk, 'a.txt on disk');
     assertEqual(fs.existsSync(patchOld), true, 'old.txt untouched');
-    assertMatch(state.lastRefusal?.message, /^hunk 1 of a\.txt/, 'the refusal');
+    assertMatch(state.lastRefusal?.message, /^Hunk 1 of a\.txt/, 'the refusal');
   });
 
   await test('patch: the multiedit_patch tool previews a patch through vscode.lm.invokeTool', async () => {

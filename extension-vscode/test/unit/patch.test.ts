@@ -164,11 +164,11 @@ describe('naming a patch', () => {
 
   it('a refused hunk is named in the notification and the tool result', () => {
     const refusal = {
-      message: 'hunk 1 of a.txt, at line 1 does not apply: its lines are not in the file.\nLines:\n one\n-gone',
+      message: 'Hunk 1 of a.txt, at line 1 does not apply: its lines are not in the file.\nLines:\n one\n-gone',
       data: { kind: 'not_found', edit_index: 0, file_path: '/ws/a.txt' },
     };
     assert.equal(refusalLocation(refusal), 'hunk 1 of a.txt, at line 1');
-    assert.match(renderRefusalNotification(refusal, { patch: 'p' }), /^MultiEdit refused the patch \(hunk 1 of a\.txt, at line 1\): hunk 1 of a\.txt/);
+    assert.match(renderRefusalNotification(refusal, { patch: 'p' }), /^MultiEdit refused the patch \(hunk 1 of a\.txt, at line 1\): Hunk 1 of a\.txt/);
     assert.match(renderRefusalNotification(refusal), /^MultiEdit refused the plan/);
     assert.match(renderToolResult({ refusal, patch: true }), /^Error: the patch was refused at hunk 1 of a\.txt, at line 1; no file was changed\./);
   });
