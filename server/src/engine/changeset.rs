@@ -71,6 +71,12 @@ impl<'a> ChangeSet<'a> {
 
     /// Appends the current text `[x, y)` to `out`.
     pub fn current_slice(&self, x: usize, y: usize, out: &mut String) {
+        self.pieces(x, y, |piece| out.push_str(piece));
+    }
+
+    /// The current text `[x, y)` in order, as the pieces of original and replacement text it is made
+    /// of, without building it.
+    fn pieces<'s>(&'s self, x: usize, y: usize, mut each: impl FnMut(&'s str)) {
         let mut pos = x;
         let mut i = self.cur_start.partition_point(|&s| s < x);
         // The replacement before may still cover `x`.
@@ -81,13 +87,13 @@ impl<'a> ChangeSet<'a> {
             if i < self.reps.len() && self.cur_start[i] <= pos {
                 let off = pos - self.cur_start[i];
                 let take = (self.reps[i].text.len() - off).min(y - pos);
-                out.push_str(&self.reps[i].text[off..off + take]);
+                each(&self.reps[i].text[off..off + take]);
                 pos += take;
                 i += 1;
             } else {
                 let gap_end = if i < self.reps.len() { self.cur_start[i].min(y) } else { y };
                 let o = (pos as isize - self.delta_before(i)) as usize;
-                out.push_str(&self.orig[o..o + (gap_end - pos)]);
+                each(&self.orig[o..o + (gap_end - pos)]);
                 pos = gap_end;
             }
         }
@@ -249,27 +255,8 @@ impl<'a> ChangeSet<'a> {
 
     /// The number of `\n`s in the current text `[x, y)`, without copying it.
     pub fn newlines_between(&self, x: usize, y: usize) -> usize {
-        let count = |s: &[u8]| memchr::memchr_iter(b'\n', s).count();
         let mut n = 0;
-        let mut pos = x;
-        let mut i = self.cur_start.partition_point(|&s| s < x);
-        if i > 0 && self.cur_end(i - 1) > x {
-            i -= 1;
-        }
-        while pos < y {
-            if i < self.reps.len() && self.cur_start[i] <= pos {
-                let off = pos - self.cur_start[i];
-                let take = (self.reps[i].text.len() - off).min(y - pos);
-                n += count(&self.reps[i].text.as_bytes()[off..off + take]);
-                pos += take;
-                i += 1;
-            } else {
-                let gap_end = if i < self.reps.len() { self.cur_start[i].min(y) } else { y };
-                let o = (pos as isize - self.delta_before(i)) as usize;
-                n += count(&self.orig.as_bytes()[o..o + (gap_end - pos)]);
-                pos = gap_end;
-            }
-        }
+        self.pieces(x, y, |piece| n += memchr::memchr_iter(b'\n', piece.as_bytes()).count());
         n
     }
 

@@ -369,6 +369,7 @@ mod tests {
     fn anchor(after: Option<&str>, at_end: bool, label: &str) -> Anchor {
         Anchor {
             eof_newline_optional: true,
+            bom: false,
             line: None,
             forward: true,
             after: after.map(String::from),
