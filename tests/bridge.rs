@@ -591,3 +591,22 @@ fn a_patch_through_the_bridge_edits_the_dirty_buffer_and_renames_in_one_edit() {
     assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
     assert!(!old.exists() && fs::read_to_string(&new).unwrap() == "x\n");
 }
+
+/// An editor that stops its server with a signal (SIGTERM, or SIGINT/SIGHUP from a closed terminal)
+/// leaves no registry entry or socket behind: the server removes them on its way out.
+#[test]
+fn a_server_stopped_by_a_signal_removes_its_socket_and_entry() {
+    let env = setup();
+    for signal in ["TERM", "INT", "HUP"] {
+        let mut ed = env.start(Options::new(&env.ws));
+        let pid = ed.pid();
+        let socket = PathBuf::from(env.entry(pid)["socket"].as_str().unwrap());
+        assert!(socket.exists());
+        let sent = std::process::Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().unwrap();
+        assert!(sent.success());
+        wait_for(&format!("the server to remove its entry after SIG{signal}"), || !env.entry_path(pid).exists() && !socket.exists());
+        let status = ed.wait_exit();
+        assert_eq!(status.code(), Some(1), "an exit without shutdown is 1, as the protocol asks (SIG{signal})");
+        assert!(ed.stderr_text().contains(&format!("stopped by SIG{signal}")), "{}", ed.stderr_text());
+    }
+}

@@ -579,12 +579,17 @@ impl Editor {
         let id = self.request("shutdown", Value::Null);
         self.response(id, Answer::Apply).expect("shutdown succeeds");
         self.notify("exit", Value::Null);
+        self.wait_exit()
+    }
+
+    /// Waits (up to 10 s) for the server process to end, and returns how it ended.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(std::time::Instant::now() < deadline, "the server did not exit after `exit`");
+            assert!(std::time::Instant::now() < deadline, "the server did not exit");
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -81,10 +81,40 @@ where
     let (input, feed) = transport::checked_input(input, client.clone());
     session.arrivals.set_feed(feed);
     let service = DocSync::new(service, session.clone(), client);
-    Server::new(input, output, socket).serve(service).await;
-    // After exit or the end of input (a shutdown already did it): no plan may arrive any more.
+    let served = Server::new(input, output, socket).serve(service);
+    let stopped = tokio::select! {
+        _ = served => true,
+        signal = terminated() => {
+            eprintln!("multiedit lsp: stopped by {signal}");
+            false
+        }
+    };
+    // After exit, the end of input or a termination signal (a shutdown already did it): no plan may
+    // arrive any more, and the bridge's socket and registry entry go with the server.
     session.bridge.stop();
-    session.was_shut_down()
+    stopped && session.was_shut_down()
+}
+
+/// Resolves when the process is asked to terminate (SIGTERM, SIGINT, SIGHUP: an editor that kills its
+/// server, a closed terminal), naming the signal; never elsewhere, or if the handlers cannot be set.
+async fn terminated() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) =
+            (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()))
+        else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            Some(()) = term.recv() => "SIGTERM",
+            Some(()) = int.recv() => "SIGINT",
+            Some(()) = hup.recv() => "SIGHUP",
+            else => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    std::future::pending().await
 }
 
 #[cfg(test)]
