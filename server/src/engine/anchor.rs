@@ -6,10 +6,23 @@
 //! nearest to its stated line once the previous hunk's offset is carried over, as `patch` does. A
 //! choice that would rest on a tie is refused, never guessed.
 
+use std::borrow::Cow;
+
 use super::changeset::{line_breaks, ChangeSet};
+use super::hints;
+use super::tolerant::{self, Tier};
 use super::plan::Anchor;
 use super::refusal::{Kind, Refusal};
 use super::search::{find_starts, OriginalIndex, Touching};
+
+/// A hunk as the engine sees it: old and new text with the file's line endings, the old text as the
+/// patch wrote it (for refusals), and its anchor.
+pub struct Hunk<'t> {
+    pub old: &'t str,
+    pub new: &'t str,
+    pub written: &'t str,
+    pub anchor: &'t Anchor,
+}
 
 /// Where a hunk was placed.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +55,48 @@ type Search<'c, 'a, 'i, 't, 's, 'n> = (&'c ChangeSet<'a>, &'i mut OriginalIndex<
 impl Placer {
     pub fn new(text: &str) -> Placer {
         Placer { breaks: line_breaks(text), offset: 0, prev_end: 0, cursor: std::cell::Cell::new(None) }
+    }
+
+    /// Where `hunk` goes and the text it puts there: its exact place; else, under tolerant matching,
+    /// the tolerant tiers' match if that keeps the hunk's rules. A miss carries the closest-text hint.
+    pub fn locate<'t>(
+        &self,
+        search: Search<'_, '_, '_, '_, '_, '_>,
+        hunk: &Hunk<'t>,
+        tolerant: bool,
+        file_has_bom: bool,
+    ) -> Result<(Placed, Cow<'t, str>, Option<Tier>), Refusal> {
+        let (cs, index, touching) = search;
+        let a = hunk.anchor;
+        if a.bom && !file_has_bom {
+            let message = format!("{} does not apply: it starts with a byte order mark, and the file has none.", cap(&a.label));
+            return Err(Refusal::new(Kind::NotFound, message));
+        }
+        let placed = match self.place((cs, &mut *index, touching), hunk.old, a) {
+            Ok(p) => Ok((p, Cow::Borrowed(hunk.new), None)),
+            Err(r) if tolerant => match tolerant::find(&cs.current_text(), hunk.old, hunk.new) {
+                tolerant::Found::One(m) => self
+                    .check((cs, index, touching), m.start, m.end, a, hunk.written)
+                    .map(|p| (p, Cow::Owned(m.new_text), Some(m.tier))),
+                _ => Err(r),
+            },
+            Err(r) => Err(r),
+        };
+        match placed {
+            Ok((p, new, tier)) if p.without_final_newline => {
+                let new = match new {
+                    Cow::Borrowed(t) => Cow::Borrowed(t.strip_suffix('\n').unwrap_or(t)),
+                    Cow::Owned(t) => Cow::Owned(t.strip_suffix('\n').unwrap_or(&t).to_string()),
+                };
+                Ok((p, new, tier))
+            }
+            Ok(found) => Ok(found),
+            Err(r) if r.kind == Kind::NotFound => {
+                let hint = hints::not_found(&cs.current_text(), hunk.old, hunk.new);
+                Err(r.with_hint(hint))
+            }
+            Err(r) => Err(r),
+        }
     }
 
     /// Finds the one place for `needle` (the hunk's old text, line endings as the file's view has

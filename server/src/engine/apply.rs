@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::anchor::{Placed, Placer};
+use super::anchor::{Hunk, Placer};
 use super::changeset::{ChangeSet, Replacement};
 use super::eol::{apply_replacements, View};
 use super::hints;
@@ -236,40 +236,14 @@ impl<'p> FileRun<'p> {
                     self.fail(r.at(i))?;
                     continue;
                 }
-                if anchor.bom && !view.has_bom() {
-                    let message = format!("{} does not apply: it starts with a byte order mark, and the file has none.", super::anchor::cap(&anchor.label));
-                    self.fail(Refusal::new(Kind::NotFound, message).at(i))?;
-                    continue;
-                }
-                let placed = match placer.place((&cs, &mut index, touching.as_ref()), &olds[i], anchor) {
-                    Ok(p) => Ok((p, Cow::Borrowed(news[i].as_ref()), None)),
-                    Err(r) if self.opts.matching == Matching::Tolerant => {
-                        match tolerant::find(&cs.current_text(), &olds[i], &news[i]) {
-                            tolerant::Found::One(m) => placer
-                                .check((&cs, &mut index, touching.as_ref()), m.start, m.end, anchor, &edit.old_string)
-                                .map(|p| (p, Cow::Owned(m.new_text), Some(m.tier))),
-                            _ => Err(r),
-                        }
-                    }
-                    Err(r) => Err(r),
-                };
-                let (p, new_text, tier): (Placed, Cow<'_, str>, Option<Tier>) = match placed {
-                    Ok(p) => p,
+                let hunk = Hunk { old: &olds[i], new: &news[i], written: &edit.old_string, anchor };
+                let tolerant = self.opts.matching == Matching::Tolerant;
+                let (p, new_text, tier) = match placer.locate((&cs, &mut index, touching.as_ref()), &hunk, tolerant, view.has_bom()) {
+                    Ok(placed) => placed,
                     Err(r) => {
-                        let r = if r.kind == Kind::NotFound {
-                            let hint = hints::not_found(&cs.current_text(), &olds[i], &news[i]);
-                            r.with_hint(hint)
-                        } else {
-                            r
-                        };
                         self.fail(r.at(i))?;
                         continue;
                     }
-                };
-                let new_text = match new_text {
-                    Cow::Borrowed(t) if p.without_final_newline => Cow::Borrowed(t.strip_suffix('\n').unwrap_or(t)),
-                    Cow::Owned(t) if p.without_final_newline => Cow::Owned(t.strip_suffix('\n').unwrap_or(&t).to_string()),
-                    t => t,
                 };
                 let made = cs.apply(&[(p.start, p.end)], &new_text);
                 placer.applied(&p, &new_text);

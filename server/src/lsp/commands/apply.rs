@@ -46,7 +46,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         ("deletes", config.delete_files, needs(|o| *o == FileOp::Delete)),
         ("renames", config.rename_files, needs(|o| matches!(o, FileOp::MoveTo(_)))),
     ] {
-        if !files.is_empty() && !(config.document_changes && ability) {
+        if !files.is_empty() && (!config.document_changes || !ability) {
             let op = if verb == "deletes" { "delete" } else { "rename" };
             return Err(not_applied(format!(
                 "The plan {verb} {}, but the editor cannot {op} files through a workspace edit (its client \
