@@ -2,9 +2,9 @@
 //! engine, write every file or none. The one disk path: `multiedit apply` and `multiedit mcp` both
 //! call `apply`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::engine::{self, diff, FileOp, Outcome, Plan, Refusal};
+use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
 use crate::paths;
 
 /// A plan that was applied (or, for a dry run, checked): the engine's outcome, and for a dry run the
@@ -30,7 +30,10 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         .zip(&bytes)
         .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
         .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
-    let moves = move_targets(plan, recovered)?;
+    let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| {
+        recovered.extend(super::recover(std::slice::from_ref(&target.to_path_buf()))?);
+        Ok(super::read(target)?.is_some())
+    })?;
     let outcome = engine::apply_plan(plan, &texts)?;
     if dry_run {
         let diff: String = outcome
@@ -42,39 +45,49 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         return Ok((outcome, Some(diff)));
     }
     let mut writes = Vec::new();
-    for ((f, path), before) in outcome.files.iter().zip(paths_on_disk).zip(bytes) {
-        match &f.op {
-            FileOp::Delete => writes.push(super::Write1 { path, before, after: None }),
-            FileOp::MoveTo(_) => {
-                let to = moves.iter().find(|(from, _)| *from == path).map(|(_, to)| to.clone()).expect("checked above");
+    for (((f, path), before), target) in outcome.files.iter().zip(paths_on_disk).zip(bytes).zip(targets) {
+        match (&f.op, target) {
+            (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None }),
+            (FileOp::MoveTo(_), Some(to)) => {
                 writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()) });
                 writes.push(super::Write1 { path, before, after: None });
             }
-            FileOp::Edit | FileOp::Create if !f.replacements.is_empty() || f.created => {
+            (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),
+            (FileOp::Edit | FileOp::Create, _) if !f.replacements.is_empty() || f.created => {
                 writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()) })
             }
-            FileOp::Edit | FileOp::Create => {}
+            (FileOp::Edit | FileOp::Create, _) => {}
         }
     }
     super::commit(writes)?;
     Ok((outcome, None))
 }
 
-/// The paths files are moved to, each with the path it comes from. A move never replaces a file: one
-/// onto a path that exists, or that another file of the plan also takes, is refused as `file_exists`.
-fn move_targets(plan: &Plan, recovered: &mut Vec<super::Recovered>) -> Result<Vec<(PathBuf, PathBuf)>, Refusal> {
-    let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
+/// Where each file of `plan` moves (`None`: it stays), `paths` being the paths of its files. A move
+/// never replaces anything: a target that a file of the plan names, that another move takes, or that
+/// `occupied` says is in use (on disk; for the editor, also its buffers) is refused as `file_exists`.
+/// `key` says when two paths are one file (the editor's comparison ignores a drive letter's case).
+/// Shared by the disk path and the language server, which differ only in `key` and `occupied`.
+pub fn move_targets(
+    plan: &Plan,
+    paths: &[PathBuf],
+    key: impl Fn(&Path) -> String,
+    mut occupied: impl FnMut(&FilePlan, &str, &Path) -> Result<bool, Refusal>,
+) -> Result<Vec<Option<PathBuf>>, Refusal> {
+    let mut taken: Vec<String> = paths.iter().map(|p| key(p)).collect();
+    let mut targets = Vec::with_capacity(plan.files.len());
     for f in &plan.files {
-        let FileOp::MoveTo(to) = &f.op else { continue };
-        let from = paths::to_path(&f.file_path)?;
-        let to_path = paths::to_path(to)?;
-        recovered.extend(super::recover(std::slice::from_ref(&to_path))?);
-        let taken = plan.files.iter().any(|g| paths::to_path(&g.file_path).is_ok_and(|p| p == to_path))
-            || moves.iter().any(|(_, t)| *t == to_path);
-        if taken || super::read(&to_path)?.is_some() {
+        let FileOp::MoveTo(to) = &f.op else {
+            targets.push(None);
+            continue;
+        };
+        let target = paths::to_path(to)?;
+        let target_key = key(&target);
+        if taken.contains(&target_key) || occupied(f, to, &target)? {
             return Err(Refusal::move_target_exists(&f.file_path, to));
         }
-        moves.push((from, to_path));
+        taken.push(target_key);
+        targets.push(Some(target));
     }
-    Ok(moves)
+    Ok(targets)
 }

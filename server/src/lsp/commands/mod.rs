@@ -180,7 +180,12 @@ pub fn prepare(
         })
         .collect();
     let texts: Vec<Option<&str>> = before.iter().map(Option::as_deref).collect();
-    check_move_targets(session, config, &plan)?;
+    // A file is moved only onto a path that is free in the editor and on disk, and inside the workspace.
+    disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
+        let open = session.documents.find(&convert::path_key(target));
+        config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
+        Ok(open.is_some() || disk::read(target)?.is_some())
+    })?;
     let outcome = engine::apply_plan(&plan, &texts)?;
 
     let mut files = Vec::new();
@@ -272,24 +277,6 @@ pub fn result_json(prepared: &Prepared) -> Value {
         }
     }
     v
-}
-
-/// A file is moved only onto a path that is free in the editor and on disk, inside the workspace, and
-/// not taken by another file of the plan: a rename never replaces anything.
-fn check_move_targets(session: &Session, config: &Config, plan: &engine::Plan) -> Result<(), Refusal> {
-    let mut taken: Vec<String> = plan.files.iter().filter_map(|f| paths::to_path(&f.file_path).ok()).map(|p| convert::path_key(&p)).collect();
-    for f in &plan.files {
-        let FileOp::MoveTo(to) = &f.op else { continue };
-        let path = paths::to_path(to)?;
-        let key = convert::path_key(&path);
-        let open = session.documents.find(&key);
-        config.workspace.check(to, &path, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
-        if taken.contains(&key) || open.is_some() || disk::read(&path)?.is_some() {
-            return Err(Refusal::move_target_exists(&f.file_path, to));
-        }
-        taken.push(key);
-    }
-    Ok(())
 }
 
 /// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve
