@@ -361,3 +361,17 @@ fn a_byte_order_mark_in_a_diff_is_kept_matched_only_where_the_file_has_one_and_n
     assert!(stderr(&o).starts_with("Hunk 1 of b.txt, at line 1 adds or removes the byte order mark at the start of b.txt"), "{}", stderr(&o));
     assert_eq!(read(dir.path(), "b.txt"), format!("{bom}a\nb\n"));
 }
+
+#[test]
+fn a_pure_rename_or_a_lone_delete_is_a_change_of_its_own() {
+    let dir = folder(&[("a.txt", "x\n"), ("gone.txt", "bye\n")]);
+    let rename = "diff --git a/a.txt b/c.txt\nsimilarity index 100%\nrename from a.txt\nrename to c.txt\n";
+    let o = apply(dir.path(), &[], rename);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("Moved {} to {}.\n", dir.path().join("a.txt").display(), dir.path().join("c.txt").display()));
+    assert_eq!(read(dir.path(), "c.txt"), "x\n");
+    assert!(!dir.path().join("a.txt").exists());
+    let o = apply(dir.path(), &[], "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.path().join("gone.txt").exists());
+}

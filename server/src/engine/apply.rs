@@ -122,7 +122,8 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
             Err(r) => return Err(r),
         }
     }
-    if files.iter().all(|f| f.applied.is_empty()) {
+    // A file deleted, moved or created is a change even without an edit to its text.
+    if files.iter().all(|f| f.applied.is_empty() && f.op == FileOp::Edit) {
         return Err(first_failure.unwrap_or_else(Refusal::unchanged));
     }
     Ok(Outcome { files })
