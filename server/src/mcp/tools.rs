@@ -133,7 +133,8 @@ impl Server {
             let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
             let root = request.root.clone().unwrap_or(here);
             let plan = request.plan(Some(&root))?;
-            Ok((request.to_value(&root), plan.clone(), plan_paths(&plan)?))
+            let files = plan_paths(&plan)?;
+            Ok((request.to_value(&root), plan, files))
         });
         match checked {
             Ok(Ok((request, plan, files))) => self.route(request, plan, files, preview).await,
@@ -142,7 +143,6 @@ impl Server {
         }
     }
 }
-
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
 fn plan_paths(plan: &Plan) -> Result<Vec<PathBuf>, engine::Refusal> {
@@ -171,7 +171,6 @@ impl Server {
     /// Validates the plan, offers it to an editor that has every file open, and applies it on disk
     /// only when no editor was sent it.
     async fn run(&self, arguments: JsonObject, preview: bool) -> CallToolResult {
-        let _turn = self.turn.lock().await;
         let what = if preview { "multiedit_preview" } else { "multiedit" };
         let value = Value::Object(arguments);
         let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
@@ -184,17 +183,13 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
             Err(bug) => return internal(bug),
         };
-        self.route_locked(value, plan, files, preview).await
-    }
-
-    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
-        let _turn = self.turn.lock().await;
-        self.route_locked(value, plan, files, preview).await
+        self.route(value, plan, files, preview).await
     }
 
     /// Offers the plan (`value`: as the editor's command takes it) to an editor that has every file
-    /// open, and applies it on disk only when no editor was sent it.
-    async fn route_locked(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
+    /// open, and applies it on disk only when no editor was sent it; one plan at a time.
+    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
+        let _turn = self.turn.lock().await;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
         let routed = tokio::spawn(async move { bridge::route(&value, &files, preview).await }).await;
         match routed {
