@@ -735,15 +735,8 @@ fn multiedit_applies_diffs_as_git_apply_does() {
     let mut total = Tally::default();
     for (name, t) in &variants {
         row(&mut s, name, t);
-        total.cases += t.cases;
-        total.files += t.files;
-        total.hunks += t.hunks;
-        total.identical += t.identical;
-        total.refused_alike += t.refused_alike;
-        total.ties += t.ties;
-        total.disagreements += t.disagreements;
     }
-    for t in [&history] {
+    for t in variants.iter().map(|(_, t)| t).chain([&history]) {
         total.cases += t.cases;
         total.files += t.files;
         total.hunks += t.hunks;
