@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project, in one command (the README's test command; .ci/run installs what it needs
-# and calls this). Runs: the Rust tests (engine, CLI, language server, Neovim, reliability), a bounded
-# differential fuzzing run, the VS Code extension's unit and end-to-end tests in real VS Code, and the
-# release packages (crate, wheel, npm) built and installed (tests/packaging.sh).
+# and calls this). Runs: the Rust tests (engine, CLI, language server, Neovim, reliability), a check
+# that the benches compile, a bounded differential fuzzing run, the VS Code extension's unit and
+# end-to-end tests in real VS Code, and the release packages (crate, wheel, npm) built and installed (tests/packaging.sh).
 # Exits non-zero when anything failed; the last line sums up the suites.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +19,8 @@ run() {
 }
 
 run "rust tests" cargo test --workspace --no-fail-fast
+# The benches are not run here (their figures are the README's), but they must keep compiling.
+run "benches compile" cargo check --workspace --benches
 run "fuzzing" bash tests/fuzz.sh
 run "vscode" bash tests/vscode/run.sh
 run "packaging" bash tests/packaging.sh

@@ -3,21 +3,14 @@
 //! `peer_style_*` is the way today's tools work (materialise the text, rescan the whole file for every
 //! edit), kept here so the comparison runs on the same machine.
 
-use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
+use multiedit::engine::{apply_plan, Edit, FileOp, FilePlan, Options, Plan};
+
+mod support;
+
+use support::source;
 
 fn main() {
     divan::main();
-}
-
-/// A code-like text of about `bytes` bytes whose every line is unique.
-fn source(bytes: usize) -> String {
-    let mut s = String::with_capacity(bytes + 100);
-    let mut i = 0u64;
-    while s.len() < bytes {
-        s.push_str(&format!("    let value_{i} = compute({i}, \"{:x}\"); // step {i}\n", i.wrapping_mul(0x9e3779b97f4a7c15)));
-        i += 1;
-    }
-    s
 }
 
 /// `n` edits of lines spread evenly through the text, in file order.
@@ -33,7 +26,7 @@ fn edits(text: &str, n: usize) -> Vec<Edit> {
 }
 
 fn plan(edits: Vec<Edit>) -> Plan {
-    Plan { files: vec![FilePlan { file_path: "/bench.rs".into(), edits }], options: Options::default() }
+    Plan { files: vec![FilePlan { file_path: "/bench.rs".into(), edits, op: FileOp::Edit }], options: Options::default() }
 }
 
 fn run(bencher: divan::Bencher, bytes: usize, n: usize) {

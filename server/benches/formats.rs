@@ -17,19 +17,12 @@ use multiedit::engine::{apply_plan, parse_plan, Matching};
 use multiedit::formats::{plan_from_text, Format};
 use serde_json::json;
 
+mod support;
+
+use support::source;
+
 fn main() {
     divan::main();
-}
-
-/// A code-like text of about `bytes` bytes whose every line is unique (as `benches/engine.rs`).
-fn source(bytes: usize) -> String {
-    let mut s = String::with_capacity(bytes + 100);
-    let mut i = 0u64;
-    while s.len() < bytes {
-        s.push_str(&format!("    let value_{i} = compute({i}, \"{:x}\"); // step {i}\n", i.wrapping_mul(0x9e3779b97f4a7c15)));
-        i += 1;
-    }
-    s
 }
 
 const HUNKS: usize = 1000;
