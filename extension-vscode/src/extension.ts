@@ -657,19 +657,50 @@ function toolInputKey(input: unknown): string {
   return JSON.stringify(input);
 }
 
-class MultiEditTool implements vscode.LanguageModelTool<EditRequest> {
-  /** Refusals found while preparing, by input: invoke returns them without running the plan. */
+/**
+ * Refusals a tool found while preparing a call, by input (the last 20): its invoke returns them
+ * without running the plan or patch, so the model gets them at once and nothing is confirmed.
+ */
+class EarlyRefusals {
   private readonly refused = new Map<string, Refusal>();
+
+  /** Keeps `refusal` for `input`, or forgets an older one when the call is fine now. */
+  remember(input: unknown, refusal: Refusal | undefined): void {
+    const key = toolInputKey(input);
+    if (!refusal) {
+      this.refused.delete(key);
+      return;
+    }
+    this.refused.set(key, refusal);
+    while (this.refused.size > 20) this.refused.delete(this.refused.keys().next().value as string);
+  }
+
+  /** The refusal kept for `input`, if any, removed. */
+  take(input: unknown): Refusal | undefined {
+    const key = toolInputKey(input);
+    const early = this.refused.get(key);
+    this.refused.delete(key);
+    return early;
+  }
+}
+
+/** A tool's answer to the model, remembered for the test commands. */
+function toolResult({ text, outcome }: { text: string; outcome: { refusal?: Refusal } }): vscode.LanguageModelToolResult {
+  if (outcome.refusal) state.lastRefusal = outcome.refusal;
+  state.lastToolResult = text;
+  return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+}
+
+class MultiEditTool implements vscode.LanguageModelTool<EditRequest> {
+  private readonly early = new EarlyRefusals();
 
   async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<EditRequest>) {
     const p = await prepareToolInvocation(options.input, assistDeps());
+    this.early.remember(options.input, p.refusal);
     if (p.refusal) {
       // Nothing to confirm: the model gets the refusal at once, and nothing is applied.
-      this.refused.set(toolInputKey(options.input), p.refusal);
-      while (this.refused.size > 20) this.refused.delete(this.refused.keys().next().value as string);
       return { invocationMessage: p.invocationMessage };
     }
-    this.refused.delete(toolInputKey(options.input));
     return {
       invocationMessage: p.invocationMessage,
       confirmationMessages: { title: p.title, message: new vscode.MarkdownString(p.message) },
@@ -677,13 +708,8 @@ class MultiEditTool implements vscode.LanguageModelTool<EditRequest> {
   }
 
   async invoke(options: vscode.LanguageModelToolInvocationOptions<EditRequest>) {
-    const key = toolInputKey(options.input);
-    const early = this.refused.get(key);
-    this.refused.delete(key);
-    const { text, outcome } = early ? refusedToolResult(early) : await invokeTool(options.input, assistDeps());
-    if (outcome.refusal) state.lastRefusal = outcome.refusal;
-    state.lastToolResult = text;
-    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+    const early = this.early.take(options.input);
+    return toolResult(early ? refusedToolResult(early) : await invokeTool(options.input, assistDeps()));
   }
 }
 
@@ -692,15 +718,11 @@ class MultiEditTool implements vscode.LanguageModelTool<EditRequest> {
  * as {patch, format, root, match}; `preview: true` answers with the diff and changes nothing.
  */
 class MultiEditPatchTool implements vscode.LanguageModelTool<PatchToolInput> {
-  private readonly refused = new Map<string, Refusal>();
+  private readonly early = new EarlyRefusals();
 
   async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<PatchToolInput>) {
     const p = await preparePatchToolInvocation(options.input, assistDeps());
-    const key = toolInputKey(options.input);
-    if (p.refusal) {
-      this.refused.set(key, p.refusal);
-      while (this.refused.size > 20) this.refused.delete(this.refused.keys().next().value as string);
-    } else this.refused.delete(key);
+    this.early.remember(options.input, p.refusal);
     if (!p.confirm) return { invocationMessage: p.invocationMessage };
     return {
       invocationMessage: p.invocationMessage,
@@ -709,13 +731,8 @@ class MultiEditPatchTool implements vscode.LanguageModelTool<PatchToolInput> {
   }
 
   async invoke(options: vscode.LanguageModelToolInvocationOptions<PatchToolInput>) {
-    const key = toolInputKey(options.input);
-    const early = this.refused.get(key);
-    this.refused.delete(key);
-    const { text, outcome } = early ? refusedToolResult(early, true) : await invokePatchTool(options.input, assistDeps());
-    if (outcome.refusal) state.lastRefusal = outcome.refusal;
-    state.lastToolResult = text;
-    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+    const early = this.early.take(options.input);
+    return toolResult(early ? refusedToolResult(early, true) : await invokePatchTool(options.input, assistDeps()));
   }
 }
 
