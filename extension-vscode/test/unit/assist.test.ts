@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssistDeps, ChatOutput, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from '../../src/assist';
+import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from '../../src/assist';
 import { Plan } from '../../src/plan';
 import { ApplyResult } from '../../src/render';
+import { recorder } from './support';
 
-function recorder() {
-  const log: string[] = [];
-  const out: ChatOutput = {
-    progress: (t) => log.push(`progress: ${t}`),
-    markdown: (t) => log.push(t),
-    button: (c, t, a) => log.push(`button: ${t} -> ${c}${a ? ` ${JSON.stringify(a)}` : ''}`),
-  };
-  return { log, out, text: () => log.join('\n') };
-}
 
 function deps(overrides: Partial<AssistDeps> = {}) {
   const applied: Plan[] = [];

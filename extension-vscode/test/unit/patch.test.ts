@@ -2,7 +2,7 @@
 // request {patch, root, ...} and names them in titles, notifications and tool results.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssistDeps, ChatOutput, handleChatRequest, invokePatchTool, patchToolRequest, preparePatchToolInvocation } from '../../src/assist';
+import { AssistDeps, handleChatRequest, invokePatchTool, patchToolRequest, preparePatchToolInvocation } from '../../src/assist';
 import {
   EditRequest,
   PlanError,
@@ -28,6 +28,7 @@ import {
   renderToolResult,
   workspaceEditFiles,
 } from '../../src/render';
+import { recorder } from './support';
 
 const gitDiff = [
   'diff --git a/a.txt b/a.txt',
@@ -200,15 +201,6 @@ describe('a WorkspaceEdit with file operations', () => {
   });
 });
 
-function recorder() {
-  const log: string[] = [];
-  const out: ChatOutput = {
-    progress: (t) => log.push(`progress: ${t}`),
-    markdown: (t) => log.push(t),
-    button: (c, t, a) => log.push(`button: ${t} -> ${c}${a ? ` ${JSON.stringify(a)}` : ''}`),
-  };
-  return { log, out, text: () => log.join('\n') };
-}
 
 const patchResult: ApplyResult = {
   ok: true,
