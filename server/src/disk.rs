@@ -58,11 +58,13 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
 }
 
 /// One file to write: where, the bytes read before (to detect a change under our feet), the new bytes
-/// (`None`: the file is deleted).
+/// (`None`: the file is deleted), and the permission bits to give it (`None`: an existing file keeps
+/// its own; a patch that states a mode sets it).
 pub struct Write1 {
     pub path: PathBuf,
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
+    pub mode: Option<u32>,
 }
 
 struct Staged {
@@ -176,7 +178,7 @@ fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
             }
             Some(bytes) => {
                 let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
-                if let Ok(Staged { temp: Some(temp), .. }) = stage(Write1 { path: path.clone(), before: None, after: Some(bytes) }, &prefix) {
+                if let Ok(Staged { temp: Some(temp), .. }) = stage(Write1 { path: path.clone(), before: None, after: Some(bytes), mode: None }, &prefix) {
                     let _ = temp.persist(&path);
                 }
             }
@@ -207,7 +209,9 @@ fn stage(w: Write1, prefix: &str) -> Result<Staged, Refusal> {
         .tempfile_in(&dir)
         .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
     temp.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
-    if let Ok(meta) = fs::metadata(&target) {
+    if let Some(mode) = w.mode {
+        set_mode(temp.path(), mode).map_err(|e| io_refusal(&target, "set the permissions of", &e))?;
+    } else if let Ok(meta) = fs::metadata(&target) {
         fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?;
     }
     temp.as_file().sync_all().map_err(|e| io_refusal(&target, "flush", &e))?;
@@ -255,6 +259,20 @@ fn lock_folders(folders: impl IntoIterator<Item = PathBuf>) -> Vec<fs::File> {
 
 fn lock_exclusive(f: &fs::File) -> bool {
     f.lock().is_ok()
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7777))
+}
+
+/// Permission bits other than read-only have no meaning here.
+#[cfg(not(unix))]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    let mut p = fs::metadata(path)?.permissions();
+    p.set_readonly(mode & 0o222 == 0);
+    fs::set_permissions(path, p)
 }
 
 fn sync_dir(dir: &Path) {

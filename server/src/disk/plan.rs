@@ -47,14 +47,14 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     let mut writes = Vec::new();
     for (((f, path), before), target) in outcome.files.iter().zip(paths_on_disk).zip(bytes).zip(targets) {
         match (&f.op, target) {
-            (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None }),
+            (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None, mode: None }),
             (FileOp::MoveTo(_), Some(to)) => {
-                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()) });
-                writes.push(super::Write1 { path, before, after: None });
+                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()), mode: None });
+                writes.push(super::Write1 { path, before, after: None, mode: None });
             }
             (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),
             (FileOp::Edit | FileOp::Create, _) if !f.replacements.is_empty() || f.created => {
-                writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()) })
+                writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()), mode: None })
             }
             (FileOp::Edit | FileOp::Create, _) => {}
         }
