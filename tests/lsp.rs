@@ -615,27 +615,74 @@ fn an_open_buffer_outside_the_workspace_is_refused_too() {
 }
 
 #[test]
-fn of_two_commands_racing_on_one_buffer_the_second_is_not_applied() {
+fn two_commands_racing_on_one_buffer_both_land_in_order() {
     let (_d, ws) = workspace();
     let f = ws.join("f.txt");
     let mut ed = start(&ws);
     ed.open(&f, "a b\n");
-    // Both are checked against version 1; the editor applies the first, so the second is stale.
+    // Sent together: the second waits for the first and is checked against its result, so both land
+    // and neither is refused as stale.
     let (id1, c1) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}));
-    let (id2, c2) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("b", "B")]))]}));
+    let (id2, c2) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a B", "a-B"), edit("b", "B")]))]}));
     ed.send_batch(&[c1, c2]);
-    let first = ed.response(id1, Answer::Apply);
-    let second = ed.response(id2, Answer::Apply);
-    match (first, second) {
-        // The usual case: the second was checked before the first landed.
-        (Ok(_), Err(e)) | (Err(e), Ok(_)) => {
-            assert_eq!(refusal(Err(e)).0, "not_applied");
-            assert!(ed.text(&f) == "A b\n" || ed.text(&f) == "a B\n", "{}", ed.text(&f));
-        }
-        // Only if the second was checked after the first's didChange: then both are right.
-        (Ok(_), Ok(_)) => assert_eq!(ed.text(&f), "A B\n"),
-        (a, b) => panic!("neither landed: {a:?} {b:?}"),
-    }
+    ed.response(id1, Answer::Apply).expect("the first lands");
+    // The second plan's first edit needs the first plan's result to be refused, and its second edit
+    // the text before it: checked against the first's result, it fails on "a B".
+    let (kind, _) = refusal(ed.response(id2, Answer::Apply));
+    assert_eq!(kind, "not_found");
+    assert_eq!(ed.text(&f), "A b\n");
+    let (id3, c3) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("A", "A1")]))]}));
+    let (id4, c4) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("A1 b", "A1 B")]))]}));
+    ed.send_batch(&[c3, c4]);
+    ed.response(id3, Answer::Apply).expect("the third lands");
+    ed.response(id4, Answer::Apply).expect("the fourth, which needs the third's result, lands too");
+    assert_eq!(ed.text(&f), "A1 B\n");
+    assert_eq!(ed.edits_seen.len(), 3, "one applyEdit per plan that landed, none for the refused one");
+    ed.assert_server_agrees(&f);
+}
+
+#[test]
+fn a_plan_whose_buffer_changes_as_it_arrives_is_checked_again_and_applied_once() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.rs");
+    let mut ed = start(&ws);
+    ed.open(&f, "fn a() {}\nfn b() {}\n");
+    // The user types a line at the top just as the edit arrives: the editor refuses the edit for
+    // version 1, the server checks the plan against version 2 and sends it again.
+    ed.types_first.push((f.clone(), 0, 0, "// note\n".into()));
+    let result = ed.apply(plan(&f, json!([edit("fn b() {}", "fn b() { 1 }")]))).expect("applied after a second check");
+    assert_eq!(ed.text(&f), "// note\nfn a() {}\nfn b() { 1 }\n");
+    assert_eq!(result["rechecked"], 1, "{result}");
+    assert_eq!(result["files"][0]["version"], 2, "the result names the version the edit was computed against");
+    assert_eq!(ed.edits_seen.len(), 2);
+    assert_eq!(ed.edits_seen[1]["edit"]["documentChanges"][0]["textDocument"]["version"], 2);
+    ed.assert_server_agrees(&f);
+
+    // The user declines (no typing): not checked again, nothing changed.
+    let (kind, _) = refusal(ed.execute("multiedit.apply", json!([plan(&f, json!([edit("fn a", "fn z")]))]), Answer::Refuse));
+    assert_eq!(kind, "not_applied");
+    assert_eq!(ed.edits_seen.len(), 3, "a refusal without a change is final");
+    assert_eq!(ed.text(&f), "// note\nfn a() {}\nfn b() { 1 }\n");
+}
+
+#[test]
+fn a_plan_the_users_typing_breaks_is_refused_with_what_is_there_now() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.rs");
+    let mut ed = start(&ws);
+    ed.open(&f, "fn alpha() {}\nfn beta() { 0 }\n");
+    // The user renames beta to gamma as the edit arrives: the plan's old_string is gone.
+    ed.types_first.push((f.clone(), 17, 21, "gamma".into()));
+    let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("fn beta() { 0 }", "fn beta() { 1 }")]))));
+    assert_eq!(kind, "not_found");
+    assert_eq!(
+        data["message"],
+        "A document changed while the editor was applying the plan; checked again against its new text: String to replace not found in file.\nString: fn beta() { 0 }"
+    );
+    let hint = data["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("line 2 has \"gamma\" where old_string has \"beta\""), "the hint names the text there now: {data}");
+    assert_eq!(ed.edits_seen.len(), 1, "nothing was sent the second time");
+    assert_eq!(ed.text(&f), "fn alpha() {}\nfn gamma() { 0 }\n", "only the user's typing");
     ed.assert_server_agrees(&f);
 }
 

@@ -76,6 +76,9 @@ pub struct Editor {
     pub received: Vec<Value>,
     /// What `workspace/applyEdit` requests carried, in order.
     pub edits_seen: Vec<Value>,
+    /// The user's typing, one change per arriving `workspace/applyEdit` (file, byte range, new text),
+    /// made before the editor looks at the edit: the document has moved on when the edit is checked.
+    pub types_first: Vec<(PathBuf, usize, usize, String)>,
     pub stderr: Arc<Mutex<String>>,
     pub init_result: Value,
     document_changes: bool,
@@ -232,6 +235,7 @@ impl Editor {
             buffers: HashMap::new(),
             received: Vec::new(),
             edits_seen: Vec::new(),
+            types_first: Vec::new(),
             stderr,
             init_result: Value::Null,
             document_changes: opts.document_changes,
@@ -362,6 +366,10 @@ impl Editor {
                         self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"applied": false}}));
                     }
                     Answer::Apply => {
+                        if !self.types_first.is_empty() {
+                            let (path, start, end, text) = self.types_first.remove(0);
+                            self.change(&path, start, end, &text);
+                        }
                         let result = match self.apply_workspace_edit(&msg["params"]["edit"]) {
                             Ok(()) => json!({"applied": true}),
                             Err(reason) => json!({"applied": false, "failureReason": reason}),

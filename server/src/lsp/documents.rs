@@ -21,9 +21,11 @@ pub struct Document {
     pub version: i32,
 }
 
-#[derive(Default)]
 pub struct Documents {
     map: RwLock<HashMap<String, Document>>,
+    /// Bumped on every open, change and close, so a plan waiting for the editor's didChange after
+    /// `workspace/applyEdit` wakes when it arrives instead of polling.
+    generation: tokio::sync::watch::Sender<u64>,
     /// Real path (symbolic links resolved) -> key, for documents opened through a link: a plan that
     /// names the link's target still finds the buffer.
     aliases: RwLock<HashMap<String, String>>,
@@ -38,7 +40,22 @@ fn real_key(key: &str) -> Option<String> {
     (real != key).then_some(real)
 }
 
+impl Default for Documents {
+    fn default() -> Self {
+        Documents { map: RwLock::default(), generation: tokio::sync::watch::Sender::new(0), aliases: RwLock::default() }
+    }
+}
+
 impl Documents {
+    /// A receiver that sees every later open, change and close.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    fn bump(&self) {
+        self.generation.send_modify(|g| *g += 1);
+    }
+
     fn read<R>(&self, f: impl FnOnce(&HashMap<String, Document>) -> R) -> R {
         // A panic elsewhere while holding the lock must not take every later request down with it.
         let guard = self.map.read().unwrap_or_else(|e| e.into_inner());
@@ -57,19 +74,22 @@ impl Documents {
             self.aliases.write().unwrap_or_else(|e| e.into_inner()).insert(real, key.clone());
         }
         self.write(|m| m.insert(key, doc));
+        self.bump();
     }
 
     pub fn close(&self, uri: &str) -> bool {
         let key = convert::uri_key(uri);
         self.aliases.write().unwrap_or_else(|e| e.into_inner()).retain(|_, k| *k != key);
-        self.write(|m| m.remove(&key).is_some())
+        let closed = self.write(|m| m.remove(&key).is_some());
+        self.bump();
+        closed
     }
 
     /// Applies one didChange: its changes in order, each against the text the previous one left.
     /// Returns false if the document is not open (the change is then ignored).
     pub fn change(&self, uri: &str, version: i32, changes: &[TextDocumentContentChangeEvent], enc: Encoding) -> bool {
         let key = convert::uri_key(uri);
-        self.write(|m| {
+        let changed = self.write(|m| {
             let Some(doc) = m.get_mut(&key) else { return false };
             for c in changes {
                 match c.range {
@@ -87,7 +107,9 @@ impl Documents {
             }
             doc.version = version;
             true
-        })
+        });
+        self.bump();
+        changed
     }
 
     /// A copy of the document (O(1): ropes share their nodes) that later changes do not affect.

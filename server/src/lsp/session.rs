@@ -178,6 +178,10 @@ pub struct Session {
     pub bridge: Host,
     /// Puts plans from the bridge in line with the editor's messages.
     pub arrivals: Arrivals,
+    /// One `multiedit.apply` at a time, from the palette, an agent or the bridge alike: a plan is
+    /// checked against the text the previous one left, never against the same text as it (held across
+    /// the wait for the editor, which is why it is tokio's lock).
+    pub plans: tokio::sync::Mutex<()>,
 }
 
 impl Session {

@@ -5,15 +5,18 @@
 //! sends the didChange like for any other change, so the server's text can never drift from the
 //! buffer, whatever the editor made of the edit.
 
+use std::time::Duration;
+
 use serde_json::Value;
+use tokio::sync::watch;
 use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
-use super::{prepare_logged, result_json, Failure, APPLY};
+use super::{prepare_logged, result_json, Failure, Prepared, APPLY};
 use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::log;
-use crate::lsp::session::Session;
+use crate::lsp::session::{Config, Session};
 
 /// Shown by editors that name the undo step or ask for confirmation.
 const LABEL: &str = "MultiEdit";
@@ -30,7 +33,113 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
              multiedit.preview instead: it returns the WorkspaceEdit and a diff without applying anything."
         )));
     }
-    let (config, prepared) = prepare_logged(session, client, APPLY, arguments).await?;
+    // Plans take turns, so the second of two plans for one file is checked against the first's result.
+    let _turn = session.plans.lock().await;
+    let mut rechecks = 0;
+    loop {
+        let (config, prepared) = match prepare_logged(session, client, APPLY, arguments).await {
+            Err(Failure::Refused(r)) if rechecks > 0 => return Err(Failure::Refused(changed_meanwhile(r))),
+            other => other?,
+        };
+        check_abilities(&config, &prepared)?;
+        let params = ApplyWorkspaceEditParams { label: Some(LABEL.into()), edit: prepared.edit.clone() };
+        let timeout = config.apply_edit_timeout;
+        // Subscribed before sending, so a didChange that arrives with the answer is not missed.
+        let mut changes = session.documents.watch();
+        // A client that never answers must not hold this handler, one of the few that run at once, forever.
+        let answer = tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
+        match answer {
+            Ok(Ok(response)) if response.applied => {
+                // The next plan in line must see this one's result: wait (briefly) for its didChange.
+                moved_on(session, &prepared, &mut changes, true, SETTLE).await;
+                let mut result = result_json(&prepared);
+                if rechecks > 0 {
+                    result["rechecked"] = rechecks.into();
+                }
+                // One line per file: the full report, with every old and new string, goes to the caller.
+                let summary: Vec<String> = prepared
+                    .outcome
+                    .files
+                    .iter()
+                    .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
+                    .collect();
+                log(client, MessageType::LOG, format!("{APPLY}: applied {}", summary.join(", "))).await;
+                return Ok(result);
+            }
+            Ok(Ok(response)) => {
+                // A document the plan was checked against changed before the editor applied it (the user
+                // typed): the editor refused the whole edit, so the plan is checked again against the new
+                // text. Any other refusal (the user declined, the editor could not) is final.
+                if rechecks < RECHECKS && moved_on(session, &prepared, &mut changes, false, SETTLE).await {
+                    rechecks += 1;
+                    log(client, MessageType::LOG, format!("{APPLY}: a document changed before the editor applied the plan; checking it again")).await;
+                    continue;
+                }
+                let reason = response.failure_reason.map(|r| format!(" (the editor said: {r})")).unwrap_or_default();
+                return Err(not_applied(format!(
+                    "The editor did not apply the change{reason}. A document probably changed after the plan was \
+                     checked against it, or the editor refused the edit. Nothing was changed; run the plan again."
+                )));
+            }
+            Ok(Err(e)) => {
+                return Err(not_applied(format!(
+                    "The editor answered workspace/applyEdit with an error ({}), so it did not apply the change. \
+                     Nothing was changed; run the plan again.",
+                    e.message
+                )))
+            }
+            Err(_) => {
+                return Err(not_applied(format!(
+                    "The editor did not answer workspace/applyEdit within {} ms. Whether it applied the change is \
+                     unknown: check the documents before running the plan again.",
+                    timeout.as_millis()
+                )))
+            }
+        }
+    }
+}
+
+/// How many times a plan is checked again after the editor refused it because a document changed.
+const RECHECKS: usize = 3;
+/// How long to wait for the didChange that follows (or explains) the editor's answer. Editors send it
+/// before or with the answer; the bound only matters for one that never does.
+const SETTLE: Duration = Duration::from_millis(500);
+
+/// Waits, at most `bound`, until the documents the editor had open when the plan was checked have
+/// moved on (another version, or closed): `every` one of them (after an applied edit: each gets its
+/// didChange) or any one (after a refusal: the user's typing that explains it). Files that were not
+/// open have no version to wait for. Returns whether they moved.
+async fn moved_on(session: &Session, prepared: &Prepared, changes: &mut watch::Receiver<u64>, every: bool, bound: Duration) -> bool {
+    let open: Vec<(&String, i32)> =
+        prepared.keys.iter().zip(&prepared.versions).filter_map(|(k, v)| v.map(|v| (k, v))).collect();
+    if open.is_empty() {
+        return false;
+    }
+    let moved = |(key, version): &(&String, i32)| session.documents.find(key).is_none_or(|d| d.version != *version);
+    let wait = async {
+        loop {
+            if (every && open.iter().all(moved)) || (!every && open.iter().any(moved)) {
+                return true;
+            }
+            if changes.changed().await.is_err() {
+                return false;
+            }
+        }
+    };
+    tokio::time::timeout(bound, wait).await.unwrap_or(false)
+}
+
+/// A plan refused on its second check: the refusal says why the first check passed.
+fn changed_meanwhile(mut r: Refusal) -> Refusal {
+    r.message = format!(
+        "A document changed while the editor was applying the plan; checked again against its new text: {}",
+        r.message
+    );
+    r
+}
+
+/// Refuses a plan whose file operations the editor cannot carry out.
+fn check_abilities(config: &Config, prepared: &Prepared) -> Result<(), Failure> {
     if prepared.creates && !(config.document_changes && config.create_files) {
         let created: Vec<&str> =
             prepared.outcome.files.iter().filter(|f| f.created).map(|f| f.file_path.as_str()).collect();
@@ -56,40 +165,5 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
             )));
         }
     }
-
-    let params = ApplyWorkspaceEditParams { label: Some(LABEL.into()), edit: prepared.edit.clone() };
-    let timeout = config.apply_edit_timeout;
-    // A client that never answers must not hold this handler, one of the few that run at once, forever.
-    let answer = tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
-    match answer {
-        Ok(Ok(response)) if response.applied => {
-            let result = result_json(&prepared);
-            // One line per file: the full report, with every old and new string, goes to the caller.
-            let summary: Vec<String> = prepared
-                .outcome
-                .files
-                .iter()
-                .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
-                .collect();
-            log(client, MessageType::LOG, format!("{APPLY}: applied {}", summary.join(", "))).await;
-            Ok(result)
-        }
-        Ok(Ok(response)) => {
-            let reason = response.failure_reason.map(|r| format!(" (the editor said: {r})")).unwrap_or_default();
-            Err(not_applied(format!(
-                "The editor did not apply the change{reason}. A document probably changed after the plan was \
-                 checked against it, or the editor refused the edit. Nothing was changed; run the plan again."
-            )))
-        }
-        Ok(Err(e)) => Err(not_applied(format!(
-            "The editor answered workspace/applyEdit with an error ({}), so it did not apply the change. \
-             Nothing was changed; run the plan again.",
-            e.message
-        ))),
-        Err(_) => Err(not_applied(format!(
-            "The editor did not answer workspace/applyEdit within {} ms. Whether it applied the change is \
-             unknown: check the documents before running the plan again.",
-            timeout.as_millis()
-        ))),
-    }
+    Ok(())
 }

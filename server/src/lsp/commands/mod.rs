@@ -66,6 +66,8 @@ pub struct Prepared {
     pub before: Vec<Option<String>>,
     /// Per file, the version the edit carries (`None` for files the editor has not opened).
     pub versions: Vec<Option<i32>>,
+    /// Per file, the key its document is found under (`Documents::find`).
+    pub keys: Vec<String>,
     pub edit: WorkspaceEdit,
     /// The edit creates files.
     pub creates: bool,
@@ -143,6 +145,7 @@ pub fn prepare(
     let (plan, review) = plan_argument(session, command, arguments)?;
     let mut sources = Vec::with_capacity(plan.files.len());
     let mut paths_on_disk = Vec::with_capacity(plan.files.len());
+    let mut keys = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, f) in plan.files.iter().enumerate() {
         let path = paths::to_path(&f.file_path)?;
@@ -171,6 +174,7 @@ pub fn prepare(
         };
         sources.push(source);
         paths_on_disk.push(path);
+        keys.push(key);
     }
     let before: Vec<Option<String>> = sources
         .iter()
@@ -243,7 +247,7 @@ pub fn prepare(
         needs_confirmation: review.unwrap_or(config.review).applies(plan.files.len()),
     });
     let edit = convert::annotated_workspace_edit(files, config.document_changes, annotations);
-    Ok(Prepared { outcome, before, versions, edit, creates })
+    Ok(Prepared { outcome, before, versions, keys, edit, creates })
 }
 
 /// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
