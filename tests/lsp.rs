@@ -977,3 +977,34 @@ fn a_patch_that_renames_onto_a_file_or_goes_stale_changes_nothing() {
     assert!(ed.edits_seen.is_empty(), "no applyEdit was sent");
     assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), ("x\n".into(), "taken\n".into()));
 }
+
+#[test]
+fn the_undo_entry_names_the_agent_and_what_changed() {
+    let (_d, ws) = workspace();
+    let (a, b) = (ws.join("a.txt"), ws.join("b.txt"));
+    fs::write(&a, "one two\n").unwrap();
+    fs::write(&b, "three\n").unwrap();
+    let mut ed = start(&ws);
+    ed.open(&a, "one two\n");
+    let two_files = json!({"files": [
+        {"file_path": a.to_str().unwrap(), "edits": [edit("one", "1"), edit("two", "2")]},
+        {"file_path": b.to_str().unwrap(), "edits": [edit("three", "3")]},
+    ]});
+    ed.execute("multiedit.apply", json!([two_files, {"agent": "Claude Code"}]), Answer::Apply).expect("applied");
+    assert_eq!(ed.edits_seen[0]["label"], "Claude Code: 3 edits to 2 files");
+    // The log line may trail the answer.
+    ed.drain(Duration::from_millis(300));
+    assert!(ed.logged().iter().any(|l| l.contains("for Claude Code")), "{:?}", ed.logged());
+    ed.apply(plan(&a, json!([edit("1", "one")]))).expect("applied");
+    assert_eq!(ed.edits_seen[1]["label"], "MultiEdit: 1 edit to 1 file", "no agent named: the tool's name");
+    assert_eq!(ed.text(&a), "one 2\n");
+
+    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([plan(&a, json!([edit("one", "x")])), {"agent": 7}]), Answer::Apply));
+    assert_eq!(kind, "invalid_plan");
+    assert_eq!(
+        data["message"],
+        "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \"always\" or a boolean, and \"agent\": the name of who sent the plan; got agent=7"
+    );
+    assert_eq!(ed.edits_seen.len(), 2);
+    assert_eq!(ed.text(&a), "one 2\n");
+}

@@ -18,9 +18,6 @@ use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::log;
 use crate::lsp::session::{Config, Session};
 
-/// Shown by editors that name the undo step or ask for confirmation.
-const LABEL: &str = "MultiEdit";
-
 fn not_applied(message: String) -> Failure {
     Failure::Refused(Refusal::new(Kind::NotApplied, message))
 }
@@ -42,7 +39,8 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
             other => other?,
         };
         check_abilities(&config, &prepared)?;
-        let params = ApplyWorkspaceEditParams { label: Some(LABEL.into()), edit: prepared.edit.clone() };
+        // Editors show the label as the undo entry and in their review.
+        let params = ApplyWorkspaceEditParams { label: Some(prepared.label()), edit: prepared.edit.clone() };
         let timeout = config.apply_edit_timeout;
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
         let mut changes = session.documents.watch();
@@ -63,7 +61,8 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                     .iter()
                     .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
                     .collect();
-                log(client, MessageType::LOG, format!("{APPLY}: applied {}", summary.join(", "))).await;
+                let by = prepared.agent.as_ref().map(|a| format!(" for {a}")).unwrap_or_default();
+                log(client, MessageType::LOG, format!("{APPLY}: applied {}{by}", summary.join(", "))).await;
                 return Ok(result);
             }
             Ok(Ok(response)) => {

@@ -71,6 +71,18 @@ pub struct Prepared {
     pub edit: WorkspaceEdit,
     /// The edit creates files.
     pub creates: bool,
+    /// Who sent the plan (the call's `agent` option), if it said.
+    pub agent: Option<String>,
+}
+
+impl Prepared {
+    /// What the editor calls the change (its undo entry, its review): "Claude Code: 3 edits to 2 files".
+    pub fn label(&self) -> String {
+        let files = self.outcome.files.iter().filter(|f| f.edits_applied() > 0 || f.op != FileOp::Edit).count();
+        let edits: usize = self.outcome.files.iter().map(|f| f.edits_applied()).sum();
+        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        format!("{}: {} to {}", self.agent.as_deref().unwrap_or("MultiEdit"), plural(edits, "edit"), plural(files, "file"))
+    }
 }
 
 /// For one of our commands whose `arguments` is not an array (a plan sent bare, say): the refusal to
@@ -97,33 +109,47 @@ pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     }
 }
 
-/// The command's arguments: the plan, then optionally the call's options `{"review": ...}` (`"never"`,
-/// `"multiFile"`, `"always"` or a boolean); a missing argument is the engine's `invalid_plan` refusal.
-fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Result<(engine::Plan, Option<Review>), Refusal> {
+/// The call's options, the command's optional second argument.
+#[derive(Default)]
+struct CallOptions {
+    /// `"review"`: `"never"`, `"multiFile"`, `"always"` or a boolean.
+    review: Option<Review>,
+    /// `"agent"`: who sent the plan ("Claude Code"), for the undo entry and the log.
+    agent: Option<String>,
+}
+
+/// The command's arguments: the plan, then optionally the call's options `{"review", "agent"}`; a
+/// missing argument is the engine's `invalid_plan` refusal.
+fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Result<(engine::Plan, CallOptions), Refusal> {
     let plan_from_value = |v: &Value| match v.get("patch") {
         Some(_) => patch_plan(session, v),
         None => engine::plan_from_value(v),
     };
     match arguments {
-        [plan] => Ok((plan_from_value(plan)?, None)),
+        [plan] => Ok((plan_from_value(plan)?, CallOptions::default())),
         [plan, Value::Object(options)] => {
-            let mut review = None;
+            let mut call = CallOptions::default();
             for (key, value) in options {
-                match (key.as_str(), Review::from_value(value)) {
-                    ("review", Some(r)) => review = Some(r),
+                match (key.as_str(), value) {
+                    ("review", v) if Review::from_value(v).is_some() => call.review = Review::from_value(v),
+                    ("agent", Value::String(name)) if !name.trim().is_empty() => {
+                        // A name, not a text: one line, and short enough for an undo entry.
+                        call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
+                    }
                     _ => {
                         return Err(Refusal::invalid(format!(
                             "InputValidationError: the options of {command} (its second argument) take only \
-                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean; got {key}={value}"
+                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean, and \"agent\": the name of \
+                             who sent the plan; got {key}={value}"
                         )))
                     }
                 }
             }
-            Ok((plan_from_value(plan)?, review))
+            Ok((plan_from_value(plan)?, call))
         }
         _ => Err(Refusal::invalid(format!(
             "InputValidationError: {command} takes the plan (an object such as \
-             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ...}}, \
+             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ...}}, \
              but was given {} arguments",
             arguments.len()
         ))),
@@ -142,7 +168,7 @@ pub fn prepare(
     arguments: &[Value],
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
-    let (plan, review) = plan_argument(session, command, arguments)?;
+    let (plan, call) = plan_argument(session, command, arguments)?;
     let mut sources = Vec::with_capacity(plan.files.len());
     let mut paths_on_disk = Vec::with_capacity(plan.files.len());
     let mut keys = Vec::with_capacity(plan.files.len());
@@ -244,10 +270,10 @@ pub fn prepare(
     }
     let annotations = config.change_annotations.then(|| convert::Annotations {
         labels,
-        needs_confirmation: review.unwrap_or(config.review).applies(plan.files.len()),
+        needs_confirmation: call.review.unwrap_or(config.review).applies(plan.files.len()),
     });
     let edit = convert::annotated_workspace_edit(files, config.document_changes, annotations);
-    Ok(Prepared { outcome, before, versions, keys, edit, creates })
+    Ok(Prepared { outcome, before, versions, keys, edit, creates, agent: call.agent })
 }
 
 /// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
