@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::engine::Refusal;
+use crate::engine::{FileOp, Kind, Plan, Refusal};
 
 pub fn to_path(file_path: &str) -> Result<PathBuf, Refusal> {
     let Some(rest) = file_path.strip_prefix("file://") else { return Ok(PathBuf::from(file_path)) };
@@ -144,6 +144,31 @@ impl Folders {
         inside(real_path(path).map_err(Outside::Unresolvable)?)?;
         if path.components().any(|c| c == Component::ParentDir) {
             inside(real_path(&lexical(path)).map_err(Outside::Unresolvable)?)?;
+        }
+        Ok(())
+    }
+}
+
+impl Folders {
+    /// `check` worded as a refusal: "Cannot edit NAME: it lies outside WHAT…. Nothing was changed.
+    /// OPT_OUT" (`name`: the path as the plan gave it).
+    pub fn confine(&self, name: &str, path: &Path, what: &str, opt_out: &str) -> Result<(), Refusal> {
+        self.check(path).map_err(|outside| {
+            let why = outside.describe(path, what);
+            Refusal::new(Kind::OutsideWorkspace, format!("Cannot edit {name}: {why}. Nothing was changed. {opt_out}")).in_file(name)
+        })
+    }
+
+    /// `confine` for every path a plan touches: its files and where it moves them.
+    pub fn confine_plan(&self, plan: &Plan, what: &str, opt_out: &str) -> Result<(), Refusal> {
+        for f in &plan.files {
+            let moved = match &f.op {
+                FileOp::MoveTo(to) => Some(to.as_str()),
+                _ => None,
+            };
+            for name in std::iter::once(f.file_path.as_str()).chain(moved) {
+                self.confine(name, &to_path(name)?, what, opt_out)?;
+            }
         }
         Ok(())
     }

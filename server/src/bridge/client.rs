@@ -14,21 +14,19 @@ use super::registry::{self, Entry};
 use super::wire::{self, Answer, Request};
 use super::Routed;
 use crate::engine::{Kind, Refusal};
-use crate::paths::real_path;
+use crate::paths::{real_path, Folders};
 
 pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     let no_editor = |reason: String| Routed::NoEditor { reason };
     if files.is_empty() {
         return no_editor("the plan names no file, so no editor can be chosen".into());
     }
-    let mut real = Vec::with_capacity(files.len());
     for f in files {
         if !f.is_absolute() {
             return no_editor(format!("{} is not an absolute path, so no editor can be chosen", f.display()));
         }
-        match real_path(f) {
-            Ok(p) => real.push(p),
-            Err(why) => return no_editor(format!("{}: {why}, so no editor can be chosen", f.display())),
+        if let Err(why) = real_path(f) {
+            return no_editor(format!("{}: {why}, so no editor can be chosen", f.display()));
         }
     }
     let dir = registry::folder();
@@ -38,7 +36,7 @@ pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     };
     let running = scan.entries.len();
     let mut notes = scan.notes;
-    let mut candidates: Vec<Entry> = scan.entries.into_iter().filter(|e| holds_all(e, &real)).collect();
+    let mut candidates: Vec<Entry> = scan.entries.into_iter().filter(|e| holds_all(e, files)).collect();
     // The editor the user worked in last is the one they are looking at.
     candidates.sort_by_key(|e| Reverse(e.last_active_ms));
     for entry in &candidates {
@@ -50,10 +48,14 @@ pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     no_editor(no_editor_reason(files, running, candidates.len(), &notes))
 }
 
-/// Whether every file lies inside one of the editor's workspace folders.
+/// Whether every file lies inside one of the editor's workspace folders, judged as the editor's
+/// server will judge it (`Folders::check`).
 fn holds_all(entry: &Entry, files: &[PathBuf]) -> bool {
-    let folders: Vec<PathBuf> = entry.folders.iter().map(|d| real_path(d).unwrap_or_else(|_| d.clone())).collect();
-    files.iter().all(|f| folders.iter().any(|d| f.starts_with(d)))
+    let mut folders = Folders::default();
+    for d in &entry.folders {
+        folders.add(d);
+    }
+    files.iter().all(|f| folders.check(f).is_ok())
 }
 
 fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[String]) -> String {

@@ -68,10 +68,8 @@ impl Workspace {
                  containing it. {OPT_OUT}"
             ));
         }
-        self.folders.check(path).or_else(|outside| {
-            let what = format!("the workspace folders ({})", self.folders.listed());
-            refuse(format!("Cannot edit {file_path}: {}. Nothing was changed. {OPT_OUT}", outside.describe(path, &what)))
-        })
+        let what = format!("the workspace folders ({})", self.folders.listed());
+        self.folders.confine(file_path, path, &what, OPT_OUT)
     }
 }
 

@@ -11,14 +11,51 @@ mod render;
 pub mod schema;
 mod tools;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use crate::paths::Folders;
 
 use rmcp::ServiceExt;
 
 pub use tools::{MULTIEDIT_DESCRIPTION, PREVIEW_DESCRIPTION};
 
+/// What the server may edit: the folders given (`--root`), else the one it was started in; or anywhere.
+pub struct Options {
+    pub roots: Vec<PathBuf>,
+    pub allow_outside: bool,
+}
+
 /// Runs the server on standard input/output until the client closes it.
-pub fn run() -> ExitCode {
+pub fn run(options: Options) -> ExitCode {
+    let confine = if options.allow_outside {
+        None
+    } else {
+        let roots = if options.roots.is_empty() {
+            match std::env::current_dir() {
+                Ok(here) => vec![here],
+                Err(e) => {
+                    crate::cli::err(&format!("multiedit mcp: cannot read the current folder ({e}); give the folders to edit with --root DIR\n"));
+                    return ExitCode::from(2);
+                }
+            }
+        } else {
+            options.roots
+        };
+        let mut folders = Folders::default();
+        for r in &roots {
+            match std::path::absolute(r) {
+                Ok(abs) => {
+                    folders.add(&abs);
+                }
+                Err(e) => {
+                    crate::cli::err(&format!("multiedit mcp: cannot use --root {} ({e})\n", r.display()));
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        Some(folders)
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -26,14 +63,14 @@ pub fn run() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = runtime.block_on(serve());
+    let code = runtime.block_on(serve(tools::Server::new(confine)));
     // The stdin reader may still be parked in a blocking read nobody needs any more.
     runtime.shutdown_background();
     code
 }
 
-async fn serve() -> ExitCode {
-    let service = match tools::Server::default().serve(rmcp::transport::stdio()).await {
+async fn serve(server: tools::Server) -> ExitCode {
+    let service = match server.serve(rmcp::transport::stdio()).await {
         Ok(s) => s,
         Err(e) => {
             crate::cli::err(&format!("multiedit mcp: the client did not complete the handshake: {e}\n"));
