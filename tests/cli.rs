@@ -12,17 +12,7 @@ fn bin() -> &'static str {
 }
 
 fn apply(args: &[&str], plan: &Value) -> Output {
-    let mut child = Command::new(bin())
-        .arg("apply")
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    apply_text(Path::new("."), args, &plan.to_string())
 }
 
 fn out(o: &Output) -> String {

@@ -10,6 +10,7 @@
 mod render;
 pub mod schema;
 mod tools;
+pub mod transport;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,8 +70,14 @@ pub fn run(options: Options) -> ExitCode {
     code
 }
 
+/// Standard input and output as rmcp's stdio transport takes them, framed by `transport`.
+fn stdio() -> transport::Stdio<tokio::io::Stdin, tokio::io::Stdout> {
+    let (read, write) = rmcp::transport::stdio();
+    transport::Stdio::new(read, write, transport::MAX_LINE)
+}
+
 async fn serve(server: tools::Server) -> ExitCode {
-    let service = match server.serve(rmcp::transport::stdio()).await {
+    let service = match server.serve(stdio()).await {
         Ok(s) => s,
         Err(e) => {
             crate::cli::err(&format!("multiedit mcp: the client did not complete the handshake: {e}\n"));
