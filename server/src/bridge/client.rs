@@ -70,7 +70,7 @@ fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[St
             names.join(", ")
         )
     } else {
-        format!("no editor that has {} open could be reached", names.join(", "))
+        format!("no editor that has {} open is still running", names.join(", "))
     };
     for note in notes {
         reason.push_str("; ");
