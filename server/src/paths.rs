@@ -108,14 +108,12 @@ pub enum Outside {
 }
 
 impl Folders {
-    /// Adds a folder (resolved; kept as given if it cannot be). Returns false if it was there already.
-    pub fn add(&mut self, folder: &Path) -> bool {
+    /// Adds a folder (resolved; kept as given if it cannot be), once.
+    pub fn add(&mut self, folder: &Path) {
         let real = real_path(folder).unwrap_or_else(|_| folder.to_path_buf());
-        if self.0.contains(&real) {
-            return false;
+        if !self.0.contains(&real) {
+            self.0.push(real);
         }
-        self.0.push(real);
-        true
     }
 
     pub fn remove(&mut self, folder: &Path) {

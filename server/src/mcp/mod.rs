@@ -27,35 +27,40 @@ pub struct Options {
     pub allow_outside: bool,
 }
 
+/// The folders plans may touch (`None`: anywhere), or why the options cannot be used.
+fn confinement(options: Options) -> Result<Option<Folders>, String> {
+    if options.allow_outside {
+        return Ok(None);
+    }
+    let roots = if options.roots.is_empty() {
+        let here = std::env::current_dir()
+            .map_err(|e| format!("cannot read the current folder ({e}); give the folders to edit with --root DIR"))?;
+        // Some clients start servers in / (Cline does): then the default protects nothing.
+        if here.parent().is_none() {
+            crate::cli::err(&format!(
+                "multiedit mcp: started in {}, so plans may edit any file; give the project with --root DIR\n",
+                here.display()
+            ));
+        }
+        vec![here]
+    } else {
+        options.roots
+    };
+    let mut folders = Folders::default();
+    for r in &roots {
+        folders.add(&std::path::absolute(r).map_err(|e| format!("cannot use --root {} ({e})", r.display()))?);
+    }
+    Ok(Some(folders))
+}
+
 /// Runs the server on standard input/output until the client closes it.
 pub fn run(options: Options) -> ExitCode {
-    let confine = if options.allow_outside {
-        None
-    } else {
-        let roots = if options.roots.is_empty() {
-            match std::env::current_dir() {
-                Ok(here) => vec![here],
-                Err(e) => {
-                    crate::cli::err(&format!("multiedit mcp: cannot read the current folder ({e}); give the folders to edit with --root DIR\n"));
-                    return ExitCode::from(2);
-                }
-            }
-        } else {
-            options.roots
-        };
-        let mut folders = Folders::default();
-        for r in &roots {
-            match std::path::absolute(r) {
-                Ok(abs) => {
-                    folders.add(&abs);
-                }
-                Err(e) => {
-                    crate::cli::err(&format!("multiedit mcp: cannot use --root {} ({e})\n", r.display()));
-                    return ExitCode::from(2);
-                }
-            }
+    let confine = match confinement(options) {
+        Ok(c) => c,
+        Err(why) => {
+            crate::cli::err(&format!("multiedit mcp: {why}\n"));
+            return ExitCode::from(2);
         }
-        Some(folders)
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
