@@ -602,11 +602,115 @@ fn a_server_stopped_by_a_signal_removes_its_socket_and_entry() {
         let pid = ed.pid();
         let socket = PathBuf::from(env.entry(pid)["socket"].as_str().unwrap());
         assert!(socket.exists());
-        let sent = std::process::Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().unwrap();
-        assert!(sent.success());
+        send_signal(pid, signal);
         wait_for(&format!("the server to remove its entry after SIG{signal}"), || !env.entry_path(pid).exists() && !socket.exists());
         let status = ed.wait_exit();
         assert_eq!(status.code(), Some(1), "an exit without shutdown is 1, as the protocol asks (SIG{signal})");
         assert!(ed.stderr_text().contains(&format!("stopped by SIG{signal}")), "{}", ed.stderr_text());
     }
+}
+
+fn send_signal(pid: u32, sig: &str) {
+    let sent = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
+    assert!(sent.success());
+}
+
+/// The editor's server is alive but does not read (stopped here, as a server stuck in long work
+/// would be): a plan too big for the socket's buffer cannot be handed over. Before, that was "no
+/// editor could be reached", and `multiedit mcp` then wrote the file on disk behind the editor's
+/// unsaved buffer. Now it is refused as busy, and nothing changes anywhere.
+#[test]
+fn a_busy_editor_gets_a_busy_refusal_never_a_write_behind_its_unsaved_buffer() {
+    let env = setup();
+    let buffer = "unsaved alpha\n";
+    let (mut ed, a) = env.with_open("on disk alpha\n", buffer);
+    let pid = ed.pid();
+    std::env::set_var("MULTIEDIT_BRIDGE_SEND_TIMEOUT_MS", "300");
+    send_signal(pid, "STOP");
+    let big = plan(&a, "alpha", &"x".repeat(4 << 20));
+    let routed = route_now(&big, std::slice::from_ref(&a), false);
+    send_signal(pid, "CONT");
+    std::env::remove_var("MULTIEDIT_BRIDGE_SEND_TIMEOUT_MS");
+    let refusal = refused(routed);
+    assert_eq!(refusal.kind, Kind::Busy);
+    assert_eq!(
+        refusal.message,
+        format!(
+            "The editor (multiedit test editor (multiedit lsp pid {pid})) has the files in its workspace but is busy: its \
+             server did not read the plan within 300 ms. Nothing was changed, in the editor or on disk (it may hold \
+             unsaved changes). Try again in a moment."
+        )
+    );
+    assert_eq!(fs::read_to_string(&a).unwrap(), "on disk alpha\n");
+    // Once it goes on, the half-sent plan is not carried out (no line break came), and the next works.
+    let (_, result) = editor_result(route_via(&mut ed, &plan(&a, "alpha", "beta"), std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(result["ok"], true);
+    assert_eq!(ed.edits_seen.len(), 1, "only the second plan reached the editor");
+    assert_eq!(ed.text(&a), "unsaved beta\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "on disk alpha\n");
+    assert!(env.entry_path(pid).exists(), "a busy editor's entry is kept");
+}
+
+/// Every slot of the server taken by plans waiting for the editor: the next plan is refused as busy
+/// at once (it was "not_applied" before), and nothing reaches the editor or the disk for it.
+#[test]
+fn a_server_with_every_slot_taken_answers_busy() {
+    let env = setup();
+    let a = env.ws.join("a.txt");
+    fs::write(&a, "on disk\n").unwrap();
+    let mut opts = Options::new(&env.ws);
+    opts.init_options = json!({"applyEditTimeoutMs": 3000});
+    let mut ed = env.start(opts);
+    ed.open(&a, "alpha\n");
+    ed.assert_server_agrees(&a);
+    let (tx, rx) = mpsc::channel();
+    for i in 0..8 {
+        let (tx, a) = (tx.clone(), a.clone());
+        std::thread::spawn(move || tx.send(route_now(&plan(&a, "alpha", &format!("waiting {i}")), &[a], false)));
+    }
+    // The editor takes the eight applyEdit requests and answers none.
+    ed.serve_until(Answer::Ignore, |ed| (ed.edits_seen.len() == 8).then_some(()));
+    let refusal = refused(route_now(&plan(&a, "alpha", "ninth"), std::slice::from_ref(&a), false));
+    assert_eq!(refusal.kind, Kind::Busy, "{refusal:?}");
+    assert_eq!(
+        refusal.message,
+        "The editor's server is busy with 8 plans from outside the editor. Nothing was changed, in the editor or on \
+         disk. Try again in a moment."
+    );
+    // The eight run out of time (whether they were applied is unknown to them: not_applied).
+    for _ in 0..8 {
+        let r = ed.serve_until(Answer::Ignore, |_| rx.try_recv().ok());
+        assert_eq!(refused(r).kind, Kind::NotApplied);
+    }
+    assert_eq!(ed.edits_seen.len(), 8, "the ninth plan never reached the editor");
+    assert_eq!(ed.text(&a), "alpha\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
+}
+
+/// A path through a folder that does not exist, then `..` and a link out of the workspace: no editor
+/// is chosen for it (the system cannot resolve it), and an editor handed it anyway refuses it.
+#[test]
+fn a_path_through_a_missing_folder_is_routed_nowhere_and_refused_by_the_editor() {
+    let env = setup();
+    let (mut ed, a) = env.with_open("alpha\n", "alpha\n");
+    let root = env.ws.parent().unwrap().to_path_buf();
+    fs::create_dir(env.ws.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&root, env.ws.join("sub/up")).unwrap();
+    let sneaky = env.ws.join("missing/../sub/up/planted.txt");
+    let p = json!({"file_path": sneaky, "edits": [{"old_string": "", "new_string": "x"}]});
+    let reason = no_editor(route_now(&p, std::slice::from_ref(&sneaky), false));
+    assert_eq!(
+        reason,
+        format!(
+            "{}: {} does not exist, and the `..` after it cannot be resolved (the system refuses a path through a missing \
+             folder), so no editor can be chosen",
+            sneaky.display(),
+            env.ws.join("missing").display()
+        )
+    );
+    let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(refusal.kind, Kind::OutsideWorkspace);
+    assert!(refusal.message.contains("does not exist, and the `..` after it cannot be resolved"), "{refusal:?}");
+    assert!(ed.edits_seen.is_empty());
+    assert!(!root.join("planted.txt").exists() && !env.ws.join("missing").exists());
 }

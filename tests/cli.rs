@@ -12,17 +12,7 @@ fn bin() -> &'static str {
 }
 
 fn apply(args: &[&str], plan: &Value) -> Output {
-    let mut child = Command::new(bin())
-        .arg("apply")
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    apply_text(Path::new("."), args, &plan.to_string())
 }
 
 fn out(o: &Output) -> String {
@@ -224,4 +214,121 @@ fn help_version_errors_and_completions() {
     let o = Command::new(bin()).args(["completions", "tcsh"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("tcsh"), "{}", err(&o));
+}
+
+/// Every name under `dir` with its bytes (a link: where it points), to compare before and after.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = fs::symlink_metadata(&p).unwrap();
+            let what = if meta.file_type().is_symlink() {
+                fs::read_link(&p).unwrap().to_string_lossy().into_owned().into_bytes()
+            } else if meta.is_dir() {
+                stack.push(p.clone());
+                b"<dir>".to_vec()
+            } else {
+                fs::read(&p).unwrap()
+            };
+            out.push((p.display().to_string(), what));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs `multiedit apply ARGS -` in `cwd` with `input` on standard input.
+fn apply_text(cwd: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(bin())
+        .current_dir(cwd)
+        .arg("apply")
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_patch_stays_inside_its_root_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().canonicalize().unwrap();
+    let proj = top.join("proj");
+    fs::create_dir(&proj).unwrap();
+    fs::write(proj.join("a.txt"), "alpha\n").unwrap();
+    let outside = top.join("outside.txt");
+    fs::write(&outside, "secret\n").unwrap();
+    std::os::unix::fs::symlink(&top, proj.join("out")).unwrap();
+    let (p, t, o) = (proj.display().to_string(), top.display().to_string(), outside.display().to_string());
+    let root_args = ["--root", p.as_str()];
+    let diff = |path: &str| format!("--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-secret\n+pwned\n");
+    let given = format!("the --root folder {p}");
+    let opt_out = "Nothing was changed. To allow paths outside it, add --allow-outside.";
+    let before = snapshot(&top);
+    for (args, patch, message) in [
+        // `..` out of the root.
+        (&root_args[..], diff("../outside.txt"), format!("Cannot edit {o}: it lies outside {given}. {opt_out}")),
+        // An absolute path elsewhere.
+        (
+            &root_args[..],
+            format!("*** Begin Patch\n*** Update File: {o}\n@@\n-secret\n+pwned\n*** End Patch\n"),
+            format!("Cannot edit {o}: it lies outside {given}. {opt_out}"),
+        ),
+        // A link inside the root that leads out of it.
+        (
+            &root_args[..],
+            diff("out/outside.txt"),
+            format!("Cannot edit {p}/out/outside.txt: it lies outside {given} (it resolves to {o}, symbolic links followed). {opt_out}"),
+        ),
+        // A file created through `..`, and behind the link in a new folder.
+        (
+            &root_args[..],
+            "*** Begin Patch\n*** Add File: ../planted.txt\n+x\n*** End Patch\n".to_string(),
+            format!("Cannot edit {t}/planted.txt: it lies outside {given}. {opt_out}"),
+        ),
+        (
+            &root_args[..],
+            "*** Begin Patch\n*** Add File: out/new/planted.txt\n+x\n*** End Patch\n".to_string(),
+            format!(
+                "Cannot edit {p}/out/new/planted.txt: it lies outside {given} (it resolves to {t}/new/planted.txt, symbolic \
+                 links followed). {opt_out}"
+            ),
+        ),
+        // Without --root the current folder is the root.
+        (
+            &[][..],
+            diff("../outside.txt"),
+            format!("Cannot edit {o}: it lies outside the current folder, where the patch's paths start (--root) {p}. {opt_out}"),
+        ),
+    ] {
+        let out = apply_text(&proj, args, &patch);
+        assert_eq!((out.status.code(), err(&out)), (Some(1), format!("{message}\n")), "{patch}");
+        let json_args: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+        let v: Value = serde_json::from_slice(&apply_text(&proj, &json_args, &patch).stdout).unwrap();
+        assert_eq!(v["error"]["kind"], "outside_workspace");
+        assert_eq!(snapshot(&top), before, "nothing changed for {patch}");
+    }
+    // A JSON plan names its own absolute paths: without --root it goes anywhere, as before; given
+    // --root, it is held to it too.
+    let plan = json!({"file_path": o, "edits": [{"old_string": "secret", "new_string": "plan"}]}).to_string();
+    let out = apply_text(&proj, &root_args, &plan);
+    assert_eq!(err(&out), format!("Cannot edit {o}: it lies outside {given}. {opt_out}\n"));
+    assert_eq!(snapshot(&top), before);
+    let out = apply_text(&proj, &[], &plan);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "plan\n");
+    // Asked for: --allow-outside.
+    let out = apply_text(&proj, &["--root", &p, "--allow-outside"], &diff("../outside.txt").replace("secret", "plan"));
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "pwned\n");
+    // Inside, `..` and links that stay inside work as ever.
+    let out = apply_text(&proj, &root_args, "--- a/x/../a.txt\n+++ b/x/../a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n");
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    assert_eq!(fs::read_to_string(proj.join("a.txt")).unwrap(), "beta\n");
 }

@@ -84,3 +84,164 @@ fn a_real_mcp_client_over_stdio() {
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "tests/mcp/client.py failed:\n{stdout}");
 }
+
+/// `multiedit mcp ARGS` started in `cwd`, spoken to in raw lines (for what no SDK would send).
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Raw {
+    fn start(cwd: &Path, args: &[&str]) -> Raw {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
+            .arg("mcp")
+            .args(args)
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let v = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carries only JSON-RPC: {line:?}: {e}"));
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut raw = Raw { child, stdin, lines };
+        raw.send(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
+        assert_eq!(raw.next()["id"], 0);
+        raw.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        raw
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        self.send_bytes(format!("{v}\n").as_bytes());
+    }
+
+    fn next(&mut self) -> Value {
+        self.lines.recv_timeout(std::time::Duration::from_secs(60)).expect("an answer within 60 s")
+    }
+
+    /// A tools/call; returns (isError, text).
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> (bool, String) {
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+        let a = self.next();
+        assert_eq!(a["id"], id, "{a}");
+        let text = a["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("a tool result: {a}")).to_string();
+        (a["result"]["isError"] == true, text)
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn malformed_requests_are_answered_with_the_right_json_rpc_error() {
+    let work = tempfile::tempdir().unwrap();
+    let mut raw = Raw::start(work.path(), &[]);
+    let cases: [(&[u8], Value, i64, &str); 7] = [
+        (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[{"name":"multiedit"}]}"#, 1.into(), -32602,
+         "Invalid params: the params of tools/call must be an object (MCP passes parameters by name), not an array"),
+        (br#"{"jsonrpc":"2.0","id":"two","method":"tools/list","params":[]}"#, "two".into(), -32602,
+         "Invalid params: the params of tools/list must be an object (MCP passes parameters by name), not an array"),
+        (br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"multiedit","arguments":"{\"file_path\": \"/x\"}"}}"#, 3.into(), -32602,
+         "Invalid params: the `arguments` of tools/call must be an object holding the tool's input, not a string"),
+        (br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"multiedit","arguments":[1,2]}}"#, 4.into(), -32602,
+         "Invalid params: the `arguments` of tools/call must be an object holding the tool's input, not an array"),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}"#, 5.into(), -32602,
+         "Invalid params: the params of tools/call do not fit: missing field `name`"),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":6,", 6.into(), -32700, "Parse error: the line is not JSON (EOF while parsing a value at line 1 column 24)"),
+        (b"not json", Value::Null, -32700, "Parse error: the line is not JSON (expected ident at line 1 column 2)"),
+    ];
+    for (line, id, code, message) in cases {
+        raw.send_bytes(&[line, b"\n"].concat());
+        let a = raw.next();
+        assert_eq!(a, serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}), "{}", String::from_utf8_lossy(line));
+    }
+    // A line over the limit (64 MiB): an error answer with the id read from its start, not silence.
+    let mut big = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"multiedit","arguments":{"file_path":""#.to_vec();
+    big.resize(big.len() + (65 << 20), b'a');
+    big.extend_from_slice(b"\"}}}\n");
+    raw.send_bytes(&big);
+    let a = raw.next();
+    assert_eq!(a["id"], 7, "{a}");
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    assert!(a["error"]["message"].as_str().unwrap().starts_with("Invalid Request: the message is longer than 67108864 bytes"), "{a}");
+    // And the server goes on: a plan in its folder is applied.
+    let f = work.path().join("a.txt");
+    std::fs::write(&f, "alpha\n").unwrap();
+    let (is_error, text) = raw.call(8, "multiedit", serde_json::json!({"file_path": f, "edits": [{"old_string": "alpha", "new_string": "beta"}]}));
+    assert!(!is_error, "{text}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "beta\n");
+}
+
+#[test]
+fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().canonicalize().unwrap();
+    let (proj, other) = (top.join("proj"), top.join("other"));
+    std::fs::create_dir_all(proj.join("sub")).unwrap();
+    std::fs::create_dir(&other).unwrap();
+    let secret = other.join("secret.txt");
+    std::fs::write(&secret, "secret\n").unwrap();
+    std::os::unix::fs::symlink(&other, proj.join("sub/out")).unwrap();
+    let p = proj.display().to_string();
+    let opt_out = "Nothing was changed. By default it edits only inside the folder it was started in (the agent's project). \
+                   To allow more, start it as `multiedit mcp --root DIR` (once per folder) or `multiedit mcp --allow-outside`, \
+                   in the agent's MCP configuration.";
+    let change = serde_json::json!([{"old_string": "secret", "new_string": "pwned"}]);
+    let mut raw = Raw::start(&proj, &[]);
+    let s = secret.display().to_string();
+    for (id, (tool, arguments, message)) in [
+        ("multiedit", serde_json::json!({"file_path": s, "edits": change}),
+         format!("Cannot edit {s}: it lies outside the folders this MCP server may edit ({p}). {opt_out}")),
+        ("multiedit_preview", serde_json::json!({"file_path": format!("{p}/../other/secret.txt"), "edits": change}),
+         format!("Cannot edit {p}/../other/secret.txt: it lies outside the folders this MCP server may edit ({p}) (it resolves to {s}, symbolic links followed). {opt_out}")),
+        ("multiedit", serde_json::json!({"file_path": format!("{p}/sub/out/secret.txt"), "edits": change}),
+         format!("Cannot edit {p}/sub/out/secret.txt: it lies outside the folders this MCP server may edit ({p}) (it resolves to {s}, symbolic links followed). {opt_out}")),
+        // Through a folder that does not exist: the system refuses it, and so does the server.
+        ("multiedit", serde_json::json!({"file_path": format!("{p}/missing/../sub/out/new.txt"), "edits": [{"old_string": "", "new_string": "x"}]}),
+         format!("Cannot edit {p}/missing/../sub/out/new.txt: {p}/missing does not exist, and the `..` after it cannot be resolved \
+                  (the system refuses a path through a missing folder), so it cannot be shown to lie inside the folders this MCP \
+                  server may edit ({p}). {opt_out}")),
+        ("multiedit_patch", serde_json::json!({"patch": "--- a/../other/secret.txt\n+++ b/../other/secret.txt\n@@ -1 +1 @@\n-secret\n+pwned\n"}),
+         format!("Cannot edit {s}: it lies outside the folders this MCP server may edit ({p}). {opt_out}")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (is_error, text) = raw.call(id as i64 + 1, tool, arguments);
+        assert!(is_error, "{text}");
+        assert!(text.starts_with(&message), "{tool}:\n{text}\nexpected:\n{message}");
+    }
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "secret\n");
+    assert!(!proj.join("missing").exists() && !other.join("new.txt").exists());
+    drop(raw);
+    // Told: another folder with --root, or anywhere with --allow-outside.
+    for (args, new) in [(vec!["--root", other.to_str().unwrap()], "one"), (vec!["--allow-outside"], "two")] {
+        let mut raw = Raw::start(&proj, &args);
+        let old = std::fs::read_to_string(&secret).unwrap();
+        let (is_error, text) = raw.call(1, "multiedit", serde_json::json!({"file_path": s, "edits": [{"old_string": old.trim(), "new_string": new}]}));
+        assert!(!is_error, "{args:?}: {text}");
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), format!("{new}\n"));
+    }
+}

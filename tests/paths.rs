@@ -205,6 +205,31 @@ fn server_refuses_every_way_out_of_the_workspace() {
     ] {
         refused_outside(&mut ed, json!({"file_path": path, "edits": [edit("", "x")]}));
     }
+    // Through a folder that does not exist, then `..` and a link out: the kernel refuses such a path
+    // (the folder is missing), and so does the server, naming the folder; read textually it would be
+    // `ws/sub/up/planted.txt`, inside, and an editor creating it would follow `up` out.
+    for (path, edits) in [
+        (format!("{ws}/missing/../sub/up/planted.txt"), json!([edit("", "x")])),
+        (format!("{ws}/missing/../sub/up/secret.txt"), change.clone()),
+        (format!("{ws}/missing/deeper/../../sub/up/secret.txt"), change.clone()),
+    ] {
+        let msg = refused_outside(&mut ed, json!({"file_path": path, "edits": edits}));
+        assert_eq!(
+            msg,
+            format!(
+                "Cannot edit {path}: {ws}/missing does not exist, and the `..` after it cannot be resolved (the system \
+                 refuses a path through a missing folder), so it cannot be shown to lie inside the workspace folders \
+                 ({ws}). Nothing was changed. To allow files outside the workspace, start the server with the \
+                 initialization option {{\"allowOutsideWorkspace\": true}}."
+            )
+        );
+    }
+    // A link to a folder deeper inside: `..` after it stays inside for the kernel (`deep/../..` is the
+    // workspace) but leaves it read as a URI (dot segments first): refused, as an editor may read it so.
+    let deep = w.ws.join("sub/deeper");
+    fs::create_dir(&deep).unwrap();
+    std::os::unix::fs::symlink(&deep, w.ws.join("deep")).unwrap();
+    refused_outside(&mut ed, json!({"file_path": format!("{ws}/deep/../../secret.txt"), "edits": change}));
     // A multi-file plan with one file outside changes nothing, not even the file inside.
     let inside = w.ws.join("inside.txt");
     fs::write(&inside, "inside\n").unwrap();
@@ -218,6 +243,7 @@ fn server_refuses_every_way_out_of_the_workspace() {
     assert_eq!(fs::read_to_string(&inside).unwrap(), "inside\n");
     assert_eq!(fs::read_to_string(&w.outside).unwrap(), "secret\n");
     assert!(!w.root.join("planted.txt").exists() && !w.root.join("new-dir").exists());
+    assert!(!w.ws.join("missing").exists());
     // A prefix of the folder's name is not the folder: /x/ws-other is outside /x/ws.
     let sibling = w.root.join("ws-other");
     fs::create_dir(&sibling).unwrap();

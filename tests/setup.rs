@@ -60,7 +60,11 @@ impl Env {
 fn walk(dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
     for e in fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
-        if p.is_dir() {
+        let meta = fs::symlink_metadata(&p).unwrap();
+        if meta.file_type().is_symlink() {
+            // A link is recorded as where it points (it may point nowhere).
+            files.push((p.clone(), fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()));
+        } else if meta.is_dir() {
             walk(&p, files);
         } else {
             files.push((p.clone(), fs::read(&p).unwrap()));
@@ -450,4 +454,73 @@ fn codex_cli_connects_after_setup() {
     let mut tools: Vec<&str> = ours["tools"].as_object().unwrap_or_else(|| panic!("{ours}")).keys().map(String::as_str).collect();
     tools.sort();
     assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview"]);
+}
+
+#[test]
+fn read_only_files_and_dangling_links_are_left_and_named_and_crlf_is_kept() {
+    let e = env();
+    let exe = bin().display().to_string();
+    // A read-only file (mode 0444): left as it is, even by root, who could rename over it.
+    let locked = e.project.join(".mcp.json");
+    let locked_text = "{\"mcpServers\": {}}\n";
+    fs::write(&locked, locked_text).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).unwrap();
+    // A link to a file that does not exist (a dotfile repository not checked out, say).
+    fs::create_dir(e.project.join(".cursor")).unwrap();
+    let link = e.project.join(".cursor/mcp.json");
+    let target = e.home.join("dotfiles/cursor-mcp.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    // CRLF files, JSON and TOML.
+    fs::create_dir(e.project.join(".vscode")).unwrap();
+    let vscode = e.project.join(".vscode/mcp.json");
+    let vscode_before = "{\r\n  \"servers\": {\r\n    \"db\": {\"command\": \"db-mcp\"}\r\n  }\r\n}\r\n";
+    fs::write(&vscode, vscode_before).unwrap();
+    fs::create_dir(e.home.join(".codex")).unwrap();
+    let codex = e.home.join(".codex/config.toml");
+    let codex_before = "# my Codex settings\r\nmodel = \"o3\"\r\n";
+    fs::write(&codex, codex_before).unwrap();
+
+    let o = e.run(&["setup", "all"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let said = err(&o);
+    let by_hand = format!("add the server by hand: it runs {exe} with the argument mcp");
+    assert!(
+        said.contains(&format!(
+            "claude-code: {} is read-only (mode 0444); left unchanged. Make it writable and run setup again, or {by_hand}\n",
+            locked.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "cursor: {} is a symbolic link to {}, which does not exist; left unchanged. Create the file it points to (or \
+             remove the link) and run setup again, or {by_hand}\n",
+            link.display(),
+            target.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(fs::read_to_string(&locked).unwrap(), locked_text);
+    assert_eq!(fs::metadata(&locked).unwrap().permissions().mode() & 0o777, 0o444);
+    assert_eq!(fs::read_link(&link).unwrap(), target, "the link is still a link to the same place");
+    assert!(!target.exists() && !e.home.join("dotfiles").exists());
+    // The CRLF files: the entry added, every line break still CRLF, the old text kept.
+    for (path, key) in [(&vscode, "servers"), (&codex, "")] {
+        let text = fs::read_to_string(path).unwrap();
+        assert_eq!(text.matches('\n').count(), text.matches("\r\n").count(), "{}: {text:?}", path.display());
+        assert!(text.contains(&exe), "{text:?}");
+        if !key.is_empty() {
+            assert_eq!(command_of(&json_at(path)[key]["multiedit"]), [exe.as_str(), "mcp"]);
+            assert!(text.starts_with("{\r\n  \"servers\": {\r\n    \"db\": {\"command\": \"db-mcp\"},\r\n"), "{text:?}");
+        } else {
+            assert!(text.starts_with(codex_before), "{text:?}");
+        }
+    }
+    // The others were set up; a dry run says the same about the two files and writes nothing.
+    assert!(json_at(&e.project.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object());
+    let before = e.snapshot();
+    let o = e.run(&["setup", "claude-code", "cursor", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("is read-only (mode 0444)") && err(&o).contains("is a symbolic link to"), "{}", err(&o));
+    assert_eq!(e.snapshot(), before);
 }

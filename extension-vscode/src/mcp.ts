@@ -22,6 +22,15 @@ interface LmWithMcp {
 export const MCP_PROVIDER_ID = 'multiedit.mcp';
 
 /**
+ * `multiedit mcp` edits only inside the folder it was started in unless given `--root` folders: here,
+ * the workspace folders on disk (the project the agent works on), whatever folder VS Code starts it in.
+ */
+export function mcpArgs(): string[] {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+  return ['mcp', ...folders.flatMap((f) => ['--root', f.uri.fsPath])];
+}
+
+/**
  * Registers the provider when this VS Code has the API; returns whether it did. `command` gives the
  * executable the language server uses (setting, bundled binary, or PATH), asked again whenever VS Code
  * asks for the definitions, so a changed setting is picked up.
@@ -36,11 +45,12 @@ export function registerMcpServer(context: vscode.ExtensionContext, command: () 
     changed,
     lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
       onDidChangeMcpServerDefinitions: changed.event,
-      provideMcpServerDefinitions: () => [new Stdio('MultiEdit', command(), ['mcp'], {}, version)],
+      provideMcpServerDefinitions: () => [new Stdio('MultiEdit', command(), mcpArgs(), {}, version)],
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('multiedit.server')) changed.fire();
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => changed.fire()),
   );
   return true;
 }

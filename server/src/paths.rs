@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::engine::Refusal;
+use crate::engine::{FileOp, Kind, Plan, Refusal};
 
 pub fn to_path(file_path: &str) -> Result<PathBuf, Refusal> {
     let Some(rest) = file_path.strip_prefix("file://") else { return Ok(PathBuf::from(file_path)) };
@@ -23,32 +23,167 @@ pub fn to_path(file_path: &str) -> Result<PathBuf, Refusal> {
     Ok(PathBuf::from(decoded.into_owned()))
 }
 
-/// The path with every symbolic link resolved. For a file that does not exist yet, its nearest
-/// existing ancestor is resolved and the rest appended (none of it exists, so none of it is a link).
+/// The path as the kernel resolves it: components walked from the root, each symbolic link followed
+/// where it is met, `..` taken on the resolved prefix (`link/..` is the link target's parent, not the
+/// folder holding the link). For a file that does not exist yet, the part from its first missing
+/// component on is appended as given: none of it exists, so none of it is a link. A `..` after a
+/// missing component is refused, as the kernel refuses it (ENOENT), rather than read textually: a
+/// writer that creates the missing folder first would then go wherever the rest leads. A dangling link
+/// in the way is refused too (writing through it would land wherever it points).
 pub fn real_path(path: &Path) -> Result<PathBuf, String> {
-    for ancestor in path.ancestors() {
-        match std::fs::canonicalize(ancestor) {
-            Ok(mut real) => {
-                let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
-                for c in rest.components() {
-                    match c {
-                        Component::Normal(name) => real.push(name),
-                        Component::ParentDir => {
-                            real.pop();
-                        }
-                        _ => {}
-                    }
+    // The common case, a path that exists: the kernel's own answer, in one call.
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return Ok(real);
+    }
+    let mut real = PathBuf::new();
+    let mut rest = path.components().peekable();
+    while let Some(c) = rest.next() {
+        let name = match c {
+            Component::Prefix(_) | Component::RootDir => {
+                real.push(c.as_os_str());
+                continue;
+            }
+            Component::CurDir => continue,
+            Component::ParentDir => {
+                real.pop();
+                continue;
+            }
+            Component::Normal(name) => name,
+        };
+        let next = real.join(name);
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&next) {
+                Ok(target) => real = target,
+                Err(_) => return Err(format!("{} is a symbolic link that cannot be resolved", next.display())),
+            },
+            Ok(m) if !m.is_dir() && rest.peek().is_some() => {
+                return Err(format!("{} is not a folder", next.display()));
+            }
+            Ok(_) => real = next,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let after: Vec<Component> = rest.collect();
+                if after.iter().any(|c| matches!(c, Component::ParentDir)) {
+                    return Err(format!(
+                        "{} does not exist, and the `..` after it cannot be resolved (the system refuses a path \
+                         through a missing folder)",
+                        next.display()
+                    ));
                 }
+                real = next;
+                real.extend(after.iter().filter(|c| matches!(c, Component::Normal(_))));
                 return Ok(real);
             }
-            // A link whose target is missing: writing through it would land wherever it points.
-            Err(_) if std::fs::symlink_metadata(ancestor).is_ok() => {
-                return Err(format!("{} is a symbolic link that cannot be resolved", ancestor.display()));
-            }
-            Err(_) => {}
+            Err(e) => return Err(format!("{} cannot be examined ({e})", next.display())),
         }
     }
-    Err("no part of its path exists".into())
+    Ok(real)
+}
+
+/// The path with `.` and `..` taken textually, as a URI's dot segments are (RFC 3986 5.2.4).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Folders a front end may edit in, held as real paths.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Folders(Vec<PathBuf>);
+
+/// Why a path is not inside `Folders`.
+#[derive(Debug)]
+pub enum Outside {
+    /// It resolves to this real path, which no folder holds.
+    At(PathBuf),
+    /// It cannot be resolved: why.
+    Unresolvable(String),
+}
+
+impl Folders {
+    /// Adds a folder (resolved; kept as given if it cannot be), once.
+    pub fn add(&mut self, folder: &Path) {
+        let real = real_path(folder).unwrap_or_else(|_| folder.to_path_buf());
+        if !self.0.contains(&real) {
+            self.0.push(real);
+        }
+    }
+
+    pub fn remove(&mut self, folder: &Path) {
+        let real = real_path(folder).unwrap_or_else(|_| folder.to_path_buf());
+        self.0.retain(|f| f != &real);
+    }
+
+    pub fn as_slice(&self) -> &[PathBuf] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The folders as a list for a message.
+    pub fn listed(&self) -> String {
+        self.0.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Whether a folder holds `path`, resolved as the kernel resolves it. A path with `..` must also be
+    /// inside when its `..` are taken textually: an editor may read it as a URI, whose dot segments
+    /// are removed before any link is followed.
+    pub fn check(&self, path: &Path) -> Result<(), Outside> {
+        let inside = |real: PathBuf| if self.0.iter().any(|f| real.starts_with(f)) { Ok(()) } else { Err(Outside::At(real)) };
+        inside(real_path(path).map_err(Outside::Unresolvable)?)?;
+        if path.components().any(|c| c == Component::ParentDir) {
+            inside(real_path(&lexical(path)).map_err(Outside::Unresolvable)?)?;
+        }
+        Ok(())
+    }
+}
+
+impl Folders {
+    /// `check` worded as a refusal: "Cannot edit NAME: it lies outside WHAT…. Nothing was changed.
+    /// OPT_OUT" (`name`: the path as the plan gave it).
+    pub fn confine(&self, name: &str, path: &Path, what: &str, opt_out: &str) -> Result<(), Refusal> {
+        self.check(path).map_err(|outside| {
+            let why = outside.describe(path, what);
+            Refusal::new(Kind::OutsideWorkspace, format!("Cannot edit {name}: {why}. Nothing was changed. {opt_out}")).in_file(name)
+        })
+    }
+
+    /// `confine` for every path a plan touches: its files and where it moves them.
+    pub fn confine_plan(&self, plan: &Plan, what: &str, opt_out: &str) -> Result<(), Refusal> {
+        for f in &plan.files {
+            let moved = match &f.op {
+                FileOp::MoveTo(to) => Some(to.as_str()),
+                _ => None,
+            };
+            for name in std::iter::once(f.file_path.as_str()).chain(moved) {
+                self.confine(name, &to_path(name)?, what, opt_out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Outside {
+    /// ` (it resolves to …)` when that differs from what the caller named, else nothing; or the
+    /// reason it cannot be resolved. Completes "Cannot edit X: …".
+    pub fn describe(&self, path: &Path, outside_what: &str) -> String {
+        match self {
+            Outside::At(real) if real.as_path() == path => format!("it lies outside {outside_what}"),
+            Outside::At(real) => {
+                format!("it lies outside {outside_what} (it resolves to {}, symbolic links followed)", real.display())
+            }
+            Outside::Unresolvable(why) => format!("{why}, so it cannot be shown to lie inside {outside_what}"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -62,5 +197,32 @@ mod tests {
         assert_eq!(to_path("file://localhost/x").unwrap(), PathBuf::from("/x"));
         assert!(to_path("file://server/share/x").is_err());
         assert!(to_path("file:///a%00b").is_err());
+    }
+
+    #[test]
+    fn links_and_dots_resolve_as_the_kernel_resolves_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (ws, deep) = (root.join("ws"), root.join("ws/a/b"));
+        std::fs::create_dir_all(&deep).unwrap();
+        std::os::unix::fs::symlink(&root, ws.join("up")).unwrap();
+        std::os::unix::fs::symlink(&deep, ws.join("deep")).unwrap();
+        // `..` after a link is taken on the link's target.
+        assert_eq!(real_path(&ws.join("deep/../new.txt")).unwrap(), ws.join("a/new.txt"));
+        assert_eq!(real_path(&ws.join("up/ws/new/x.txt")).unwrap(), ws.join("new/x.txt"));
+        // Through a missing folder: refused, naming it, whatever follows.
+        let why = real_path(&ws.join("missing/../up/secret.txt")).unwrap_err();
+        assert!(why.starts_with(&format!("{} does not exist", ws.join("missing").display())), "{why}");
+        assert!(real_path(&ws.join("missing/x/../y")).is_err());
+        let file = ws.join("f.txt");
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(real_path(&ws.join("f.txt/x")).unwrap_err(), format!("{} is not a folder", file.display()));
+        // Inside by the kernel's reading, outside by a URI's: not inside.
+        let mut folders = Folders::default();
+        folders.add(&ws);
+        assert!(folders.check(&ws.join("deep/../../x.txt")).is_err());
+        assert!(folders.check(&ws.join("a/../x.txt")).is_ok());
+        assert!(folders.check(&ws.join("up/ws/x.txt")).is_ok());
+        assert!(folders.check(&ws.join("up/x.txt")).is_err());
     }
 }

@@ -5,7 +5,9 @@ agent does.
   python call.py BINARY TOOL PLAN_JSON
 
 Prints one JSON object: {"is_error", "text", "structured"}. The server inherits this process's
-environment (XDG_RUNTIME_DIR included), so it finds the editors a test started.
+environment (XDG_RUNTIME_DIR included), so it finds the editors a test started. It is started in the
+folder of the plan's (first) file, as an agent starts it in its project: `multiedit mcp` edits only inside
+the folder it was started in.
 """
 
 import asyncio
@@ -19,7 +21,8 @@ from mcp.client.stdio import stdio_client
 
 async def main():
     binary, tool, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ))
+    first = plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"]
+    server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ), cwd=os.path.dirname(first))
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

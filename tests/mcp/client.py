@@ -20,7 +20,8 @@ from mcp.shared.exceptions import MCPError
 BINARY, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 SCHEMA = json.load(open(SCHEMA_PATH))
 PATCH_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "patch.schema.json")))
-SERVER = StdioServerParameters(command=BINARY, args=["mcp"])
+# Started in WORK, as an agent starts it in its project: `multiedit mcp` edits only inside that folder.
+SERVER = StdioServerParameters(command=BINARY, args=["mcp"], cwd=WORK)
 
 failures = []
 
@@ -282,7 +283,7 @@ def stdout_is_protocol_only():
         {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
     ]
     payload = "".join(json.dumps(l) + "\n" for l in lines) + "this is not json\n"
-    p = subprocess.run([BINARY, "mcp"], input=payload.encode(), capture_output=True, timeout=30)
+    p = subprocess.run([BINARY, "mcp"], input=payload.encode(), capture_output=True, timeout=30, cwd=WORK)
     out = p.stdout.decode().splitlines()
     ids = []
     for line in out:

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
 use tokio::time::timeout;
 
@@ -14,21 +15,19 @@ use super::registry::{self, Entry};
 use super::wire::{self, Answer, Request};
 use super::Routed;
 use crate::engine::{Kind, Refusal};
-use crate::paths::real_path;
+use crate::paths::{real_path, Folders};
 
 pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     let no_editor = |reason: String| Routed::NoEditor { reason };
     if files.is_empty() {
         return no_editor("the plan names no file, so no editor can be chosen".into());
     }
-    let mut real = Vec::with_capacity(files.len());
     for f in files {
         if !f.is_absolute() {
             return no_editor(format!("{} is not an absolute path, so no editor can be chosen", f.display()));
         }
-        match real_path(f) {
-            Ok(p) => real.push(p),
-            Err(why) => return no_editor(format!("{}: {why}, so no editor can be chosen", f.display())),
+        if let Err(why) = real_path(f) {
+            return no_editor(format!("{}: {why}, so no editor can be chosen", f.display()));
         }
     }
     let dir = registry::folder();
@@ -38,7 +37,7 @@ pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     };
     let running = scan.entries.len();
     let mut notes = scan.notes;
-    let mut candidates: Vec<Entry> = scan.entries.into_iter().filter(|e| holds_all(e, &real)).collect();
+    let mut candidates: Vec<Entry> = scan.entries.into_iter().filter(|e| holds_all(e, files)).collect();
     // The editor the user worked in last is the one they are looking at.
     candidates.sort_by_key(|e| Reverse(e.last_active_ms));
     for entry in &candidates {
@@ -50,10 +49,14 @@ pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     no_editor(no_editor_reason(files, running, candidates.len(), &notes))
 }
 
-/// Whether every file lies inside one of the editor's workspace folders.
+/// Whether every file lies inside one of the editor's workspace folders, judged as the editor's
+/// server will judge it (`Folders::check`).
 fn holds_all(entry: &Entry, files: &[PathBuf]) -> bool {
-    let folders: Vec<PathBuf> = entry.folders.iter().map(|d| real_path(d).unwrap_or_else(|_| d.clone())).collect();
-    files.iter().all(|f| folders.iter().any(|d| f.starts_with(d)))
+    let mut folders = Folders::default();
+    for d in &entry.folders {
+        folders.add(d);
+    }
+    files.iter().all(|f| folders.check(f).is_ok())
 }
 
 fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[String]) -> String {
@@ -67,7 +70,7 @@ fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[St
             names.join(", ")
         )
     } else {
-        format!("no editor that has {} open could be reached", names.join(", "))
+        format!("no editor that has {} open is still running", names.join(", "))
     };
     for note in notes {
         reason.push_str("; ");
@@ -80,29 +83,78 @@ fn not_applied(message: String) -> Refusal {
     Refusal::new(Kind::NotApplied, message)
 }
 
-/// Hands the plan to one editor. `Err` (a note for the reason) only when nothing was sent, so the
-/// next editor may be tried; once the request is out, whatever happens is this editor's answer.
+/// The editor is running and holds the files but did not take the plan. Nothing was sent, yet it must
+/// not go to disk either: the editor may hold the files with unsaved changes, which a write behind it
+/// would put in conflict (or be lost under).
+fn busy(editor: &str, why: String) -> Routed {
+    Routed::Refused {
+        editor: editor.to_string(),
+        refusal: Refusal::new(
+            Kind::Busy,
+            format!(
+                "The editor ({editor}) has the files in its workspace but is busy: {why}. Nothing was changed, in the \
+                 editor or on disk (it may hold unsaved changes). Try again in a moment."
+            ),
+        ),
+    }
+}
+
+/// How long a caller waits for the server to take the connection and the request:
+/// `MULTIEDIT_BRIDGE_SEND_TIMEOUT_MS` if set (tests of a busy server), else `wire::SEND_TIMEOUT`.
+fn send_timeout() -> Duration {
+    std::env::var("MULTIEDIT_BRIDGE_SEND_TIMEOUT_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(wire::SEND_TIMEOUT, Duration::from_millis)
+}
+
+async fn read_answer(read: OwnedReadHalf, wait: Duration) -> Result<Answer, String> {
+    match timeout(wait, wire::read_line(&mut BufReader::new(read), wire::MAX_ANSWER)).await {
+        Ok(Ok(Ok(Some(line)))) => Answer::from_line(&line).map_err(|why| format!("The editor's server sent {why}")),
+        Ok(Ok(Ok(None))) => Err("The editor's server closed the connection without an answer".into()),
+        Ok(Ok(Err(why))) => Err(format!("The editor's server sent {why}")),
+        Ok(Err(e)) => Err(format!("Reading the editor's server's answer failed ({e})")),
+        Err(_) => Err(format!("The editor's server did not answer within {} s", wait.as_secs())),
+    }
+}
+
+/// Hands the plan to one editor. `Err` (a note for the reason) only when the editor is gone, so the
+/// next editor may be tried; an editor that is there but does not take the plan is `busy`; once the
+/// request is out, whatever happens is this editor's answer.
 async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool) -> Result<Routed, String> {
     let pid = entry.pid;
     let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
-    let stream = match timeout(wire::SEND_TIMEOUT, UnixStream::connect(&entry.socket)).await {
+    let send = send_timeout();
+    let gone = || {
+        registry::remove(dir, pid);
+        format!("the editor at pid {pid} is gone, its entry was removed")
+    };
+    let stream = match timeout(send, UnixStream::connect(&entry.socket)).await {
         Ok(Ok(s)) => s,
         // Nobody listens there any more (the process died, or its pid was reused).
-        Ok(Err(e)) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => {
-            registry::remove(dir, pid);
-            return Err(format!("the editor at pid {pid} is gone, its entry was removed"));
-        }
-        Ok(Err(e)) => return Err(format!("the editor at pid {pid} could not be reached ({e})")),
-        Err(_) => return Err(format!("the editor at pid {pid} did not take the connection in time")),
+        Ok(Err(e)) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => return Err(gone()),
+        // Its queue of connections is full (EAGAIN), say.
+        Ok(Err(e)) => return Ok(busy(&editor, format!("its server could not take the connection ({e})"))),
+        Err(_) => return Ok(busy(&editor, format!("its server did not take the connection within {} ms", send.as_millis()))),
     };
     let (read, mut write) = stream.into_split();
     let request = wire::line(&Request { token: entry.token.clone(), plan: plan.clone(), preview });
     // The line break is the request's last byte and the server acts only on a whole line, so a write
     // that failed or timed out delivered nothing the server would carry out.
-    match timeout(wire::SEND_TIMEOUT, write.write_all(&request)).await {
+    match timeout(send, write.write_all(&request)).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(format!("the plan could not be sent to the editor at pid {pid} ({e})")),
-        Err(_) => return Err(format!("the editor at pid {pid} did not read the plan in time")),
+        Ok(Err(e)) => {
+            // The server may have answered (busy) and closed before reading the whole plan.
+            return Ok(match read_answer(read, Duration::from_secs(1)).await {
+                Ok(Answer::Refusal(r)) => match serde_json::from_value::<Refusal>(r) {
+                    Ok(refusal) => Routed::Refused { editor, refusal },
+                    Err(_) => busy(&editor, format!("the plan could not be handed over ({e})")),
+                },
+                _ if !registry::alive(pid) => return Err(gone()),
+                _ => busy(&editor, format!("the plan could not be handed over ({e})")),
+            });
+        }
+        Err(_) => return Ok(busy(&editor, format!("its server did not read the plan within {} ms", send.as_millis()))),
     }
 
     // Sent: from here on the answer is this editor's, whatever it is.
@@ -114,14 +166,7 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool) -> Result
         )),
     };
     let wait = Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN;
-    let answer = match timeout(wait, wire::read_line(&mut BufReader::new(read), wire::MAX_ANSWER)).await {
-        Ok(Ok(Ok(Some(line)))) => Answer::from_line(&line).map_err(|why| format!("The editor's server sent {why}")),
-        Ok(Ok(Ok(None))) => Err("The editor's server closed the connection without an answer".into()),
-        Ok(Ok(Err(why))) => Err(format!("The editor's server sent {why}")),
-        Ok(Err(e)) => Err(format!("Reading the editor's server's answer failed ({e})")),
-        Err(_) => Err(format!("The editor's server did not answer within {} s", wait.as_secs())),
-    };
-    Ok(match answer {
+    Ok(match read_answer(read, wait).await {
         Ok(Answer::Result(result)) => Routed::Editor { editor, result },
         Ok(Answer::Refusal(r)) => match serde_json::from_value::<Refusal>(r) {
             Ok(refusal) => Routed::Refused { editor, refusal },

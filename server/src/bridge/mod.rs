@@ -10,7 +10,9 @@
 //! The rule that keeps a plan from being applied twice: `route` answers `NoEditor` (so the caller may
 //! write to disk) only when no plan was sent to any editor. Once a plan has been sent, whatever
 //! happens (the editor refuses, the connection drops, the wait times out) is that editor's answer, and
-//! the caller must not fall back to disk.
+//! the caller must not fall back to disk. And an editor that holds the files but does not take the
+//! plan (busy: its queue full, the hand-over timed out) is `Refused` with kind `busy`, not `NoEditor`:
+//! it may have the files open with unsaved changes, which a write on disk behind it would clash with.
 //!
 //! `registry.rs`: the private folder, its entries and the checks on them; `wire.rs`: the line protocol
 //! on the socket; `client.rs`: `route`. The server's side is `lsp/bridge.rs`. Unix only: elsewhere
@@ -37,7 +39,7 @@ pub enum Routed {
     Editor { editor: String, result: Value },
     /// The editor's server refused the plan; nothing was changed.
     Refused { editor: String, refusal: Refusal },
-    /// No editor has every file of the plan in a workspace folder (or none is reachable): why, in words
+    /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words
     /// fit for the result text ("no editor has /x open"). Nothing was sent.
     NoEditor { reason: String },
 }
@@ -50,9 +52,10 @@ pub const UNSUPPORTED: &str =
 /// editor that has them all open in a workspace folder.
 ///
 /// Editors are tried from the most recently active; one whose socket is dead (before anything was
-/// sent) has its entry removed and the next is tried. `editor` in the answer is the editor's name and
-/// its server's pid. After the plan was sent, a lost connection or a timeout is `Refused` with kind
-/// `not_applied` saying that the outcome is unknown.
+/// sent) has its entry removed and the next is tried; one that is alive but does not take the plan is
+/// `Refused` with kind `busy`. `editor` in the answer is the editor's name and its server's pid. After
+/// the plan was sent, a lost connection or a timeout is `Refused` with kind `not_applied` saying that
+/// the outcome is unknown.
 pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     #[cfg(unix)]
     return client::route(plan, files, preview).await;

@@ -9,7 +9,8 @@ use super::{err, out};
 use crate::disk;
 use std::path::PathBuf;
 
-use crate::engine::{Kind, Matching, Outcome, Refusal};
+use crate::engine::{self, Kind, Matching, Outcome, Refusal};
+use crate::paths::Folders;
 use crate::formats::{self, Format};
 
 pub struct Args {
@@ -19,6 +20,8 @@ pub struct Args {
     /// `None`: detect it.
     pub format: Option<Format>,
     pub root: Option<PathBuf>,
+    /// Files outside the root may be touched.
+    pub allow_outside: bool,
     pub tolerant: bool,
 }
 
@@ -65,8 +68,23 @@ fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Res
         None => std::env::current_dir().map_err(|e| Refusal::new(Kind::Io, format!("Cannot read the current folder: {e}")))?,
     };
     let matching = if args.tolerant { Matching::Tolerant } else { Matching::Exact };
-    let (plan, _) = formats::plan_from_text(text, args.format, Some(&root), matching)?;
+    let (plan, format) = formats::plan_from_text(text, args.format, Some(&root), matching)?;
+    // A patch's paths are someone else's text, read relative to the root: like `git apply`, they
+    // stay inside it. A JSON plan names absolute paths the user chose; it is held to --root only
+    // when one is given.
+    if !args.allow_outside && (format != Format::Plan || args.root.is_some()) {
+        confine(&plan, &root, args.root.is_some())?;
+    }
     disk::plan::apply(&plan, args.dry_run, recovered)
+}
+
+/// Refuses a plan with a file (or a move's target) outside `root`.
+fn confine(plan: &engine::Plan, root: &std::path::Path, given: bool) -> Result<(), Refusal> {
+    let mut folders = Folders::default();
+    folders.add(root);
+    let what = if given { "the --root folder" } else { "the current folder, where the patch's paths start (--root)" };
+    let what = format!("{what} {}", root.display());
+    folders.confine_plan(plan, &what, "To allow paths outside it, add --allow-outside.")
 }
 
 /// `recovered`: interrupted plans of earlier runs that this one completed or rolled back first.

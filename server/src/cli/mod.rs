@@ -60,8 +60,10 @@ enum Command {
     #[command(long_about = "Run a Model Context Protocol server on standard input/output with two tools, multiedit \
         and multiedit_preview.\n\n\
         Agents start it themselves: `multiedit setup` writes their configuration, or add it by hand, \
-        e.g. `claude mcp add multiedit -- multiedit mcp`.")]
-    Mcp,
+        e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
+        It edits only inside the folder it was started in (the agent's project), whether through an editor \
+        or on disk, unless given other folders with --root or told --allow-outside.")]
+    Mcp(McpArgs),
     /// Add `multiedit mcp` to your AI agents' MCP configuration
     #[command(long_about = "Add `multiedit mcp` to your AI agents' MCP configuration.\n\n\
         Writes each agent's configuration file so that it runs this binary (its absolute path) with the \
@@ -101,9 +103,13 @@ struct ApplyArgs {
     /// SEARCH/REPLACE blocks apart
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "plan", "diff", "apply-patch", "search-replace"])]
     format: String,
-    /// The folder a patch's relative paths start from (default: the current folder)
+    /// The folder a patch's relative paths start from (default: the current folder); no file
+    /// outside it is touched (for a JSON plan too, when given)
     #[arg(long, value_name = "DIR")]
     root: Option<std::path::PathBuf>,
+    /// Let a patch (or a plan given with --root) touch files outside the root folder
+    #[arg(long)]
+    allow_outside: bool,
     /// For patches: exact (the default), or tolerant, which also matches hunks whose whitespace,
     /// indentation or quotes differ from the file, when the result is certain
     #[arg(long = "match", value_name = "MATCH", default_value = "exact", value_parser = ["exact", "tolerant"])]
@@ -111,6 +117,16 @@ struct ApplyArgs {
     /// The plan or patch: a file, or - for standard input
     #[arg(value_name = "PLAN")]
     plan: String,
+}
+
+#[derive(Args)]
+struct McpArgs {
+    /// A folder plans may edit in, instead of the current folder (repeat for several)
+    #[arg(long, value_name = "DIR")]
+    root: Vec<std::path::PathBuf>,
+    /// Let plans edit files anywhere this user may write
+    #[arg(long, conflicts_with = "root")]
+    allow_outside: bool,
 }
 
 #[derive(Args)]
@@ -148,6 +164,7 @@ pub fn main() -> ExitCode {
             plan: a.plan,
             format: crate::formats::Format::from_name(&a.format),
             root: a.root,
+            allow_outside: a.allow_outside,
             tolerant: a.matching == "tolerant",
         }),
         Command::Lsp(a) => {
@@ -159,7 +176,7 @@ pub fn main() -> ExitCode {
             });
             crate::lsp::run(level)
         }
-        Command::Mcp => crate::mcp::run(),
+        Command::Mcp(a) => crate::mcp::run(crate::mcp::Options { roots: a.root, allow_outside: a.allow_outside }),
         Command::Setup(a) => setup::run(&a),
         Command::Doctor => doctor::run(),
         Command::Completions { shell } => {

@@ -241,8 +241,24 @@ pub fn run(args: &SetupArgs) -> ExitCode {
 /// Sets one agent up; `Ok` says what was done (or would be, with `dry_run`).
 fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool) -> Result<String, String> {
     let (path, real_scope) = agent.config_path(scope, project)?;
-    // Write through a symbolic link (dotfiles kept elsewhere) rather than replacing it.
-    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let by_hand = format!("the server by hand: it runs {exe} with the argument mcp");
+    // Write through a symbolic link (dotfiles kept elsewhere) rather than replacing it; a link to
+    // nothing is the user's (a dotfile not checked out yet, say), and a file put in its place would
+    // hide it.
+    let path = match std::fs::canonicalize(&path) {
+        Ok(real) => real,
+        Err(_) => match std::fs::read_link(&path) {
+            Ok(target) => {
+                return Err(format!(
+                    "{} is a symbolic link to {}, which does not exist; left unchanged. Create the file it points \
+                     to (or remove the link) and run setup again, or add {by_hand}",
+                    path.display(),
+                    target.display(),
+                ))
+            }
+            Err(_) => path,
+        },
+    };
     let shown = path.display().to_string();
     let before = match std::fs::read(&path) {
         Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?),
@@ -254,10 +270,15 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
         Format::Json { key } => merge_json(old, key, |existing| agent.json_entry(exe, existing)),
         Format::Toml => merge_toml(old, exe),
     }
-    .map_err(|why| format!("{shown} {why}; left unchanged. Add the server by hand: it runs {exe} with the argument mcp"))?;
+    .map_err(|why| format!("{shown} {why}; left unchanged. Add {by_hand}"))?;
     let note = if scope == Scope::Project && real_scope == Scope::User { " (Codex CLI reads only this user file)" } else { "" };
     if before.as_deref() == Some(after.as_str()) {
         return Ok(format!("{}: {shown} already runs {exe} mcp{note}\n", agent.name()));
+    }
+    // A file made read-only was made so on purpose; renaming over it would succeed all the same (the
+    // folder is writable, and root passes every check), so it is asked here.
+    if let Some(mode) = read_only_mode(&path) {
+        return Err(format!("{shown} is read-only (mode {mode:04o}); left unchanged. Make it writable and run setup again, or add {by_hand}"));
     }
     let verb = if before.is_some() { "updated" } else { "created" };
     if dry_run {
@@ -275,6 +296,21 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
         );
     }
     Ok(said)
+}
+
+/// The permission bits of a file nobody may write, if `path` is one.
+fn read_only_mode(path: &Path) -> Option<u32> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.permissions().readonly() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Some(meta.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    Some(0o444)
 }
 
 /// The changed lines of `new` against `old`, `-`/`+` prefixed, with a line of context around each.
@@ -412,7 +448,13 @@ fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> String {
 
 /// Adds `text` as the last member of the object whose text is `object` (a slice of `whole`), or
 /// replaces nothing: returns the new text of `whole`. `members`: the object's members as parsed.
+/// A chunk of new lines in the file's line breaks: CRLF in a file that has them.
+fn eol(chunk: String, crlf: bool) -> String {
+    if crlf { chunk.replace('\n', "\r\n") } else { chunk }
+}
+
 fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value: &Value) -> String {
+    let crlf = whole.contains("\r\n");
     let start = offset_in(whole, object);
     let end = start + object.len(); // just past the closing brace
     let inner = &object[1..object.len() - 1];
@@ -430,7 +472,7 @@ fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value
             } else {
                 let indent = indent_at(whole, offset_in(whole, last.get())).to_string();
                 new.push_str(&whole[..after_last]);
-                let _ = write!(new, ",\n{indent}{key}: {}", render(value, &unit, &indent, false));
+                new.push_str(&eol(format!(",\n{indent}{key}: {}", render(value, &unit, &indent, false)), crlf));
                 new.push_str(&whole[after_last..]);
             }
         }
@@ -438,7 +480,7 @@ fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value
             // An empty object `{}` (perhaps with whitespace): written out afresh.
             let indent = format!("{base}{unit}");
             new.push_str(&whole[..start]);
-            let _ = write!(new, "{{\n{indent}{key}: {}\n{base}}}", render(value, &unit, &indent, false));
+            new.push_str(&eol(format!("{{\n{indent}{key}: {}\n{base}}}", render(value, &unit, &indent, false)), crlf));
             new.push_str(&whole[end..]);
         }
     }
@@ -504,7 +546,8 @@ pub fn merge_json(old: &str, servers_key: &str, entry: impl Fn(Option<&Value>) -
                     let indent = indent_at(old, at).to_string();
                     let (unit, _) = detect_indent(old, at);
                     let compact = !current.get().contains('\n') && !old[offset_in(old, servers_text)..at].contains('\n');
-                    format!("{}{}{}", &old[..at], render(&wanted, &unit, &indent, compact), &old[at + current.get().len()..])
+                    let rendered = eol(render(&wanted, &unit, &indent, compact), old.contains("\r\n"));
+                    format!("{}{rendered}{}", &old[..at], &old[at + current.get().len()..])
                 }
                 None => insert_member(old, servers_text, &servers, SERVER_NAME, &entry(None)),
             }
@@ -564,6 +607,11 @@ pub fn merge_toml(old: &str, exe: &str) -> Result<String, String> {
     if !text.ends_with('\n') {
         text.push('\n');
     }
+    // toml_edit writes the lines it adds with LF; a file whose every line break is CRLF keeps CRLF.
+    let crlf = old.contains("\r\n") && old.matches('\n').count() == old.matches("\r\n").count();
+    if crlf {
+        text = text.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
     Ok(text)
 }
 
@@ -621,5 +669,19 @@ mod tests {
         let fresh = merge_toml("", "/bin/multiedit").unwrap();
         assert_eq!(fresh, "[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n");
         assert!(merge_toml("a = ", "/x").unwrap_err().contains("not valid TOML"));
+    }
+
+    #[test]
+    fn crlf_files_keep_crlf() {
+        let old = "{\r\n  \"mcpServers\": {\r\n    \"other\": {\"command\": \"x\"}\r\n  }\r\n}\r\n";
+        let new = merge_json(old, "mcpServers", entry).unwrap();
+        assert_eq!(new.matches('\n').count(), new.matches("\r\n").count(), "{new:?}");
+        assert!(new.starts_with("{\r\n  \"mcpServers\": {\r\n    \"other\": {\"command\": \"x\"},\r\n    \"multiedit\": {\r\n"), "{new:?}");
+        let new = merge_json("{\r\n  \"a\": 1\r\n}\r\n", "servers", entry).unwrap();
+        assert_eq!(new.matches('\n').count(), new.matches("\r\n").count(), "{new:?}");
+        let old = "# mine\r\nmodel = \"o3\"\r\n";
+        let new = merge_toml(old, "/bin/multiedit").unwrap();
+        assert!(new.starts_with(old), "{new:?}");
+        assert_eq!(new.matches('\n').count(), new.matches("\r\n").count(), "{new:?}");
     }
 }

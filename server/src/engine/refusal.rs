@@ -26,6 +26,9 @@ pub enum Kind {
     OutsideWorkspace,
     /// The editor did not apply the change (it changed meanwhile or the client refused).
     NotApplied,
+    /// An editor that holds the files is running but did not take the plan in time: nothing was
+    /// changed anywhere; try again.
+    Busy,
 }
 
 impl Kind {
@@ -45,6 +48,7 @@ impl Kind {
             Kind::Io => "io",
             Kind::OutsideWorkspace => "outside_workspace",
             Kind::NotApplied => "not_applied",
+            Kind::Busy => "busy",
         }
     }
 }

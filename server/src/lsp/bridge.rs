@@ -97,6 +97,7 @@ mod unix {
 
     use crate::bridge::registry::{self, Entry};
     use crate::bridge::wire::{self, Answer, Request};
+    use crate::engine::{Kind, Refusal};
     use crate::lsp::commands::{self, Failure};
     use crate::lsp::log;
     use crate::lsp::session::{Config, Session};
@@ -193,10 +194,17 @@ mod unix {
             };
             let (token, session, client) = (token.clone(), session.clone(), client.clone());
             let Ok(slot) = slots.clone().try_acquire_owned() else {
-                let busy = Answer::Error(format!(
-                    "the editor's server is busy with {} plans from outside the editor; try again",
-                    wire::MAX_CONNECTIONS
-                ));
+                // A refusal of kind busy, which the caller must not take for "no editor": this
+                // editor holds the files and may have unsaved changes in them.
+                let refusal = Refusal::new(
+                    Kind::Busy,
+                    format!(
+                        "The editor's server is busy with {} plans from outside the editor. Nothing was changed, in \
+                         the editor or on disk. Try again in a moment.",
+                        wire::MAX_CONNECTIONS
+                    ),
+                );
+                let busy = Answer::Refusal(serde_json::to_value(&refusal).unwrap_or_default());
                 tokio::spawn(async move { answer(stream, &busy).await });
                 continue;
             };

@@ -6,24 +6,22 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::paths::real_path;
-
 use crate::engine::{Kind, Refusal};
+use crate::paths::Folders;
 
 const OPT_OUT: &str = "To allow files outside the workspace, start the server with the initialization option \
                        {\"allowOutsideWorkspace\": true}.";
 
 #[derive(Debug, Clone, Default)]
 pub struct Workspace {
-    /// Canonical folder paths.
-    folders: Vec<PathBuf>,
+    folders: Folders,
     allow_outside: bool,
 }
 
 impl Workspace {
     /// Folders given as file URIs or paths. Returns warnings for folders that are not local paths.
     pub fn new(folders: &[String], allow_outside: bool) -> (Workspace, Vec<String>) {
-        let mut ws = Workspace { folders: Vec::new(), allow_outside };
+        let mut ws = Workspace { folders: Folders::default(), allow_outside };
         let mut warnings = Vec::new();
         for f in folders {
             if let Err(w) = ws.add(f) {
@@ -38,22 +36,19 @@ impl Workspace {
         if !path.is_absolute() {
             return Err(format!("Ignoring the workspace folder {folder}: not an absolute path"));
         }
-        let real = real_path(&path).unwrap_or(path);
-        if !self.folders.contains(&real) {
-            self.folders.push(real);
-        }
+        self.folders.add(&path);
         Ok(())
     }
 
     pub fn remove(&mut self, folder: &str) {
         if let Ok(path) = crate::paths::to_path(folder) {
-            let real = real_path(&path).unwrap_or(path);
-            self.folders.retain(|f| f != &real);
+            self.folders.remove(&path);
         }
     }
 
+    /// Canonical folder paths.
     pub fn folders(&self) -> &[PathBuf] {
-        &self.folders
+        self.folders.as_slice()
     }
 
     /// Whether the plan's `file_path` (at `path` on disk) may be edited; `open` says whether the editor
@@ -73,23 +68,8 @@ impl Workspace {
                  containing it. {OPT_OUT}"
             ));
         }
-        let listed = self.folders.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
-        match real_path(path) {
-            Ok(real) if self.folders.iter().any(|f| real.starts_with(f)) => Ok(()),
-            Ok(real) => {
-                let resolved = if real.as_path() == path { String::new() } else {
-                    format!(" (it resolves to {}, symbolic links followed)", real.display())
-                };
-                refuse(format!(
-                    "Cannot edit {file_path}: it lies outside the workspace folders ({listed}){resolved}. Nothing \
-                     was changed. {OPT_OUT}"
-                ))
-            }
-            Err(why) => refuse(format!(
-                "Cannot edit {file_path}: {why}, so it cannot be shown to lie inside the workspace folders \
-                 ({listed}). Nothing was changed. {OPT_OUT}"
-            )),
-        }
+        let what = format!("the workspace folders ({})", self.folders.listed());
+        self.folders.confine(file_path, path, &what, OPT_OUT)
     }
 }
 

@@ -10,15 +10,58 @@
 mod render;
 pub mod schema;
 mod tools;
+pub mod transport;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use crate::paths::Folders;
 
 use rmcp::ServiceExt;
 
 pub use tools::{MULTIEDIT_DESCRIPTION, PREVIEW_DESCRIPTION};
 
+/// What the server may edit: the folders given (`--root`), else the one it was started in; or anywhere.
+pub struct Options {
+    pub roots: Vec<PathBuf>,
+    pub allow_outside: bool,
+}
+
+/// The folders plans may touch (`None`: anywhere), or why the options cannot be used.
+fn confinement(options: Options) -> Result<Option<Folders>, String> {
+    if options.allow_outside {
+        return Ok(None);
+    }
+    let roots = if options.roots.is_empty() {
+        let here = std::env::current_dir()
+            .map_err(|e| format!("cannot read the current folder ({e}); give the folders to edit with --root DIR"))?;
+        // Some clients start servers in / (Cline does): then the default protects nothing.
+        if here.parent().is_none() {
+            crate::cli::err(&format!(
+                "multiedit mcp: started in {}, so plans may edit any file; give the project with --root DIR\n",
+                here.display()
+            ));
+        }
+        vec![here]
+    } else {
+        options.roots
+    };
+    let mut folders = Folders::default();
+    for r in &roots {
+        folders.add(&std::path::absolute(r).map_err(|e| format!("cannot use --root {} ({e})", r.display()))?);
+    }
+    Ok(Some(folders))
+}
+
 /// Runs the server on standard input/output until the client closes it.
-pub fn run() -> ExitCode {
+pub fn run(options: Options) -> ExitCode {
+    let confine = match confinement(options) {
+        Ok(c) => c,
+        Err(why) => {
+            crate::cli::err(&format!("multiedit mcp: {why}\n"));
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -26,14 +69,20 @@ pub fn run() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = runtime.block_on(serve());
+    let code = runtime.block_on(serve(tools::Server::new(confine)));
     // The stdin reader may still be parked in a blocking read nobody needs any more.
     runtime.shutdown_background();
     code
 }
 
-async fn serve() -> ExitCode {
-    let service = match tools::Server::default().serve(rmcp::transport::stdio()).await {
+/// Standard input and output as rmcp's stdio transport takes them, framed by `transport`.
+fn stdio() -> transport::Stdio<tokio::io::Stdin, tokio::io::Stdout> {
+    let (read, write) = rmcp::transport::stdio();
+    transport::Stdio::new(read, write, transport::MAX_LINE)
+}
+
+async fn serve(server: tools::Server) -> ExitCode {
+    let service = match server.serve(stdio()).await {
         Ok(s) => s,
         Err(e) => {
             crate::cli::err(&format!("multiedit mcp: the client did not complete the handshake: {e}\n"));

@@ -12,7 +12,7 @@ use crate::bridge::{self, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
 use crate::lsp::catch_panic;
-use crate::paths;
+use crate::paths::{self, Folders};
 
 pub const MULTIEDIT_DESCRIPTION: &str = "\
 Edit files by exact find-and-replace: several edits to one file (file_path + edits) or to several files \
@@ -68,13 +68,26 @@ pub struct Server {
     /// One plan at a time: two plans on one file in parallel would have the second refused as \"changed
     /// while the plan was being applied\"; in turn, the second one sees the first one's result.
     turn: Arc<tokio::sync::Mutex<()>>,
+    /// The folders plans may touch, in an editor or on disk; `None`: anywhere (`--allow-outside`).
+    confine: Option<Arc<Folders>>,
 }
 
-impl Default for Server {
-    fn default() -> Self {
-        Server { turn: Arc::new(tokio::sync::Mutex::new(())) }
+impl Server {
+    pub fn new(confine: Option<Folders>) -> Server {
+        Server { turn: Arc::new(tokio::sync::Mutex::new(())), confine: confine.map(Arc::new) }
+    }
+
+    /// Refuses a plan with a file (or a move's target) outside the folders the server may edit.
+    fn confined(&self, plan: &Plan) -> Result<(), engine::Refusal> {
+        let Some(folders) = &self.confine else { return Ok(()) };
+        folders.confine_plan(plan, &format!("the folders this MCP server may edit ({})", folders.listed()), OPT_OUT)
     }
 }
+
+/// How to widen what `multiedit mcp` may edit, for its refusals.
+const OPT_OUT: &str = "By default it edits only inside the folder it was started in (the agent's project). To \
+                       allow more, start it as `multiedit mcp --root DIR` (once per folder) or \
+                       `multiedit mcp --allow-outside`, in the agent's MCP configuration.";
 
 #[tool_router]
 impl Server {
@@ -189,6 +202,9 @@ impl Server {
     /// Offers the plan (`value`: as the editor's command takes it) to an editor that has every file
     /// open, and applies it on disk only when no editor was sent it; one plan at a time.
     async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
+        if let Err(refusal) = self.confined(&plan) {
+            return render::refusal(&refusal, None);
+        }
         let _turn = self.turn.lock().await;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
         let routed = tokio::spawn(async move { bridge::route(&value, &files, preview).await }).await;
