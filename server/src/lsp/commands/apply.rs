@@ -31,7 +31,18 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         )));
     }
     // Plans take turns, so the second of two plans for one file is checked against the first's result.
-    let _turn = session.plans.lock().await;
+    // The wait is bounded like the editor's answer, so a caller that gave up is never served later.
+    let wait = session.config().apply_edit_timeout;
+    let Ok(_turn) = tokio::time::timeout(wait, session.plans.lock()).await else {
+        return Err(Failure::Refused(Refusal::new(
+            Kind::Busy,
+            format!(
+                "Another plan is still being applied in the editor (this one waited {} ms for its turn). Nothing \
+                 was changed. Try again in a moment.",
+                wait.as_millis()
+            ),
+        )));
+    };
     let mut rechecks = 0;
     loop {
         let (config, prepared) = match prepare_logged(session, client, APPLY, arguments).await {
