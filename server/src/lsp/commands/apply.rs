@@ -12,7 +12,7 @@ use tower_lsp_server::Client;
 
 use super::{prepare_logged, result_json, Failure, APPLY};
 use crate::engine::{FileOp, Kind, Refusal};
-use crate::lsp::log;
+use crate::lsp::{diagnostics, log};
 use crate::lsp::session::Session;
 
 /// Shown by editors that name the undo step or ask for confirmation.
@@ -57,13 +57,17 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         }
     }
 
+    let watch = diagnostics::Watch::start(client, &config, &prepared).await;
     let params = ApplyWorkspaceEditParams { label: Some(LABEL.into()), edit: prepared.edit.clone() };
     let timeout = config.apply_edit_timeout;
     // A client that never answers must not hold this handler, one of the few that run at once, forever.
     let answer = tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
     match answer {
         Ok(Ok(response)) if response.applied => {
-            let result = result_json(&prepared);
+            let mut result = result_json(&prepared);
+            if let Some(watch) = watch {
+                watch.finish(client, &config, &prepared, &mut result).await;
+            }
             // One line per file: the full report, with every old and new string, goes to the caller.
             let summary: Vec<String> = prepared
                 .outcome

@@ -12,6 +12,7 @@ use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
 
 use super::convert::{self, internal_error, refusal_error, FileEdit, Then};
+use super::diagnostics::Report;
 use super::session::{Config, Review, Session};
 use super::{catch_panic, log};
 use crate::engine::{self, FileOp, Outcome, Refusal};
@@ -69,6 +70,10 @@ pub struct Prepared {
     pub edit: WorkspaceEdit,
     /// The edit creates files.
     pub creates: bool,
+    /// Per file, the URI its edit addresses (`None`: not edited, deleted or moved).
+    pub uris: Vec<Option<String>>,
+    /// The call's `diagnostics` option (else the client's initialization option holds).
+    pub diagnostics: Option<Report>,
 }
 
 /// For one of our commands whose `arguments` is not an array (a plan sent bare, say): the refusal to
@@ -96,28 +101,31 @@ pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
 }
 
 /// The command's arguments: the plan, then optionally the call's options `{"review": ...}` (`"never"`,
-/// `"multiFile"`, `"always"` or a boolean); a missing argument is the engine's `invalid_plan` refusal.
-fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Result<(engine::Plan, Option<Review>), Refusal> {
+/// `"multiFile"`, `"always"` or a boolean) and `{"diagnostics": ...}` (`"errors"`, `"warnings"`,
+/// `"off"`); a missing argument is the engine's `invalid_plan` refusal.
+fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Result<(engine::Plan, Option<Review>, Option<Report>), Refusal> {
     let plan_from_value = |v: &Value| match v.get("patch") {
         Some(_) => patch_plan(session, v),
         None => engine::plan_from_value(v),
     };
     match arguments {
-        [plan] => Ok((plan_from_value(plan)?, None)),
+        [plan] => Ok((plan_from_value(plan)?, None, None)),
         [plan, Value::Object(options)] => {
-            let mut review = None;
+            let (mut review, mut diagnostics) = (None, None);
             for (key, value) in options {
-                match (key.as_str(), Review::from_value(value)) {
-                    ("review", Some(r)) => review = Some(r),
+                match (key.as_str(), Review::from_value(value), Report::from_value(value)) {
+                    ("review", Some(r), _) => review = Some(r),
+                    ("diagnostics", _, Some(d)) => diagnostics = Some(d),
                     _ => {
                         return Err(Refusal::invalid(format!(
                             "InputValidationError: the options of {command} (its second argument) take only \
-                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean; got {key}={value}"
+                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean, and \"diagnostics\": \
+                             \"errors\", \"warnings\" or \"off\"; got {key}={value}"
                         )))
                     }
                 }
             }
-            Ok((plan_from_value(plan)?, review))
+            Ok((plan_from_value(plan)?, review, diagnostics))
         }
         _ => Err(Refusal::invalid(format!(
             "InputValidationError: {command} takes the plan (an object such as \
@@ -140,7 +148,7 @@ pub fn prepare(
     arguments: &[Value],
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
-    let (plan, review) = plan_argument(session, command, arguments)?;
+    let (plan, review, diagnostics) = plan_argument(session, command, arguments)?;
     let mut sources = Vec::with_capacity(plan.files.len());
     let mut paths_on_disk = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -191,6 +199,7 @@ pub fn prepare(
     let mut files = Vec::new();
     let mut labels = Vec::new();
     let mut versions = Vec::with_capacity(sources.len());
+    let mut uris = Vec::with_capacity(sources.len());
     let mut creates = false;
     let plans_and_texts = plan.files.iter().zip(&before);
     for (((change, source), path), (file_plan, original)) in outcome.files.iter().zip(&sources).zip(&paths_on_disk).zip(plans_and_texts) {
@@ -199,6 +208,7 @@ pub fn prepare(
             Source::Disk { .. } => None,
         };
         versions.push(version);
+        uris.push(None);
         let then = match &change.op {
             FileOp::Edit | FileOp::Create => Then::Keep,
             FileOp::Delete => Then::Delete,
@@ -233,6 +243,9 @@ pub fn prepare(
             // The deletion says it all; the engine has checked that the hunks held the whole text.
             file_edit.edits.clear();
         }
+        if matches!(file_edit.then, Then::Keep) {
+            *uris.last_mut().expect("pushed above") = Some(file_edit.uri.as_str().to_string());
+        }
         if config.change_annotations {
             labels.push(convert::edit_labels(original.as_deref(), file_plan, &plan.options, &change.replacements));
         }
@@ -243,7 +256,7 @@ pub fn prepare(
         needs_confirmation: review.unwrap_or(config.review).applies(plan.files.len()),
     });
     let edit = convert::annotated_workspace_edit(files, config.document_changes, annotations);
-    Ok(Prepared { outcome, before, versions, edit, creates })
+    Ok(Prepared { outcome, before, versions, edit, creates, uris, diagnostics })
 }
 
 /// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
