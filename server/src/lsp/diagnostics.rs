@@ -255,16 +255,21 @@ impl Item {
     }
 
     fn to_text(&self, folders: &[std::path::PathBuf]) -> String {
-        let path = Path::new(&self.file_path);
-        let shown = folders.iter().find_map(|f| path.strip_prefix(f).ok()).unwrap_or(path);
+        let shown = shown(&self.file_path, folders);
         let tag = match (&self.source, &self.code) {
             (Some(s), Some(c)) => format!(" ({s} {c})"),
             (Some(x), None) | (None, Some(x)) => format!(" ({x})"),
             (None, None) => String::new(),
         };
         let warning = if self.severity == 2 { "warning: " } else { "" };
-        format!("{}:{}:{} {warning}{}{tag}", shown.display(), self.line, self.column, self.message.replace('\n', " "))
+        format!("{shown}:{}:{} {warning}{}{tag}", self.line, self.column, self.message.replace('\n', " "))
     }
+}
+
+/// A file as the model is shown it: relative to the workspace folder holding it, else as it is.
+fn shown(file_path: &str, folders: &[std::path::PathBuf]) -> String {
+    let path = Path::new(file_path);
+    folders.iter().find_map(|f| path.strip_prefix(f).ok()).unwrap_or(path).display().to_string()
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -320,14 +325,7 @@ impl Delta {
             lines.push(format!("... and {omitted} more (structured result: diagnostics)."));
         }
         if !self.pending.is_empty() {
-            let names: Vec<String> = self
-                .pending
-                .iter()
-                .map(|p| {
-                    let path = Path::new(p);
-                    folders.iter().find_map(|f| path.strip_prefix(f).ok()).unwrap_or(path).display().to_string()
-                })
-                .collect();
+            let names: Vec<String> = self.pending.iter().map(|p| shown(p, folders)).collect();
             lines.push(format!(
                 "Diagnostics still pending after {} ms (not checked): {}.",
                 options.settle.as_millis(),
