@@ -49,6 +49,8 @@ export interface AfterAnswer {
   diagnostics: Record<string, LspDiagnostic[]>;
   /** URIs whose diagnostics were not updated within the bound: the server reports nothing for them. */
   pending: string[];
+  /** URIs no language server checks (none is known for their language): not waited for. */
+  unchecked: string[];
   /** From the edit to the answer. */
   waitedMs: number;
   /** From the edit to the last diagnostics change seen for an edited document (absent: none seen). */

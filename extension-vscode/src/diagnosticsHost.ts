@@ -68,12 +68,14 @@ export class DiagnosticsHost implements vscode.Disposable {
     const waitFor = keys.filter((k) => this.providerFor(k));
     const settled = await recorder.settle(waitFor, typeof params.settleMs === 'number' ? params.settleMs : 2000);
     const pending = uris.filter((_, i) => settled.pending.includes(keys[i]));
+    const unchecked = uris.filter((_, i) => !waitFor.includes(keys[i]));
     this.log.info(
       `diagnostics: ${uris.length} document(s), waited ${settled.waitedMs} ms` +
         (settled.publishedMs !== undefined ? ` (last update ${settled.publishedMs} ms after the edit)` : '') +
-        (pending.length ? `; still pending: ${pending.join(', ')}` : ''),
+        (pending.length ? `; still pending: ${pending.join(', ')}` : '') +
+        (unchecked.length ? `; no language server for ${unchecked.join(', ')}` : ''),
     );
-    return { diagnostics: this.snapshot(uris), pending, waitedMs: settled.waitedMs, publishedMs: settled.publishedMs };
+    return { diagnostics: this.snapshot(uris), pending, unchecked, waitedMs: settled.waitedMs, publishedMs: settled.publishedMs };
   }
 
   dispose(): void {

@@ -286,6 +286,33 @@ function outputChannelLog() {
   return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
+/** Runs the `multiedit` language model tool through vscode.lm.invokeTool (a test command), allowing
+ * it when VS Code asks, and returns the state with the tool's result text. */
+async function invokeLmTool(input) {
+  fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify(input));
+  const prev = fs.readFileSync(stateFile, 'utf8');
+  await runCommand('MultiEdit: Test: Invoke Language Model Tool');
+  // VS Code asks for confirmation before running an extension's tool outside a chat request
+  return waitFor(
+    async () => {
+      const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
+      if (text !== prev) {
+        const s = JSON.parse(text);
+        if (s.command === 'invokeTool') return s;
+      }
+      const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
+      if (await button.isVisible().catch(() => false)) {
+        await screenshot('tool-confirmation');
+        await button.click();
+      }
+      return undefined;
+    },
+    'the tool result',
+    30_000,
+    500,
+  );
+}
+
 async function clickNotificationButton(label) {
   const button = page.locator('.notifications-toasts .monaco-button', { hasText: label }).first();
   await button.waitFor({ state: 'visible', timeout: 10_000 });
@@ -677,28 +704,7 @@ async function runTests() {
     await clearNotifications();
     await openFile('target.txt');
     const before = (await dumpState()).activeEditor?.text;
-    fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify({ file_path: target, edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] }));
-    const prev = fs.readFileSync(stateFile, 'utf8');
-    await runCommand('MultiEdit: Test: Invoke Language Model Tool');
-    // VS Code asks for confirmation before running an extension's tool outside a chat request
-    const state = await waitFor(
-      async () => {
-        const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
-        if (text !== prev) {
-          const s = JSON.parse(text);
-          if (s.command === 'invokeTool') return s;
-        }
-        const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
-        if (await button.isVisible().catch(() => false)) {
-          await screenshot('tool-confirmation');
-          await button.click();
-        }
-        return undefined;
-      },
-      'the tool result',
-      30_000,
-      500,
-    );
+    const state = await invokeLmTool({ file_path: target, edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] });
     assertMatch(state.toolResult, /Applied 1 edit/, 'tool result');
     await openFile('target.txt');
     const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');

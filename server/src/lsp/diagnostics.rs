@@ -218,7 +218,12 @@ async fn after(
     let computing = Instant::now();
     let delta = delta(options, encoding, edited, &before, &after);
     let mut summary = delta.to_json(options);
+    // The wait for the language servers (as the client measured it, from the edit), apart from the
+    // time this server spent on the delta.
     summary["waited_ms"] = after.get("waitedMs").cloned().unwrap_or_else(|| json!(started.elapsed().as_millis() as u64));
+    if let Some(published) = after.get("publishedMs") {
+        summary["published_ms"] = published.clone();
+    }
     summary["delta_ms"] = json!(computing.elapsed().as_secs_f64() * 1000.0);
     result["diagnostics_text"] = json!(delta.text(options, folders));
     result["diagnostics"] = summary;
@@ -278,6 +283,8 @@ pub struct Delta {
     pub resolved: Vec<Item>,
     /// Files whose diagnostics had not settled at the bound: nothing is said about them.
     pub pending: Vec<String>,
+    /// Files no language server checks (the client knows of none for their language).
+    pub unchecked: Vec<String>,
     /// Files whose diagnostics were compared.
     pub checked: usize,
 }
@@ -294,6 +301,7 @@ impl Delta {
             "resolved": self.resolved.iter().take(shown_resolved).map(Item::to_json).collect::<Vec<_>>(),
             "omitted": total - shown_introduced - shown_resolved,
             "pending": self.pending,
+            "unchecked": self.unchecked,
         })
     }
 
@@ -331,6 +339,10 @@ impl Delta {
                 options.settle.as_millis(),
                 names.join(", ")
             ));
+        }
+        if !self.unchecked.is_empty() {
+            let names: Vec<String> = self.unchecked.iter().map(|p| shown(p, folders)).collect();
+            lines.push(format!("No diagnostics for {}: no language server checks it.", names.join(", ")));
         }
         lines.join("\n")
     }
@@ -422,15 +434,19 @@ fn item(file_path: &str, rope: &Rope, start: usize, end: usize, d: &Raw) -> Item
 /// through the replacements), and those before that are gone. Two diagnostics are the same when their
 /// severity, source, code and message agree and they start on the same line once mapped.
 pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before: &Value, after: &Value) -> Delta {
-    let pending: Vec<String> = after
-        .get("pending")
-        .and_then(Value::as_array)
-        .map(|p| p.iter().filter_map(Value::as_str).map(convert::uri_key).collect())
-        .unwrap_or_default();
+    let listed = |field: &str| -> Vec<String> {
+        after.get(field).and_then(Value::as_array).map(|p| p.iter().filter_map(Value::as_str).map(convert::uri_key).collect()).unwrap_or_default()
+    };
+    let (pending, unchecked) = (listed("pending"), listed("unchecked"));
     let mut out = Delta::default();
     for e in edited {
-        if pending.contains(&convert::uri_key(&e.uri)) {
+        let key = convert::uri_key(&e.uri);
+        if pending.contains(&key) {
             out.pending.push(e.file_path.to_string());
+            continue;
+        }
+        if unchecked.contains(&key) {
+            out.unchecked.push(e.file_path.to_string());
             continue;
         }
         out.checked += 1;
@@ -558,6 +574,20 @@ mod tests {
         assert!(d.introduced.is_empty());
         assert_eq!(d.pending, ["/w/calc.ts"]);
         assert_eq!(d.text(Options::default(), &["/w".into()]), "Diagnostics still pending after 2000 ms (not checked): calc.ts.");
+    }
+
+    #[test]
+    fn files_no_language_server_checks_are_said_to_be_unchecked() {
+        let edited = [
+            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[] },
+            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[] },
+        ];
+        let after = json!({"diagnostics": {}, "unchecked": ["file:///w/notes.txt"]});
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
+        assert_eq!(d.text(Options::default(), &["/w".into()]), "No new errors.\nNo diagnostics for notes.txt: no language server checks it.");
+        let after = json!({"diagnostics": {}, "unchecked": [URI, "file:///w/notes.txt"]});
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
+        assert_eq!(d.text(Options::default(), &["/w".into()]), "No diagnostics for calc.ts, notes.txt: no language server checks it.");
     }
 
     #[test]
