@@ -101,14 +101,20 @@ pub struct Nvim {
 pub fn start(root: &Path, middle: &str, env: &[(&str, &Path)]) -> Nvim {
     let file = root.join("notes.txt");
     fs::write(&file, ON_DISK).unwrap();
+    run(root, &format!("{HEAD}{middle}{TAIL}"), &file, env)
+}
+
+/// Runs a whole Lua script in headless Neovim, with `MULTIEDIT_BIN`, `MULTIEDIT_FILE`, `MULTIEDIT_ROOT`
+/// and `MULTIEDIT_OUT` (where it writes its results as JSON) set, and `env`.
+pub fn run(root: &Path, script_text: &str, file: &Path, env: &[(&str, &Path)]) -> Nvim {
     let script = root.join("drive.lua");
-    fs::write(&script, format!("{HEAD}{middle}{TAIL}")).unwrap();
+    fs::write(&script, script_text).unwrap();
     let out = root.join("results.json");
     let mut cmd = Command::new("nvim");
     cmd.args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
         .arg(format!("luafile {}", script.display()))
         .env("MULTIEDIT_BIN", env!("CARGO_BIN_EXE_multiedit"))
-        .env("MULTIEDIT_FILE", &file)
+        .env("MULTIEDIT_FILE", file)
         .env("MULTIEDIT_ROOT", root)
         .env("MULTIEDIT_OUT", &out);
     for (k, v) in env {
@@ -121,7 +127,7 @@ pub fn start(root: &Path, middle: &str, env: &[(&str, &Path)]) -> Nvim {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start nvim");
-    Nvim { child, file, out }
+    Nvim { child, file: file.to_path_buf(), out }
 }
 
 impl Nvim {
