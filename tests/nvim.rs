@@ -107,13 +107,6 @@ local ok, err = pcall(function()
   vim.lsp.stop_client(id)
   vim.lsp.stop_client(clangd)
 end)
-
-results.ok = ok
-if not ok then results.failure = tostring(err) end
-local f = assert(io.open(out, 'w'))
-f:write(vim.fn.json_encode(results))
-f:close()
-vim.cmd('qa!')
 "#;
 
 #[test]
@@ -133,7 +126,7 @@ fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
     std::fs::write(&file, CALC_CPP).unwrap();
     std::fs::write(root.join("notes.txt"), "plain text\n").unwrap();
     let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
-    let r = nvim_support::run(&root, DIAGNOSTICS_SCRIPT, &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
+    let r = nvim_support::run(&root, &format!("{DIAGNOSTICS_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
     eprintln!(
         "multiedit.apply round trips with diagnostics: broken {} ms, fixed {} ms, plain text {} ms",
         r["broken"]["ms"], r["fixed"]["ms"], r["plain"]["ms"]
