@@ -124,6 +124,16 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
     let result = result.expect("applied");
     assert_eq!(result["diagnostics_text"], format!("No new errors or warnings.\nResolved: calc.ts:4:8 {ARGUMENT} (ts 2345)"));
     assert_eq!(result["diagnostics"]["report"], "warnings");
+
+    // The plan's own field asks for warnings too (as an MCP agent's plan does through the bridge).
+    let mut plan = break_the_call(&file);
+    plan["edits"][0]["old_string"] = json!("add(1, 2);");
+    plan["diagnostics"] = json!("warnings");
+    let mut warning = diag(4, 0, 3, 2, 6133, "'s' is declared but never read.");
+    warning["source"] = json!("ts");
+    let script = Scripted { before: vec![old_error(1)], after: vec![old_error(1), warning], answer_after: true, pending: false };
+    let (result, _) = execute(&mut ed, json!([plan]), &script);
+    assert_eq!(result.expect("applied")["diagnostics_text"], "New errors and warnings: calc.ts:5:1 warning: 's' is declared but never read. (ts 6133)");
 }
 
 #[test]

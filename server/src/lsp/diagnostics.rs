@@ -56,6 +56,15 @@ impl Report {
         }
     }
 
+    /// A plan's own `diagnostics` field.
+    pub fn from_plan(d: crate::engine::Diagnostics) -> Report {
+        match d {
+            crate::engine::Diagnostics::Errors => Report::Errors,
+            crate::engine::Diagnostics::Warnings => Report::Warnings,
+            crate::engine::Diagnostics::Off => Report::Off,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Report::Off => "off",

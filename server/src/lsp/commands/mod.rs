@@ -256,6 +256,8 @@ pub fn prepare(
         needs_confirmation: review.unwrap_or(config.review).applies(plan.files.len()),
     });
     let edit = convert::annotated_workspace_edit(files, config.document_changes, annotations);
+    // The call's option, else the plan's own field.
+    let diagnostics = diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
     Ok(Prepared { outcome, before, versions, edit, creates, uris, diagnostics })
 }
 
