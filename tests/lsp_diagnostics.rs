@@ -32,6 +32,8 @@ struct Scripted {
     /// Answer the "after" phase with this many URIs pending, or never (None: silent).
     answer_after: bool,
     pending: bool,
+    /// The user types at the top of the file before the "after" answer.
+    typed: bool,
 }
 
 /// Runs one `workspace/executeCommand` as the editor, answering applyEdit and multiedit/diagnostics;
@@ -54,6 +56,9 @@ fn execute(ed: &mut Editor, args: Value, script: &Scripted) -> (Result<Value, Va
                 let list = if phase == "before" { &script.before } else { &script.after };
                 let diagnostics: serde_json::Map<String, Value> = uris.iter().map(|u| (u.clone(), json!(list))).collect();
                 let pending = if script.pending { json!(uris) } else { json!([]) };
+                if phase == "after" && script.typed {
+                    ed.change(&lsp_support::path_of(&uris[0]), 0, 0, "// typed\n");
+                }
                 if phase == "before" || script.answer_after {
                     ed.send(&json!({"jsonrpc": "2.0", "id": rid, "result": {"diagnostics": diagnostics, "pending": pending, "waitedMs": 5}}));
                 }
@@ -94,6 +99,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
         after: vec![old_error(1), diag(3, 7, 12, 1, 2345, ARGUMENT), diag(0, 0, 3, 2, 6133, "unused")],
         answer_after: true,
         pending: false,
+        typed: false,
     };
     let (result, asked) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
@@ -119,6 +125,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
         after: vec![old_error(1), diag(0, 0, 3, 2, 6133, "unused")],
         answer_after: true,
         pending: false,
+        typed: false,
     };
     let (result, _) = execute(&mut ed, json!([fix, {"diagnostics": "warnings"}]), &script);
     let result = result.expect("applied");
@@ -131,7 +138,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
     plan["diagnostics"] = json!("warnings");
     let mut warning = diag(4, 0, 3, 2, 6133, "'s' is declared but never read.");
     warning["source"] = json!("ts");
-    let script = Scripted { before: vec![old_error(1)], after: vec![old_error(1), warning], answer_after: true, pending: false };
+    let script = Scripted { before: vec![old_error(1)], after: vec![old_error(1), warning], answer_after: true, pending: false, typed: false };
     let (result, _) = execute(&mut ed, json!([plan]), &script);
     assert_eq!(result.expect("applied")["diagnostics_text"], "New errors and warnings: calc.ts:5:1 warning: 's' is declared but never read. (ts 6133)");
 }
@@ -139,7 +146,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
 #[test]
 fn files_still_pending_at_the_bound_are_named_and_a_silent_editor_costs_only_the_bound() {
     let (_dir, file, mut ed) = setup(json!({"diagnostics": {"settleMs": 200}}));
-    let script = Scripted { before: vec![], after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)], answer_after: true, pending: true };
+    let script = Scripted { before: vec![], after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)], answer_after: true, pending: true, typed: false };
     let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
     assert_eq!(result["diagnostics_text"], "Diagnostics still pending after 200 ms (not checked): calc.ts.");
@@ -147,7 +154,7 @@ fn files_still_pending_at_the_bound_are_named_and_a_silent_editor_costs_only_the
     assert_eq!(result["diagnostics"]["pending"], json!([file.to_str().unwrap()]));
 
     let again = json!({"file_path": file, "edits": [{"old_string": "'two'", "new_string": "'three'"}]});
-    let script = Scripted { before: vec![], after: vec![], answer_after: false, pending: false };
+    let script = Scripted { before: vec![], after: vec![], answer_after: false, pending: false, typed: false };
     let started = std::time::Instant::now();
     let (result, _) = execute(&mut ed, json!([again]), &script);
     let result = result.expect("the plan was applied; only the diagnostics are missing");
@@ -160,7 +167,7 @@ fn files_still_pending_at_the_bound_are_named_and_a_silent_editor_costs_only_the
 fn an_editor_that_does_not_announce_it_is_never_asked() {
     for init in [Value::Null, json!({"diagnostics": false}), json!({"diagnostics": {"report": "off"}})] {
         let (_dir, file, mut ed) = setup(init.clone());
-        let script = Scripted { before: vec![], after: vec![], answer_after: true, pending: false };
+        let script = Scripted { before: vec![], after: vec![], answer_after: true, pending: false, typed: false };
         let (result, asked) = execute(&mut ed, json!([break_the_call(&file)]), &script);
         let result = result.expect("applied");
         assert_eq!(asked, ["workspace/applyEdit"], "{init}");
@@ -168,7 +175,7 @@ fn an_editor_that_does_not_announce_it_is_never_asked() {
     }
     // And a call may turn it off.
     let (_dir, file, mut ed) = setup(json!({"diagnostics": true}));
-    let script = Scripted { before: vec![], after: vec![], answer_after: true, pending: false };
+    let script = Scripted { before: vec![], after: vec![], answer_after: true, pending: false, typed: false };
     let (_, asked) = execute(&mut ed, json!([break_the_call(&file), {"diagnostics": "off"}]), &script);
     assert_eq!(asked, ["workspace/applyEdit"]);
     // A bad value is refused, naming the choices, and changes nothing.
@@ -179,4 +186,19 @@ fn an_editor_that_does_not_announce_it_is_never_asked() {
     assert!(asked.is_empty());
     assert_eq!(ed.text(&file), text);
     assert_eq!(fs::read_to_string(&file).unwrap(), CALC, "the buffer only was edited");
+}
+
+#[test]
+fn a_text_that_is_not_what_the_plan_made_is_not_compared() {
+    let (_dir, file, mut ed) = setup(json!({"diagnostics": true}));
+    let script =
+        Scripted { before: vec![], after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)], answer_after: true, pending: false, typed: true };
+    let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
+    let result = result.expect("applied");
+    assert_eq!(
+        result["diagnostics_text"],
+        "Diagnostics not compared for calc.ts: the text is not what the plan made (edits left out in review, or typed since)."
+    );
+    assert_eq!(result["diagnostics"]["introduced"], json!([]));
+    assert_eq!(result["diagnostics"]["not_compared"], json!([file.to_str().unwrap()]));
 }

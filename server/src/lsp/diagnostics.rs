@@ -20,7 +20,7 @@ use tower_lsp_server::Client;
 
 use super::commands::Prepared;
 use super::convert::{self, Encoding};
-use super::session::Config;
+use super::session::{Config, Session};
 use crate::engine::Replacement;
 
 pub const METHOD: &str = "multiedit/diagnostics";
@@ -134,6 +134,9 @@ pub struct Edited<'a> {
     pub before: &'a str,
     pub after: &'a str,
     pub replacements: &'a [Replacement],
+    /// The editor's text is not what the plan made (edits left out in a review, or typed since): the
+    /// replacements cannot map its diagnostics.
+    pub differs: bool,
 }
 
 /// A plan's diagnostics watch: the snapshot taken before its edit, and the options for this call.
@@ -157,7 +160,7 @@ impl Watch {
 
     /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
     /// to `result`.
-    pub async fn finish(self, client: &Client, config: &Config, prepared: &Prepared, result: &mut Value) {
+    pub async fn finish(self, session: &Session, client: &Client, config: &Config, prepared: &Prepared, result: &mut Value) {
         let edited: Vec<Edited> = prepared
             .outcome
             .files
@@ -171,10 +174,15 @@ impl Watch {
                     before: before.as_deref().unwrap_or(""),
                     after: &f.text,
                     replacements: &f.replacements,
+                    differs: false,
                 })
             })
             .collect();
-        after(client, self.options, config.encoding, config.workspace.folders(), &edited, self.before, result).await;
+        // Compared once the client answered: every didChange it sent before its answer has been applied.
+        after(client, self.options, config.encoding, config.workspace.folders(), edited, self.before, result, |e| {
+            session.documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after)
+        })
+        .await;
     }
 }
 
@@ -200,14 +208,16 @@ async fn before(client: &Client, uris: &[String]) -> Option<Value> {
 
 /// Asks the client for the diagnostics once settled, and computes the delta. Adds `diagnostics` and
 /// `diagnostics_text` to `result`.
+#[allow(clippy::too_many_arguments)]
 async fn after(
     client: &Client,
     options: Options,
     encoding: Encoding,
     folders: &[std::path::PathBuf],
-    edited: &[Edited<'_>],
+    mut edited: Vec<Edited<'_>>,
     before: Option<Value>,
     result: &mut Value,
+    differs: impl Fn(&Edited) -> bool,
 ) {
     let started = Instant::now();
     let uris: Vec<&str> = edited.iter().map(|e| e.uri.as_str()).collect();
@@ -225,7 +235,10 @@ async fn after(
         return;
     };
     let computing = Instant::now();
-    let delta = delta(options, encoding, edited, &before, &after);
+    for e in &mut edited {
+        e.differs = differs(e);
+    }
+    let delta = delta(options, encoding, &edited, &before, &after);
     let mut summary = delta.to_json(options);
     // The wait for the language servers (as the client measured it, from the edit), apart from the
     // time this server spent on the delta.
@@ -294,6 +307,8 @@ pub struct Delta {
     pub pending: Vec<String>,
     /// Files no language server checks (the client knows of none for their language).
     pub unchecked: Vec<String>,
+    /// Files whose text is not what the plan made.
+    pub differs: Vec<String>,
     /// Files whose diagnostics were compared.
     pub checked: usize,
 }
@@ -311,6 +326,7 @@ impl Delta {
             "omitted": total - shown_introduced - shown_resolved,
             "pending": self.pending,
             "unchecked": self.unchecked,
+            "not_compared": self.differs,
         })
     }
 
@@ -346,6 +362,13 @@ impl Delta {
             lines.push(format!(
                 "Diagnostics still pending after {} ms (not checked): {}.",
                 options.settle.as_millis(),
+                names.join(", ")
+            ));
+        }
+        if !self.differs.is_empty() {
+            let names: Vec<String> = self.differs.iter().map(|p| shown(p, folders)).collect();
+            lines.push(format!(
+                "Diagnostics not compared for {}: the text is not what the plan made (edits left out in review, or typed since).",
                 names.join(", ")
             ));
         }
@@ -458,6 +481,10 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
             out.unchecked.push(e.file_path.to_string());
             continue;
         }
+        if e.differs {
+            out.differs.push(e.file_path.to_string());
+            continue;
+        }
         out.checked += 1;
         let old_rope = Rope::from_str(e.before);
         let new_rope = Rope::from_str(e.after);
@@ -507,7 +534,7 @@ mod tests {
     const URI: &str = "file:///w/calc.ts";
 
     fn run(before_text: &str, reps: &[Replacement], after_text: &str, before: Vec<Value>, after: Vec<Value>, options: Options) -> Delta {
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, differs: false }];
         delta(options, Encoding::Utf16, &edited, &json!({"diagnostics": {URI: before}}), &json!({"diagnostics": {URI: after}}))
     }
 
@@ -577,7 +604,7 @@ mod tests {
 
     #[test]
     fn pending_files_are_named_not_guessed() {
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[] }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false }];
         let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "stale", 1)]}, "pending": [URI]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert!(d.introduced.is_empty());
@@ -588,8 +615,8 @@ mod tests {
     #[test]
     fn files_no_language_server_checks_are_said_to_be_unchecked() {
         let edited = [
-            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[] },
-            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[] },
+            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false },
+            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[], differs: false },
         ];
         let after = json!({"diagnostics": {}, "unchecked": ["file:///w/notes.txt"]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);

@@ -66,7 +66,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         Ok(Ok(response)) if response.applied => {
             let mut result = result_json(&prepared);
             if let Some(watch) = watch {
-                watch.finish(client, &config, &prepared, &mut result).await;
+                watch.finish(session, client, &config, &prepared, &mut result).await;
             }
             // One line per file: the full report, with every old and new string, goes to the caller.
             let summary: Vec<String> = prepared
