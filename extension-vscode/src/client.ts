@@ -162,6 +162,7 @@ export class MultiEditClient implements vscode.Disposable {
           handleApplyEdit: async (params, next) => {
             this.diagnostics.editStarting(params.edit as LspWorkspaceEdit);
             const result = await next(params, undefined as never);
+            this.diagnostics.editApplied();
             if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) this.lastAppliedEdit = params.edit;
             return result;
           },

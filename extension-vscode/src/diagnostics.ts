@@ -79,7 +79,7 @@ export const realClock: Clock = {
  * handed to VS Code (so an update published before the server asks is not missed).
  */
 export class ChangeRecorder {
-  readonly started: number;
+  started: number;
   /** Per URI key, when its diagnostics last changed. */
   readonly changed = new Map<string, number>();
   private listeners: (() => void)[] = [];
@@ -89,6 +89,15 @@ export class ChangeRecorder {
     private readonly clock: Clock = realClock,
   ) {
     this.started = clock.now();
+  }
+
+  /**
+   * The editor has applied the edit (a review in the Refactor Preview may have taken minutes): the
+   * wait and its bound count from now, and only changes from now on count.
+   */
+  applied(): void {
+    this.started = this.clock.now();
+    this.changed.clear();
   }
 
   /** Diagnostics changed for these URI keys. */

@@ -49,6 +49,11 @@ export class DiagnosticsHost implements vscode.Disposable {
     this.recorder = new ChangeRecorder(editedKeys(edit));
   }
 
+  /** ... and VS Code has applied it (after the user's review, if there was one). */
+  editApplied(): void {
+    this.recorder?.applied();
+  }
+
   private providerFor(k: string): boolean {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === k);
     if (!doc) return false;

@@ -55,6 +55,21 @@ describe('settling after an edit', () => {
     assert.deepEqual(result, { pending: [], waitedMs: 790, publishedMs: 730 });
   });
 
+  it('counts the wait from when the edit was applied, after a review that took its time', async () => {
+    const { clock, advance } = fakeClock();
+    const r = new ChangeRecorder(new Set(['a']), clock);
+    await advance(10_000);
+    r.record(['a']);
+    r.applied();
+    let result: { pending: string[]; waitedMs: number; publishedMs?: number } | undefined;
+    void r.settle(['a'], 2000, 60).then((x) => (result = x));
+    await advance(1000);
+    assert.equal(result, undefined, 'a change during the review does not count');
+    r.record(['a']);
+    await advance(60);
+    assert.deepEqual(result, { pending: [], waitedMs: 1060, publishedMs: 1000 });
+  });
+
   it('names the documents not checked by the bound', async () => {
     const { clock, advance } = fakeClock();
     const r = new ChangeRecorder(new Set(['a', 'b']), clock);
