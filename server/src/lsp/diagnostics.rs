@@ -159,9 +159,10 @@ impl Watch {
     }
 
     /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
-    /// to `result`.
+    /// to `result` (`diagnostics` and `diagnostics_text`).
     pub async fn finish(self, session: &Session, client: &Client, config: &Config, prepared: &Prepared, result: &mut Value) {
-        let edited: Vec<Edited> = prepared
+        let started = Instant::now();
+        let mut edited: Vec<Edited> = prepared
             .outcome
             .files
             .iter()
@@ -178,11 +179,31 @@ impl Watch {
                 })
             })
             .collect();
+        let answer = match self.before {
+            Some(_) => after(client, &edited, self.options.settle).await,
+            None => None,
+        };
+        let (Some(before), Some(after)) = (self.before, answer) else {
+            result["diagnostics"] = json!({"available": false});
+            result["diagnostics_text"] = json!("The editor did not report diagnostics for this change.");
+            return;
+        };
+        let computing = Instant::now();
         // Compared once the client answered: every didChange it sent before its answer has been applied.
-        after(client, self.options, config.encoding, config.workspace.folders(), edited, self.before, result, |e| {
-            session.documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after)
-        })
-        .await;
+        for e in &mut edited {
+            e.differs = session.documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after);
+        }
+        let delta = delta(self.options, config.encoding, &edited, &before, &after);
+        let mut summary = delta.to_json(self.options);
+        // The wait for the language servers (as the client measured it, from the edit), apart from the
+        // time this server spent on the delta.
+        summary["waited_ms"] = after.get("waitedMs").cloned().unwrap_or_else(|| json!(started.elapsed().as_millis() as u64));
+        if let Some(published) = after.get("publishedMs") {
+            summary["published_ms"] = published.clone();
+        }
+        summary["delta_ms"] = json!(computing.elapsed().as_secs_f64() * 1000.0);
+        result["diagnostics_text"] = json!(delta.text(self.options, config.workspace.folders()));
+        result["diagnostics"] = summary;
     }
 }
 
@@ -200,55 +221,15 @@ impl tower_lsp_server::ls_types::request::Request for DiagnosticsRequest {
 /// plan then goes on without a delta (and says so).
 async fn before(client: &Client, uris: &[String]) -> Option<Value> {
     let params = json!({"phase": "before", "uris": uris});
-    match tokio::time::timeout(BEFORE_TIMEOUT, client.send_request::<DiagnosticsRequest>(params)).await {
-        Ok(Ok(v)) => Some(v),
-        _ => None,
-    }
+    tokio::time::timeout(BEFORE_TIMEOUT, client.send_request::<DiagnosticsRequest>(params)).await.ok()?.ok()
 }
 
-/// Asks the client for the diagnostics once settled, and computes the delta. Adds `diagnostics` and
-/// `diagnostics_text` to `result`.
-#[allow(clippy::too_many_arguments)]
-async fn after(
-    client: &Client,
-    options: Options,
-    encoding: Encoding,
-    folders: &[std::path::PathBuf],
-    mut edited: Vec<Edited<'_>>,
-    before: Option<Value>,
-    result: &mut Value,
-    differs: impl Fn(&Edited) -> bool,
-) {
-    let started = Instant::now();
+/// Asks the client for the diagnostics once settled; `None` when it does not answer within the bound
+/// (plus the time to travel) or errs.
+async fn after(client: &Client, edited: &[Edited<'_>], settle: Duration) -> Option<Value> {
     let uris: Vec<&str> = edited.iter().map(|e| e.uri.as_str()).collect();
-    let params = json!({"phase": "after", "uris": uris, "settleMs": options.settle.as_millis() as u64});
-    let answer = match before {
-        None => None,
-        Some(_) => tokio::time::timeout(options.settle + ANSWER_MARGIN, client.send_request::<DiagnosticsRequest>(params))
-            .await
-            .ok()
-            .and_then(Result::ok),
-    };
-    let (Some(before), Some(after)) = (before, answer) else {
-        result["diagnostics"] = json!({"available": false});
-        result["diagnostics_text"] = json!("The editor did not report diagnostics for this change.");
-        return;
-    };
-    let computing = Instant::now();
-    for e in &mut edited {
-        e.differs = differs(e);
-    }
-    let delta = delta(options, encoding, &edited, &before, &after);
-    let mut summary = delta.to_json(options);
-    // The wait for the language servers (as the client measured it, from the edit), apart from the
-    // time this server spent on the delta.
-    summary["waited_ms"] = after.get("waitedMs").cloned().unwrap_or_else(|| json!(started.elapsed().as_millis() as u64));
-    if let Some(published) = after.get("publishedMs") {
-        summary["published_ms"] = published.clone();
-    }
-    summary["delta_ms"] = json!(computing.elapsed().as_secs_f64() * 1000.0);
-    result["diagnostics_text"] = json!(delta.text(options, folders));
-    result["diagnostics"] = summary;
+    let params = json!({"phase": "after", "uris": uris, "settleMs": settle.as_millis() as u64});
+    tokio::time::timeout(settle + ANSWER_MARGIN, client.send_request::<DiagnosticsRequest>(params)).await.ok()?.ok()
 }
 
 /// A diagnostic as reported: 1-based line and column (in characters) in the text after the edit.
