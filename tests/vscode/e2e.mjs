@@ -6,7 +6,8 @@
 // with a fresh workspace, and drives the workbench like a user: command palette, typing, Ctrl+Z,
 // notifications. Editor state is read back through the extension's test-only command
 // "MultiEdit: Test: Dump Editor State", which writes JSON to a file. Screenshots of every step
-// go to tests/artifacts/vscode/. Prints `e2e: N passed, M failed`.
+// go to tests/artifacts/vscode/. Prints `e2e: N passed, M failed`. `--only 'a|b'` runs the tests whose
+// names contain a or b.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -428,7 +429,7 @@ const typed = 'typed line\n';
 const results = [];
 
 async function test(name, fn) {
-  if (only && !name.includes(only)) return;
+  if (only && !only.split('|').some((o) => name.includes(o))) return;
   const start = Date.now();
   try {
     await fn();
@@ -520,6 +521,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'agent.txt'), 'one\ntwo\nthree\n');
   fs.writeFileSync(calc, calcText);
   fs.writeFileSync(path.join(ws, 'agent-result.md'), '# What the agent gets back\n');
+  fs.writeFileSync(path.join(ws, 'plain.txt'), 'plain text, no language server\n');
   fs.writeFileSync(patchA, patchAOnDisk);
   fs.writeFileSync(patchOld, patchOldText);
   fs.writeFileSync(path.join(ws, 'stale.patch'), stalePatchText);
@@ -1113,9 +1115,9 @@ async function runTests() {
 
     // A file no language server checks: no wait.
     const started = Date.now();
-    state = await invokeLmTool({ file_path: target, edits: [{ old_string: 'end', new_string: 'END' }] });
+    state = await invokeLmTool({ file_path: path.join(ws, 'plain.txt'), edits: [{ old_string: 'plain', new_string: 'PLAIN' }] });
     const elapsed = Date.now() - started;
-    assertMatch(state.toolResult, /\n\nNo diagnostics for target\.txt: no language server checks it\.$/, 'plain text');
+    assertMatch(state.toolResult, /\n\nNo diagnostics for plain\.txt: no language server checks it\.$/, 'plain text');
 
     // An agent in a terminal, through the bridge to this window.
     if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
