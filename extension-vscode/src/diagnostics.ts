@@ -49,6 +49,8 @@ export interface AfterAnswer {
   diagnostics: Record<string, LspDiagnostic[]>;
   /** URIs whose diagnostics were not updated within the bound: the server reports nothing for them. */
   pending: string[];
+  /** URIs whose language server sent no update within its usual time: taken as unchanged. */
+  quiet: string[];
   /** URIs no language server checks (none is known for their language): not waited for. */
   unchecked: string[];
   /** From the edit to the answer. */
@@ -113,11 +115,13 @@ export class ChangeRecorder {
   }
 
   /**
-   * Resolves once every key in `waitFor` is settled (its diagnostics changed since the edit and then
-   * stayed quiet for `quietMs`), or at `boundMs` after the edit with the keys still pending.
-   * Documents without a diagnostics provider are not waited for.
+   * Resolves once every key in `waitFor` is settled: its diagnostics changed since the edit and then
+   * stayed quiet for `quietMs`, or they did not change within `idleMs(key)` after the edit (its
+   * language server had nothing new to publish: `quiet`). At `boundMs` after the edit, the keys that
+   * neither changed nor reached their idle time are `pending`. Documents without a diagnostics
+   * provider are not waited for (not in `waitFor`).
    */
-  settle(waitFor: readonly string[], boundMs: number, quietMs = QUIET_MS): Promise<{ pending: string[]; waitedMs: number; publishedMs?: number }> {
+  settle(waitFor: readonly string[], boundMs: number, idleMs: (key: string) => number, quietMs = QUIET_MS): Promise<Settled> {
     return new Promise((resolve) => {
       const timers: unknown[] = [];
       let done = false;
@@ -126,11 +130,12 @@ export class ChangeRecorder {
         done = true;
         for (const t of timers) this.clock.clearTimeout(t);
         this.listeners = this.listeners.filter((l) => l !== check);
-        const pending = waitFor.filter((k) => !this.changed.has(k));
+        const unchanged = waitFor.filter((k) => !this.changed.has(k));
         const times = waitFor.map((k) => this.changed.get(k)).filter((t): t is number => t !== undefined);
         const now = this.clock.now();
         resolve({
-          pending,
+          pending: unchanged.filter((k) => this.started + idleMs(k) > now),
+          quiet: unchanged.filter((k) => this.started + idleMs(k) <= now),
           waitedMs: Math.round(now - this.started),
           publishedMs: times.length ? Math.round(Math.max(...times) - this.started) : undefined,
         });
@@ -140,11 +145,11 @@ export class ChangeRecorder {
         let wait = 0;
         for (const k of waitFor) {
           const at = this.changed.get(k);
-          if (at === undefined) return;
-          wait = Math.max(wait, at + quietMs - now);
+          const until = at !== undefined ? at + quietMs : this.started + idleMs(k);
+          wait = Math.max(wait, until - now);
         }
         if (wait <= 0) finish();
-        else timers.push(this.clock.setTimeout(check, wait));
+        else timers.push(this.clock.setTimeout(check, Math.min(wait, Math.max(0, this.started + boundMs - now))));
       };
       this.listeners.push(check);
       timers.push(this.clock.setTimeout(finish, Math.max(0, this.started + boundMs - this.clock.now())));
@@ -152,6 +157,24 @@ export class ChangeRecorder {
     });
   }
 }
+
+export interface Settled {
+  /** Not updated by the bound: nothing is said about them. */
+  pending: string[];
+  /** Not updated within their idle time: their language server had nothing new (taken as unchanged). */
+  quiet: string[];
+  waitedMs: number;
+  publishedMs?: number;
+}
+
+/** How long after an edit a document whose language server sends no update counts as unchanged:
+ * twice the longest time that language's server took to publish after an edit in this session, or
+ * `DEFAULT_IDLE_MS` before any. */
+export function idleTime(latenciesMs: readonly number[]): number {
+  return latenciesMs.length ? Math.max(300, 2 * Math.max(...latenciesMs) + 100) : DEFAULT_IDLE_MS;
+}
+
+export const DEFAULT_IDLE_MS = 1000;
 
 /**
  * Whether any language server can be expected to publish for a document of `languageId`: one has

@@ -2,7 +2,7 @@
 // language servers): `vscode.languages.getDiagnostics` for the snapshots, `onDidChangeDiagnostics` to
 // know when the documents of an applied plan have been checked again.
 import * as vscode from 'vscode';
-import { ChangeRecorder, DiagnosticsParams, hasProvider, toLsp } from './diagnostics';
+import { ChangeRecorder, DiagnosticsParams, hasProvider, idleTime, toLsp } from './diagnostics';
 import { DiagnosticsReport } from './plan';
 import { LspWorkspaceEdit } from './render';
 
@@ -29,6 +29,8 @@ export class DiagnosticsHost implements vscode.Disposable {
   private recorder: ChangeRecorder | undefined;
   /** Languages some language server has published diagnostics for in this session. */
   private readonly seenLanguages = new Set<string>();
+  /** Per language, how long its servers took to publish after a plan's edit (the last 20). */
+  private readonly latencies = new Map<string, number[]>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly log: vscode.LogOutputChannel) {
@@ -54,11 +56,15 @@ export class DiagnosticsHost implements vscode.Disposable {
     this.recorder?.applied();
   }
 
+  private languageOf(k: string): string | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === k)?.languageId;
+  }
+
   private providerFor(k: string): boolean {
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === k);
-    if (!doc) return false;
+    const languageId = this.languageOf(k);
+    if (!languageId) return false;
     const events = vscode.extensions.all.flatMap((e) => (e.id === 'multiedit.multiedit' ? [] : ((e.packageJSON?.activationEvents as string[] | undefined) ?? [])));
-    return hasProvider(doc.languageId, this.seenLanguages, events);
+    return hasProvider(languageId, this.seenLanguages, events);
   }
 
   private snapshot(uris: string[]): Record<string, unknown[]> {
@@ -71,16 +77,26 @@ export class DiagnosticsHost implements vscode.Disposable {
     const keys = uris.map(key);
     const recorder = this.recorder && keys.every((k) => this.recorder!.keys.has(k)) ? this.recorder : new ChangeRecorder(new Set(keys));
     const waitFor = keys.filter((k) => this.providerFor(k));
-    const settled = await recorder.settle(waitFor, typeof params.settleMs === 'number' ? params.settleMs : 2000);
+    const idle = (k: string) => idleTime(this.latencies.get(this.languageOf(k) ?? '') ?? []);
+    const settled = await recorder.settle(waitFor, typeof params.settleMs === 'number' ? params.settleMs : 2000, idle);
+    for (const k of waitFor) {
+      const at = recorder.changed.get(k);
+      const languageId = this.languageOf(k);
+      if (at === undefined || !languageId) continue;
+      const seen = this.latencies.get(languageId) ?? [];
+      this.latencies.set(languageId, [...seen, at - recorder.started].slice(-20));
+    }
     const pending = uris.filter((_, i) => settled.pending.includes(keys[i]));
+    const quiet = uris.filter((_, i) => settled.quiet.includes(keys[i]));
     const unchecked = uris.filter((_, i) => !waitFor.includes(keys[i]));
     this.log.info(
       `diagnostics: ${uris.length} document(s), waited ${settled.waitedMs} ms` +
         (settled.publishedMs !== undefined ? ` (last update ${settled.publishedMs} ms after the edit)` : '') +
         (pending.length ? `; still pending: ${pending.join(', ')}` : '') +
+        (quiet.length ? `; no update for ${quiet.join(', ')}` : '') +
         (unchecked.length ? `; no language server for ${unchecked.join(', ')}` : ''),
     );
-    return { diagnostics: this.snapshot(uris), pending, unchecked, waitedMs: settled.waitedMs, publishedMs: settled.publishedMs };
+    return { diagnostics: this.snapshot(uris), pending, quiet, unchecked, waitedMs: settled.waitedMs, publishedMs: settled.publishedMs };
   }
 
   dispose(): void {

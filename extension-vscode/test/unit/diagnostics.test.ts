@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { ChangeRecorder, Clock, hasProvider, toLsp } from '../../src/diagnostics';
+import { ChangeRecorder, Clock, DEFAULT_IDLE_MS, Settled, hasProvider, idleTime, toLsp } from '../../src/diagnostics';
 import { renderResultMarkdown, renderToolResult } from '../../src/render';
 import { serverArguments } from '../../src/plan';
 
@@ -40,8 +40,8 @@ describe('settling after an edit', () => {
   it('waits for each document to be checked again, then a short quiet, not for the bound', async () => {
     const { clock, advance } = fakeClock();
     const r = new ChangeRecorder(new Set(['a', 'b']), clock);
-    let result: { pending: string[]; waitedMs: number; publishedMs?: number } | undefined;
-    void r.settle(['a', 'b'], 2000, 60).then((x) => (result = x));
+    let result: Settled | undefined;
+    void r.settle(['a', 'b'], 2000, () => 5000, 60).then((x) => (result = x));
     await advance(400);
     r.record(['a', 'unrelated']);
     await advance(300);
@@ -52,7 +52,7 @@ describe('settling after an edit', () => {
     await advance(59);
     assert.equal(result, undefined, 'a second update of b within the quiet period is waited for');
     await advance(1);
-    assert.deepEqual(result, { pending: [], waitedMs: 790, publishedMs: 730 });
+    assert.deepEqual(result, { pending: [], quiet: [], waitedMs: 790, publishedMs: 730 });
   });
 
   it('counts the wait from when the edit was applied, after a review that took its time', async () => {
@@ -61,31 +61,48 @@ describe('settling after an edit', () => {
     await advance(10_000);
     r.record(['a']);
     r.applied();
-    let result: { pending: string[]; waitedMs: number; publishedMs?: number } | undefined;
-    void r.settle(['a'], 2000, 60).then((x) => (result = x));
+    let result: Settled | undefined;
+    void r.settle(['a'], 2000, () => 5000, 60).then((x) => (result = x));
     await advance(1000);
     assert.equal(result, undefined, 'a change during the review does not count');
     r.record(['a']);
     await advance(60);
-    assert.deepEqual(result, { pending: [], waitedMs: 1060, publishedMs: 1000 });
+    assert.deepEqual(result, { pending: [], quiet: [], waitedMs: 1060, publishedMs: 1000 });
+  });
+
+  it("takes a document as unchanged when its server sends no update within twice its usual time", async () => {
+    const { clock, advance } = fakeClock();
+    const r = new ChangeRecorder(new Set(['clean.ts', 'other.ts']), clock);
+    let result: Settled | undefined;
+    const idle = (k: string) => (k === 'clean.ts' ? idleTime([450, 400]) : idleTime([]));
+    assert.equal(idleTime([450, 400]), 1000);
+    assert.equal(idleTime([50]), 300, 'never below 300 ms');
+    assert.equal(idleTime([]), DEFAULT_IDLE_MS);
+    void r.settle(['clean.ts', 'other.ts'], 2000, idle).then((x) => (result = x));
+    await advance(500);
+    r.record(['other.ts']);
+    await advance(499);
+    assert.equal(result, undefined, 'clean.ts may still be checked');
+    await advance(1);
+    assert.deepEqual(result, { pending: [], quiet: ['clean.ts'], waitedMs: 1000, publishedMs: 500 });
   });
 
   it('names the documents not checked by the bound', async () => {
     const { clock, advance } = fakeClock();
     const r = new ChangeRecorder(new Set(['a', 'b']), clock);
-    let result: { pending: string[]; waitedMs: number } | undefined;
-    void r.settle(['a', 'b'], 500).then((x) => (result = x));
+    let result: Settled | undefined;
+    void r.settle(['a', 'b'], 500, () => 5000).then((x) => (result = x));
     r.record(['a']);
     await advance(499);
     assert.equal(result, undefined);
     await advance(1);
-    assert.deepEqual(result, { pending: ['b'], waitedMs: 500, publishedMs: 0 });
+    assert.deepEqual(result, { pending: ['b'], quiet: [], waitedMs: 500, publishedMs: 0 });
   });
 
   it('does not wait at all for documents no language server checks', async () => {
     const { clock } = fakeClock();
     const r = new ChangeRecorder(new Set(['notes.txt']), clock);
-    assert.deepEqual(await r.settle([], 2000), { pending: [], waitedMs: 0, publishedMs: undefined });
+    assert.deepEqual(await r.settle([], 2000, () => 1000), { pending: [], quiet: [], waitedMs: 0, publishedMs: undefined });
     assert.equal(hasProvider('plaintext', new Set(['typescript']), ['onLanguage:markdown', 'onLanguage']), false);
     assert.equal(hasProvider('typescript', new Set(), ['onLanguage:typescript']), true);
     assert.equal(hasProvider('c', new Set(['c']), []), true, 'a language seen with diagnostics');

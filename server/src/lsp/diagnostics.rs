@@ -288,6 +288,8 @@ pub struct Delta {
     pub pending: Vec<String>,
     /// Files no language server checks (the client knows of none for their language).
     pub unchecked: Vec<String>,
+    /// Files whose language server sent no update after the edit in its usual time: unchanged.
+    pub quiet: Vec<String>,
     /// Files whose text is not what the plan made.
     pub differs: Vec<String>,
     /// Files whose diagnostics were compared.
@@ -307,6 +309,7 @@ impl Delta {
             "omitted": total - shown_introduced - shown_resolved,
             "pending": self.pending,
             "unchecked": self.unchecked,
+            "quiet": self.quiet,
             "not_compared": self.differs,
         })
     }
@@ -345,6 +348,10 @@ impl Delta {
                 options.settle.as_millis(),
                 names.join(", ")
             ));
+        }
+        if !self.quiet.is_empty() {
+            let names: Vec<String> = self.quiet.iter().map(|p| shown(p, folders)).collect();
+            lines.push(format!("No diagnostics update for {} after the edit: taken as unchanged.", names.join(", ")));
         }
         if !self.differs.is_empty() {
             let names: Vec<String> = self.differs.iter().map(|p| shown(p, folders)).collect();
@@ -450,7 +457,7 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
     let listed = |field: &str| -> Vec<String> {
         after.get(field).and_then(Value::as_array).map(|p| p.iter().filter_map(Value::as_str).map(convert::uri_key).collect()).unwrap_or_default()
     };
-    let (pending, unchecked) = (listed("pending"), listed("unchecked"));
+    let (pending, unchecked, quiet) = (listed("pending"), listed("unchecked"), listed("quiet"));
     let mut out = Delta::default();
     for e in edited {
         let key = convert::uri_key(&e.uri);
@@ -467,6 +474,11 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
             continue;
         }
         out.checked += 1;
+        if quiet.contains(&key) {
+            // Not republished: the editor still holds the old diagnostics at their old places.
+            out.quiet.push(e.file_path.to_string());
+            continue;
+        }
         let old_rope = Rope::from_str(e.before);
         let new_rope = Rope::from_str(e.after);
         let keep = |d: &Raw| options.report.keeps(d.severity);
@@ -605,6 +617,19 @@ mod tests {
         let after = json!({"diagnostics": {}, "unchecked": [URI, "file:///w/notes.txt"]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert_eq!(d.text(Options::default(), &["/w".into()]), "No diagnostics for calc.ts, notes.txt: no language server checks it.");
+    }
+
+    #[test]
+    fn a_file_its_server_did_not_republish_is_taken_as_unchanged_not_remapped() {
+        // The old error below the edit, still at its old line: comparing would invent a change.
+        let before_text = "a\nb\n";
+        let after_text = "x\na\nb\n";
+        let stale = vec![diag(1, 0, 1, "old", 1)];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: &[rep(0, 0, "x\n")], differs: false }];
+        let after = json!({"diagnostics": {URI: stale.clone()}, "quiet": [URI]});
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: stale}}), &after);
+        assert!(d.introduced.is_empty() && d.resolved.is_empty(), "{d:?}");
+        assert_eq!(d.text(Options::default(), &["/w".into()]), "No new errors.\nNo diagnostics update for calc.ts after the edit: taken as unchanged.");
     }
 
     #[test]

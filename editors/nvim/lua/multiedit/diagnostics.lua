@@ -13,12 +13,17 @@
 --   })
 --
 -- Works with Neovim 0.7 and later. A buffer counts as checked when another language server is
--- attached to it; a buffer with none is answered as unchecked and not waited for.
+-- attached to it; a buffer with none is answered as unchecked and not waited for. A checked buffer
+-- is settled 60 ms after its diagnostics last changed (see M.idle_ms for servers that stay silent).
 
 local M = {}
 
 -- A buffer is settled this long after its last diagnostics change (a server may publish twice).
 M.quiet_ms = 60
+-- Language servers republish a document's diagnostics after each change (clangd does, empty or not),
+-- so a buffer waits for that. For a server that stays silent when nothing changed, set this: a buffer
+-- whose diagnostics do not change this long after the edit is then taken as unchanged.
+M.idle_ms = nil
 
 local changed = {} -- buffer -> hrtime of its last DiagnosticChanged
 local started = nil -- hrtime of the last "before"
@@ -125,7 +130,11 @@ function M.handler(_, params, ctx)
   end
   local function settled()
     for _, buf in pairs(waiting) do
-      if not changed[buf] or ms_since(changed[buf]) < M.quiet_ms then
+      if changed[buf] then
+        if ms_since(changed[buf]) < M.quiet_ms then
+          return false
+        end
+      elseif not M.idle_ms or ms_since(since) < M.idle_ms then
         return false
       end
     end
@@ -135,11 +144,11 @@ function M.handler(_, params, ctx)
   if left > 0 then
     vim.wait(left, settled, 10)
   end
-  local pending, last = {}, nil
+  local pending, quiet, last = {}, {}, nil
   for uri, buf in pairs(waiting) do
     local at = changed[buf]
-    if not at or at < since then
-      table.insert(pending, uri)
+    if not at then
+      table.insert((M.idle_ms and ms_since(since) >= M.idle_ms) and quiet or pending, uri)
     elseif not last or at > last then
       last = at
     end
@@ -147,6 +156,7 @@ function M.handler(_, params, ctx)
   return {
     diagnostics = snapshot(uris, encoding),
     pending = pending,
+    quiet = quiet,
     unchecked = unchecked,
     waitedMs = math.floor(ms_since(since)),
     publishedMs = last and math.floor((last - since) / 1e6) or nil,
