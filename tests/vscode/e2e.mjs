@@ -522,6 +522,7 @@ async function main() {
   fs.writeFileSync(calc, calcText);
   fs.writeFileSync(path.join(ws, 'agent-result.md'), '# What the agent gets back\n');
   fs.writeFileSync(path.join(ws, 'plain.txt'), 'plain text, no language server\n');
+  fs.writeFileSync(path.join(ws, 'clean.ts'), 'export const limit: number = 1;\n');
   fs.writeFileSync(patchA, patchAOnDisk);
   fs.writeFileSync(patchOld, patchOldText);
   fs.writeFileSync(path.join(ws, 'stale.patch'), stalePatchText);
@@ -1113,6 +1114,13 @@ async function runTests() {
     log('tool result:', JSON.stringify(state.toolResult));
     assertMatch(state.toolResult, /\n\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)$/, 'the fix, resolved');
 
+    // A clean file that stays clean: TypeScript publishes nothing, so no update comes; it is taken as
+    // unchanged after twice the time TypeScript took above, not after the 2 s bound.
+    await openFile('clean.ts');
+    state = await invokeLmTool({ file_path: path.join(ws, 'clean.ts'), edits: [{ old_string: '= 1;', new_string: '= 2;' }] });
+    log('tool result:', JSON.stringify(state.toolResult));
+    assertMatch(state.toolResult, /\n\nNo new errors\.\nNo diagnostics update for clean\.ts after the edit: taken as unchanged\.$/, 'clean file');
+
     // A file no language server checks: no wait.
     const started = Date.now();
     state = await invokeLmTool({ file_path: path.join(ws, 'plain.txt'), edits: [{ old_string: 'plain', new_string: 'PLAIN' }] });
@@ -1152,7 +1160,8 @@ async function runTests() {
     for (const m of measured.filter((x) => x.published !== undefined)) {
       if (m.waited - m.published > 100) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 100)`);
     }
-    const plain = measured.find((x) => x.published === undefined);
+    const [clean, plain] = measured.filter((x) => x.published === undefined);
+    if (!clean || clean.waited > 1500) throw new Error(`the clean file was waited for too long: ${JSON.stringify(measured)}`);
     if (!plain || plain.waited > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
