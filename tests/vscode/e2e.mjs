@@ -1087,7 +1087,7 @@ async function runTests() {
     await expectActiveText('one\ntwo\nthree\nfour\n', 'text after one Ctrl+Z');
   });
 
-  await test('diagnostics: the tool and an MCP agent get the error a plan introduced, not the one already there; the fix comes back resolved', async () => {
+  await test('diagnostics: the LM tool, @multiedit and an MCP agent get the error a plan introduced, not the one already there; the fix comes back resolved', async () => {
     await clearNotifications();
     await openFile('calc.ts');
     // TypeScript has checked the file: the error already there is shown.
@@ -1154,6 +1154,14 @@ async function runTests() {
     answer = mcp(fixIt);
     log('MCP result:', JSON.stringify(answer.text));
     assertMatch(answer.text, /\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type/, 'MCP fix');
+
+    // @multiedit in the chat shows the same under its answer.
+    const chat = async (plan) =>
+      (await runTestCommand('MultiEdit: Test: Run Chat Participant', 'chat-input', { prompt: `\`\`\`json\n${JSON.stringify(plan)}\n\`\`\`` }, 'chat')).chatResponse;
+    let said = await chat(breakIt);
+    assertMatch(said, /New errors: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)/, '@multiedit');
+    said = await chat(fixIt);
+    assertMatch(said, /No new errors\.  \nResolved: calc\.ts:7:29 Argument of type/, '@multiedit, the fix');
 
     const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]) }));
     log(`diagnostics waits (ms): ${JSON.stringify(measured)}; plain text plan round trip ${elapsed} ms`);
