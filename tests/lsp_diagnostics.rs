@@ -202,3 +202,28 @@ fn a_text_that_is_not_what_the_plan_made_is_not_compared() {
     assert_eq!(result["diagnostics"]["introduced"], json!([]));
     assert_eq!(result["diagnostics"]["not_compared"], json!([file.to_str().unwrap()]));
 }
+
+#[test]
+fn a_file_the_editor_had_not_open_shows_its_errors_as_they_are_not_as_new() {
+    let (_dir, file, mut ed) = setup(json!({"diagnostics": true}));
+    let other = file.with_file_name("other.ts");
+    fs::write(&other, "let n: number = 1;\n").unwrap();
+    let plan = json!({"file_path": other, "edits": [{"old_string": "= 1;", "new_string": "= '1';"}]});
+    // Its language server had never checked it: the editor had nothing before, and everything after.
+    let script = Scripted {
+        before: vec![],
+        after: vec![diag(0, 4, 5, 1, 2322, "Type 'string' is not assignable to type 'number'.")],
+        answer_after: true,
+        pending: false,
+        typed: false,
+    };
+    let (result, asked) = execute(&mut ed, json!([plan]), &script);
+    assert_eq!(asked, ["multiedit/diagnostics before", "workspace/applyEdit", "multiedit/diagnostics after"]);
+    let result = result.expect("applied");
+    assert_eq!(
+        result["diagnostics_text"],
+        "Now in other.ts (not open before the edit, so not compared): other.ts:1:5 Type 'string' is not assignable to type 'number'. (ts 2322)"
+    );
+    assert_eq!(result["diagnostics"]["introduced"], json!([]));
+    assert_eq!(result["diagnostics"]["not_open_before"], json!([other.to_str().unwrap()]));
+}

@@ -29,6 +29,8 @@ export class DiagnosticsHost implements vscode.Disposable {
   private recorder: ChangeRecorder | undefined;
   /** Languages some language server has published diagnostics for in this session. */
   private readonly seenLanguages = new Set<string>();
+  /** The documents of the current plan that were open before its edit (the "before" phase). */
+  private openBefore = new Set<string>();
   /** Per language, how long its servers took to publish after a plan's edit (the last 20). */
   private readonly latencies = new Map<string, number[]>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -73,16 +75,22 @@ export class DiagnosticsHost implements vscode.Disposable {
 
   async handle(params: DiagnosticsParams): Promise<unknown> {
     const uris = Array.isArray(params?.uris) ? params.uris.filter((u): u is string => typeof u === 'string') : [];
-    if (params?.phase !== 'after') return { diagnostics: this.snapshot(uris) };
     const keys = uris.map(key);
+    if (params?.phase !== 'after') {
+      this.openBefore = new Set(keys.filter((k) => this.languageOf(k) !== undefined));
+      return { diagnostics: this.snapshot(uris) };
+    }
     const recorder = this.recorder && keys.every((k) => this.recorder!.keys.has(k)) ? this.recorder : new ChangeRecorder(new Set(keys));
     const waitFor = keys.filter((k) => this.providerFor(k));
-    const idle = (k: string) => idleTime(this.latencies.get(this.languageOf(k) ?? '') ?? []);
+    // Silence means "unchanged" only for a document its language server had already checked: one
+    // opened by the edit itself is waited for up to the bound.
+    const idle = (k: string) => (this.openBefore.has(k) ? idleTime(this.latencies.get(this.languageOf(k) ?? '') ?? []) : Number.POSITIVE_INFINITY);
     const settled = await recorder.settle(waitFor, typeof params.settleMs === 'number' ? params.settleMs : 2000, idle);
+    // Learned from documents already checked before the edit (a first check takes longer).
     for (const k of waitFor) {
       const at = recorder.changed.get(k);
       const languageId = this.languageOf(k);
-      if (at === undefined || !languageId) continue;
+      if (at === undefined || !languageId || !this.openBefore.has(k)) continue;
       const seen = this.latencies.get(languageId) ?? [];
       this.latencies.set(languageId, [...seen, at - recorder.started].slice(-20));
     }

@@ -523,6 +523,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'agent-result.md'), '# What the agent gets back\n');
   fs.writeFileSync(path.join(ws, 'plain.txt'), 'plain text, no language server\n');
   fs.writeFileSync(path.join(ws, 'clean.ts'), 'export const limit: number = 1;\n');
+  fs.writeFileSync(path.join(ws, 'unopened.ts'), 'export const count: number = 1;\n');
   fs.writeFileSync(patchA, patchAOnDisk);
   fs.writeFileSync(patchOld, patchOldText);
   fs.writeFileSync(path.join(ws, 'stale.patch'), stalePatchText);
@@ -1121,6 +1122,12 @@ async function runTests() {
     log('tool result:', JSON.stringify(state.toolResult));
     assertMatch(state.toolResult, /\n\nNo new errors\.\nNo diagnostics update for clean\.ts after the edit: taken as unchanged\.$/, 'clean file');
 
+    // A file VS Code had not open: TypeScript had never checked it, so its errors are shown as they
+    // are after the edit, not as new.
+    state = await invokeLmTool({ file_path: path.join(ws, 'unopened.ts'), edits: [{ old_string: '= 1;', new_string: "= '1';" }] });
+    log('tool result:', JSON.stringify(state.toolResult));
+    assertMatch(state.toolResult, /\n\nNow in unopened\.ts \(not open before the edit, so not compared\): unopened\.ts:1:14 Type 'string' is not assignable to type 'number'\. \(ts 2322\)$/, 'unopened file');
+
     // A file no language server checks: no wait.
     const started = Date.now();
     state = await invokeLmTool({ file_path: path.join(ws, 'plain.txt'), edits: [{ old_string: 'plain', new_string: 'PLAIN' }] });
@@ -1169,6 +1176,7 @@ async function runTests() {
       if (m.waited - m.published > 100) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 100)`);
     }
     const [clean, plain] = measured.filter((x) => x.published === undefined);
+    log(`diagnostics: clean file ${clean?.waited} ms, plain text ${plain?.waited} ms`);
     if (!clean || clean.waited > 1500) throw new Error(`the clean file was waited for too long: ${JSON.stringify(measured)}`);
     if (!plain || plain.waited > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });

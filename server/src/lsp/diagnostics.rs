@@ -137,6 +137,9 @@ pub struct Edited<'a> {
     /// The editor's text is not what the plan made (edits left out in a review, or typed since): the
     /// replacements cannot map its diagnostics.
     pub differs: bool,
+    /// The editor had the document open before the edit (else its language servers may never have
+    /// checked it: no diagnostics before means nothing to compare with).
+    pub was_open: bool,
 }
 
 /// A plan's diagnostics watch: the snapshot taken before its edit, and the options for this call.
@@ -168,7 +171,8 @@ impl Watch {
             .iter()
             .zip(&prepared.before)
             .zip(&prepared.uris)
-            .filter_map(|((f, before), uri)| {
+            .zip(&prepared.versions)
+            .filter_map(|(((f, before), uri), version)| {
                 Some(Edited {
                     file_path: &f.file_path,
                     uri: uri.clone()?,
@@ -176,6 +180,7 @@ impl Watch {
                     after: &f.text,
                     replacements: &f.replacements,
                     differs: false,
+                    was_open: version.is_some(),
                 })
             })
             .collect();
@@ -284,6 +289,9 @@ fn shown(file_path: &str, folders: &[std::path::PathBuf]) -> String {
 pub struct Delta {
     pub introduced: Vec<Item>,
     pub resolved: Vec<Item>,
+    /// The diagnostics after the edit of files the editor had not open before it and had none for:
+    /// nothing to compare with, so they are shown as they are, not as introduced.
+    pub present: Vec<Item>,
     /// Files whose diagnostics had not settled at the bound: nothing is said about them.
     pub pending: Vec<String>,
     /// Files no language server checks (the client knows of none for their language).
@@ -292,34 +300,48 @@ pub struct Delta {
     pub quiet: Vec<String>,
     /// Files whose text is not what the plan made.
     pub differs: Vec<String>,
+    /// Files not open before the edit (with `present`).
+    pub fresh: Vec<String>,
     /// Files whose diagnostics were compared.
     pub checked: usize,
 }
 
 impl Delta {
+    /// How many of `introduced`, `resolved` and `present` are listed, in that order, within `max`.
+    fn shown(&self, max: usize) -> [usize; 3] {
+        let introduced = self.introduced.len().min(max);
+        let resolved = self.resolved.len().min(max - introduced);
+        [introduced, resolved, self.present.len().min(max - introduced - resolved)]
+    }
+
+    fn omitted(&self, max: usize) -> usize {
+        self.introduced.len() + self.resolved.len() + self.present.len() - self.shown(max).iter().sum::<usize>()
+    }
+
     fn to_json(&self, options: Options) -> Value {
-        let total = self.introduced.len() + self.resolved.len();
-        let shown_introduced = self.introduced.len().min(options.max);
-        let shown_resolved = self.resolved.len().min(options.max - shown_introduced);
+        let [introduced, resolved, present] = self.shown(options.max);
+        let items = |list: &[Item], n: usize| list.iter().take(n).map(Item::to_json).collect::<Vec<_>>();
         json!({
             "available": true,
             "report": options.report.as_str(),
-            "introduced": self.introduced.iter().take(shown_introduced).map(Item::to_json).collect::<Vec<_>>(),
-            "resolved": self.resolved.iter().take(shown_resolved).map(Item::to_json).collect::<Vec<_>>(),
-            "omitted": total - shown_introduced - shown_resolved,
+            "introduced": items(&self.introduced, introduced),
+            "resolved": items(&self.resolved, resolved),
+            "present": items(&self.present, present),
+            "omitted": self.omitted(options.max),
             "pending": self.pending,
             "unchecked": self.unchecked,
             "quiet": self.quiet,
             "not_compared": self.differs,
+            "not_open_before": self.fresh,
         })
     }
 
     /// The compact text a model reads.
     pub fn text(&self, options: Options, folders: &[std::path::PathBuf]) -> String {
-        let what = if options.report == Report::Warnings { "errors or warnings" } else { "errors" };
+        let warnings = options.report == Report::Warnings;
+        let what = if warnings { "errors or warnings" } else { "errors" };
         let mut lines = Vec::new();
-        let shown_introduced = self.introduced.len().min(options.max);
-        let shown_resolved = self.resolved.len().min(options.max - shown_introduced);
+        let [introduced, resolved, present] = self.shown(options.max);
         let list = |items: &[Item], n: usize| -> String {
             let texts: Vec<String> = items.iter().take(n).map(|i| i.to_text(folders)).collect();
             if texts.len() == 1 {
@@ -328,41 +350,46 @@ impl Delta {
                 texts.iter().map(|t| format!("\n  {t}")).collect()
             }
         };
+        let names = |files: &[String]| files.iter().map(|p| shown(p, folders)).collect::<Vec<_>>().join(", ");
         if !self.introduced.is_empty() {
-            let label = if options.report == Report::Warnings { "New errors and warnings" } else { "New errors" };
-            lines.push(format!("{label}:{}", list(&self.introduced, shown_introduced)));
+            let label = if warnings { "New errors and warnings" } else { "New errors" };
+            lines.push(format!("{label}:{}", list(&self.introduced, introduced)));
         } else if self.checked > 0 {
             lines.push(format!("No new {what}."));
         }
-        if shown_resolved > 0 {
-            lines.push(format!("Resolved:{}", list(&self.resolved, shown_resolved)));
+        if resolved > 0 {
+            lines.push(format!("Resolved:{}", list(&self.resolved, resolved)));
         }
-        let omitted = self.introduced.len() + self.resolved.len() - shown_introduced - shown_resolved;
+        if present > 0 {
+            let with: Vec<String> = self.fresh.iter().filter(|f| self.present.iter().any(|i| &i.file_path == *f)).cloned().collect();
+            lines.push(format!("Now in {} (not open before the edit, so not compared):{}", names(&with), list(&self.present, present)));
+        }
+        let clean: Vec<String> = self.fresh.iter().filter(|f| !self.present.iter().any(|i| &i.file_path == *f)).cloned().collect();
+        if !clean.is_empty() {
+            lines.push(format!("No {what} in {} after the edit.", names(&clean)));
+        }
+        let omitted = self.omitted(options.max);
         if omitted > 0 {
             lines.push(format!("... and {omitted} more (structured result: diagnostics)."));
         }
         if !self.pending.is_empty() {
-            let names: Vec<String> = self.pending.iter().map(|p| shown(p, folders)).collect();
             lines.push(format!(
                 "Diagnostics still pending after {} ms (not checked): {}.",
                 options.settle.as_millis(),
-                names.join(", ")
+                names(&self.pending)
             ));
         }
         if !self.quiet.is_empty() {
-            let names: Vec<String> = self.quiet.iter().map(|p| shown(p, folders)).collect();
-            lines.push(format!("No diagnostics update for {} after the edit: taken as unchanged.", names.join(", ")));
+            lines.push(format!("No diagnostics update for {} after the edit: taken as unchanged.", names(&self.quiet)));
         }
         if !self.differs.is_empty() {
-            let names: Vec<String> = self.differs.iter().map(|p| shown(p, folders)).collect();
             lines.push(format!(
                 "Diagnostics not compared for {}: the text is not what the plan made (edits left out in review, or typed since).",
-                names.join(", ")
+                names(&self.differs)
             ));
         }
         if !self.unchecked.is_empty() {
-            let names: Vec<String> = self.unchecked.iter().map(|p| shown(p, folders)).collect();
-            lines.push(format!("No diagnostics for {}: no language server checks it.", names.join(", ")));
+            lines.push(format!("No diagnostics for {}: no language server checks it.", names(&self.unchecked)));
         }
         lines.join("\n")
     }
@@ -473,11 +500,15 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
             out.differs.push(e.file_path.to_string());
             continue;
         }
-        out.checked += 1;
+        let fresh = !e.was_open && for_uri(before, &e.uri).is_empty();
+        out.checked += usize::from(!fresh);
         if quiet.contains(&key) {
             // Not republished: the editor still holds the old diagnostics at their old places.
             out.quiet.push(e.file_path.to_string());
             continue;
+        }
+        if fresh {
+            out.fresh.push(e.file_path.to_string());
         }
         let old_rope = Rope::from_str(e.before);
         let new_rope = Rope::from_str(e.after);
@@ -498,6 +529,10 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
         for d in for_uri(after, &e.uri).into_iter().filter_map(raw).filter(keep) {
             let range = convert::range_to_chars(&new_rope, d.range, encoding);
             let now = item(e.file_path, &new_rope, range.start, range.end, &d);
+            if fresh {
+                out.present.push(now);
+                continue;
+            }
             let same = |o: &Item| {
                 o.severity == now.severity && o.source == now.source && o.code == now.code && o.message == now.message && o.line == now.line
             };
@@ -527,7 +562,7 @@ mod tests {
     const URI: &str = "file:///w/calc.ts";
 
     fn run(before_text: &str, reps: &[Replacement], after_text: &str, before: Vec<Value>, after: Vec<Value>, options: Options) -> Delta {
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, differs: false }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, differs: false, was_open: true }];
         delta(options, Encoding::Utf16, &edited, &json!({"diagnostics": {URI: before}}), &json!({"diagnostics": {URI: after}}))
     }
 
@@ -597,7 +632,7 @@ mod tests {
 
     #[test]
     fn pending_files_are_named_not_guessed() {
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false, was_open: true }];
         let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "stale", 1)]}, "pending": [URI]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert!(d.introduced.is_empty());
@@ -608,8 +643,8 @@ mod tests {
     #[test]
     fn files_no_language_server_checks_are_said_to_be_unchecked() {
         let edited = [
-            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false },
-            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[], differs: false },
+            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false, was_open: true },
+            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[], differs: false, was_open: true },
         ];
         let after = json!({"diagnostics": {}, "unchecked": ["file:///w/notes.txt"]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
@@ -625,11 +660,30 @@ mod tests {
         let before_text = "a\nb\n";
         let after_text = "x\na\nb\n";
         let stale = vec![diag(1, 0, 1, "old", 1)];
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: &[rep(0, 0, "x\n")], differs: false }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: &[rep(0, 0, "x\n")], differs: false, was_open: true }];
         let after = json!({"diagnostics": {URI: stale.clone()}, "quiet": [URI]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: stale}}), &after);
         assert!(d.introduced.is_empty() && d.resolved.is_empty(), "{d:?}");
         assert_eq!(d.text(Options::default(), &["/w".into()]), "No new errors.\nNo diagnostics update for calc.ts after the edit: taken as unchanged.");
+    }
+
+    #[test]
+    fn a_file_not_open_before_shows_its_errors_as_present_not_as_new() {
+        let mut edited = vec![Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a\n", after: "b\n", replacements: &[], differs: false, was_open: false }];
+        let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "bad", 1)]}});
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
+        assert!(d.introduced.is_empty());
+        assert_eq!(d.text(Options::default(), &["/w".into()]), "Now in calc.ts (not open before the edit, so not compared): calc.ts:1:1 bad (ts 1)");
+        let clean = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &json!({"diagnostics": {}}));
+        assert_eq!(clean.text(Options::default(), &["/w".into()]), "No errors in calc.ts after the edit.");
+        assert_eq!(d.to_json(Options::default())["not_open_before"], json!(["/w/calc.ts"]));
+        // A language server that checks closed files too had published for it: compared as usual.
+        let before = json!({"diagnostics": {URI: [diag(0, 0, 1, "old", 1)]}});
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &before, &after);
+        assert_eq!((d.introduced.len(), d.resolved.len(), d.present.len()), (1, 1, 0));
+        edited[0].was_open = true;
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
+        assert_eq!((d.introduced.len(), d.present.len()), (1, 0));
     }
 
     #[test]
