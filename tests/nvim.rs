@@ -45,8 +45,9 @@ fn neovim_applies_the_plan_as_one_undo_step() {
     nvim_support::assert_one_undo_step(&r, &file);
 }
 
-/// A C++ file with an error already in it (line 3) and a call that the plans break and fix (line 5).
-const CALC_CPP: &str = "int add(int a, int b) { return a + b; }\n\nint already = \"not a number\";\n\nint total() { return add(1, 2); }\n";
+/// A C++ file with an error already in it (line 3) and a call that the plans break and fix (line 5,
+/// after a non-ASCII character: columns go from Neovim's bytes through UTF-16 to characters).
+const CALC_CPP: &str = "int add(int a, int b) { return a + b; }\n\nint already = \"not a number\";\n\nint total() { /* ü */ return add(1, 2); }\n";
 
 const DIAGNOSTICS_SCRIPT: &str = r#"
 local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
@@ -134,16 +135,16 @@ fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
     assert!(r["errors_before"].to_string().contains("already") || r["errors_before"].to_string().contains("initialize"), "{}", r["errors_before"]);
 
     let broken = r["broken"]["text"].as_str().unwrap_or_default();
-    assert!(broken.starts_with("New errors: calc.cpp:5:"), "{broken}");
+    assert!(broken.starts_with("New errors: calc.cpp:5:30 "), "{broken}");
     assert!(broken.contains("No matching function for call to 'add'"), "{broken}");
     assert!(!broken.contains("calc.cpp:3:"), "the error already on line 3 is not reported: {broken}");
     let introduced = &r["broken"]["diagnostics"]["introduced"];
     assert_eq!(introduced.as_array().map(Vec::len), Some(1), "{introduced}");
-    assert_eq!(introduced[0]["line"], 5);
+    assert_eq!((introduced[0]["line"].as_u64(), introduced[0]["column"].as_u64()), (Some(5), Some(30)));
     assert_eq!(introduced[0]["severity"], "error");
 
     let fixed = r["fixed"]["text"].as_str().unwrap_or_default();
-    assert!(fixed.starts_with("No new errors.\nResolved: calc.cpp:5:"), "{fixed}");
+    assert!(fixed.starts_with("No new errors.\nResolved: calc.cpp:5:30 "), "{fixed}");
     assert!(fixed.contains("No matching function for call to 'add'"), "{fixed}");
     assert_eq!(nvim_support::strings(&r["lines"]).join("\n") + "\n", CALC_CPP, "broken then fixed: the text is back");
 

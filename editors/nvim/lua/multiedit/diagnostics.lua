@@ -25,12 +25,13 @@ M.quiet_ms = 60
 -- whose diagnostics do not change this long after the edit is then taken as unchanged.
 M.idle_ms = nil
 
+local uv = vim.uv or vim.loop
 local changed = {} -- buffer -> hrtime of its last DiagnosticChanged
 local started = nil -- hrtime of the last "before"
 local autocmd = nil
 
 local function ms_since(t)
-  return (vim.loop.hrtime() - t) / 1e6
+  return (uv.hrtime() - t) / 1e6
 end
 
 local function buffer_of(uri)
@@ -51,7 +52,12 @@ local function column(buf, lnum, col, encoding)
     return col
   end
   local line = vim.api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1] or ''
-  local ok, utf32, utf16 = pcall(vim.str_utfindex, line, math.min(col, #line))
+  col = math.min(col, #line)
+  if vim.fn.has('nvim-0.11') == 1 then
+    local ok, n = pcall(vim.str_utfindex, line, encoding, col, false)
+    return ok and n or col
+  end
+  local ok, utf32, utf16 = pcall(vim.str_utfindex, line, col)
   if not ok then
     return col
   end
@@ -94,7 +100,8 @@ end
 
 -- Another language server attached to the buffer will check it again after the edit.
 local function checked(buf, self_id)
-  for _, client in pairs(vim.lsp.buf_get_clients(buf)) do
+  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = buf }) or vim.lsp.buf_get_clients(buf)
+  for _, client in pairs(clients) do
     if client.id ~= self_id then
       return true
     end
@@ -107,18 +114,18 @@ function M.handler(_, params, ctx)
   local encoding = client and client.offset_encoding or 'utf-16'
   local uris = type(params) == 'table' and params.uris or {}
   if params.phase ~= 'after' then
-    changed, started = {}, vim.loop.hrtime()
+    changed, started = {}, uv.hrtime()
     if not autocmd then
       autocmd = vim.api.nvim_create_autocmd('DiagnosticChanged', {
         callback = function(args)
-          changed[args.buf] = vim.loop.hrtime()
+          changed[args.buf] = uv.hrtime()
         end,
       })
     end
     return { diagnostics = snapshot(uris, encoding) }
   end
 
-  local since = started or vim.loop.hrtime()
+  local since = started or uv.hrtime()
   local waiting, unchecked = {}, {}
   for _, uri in ipairs(uris) do
     local buf = buffer_of(uri)
