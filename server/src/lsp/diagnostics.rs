@@ -687,6 +687,18 @@ mod tests {
     }
 
     #[test]
+    fn columns_are_characters_whatever_the_encoding() {
+        // "😀 x": x is the third character, at UTF-16 unit 3 and byte 5.
+        let text = "😀 x\n";
+        for (enc, col) in [(Encoding::Utf16, 3), (Encoding::Utf8, 5)] {
+            let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: text, after: text, replacements: &[], differs: false, was_open: true }];
+            let after = json!({"diagnostics": {URI: [diag(0, col, col + 1, "bad", 1)]}});
+            let d = delta(Options::default(), enc, &edited, &json!({"diagnostics": {URI: []}}), &after);
+            assert_eq!((d.introduced[0].line, d.introduced[0].column, d.introduced[0].end_column), (1, 3, 4), "{enc:?}");
+        }
+    }
+
+    #[test]
     fn odd_answers_are_read_leniently() {
         let text = "abc\n";
         let garbage = vec![json!(7), json!({"range": {}}), json!({"message": "no range"}), diag(99, 99, 99, "clamped", 1)];
