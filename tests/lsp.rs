@@ -1003,7 +1003,7 @@ fn the_undo_entry_names_the_agent_and_what_changed() {
     assert_eq!(kind, "invalid_plan");
     assert_eq!(
         data["message"],
-        "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \"always\" or a boolean, and \"agent\": the name of who sent the plan; got agent=7"
+        "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; got agent=7"
     );
     assert_eq!(ed.edits_seen.len(), 2);
     assert_eq!(ed.text(&a), "one 2\n");

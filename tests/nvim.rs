@@ -44,3 +44,110 @@ fn neovim_applies_the_plan_as_one_undo_step() {
     assert!(r["message"].as_str().is_some_and(|m| m.starts_with("Applied 3 edits to")), "{}", r["message"]);
     nvim_support::assert_one_undo_step(&r, &file);
 }
+
+/// A C++ file with an error already in it (line 3) and a call that the plans break and fix (line 5,
+/// after a non-ASCII character: columns go from Neovim's bytes through UTF-16 to characters).
+const CALC_CPP: &str = "int add(int a, int b) { return a + b; }\n\nint already = \"not a number\";\n\nint total() { /* ü */ return add(1, 2); }\n";
+
+const DIAGNOSTICS_SCRIPT: &str = r#"
+local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
+  os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
+local results = {}
+local function ms(t) return (vim.loop.hrtime() - t) / 1e6 end
+
+local ok, err = pcall(function()
+  -- As a user's configuration does it: the handler from editors/nvim on the runtimepath.
+  vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local clangd = vim.lsp.start_client({ name = 'clangd', cmd = { 'clangd' }, root_dir = root })
+  vim.lsp.buf_attach_client(buf, clangd)
+  assert(vim.wait(60000, function()
+    return #vim.diagnostic.get(buf, { severity = vim.diagnostic.severity.ERROR }) > 0
+  end, 50), 'clangd published no error for the file')
+  results.errors_before = vim.tbl_map(function(d) return d.message end, vim.diagnostic.get(buf))
+
+  local initialized = false
+  local id = vim.lsp.start_client({
+    name = 'multiedit',
+    cmd = { bin, 'lsp' },
+    root_dir = root,
+    init_options = { diagnostics = { settleMs = 20000 } },
+    handlers = { ['multiedit/diagnostics'] = require('multiedit.diagnostics').handler },
+    on_init = function() initialized = true end,
+  })
+  vim.lsp.buf_attach_client(buf, id)
+  assert(vim.wait(15000, function() return initialized end, 20), 'multiedit did not initialize')
+  local client = vim.lsp.get_client_by_id(id)
+
+  local function apply(plan, on_buf)
+    local done, e, r = false, nil, nil
+    client.request('workspace/executeCommand', { command = 'multiedit.apply', arguments = { plan } },
+      function(er, res) e, r, done = er, res, true end, on_buf)
+    assert(vim.wait(60000, function() return done end, 10), 'no answer to multiedit.apply')
+    assert(not e, e and e.message)
+    return r
+  end
+
+  local t = vim.loop.hrtime()
+  local r = apply({ file_path = file, edits = { { old_string = 'add(1, 2)', new_string = 'add(1, "2")' } } }, buf)
+  results.broken = { text = r.diagnostics_text, diagnostics = r.diagnostics, ms = ms(t) }
+  t = vim.loop.hrtime()
+  r = apply({ file_path = file, edits = { { old_string = 'add(1, "2")', new_string = 'add(1, 2)' } } }, buf)
+  results.fixed = { text = r.diagnostics_text, ms = ms(t) }
+  results.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+
+  -- A buffer no language server checks: no wait.
+  local notes = root .. '/notes.txt'
+  vim.cmd('edit ' .. vim.fn.fnameescape(notes))
+  local nbuf = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(nbuf, id)
+  t = vim.loop.hrtime()
+  r = apply({ file_path = notes, edits = { { old_string = 'plain', new_string = 'PLAIN' } } }, nbuf)
+  results.plain = { text = r.diagnostics_text, ms = ms(t) }
+  vim.lsp.stop_client(id)
+  vim.lsp.stop_client(clangd)
+end)
+"#;
+
+#[test]
+fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
+    if !nvim_support::available("neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd") {
+        return;
+    }
+    let has_clangd = std::process::Command::new("clangd").arg("--version").output().is_ok();
+    if !has_clangd {
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but clangd is not installed: install Debian's clangd");
+        eprintln!("SKIPPED: clangd is not installed (apt-get install clangd)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("calc.cpp");
+    std::fs::write(&file, CALC_CPP).unwrap();
+    std::fs::write(root.join("notes.txt"), "plain text\n").unwrap();
+    let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
+    let r = nvim_support::run(&root, &format!("{DIAGNOSTICS_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
+    eprintln!(
+        "multiedit.apply round trips with diagnostics: broken {} ms, fixed {} ms, plain text {} ms",
+        r["broken"]["ms"], r["fixed"]["ms"], r["plain"]["ms"]
+    );
+    assert!(r["errors_before"].to_string().contains("already") || r["errors_before"].to_string().contains("initialize"), "{}", r["errors_before"]);
+
+    let broken = r["broken"]["text"].as_str().unwrap_or_default();
+    assert!(broken.starts_with("New errors: calc.cpp:5:30 "), "{broken}");
+    assert!(broken.contains("No matching function for call to 'add'"), "{broken}");
+    assert!(!broken.contains("calc.cpp:3:"), "the error already on line 3 is not reported: {broken}");
+    let introduced = &r["broken"]["diagnostics"]["introduced"];
+    assert_eq!(introduced.as_array().map(Vec::len), Some(1), "{introduced}");
+    assert_eq!((introduced[0]["line"].as_u64(), introduced[0]["column"].as_u64()), (Some(5), Some(30)));
+    assert_eq!(introduced[0]["severity"], "error");
+
+    let fixed = r["fixed"]["text"].as_str().unwrap_or_default();
+    assert!(fixed.starts_with("No new errors.\nResolved: calc.cpp:5:30 "), "{fixed}");
+    assert!(fixed.contains("No matching function for call to 'add'"), "{fixed}");
+    assert_eq!(nvim_support::strings(&r["lines"]).join("\n") + "\n", CALC_CPP, "broken then fixed: the text is back");
+
+    assert_eq!(r["plain"]["text"], "No diagnostics for notes.txt: no language server checks it.");
+    assert!(r["plain"]["ms"].as_f64().unwrap() < 2000.0, "not waited for: {} ms", r["plain"]["ms"]);
+}

@@ -4,8 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { DIAGNOSTICS_METHOD } from './diagnostics';
+import { DiagnosticsHost, diagnosticsOption } from './diagnosticsHost';
 import { EditRequest, ReviewPolicy, reviewArgument, reviewFor, serverArguments } from './plan';
-import { ApplyResult, isApplyResult } from './render';
+import { ApplyResult, LspWorkspaceEdit, isApplyResult } from './render';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 
 export const SERVER_APPLY = 'multiedit.apply';
@@ -34,6 +36,8 @@ export class MultiEditClient implements vscode.Disposable {
   serverState: ServerState = 'stopped';
   /** The last WorkspaceEdit the server had the editor apply (workspace/applyEdit answered `applied`). */
   lastAppliedEdit: unknown;
+  /** Answers the server's multiedit/diagnostics. */
+  private readonly diagnostics: DiagnosticsHost;
 
   private setState(state: ServerState): void {
     this.serverState = state;
@@ -44,9 +48,12 @@ export class MultiEditClient implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
   ) {
+    this.diagnostics = new DiagnosticsHost(log);
     this.disposables.push(
+      this.diagnostics,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('multiedit.server') || e.affectsConfiguration('multiedit.trace') || e.affectsConfiguration('multiedit.bridge')) {
+        const restartOn = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics'];
+        if (restartOn.some((s) => e.affectsConfiguration(s))) {
           this.log.info('server settings changed; restarting the server');
           void this.restart().catch(() => undefined);
         }
@@ -146,12 +153,16 @@ export class MultiEditClient implements vscode.Disposable {
         review: config.get<string>('review') ?? 'multiFile',
         // A review in the Refactor Preview waits for the user: give the editor's answer time.
         applyEditTimeoutMs: 30 * 60 * 1000,
+        // What an applied plan did to the diagnostics of the edited files, answered by this.diagnostics.
+        diagnostics: diagnosticsOption(config),
       },
       middleware: {
         workspace: {
           // Seen on its way to VS Code: the edit of each plan, to highlight what changed.
           handleApplyEdit: async (params, next) => {
+            this.diagnostics.editStarting(params.edit as LspWorkspaceEdit);
             const result = await next(params, undefined as never);
+            this.diagnostics.editApplied();
             if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) this.lastAppliedEdit = params.edit;
             return result;
           },
@@ -163,6 +174,7 @@ export class MultiEditClient implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('multiedit', 'MultiEdit', serverOptions, clientOptions);
+    client.onRequest(DIAGNOSTICS_METHOD, (params) => this.diagnostics.handle(params));
     try {
       await client.start();
     } catch (err) {

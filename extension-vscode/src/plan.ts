@@ -328,13 +328,24 @@ export function reviewPolicyFor(plan: EditRequest, setting: ReviewPolicy | undef
   return own === true ? 'always' : own === false ? 'never' : typeof own === 'string' ? (own as ReviewPolicy) : (setting ?? 'multiFile');
 }
 
+export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
+
+/** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
+export interface ServerOptions {
+  review: boolean | ReviewPolicy;
+  diagnostics?: DiagnosticsReport;
+}
+
 /**
- * The command arguments for the server: the plan without the extension-side `review` field, then the
- * call's options with the review decided here.
+ * The command arguments for the server: the request without the extension-side `review` and
+ * `diagnostics` fields, then the call's options (a `diagnostics` that is not errors, warnings or off
+ * is left to the setting).
  */
-export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy): [EditRequest, { review: boolean | ReviewPolicy }] {
-  const { review: _ignored, ...rest } = plan;
-  return [rest as EditRequest, { review }];
+export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy): [EditRequest, ServerOptions] {
+  const { review: _ignored, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown };
+  const options: ServerOptions = { review };
+  if (diagnostics === 'errors' || diagnostics === 'warnings' || diagnostics === 'off') options.diagnostics = diagnostics;
+  return [rest as EditRequest, options];
 }
 
 /**
@@ -383,6 +394,8 @@ export type PatchRequest = {
   match?: 'exact' | 'tolerant';
   /** Extension-side only, like a plan's: whether the user reviews it in the Refactor Preview. */
   review?: unknown;
+  /** Extension-side only: which diagnostics the result reports ("errors", "warnings", "off"). */
+  diagnostics?: unknown;
 };
 
 /** What the palette, the chat and the tools send the server: a plan or a patch. */
@@ -482,6 +495,7 @@ export function preparePatch(req: PatchRequest, opts: Pick<PrepareOptions, 'base
   const match = req.match ?? (opts.defaults?.match === 'tolerant' ? 'tolerant' : undefined);
   if (match !== undefined && match !== 'exact') out.match = match;
   if (req.review !== undefined) out.review = req.review;
+  if (req.diagnostics !== undefined) out.diagnostics = req.diagnostics;
   return out;
 }
 

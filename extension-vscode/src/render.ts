@@ -23,6 +23,10 @@ export interface ApplyResult {
   edits_failed?: unknown[];
   diff?: string;
   edit?: unknown;
+  /** What the plan did to the editor's diagnostics (multiedit/diagnostics; docs/protocol.md). */
+  diagnostics?: unknown;
+  /** The same, as the compact text a model reads. */
+  diagnostics_text?: string;
 }
 
 export interface RefusalData {
@@ -177,6 +181,7 @@ export function renderResultMarkdown(result: ApplyResult): string {
   const tolerant = tolerantMatches(result);
   if (tolerant.length) md += `Note: ${escapeMarkdown(tolerant.join('; '))}.\n\n`;
   if (failed > 0) md += `⚠️ ${failed} edit${failed === 1 ? '' : 's'} failed and ${failed === 1 ? 'was' : 'were'} skipped.\n\n`;
+  if (result.diagnostics_text) md += result.diagnostics_text.split('\n').map((l) => escapeMarkdown(l)).join('  \n') + '\n\n';
   return md;
 }
 
@@ -200,6 +205,7 @@ export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refu
     const r = outcome.result;
     let text = r.message.trim();
     if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
+    if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     return text;
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };

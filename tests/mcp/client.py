@@ -95,6 +95,7 @@ async def apply_on_disk(client):
     expect(text.startswith(f'Applied 2 edits to {path}:\n1. Replaced "beta" with "BETA"\n2. Replaced "a\n" with "A\n"'),
            "the engine's message first", text)
     expect("written to disk" in text.lower(), "the text says the plan was written to disk", text)
+    expect(text.endswith(". No diagnostics: no editor checked the change."), "and that no editor gave diagnostics", text)
     s = r.structured_content
     expect(s["ok"] is True and s["applied_in"] == "disk" and "editor" not in s, "ok, applied_in disk", s)
     expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False}], "per-file figures", s)

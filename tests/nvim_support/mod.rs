@@ -69,7 +69,11 @@ const TAIL: &str = r#"
   vim.lsp.stop_client(client_id)
   vim.wait(3000, function() return vim.lsp.get_client_by_id(client_id) == nil end, 20)
 end)
+"#;
 
+/// The end of every script: `ok`, `err` (from the pcall around its work) and `results` written to
+/// `MULTIEDIT_OUT` (`out`), then Neovim quits.
+pub const FINISH: &str = r#"
 results.ok = ok
 if not ok then results.failure = tostring(err) end
 local f = assert(io.open(out, 'w'))
@@ -101,14 +105,20 @@ pub struct Nvim {
 pub fn start(root: &Path, middle: &str, env: &[(&str, &Path)]) -> Nvim {
     let file = root.join("notes.txt");
     fs::write(&file, ON_DISK).unwrap();
+    run(root, &format!("{HEAD}{middle}{TAIL}{FINISH}"), &file, env)
+}
+
+/// Runs a whole Lua script in headless Neovim, with `MULTIEDIT_BIN`, `MULTIEDIT_FILE`, `MULTIEDIT_ROOT`
+/// and `MULTIEDIT_OUT` (where it writes its results as JSON, see `FINISH`) set, and `env`.
+pub fn run(root: &Path, script_text: &str, file: &Path, env: &[(&str, &Path)]) -> Nvim {
     let script = root.join("drive.lua");
-    fs::write(&script, format!("{HEAD}{middle}{TAIL}")).unwrap();
+    fs::write(&script, script_text).unwrap();
     let out = root.join("results.json");
     let mut cmd = Command::new("nvim");
     cmd.args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
         .arg(format!("luafile {}", script.display()))
         .env("MULTIEDIT_BIN", env!("CARGO_BIN_EXE_multiedit"))
-        .env("MULTIEDIT_FILE", &file)
+        .env("MULTIEDIT_FILE", file)
         .env("MULTIEDIT_ROOT", root)
         .env("MULTIEDIT_OUT", &out);
     for (k, v) in env {
@@ -121,7 +131,7 @@ pub fn start(root: &Path, middle: &str, env: &[(&str, &Path)]) -> Nvim {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start nvim");
-    Nvim { child, file, out }
+    Nvim { child, file: file.to_path_buf(), out }
 }
 
 impl Nvim {

@@ -45,6 +45,7 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
             mode: if plan.partial { Mode::Partial } else { Mode::Atomic },
             dialect: if plan.claude_code { Dialect::ClaudeCode } else { Dialect::Sequential },
             matching,
+            diagnostics: None,
         },
     }
 }

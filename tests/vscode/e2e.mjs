@@ -6,7 +6,8 @@
 // with a fresh workspace, and drives the workbench like a user: command palette, typing, Ctrl+Z,
 // notifications. Editor state is read back through the extension's test-only command
 // "MultiEdit: Test: Dump Editor State", which writes JSON to a file. Screenshots of every step
-// go to tests/artifacts/vscode/. Prints `e2e: N passed, M failed`.
+// go to tests/artifacts/vscode/. Prints `e2e: N passed, M failed`. `--only 'a|b'` runs the tests whose
+// names contain a or b.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -286,6 +287,43 @@ function outputChannelLog() {
   return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
+/** Runs the `multiedit` language model tool through vscode.lm.invokeTool (a test command), allowing
+ * it when VS Code asks, and returns the state with the tool's result text. */
+async function invokeLmTool(input) {
+  fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify(input));
+  const prev = fs.readFileSync(stateFile, 'utf8');
+  await runCommand('MultiEdit: Test: Invoke Language Model Tool');
+  // VS Code asks for confirmation before running an extension's tool outside a chat request
+  return waitFor(
+    async () => {
+      const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
+      if (text !== prev) {
+        const s = JSON.parse(text);
+        if (s.command === 'invokeTool') return s;
+      }
+      const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
+      if (await button.isVisible().catch(() => false)) {
+        await screenshot('tool-confirmation');
+        await button.click();
+      }
+      return undefined;
+    },
+    'the tool result',
+    30_000,
+    500,
+  );
+}
+
+/** Shows two workspace files side by side, the first one focused. */
+async function showBeside(left, right) {
+  await runCommandQuiet('View: Single Column Editor Layout');
+  await openFile(left);
+  await openFile(right);
+  await runCommandQuiet('View: Move Editor into Right Group');
+  await runCommandQuiet('View: Focus First Editor Group');
+  await sleep(1500);
+}
+
 async function clickNotificationButton(label) {
   const button = page.locator('.notifications-toasts .monaco-button', { hasText: label }).first();
   await button.waitFor({ state: 'visible', timeout: 10_000 });
@@ -320,6 +358,7 @@ const baseSettings = {
   'editor.minimap.enabled': false,
   'workbench.colorTheme': 'Default Light Modern',
   'window.zoomLevel': 0,
+  '[markdown]': { 'editor.wordWrap': 'on' },
   // The review (Refactor Preview) has its own test; the other tests apply directly.
   'multiedit.review': 'never',
   'multiedit.testing.enableTestCommands': true,
@@ -372,12 +411,25 @@ const stalePatchText = [
   '',
 ].join('\n');
 const original = 'alpha beta gamma\nline two\nend\n';
+// An error already there (line 5) and a call that plans break and fix (line 7).
+const calc = path.join(ws, 'calc.ts');
+const calcText = [
+  'export function add(a: number, b: number): number {',
+  '  return a + b;',
+  '}',
+  '',
+  "const already: number = 'not a number';",
+  '',
+  'export const total = add(1, 2);',
+  '',
+].join('\n');
+const brokenCall = /^New errors: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)$/m;
 const typed = 'typed line\n';
 
 const results = [];
 
 async function test(name, fn) {
-  if (only && !name.includes(only)) return;
+  if (only && !only.split('|').some((o) => name.includes(o))) return;
   const start = Date.now();
   try {
     await fn();
@@ -467,6 +519,11 @@ async function main() {
     ) + '\n',
   );
   fs.writeFileSync(path.join(ws, 'agent.txt'), 'one\ntwo\nthree\n');
+  fs.writeFileSync(calc, calcText);
+  fs.writeFileSync(path.join(ws, 'agent-result.md'), '# What the agent gets back\n');
+  fs.writeFileSync(path.join(ws, 'plain.txt'), 'plain text, no language server\n');
+  fs.writeFileSync(path.join(ws, 'clean.ts'), 'export const limit: number = 1;\n');
+  fs.writeFileSync(path.join(ws, 'unopened.ts'), 'export const count: number = 1;\n');
   fs.writeFileSync(patchA, patchAOnDisk);
   fs.writeFileSync(patchOld, patchOldText);
   fs.writeFileSync(path.join(ws, 'stale.patch'), stalePatchText);
@@ -677,28 +734,7 @@ async function runTests() {
     await clearNotifications();
     await openFile('target.txt');
     const before = (await dumpState()).activeEditor?.text;
-    fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify({ file_path: target, edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] }));
-    const prev = fs.readFileSync(stateFile, 'utf8');
-    await runCommand('MultiEdit: Test: Invoke Language Model Tool');
-    // VS Code asks for confirmation before running an extension's tool outside a chat request
-    const state = await waitFor(
-      async () => {
-        const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
-        if (text !== prev) {
-          const s = JSON.parse(text);
-          if (s.command === 'invokeTool') return s;
-        }
-        const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
-        if (await button.isVisible().catch(() => false)) {
-          await screenshot('tool-confirmation');
-          await button.click();
-        }
-        return undefined;
-      },
-      'the tool result',
-      30_000,
-      500,
-    );
+    const state = await invokeLmTool({ file_path: target, edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] });
     assertMatch(state.toolResult, /Applied 1 edit/, 'tool result');
     await openFile('target.txt');
     const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');
@@ -1050,6 +1086,99 @@ async function runTests() {
     await page.keyboard.press('Control+Z');
     await sleep(500);
     await expectActiveText('one\ntwo\nthree\nfour\n', 'text after one Ctrl+Z');
+  });
+
+  await test('diagnostics: the LM tool, @multiedit and an MCP agent get the error a plan introduced, not the one already there; the fix comes back resolved', async () => {
+    await clearNotifications();
+    await openFile('calc.ts');
+    // TypeScript has checked the file: the error already there is shown.
+    await waitFor(async () => {
+      const d = (await dumpState()).documents.find((x) => x.path === calc);
+      return d?.diagnostics.some((m) => /not assignable to type 'number'/.test(m));
+    }, "TypeScript's diagnostics for calc.ts", 60_000, 1000);
+    const waits = () => [...outputChannelLog().matchAll(/diagnostics: 1 document\(s\), waited (\d+) ms(?: \(last update (\d+) ms after the edit\))?/g)];
+    const seen = waits().length;
+    const breakIt = { file_path: calc, edits: [{ old_string: 'add(1, 2)', new_string: "add(1, '2')" }] };
+    const fixIt = { file_path: calc, edits: [{ old_string: "add(1, '2')", new_string: 'add(1, 2)' }] };
+
+    let state = await invokeLmTool(breakIt);
+    log('tool result:', JSON.stringify(state.toolResult));
+    assertMatch(state.toolResult, /^Applied 1 edit to .*calc\.ts/, 'tool result');
+    assertMatch(state.toolResult, brokenCall, 'the new error, at its line and column');
+    assertEqual(/not a number|2322|calc\.ts:5:/.test(state.toolResult), false, 'the error already in the file is not reported');
+    const resultFile = path.join(ws, 'agent-result.md');
+    fs.writeFileSync(resultFile, `# What the language model tool returned\n\n${state.toolResult}\n`);
+    await showBeside('calc.ts', 'agent-result.md');
+    await screenshot('diagnostics-tool-new-error');
+
+    state = await invokeLmTool(fixIt);
+    log('tool result:', JSON.stringify(state.toolResult));
+    assertMatch(state.toolResult, /\n\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)$/, 'the fix, resolved');
+
+    // A clean file that stays clean: TypeScript publishes nothing, so no update comes; it is taken as
+    // unchanged after twice the time TypeScript took above, not after the 2 s bound.
+    await openFile('clean.ts');
+    state = await invokeLmTool({ file_path: path.join(ws, 'clean.ts'), edits: [{ old_string: '= 1;', new_string: '= 2;' }] });
+    log('tool result:', JSON.stringify(state.toolResult));
+    assertMatch(state.toolResult, /\n\nNo new errors\.\nNo diagnostics update for clean\.ts after the edit: taken as unchanged\.$/, 'clean file');
+
+    // A file VS Code had not open: TypeScript had never checked it, so its errors are shown as they
+    // are after the edit, not as new.
+    state = await invokeLmTool({ file_path: path.join(ws, 'unopened.ts'), edits: [{ old_string: '= 1;', new_string: "= '1';" }] });
+    log('tool result:', JSON.stringify(state.toolResult));
+    assertMatch(state.toolResult, /\n\nNow in unopened\.ts \(not open before the edit, so not compared\): unopened\.ts:1:14 Type 'string' is not assignable to type 'number'\. \(ts 2322\)$/, 'unopened file');
+
+    // A file no language server checks: no wait.
+    const started = Date.now();
+    state = await invokeLmTool({ file_path: path.join(ws, 'plain.txt'), edits: [{ old_string: 'plain', new_string: 'PLAIN' }] });
+    const elapsed = Date.now() - started;
+    assertMatch(state.toolResult, /\n\nNo diagnostics for plain\.txt: no language server checks it\.$/, 'plain text');
+
+    // An agent in a terminal, through the bridge to this window.
+    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
+    const mcp = (plan) => {
+      const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
+        env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
+      return JSON.parse(r.stdout);
+    };
+    let answer = mcp(breakIt);
+    log('MCP result:', JSON.stringify(answer.text));
+    assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
+    assertMatch(answer.text, /Applied in the buffers of .+\.\nNew errors: calc\.ts:7:29 /, 'MCP text');
+    assertMatch(answer.text, brokenCall, 'MCP text');
+    const introduced = answer.structured?.diagnostics?.introduced ?? [];
+    assertEqual(introduced.length, 1, `one new error (${JSON.stringify(answer.structured?.diagnostics)})`);
+    assertEqual(`${introduced[0].line}:${introduced[0].column} ${introduced[0].source} ${introduced[0].code} ${introduced[0].severity}`, '7:29 ts 2345 error', 'structured');
+    const timing = answer.structured.diagnostics;
+    log(`MCP diagnostics: waited ${timing.waited_ms} ms, language server published at ${timing.published_ms} ms, delta ${timing.delta_ms} ms`);
+    fs.writeFileSync(resultFile, `# What the agent got over MCP (multiedit mcp, through the bridge)\n\n${answer.text}\n`);
+    await showBeside('calc.ts', 'agent-result.md');
+    await screenshot('diagnostics-mcp-new-error');
+    answer = mcp(fixIt);
+    log('MCP result:', JSON.stringify(answer.text));
+    assertMatch(answer.text, /\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type/, 'MCP fix');
+
+    // @multiedit in the chat shows the same under its answer.
+    const chat = async (plan) =>
+      (await runTestCommand('MultiEdit: Test: Run Chat Participant', 'chat-input', { prompt: `\`\`\`json\n${JSON.stringify(plan)}\n\`\`\`` }, 'chat')).chatResponse;
+    let said = await chat(breakIt);
+    assertMatch(said, /New errors: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)/, '@multiedit');
+    said = await chat(fixIt);
+    assertMatch(said, /No new errors\.  \nResolved: calc\.ts:7:29 Argument of type/, '@multiedit, the fix');
+
+    const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]) }));
+    log(`diagnostics waits (ms): ${JSON.stringify(measured)}; plain text plan round trip ${elapsed} ms`);
+    for (const m of measured.filter((x) => x.published !== undefined)) {
+      if (m.waited - m.published > 100) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 100)`);
+    }
+    const [clean, plain] = measured.filter((x) => x.published === undefined);
+    log(`diagnostics: clean file ${clean?.waited} ms, plain text ${plain?.waited} ms`);
+    if (!clean || clean.waited > 1500) throw new Error(`the clean file was waited for too long: ${JSON.stringify(measured)}`);
+    if (!plain || plain.waited > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
   await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary', async () => {

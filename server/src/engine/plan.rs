@@ -121,11 +121,22 @@ pub struct FilePlan {
     pub op: FileOp,
 }
 
+/// Which diagnostics an editor reports after applying the plan (the plan's `diagnostics`). The engine
+/// only carries it: the language server reads it (`lsp/diagnostics.rs`); on disk it means nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Diagnostics {
+    Errors,
+    Warnings,
+    Off,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     pub mode: Mode,
     pub dialect: Dialect,
     pub matching: Matching,
+    /// `None`: the editor's own setting.
+    pub diagnostics: Option<Diagnostics>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,8 +209,8 @@ fn choice<T: Copy>(obj: &Map<String, Value>, key: &str, choices: &[(&str, T)], d
     })
 }
 
-const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match"];
-const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match"];
+const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics"];
+const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics"];
 
 pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
     let Value::Object(obj) = value else { return Err(wrong_type("plan", "object", value)) };
@@ -212,6 +223,15 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
             Dialect::Sequential,
         )?,
         matching: choice(obj, "match", &[("exact", Matching::Exact), ("tolerant", Matching::Tolerant)], Matching::Exact)?,
+        diagnostics: match obj.get("diagnostics") {
+            None => None,
+            Some(_) => Some(choice(
+                obj,
+                "diagnostics",
+                &[("errors", Diagnostics::Errors), ("warnings", Diagnostics::Warnings), ("off", Diagnostics::Off)],
+                Diagnostics::Errors,
+            )?),
+        },
     };
     let files = if obj.contains_key("files") {
         if obj.contains_key("file_path") || obj.contains_key("edits") {

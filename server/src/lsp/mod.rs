@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod capabilities;
 pub mod commands;
 pub mod convert;
+pub mod diagnostics;
 pub mod documents;
 pub mod logging;
 pub mod notifications;

@@ -38,6 +38,8 @@ pub struct Config {
     pub change_annotations: bool,
     /// When the editor is asked to have the user review a plan (initialization option `review`).
     pub review: Review,
+    /// The client answers `multiedit/diagnostics` (initialization option `diagnostics`).
+    pub diagnostics: Option<super::diagnostics::Options>,
 }
 
 /// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
@@ -89,6 +91,7 @@ impl Default for Config {
             client_name: None,
             change_annotations: false,
             review: Review::Never,
+            diagnostics: None,
         }
     }
 }
@@ -136,10 +139,14 @@ impl Config {
                         ("review", v) if Review::from_value(v).is_some() => {
                             config.review = Review::from_value(v).unwrap_or_default();
                         }
+                        ("diagnostics", v) => match super::diagnostics::Options::from_value(v) {
+                            Ok(d) => config.diagnostics = d,
+                            Err(why) => warnings.push(why),
+                        },
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
                              (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
-                             (true or false) and review (\"never\", \"multiFile\" or \"always\")."
+                             (true or false), review (\"never\", \"multiFile\" or \"always\") and diagnostics."
                         )),
                     }
                 }

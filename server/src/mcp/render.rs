@@ -65,7 +65,7 @@ pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Re
         }
         None => {
             structured["applied_in"] = json!("disk");
-            format!("{message}\n\nWritten to disk: {reason}.")
+            format!("{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change.")
         }
     };
     result(format!("{text}{}", recovered_text(recovered)), structured, false)
@@ -90,7 +90,15 @@ pub fn editor(editor: &str, answer: &Value, preview: bool) -> CallToolResult {
         format!("{diff}Preview, nothing applied. {message}\nChecked against the buffers of {editor}.")
     } else {
         structured["applied_in"] = json!("editor");
-        format!("{message}\n\nApplied in the buffers of {editor}.")
+        // The delta of the editor's diagnostics, when its client reports them (multiedit/diagnostics).
+        let diagnostics = match answer.get("diagnostics_text").and_then(Value::as_str) {
+            Some(d) => {
+                structured["diagnostics"] = answer.get("diagnostics").cloned().unwrap_or(Value::Null);
+                d.to_string()
+            }
+            None => "No diagnostics: the editor does not report them to multiedit.".into(),
+        };
+        format!("{message}\n\nApplied in the buffers of {editor}.\n{diagnostics}")
     };
     result(text, structured, false)
 }
@@ -137,7 +145,17 @@ mod tests {
             "edits_failed": [], "diff": "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-a\n+b\n"});
         let r = editor("Neovim", &answer, false);
         assert_eq!(r.is_error, Some(false));
-        assert_eq!(text(&r), "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nApplied in the buffers of Neovim.");
+        assert_eq!(
+            text(&r),
+            "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nApplied in the buffers of Neovim.\nNo diagnostics: the editor \
+             does not report them to multiedit."
+        );
+        let mut with = answer.clone();
+        with["diagnostics_text"] = json!("New errors: a.txt:1:1 bad (x 1)");
+        with["diagnostics"] = json!({"available": true, "introduced": [{"file_path": "/w/a.txt", "line": 1}]});
+        let checked = editor("Neovim", &with, false);
+        assert!(text(&checked).ends_with("Applied in the buffers of Neovim.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&checked));
+        assert_eq!(checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"], 1);
         let s = r.structured_content.unwrap();
         assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
         assert_eq!(s["files"], json!([{"file_path": "/w/a.txt", "edits_applied": 1, "replacements": 1, "created": false}]));

@@ -31,7 +31,9 @@ a file that does not exist creates it.
 
 Where it applies: if an editor running multiedit has a workspace folder holding every file, the plan goes \
 into that editor's buffers (unsaved changes included, one undo step); otherwise the files are written to \
-disk atomically. The result says which.
+disk atomically. The result says which. Through an editor it also lists the errors the change introduced \
+and those it resolved, from the editor's language servers (diagnostics: \"warnings\" adds warnings); fix \
+what you introduced.
 
 On a refusal nothing was changed. The result gives the exact reason, its kind, the failing edit \
 (edit_index, counted from 0) and a hint: the closest text in the file with its line number and what \

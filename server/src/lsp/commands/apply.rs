@@ -15,8 +15,8 @@ use tower_lsp_server::Client;
 
 use super::{prepare_logged, result_json, Failure, Prepared, APPLY};
 use crate::engine::{FileOp, Kind, Refusal};
-use crate::lsp::log;
 use crate::lsp::session::{Config, Session};
+use crate::lsp::{diagnostics, log};
 
 fn not_applied(message: String) -> Failure {
     Failure::Refused(Refusal::new(Kind::NotApplied, message))
@@ -33,7 +33,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     // Plans take turns, so the second of two plans for one file is checked against the first's result.
     // The wait is bounded like the editor's answer, so a caller that gave up is never served later.
     let wait = session.config().apply_edit_timeout;
-    let Ok(_turn) = tokio::time::timeout(wait, session.plans.lock()).await else {
+    let Ok(turn) = tokio::time::timeout(wait, session.plans.lock()).await else {
         return Err(Failure::Refused(Refusal::new(
             Kind::Busy,
             format!(
@@ -51,6 +51,8 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         };
         check_abilities(&config, &prepared)?;
         // Editors show the label as the undo entry and in their review.
+        // Asks a client that reports diagnostics for those of the files before the edit.
+        let watch = diagnostics::Watch::start(client, &config, &prepared).await;
         let params = ApplyWorkspaceEditParams { label: Some(prepared.label()), edit: prepared.edit.clone() };
         let timeout = config.apply_edit_timeout;
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
@@ -61,9 +63,14 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
             Ok(Ok(response)) if response.applied => {
                 // The next plan in line must see this one's result: wait (briefly) for its didChange.
                 moved_on(session, &prepared, &mut changes, true, SETTLE).await;
+                // The next plan may go on while this one waits for the language servers.
+                drop(turn);
                 let mut result = result_json(&prepared);
                 if rechecks > 0 {
                     result["rechecked"] = rechecks.into();
+                }
+                if let Some(watch) = watch {
+                    watch.finish(session, client, &config, &prepared, &mut result).await;
                 }
                 // One line per file: the full report, with every old and new string, goes to the caller.
                 let summary: Vec<String> = prepared

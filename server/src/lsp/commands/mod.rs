@@ -12,6 +12,7 @@ use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
 
 use super::convert::{self, internal_error, refusal_error, FileEdit, Then};
+use super::diagnostics::Report;
 use super::session::{Config, Review, Session};
 use super::{catch_panic, log};
 use crate::engine::{self, FileOp, Outcome, Refusal};
@@ -73,6 +74,10 @@ pub struct Prepared {
     pub creates: bool,
     /// Who sent the plan (the call's `agent` option), if it said.
     pub agent: Option<String>,
+    /// Per file, the URI its edit addresses (`None`: not edited, deleted or moved).
+    pub uris: Vec<Option<String>>,
+    /// The call's `diagnostics` option (else the client's initialization option holds).
+    pub diagnostics: Option<Report>,
 }
 
 impl Prepared {
@@ -116,10 +121,12 @@ struct CallOptions {
     review: Option<Review>,
     /// `"agent"`: who sent the plan ("Claude Code"), for the undo entry and the log.
     agent: Option<String>,
+    /// `"diagnostics"`: `"errors"`, `"warnings"` or `"off"`.
+    diagnostics: Option<Report>,
 }
 
-/// The command's arguments: the plan, then optionally the call's options `{"review", "agent"}`; a
-/// missing argument is the engine's `invalid_plan` refusal.
+/// The command's arguments: the plan, then optionally the call's options `{"review", "agent",
+/// "diagnostics"}`; a missing argument is the engine's `invalid_plan` refusal.
 fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Result<(engine::Plan, CallOptions), Refusal> {
     let plan_from_value = |v: &Value| match v.get("patch") {
         Some(_) => patch_plan(session, v),
@@ -132,6 +139,7 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
             for (key, value) in options {
                 match (key.as_str(), value) {
                     ("review", v) if Review::from_value(v).is_some() => call.review = Review::from_value(v),
+                    ("diagnostics", v) if Report::from_value(v).is_some() => call.diagnostics = Report::from_value(v),
                     ("agent", Value::String(name)) if !name.trim().is_empty() => {
                         // A name, not a text: one line, and short enough for an undo entry.
                         call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
@@ -139,8 +147,9 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
                     _ => {
                         return Err(Refusal::invalid(format!(
                             "InputValidationError: the options of {command} (its second argument) take only \
-                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean, and \"agent\": the name of \
-                             who sent the plan; got {key}={value}"
+                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
+                             \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; \
+                             got {key}={value}"
                         )))
                     }
                 }
@@ -149,7 +158,7 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
         }
         _ => Err(Refusal::invalid(format!(
             "InputValidationError: {command} takes the plan (an object such as \
-             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ...}}, \
+             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ..., \"diagnostics\": ...}}, \
              but was given {} arguments",
             arguments.len()
         ))),
@@ -221,6 +230,7 @@ pub fn prepare(
     let mut files = Vec::new();
     let mut labels = Vec::new();
     let mut versions = Vec::with_capacity(sources.len());
+    let mut uris = Vec::with_capacity(sources.len());
     let mut creates = false;
     let plans_and_texts = plan.files.iter().zip(&before);
     for (((change, source), path), (file_plan, original)) in outcome.files.iter().zip(&sources).zip(&paths_on_disk).zip(plans_and_texts) {
@@ -229,6 +239,7 @@ pub fn prepare(
             Source::Disk { .. } => None,
         };
         versions.push(version);
+        uris.push(None);
         let then = match &change.op {
             FileOp::Edit | FileOp::Create => Then::Keep,
             FileOp::Delete => Then::Delete,
@@ -263,6 +274,9 @@ pub fn prepare(
             // The deletion says it all; the engine has checked that the hunks held the whole text.
             file_edit.edits.clear();
         }
+        if matches!(file_edit.then, Then::Keep) {
+            *uris.last_mut().expect("pushed above") = Some(file_edit.uri.as_str().to_string());
+        }
         if config.change_annotations {
             labels.push(convert::edit_labels(original.as_deref(), file_plan, &plan.options, &change.replacements));
         }
@@ -273,7 +287,9 @@ pub fn prepare(
         needs_confirmation: call.review.unwrap_or(config.review).applies(plan.files.len()),
     });
     let edit = convert::annotated_workspace_edit(files, config.document_changes, annotations);
-    Ok(Prepared { outcome, before, versions, keys, edit, creates, agent: call.agent })
+    // The call's option, else the plan's own field.
+    let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
+    Ok(Prepared { outcome, before, versions, keys, edit, creates, agent: call.agent, uris, diagnostics })
 }
 
 /// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
