@@ -89,7 +89,7 @@ fn plan(path: &Path, old: &str, new: &str) -> Value {
 
 fn route_now(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(route(plan, files, preview))
+    rt.block_on(route(plan, files, preview, None))
 }
 
 /// Calls `route` on another thread while `ed` acts as the editor, answering with `answer`.
@@ -451,7 +451,7 @@ fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
                 warm_rss = rss_kib(pid);
             }
             let p = plan(&path, &format!("value = {i}\n"), &format!("value = {}\n", i + 1));
-            let r = rt.block_on(route(&p, std::slice::from_ref(&path), false));
+            let r = rt.block_on(route(&p, std::slice::from_ref(&path), false, None));
             let ok = matches!(r, Routed::Editor { .. });
             if tx.send((ok, format!("{r:?}"))).is_err() || !ok {
                 return;
@@ -570,6 +570,37 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
     assert!(text.contains("Applied in the buffers of Neovim (multiedit lsp pid "), "{text}");
     nvim_support::assert_one_undo_step(&r, &file);
     assert_eq!(fs::read(&file).unwrap(), on_disk, "the file on disk is untouched");
+}
+
+/// The agent's name travels with its plan: an MCP client that calls itself Claude Code (as Claude Code
+/// does in `initialize`) gets an edit labelled for it in the editor's undo stack; a client known only
+/// by its program name gets the name people know it by.
+#[test]
+fn the_editor_labels_an_agents_edit_with_the_agents_name() {
+    let test = "the_editor_labels_an_agents_edit_with_the_agents_name";
+    let Some(python) = mcp_support::python(test) else { return };
+    let env = setup();
+    let (mut ed, a) = env.with_open("on disk\n", "alpha beta\n");
+    for (name, title, label) in [
+        ("claude-code", Some("Claude Code"), "Claude Code: 1 edit to 1 file"),
+        ("codex-mcp-client", None, "Codex: 1 edit to 1 file"),
+    ] {
+        let (tx, rx) = mpsc::channel();
+        let (python, plan) = (python.clone(), plan(&a, "alpha", name));
+        std::thread::spawn(move || {
+            let mut vars = vec![("MCP_CLIENT_NAME", Path::new(name))];
+            if let Some(t) = title {
+                vars.push(("MCP_CLIENT_TITLE", Path::new(t)));
+            }
+            tx.send(mcp_support::call(&python, "multiedit", &plan, &vars))
+        });
+        let answer = ed.serve_until(Answer::Apply, |_| rx.try_recv().ok());
+        assert_eq!(answer["is_error"], false, "{answer}");
+        assert_eq!(ed.edits_seen.last().unwrap()["label"], label);
+        ed.apply(json!({"file_path": a, "edits": [{"old_string": name, "new_string": "alpha"}]})).expect("put back");
+    }
+    assert_eq!(ed.text(&a), "alpha beta\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
 }
 
 /// A patch request (`{"patch", "root"}`, as `multiedit_patch` forwards it) through the bridge: the

@@ -4,6 +4,8 @@ agent does.
 
   python call.py BINARY TOOL PLAN_JSON
 
+MCP_CLIENT_NAME and MCP_CLIENT_TITLE, when set, are the clientInfo it sends (as an agent names itself).
+
 Prints one JSON object: {"is_error", "text", "structured"}. The server inherits this process's
 environment (XDG_RUNTIME_DIR included), so it finds the editors a test started. It is started in the
 folder of the plan's (first) file, as an agent starts it in its project: `multiedit mcp` edits only inside
@@ -15,7 +17,7 @@ import json
 import os
 import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 
@@ -24,7 +26,9 @@ async def main():
     first = plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"]
     server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ), cwd=os.path.dirname(first))
     async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
+        name = os.environ.get("MCP_CLIENT_NAME")
+        info = types.Implementation(name=name, version="1", title=os.environ.get("MCP_CLIENT_TITLE")) if name else None
+        async with ClientSession(read, write, client_info=info) as session:
             await session.initialize()
             r = await session.call_tool(tool, plan)
     text = "".join(c.text for c in r.content if c.type == "text")

@@ -49,19 +49,19 @@ pub const UNSUPPORTED: &str =
     "the bridge to editors is not available on this platform yet (it uses Unix domain sockets; named pipes are planned)";
 
 /// Offers `plan` (the plan JSON as the caller received it, `files` its absolute file paths) to the
-/// editor that has them all open in a workspace folder.
+/// editor that has them all open in a workspace folder; `agent` names the sender for the edit's label.
 ///
 /// Editors are tried from the most recently active; one whose socket is dead (before anything was
 /// sent) has its entry removed and the next is tried; one that is alive but does not take the plan is
 /// `Refused` with kind `busy`. `editor` in the answer is the editor's name and its server's pid. After
 /// the plan was sent, a lost connection or a timeout is `Refused` with kind `not_applied` saying that
 /// the outcome is unknown.
-pub async fn route(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
+pub async fn route(plan: &Value, files: &[PathBuf], preview: bool, agent: Option<&str>) -> Routed {
     #[cfg(unix)]
-    return client::route(plan, files, preview).await;
+    return client::route(plan, files, preview, agent).await;
     #[cfg(not(unix))]
     {
-        let _ = (plan, files, preview);
+        let _ = (plan, files, preview, agent);
         Routed::NoEditor { reason: UNSUPPORTED.into() }
     }
 }

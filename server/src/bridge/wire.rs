@@ -3,7 +3,7 @@
 //! line break inside one) ending with `\n`.
 //!
 //! ```text
-//! → {"token": "…", "plan": {…}, "preview": false}
+//! → {"token": "…", "plan": {…}, "preview": false, "agent": "Claude Code"}
 //! ← {"ok": true, "result": {…}}                      the result multiedit.apply / multiedit.preview answers
 //! ← {"ok": false, "refusal": {"kind", "message", …}}  the refusal multiedit.apply answers (its error data)
 //! ← {"ok": false, "error": "…"}                       the request was not taken: wrong token, malformed, …
@@ -38,6 +38,9 @@ pub struct Request {
     pub plan: Value,
     #[serde(default)]
     pub preview: bool,
+    /// Who sent the plan (the MCP client's name), for the edit's label in the editor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]

@@ -239,7 +239,7 @@ mod unix {
             Ok(r) => r,
             Err(e) => {
                 return Answer::Error(format!(
-                    "malformed request ({e}): expected one line {{\"token\": string, \"plan\": object, \"preview\": bool}}"
+                    "malformed request ({e}): expected one line {{\"token\": string, \"plan\": object, \"preview\": bool, \"agent\"?: string}}"
                 ))
             }
         };
@@ -253,7 +253,12 @@ mod unix {
         };
         // In line behind what the editor had sent when the plan arrived, like a command arriving now.
         session.arrivals.wait_turn().await;
-        let outcome = commands::run(&session, client, request.preview, std::slice::from_ref(&request.plan)).await;
+        // The sender's name travels as the command's `agent` option, as an editor's own caller would give it.
+        let arguments = match request.agent {
+            Some(agent) => vec![request.plan, serde_json::json!({"agent": agent})],
+            None => vec![request.plan],
+        };
+        let outcome = commands::run(&session, client, request.preview, &arguments).await;
         let command = if request.preview { commands::PREVIEW } else { commands::APPLY };
         let (said, reply) = match outcome {
             Ok(result) => ("done".to_string(), Answer::Result(result)),

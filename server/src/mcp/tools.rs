@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
-use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::render;
@@ -105,8 +106,8 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit(&self, arguments: JsonObject) -> CallToolResult {
-        self.run(arguments, false).await
+    async fn multiedit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        self.run(arguments, false, agent(&context)).await
     }
 
     #[tool(
@@ -121,8 +122,8 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_preview(&self, arguments: JsonObject) -> CallToolResult {
-        self.run(arguments, true).await
+    async fn multiedit_preview(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        self.run(arguments, true, agent(&context)).await
     }
 
     #[tool(
@@ -137,7 +138,7 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_patch(&self, arguments: JsonObject) -> CallToolResult {
+    async fn multiedit_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         let preview = arguments.get("preview").and_then(Value::as_bool).unwrap_or(false);
         let value = Value::Object(arguments);
         let checked = catch_panic("multiedit_patch", || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
@@ -152,11 +153,30 @@ impl Server {
             Ok((request.to_value(&root), plan, files))
         });
         match checked {
-            Ok(Ok((request, plan, files))) => self.route(request, plan, files, preview).await,
+            Ok(Ok((request, plan, files))) => self.route(request, plan, files, preview, agent(&context)).await,
             Ok(Err(refusal)) => render::refusal(&refusal, None),
             Err(bug) => internal(bug),
         }
     }
+}
+
+/// The name the MCP client gave itself in `initialize`, as people know it: its title, else the name
+/// of an agent we know under its program name, else that name.
+fn agent(context: &RequestContext<RoleServer>) -> Option<String> {
+    let info = context.peer.peer_info()?;
+    let client = &info.client_info;
+    if let Some(title) = client.title.as_deref().filter(|t| !t.trim().is_empty()) {
+        return Some(title.to_string());
+    }
+    let known = match client.name.as_str() {
+        "claude-code" => "Claude Code",
+        "codex-mcp-client" => "Codex",
+        "gemini-cli-mcp-client" => "Gemini CLI",
+        "opencode" => "OpenCode",
+        "" => return None,
+        other => other,
+    };
+    Some(known.to_string())
 }
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
@@ -185,7 +205,7 @@ impl ServerHandler for Server {
 impl Server {
     /// Validates the plan, offers it to an editor that has every file open, and applies it on disk
     /// only when no editor was sent it.
-    async fn run(&self, arguments: JsonObject, preview: bool) -> CallToolResult {
+    async fn run(&self, arguments: JsonObject, preview: bool, agent: Option<String>) -> CallToolResult {
         let what = if preview { "multiedit_preview" } else { "multiedit" };
         let value = Value::Object(arguments);
         let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
@@ -198,18 +218,18 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
             Err(bug) => return internal(bug),
         };
-        self.route(value, plan, files, preview).await
+        self.route(value, plan, files, preview, agent).await
     }
 
     /// Offers the plan (`value`: as the editor's command takes it) to an editor that has every file
     /// open, and applies it on disk only when no editor was sent it; one plan at a time.
-    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool) -> CallToolResult {
+    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool, agent: Option<String>) -> CallToolResult {
         if let Err(refusal) = self.confined(&plan) {
             return render::refusal(&refusal, None);
         }
         let _turn = self.turn.lock().await;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
-        let routed = tokio::spawn(async move { bridge::route(&value, &files, preview).await }).await;
+        let routed = tokio::spawn(async move { bridge::route(&value, &files, preview, agent.as_deref()).await }).await;
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, &result, preview),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
