@@ -36,6 +36,9 @@ pub struct Placed {
     /// Matched the file's last line, which has no newline, without the newline the hunk gave it
     /// (`Anchor::eof_newline_optional`): the new text's final newline is dropped too.
     pub without_final_newline: bool,
+    /// Lines added at the end of the file by a hunk that names no line they follow: the next hunk
+    /// still starts looking where the previous one ended, as apply_patch does.
+    pub appended: bool,
 }
 
 /// The state one file's anchored edits share: its line breaks, the offset found for the previous
@@ -72,6 +75,9 @@ impl Placer {
             let message = format!("{} does not apply: it starts with a byte order mark, and the file has none.", cap(&a.label));
             return Err(Refusal::new(Kind::NotFound, message));
         }
+        if hunk.old.is_empty() {
+            return self.insert((cs, index, touching), hunk.new, a);
+        }
         let placed = match self.place((cs, &mut *index, touching), hunk.old, a) {
             Ok(p) => Ok((p, Cow::Borrowed(hunk.new), None)),
             Err(r) if tolerant => match tolerant::find(&cs.current_text(), hunk.old, hunk.new) {
@@ -97,6 +103,25 @@ impl Placer {
             }
             Err(r) => Err(r),
         }
+    }
+
+    /// A hunk that only adds lines (apply_patch's `@@` followed by '+' lines): right after the line
+    /// its `@@ <line>` names, else at the end of the file (also when it ends with `*** End of File`).
+    /// A last line without a newline gets one before the added lines, which then end without one,
+    /// so the file keeps its last line as it was.
+    fn insert<'t>(&self, search: Search<'_, '_, '_, '_, '_, '_>, new: &'t str, a: &Anchor) -> Result<(Placed, Cow<'t, str>, Option<Tier>), Refusal> {
+        let (cs, index, touching) = search;
+        let floor = self.floor(cs, index, touching, a)?;
+        let len = cs.current_len();
+        let after_line = a.after.as_deref().is_some_and(|t| !t.trim().is_empty()) && !a.at_end;
+        let at = if after_line { floor } else { len };
+        let text = if at == len && len > 0 && cs.byte(len - 1) != Some(b'\n') {
+            Cow::Owned(format!("\n{}", new.strip_suffix('\n').unwrap_or(new)))
+        } else {
+            Cow::Borrowed(new)
+        };
+        let placed = Placed { start: at, end: at, line: self.line(cs, at), offset: 0, without_final_newline: false, appended: !after_line };
+        Ok((placed, text, None))
     }
 
     /// Finds the one place for `needle` (the hunk's old text, line endings as the file's view has
@@ -128,6 +153,10 @@ impl Placer {
 
     /// Records the hunk just applied at `p`, with its new text.
     pub fn applied(&mut self, p: &Placed, new_text: &str) {
+        if p.appended {
+            self.cursor.set(None);
+            return;
+        }
         self.offset = p.offset;
         self.prev_end = p.start + new_text.len();
         let lines = memchr::memchr_iter(b'\n', new_text.as_bytes()).count();
@@ -206,7 +235,7 @@ impl Placer {
         }
         let placed = |s: usize, stated: Option<usize>| {
             let line = self.line(cs, s);
-            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize), without_final_newline: false }
+            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize), without_final_newline: false, appended: false }
         };
         if a.forward {
             return Ok(placed(c[0], a.line));

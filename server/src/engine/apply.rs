@@ -177,7 +177,8 @@ impl<'p> FileRun<'p> {
         let mut base: &str = self.original.unwrap_or("");
         let mut start = 0;
         let mut creating = false;
-        if first.old_string.is_empty() {
+        // An anchored edit without old text adds lines to the file (a hunk of only '+' lines).
+        if first.old_string.is_empty() && first.anchor.is_none() {
             if first.new_string.is_empty() && !create_empty {
                 self.fail(Refusal::no_op().at(0))?;
                 start = 1;
@@ -233,7 +234,7 @@ impl<'p> FileRun<'p> {
             }
             let edit = &edits[i];
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
-                if let Err(r) = precheck(&olds[i], &news[i]) {
+                if let Err(r) = precheck(&olds[i], &news[i]).or_else(|r| if olds[i].is_empty() && !news[i].is_empty() { Ok(()) } else { Err(r) }) {
                     self.fail(r.at(i))?;
                     continue;
                 }
