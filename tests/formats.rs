@@ -375,3 +375,109 @@ fn a_pure_rename_or_a_lone_delete_is_a_change_of_its_own() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!dir.path().join("gone.txt").exists());
 }
+
+// apply_patch envelopes as Codex reads them (its scenarios and unit tests, restated here with other
+// files and words).
+
+/// Applies `patch` in a folder holding `files` and returns the folder, or panics with the refusal.
+fn applied(files: &[(&str, &str)], args: &[&str], patch: &str) -> tempfile::TempDir {
+    let dir = folder(files);
+    let o = apply(dir.path(), args, patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    dir
+}
+
+/// Applies `patch`, expects a refusal with exit code 1 and nothing changed, and returns its text.
+fn refused(files: &[(&str, &str)], patch: &str) -> String {
+    let dir = folder(files);
+    let before = snapshot(dir.path());
+    let o = apply(dir.path(), &[], patch);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(snapshot(dir.path()), before, "nothing written");
+    stderr(&o)
+}
+
+#[test]
+fn a_hunk_of_only_added_lines_appends_or_follows_its_at_line() {
+    let notes = "apples\npears\n";
+    // `@@` alone: at the end of the file, as Codex appends a function a model adds.
+    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n+figs\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums\nfigs\n");
+    // With `*** End of File`, and without any `@@` in the first hunk.
+    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n+plums\n*** End of File\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums\n");
+    // `@@ <line>`: right after that line.
+    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n@@ apples\n+kiwis\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\nkiwis\npears\n");
+    // A last line without a newline gets one before the added lines, and the file still ends without one.
+    let dir = applied(&[("n.txt", "apples\npears")], &[], "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums");
+    // An added block does not move where the next hunk starts looking: a later hunk may change lines
+    // above it (the order Codex accepts).
+    let patch = "*** Begin Patch\n*** Update File: n.txt\n@@\n+cherries\n@@\n apples\n-pears\n+quinces\n*** End Patch\n";
+    let dir = applied(&[("n.txt", notes)], &[], patch);
+    assert_eq!(read(dir.path(), "n.txt"), "apples\nquinces\ncherries\n");
+    // The line it names must be there.
+    let e = refused(&[("n.txt", notes)], "*** Begin Patch\n*** Update File: n.txt\n@@ bananas\n+kiwis\n*** End Patch\n");
+    assert!(e.starts_with("Hunk 1 of n.txt (after \"bananas\") does not apply: the file has no line \"bananas\", the line the hunk says it follows."), "{e}");
+}
+
+#[test]
+fn envelope_markers_with_spaces_blank_lines_and_an_add_after_an_update() {
+    let files = [("w.txt", "red\ngreen\n")];
+    // Spaces before `*** Begin Patch` and `*** Update File:`, after `*** End Patch`.
+    let dir = applied(&files, &[], " *** Begin Patch\n   *** Update File: w.txt  \n@@\n-green\n+blue\n*** End Patch  \n");
+    assert_eq!(read(dir.path(), "w.txt"), "red\nblue\n");
+    // A blank line before `*** End Patch` is spacing, not a line the file must have.
+    let dir = applied(&files, &[], "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "w.txt"), "pink\ngreen\n");
+    // ...but it is context where the file has it.
+    let dir = applied(&[("w.txt", "red\nred\n\n")], &[], "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "w.txt"), "red\npink\n\n");
+    // An update that only adds lines, then a new file, in one patch.
+    let patch = "*** Begin Patch\n*** Update File: w.txt\n@@\n+yellow\n\n*** Add File: more/x.txt\n+orange\n*** End Patch\n";
+    let dir = applied(&files, &[], patch);
+    assert_eq!(read(dir.path(), "w.txt"), "red\ngreen\nyellow\n");
+    assert_eq!(read(dir.path(), "more/x.txt"), "orange\n");
+    // A rename without a hunk moves the file as it is.
+    let dir = applied(&files, &[], "*** Begin Patch\n*** Update File: w.txt\n*** Move to: sub/v.txt\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "sub/v.txt"), "red\ngreen\n");
+    assert!(!dir.path().join("w.txt").exists());
+}
+
+#[test]
+fn heredoc_wrappers_are_taken_off_when_well_formed_and_refused_when_not() {
+    let files = [("h.txt", "one\n")];
+    let body = "*** Begin Patch\n*** Update File: h.txt\n@@\n-one\n+two\n*** End Patch\n";
+    for (open, close) in [("<<EOF", "EOF"), ("<<'EOF'", "EOF"), ("<<\"EOF\"", "EOF"), ("apply_patch <<'PATCH'", "PATCH"), ("cd . && apply_patch <<-END", "END")] {
+        let dir = applied(&files, &[], &format!("{open}\n{body}{close}\n"));
+        assert_eq!(read(dir.path(), "h.txt"), "two\n", "{open}");
+    }
+    assert_eq!(
+        refused(&files, &format!("<<\"EOF'\n{body}EOF\n")),
+        "InputValidationError: line 1 of the patch (`<<\"EOF'`) opens a shell heredoc whose delimiter (`\"EOF'`) has \
+         unmatched quotes: write `<<'EOF'`, `<<\"EOF\"` or `<<EOF`, or send the envelope alone, without the shell command\n"
+    );
+    assert_eq!(
+        refused(&files, &format!("apply_patch <<'EOF'\n{body}")),
+        "InputValidationError: the shell heredoc opened at line 1 of the patch (`apply_patch <<'EOF'`) is not closed: put \
+         a line `EOF` right after `*** End Patch`, or send the envelope alone, without the shell command\n"
+    );
+    // A heredoc whose body never ends the envelope is refused for that.
+    let e = refused(&files, "<<EOF\n*** Begin Patch\n*** Update File: h.txt\nEOF\n");
+    assert!(e.starts_with("InputValidationError: the envelope begun at line 2 (`*** Begin Patch`) has no `*** End Patch` line"), "{e}");
+}
+
+#[test]
+fn deleting_a_directory_is_a_refusal_not_an_io_error() {
+    let dir = folder(&[("dir/inside.txt", "kept\n"), ("other.txt", "a\n")]);
+    let before = snapshot(dir.path());
+    let patch = "*** Begin Patch\n*** Update File: other.txt\n@@\n-a\n+b\n*** Delete File: dir\n*** End Patch\n";
+    let o = apply(dir.path(), &[], patch);
+    assert_eq!(o.status.code(), Some(1), "a refusal, as for a missing file: {}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.\n", dir.path().join("dir").display())
+    );
+    assert_eq!(snapshot(dir.path()), before, "nothing written");
+}

@@ -50,13 +50,17 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
             end + 1
         )));
     }
+    heredoc(&lines, begin, end)?;
     let mut files = Vec::new();
     let mut cur: Option<Section> = None;
     for (i, &raw) in lines.iter().enumerate().take(end).skip(begin + 1) {
         let no = i + 1;
         let t = bare(raw);
-        if t.starts_with("*** ") {
-            marker(t.trim_end(), no, &mut cur, &mut files)?;
+        // Models indent markers too (`  *** Update File: a.py`); inside a hunk, though, a line that
+        // starts with a space is a context line, as apply_patch reads it.
+        let in_hunk = cur.as_ref().is_some_and(|s| s.open.is_some());
+        if t.starts_with("*** ") || (!in_hunk && t.trim_start().starts_with("*** ")) {
+            marker(t.trim(), no, &mut cur, &mut files)?;
             continue;
         }
         match cur.as_mut() {
@@ -82,6 +86,42 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         ));
     }
     Ok(Patch { format: Format::ApplyPatch, files })
+}
+
+/// The shell heredoc models wrap the envelope in (`apply_patch <<'EOF'` on the line before
+/// `*** Begin Patch`, `EOF` after `*** End Patch`) is ignored when it is well formed; a delimiter with
+/// unmatched quotes or a heredoc never closed is refused, as the shell (and apply_patch) would refuse it.
+fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
+    let Some(open) = lines[..begin].iter().rposition(|l| !l.trim().is_empty()) else { return Ok(()) };
+    let line = bare(lines[open]).trim();
+    let Some(at) = line.find("<<").filter(|&at| !line[at + 2..].starts_with('<')) else { return Ok(()) };
+    let rest = line[at + 2..].trim_start_matches('-').trim_start();
+    let word = rest.split(|c: char| c.is_whitespace() || "|;&)>".contains(c)).next().unwrap_or("");
+    let delimiter = match word.chars().next() {
+        Some(q @ ('\'' | '"')) if word.len() >= 2 && word.ends_with(q) && !word[1..word.len() - 1].contains(['\'', '"']) => {
+            &word[1..word.len() - 1]
+        }
+        _ if !word.is_empty() && !word.contains(['\'', '"']) => word,
+        _ => {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: line {} of the patch ({}) opens a shell heredoc whose delimiter (`{word}`) has \
+                 unmatched quotes: write `<<'EOF'`, `<<\"EOF\"` or `<<EOF`, or send the envelope alone, without the \
+                 shell command",
+                open + 1,
+                quote(line)
+            )))
+        }
+    };
+    let closed = lines[end + 1..].iter().map(|l| bare(l).trim()).find(|l| !l.is_empty()) == Some(delimiter);
+    if !closed {
+        return Err(Refusal::invalid(format!(
+            "InputValidationError: the shell heredoc opened at line {} of the patch ({}) is not closed: put a line \
+             `{delimiter}` right after `*** End Patch`, or send the envelope alone, without the shell command",
+            open + 1,
+            quote(line)
+        )));
+    }
+    Ok(())
 }
 
 /// A `*** ` line inside the envelope: a new section, `Move to`, or `End of File`.
@@ -503,6 +543,13 @@ mod tests {
             "*** End Patch",
         ]);
         assert_eq!(files(&spaced)[0].hunks[0].anchor, anchor(None, true, "hunk 1 of f.txt"));
+    }
+
+    #[test]
+    fn an_indented_marker_starts_a_section_but_inside_a_hunk_it_is_context() {
+        let t = text(&["*** Begin Patch", "  *** Update File: r.md", "@@", " *** Add File: x", "-a", "+b", "*** End Patch"]);
+        let expected = hunk("*** Add File: x\na\n", "*** Add File: x\nb\n", anchor(None, false, "hunk 1 of r.md"));
+        assert_eq!(files(&t), vec![file("r.md", PatchOp::Update, vec![expected])]);
     }
 
     #[test]
