@@ -389,12 +389,16 @@ fn applied(files: &[(&str, &str)], args: &[&str], patch: &str) -> tempfile::Temp
 
 /// Applies `patch`, expects a refusal with exit code 1 and nothing changed, and returns its text.
 fn refused(files: &[(&str, &str)], patch: &str) -> String {
+    refused_in(files, patch).1
+}
+
+fn refused_in(files: &[(&str, &str)], patch: &str) -> (tempfile::TempDir, String) {
     let dir = folder(files);
     let before = snapshot(dir.path());
     let o = apply(dir.path(), &[], patch);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(snapshot(dir.path()), before, "nothing written");
-    stderr(&o)
+    (dir, stderr(&o))
 }
 
 #[test]
@@ -470,14 +474,9 @@ fn heredoc_wrappers_are_taken_off_when_well_formed_and_refused_when_not() {
 
 #[test]
 fn deleting_a_directory_is_a_refusal_not_an_io_error() {
-    let dir = folder(&[("dir/inside.txt", "kept\n"), ("other.txt", "a\n")]);
-    let before = snapshot(dir.path());
     let patch = "*** Begin Patch\n*** Update File: other.txt\n@@\n-a\n+b\n*** Delete File: dir\n*** End Patch\n";
-    let o = apply(dir.path(), &[], patch);
-    assert_eq!(o.status.code(), Some(1), "a refusal, as for a missing file: {}", stderr(&o));
-    assert_eq!(
-        stderr(&o),
-        format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.\n", dir.path().join("dir").display())
-    );
-    assert_eq!(snapshot(dir.path()), before, "nothing written");
+    // Exit code 1, as for a missing file; every file unchanged.
+    let (dir, e) = refused_in(&[("dir/inside.txt", "kept\n"), ("other.txt", "a\n")], patch);
+    let want = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.\n", dir.path().join("dir").display());
+    assert_eq!(e, want);
 }
