@@ -480,3 +480,96 @@ fn deleting_a_directory_is_a_refusal_not_an_io_error() {
     let want = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.\n", dir.path().join("dir").display());
     assert_eq!(e, want);
 }
+
+#[test]
+fn envelope_hunks_climb_codexs_ladder_under_tolerant_and_name_the_tier() {
+    // The file as an editor left it: curly quotes and an en dash, trailing spaces, four-space indentation.
+    let file = "title = “Report” – draft\nbody = 1   \nclass A:\n    nested = 2\n    more = 3\n";
+    let patch = "*** Begin Patch\n*** Update File: l.py\n@@\n-title = \"Report\" - draft\n+title = \"Final\" - draft\n@@\n-body = 1\n+body = 10\n@@ class A:\n-  nested = 2\n-  more = 3\n+  nested = 20\n+  more = 3\n*** End Patch\n";
+    // Exact is the default: refused, nothing written.
+    let e = refused(&[("l.py", file)], patch);
+    assert!(e.starts_with("Hunk 1 of l.py does not apply: its lines are not in the file."), "{e}");
+    let dir = folder(&[("l.py", file)]);
+    let o = apply(dir.path(), &["--match", "tolerant", "--json"], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // What the hunks change is written; what they keep is the file's (the dash, the quotes' style).
+    assert_eq!(read(dir.path(), "l.py"), "title = “Final” – draft\nbody = 10\nclass A:\n    nested = 20\n    more = 3\n");
+    let out: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tiers: Vec<&str> = out["files"][0]["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
+    assert_eq!(tiers, ["quotes", "line_trimmed", "indentation"]);
+    assert!(out["message"].as_str().unwrap().contains("3. Applied hunk 3 of l.py (after \"class A:\") (matched ignoring indentation)"), "{out}");
+}
+
+// SEARCH/REPLACE blocks as Aider reads them (its test_editblock.py, restated with other files).
+
+const CALC: &str = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n";
+
+#[test]
+fn block_file_names_inside_fences_decorated_or_in_a_code_block_of_their_own() {
+    let block = "<<<<<<< SEARCH\n    return a - b\n=======\n    return b - a\n>>>>>>> REPLACE\n";
+    let want = CALC.replace("a - b", "b - a");
+    for written in [
+        format!("Here:\n```python\ncalc.py\n{block}```\n"),
+        format!("# calc.py\n```python\n{block}```\n"),
+        format!("Here:\n ```python\ncalc.py\n```\n```python\n{block}```\n"),
+        format!("**`calc.py`**\n\n```\n{block}```\n"),
+    ] {
+        let dir = applied(&[("calc.py", CALC)], &[], &written);
+        assert_eq!(read(dir.path(), "calc.py"), want, "{written}");
+    }
+}
+
+#[test]
+fn several_blocks_for_one_file_in_one_fence_with_prose_between() {
+    let patch = "Two changes:\n\n```text\ncalc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\ndef plus(a, b):\n>>>>>>> REPLACE\n\n...\n\n<<<<<<< SEARCH\ndef mul(a, b):\n=======\ndef times(a, b):\n>>>>>>> REPLACE\n```\nDone.\n";
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("def add", "def plus").replace("def mul", "def times"));
+}
+
+#[test]
+fn dots_in_search_and_replace_leave_out_text_each_part_matched_in_order() {
+    let patch = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n...\ndef mul(a, b):\n    return a * b\n=======\ndef add(a, b):\n    return a + b + 0\n...\ndef mul(a, b):\n    return a * b * 1\n>>>>>>> REPLACE\n";
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("a + b\n", "a + b + 0\n").replace("a * b\n", "a * b * 1\n"), "sub() left as it was");
+    // A part that is in the file twice is refused, as Aider refuses it.
+    let patch = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n...\n    return a * b\n=======\ndef add(x, y):\n...\n    return a * b\n>>>>>>> REPLACE\n";
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("def add(a, b)", "def add(x, y)"), "an unchanged part is not an edit");
+    // Lines added where SEARCH has nothing to place them by: Aider appends them to the file; refused.
+    let e = refused(&[("calc.py", CALC)], "calc.py\n<<<<<<< SEARCH\n...\ndef sub(a, b):\n=======\n# helpers\n...\ndef sub(a, b):\n>>>>>>> REPLACE\n");
+    assert_eq!(
+        e,
+        "InputValidationError: SEARCH/REPLACE block 1 (calc.py) adds lines before its first `...` line where its SEARCH \
+         has none, so nothing says where they go: put the lines they follow or precede in SEARCH and in REPLACE\n"
+    );
+    // `...` lines that differ between the halves are the file's own text (a Python stub), matched whole.
+    let stub = "class P:\n    def run(self):\n        ...\n";
+    let dir = applied(&[("p.py", stub)], &[], "p.py\n<<<<<<< SEARCH\n    def run(self):\n        ...\n=======\n    def run(self):\n        return 1\n>>>>>>> REPLACE\n");
+    assert_eq!(read(dir.path(), "p.py"), "class P:\n    def run(self):\n        return 1\n");
+}
+
+#[test]
+fn a_spurious_blank_first_search_line_is_dropped_only_when_the_block_misses() {
+    // The file has no blank line before `def sub`: the block is matched without it, and the blank line
+    // REPLACE repeats is not added either.
+    let patch = "calc.py\n<<<<<<< SEARCH\n\ndef sub(a, b):\n    return a - b\n=======\n\ndef sub(a, b):\n    return b - a\n>>>>>>> REPLACE\n";
+    let file = CALC.replace("\n\ndef sub", "\ndef sub");
+    let dir = applied(&[("calc.py", &file)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), file.replace("a - b", "b - a"));
+    // Where the file has the blank line, the block is matched as written.
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("a - b", "b - a"));
+}
+
+#[test]
+fn a_search_lacking_part_of_the_indentation_gets_exactly_that_back_under_tolerant() {
+    let file = "class Ledger:\n    def total(self):\n        s = 0\n        return s\n";
+    // One space of eight written, the deeper new line four more: eight and twelve in the file.
+    let patch = "ledger.py\n<<<<<<< SEARCH\n s = 0\n return s\n=======\n s = 0\n for x in self.items:\n     s += x\n return s\n>>>>>>> REPLACE\n";
+    assert!(refused(&[("ledger.py", file)], patch).starts_with("SEARCH/REPLACE block 1 (ledger.py) does not apply"));
+    let dir = applied(&[("ledger.py", file)], &["--match", "tolerant"], patch);
+    assert_eq!(
+        read(dir.path(), "ledger.py"),
+        "class Ledger:\n    def total(self):\n        s = 0\n        for x in self.items:\n            s += x\n        return s\n"
+    );
+}

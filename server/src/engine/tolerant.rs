@@ -4,11 +4,11 @@
 //! is refused. So whatever new_string repeats of old_string (context lines, kept characters) is taken
 //! from the FILE, byte for byte; only what the edit really changes comes from new_string, adapted to the
 //! file where the adaptation is certain (the run of leading whitespace old_string lacks or has too much
-//! of on every line, given back exactly as Aider does; else the file's indentation unit and depth, when
-//! every reading of the units that fits agrees; a curly quote where the matched text had one). Where it
-//! is not certain (an indentation the file's unit cannot express, a depth the plan never showed in a
-//! unit it never showed, a file whose lines disagree about their unit) the edit is refused. Each tier must find exactly one place: a
-//! tier that finds several refuses as ambiguous, listing them (a looser tier would only find more).
+//! of on every line, given back exactly as Aider does; else the file's indentation unit and depth; a
+//! curly quote where the matched text had one). Where it is not certain (an indentation the file's unit
+//! cannot express, a depth the plan's spaces never showed in the file, a file whose lines disagree about
+//! their unit) the edit is refused. Each tier must find exactly one place: a tier that finds several
+//! refuses as ambiguous, listing them (a looser tier would only find more).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -166,13 +166,27 @@ fn rewrite_lines(
     let reindent = match tier {
         Tier::Indentation => {
             let file_lines: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
-            let plan_tabs = old.iter().chain(&new_lines).any(|l| l.starts_with('\t'));
             match Prefix::learn(old, &region_lines, &new_lines, mid_first, &file_lines) {
                 Fit::Exact(p) => Some(Shift::Prefix(p)),
-                // The plan is the file's text shifted by spaces, but writes a depth that shift does not
-                // settle: no unit reading is better founded.
-                Fit::Unsettled if !plan_tabs => return None,
-                _ => Some(Shift::Units(Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?)),
+                // The plan is the file's text shifted, but writes a depth that shift does not settle:
+                // refused...
+                Fit::Unsettled(p) => {
+                    // ...if the exchange itself writes tabs for spaces or spaces for tabs, in the
+                    // units the reading uses: otherwise the plan is the file's own text, shifted.
+                    let r = Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?;
+                    let only = |t: &str, c: u8| !t.is_empty() && t.bytes().all(|b| b == c);
+                    let (pl, fl) = (p.plan.len(), p.file.len());
+                    let shown = match () {
+                        _ if only(&p.plan, b' ') && only(&p.file, b'\t') && pl % fl == 0 => Some((Style::Spaces(pl / fl), Style::Tabs)),
+                        _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => Some((Style::Tabs, Style::Spaces(fl / pl))),
+                        _ => None,
+                    };
+                    if shown != Some((r.plan, r.file)) {
+                        return None;
+                    }
+                    Some(Shift::Units(r))
+                }
+                Fit::None => Some(Shift::Units(Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?)),
             }
         }
         _ => None,
@@ -231,21 +245,14 @@ fn adapt_lines<'a>(
 /// How a changed line of new_string is re-indented for the file.
 enum Shift {
     Prefix(Prefix),
-    /// Every reading of the units that fits the lines old_string and the file share: a line is
-    /// re-indented only where they all agree (a depth they showed, or a unit they pin down); where
-    /// they differ, which one is meant is a guess.
-    Units(Vec<Reindent>),
+    Units(Reindent),
 }
 
 impl Shift {
     fn line(&self, line: &str) -> Option<String> {
         match self {
             Shift::Prefix(p) => p.line(line),
-            Shift::Units(readings) => {
-                let mut out = readings.iter().map(|r| r.line(line));
-                let first = out.next()??;
-                out.all(|o| o.as_deref() == Some(first.as_str())).then_some(first)
-            }
+            Shift::Units(r) => r.line(line),
         }
     }
 }
@@ -273,7 +280,7 @@ enum Fit {
     Exact(Prefix),
     /// Every line old_string shares with the file differs by the same run, but new_string writes a
     /// depth that is neither one of theirs nor whole steps of the file's unit from one.
-    Unsettled,
+    Unsettled(Prefix),
     None,
 }
 
@@ -283,7 +290,7 @@ impl Prefix {
             Some(x) if Prefix::settled(&x.seen, &x.news, x.plan.len(), file_lines) => {
                 Fit::Exact(Prefix { plan: x.plan.to_string(), file: x.file.to_string() })
             }
-            Some(_) => Fit::Unsettled,
+            Some(x) => Fit::Unsettled(Prefix { plan: x.plan.to_string(), file: x.file.to_string() }),
             None => Fit::None,
         }
     }
@@ -390,8 +397,7 @@ impl Style {
 }
 
 impl Reindent {
-    /// Every reading of the units that maps each pair of lines exactly.
-    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Option<Vec<Reindent>> {
+    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Option<Reindent> {
         let plan_lines = || old.iter().chain(new).copied();
         let plan_tabs = plan_lines().any(|l| l.starts_with('\t'));
         let decided = |t: Option<Option<bool>>| t.filter(Option::is_some);
@@ -461,7 +467,10 @@ impl Reindent {
                 }
             }
         }
-        (!readings.is_empty()).then_some(readings)
+        // One at the same depth is the likeliest (an assistant rarely misreads how deep a line is,
+        // often which unit it uses).
+        let same_depth = readings.iter().position(|r| r.shift == 0).unwrap_or(0);
+        (!readings.is_empty()).then(|| readings.swap_remove(same_depth))
     }
 
     fn line(&self, line: &str) -> Option<String> {
