@@ -498,6 +498,11 @@ fn envelope_hunks_climb_codexs_ladder_under_tolerant_and_name_the_tier() {
     let tiers: Vec<&str> = out["files"][0]["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
     assert_eq!(tiers, ["quotes", "line_trimmed", "indentation"]);
     assert!(out["message"].as_str().unwrap().contains("3. Applied hunk 3 of l.py (after \"class A:\") (matched ignoring indentation)"), "{out}");
+    // The typographic spaces Codex folds too (an en space, a non-breaking hyphen, an ideographic space).
+    let file = "price:\u{2002}10 € net\nfull\u{2011}time\u{3000}only\n";
+    let patch = "*** Begin Patch\n*** Update File: p.txt\n@@\n-price: 10 € net\n-full-time only\n+price: 12 € net\n+full-time only\n*** End Patch\n";
+    let dir = applied(&[("p.txt", file)], &["--match", "tolerant"], patch);
+    assert_eq!(read(dir.path(), "p.txt"), "price:\u{2002}12 € net\nfull\u{2011}time\u{3000}only\n");
 }
 
 // SEARCH/REPLACE blocks as Aider reads them (its test_editblock.py, restated with other files).
