@@ -578,3 +578,22 @@ fn a_search_lacking_part_of_the_indentation_gets_exactly_that_back_under_toleran
         "class Ledger:\n    def total(self):\n        s = 0\n        for x in self.items:\n            s += x\n        return s\n"
     );
 }
+
+#[test]
+fn envelopes_codex_rejects_are_refused_with_every_file_unchanged() {
+    let files = [("kept.txt", "same\n")];
+    let cases = [
+        ("*** Begin Patch\n*** End Patch\n", "InputValidationError: the patch holds no file change"),
+        ("*** Begin Patch\n*** Update File: kept.txt\n@@\n*** End Patch\n", "InputValidationError: hunk 1 of kept.txt (line 3 of the patch) has no '-' or '+' line"),
+        ("*** Begin Patch\n*** Update File: kept.txt\n@@\n-other\n+new\n*** End Patch\n", "Hunk 1 of kept.txt does not apply: its lines are not in the file."),
+        ("*** Begin Patch\n*** Update File: absent.txt\n@@\n-a\n+b\n*** End Patch\n", "File does not exist: "),
+        ("*** Begin Patch\n*** Delete File: absent.txt\n*** End Patch\n", "File does not exist: "),
+        ("*** Begin Patch\n*** Rename File: kept.txt\n*** End Patch\n", "InputValidationError: line 2 of the patch (`*** Rename File: kept.txt`) is not an apply_patch marker"),
+        // A failure after a change that would succeed: nothing is written (Codex keeps the first file).
+        ("*** Begin Patch\n*** Add File: made.txt\n+x\n*** Update File: absent.txt\n@@\n-a\n+b\n*** End Patch\n", "File does not exist: "),
+    ];
+    for (patch, start) in cases {
+        let e = refused(&files, patch);
+        assert!(e.starts_with(start), "{patch}: {e}");
+    }
+}
