@@ -13,8 +13,10 @@
 //! ```
 //! ````
 //!
-//! The path is the last non-blank line before the block or before the fence it sits in; a block with
-//! none edits the previous block's file, as Aider reads it. Everything outside blocks is prose.
+//! The path is the last non-blank line before the block or before the fence it sits in (decoration
+//! such as `# `, `**` and backticks taken off), or alone in a code block of its own just before; a
+//! block with none edits the previous block's file, as Aider reads it. Everything outside blocks is
+//! prose. `...` lines in both SEARCH and REPLACE leave text out: each part between them is an edit.
 //! A block says nothing about where its text lies, so its anchor only asks for whole lines.
 
 use super::unified::{bare, quote, whole};

@@ -12,8 +12,10 @@
 //! ```
 //!
 //! Hunks carry no line numbers: they come in file order (`forward`), a `@@ <line>` header names a line
-//! the hunk lies after, and `*** End of File` pins it to the end. What models wrap around the envelope
-//! (a shell heredoc, a code fence, blank lines) is ignored: only the lines between the markers count.
+//! the hunk lies after, and `*** End of File` pins it to the end; a hunk of only '+' lines adds them
+//! after its `@@ <line>`, else at the end of the file. What models wrap around the envelope (a shell
+//! heredoc, a code fence, blank lines, spaces around markers) is ignored: only the lines between the
+//! markers count. A heredoc Codex would refuse (unmatched quotes, never closed) is refused.
 
 use super::unified::{bare, quote, whole};
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
@@ -97,11 +99,16 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
     let Some(at) = line.find("<<").filter(|&at| !line[at + 2..].starts_with('<')) else { return Ok(()) };
     let rest = line[at + 2..].trim_start_matches('-').trim_start();
     let word = rest.split(|c: char| c.is_whitespace() || "|;&)>".contains(c)).next().unwrap_or("");
-    let delimiter = match word.chars().next() {
-        Some(q @ ('\'' | '"')) if word.len() >= 2 && word.ends_with(q) && !word[1..word.len() - 1].contains(['\'', '"']) => {
-            &word[1..word.len() - 1]
-        }
-        _ if !word.is_empty() && !word.contains(['\'', '"']) => word,
+    // `<<` followed by anything but a (quoted) word is no heredoc (`cout << x` in the prose before).
+    let quote_of = |c: char| ['\'', '"'].contains(&c);
+    let inner = word.trim_matches(quote_of);
+    if inner.is_empty() || !inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Ok(());
+    }
+    let (open_q, close_q) = (word.chars().next().filter(|&c| quote_of(c)), word.chars().last().filter(|&c| quote_of(c)));
+    let delimiter = match (open_q, close_q) {
+        (Some(a), Some(b)) if a == b && word.len() == inner.len() + 2 => inner,
+        (None, None) => inner,
         _ => {
             return Err(Refusal::invalid(format!(
                 "InputValidationError: line {} of the patch ({}) opens a shell heredoc whose delimiter (`{word}`) has \
@@ -689,6 +696,13 @@ mod tests {
             "InputValidationError: the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
              least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section"
         );
+    }
+
+    #[test]
+    fn prose_with_a_shift_operator_before_the_envelope_is_no_heredoc() {
+        let t = text(&["Print it with `cout << x`:", "*** Begin Patch", "*** Delete File: a", "*** End Patch"]);
+        assert_eq!(files(&t), vec![file("a", PatchOp::Delete, vec![])]);
+        assert!(refusal(&text(&["<<'EOF", "*** Begin Patch", "*** Delete File: a", "*** End Patch", "EOF"])).contains("unmatched quotes"));
     }
 
     #[test]
