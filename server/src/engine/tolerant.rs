@@ -303,7 +303,10 @@ impl Prefix {
         let mut plan: Option<&str> = None;
         for l in pairs.iter().map(|(o, _)| *o).chain(news.iter().copied()) {
             let indent = indent_of(l);
-            let common = plan.map_or(indent.len(), |p| p.bytes().zip(indent.bytes()).take_while(|(a, b)| a == b).count());
+            // By characters: an indentation may hold multi-byte spaces (U+3000).
+            let common = plan.map_or(indent.len(), |p| {
+                p.char_indices().zip(indent.chars()).find(|((_, a), b)| a != b).map_or(p.len().min(indent.len()), |((i, _), _)| i)
+            });
             plan = Some(&indent[..common]);
         }
         let plan = plan?;
