@@ -234,7 +234,8 @@ impl<'p> FileRun<'p> {
             }
             let edit = &edits[i];
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
-                if let Err(r) = precheck(&olds[i], &news[i]).or_else(|r| if olds[i].is_empty() && !news[i].is_empty() { Ok(()) } else { Err(r) }) {
+                let adds_lines = olds[i].is_empty() && !news[i].is_empty();
+                if let Err(r) = if adds_lines { Ok(()) } else { precheck(&olds[i], &news[i]) } {
                     self.fail(r.at(i))?;
                     continue;
                 }
