@@ -375,3 +375,225 @@ fn a_pure_rename_or_a_lone_delete_is_a_change_of_its_own() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!dir.path().join("gone.txt").exists());
 }
+
+// apply_patch envelopes as Codex reads them (its scenarios and unit tests, restated here with other
+// files and words).
+
+/// Applies `patch` in a folder holding `files` and returns the folder, or panics with the refusal.
+fn applied(files: &[(&str, &str)], args: &[&str], patch: &str) -> tempfile::TempDir {
+    let dir = folder(files);
+    let o = apply(dir.path(), args, patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    dir
+}
+
+/// Applies `patch`, expects a refusal with exit code 1 and nothing changed, and returns its text.
+fn refused(files: &[(&str, &str)], patch: &str) -> String {
+    refused_in(files, patch).1
+}
+
+fn refused_in(files: &[(&str, &str)], patch: &str) -> (tempfile::TempDir, String) {
+    let dir = folder(files);
+    let before = snapshot(dir.path());
+    let o = apply(dir.path(), &[], patch);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(snapshot(dir.path()), before, "nothing written");
+    (dir, stderr(&o))
+}
+
+#[test]
+fn a_hunk_of_only_added_lines_appends_or_follows_its_at_line() {
+    let notes = "apples\npears\n";
+    // `@@` alone: at the end of the file, as Codex appends a function a model adds.
+    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n+figs\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums\nfigs\n");
+    // With `*** End of File`, and without any `@@` in the first hunk.
+    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n+plums\n*** End of File\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums\n");
+    // `@@ <line>`: right after that line.
+    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n@@ apples\n+kiwis\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\nkiwis\npears\n");
+    // A last line without a newline gets one before the added lines, and the file still ends without one.
+    let dir = applied(&[("n.txt", "apples\npears")], &[], "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums");
+    // An added block does not move where the next hunk starts looking: a later hunk may change lines
+    // above it (the order Codex accepts).
+    let patch = "*** Begin Patch\n*** Update File: n.txt\n@@\n+cherries\n@@\n apples\n-pears\n+quinces\n*** End Patch\n";
+    let dir = applied(&[("n.txt", notes)], &[], patch);
+    assert_eq!(read(dir.path(), "n.txt"), "apples\nquinces\ncherries\n");
+    // The line it names must be there.
+    let e = refused(&[("n.txt", notes)], "*** Begin Patch\n*** Update File: n.txt\n@@ bananas\n+kiwis\n*** End Patch\n");
+    assert!(e.starts_with("Hunk 1 of n.txt (after \"bananas\") does not apply: the file has no line \"bananas\", the line the hunk says it follows."), "{e}");
+}
+
+#[test]
+fn envelope_markers_with_spaces_blank_lines_and_an_add_after_an_update() {
+    let files = [("w.txt", "red\ngreen\n")];
+    // Spaces before `*** Begin Patch` and `*** Update File:`, after `*** End Patch`.
+    let dir = applied(&files, &[], " *** Begin Patch\n   *** Update File: w.txt  \n@@\n-green\n+blue\n*** End Patch  \n");
+    assert_eq!(read(dir.path(), "w.txt"), "red\nblue\n");
+    // A blank line before `*** End Patch` is spacing, not a line the file must have.
+    let dir = applied(&files, &[], "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "w.txt"), "pink\ngreen\n");
+    // ...but it is context where the file has it.
+    let dir = applied(&[("w.txt", "red\nred\n\n")], &[], "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "w.txt"), "red\npink\n\n");
+    // An update that only adds lines, then a new file, in one patch.
+    let patch = "*** Begin Patch\n*** Update File: w.txt\n@@\n+yellow\n\n*** Add File: more/x.txt\n+orange\n*** End Patch\n";
+    let dir = applied(&files, &[], patch);
+    assert_eq!(read(dir.path(), "w.txt"), "red\ngreen\nyellow\n");
+    assert_eq!(read(dir.path(), "more/x.txt"), "orange\n");
+    // A rename without a hunk moves the file as it is.
+    let dir = applied(&files, &[], "*** Begin Patch\n*** Update File: w.txt\n*** Move to: sub/v.txt\n*** End Patch\n");
+    assert_eq!(read(dir.path(), "sub/v.txt"), "red\ngreen\n");
+    assert!(!dir.path().join("w.txt").exists());
+}
+
+#[test]
+fn heredoc_wrappers_are_taken_off_when_well_formed_and_refused_when_not() {
+    let files = [("h.txt", "one\n")];
+    let body = "*** Begin Patch\n*** Update File: h.txt\n@@\n-one\n+two\n*** End Patch\n";
+    for (open, close) in [("<<EOF", "EOF"), ("<<'EOF'", "EOF"), ("<<\"EOF\"", "EOF"), ("apply_patch <<'PATCH'", "PATCH"), ("cd . && apply_patch <<-END", "END")] {
+        let dir = applied(&files, &[], &format!("{open}\n{body}{close}\n"));
+        assert_eq!(read(dir.path(), "h.txt"), "two\n", "{open}");
+    }
+    assert_eq!(
+        refused(&files, &format!("<<\"EOF'\n{body}EOF\n")),
+        "InputValidationError: line 1 of the patch (`<<\"EOF'`) opens a shell heredoc whose delimiter (`\"EOF'`) has \
+         unmatched quotes: write `<<'EOF'`, `<<\"EOF\"` or `<<EOF`, or send the envelope alone, without the shell command\n"
+    );
+    assert_eq!(
+        refused(&files, &format!("apply_patch <<'EOF'\n{body}")),
+        "InputValidationError: the shell heredoc opened at line 1 of the patch (`apply_patch <<'EOF'`) is not closed: put \
+         a line `EOF` right after `*** End Patch`, or send the envelope alone, without the shell command\n"
+    );
+    // A heredoc whose body never ends the envelope is refused for that.
+    let e = refused(&files, "<<EOF\n*** Begin Patch\n*** Update File: h.txt\nEOF\n");
+    assert!(e.starts_with("InputValidationError: the envelope begun at line 2 (`*** Begin Patch`) has no `*** End Patch` line"), "{e}");
+}
+
+#[test]
+fn deleting_a_directory_is_a_refusal_not_an_io_error() {
+    let patch = "*** Begin Patch\n*** Update File: other.txt\n@@\n-a\n+b\n*** Delete File: dir\n*** End Patch\n";
+    // Exit code 1, as for a missing file; every file unchanged.
+    let (dir, e) = refused_in(&[("dir/inside.txt", "kept\n"), ("other.txt", "a\n")], patch);
+    let want = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.\n", dir.path().join("dir").display());
+    assert_eq!(e, want);
+}
+
+#[test]
+fn envelope_hunks_climb_codexs_ladder_under_tolerant_and_name_the_tier() {
+    // The file as an editor left it: curly quotes and an en dash, trailing spaces, four-space indentation.
+    let file = "title = “Report” – draft\nbody = 1   \nclass A:\n    nested = 2\n    more = 3\n";
+    let patch = "*** Begin Patch\n*** Update File: l.py\n@@\n-title = \"Report\" - draft\n+title = \"Final\" - draft\n@@\n-body = 1\n+body = 10\n@@ class A:\n-  nested = 2\n-  more = 3\n+  nested = 20\n+  more = 3\n*** End Patch\n";
+    // Exact is the default: refused, nothing written.
+    let e = refused(&[("l.py", file)], patch);
+    assert!(e.starts_with("Hunk 1 of l.py does not apply: its lines are not in the file."), "{e}");
+    let dir = folder(&[("l.py", file)]);
+    let o = apply(dir.path(), &["--match", "tolerant", "--json"], patch);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // What the hunks change is written; what they keep is the file's (the dash, the quotes' style).
+    assert_eq!(read(dir.path(), "l.py"), "title = “Final” – draft\nbody = 10\nclass A:\n    nested = 20\n    more = 3\n");
+    let out: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tiers: Vec<&str> = out["files"][0]["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
+    assert_eq!(tiers, ["quotes", "line_trimmed", "indentation"]);
+    assert!(out["message"].as_str().unwrap().contains("3. Applied hunk 3 of l.py (after \"class A:\") (matched ignoring indentation)"), "{out}");
+    // The typographic spaces Codex folds too (an en space, a non-breaking hyphen, an ideographic space).
+    let file = "price:\u{2002}10 € net\nfull\u{2011}time\u{3000}only\n";
+    let patch = "*** Begin Patch\n*** Update File: p.txt\n@@\n-price: 10 € net\n-full-time only\n+price: 12 € net\n+full-time only\n*** End Patch\n";
+    let dir = applied(&[("p.txt", file)], &["--match", "tolerant"], patch);
+    assert_eq!(read(dir.path(), "p.txt"), "price:\u{2002}12 € net\nfull\u{2011}time\u{3000}only\n");
+}
+
+// SEARCH/REPLACE blocks as Aider reads them (its test_editblock.py, restated with other files).
+
+const CALC: &str = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n";
+
+#[test]
+fn block_file_names_inside_fences_decorated_or_in_a_code_block_of_their_own() {
+    let block = "<<<<<<< SEARCH\n    return a - b\n=======\n    return b - a\n>>>>>>> REPLACE\n";
+    let want = CALC.replace("a - b", "b - a");
+    for written in [
+        format!("Here:\n```python\ncalc.py\n{block}```\n"),
+        format!("# calc.py\n```python\n{block}```\n"),
+        format!("Here:\n ```python\ncalc.py\n```\n```python\n{block}```\n"),
+        format!("**`calc.py`**\n\n```\n{block}```\n"),
+    ] {
+        let dir = applied(&[("calc.py", CALC)], &[], &written);
+        assert_eq!(read(dir.path(), "calc.py"), want, "{written}");
+    }
+}
+
+#[test]
+fn several_blocks_for_one_file_in_one_fence_with_prose_between() {
+    let patch = "Two changes:\n\n```text\ncalc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\ndef plus(a, b):\n>>>>>>> REPLACE\n\n...\n\n<<<<<<< SEARCH\ndef mul(a, b):\n=======\ndef times(a, b):\n>>>>>>> REPLACE\n```\nDone.\n";
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("def add", "def plus").replace("def mul", "def times"));
+}
+
+#[test]
+fn dots_in_search_and_replace_leave_out_text_each_part_matched_in_order() {
+    let patch = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n...\ndef mul(a, b):\n    return a * b\n=======\ndef add(a, b):\n    return a + b + 0\n...\ndef mul(a, b):\n    return a * b * 1\n>>>>>>> REPLACE\n";
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("a + b\n", "a + b + 0\n").replace("a * b\n", "a * b * 1\n"), "sub() left as it was");
+    // A part that is in the file twice is refused, as Aider refuses it.
+    let patch = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n...\n    return a * b\n=======\ndef add(x, y):\n...\n    return a * b\n>>>>>>> REPLACE\n";
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("def add(a, b)", "def add(x, y)"), "an unchanged part is not an edit");
+    // Lines added where SEARCH has nothing to place them by: Aider appends them to the file; refused.
+    let e = refused(&[("calc.py", CALC)], "calc.py\n<<<<<<< SEARCH\n...\ndef sub(a, b):\n=======\n# helpers\n...\ndef sub(a, b):\n>>>>>>> REPLACE\n");
+    assert_eq!(
+        e,
+        "InputValidationError: SEARCH/REPLACE block 1 (calc.py) adds lines before its first `...` line where its SEARCH \
+         has none, so nothing says where they go: put the lines they follow or precede in SEARCH and in REPLACE\n"
+    );
+    // `...` lines that differ between the halves are the file's own text (a Python stub), matched whole.
+    let stub = "class P:\n    def run(self):\n        ...\n";
+    let dir = applied(&[("p.py", stub)], &[], "p.py\n<<<<<<< SEARCH\n    def run(self):\n        ...\n=======\n    def run(self):\n        return 1\n>>>>>>> REPLACE\n");
+    assert_eq!(read(dir.path(), "p.py"), "class P:\n    def run(self):\n        return 1\n");
+}
+
+#[test]
+fn a_spurious_blank_first_search_line_is_dropped_only_when_the_block_misses() {
+    // The file has no blank line before `def sub`: the block is matched without it, and the blank line
+    // REPLACE repeats is not added either.
+    let patch = "calc.py\n<<<<<<< SEARCH\n\ndef sub(a, b):\n    return a - b\n=======\n\ndef sub(a, b):\n    return b - a\n>>>>>>> REPLACE\n";
+    let file = CALC.replace("\n\ndef sub", "\ndef sub");
+    let dir = applied(&[("calc.py", &file)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), file.replace("a - b", "b - a"));
+    // Where the file has the blank line, the block is matched as written.
+    let dir = applied(&[("calc.py", CALC)], &[], patch);
+    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("a - b", "b - a"));
+}
+
+#[test]
+fn a_search_lacking_part_of_the_indentation_gets_exactly_that_back_under_tolerant() {
+    let file = "class Ledger:\n    def total(self):\n        s = 0\n        return s\n";
+    // One space of eight written, the deeper new line four more: eight and twelve in the file.
+    let patch = "ledger.py\n<<<<<<< SEARCH\n s = 0\n return s\n=======\n s = 0\n for x in self.items:\n     s += x\n return s\n>>>>>>> REPLACE\n";
+    assert!(refused(&[("ledger.py", file)], patch).starts_with("SEARCH/REPLACE block 1 (ledger.py) does not apply"));
+    let dir = applied(&[("ledger.py", file)], &["--match", "tolerant"], patch);
+    assert_eq!(
+        read(dir.path(), "ledger.py"),
+        "class Ledger:\n    def total(self):\n        s = 0\n        for x in self.items:\n            s += x\n        return s\n"
+    );
+}
+
+#[test]
+fn envelopes_codex_rejects_are_refused_with_every_file_unchanged() {
+    let files = [("kept.txt", "same\n")];
+    let cases = [
+        ("*** Begin Patch\n*** End Patch\n", "InputValidationError: the patch holds no file change"),
+        ("*** Begin Patch\n*** Update File: kept.txt\n@@\n*** End Patch\n", "InputValidationError: hunk 1 of kept.txt (line 3 of the patch) has no '-' or '+' line"),
+        ("*** Begin Patch\n*** Update File: kept.txt\n@@\n-other\n+new\n*** End Patch\n", "Hunk 1 of kept.txt does not apply: its lines are not in the file."),
+        ("*** Begin Patch\n*** Update File: absent.txt\n@@\n-a\n+b\n*** End Patch\n", "File does not exist: "),
+        ("*** Begin Patch\n*** Delete File: absent.txt\n*** End Patch\n", "File does not exist: "),
+        ("*** Begin Patch\n*** Rename File: kept.txt\n*** End Patch\n", "InputValidationError: line 2 of the patch (`*** Rename File: kept.txt`) is not an apply_patch marker"),
+        // A failure after a change that would succeed: nothing is written (Codex keeps the first file).
+        ("*** Begin Patch\n*** Add File: made.txt\n+x\n*** Update File: absent.txt\n@@\n-a\n+b\n*** End Patch\n", "File does not exist: "),
+    ];
+    for (patch, start) in cases {
+        let e = refused(&files, patch);
+        assert!(e.starts_with(start), "{patch}: {e}");
+    }
+}

@@ -253,6 +253,41 @@ fn change_strategy() -> impl Strategy<Value = Change> {
     ]
 }
 
+/// A file of `lines` in `unit` and an exact plan changing the `len` lines from `start` by `changes`;
+/// `None` for a plan with no single right text to test against.
+fn exact_plan(lines: &[Line], unit: Unit, start: usize, len: usize, changes: &[Change]) -> Option<(String, String, String)> {
+    let start = start % lines.len();
+    let end = (start + len).min(lines.len());
+    let rendered: Vec<String> = lines.iter().map(|l| render(l, unit)).collect();
+    let file = rendered.join("\n") + "\n";
+    let old = rendered[start..end].join("\n");
+    let mut new_lines: Vec<String> = Vec::new();
+    let mut changed: Vec<String> = Vec::new();
+    for (k, l) in lines[start..end].iter().enumerate() {
+        let line = match &changes[k] {
+            Change::Keep => {
+                new_lines.push(render(l, unit));
+                continue;
+            }
+            Change::Words(w) => render(&Line { words: w.clone(), trailing: "", ..l.clone() }, unit),
+            Change::Deeper => render(&Line { level: l.level + 1, trailing: "", ..l.clone() }, unit),
+            Change::Insert(n) => {
+                new_lines.push(render(l, unit));
+                render(n, unit)
+            }
+            Change::Delete => continue,
+        };
+        changed.push(line.trim().to_string());
+        new_lines.push(line);
+    }
+    let new = new_lines.join("\n");
+    // A changed line that reads like another line of old_string can stand for either: once the
+    // whitespace is gone, which one the edit kept is a tie (and both readings differ only in
+    // whitespace). Such plans have no single right text to test against.
+    let twin = changed.iter().any(|c| lines[start..end].iter().any(|l| l.words.join(" ") == *c));
+    (!twin && old != new && file.matches(old.as_str()).count() == 1).then_some((file, old, new))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, max_global_rejects: 100_000, ..ProptestConfig::default() })]
     #[test]
@@ -264,30 +299,9 @@ proptest! {
         changes in prop::collection::vec(change_strategy(), 5),
         sloppiness in 0usize..3,
     ) {
-        let start = start % lines.len();
-        let end = (start + len).min(lines.len());
-        let rendered: Vec<String> = lines.iter().map(|l| render(l, unit)).collect();
-        let file = rendered.join("\n") + "\n";
-        let old = rendered[start..end].join("\n");
-        let mut new_lines: Vec<String> = Vec::new();
-        let mut changed: Vec<String> = Vec::new();
-        for (k, l) in lines[start..end].iter().enumerate() {
-            let line = match &changes[k] {
-                Change::Keep => { new_lines.push(render(l, unit)); continue }
-                Change::Words(w) => render(&Line { words: w.clone(), trailing: "", ..l.clone() }, unit),
-                Change::Deeper => render(&Line { level: l.level + 1, trailing: "", ..l.clone() }, unit),
-                Change::Insert(n) => { new_lines.push(render(l, unit)); render(n, unit) }
-                Change::Delete => continue,
-            };
-            changed.push(line.trim().to_string());
-            new_lines.push(line);
-        }
-        let new = new_lines.join("\n");
-        // A changed line that reads like another line of old_string can stand for either: once the
-        // whitespace is gone, which one the edit kept is a tie (and both readings differ only in
-        // whitespace). Such plans have no single right text to test against.
-        prop_assume!(!changed.iter().any(|c| lines[start..end].iter().any(|l| l.words.join(" ") == *c)));
-        prop_assume!(old != new && file.matches(old.as_str()).count() == 1);
+        let exact_plan = exact_plan(&lines, unit, start, len, &changes);
+        prop_assume!(exact_plan.is_some());
+        let (file, old, new) = exact_plan.unwrap();
         // Straight quotes the edit writes where the file had curly ones cannot be told, once straightened,
         // from curly ones it keeps: the rule curls them, so such a plan has no sloppy twin to test.
         prop_assume!(sloppiness != 2 || !new.contains(['"', '\'', '-']) || straighten(&old) == old);
@@ -324,4 +338,87 @@ fn most_sloppy_plans_are_recovered() {
     for ((old, new), want) in cases.iter().zip(want) {
         assert_eq!(written(tolerant(file, old, new)), want);
     }
+}
+
+// Aider's rule for a SEARCH that lacks (or has in excess) a uniform run of leading whitespace: the
+// file's line is that run plus the plan's, and the replacement gets the same run; no indentation unit
+// is guessed. Aider's own cases, restated.
+
+#[test]
+fn a_uniformly_missing_indentation_is_given_back_exactly() {
+    // None of it: the file's run goes before every replacement line.
+    let o = tolerant("    pay();\n    ship();\n    bill();\n", "pay();\nship();", "charge();\nsend();");
+    assert_eq!(written(o), "    charge();\n    send();\n    bill();\n");
+    // Part of it (one space of four), with a replacement line deeper than the rest: 4 + 4 spaces, not
+    // a depth computed in a guessed one-space unit.
+    let o = tolerant("    pay();\n    ship();\n    bill();\n", " pay();\n ship();", " charge();\n     send();");
+    assert_eq!(written(o), "    charge();\n        send();\n    bill();\n");
+    // Lines at two depths keep their distance.
+    let text = "\n    one()\n    two()\n        three()\n    four()\n";
+    let o = tolerant(text, "two()\n    three()", "deux()\n    trois()");
+    assert_eq!(written(o), "\n    one()\n    deux()\n        trois()\n    four()\n");
+    // Too much of it.
+    let o = tolerant("if x:\n  go()\n  stop()\n", "      go()\n      stop()", "      run()\n      stop()");
+    assert_eq!(written(o), "if x:\n  run()\n  stop()\n");
+}
+
+#[test]
+fn a_line_deeper_than_the_plan_showed_is_written_in_whole_steps_of_the_file() {
+    let o = tolerant("def f():\n    a = 1\n    b = 2\n", "a = 1\nb = 2", "a = 1\nif a:\n    b = 2");
+    assert_eq!(written(o), "def f():\n    a = 1\n    if a:\n        b = 2\n");
+    // Three-space files too.
+    let o = tolerant("def f():\n   a = 1\n   b = 2\n", " a = 1\n b = 2", " a = 1\n if a:\n    b = 2");
+    assert_eq!(written(o), "def f():\n   a = 1\n   if a:\n      b = 2\n");
+}
+
+/// `lines` with `cut` characters taken off the leading run they all share (a SEARCH that lacks part of
+/// the file's indentation), or with `excess` put before each (one that has too much).
+fn shifted(lines: &[&str], cut: usize, excess: &str) -> Vec<String> {
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let common = lines.iter().map(|l| &l[..indent(l)]).reduce(|a, b| &a[..a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()]).unwrap_or("");
+    let cut = cut.min(common.len());
+    lines.iter().map(|l| if l.is_empty() { String::new() } else { format!("{excess}{}", &l[cut..]) }).collect()
+}
+
+/// Plans whose old and new strings lack part of the file's leading whitespace, or have too much, in
+/// files indented by 1 to 5 spaces or tabs, with alignment spaces: `tolerant` writes what the exact
+/// plan writes or refuses. `PROPTEST_CASES` sets how many (2,000 by default).
+#[test]
+fn partial_indentation_gives_the_right_text_or_a_refusal() {
+    use proptest::test_runner::{TestCaseError, TestRunner};
+    use std::cell::Cell;
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let mut runner = TestRunner::new(ProptestConfig { cases, max_global_rejects: cases * 20, ..ProptestConfig::default() });
+    let units = prop_oneof![Just(Unit::Tabs), Just(Unit::Spaces(1)), Just(Unit::Spaces(2)), Just(Unit::Spaces(3)), Just(Unit::Spaces(4)), Just(Unit::Spaces(5))];
+    let excesses = prop::sample::select(&["", "", "", " ", "  ", "\t", "   "][..]);
+    let strategy = (prop::collection::vec(line_strategy(), 3..14), units, 0usize..14, 1usize..5, prop::collection::vec(change_strategy(), 5), 1usize..12, excesses);
+    let (recovered, refused) = (Cell::new(0usize), Cell::new(0usize));
+    runner
+        .run(&strategy, |(lines, unit, start, len, changes, cut, excess)| {
+            let Some((file, old, new)) = exact_plan(&lines, unit, start, len, &changes) else { return Err(TestCaseError::reject("no single right text")) };
+            let old_lines: Vec<&str> = old.split('\n').collect();
+            let new_lines: Vec<&str> = new.split('\n').collect();
+            let all: Vec<&str> = old_lines.iter().chain(&new_lines).copied().collect();
+            let moved = shifted(&all, cut, excess);
+            let (s_old, s_new) = (moved[..old_lines.len()].join("\n"), moved[old_lines.len()..].join("\n"));
+            // A sloppy old_string that still matches exactly, or (but for trailing whitespace) matches
+            // other lines of the file, asks for another edit than the exact plan.
+            if strip_trailing(&file).contains(strip_trailing(&s_old).as_str()) || s_old == s_new {
+                return Err(TestCaseError::reject("not a tolerant case"));
+            }
+            let exact = written(run(&file, &old, &new, "exact"));
+            match tolerant(&file, &s_old, &s_new) {
+                Ok(o) => {
+                    prop_assert_eq!(&o.files[0].text, &exact, "file {:?} sloppy old {:?} new {:?}", file, s_old, s_new);
+                    recovered.set(recovered.get() + 1);
+                }
+                Err(_) => refused.set(refused.get() + 1),
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (r, f) = (recovered.get(), refused.get());
+    eprintln!("partial indentation: {r} right texts, {f} refusals, 0 wrong texts");
+    // A matcher that refuses everything would pass the property: most such plans are recovered.
+    assert!(r * 10 >= (r + f) * 7, "{r} recovered of {}", r + f);
 }

@@ -21,6 +21,11 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     for f in &plan.files {
         let p = paths::to_path(&f.file_path)?;
         recovered.extend(super::recover(std::slice::from_ref(&p))?);
+        if f.op == FileOp::Delete && p.is_dir() {
+            // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
+            let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
+            return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
+        }
         bytes.push(super::read(&p).map_err(|r| r.in_file(&f.file_path))?);
         paths_on_disk.push(p);
     }

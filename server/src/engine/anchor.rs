@@ -36,6 +36,9 @@ pub struct Placed {
     /// Matched the file's last line, which has no newline, without the newline the hunk gave it
     /// (`Anchor::eof_newline_optional`): the new text's final newline is dropped too.
     pub without_final_newline: bool,
+    /// Lines added at the end of the file by a hunk that names no line they follow: the next hunk
+    /// still starts looking where the previous one ended, as apply_patch does.
+    pub appended: bool,
 }
 
 /// The state one file's anchored edits share: its line breaks, the offset found for the previous
@@ -72,16 +75,36 @@ impl Placer {
             let message = format!("{} does not apply: it starts with a byte order mark, and the file has none.", cap(&a.label));
             return Err(Refusal::new(Kind::NotFound, message));
         }
-        let placed = match self.place((cs, &mut *index, touching), hunk.old, a) {
-            Ok(p) => Ok((p, Cow::Borrowed(hunk.new), None)),
-            Err(r) if tolerant => match tolerant::find(&cs.current_text(), hunk.old, hunk.new) {
-                tolerant::Found::One(m) => self
-                    .check((cs, index, touching), m.start, m.end, a, hunk.written)
-                    .map(|p| (p, Cow::Owned(m.new_text), Some(m.tier))),
-                _ => Err(r),
-            },
-            Err(r) => Err(r),
-        };
+        let spacing = without_spacing(hunk.old, hunk.new, a);
+        let mut tries: Vec<(&str, Cow<'t, str>)> = vec![(hunk.old, Cow::Borrowed(hunk.new))];
+        if let Some((old, new)) = &spacing {
+            tries.push((old, Cow::Owned(new.clone())));
+        }
+        let mut placed = Err(Refusal::new(Kind::NotFound, String::new()));
+        for (k, (old, new)) in tries.iter().enumerate() {
+            if old.is_empty() {
+                return self.insert((cs, index, touching), new.clone(), a);
+            }
+            match self.place((cs, &mut *index, touching), old, a) {
+                Ok(p) => {
+                    placed = Ok((p, new.clone(), None));
+                    break;
+                }
+                Err(r) if k == 0 => placed = Err(r),
+                Err(_) => {}
+            }
+        }
+        if placed.is_err() && tolerant {
+            let current = cs.current_text();
+            for (old, new) in &tries {
+                if let tolerant::Found::One(m) = tolerant::find(&current, old, new) {
+                    if let Ok(p) = self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written) {
+                        placed = Ok((p, Cow::Owned(m.new_text), Some(m.tier)));
+                        break;
+                    }
+                }
+            }
+        }
         match placed {
             Ok((p, new, tier)) if p.without_final_newline => {
                 let new = match new {
@@ -97,6 +120,25 @@ impl Placer {
             }
             Err(r) => Err(r),
         }
+    }
+
+    /// A hunk that only adds lines (apply_patch's `@@` followed by '+' lines): right after the line
+    /// its `@@ <line>` names, else at the end of the file (also when it ends with `*** End of File`).
+    /// A last line without a newline gets one before the added lines, which then end without one,
+    /// so the file keeps its last line as it was.
+    fn insert<'t>(&self, search: Search<'_, '_, '_, '_, '_, '_>, new: Cow<'t, str>, a: &Anchor) -> Result<(Placed, Cow<'t, str>, Option<Tier>), Refusal> {
+        let (cs, index, touching) = search;
+        let floor = self.floor(cs, index, touching, a)?;
+        let len = cs.current_len();
+        let after_line = a.after.as_deref().is_some_and(|t| !t.trim().is_empty()) && !a.at_end;
+        let at = if after_line { floor } else { len };
+        let text = if at == len && len > 0 && cs.byte(len - 1) != Some(b'\n') {
+            Cow::Owned(format!("\n{}", new.strip_suffix('\n').unwrap_or(&new)))
+        } else {
+            new
+        };
+        let placed = Placed { start: at, end: at, line: self.line(cs, at), offset: 0, without_final_newline: false, appended: !after_line };
+        Ok((placed, text, None))
     }
 
     /// Finds the one place for `needle` (the hunk's old text, line endings as the file's view has
@@ -128,6 +170,10 @@ impl Placer {
 
     /// Records the hunk just applied at `p`, with its new text.
     pub fn applied(&mut self, p: &Placed, new_text: &str) {
+        if p.appended {
+            self.cursor.set(None);
+            return;
+        }
         self.offset = p.offset;
         self.prev_end = p.start + new_text.len();
         let lines = memchr::memchr_iter(b'\n', new_text.as_bytes()).count();
@@ -206,7 +252,7 @@ impl Placer {
         }
         let placed = |s: usize, stated: Option<usize>| {
             let line = self.line(cs, s);
-            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize), without_final_newline: false }
+            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize), without_final_newline: false, appended: false }
         };
         if a.forward {
             return Ok(placed(c[0], a.line));
@@ -252,6 +298,35 @@ impl Placer {
         self.cursor.set(Some((p, line)));
         line
     }
+}
+
+/// The hunk without the blank line a model adds as spacing, tried when the hunk as written is not in
+/// the file: an apply_patch hunk's empty last line (a blank line before `*** End Patch` or the next
+/// section, which apply_patch also retries without), and the blank first line of a SEARCH that has at
+/// least two more (a hunk placed by its text alone; Aider drops it the same way). The new text loses
+/// the same blank line where it has it too, so the file keeps its own spacing.
+fn without_spacing(old: &str, new: &str, a: &Anchor) -> Option<(String, String)> {
+    let blank = |l: &str| l.trim().is_empty();
+    if a.forward {
+        let old = old.strip_suffix('\n')?;
+        if !(old.is_empty() || old.ends_with('\n')) {
+            return None;
+        }
+        let new = if new.ends_with("\n\n") { &new[..new.len() - 1] } else { new };
+        return Some((old.to_string(), new.to_string()));
+    }
+    if a.line.is_some() || a.at_start || a.at_end {
+        return None;
+    }
+    let (first, rest) = old.split_once('\n')?;
+    if !blank(first) || rest.trim_end_matches('\n').lines().count() < 2 {
+        return None;
+    }
+    let new = match new.split_once('\n') {
+        Some((f, r)) if blank(f) => r,
+        _ => new,
+    };
+    Some((rest.to_string(), new.to_string()))
 }
 
 /// The label at the start of a sentence: `Hunk 2 of src/a.rs`.

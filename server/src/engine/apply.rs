@@ -177,7 +177,8 @@ impl<'p> FileRun<'p> {
         let mut base: &str = self.original.unwrap_or("");
         let mut start = 0;
         let mut creating = false;
-        if first.old_string.is_empty() {
+        // An anchored edit without old text adds lines to the file (a hunk of only '+' lines).
+        if first.old_string.is_empty() && first.anchor.is_none() {
             if first.new_string.is_empty() && !create_empty {
                 self.fail(Refusal::no_op().at(0))?;
                 start = 1;
@@ -233,7 +234,8 @@ impl<'p> FileRun<'p> {
             }
             let edit = &edits[i];
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
-                if let Err(r) = precheck(&olds[i], &news[i]) {
+                let adds_lines = olds[i].is_empty() && !news[i].is_empty();
+                if let Err(r) = if adds_lines { Ok(()) } else { precheck(&olds[i], &news[i]) } {
                     self.fail(r.at(i))?;
                     continue;
                 }

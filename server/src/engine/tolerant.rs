@@ -3,10 +3,12 @@
 //! The rule every tier keeps: what is written is what the exact plan would have written, or the edit
 //! is refused. So whatever new_string repeats of old_string (context lines, kept characters) is taken
 //! from the FILE, byte for byte; only what the edit really changes comes from new_string, adapted to the
-//! file where the adaptation is certain (the file's indentation unit and depth, a curly quote where the
-//! matched text had one). Where it is not certain (an indentation the file's unit cannot express, a file
-//! whose lines disagree about their unit) the edit is refused. Each tier must find exactly one place: a
-//! tier that finds several refuses as ambiguous, listing them (a looser tier would only find more).
+//! file where the adaptation is certain (the run of leading whitespace old_string lacks or has too much
+//! of on every line, given back exactly as Aider does; else the file's indentation unit and depth; a
+//! curly quote where the matched text had one). Where it is not certain (an indentation the file's unit
+//! cannot express, a depth the plan's spaces never showed in the file, a file whose lines disagree about
+//! their unit) the edit is refused. Each tier must find exactly one place: a tier that finds several
+//! refuses as ambiguous, listing them (a looser tier would only find more).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -164,7 +166,28 @@ fn rewrite_lines(
     let reindent = match tier {
         Tier::Indentation => {
             let file_lines: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
-            Some(Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?)
+            match Prefix::learn(old, &region_lines, &new_lines, mid_first, &file_lines) {
+                Fit::Exact(p) => Some(Shift::Prefix(p)),
+                // The plan is the file's text shifted, but writes a depth that shift does not settle:
+                // refused...
+                Fit::Unsettled(p) => {
+                    // ...if the exchange itself writes tabs for spaces or spaces for tabs, in the
+                    // units the reading uses: otherwise the plan is the file's own text, shifted.
+                    let r = Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?;
+                    let only = |t: &str, c: u8| !t.is_empty() && t.bytes().all(|b| b == c);
+                    let (pl, fl) = (p.plan.len(), p.file.len());
+                    let shown = match () {
+                        _ if only(&p.plan, b' ') && only(&p.file, b'\t') && pl % fl == 0 => Some((Style::Spaces(pl / fl), Style::Tabs)),
+                        _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => Some((Style::Tabs, Style::Spaces(fl / pl))),
+                        _ => None,
+                    };
+                    if shown != Some((r.plan, r.file)) {
+                        return None;
+                    }
+                    Some(Shift::Units(r))
+                }
+                Fit::None => Some(Shift::Units(Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?)),
+            }
         }
         _ => None,
     };
@@ -217,6 +240,127 @@ fn adapt_lines<'a>(
         }
     }
     Some(out.join("\n"))
+}
+
+/// How a changed line of new_string is re-indented for the file.
+enum Shift {
+    Prefix(Prefix),
+    Units(Reindent),
+}
+
+impl Shift {
+    fn line(&self, line: &str) -> Option<String> {
+        match self {
+            Shift::Prefix(p) => p.line(line),
+            Shift::Units(r) => r.line(line),
+        }
+    }
+}
+
+/// Aider's rule, which is exact: old_string lacks (or has in excess) the same leading run on every
+/// line, so the file's line is always `file` + what follows `plan` on the plan's line. new_string's
+/// lines get the same exchange. It holds only where every depth new_string writes is one the plan
+/// shows the file at, or deeper than one by whole steps of the file's indentation unit: a depth the
+/// file never showed, in a unit the file does not use, would be a guess.
+struct Prefix {
+    plan: String,
+    file: String,
+}
+
+/// The run the plan's lines share, the run the file has in its place, the depths (past the plan's
+/// run) old_string shows, and new_string's non-blank lines.
+struct Exchange<'a> {
+    plan: &'a str,
+    file: &'a str,
+    seen: Vec<&'a str>,
+    news: Vec<&'a str>,
+}
+
+enum Fit {
+    Exact(Prefix),
+    /// Every line old_string shares with the file differs by the same run, but new_string writes a
+    /// depth that is neither one of theirs nor whole steps of the file's unit from one.
+    Unsettled(Prefix),
+    None,
+}
+
+impl Prefix {
+    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Fit {
+        match Prefix::exchange(old, region, new, mid_first) {
+            Some(x) if Prefix::settled(&x.seen, &x.news, x.plan.len(), file_lines) => {
+                Fit::Exact(Prefix { plan: x.plan.to_string(), file: x.file.to_string() })
+            }
+            Some(x) => Fit::Unsettled(Prefix { plan: x.plan.to_string(), file: x.file.to_string() }),
+            None => Fit::None,
+        }
+    }
+
+    fn exchange<'a>(old: &[&'a str], region: &[&'a str], new: &[&'a str], mid_first: bool) -> Option<Exchange<'a>> {
+        let counted = |j: usize, l: &str| !(l.trim().is_empty() || j == 0 && mid_first);
+        let pairs: Vec<(&str, &str)> =
+            old.iter().zip(region).enumerate().filter(|&(j, (o, f))| counted(j, o) && counted(j, f)).map(|(_, (o, f))| (*o, *f)).collect();
+        let news: Vec<&str> = new.iter().enumerate().filter(|&(k, l)| counted(k, l)).map(|(_, l)| *l).collect();
+        let mut plan: Option<&str> = None;
+        for l in pairs.iter().map(|(o, _)| *o).chain(news.iter().copied()) {
+            let indent = indent_of(l);
+            // By characters: an indentation may hold multi-byte spaces (U+3000).
+            let common = plan.map_or(indent.len(), |p| {
+                p.char_indices().zip(indent.chars()).find(|((_, a), b)| a != b).map_or(p.len().min(indent.len()), |((i, _), _)| i)
+            });
+            plan = Some(&indent[..common]);
+        }
+        let plan = plan?;
+        let mut file: Option<&str> = None;
+        let mut seen: Vec<&str> = Vec::new();
+        for &(o, f) in &pairs {
+            let rest = &indent_of(o)[plan.len()..];
+            let lead = indent_of(f).strip_suffix(rest)?;
+            if *file.get_or_insert(lead) != lead {
+                return None;
+            }
+            seen.push(rest);
+        }
+        Some(Exchange { plan, file: file?, seen, news })
+    }
+
+    /// Whether every depth new_string writes is one old_string shows, or whole steps of the file's
+    /// unit from one (deeper or shallower).
+    fn settled(seen: &[&str], news: &[&str], plan: usize, file_lines: &[&str]) -> bool {
+        let unit = file_unit(file_lines);
+        let whole_steps = |extra: &str| match unit.as_deref() {
+            _ if extra.is_empty() => true,
+            Some(u) => extra.len().is_multiple_of(u.len()) && extra == u.repeat(extra.len() / u.len()),
+            None => false,
+        };
+        let apart = |a: &str, b: &str| {
+            (b.starts_with(a) && whole_steps(&b[a.len()..])) || (a.starts_with(b) && whole_steps(&a[b.len()..]))
+        };
+        news.iter().all(|n| seen.iter().any(|s| apart(s, &indent_of(n)[plan..])))
+    }
+
+    fn line(&self, line: &str) -> Option<String> {
+        if line.trim().is_empty() {
+            return Some(line.to_string());
+        }
+        Some(format!("{}{}", self.file, line.strip_prefix(self.plan.as_str())?))
+    }
+}
+
+/// The file's indentation step: a tab, or its usual rise in spaces (in a file that never rises, the
+/// widest step all its indentations are made of); `None` when its lines do not say.
+fn file_unit(file_lines: &[&str]) -> Option<String> {
+    let spaces = || file_lines.iter().map(|l| indent_of(l)).filter(|i| !i.is_empty() && i.bytes().all(|b| b == b' '));
+    match uses_tabs(file_lines.iter().copied())? {
+        Some(true) => Some("\t".to_string()),
+        Some(false) => unit_of(file_lines.iter().copied())
+            .or_else(|| spaces().map(str::len).reduce(gcd))
+            .map(|u| " ".repeat(u)),
+        None => None,
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// How the file indents, against how the plan does: the file's style, the plan's, and
@@ -293,8 +437,7 @@ impl Reindent {
             units.extend(usual);
             dedup(units).into_iter().map(Style::Spaces).collect()
         };
-        // Every reading of the plan's and the file's units that maps each pair; one at the same depth
-        // is the likeliest (an assistant rarely misreads how deep a line is, often which unit it uses).
+        // Every reading of the plan's and the file's units that maps each pair.
         let mut readings = Vec::new();
         for file in files {
             let mut units: Vec<usize> = Vec::new();
@@ -327,6 +470,8 @@ impl Reindent {
                 }
             }
         }
+        // One at the same depth is the likeliest (an assistant rarely misreads how deep a line is,
+        // often which unit it uses).
         let same_depth = readings.iter().position(|r| r.shift == 0).unwrap_or(0);
         (!readings.is_empty()).then(|| readings.swap_remove(same_depth))
     }

@@ -13,8 +13,10 @@
 //! ```
 //! ````
 //!
-//! The path is the last non-blank line before the block or before the fence it sits in; a block with
-//! none edits the previous block's file, as Aider reads it. Everything outside blocks is prose.
+//! The path is the last non-blank line before the block or before the fence it sits in (decoration
+//! such as `# `, `**` and backticks taken off), or alone in a code block of its own just before; a
+//! block with none edits the previous block's file, as Aider reads it. Everything outside blocks is
+//! prose. `...` lines in both SEARCH and REPLACE leave text out: each part between them is an edit.
 //! A block says nothing about where its text lies, so its anchor only asks for whole lines.
 
 use super::unified::{bare, quote, whole};
@@ -87,11 +89,16 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
             )));
         };
         let (search, replace, end) = block(&lines, i, n, angled)?;
-        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), eof_newline_optional: true, ..Anchor::default() };
-        let hunk = Hunk { old: search, new: replace, anchor };
+        let label = format!("SEARCH/REPLACE block {n} ({path})");
+        let hunks = elided(&search, &replace, &label)?.unwrap_or_else(|| vec![(search, replace, label)]);
+        let hunks = hunks.into_iter().map(|(old, new, label)| Hunk {
+            old,
+            new,
+            anchor: Anchor { label, eof_newline_optional: true, ..Anchor::default() },
+        });
         match files.iter_mut().find(|f| f.path == path) {
-            Some(f) => f.hunks.push(hunk),
-            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: vec![hunk] }),
+            Some(f) => f.hunks.extend(hunks),
+            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: hunks.collect() }),
         }
         previous = Some(path);
         after = end + 1;
@@ -104,6 +111,51 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         ));
     }
     Ok(Patch { format: Format::SearchReplace, files })
+}
+
+/// A block's SEARCH text, REPLACE text and label.
+type Part = (String, String, String);
+
+/// A block whose SEARCH and REPLACE leave text out with the same `...` lines, as Aider reads it: each
+/// part between them is its own edit, matched in the file in order (each in one place). The parts
+/// REPLACE keeps unchanged are left out; a part that only adds lines, with no SEARCH lines to place
+/// them by, is refused (Aider would append them to the file). `None` when the block has no `...`
+/// lines, or not the same ones in both halves: then they are the file's text (a Python `...`).
+fn elided(search: &str, replace: &str, label: &str) -> Result<Option<Vec<Part>>, Refusal> {
+    let parts = |t: &str| {
+        let (mut pieces, mut dots) = (vec![String::new()], Vec::new());
+        for line in t.split_inclusive('\n') {
+            if line.trim() == "..." {
+                dots.push(line.trim_end().to_string());
+                pieces.push(String::new());
+            } else {
+                pieces.last_mut().expect("one at least").push_str(line);
+            }
+        }
+        (pieces, dots)
+    };
+    let ((olds, dots), (news, dots_new)) = (parts(search), parts(replace));
+    if dots.is_empty() || dots != dots_new {
+        return Ok(None);
+    }
+    let mut hunks = Vec::new();
+    for (k, (old, new)) in olds.into_iter().zip(news).enumerate() {
+        if old.is_empty() && !new.is_empty() {
+            let place = match k {
+                0 => "before its first `...` line".to_string(),
+                k if k == dots.len() => "after its last `...` line".to_string(),
+                k => format!("between its `...` lines {k} and {}", k + 1),
+            };
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: {label} adds lines {place} where its SEARCH has none, so nothing says where they \
+                 go: put the lines they follow or precede in SEARCH and in REPLACE"
+            )));
+        }
+        if old != new {
+            hunks.push((old, new, format!("{label}, part {}", k + 1)));
+        }
+    }
+    Ok((!hunks.is_empty()).then_some(hunks))
 }
 
 /// The block opened at line `open`: its SEARCH text, its REPLACE text and the index of its closing line.
@@ -160,9 +212,16 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<(String,
 /// before the fence it sits in, looking no further back than `from`.
 fn path_before(lines: &[&str], from: usize, open: usize) -> Option<String> {
     let previous_line = |before: usize| (from..before).rev().find(|&j| !bare(lines[j]).trim().is_empty());
+    let fence = |j: usize| bare(lines[j]).trim_start().starts_with("```");
     let mut k = previous_line(open)?;
-    if bare(lines[k]).trim_start().starts_with("```") {
+    if fence(k) {
         k = previous_line(k)?;
+        // The name alone in a code block of its own, just before the block's (as some models write
+        // it): ```` ``` ````, the name, ```` ``` ````.
+        if fence(k) {
+            let name = previous_line(k)?;
+            return previous_line(name).filter(|&o| fence(o)).and_then(|_| clean_path(bare(lines[name]).trim()));
+        }
     }
     let t = bare(lines[k]).trim();
     // A fence there closes an earlier code block; a marker there ends the previous block.
@@ -172,15 +231,16 @@ fn path_before(lines: &[&str], from: usize, open: usize) -> Option<String> {
     clean_path(t)
 }
 
-/// `**src/app.py:**`, `` `src/app.py` ``: the path without its decoration. A line with spaces that
+/// `**src/app.py:**`, `` `src/app.py` ``, `# src/app.py`: the path without its decoration. A line with spaces that
 /// reads as a sentence (`Now update the handler:`) names no file, unless it holds one backticked
 /// name (``Edit `src/app.py`:``).
 fn clean_path(t: &str) -> Option<String> {
     let mut p = t;
     for _ in 0..2 {
-        p = p.trim().trim_end_matches(':').trim().trim_matches(['*', '`']).trim();
+        p = p.trim().trim_end_matches(':').trim().trim_start_matches('#').trim().trim_matches(['*', '`']).trim();
     }
-    if p.is_empty() {
+    // `...` between blocks stands for the text left out, not a file.
+    if p.is_empty() || p == "..." {
         return None;
     }
     if !p.contains(char::is_whitespace) {
@@ -346,7 +406,7 @@ mod tests {
     #[test]
     fn the_path_line_loses_its_decoration() {
         for line in
-            ["**src/a.py**", "`src/a.py`", "src/a.py:", "  *src/a.py:*  ", "**`src/a.py`:**", "Edit `src/a.py`:"]
+            ["**src/a.py**", "`src/a.py`", "src/a.py:", "  *src/a.py:*  ", "**`src/a.py`:**", "Edit `src/a.py`:", "# src/a.py", "### `src/a.py`"]
         {
             let t = text(&[line, "```", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "```"]);
             assert_eq!(files(&t)[0].path, "src/a.py", "from {line:?}");
@@ -354,6 +414,20 @@ mod tests {
         // Paths may hold spaces.
         let t = text(&["My Docs/read me.txt", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"]);
         assert_eq!(files(&t)[0].path, "My Docs/read me.txt");
+    }
+
+    #[test]
+    fn dotted_parts_become_one_hunk_each_and_unpaired_dots_are_text() {
+        let t = text(&["f.py", "<<<<<<< SEARCH", "a", "...", "c", "...", "e", "=======", "A", "...", "c", "...", "E", ">>>>>>> REPLACE"]);
+        let label = |k: usize| format!("SEARCH/REPLACE block 1 (f.py), part {k}");
+        let part = |old: &str, new: &str, k: usize| Hunk {
+            old: old.into(),
+            new: new.into(),
+            anchor: Anchor { label: label(k), eof_newline_optional: true, ..Anchor::default() },
+        };
+        assert_eq!(files(&t), vec![file("f.py", vec![part("a\n", "A\n", 1), part("e\n", "E\n", 3)])]);
+        let t = text(&["f.py", "<<<<<<< SEARCH", "a", "    ...", "=======", "a", "    pass", ">>>>>>> REPLACE"]);
+        assert_eq!(files(&t), vec![file("f.py", vec![hunk("a\n    ...\n", "a\n    pass\n", 1, "f.py")])]);
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //! ```
 //!
 //! Hunks carry no line numbers: they come in file order (`forward`), a `@@ <line>` header names a line
-//! the hunk lies after, and `*** End of File` pins it to the end. What models wrap around the envelope
-//! (a shell heredoc, a code fence, blank lines) is ignored: only the lines between the markers count.
+//! the hunk lies after, and `*** End of File` pins it to the end; a hunk of only '+' lines adds them
+//! after its `@@ <line>`, else at the end of the file. What models wrap around the envelope (a shell
+//! heredoc, a code fence, blank lines, spaces around markers) is ignored: only the lines between the
+//! markers count. A heredoc Codex would refuse (unmatched quotes, never closed) is refused.
 
 use super::unified::{bare, quote, whole};
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
@@ -50,13 +52,17 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
             end + 1
         )));
     }
+    heredoc(&lines, begin, end)?;
     let mut files = Vec::new();
     let mut cur: Option<Section> = None;
     for (i, &raw) in lines.iter().enumerate().take(end).skip(begin + 1) {
         let no = i + 1;
         let t = bare(raw);
-        if t.starts_with("*** ") {
-            marker(t.trim_end(), no, &mut cur, &mut files)?;
+        // Models indent markers too (`  *** Update File: a.py`); inside a hunk, though, a line that
+        // starts with a space is a context line, as apply_patch reads it.
+        let in_hunk = cur.as_ref().is_some_and(|s| s.open.is_some());
+        if t.starts_with("*** ") || (!in_hunk && t.trim_start().starts_with("*** ")) {
+            marker(t.trim(), no, &mut cur, &mut files)?;
             continue;
         }
         match cur.as_mut() {
@@ -82,6 +88,47 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         ));
     }
     Ok(Patch { format: Format::ApplyPatch, files })
+}
+
+/// The shell heredoc models wrap the envelope in (`apply_patch <<'EOF'` on the line before
+/// `*** Begin Patch`, `EOF` after `*** End Patch`) is ignored when it is well formed; a delimiter with
+/// unmatched quotes or a heredoc never closed is refused, as the shell (and apply_patch) would refuse it.
+fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
+    let Some(open) = lines[..begin].iter().rposition(|l| !l.trim().is_empty()) else { return Ok(()) };
+    let line = bare(lines[open]).trim();
+    let Some(at) = line.find("<<").filter(|&at| !line[at + 2..].starts_with('<')) else { return Ok(()) };
+    let rest = line[at + 2..].trim_start_matches('-').trim_start();
+    let word = rest.split(|c: char| c.is_whitespace() || "|;&)>".contains(c)).next().unwrap_or("");
+    // `<<` followed by anything but a (quoted) word is no heredoc (`cout << x` in the prose before).
+    let quote_of = |c: char| ['\'', '"'].contains(&c);
+    let inner = word.trim_matches(quote_of);
+    if inner.is_empty() || !inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Ok(());
+    }
+    let (open_q, close_q) = (word.chars().next().filter(|&c| quote_of(c)), word.chars().last().filter(|&c| quote_of(c)));
+    let delimiter = match (open_q, close_q) {
+        (Some(a), Some(b)) if a == b && word.len() == inner.len() + 2 => inner,
+        (None, None) => inner,
+        _ => {
+            return Err(Refusal::invalid(format!(
+                "InputValidationError: line {} of the patch ({}) opens a shell heredoc whose delimiter (`{word}`) has \
+                 unmatched quotes: write `<<'EOF'`, `<<\"EOF\"` or `<<EOF`, or send the envelope alone, without the \
+                 shell command",
+                open + 1,
+                quote(line)
+            )))
+        }
+    };
+    let closed = lines[end + 1..].iter().map(|l| bare(l).trim()).find(|l| !l.is_empty()) == Some(delimiter);
+    if !closed {
+        return Err(Refusal::invalid(format!(
+            "InputValidationError: the shell heredoc opened at line {} of the patch ({}) is not closed: put a line \
+             `{delimiter}` right after `*** End Patch`, or send the envelope alone, without the shell command",
+            open + 1,
+            quote(line)
+        )));
+    }
+    Ok(())
 }
 
 /// A `*** ` line inside the envelope: a new section, `Move to`, or `End of File`.
@@ -506,6 +553,13 @@ mod tests {
     }
 
     #[test]
+    fn an_indented_marker_starts_a_section_but_inside_a_hunk_it_is_context() {
+        let t = text(&["*** Begin Patch", "  *** Update File: r.md", "@@", " *** Add File: x", "-a", "+b", "*** End Patch"]);
+        let expected = hunk("*** Add File: x\na\n", "*** Add File: x\nb\n", anchor(None, false, "hunk 1 of r.md"));
+        assert_eq!(files(&t), vec![file("r.md", PatchOp::Update, vec![expected])]);
+    }
+
+    #[test]
     fn a_move_alone_is_a_move_without_hunks() {
         let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "*** End Patch"]);
         assert_eq!(files(&t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]);
@@ -642,6 +696,13 @@ mod tests {
             "InputValidationError: the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
              least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section"
         );
+    }
+
+    #[test]
+    fn prose_with_a_shift_operator_before_the_envelope_is_no_heredoc() {
+        let t = text(&["Print it with `cout << x`:", "*** Begin Patch", "*** Delete File: a", "*** End Patch"]);
+        assert_eq!(files(&t), vec![file("a", PatchOp::Delete, vec![])]);
+        assert!(refusal(&text(&["<<'EOF", "*** Begin Patch", "*** Delete File: a", "*** End Patch", "EOF"])).contains("unmatched quotes"));
     }
 
     #[test]

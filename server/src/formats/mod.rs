@@ -216,7 +216,9 @@ fn edit_of(h: &Hunk, path: &str) -> Result<Edit, Refusal> {
         old_string: old.to_string(),
         new_string: new.to_string(),
         expect: Expect::One,
-        anchor: (!old.is_empty()).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
+        // Without old text a hunk adds lines where its anchor says (after a line, at the end);
+        // without such an anchor it is a new file's content.
+        anchor: (!old.is_empty() || h.anchor.forward || h.anchor.at_end).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
     })
 }
 
