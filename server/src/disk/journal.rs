@@ -481,8 +481,8 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
         for journal in lookalikes_in(dir) {
             let why = match untrusted.first() {
                 Some(problem) => format!("multiedit keeps its journals in a private folder, and {problem}"),
-                None => "multiedit keeps its journals in a private folder of the user who ran it, never beside the files, \
-                         so this file was not written by your multiedit"
+                None => "multiedit keeps its journals in a private folder, never beside the files, so this is not a journal \
+                         of this user's multiedit"
                     .to_string(),
             };
             met.push(Recovered::Ignored { journal, why });
