@@ -4,7 +4,8 @@
 //! - a leftover journal of this user's own killed run: a dry run reports it and writes nothing, the next
 //!   apply completes it;
 //! - special files (a FIFO, character devices made here with mknod as copies of /dev/null and
-//!   /dev/zero, a socket), directly or behind a symbolic link: refused at once, never replaced;
+//!   /dev/zero, a socket), directly or behind a symbolic link: refused at once, never replaced, by
+//!   `multiedit apply`, `multiedit lsp` and `multiedit mcp` (which then answer the next call);
 //! - permission bits: new files follow the umask (022, 027), a moved file keeps its mode, an edited file
 //!   keeps its own, a mode the writer is given is set exactly.
 //!
@@ -422,4 +423,96 @@ fn a_mode_given_to_the_writer_is_set_exactly() {
     multiedit::disk::commit(writes).expect("written");
     assert_eq!((mode(&new), mode(&old)), (0o777, 0o600));
     assert_eq!(std::fs::read_to_string(&old).unwrap(), "new\n");
+}
+
+/// `multiedit mcp` over stdio (newline-delimited JSON-RPC), with no editor to hand plans to.
+struct Mcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(runtime: &Path, state: &Path) -> Mcp {
+        let mut child = Command::new(BIN)
+            .arg("mcp")
+            .env("XDG_RUNTIME_DIR", runtime)
+            .env("XDG_STATE_HOME", state)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut mcp = Mcp { child, stdin, lines, next: 1 };
+        mcp.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "disk_abuse", "version": "1"}}));
+        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, msg: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The answer's `result`, failing the test after `LIMIT`.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("multiedit mcp did not answer {method} within {LIMIT:?}"));
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, plan: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": plan}))
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_mcp_server_refuses_a_fifo_and_keeps_answering() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let (fifo, ok) = (ws.join("fifo"), ws.join("ok.txt"));
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    std::fs::write(&ok, "one\n").unwrap();
+    let before = snapshot(&ws);
+    let mut mcp = Mcp::start(outside.path(), outside.path());
+    let expected = special_refusal(&fifo, "a named pipe (FIFO)");
+    for tool in ["multiedit_preview", "multiedit"] {
+        let result = mcp.call(tool, edit(&fifo, "a", "b"));
+        assert_eq!(result["isError"], json!(true), "{tool}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, expected.trim_end(), "{tool}");
+        assert_eq!(snapshot(&ws), before, "{tool}");
+    }
+    let result = mcp.call("multiedit", edit(&ok, "one", "two"));
+    assert_eq!(result["isError"], json!(false), "{result}");
+    assert_eq!(std::fs::read_to_string(&ok).unwrap(), "two\n");
 }
