@@ -14,7 +14,8 @@
 //! 3. The **commit point** (plans over several files only): the record, now listing every target, its
 //!    temporary file and the new text's length and hash, marked committed, is fsynced and renamed over
 //!    the first one, and the private folder fsynced.
-//! 4. The temporary files are renamed over their targets; then each folder is fsynced once.
+//! 4. The temporary files are renamed over their targets (the folders on several threads); then each
+//!    folder is fsynced once.
 //! 5. The record is removed.
 //!
 //! Recovery, for a record whose writer is gone, by any run whose plan has a file in one of the
@@ -428,8 +429,8 @@ fn journal_refusal(journal: &Path, problem: &str) -> Refusal {
 }
 
 /// The record at `path`: `None` once gone, or when empty (written but never flushed: a first record
-/// lost to a power cut, which is removed).
-fn read_record(path: &Path) -> Result<Option<Record>, Refusal> {
+/// lost to a power cut, which is removed unless `dry_run`).
+fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         _ => {}
@@ -441,7 +442,9 @@ fn read_record(path: &Path) -> Result<Option<Record>, Refusal> {
         Err(e) => return Err(journal_refusal(path, &format!("it cannot be read ({})", super::os_error(&e)))),
     };
     if bytes.is_empty() {
-        let _ = fs::remove_file(path);
+        if !dry_run {
+            let _ = fs::remove_file(path);
+        }
         return Ok(None);
     }
     let record: Record = serde_json::from_slice(&bytes)
@@ -489,7 +492,7 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
         }
     }
     for path in records_in(&private_dirs) {
-        let Some(record) = read_record(&path)? else { continue };
+        let Some(record) = read_record(&path, dry_run)? else { continue };
         if !record.folders.iter().any(|f| folders.contains(f)) || writer_alive(&record, &path) {
             continue;
         }
@@ -502,7 +505,7 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
         }
         let _locks = lock_folders(record.folders.clone());
         // Another run may have recovered it while this one waited for the locks.
-        let Some(record) = read_record(&path)? else { continue };
+        let Some(record) = read_record(&path, false)? else { continue };
         let completed = resolve(&record, &path)?;
         if record.files.len() > 1 {
             met.push(Recovered::Resolved { completed, plan: interrupted(&record, &path) });
