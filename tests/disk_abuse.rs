@@ -251,6 +251,68 @@ fn a_dry_run_reports_this_users_interrupted_plan_and_the_next_apply_completes_it
     assert_eq!(std::fs::read_dir(state.join("multiedit")).unwrap().count(), 0, "the journal stayed");
 }
 
+#[test]
+fn a_journal_others_could_have_written_is_named_and_never_used() {
+    // A well-formed, committed journal of a dead writer that deletes two files of a folder: used from
+    // the user's private folder (0700, the journal 0600: the control), named and ignored when the folder
+    // or the journal lets other users in.
+    let record = |repo: &Path| {
+        json!({
+            "multiedit_journal": 3, "plan": "999999-beef", "pid": 999999, "started": null, "time": 0, "committed": true,
+            "folders": [repo],
+            "files": [
+                {"target": repo.join("v1.txt"), "temp": null, "new": false, "len": null, "hash": null, "delete": true},
+                {"target": repo.join("v2.txt"), "temp": null, "new": false, "len": null, "hash": null, "delete": true},
+            ],
+        })
+        .to_string()
+    };
+    for (folder_mode, file_mode) in [(0o700, 0o600), (0o755, 0o600), (0o700, 0o644)] {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let (repo, state) = (base.join("repo"), base.join("state"));
+        let private = state.join("multiedit");
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::create_dir_all(&private).unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(folder_mode)).unwrap();
+        let journal = private.join("journal-999999-beef.json");
+        std::fs::write(&journal, record(&repo)).unwrap();
+        std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(file_mode)).unwrap();
+        for v in ["v1.txt", "v2.txt", "a.txt"] {
+            std::fs::write(repo.join(v), "keep\n").unwrap();
+        }
+        let plan = write_plan(&base, "plan.json", &edit(&repo.join("a.txt"), "keep", "kept"));
+        let before = snapshot(&base);
+        let r = apply(&plan, &state, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let mut expected = before.clone();
+        expected.get_mut(Path::new("repo/a.txt")).unwrap().2 = b"kept\n".to_vec();
+        if (folder_mode, file_mode) == (0o700, 0o600) {
+            let said = format!(
+                "multiedit: completed an interrupted plan of process 999999 from 1970-01-01 00:00:00 UTC (2 files: {}, {}) before applying this one\n",
+                repo.join("v1.txt").display(),
+                repo.join("v2.txt").display()
+            );
+            assert_eq!(r.stderr, said);
+            for gone in ["repo/v1.txt", "repo/v2.txt", "state/multiedit/journal-999999-beef.json"] {
+                expected.remove(Path::new(gone));
+            }
+        } else {
+            let (what, bits, required) =
+                if folder_mode == 0o755 { (&private, "0755", "0700") } else { (&journal, "0644", "0600") };
+            let so = if folder_mode == 0o755 { "so a journal there cannot be trusted" } else { "so it cannot be trusted" };
+            let said = format!(
+                "multiedit: ignored {}: {} has mode {bits}, which lets other users in ({required} is required), {so}; nothing \
+                 in it was used, and it was left as it is\n",
+                journal.display(),
+                what.display()
+            );
+            assert_eq!(r.stderr, said, "folder {folder_mode:o}, journal {file_mode:o}");
+        }
+        assert_eq!(snapshot(&base), expected, "folder {folder_mode:o}, journal {file_mode:o}");
+    }
+}
+
 // ---- 2. Only regular files are read or written ----
 
 /// The special files of this test: name, what the refusal calls it, and how to make it (None where

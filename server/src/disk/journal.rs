@@ -482,16 +482,23 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
     let (private_dirs, untrusted) = private::existing();
     for dir in &folders {
         for journal in lookalikes_in(dir) {
-            let why = match untrusted.first() {
-                Some(problem) => format!("multiedit keeps its journals in a private folder, and {problem}"),
-                None => "multiedit keeps its journals in a private folder, never beside the files, so this is not a journal \
-                         of this user's multiedit"
-                    .to_string(),
-            };
+            let why = "multiedit keeps its journals in a private folder, never beside the files, so this is not a journal \
+                       of this user's multiedit"
+                .to_string();
             met.push(Recovered::Ignored { journal, why });
         }
     }
+    // Journals in a folder, or files, that others could have written are named, never used.
+    for (dir, problem) in &untrusted {
+        for journal in records_in(std::slice::from_ref(dir)) {
+            met.push(Recovered::Ignored { journal, why: format!("{problem}, so a journal there cannot be trusted") });
+        }
+    }
     for path in records_in(&private_dirs) {
+        if let Err(problem) = private::check(&path, false) {
+            met.push(Recovered::Ignored { journal: path, why: format!("{problem}, so it cannot be trusted") });
+            continue;
+        }
         let Some(record) = read_record(&path, dry_run)? else { continue };
         if !record.folders.iter().any(|f| folders.contains(f)) || writer_alive(&record, &path) {
             continue;

@@ -34,16 +34,16 @@ pub fn ensure() -> Result<PathBuf, String> {
     Err(reasons.join("; "))
 }
 
-/// The candidates that exist and are private (for reading: nothing is created); the others, with the
-/// reason, for the caller to tell.
-pub fn existing() -> (Vec<PathBuf>, Vec<String>) {
+/// The candidates that exist and are private (for reading: nothing is created); the others that exist,
+/// with the reason, for the caller to tell.
+pub fn existing() -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for dir in candidates() {
         match fs::symlink_metadata(&dir) {
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             _ => match check(&dir, true) {
                 Ok(()) => ok.push(dir),
-                Err(e) => bad.push(e),
+                Err(e) => bad.push((dir, e)),
             },
         }
     }
