@@ -16,7 +16,6 @@
 #[path = "disk_support/mod.rs"]
 mod disk_support;
 #[path = "lsp_support/mod.rs"]
-#[allow(dead_code)]
 mod lsp_support;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
