@@ -5,10 +5,12 @@
 //! Three ways of killing: at every named step of the commit (the `MULTIEDIT_TEST_CRASH_AT` hook in
 //! `server/src/disk/journal.rs`), 1,000 times at random moments on small files, and 40 times at random
 //! moments on multi-megabyte files. Then: a running writer's journal is left alone, and a corrupt one is
-//! refused (`tests/disk_errors.rs`).
+//! refused (`tests/disk_errors.rs`). Every run keeps its journals in one private folder for this test
+//! binary (`XDG_STATE_HOME`), as a user's runs share theirs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
@@ -44,8 +46,31 @@ fn temps(dir: &Path) -> Vec<PathBuf> {
     names_in(dir, |n| n.starts_with(".multiedit-") && n.ends_with(".tmp"))
 }
 
-fn journals(dir: &Path) -> Vec<PathBuf> {
-    names_in(dir, |n| n.starts_with(".multiedit-journal-") && n.ends_with(".json"))
+/// The private folder of every run of this test binary.
+fn state() -> &'static Path {
+    static STATE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    STATE.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+/// The binary, with the test binary's private folder.
+fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    c.env("XDG_STATE_HOME", state());
+    c
+}
+
+/// The journals in the private folder that name a file under `under`, with their text.
+fn journals(under: &Path) -> Vec<(PathBuf, String)> {
+    let dir = state().join("multiedit");
+    if !dir.exists() {
+        return Vec::new();
+    }
+    let under = under.to_string_lossy().into_owned();
+    names_in(&dir, |n| n.starts_with("journal-") && n.ends_with(".json"))
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+        .filter(|(_, t)| t.contains(&under))
+        .collect()
 }
 
 /// Temporary files and journals: what a killed run may leave.
@@ -54,7 +79,7 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn apply(plan: &Path, crash_at: Option<&str>) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = bin();
     c.arg("apply").arg(plan).stdout(Stdio::null()).stderr(Stdio::piped());
     if let Some(step) = crash_at {
         c.env("MULTIEDIT_TEST_CRASH_AT", step);
@@ -88,6 +113,7 @@ fn seed() -> u64 {
 /// must first deal with whatever a killed run of the first left in that folder.
 struct Fixture {
     _root: tempfile::TempDir,
+    base: PathBuf,
     dirs: [PathBuf; 2],
     files: [PathBuf; 3],
     olds: [Option<String>; 3],
@@ -125,7 +151,7 @@ impl Fixture {
             std::fs::write(&p, json.to_string()).unwrap();
             p
         });
-        let fx = Fixture { _root: root, dirs, files, olds, news, plan, others };
+        let fx = Fixture { _root: root, base, dirs, files, olds, news, plan, others };
         fx.reset();
         fx
     }
@@ -180,14 +206,13 @@ impl Fixture {
         for d in &self.dirs {
             assert_eq!(leftovers(d), Vec::<PathBuf>::new(), "{when}: left in {}", d.display());
         }
+        assert_eq!(journals(&self.base), Vec::new(), "{when}: journal left in the private folder");
     }
 }
 
 /// The steps of the commit for the fixture's plan, in order (see `CrashAt` in disk/journal.rs).
-const STEPS: &[&str] = &[
-    "marker:1", "staged:1", "staged:2", "marker:2", "staged:3", "commit:1", "rename:1", "rename:2", "rename:3", "unmark:1",
-    "done:1",
-];
+const STEPS: &[&str] =
+    &["begin:1", "staged:1", "staged:2", "staged:3", "synced:1", "commit:1", "rename:1", "rename:2", "rename:3", "done:1"];
 
 #[test]
 fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_recovery() {
@@ -199,37 +224,24 @@ fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_reco
         fx.states(step); // each file old or new, whatever the mix
         let committed = k >= STEPS.iter().position(|s| *s == "commit:1").unwrap();
         let had_journal = *step != "done:1";
-        // The next run, alternately in each folder, deals with what the killed one left there.
+        assert_eq!(journals(&fx.base).len(), usize::from(had_journal), "{step}: the journal in the private folder");
+        // The next run, alternately in each folder, deals with what the killed one left: the journal
+        // names both folders.
         let i = k % 2;
-        let in_folder = !journals(&fx.dirs[i]).is_empty();
         let said = fx.run_other(i, step);
-        let expected_line = if !in_folder {
-            String::new()
-        } else {
-            let what = if committed {
-                "completed an interrupted plan"
-            } else {
-                "rolled back an interrupted plan (it had not changed any file yet)"
-            };
-            format!(" {what} of process ")
-        };
-        if in_folder {
-            assert!(said.starts_with("multiedit:") && said.contains(&expected_line), "{step}: stderr was {said:?}");
+        let what = if committed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
+        if had_journal {
+            assert!(said.starts_with(&format!("multiedit: {what} of process ")), "{step}: stderr was {said:?}");
             assert!(
                 said.ends_with(&format!("(3 files: {}, {}, {}) before applying this one\n", fx.files[0].display(), fx.files[1].display(), fx.files[2].display())),
                 "{step}: stderr was {said:?}"
             );
-            fx.assert_clean(step);
         } else {
-            assert_eq!(said, "", "{step}: nothing of the plan was in folder {i}");
-            assert_eq!(leftovers(&fx.dirs[i]), Vec::<PathBuf>::new(), "{step}");
-            // Whatever is in the other folder goes with the first run there.
-            let said = fx.run_other(1 - i, step);
-            assert_eq!(said.is_empty(), !had_journal, "{step}: stderr was {said:?}");
-            fx.assert_clean(step);
+            assert_eq!(said, "", "{step}: nothing was left to recover");
         }
+        fx.assert_clean(step);
         assert_eq!(fx.whole(step), Some(committed), "{step}: files after recovery");
-        eprintln!("killed after {step}: next run in folder {i} {}", if in_folder { expected_line.trim() } else { "found nothing there" });
+        eprintln!("killed after {step}: next run in folder {i} {}", if had_journal { what } else { "found nothing" });
     }
 }
 
@@ -263,8 +275,9 @@ fn a_thousand_kills_at_random_moments_leave_no_mixed_plan_after_recovery() {
         child.kill().unwrap();
         child.wait().unwrap();
         let when = format!("trial {trial}, kill after {delay} µs (CRASH_SEED={seed})");
-        let committed = fx.dirs.iter().flat_map(|d| journals(d)).any(|j| std::fs::read_to_string(j).unwrap_or_default().contains("\"committed\": true"));
-        let any_journal = fx.dirs.iter().any(|d| !journals(d).is_empty());
+        let journal = journals(&fx.base);
+        let committed = journal.iter().any(|(_, text)| text.contains("\"committed\": true"));
+        let any_journal = !journal.is_empty();
         let whole = fx.whole(&when);
         phases[match (any_journal, committed, whole) {
             (true, true, _) => 2,
@@ -327,7 +340,7 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
         }
     };
     let run = || {
-        let mut c = Command::new(BIN);
+        let mut c = bin();
         c.arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::null());
         c
     };
@@ -400,12 +413,13 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
         }
         // The next run in folder one completes or rolls back what the killed one left.
         std::fs::write(&other, "other old\n").unwrap();
-        let out = Command::new(BIN).arg("apply").arg(&other_plan).output().unwrap();
+        let out = bin().arg("apply").arg(&other_plan).output().unwrap();
         assert!(out.status.success(), "{when}: {}", String::from_utf8_lossy(&out.stderr));
         recovered += usize::from(!out.stderr.is_empty());
         for d in &dirs {
             assert_eq!(leftovers(d), Vec::<PathBuf>::new(), "{when}: left after the next run");
         }
+        assert_eq!(journals(root.path()), Vec::new(), "{when}: journal left after the next run");
         let states = check_states(&format!("{when}, after the next run"));
         match states.iter().filter(|&&s| s).count() {
             0 => all_old += 1,
@@ -447,7 +461,7 @@ fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
     while refused == 0 && tries < 10 {
         tries += 1;
         std::fs::write(&f, &old).unwrap();
-        let mut child = Command::new(BIN).arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = bin().arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_micros(100));
         }
@@ -487,7 +501,7 @@ fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
         tries += 1;
         let _ = std::fs::remove_dir(&f);
         std::fs::write(&f, &old).unwrap();
-        let mut child = Command::new(BIN).arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = bin().arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_micros(100));
         }
@@ -532,7 +546,7 @@ fn two_runs_started_together_never_lose_an_update() {
         std::fs::write(&f, &old).unwrap();
         let children: Vec<_> = plans
             .iter()
-            .map(|p| Command::new(BIN).arg("apply").arg(p).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
+            .map(|p| bin().arg("apply").arg(p).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
             .collect();
         let codes: Vec<i32> = children.into_iter().map(|c| c.wait_with_output().unwrap().status.code().unwrap()).collect();
         let now = std::fs::read_to_string(&f).unwrap();
@@ -572,14 +586,18 @@ fn a_running_writers_journal_is_left_alone() {
     let fx = Fixture::new(100);
     let writer = apply(&fx.plan, Some("commit:1:stop")).spawn().unwrap();
     wait_stopped(writer.id());
-    // The writer's files (the other run stages its own temporary file beside them).
+    // The writer's files (the other run stages its own temporary file beside them), and its journal.
     let tag = format!("-{}-", writer.id());
     let writers = |d: &Path| -> Vec<PathBuf> { leftovers(d).into_iter().filter(|p| p.to_string_lossy().contains(&tag)).collect() };
     let left = [writers(&fx.dirs[0]), writers(&fx.dirs[1])];
-    assert_eq!(left[0].iter().filter(|p| journals(&fx.dirs[0]).contains(p)).count(), 1, "{left:?}");
+    assert_eq!((left[0].len(), left[1].len()), (2, 1), "the writer's temporary files: {left:?}");
+    let writers_journal = || -> Vec<(PathBuf, String)> { journals(&fx.base).into_iter().filter(|(p, _)| p.to_string_lossy().contains(&tag)).collect() };
+    let journal = writers_journal();
+    assert!(journal.len() == 1 && journal[0].1.contains("\"committed\": true"), "the writer's journal: {journal:?}");
     let other = apply(&fx.others[0], None).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!([writers(&fx.dirs[0]), writers(&fx.dirs[1])], left, "the live writer's journal or temporary files were touched");
+    assert_eq!([writers(&fx.dirs[0]), writers(&fx.dirs[1])], left, "the live writer's temporary files were touched");
+    assert_eq!(writers_journal(), journal, "the live writer's journal was touched");
     assert_eq!(fx.states("while the writer is stopped"), [false, false, false]);
     assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other old\n", "the other run did not wait for the locks");
     let _ = Command::new("kill").arg("-CONT").arg(writer.id().to_string()).status().unwrap();

@@ -6,12 +6,15 @@
 //! The tests that need root (mounting a small tmpfs, running as an unprivileged user) say so and are
 //! skipped without it; the write-error test needs nothing (a file-size limit makes the write fail).
 
-use std::collections::BTreeMap;
+#[path = "disk_support/mod.rs"]
+mod disk_support;
+
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use disk_support::{is_root, snapshot, Snapshot};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
@@ -43,38 +46,12 @@ fn apply(plan: &Value) -> Run {
     apply_with(plan, Path::new(BIN), |_| {})
 }
 
-/// Everything in a folder tree: relative name -> (mode, bytes or link target).
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            let m = std::fs::symlink_metadata(&p).unwrap();
-            let content = if m.file_type().is_symlink() {
-                std::fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()
-            } else if m.is_dir() {
-                stack.push(p.clone());
-                Vec::new()
-            } else {
-                std::fs::read(&p).unwrap()
-            };
-            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), (m.mode(), content));
-        }
-    }
-    out
-}
-
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
 fn edit(path: &Path, old: &str, new: &str) -> Value {
     json!({"file_path": path, "edits": [{"old_string": old, "new_string": new}]})
 }
 
 /// Asserts a refusal with exactly `message` (exit 2: an I/O error) and the folder exactly as before.
-fn refused(run: &Run, message: &str, root: &Path, before: &BTreeMap<PathBuf, (u32, Vec<u8>)>) {
+fn refused(run: &Run, message: &str, root: &Path, before: &Snapshot) {
     assert_eq!((run.code, run.stderr.as_str()), (2, format!("{message}\n").as_str()), "stdout: {}", run.stdout);
     assert_eq!(&snapshot(root), before, "the folder changed");
 }
@@ -329,7 +306,7 @@ fn a_rename_that_fails_puts_back_the_files_already_replaced() {
     );
     let mut after = snapshot(root.path());
     // The folder made for the created file may stay; nothing in it may.
-    assert_eq!(after.remove(Path::new("sub")).map(|(mode, _)| mode & 0o170000), Some(0o040000));
+    assert_eq!(after.remove(Path::new("sub")).map(|(mode, _, _)| mode & 0o170000), Some(0o040000));
     assert_eq!(after, before);
     assert_eq!(apply(&plan).code, 0, "with b writable again the same plan goes through");
     assert_eq!(std::fs::read_to_string(&c).unwrap(), "new\n");
@@ -337,24 +314,32 @@ fn a_rename_that_fails_puts_back_the_files_already_replaced() {
 
 #[test]
 fn a_corrupt_journal_is_refused_and_nothing_changes() {
-    // A journal that cannot be read says nothing reliable about which files its plan changed: the run
-    // must not guess, and must say which file is in the way and what to do.
+    // A journal in the user's private folder that cannot be read says nothing reliable about which
+    // files its plan changed: the run must not guess, and must say which file is in the way and what
+    // to do.
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().canonicalize().unwrap();
     let f = dir.join("f.txt");
     std::fs::write(&f, "alpha\n").unwrap();
-    let journal = dir.join(".multiedit-journal-999999-abc.json");
-    std::fs::write(&journal, "{\"multiedit_journal\": 1, \"plan\"").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let private = state.path().join("multiedit");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let journal = private.join("journal-999999-abc.json");
+    std::fs::write(&journal, "{\"multiedit_journal\": 3, \"plan\"").unwrap();
+    std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::write(dir.join(".multiedit-999999-abc-XyZ123.tmp"), "alpha? beta?\n").unwrap();
-    let before = snapshot(&dir);
-    let run = apply(&edit(&f, "alpha", "gamma"));
+    let (before, before_state) = (snapshot(&dir), snapshot(state.path()));
+    let run = apply_with(&edit(&f, "alpha", "gamma"), Path::new(BIN), |c| {
+        c.env("XDG_STATE_HOME", state.path());
+    });
     let msg = format!(
-        "Cannot write in {}: it holds {}, the journal of an interrupted multiedit run, and it is not a journal \
-         this version can read (EOF while parsing an object at line 1 column 31). Nothing was changed. Check the \
-         files that run was writing (its new texts are in the .multiedit-*.tmp files beside them), then delete \
-         the journal and run the plan again.",
-        dir.display(),
+        "Cannot apply the plan: {} is the journal of an interrupted multiedit run, and it is not a journal this \
+         version can read (EOF while parsing an object at line 1 column 31). Nothing was changed. Check the files \
+         that run was writing (its new texts are in the .multiedit-*.tmp files beside them), then delete the \
+         journal and run the plan again.",
         journal.display()
     );
     refused(&run, &msg, &dir, &before);
+    assert_eq!(snapshot(state.path()), before_state);
 }

@@ -793,8 +793,9 @@ fn command_line_flags_editors_add_are_accepted_and_others_refused() {
 #[test]
 fn an_interrupted_apply_is_completed_or_rolled_back_before_the_server_reads_its_folder() {
     // `multiedit apply` killed at its commit point (every file still old, the journal committed) or
-    // while staging (not committed): the server, asked about a file of that plan, first finishes what
-    // the killed run left, says so in the editor's log, and checks the plan against the result.
+    // while staging (not committed). A preview writes nothing: it says it left the plan as it is and
+    // changes no file. `multiedit.apply`, asked about a file of that plan, first finishes what the
+    // killed run left, says so in the editor's log, and checks the plan against the result.
     for (step, completed, old, new) in [("commit:1", true, "a new", "a newer"), ("staged:2", false, "a old", "a other")] {
         let (_d, ws) = workspace();
         let (one, two) = (ws.join("one"), ws.join("two"));
@@ -814,29 +815,44 @@ fn an_interrupted_apply_is_completed_or_rolled_back_before_the_server_reads_its_
             .unwrap();
         assert!(!out.status.success(), "{step}: the run was not killed");
         assert_eq!(fs::read_to_string(&a).unwrap(), "a old\n", "{step}");
+        let leftovers = |d: &Path| -> Vec<PathBuf> {
+            fs::read_dir(d).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".multiedit-")).map(|e| e.path()).collect()
+        };
+        let left_before = [leftovers(&one), leftovers(&two)];
 
         let mut ed = start(&ws);
-        let result = ed.preview(plan(&a, json!([edit(old, new)]))).unwrap_or_else(|e| panic!("{step}: {e}"));
-        assert_eq!(result["ok"], json!(true), "{step}: {result}");
-        let (text_a, text_b) = if completed { ("a new\n", "b new\n") } else { ("a old\n", "b old\n") };
-        assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), (text_a.into(), text_b.into()), "{step}");
-        for d in [&one, &two] {
-            let left: Vec<_> = fs::read_dir(d).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".multiedit-")).map(|e| e.path()).collect();
-            assert!(left.is_empty(), "{step}: left in {}: {left:?}", d.display());
-        }
-        let what = if completed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
-        let files = format!("(2 files: {}, {}) before reading this plan's files", a.display(), b.display());
-        let said = |ed: &Editor| {
+        let files = format!("(2 files: {}, {})", a.display(), b.display());
+        let said = |ed: &Editor, start: &str, end: &str| {
             ed.received.iter().filter(|m| m["method"] == "window/logMessage").any(|m| {
                 let l = m["params"]["message"].as_str().unwrap();
-                l.starts_with(&format!("multiedit.preview: {what} of process ")) && l.ends_with(&files)
+                l.starts_with(start) && l.ends_with(end)
             })
         };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while !said(&ed) && std::time::Instant::now() < deadline {
-            ed.drain(Duration::from_millis(100));
+        let wait_for = |ed: &mut Editor, start: &str, end: &str| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !said(ed, start, end) && std::time::Instant::now() < deadline {
+                ed.drain(Duration::from_millis(100));
+            }
+            assert!(said(ed, start, end), "{step}: no log {start:?}...{end:?}; stderr: {}", ed.stderr_text());
+        };
+
+        // The preview: nothing written, the plan reported.
+        let result = ed.preview(plan(&a, json!([edit("old", "older")]))).unwrap_or_else(|e| panic!("{step}: {e}"));
+        assert_eq!(result["ok"], json!(true), "{step}: {result}");
+        assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), ("a old\n".into(), "b old\n".into()), "{step}: the preview wrote");
+        assert_eq!([leftovers(&one), leftovers(&two)], left_before, "{step}: the preview touched the killed run's files");
+        let then = if completed { "complete it" } else { "roll it back (it had not changed any file yet)" };
+        wait_for(&mut ed, "multiedit.preview: left an interrupted plan of process ", &format!("{files} as it is, since a dry run or preview writes nothing: the next multiedit apply in its folders will {then}, and until then its files are read as that plan left them"));
+
+        // The apply: the killed plan finished first, then this one checked against the result.
+        let result = ed.apply(plan(&a, json!([edit(old, new)]))).unwrap_or_else(|e| panic!("{step}: {e}"));
+        assert_eq!(result["ok"], json!(true), "{step}: {result}");
+        assert_eq!(fs::read_to_string(&b).unwrap(), if completed { "b new\n" } else { "b old\n" }, "{step}");
+        for d in [&one, &two] {
+            assert!(leftovers(d).is_empty(), "{step}: left in {}: {:?}", d.display(), leftovers(d));
         }
-        assert!(said(&ed), "{step}: no log of the recovery; stderr: {}", ed.stderr_text());
+        let what = if completed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
+        wait_for(&mut ed, &format!("multiedit.apply: {what} of process "), &format!("{files} before reading this plan's files"));
     }
 }
 

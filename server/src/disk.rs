@@ -2,6 +2,7 @@
 //! the same folder, fsync, rename), all files of a plan or none, also when the run is killed half-way
 //! (`journal`).
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -10,9 +11,11 @@ use crate::engine::{Kind, Refusal};
 
 pub mod journal;
 pub mod plan;
+mod private;
 pub use journal::{recover, Recovered};
 
-/// Prefix of the temporary files, so a later run can recognise and remove what a killed run left.
+/// Prefix of the temporary files (`.multiedit-<plan>-<random>.tmp`), so that a later run can remove
+/// what a killed run left (`journal`).
 pub const TEMP_PREFIX: &str = ".multiedit-";
 pub const TEMP_SUFFIX: &str = ".tmp";
 
@@ -30,31 +33,95 @@ fn os_error(e: &std::io::Error) -> String {
     }
 }
 
-/// The file's bytes, `None` if it does not exist. A directory, a dangling symlink or an unreadable
-/// file is refused.
+/// The file's bytes, `None` if it does not exist. A directory, a dangling symlink, anything but a
+/// regular file (a FIFO, a device, a socket, or a link to one) and an unreadable file are refused,
+/// without opening the file in a way that could block.
 pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
-    match fs::symlink_metadata(path) {
+    let meta = match fs::symlink_metadata(path) {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_refusal(path, "read", &e)),
-        Ok(m) if m.file_type().is_symlink() && fs::metadata(path).is_err() => {
-            return Err(Refusal::new(
-                Kind::Io,
-                format!(
-                    "Cannot edit {}: it is a symbolic link to {}, which does not exist. Nothing was changed.",
-                    path.display(),
-                    fs::read_link(path).map(|p| p.display().to_string()).unwrap_or_default()
-                ),
-            ))
-        }
-        Ok(_) => {}
-    }
-    if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        Ok(m) => m,
+    };
+    let link = meta.file_type().is_symlink().then(|| fs::read_link(path).map(|p| p.display().to_string()).unwrap_or_default());
+    let meta = match &link {
+        None => meta,
+        Some(to) => match fs::metadata(path) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(Refusal::new(
+                    Kind::Io,
+                    format!("Cannot edit {}: it is a symbolic link to {to}, which does not exist. Nothing was changed.", path.display()),
+                ))
+            }
+            Err(e) => return Err(io_refusal(path, "read", &e)),
+            Ok(m) => m,
+        },
+    };
+    if meta.is_dir() {
         return Err(Refusal::new(
             Kind::Io,
             format!("Cannot edit {}: it is a directory, not a file. Nothing was changed.", path.display()),
         ));
     }
-    fs::read(path).map(Some).map_err(|e| io_refusal(path, "read", &e))
+    not_regular(path, &meta, link.as_deref())?;
+    read_regular(path).map(Some).map_err(|e| io_refusal(path, "read", &e))
+}
+
+/// Refuses anything but a regular file: reading a FIFO blocks, a device may never end, and replacing
+/// either by a regular file destroys it. `link`: what the symbolic link `path` points to, if it is one.
+fn not_regular(path: &Path, meta: &fs::Metadata, link: Option<&str>) -> Result<(), Refusal> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = special_kind(&meta.file_type());
+    let is = match link {
+        Some(to) => format!("a symbolic link to {to}, which is {what}"),
+        None => what.to_string(),
+    };
+    Err(Refusal::new(
+        Kind::Io,
+        format!("Cannot edit {}: it is {is}, not a regular file. multiedit reads and writes only regular files; nothing was changed.", path.display()),
+    ))
+}
+
+#[cfg(unix)]
+fn special_kind(t: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(t: &fs::FileType) -> &'static str {
+    if t.is_dir() { "a directory" } else { "a special file" }
+}
+
+/// Reads a file that must be regular. It is opened without blocking (a FIFO put in its place after the
+/// check would otherwise wait for a writer forever) and checked again on the open handle.
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOCTTY);
+    let mut file = options.open(path)?;
+    let meta = file.metadata()?;
+    // A directory fails on its own when read, with the system's words.
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(std::io::Error::other(format!("it is {}, not a regular file", special_kind(&meta.file_type()))));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
 }
 
 /// One file to write: where, the bytes read before (to detect a change under our feet), the new bytes
@@ -72,6 +139,8 @@ struct Staged {
     /// `None` for a file the plan deletes.
     temp: Option<tempfile::NamedTempFile>,
     before: Option<Vec<u8>>,
+    /// The permission bits the target had, to put them back if a later rename fails.
+    mode: Option<u32>,
     /// Length and hash of the new text, for the journal.
     len: u64,
     hash: String,
@@ -82,41 +151,45 @@ fn folder(path: &Path) -> PathBuf {
     path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
 }
 
-/// The file a write replaces: symlinks are followed, so the link's target is what changes.
-fn target_of(w: &Write1) -> PathBuf {
-    if w.before.is_some() { fs::canonicalize(&w.path).unwrap_or(w.path.clone()) } else { w.path.clone() }
+/// The file a write replaces: symlinks are followed, so the link's target is what changes. A new
+/// file's folder is made, and named with its links resolved, as the journal must name it.
+fn target_of(w: &Write1) -> Result<PathBuf, Refusal> {
+    if w.before.is_some() {
+        return Ok(fs::canonicalize(&w.path).unwrap_or(w.path.clone()));
+    }
+    let dir = folder(&w.path);
+    if w.after.is_some() {
+        fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
+    }
+    Ok(match (fs::canonicalize(&dir), w.path.file_name()) {
+        (Ok(real), Some(name)) => real.join(name),
+        _ => w.path.clone(),
+    })
 }
 
 /// Writes every file or none, also across a crash (see `journal`). Symlinks are followed: the link's
 /// target is what changes. Callers run `recover` over the plan's files before reading them.
+///
+/// Durable in batches: every new text is written, then all are fsynced together, renamed, and each
+/// folder fsynced once, rather than one file after another.
 pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let crash = journal::CrashAt::from_env();
-    // One rename is atomic by itself: a single-file plan needs no journal, and pays for none.
-    let mut journal = (writes.len() > 1).then(|| {
-        let targets: Vec<(PathBuf, bool)> = writes.iter().map(|w| (target_of(w), w.before.is_none())).collect();
-        journal::Journal::new(&targets, journal::CrashAt::from_env())
-    });
-    let prefix = journal.as_ref().map_or_else(|| format!("{TEMP_PREFIX}{}-", std::process::id()), |j| j.temp_prefix());
+    let targets = writes.iter().map(|w| Ok((target_of(w)?, w.before.is_none()))).collect::<Result<Vec<_>, Refusal>>()?;
+    let mut journal = journal::Journal::begin(&targets, journal::CrashAt::from_env())?;
+    let prefix = journal.temp_prefix();
     let mut staged = Vec::with_capacity(writes.len());
-    for w in writes {
-        if let Some(j) = &mut journal {
-            // A folder says it holds part of the plan before it holds any of it.
-            let target = target_of(&w);
-            let dir = folder(&target);
-            if w.before.is_none() {
-                fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
-            }
-            j.mark(&dir, &w.path)?;
-        }
-        staged.push(stage(w, &prefix)?);
+    for (w, (target, _)) in writes.into_iter().zip(targets) {
+        staged.push(stage(w, target, &prefix)?);
         crash.at("staged", staged.len());
     }
+    sync_all(&staged)?;
+    crash.at("synced", 1);
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
     // runs started together on one file must not both pass the check against the same text.
     let _locks = lock_folders(staged.iter().map(|s| folder(&s.target)));
     // The texts were checked against what was read; refuse if anyone changed a file since.
     for s in &staged {
-        let now = match fs::read(&s.target) {
+        let now = match read_regular(&s.target) {
             Ok(b) => Some(b),
             Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(io_refusal(&s.target, "re-read", &e)),
@@ -129,7 +202,8 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             ));
         }
     }
-    if let Some(j) = &mut journal {
+    // One rename is atomic by itself: a single-file plan needs no commit point.
+    if staged.len() > 1 {
         let entries = staged
             .iter()
             .map(|s| journal::Entry {
@@ -141,112 +215,193 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
                 delete: s.temp.is_none(),
             })
             .collect();
-        j.commit(entries, &staged[0].target)?;
+        journal.commit(entries, &staged[0].target)?;
     }
-    let mut done: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
-    for s in staged {
-        let dir = folder(&s.target);
-        let result = match s.temp {
-            None => fs::remove_file(&s.target),
-            Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| ()).map_err(|e| e.error),
-            Some(temp) => temp.persist(&s.target).map(|_| ()).map_err(|e| e.error),
-        };
-        if let Err(e) = result {
-            // The plan had committed; putting back the files already renamed (then dropping the
-            // journal) is the one way left to keep it whole. A crash in the midst of that put-back is
-            // the one moment the journal does not cover.
-            let refusal = io_refusal(&s.target, "replace", &e);
-            roll_back(done);
-            return Err(refusal);
-        }
-        sync_dir(&dir);
-        done.push((s.target, s.before));
-        crash.at("rename", done.len());
+    let folders: Vec<PathBuf> = staged.iter().map(|s| folder(&s.target)).collect::<BTreeSet<_>>().into_iter().collect();
+    let (done, failed) = rename_all(staged, &crash);
+    if let Some(refusal) = failed {
+        // The plan had committed; putting back the files already renamed (then dropping the journal)
+        // is the one way left to keep it whole. A crash in the midst of that put-back is the one
+        // moment the journal does not cover.
+        roll_back(done, &prefix);
+        parallel(folders, |d| sync_dir(&d));
+        return Err(refusal);
     }
-    if let Some(j) = journal {
-        j.finish();
-    }
+    // The renames reach the disk before the journal goes.
+    parallel(folders, |d| sync_dir(&d));
+    journal.finish();
     Ok(())
 }
 
-/// Puts back the files already replaced when a later one fails (best effort: each put back atomically).
-fn roll_back(done: Vec<(PathBuf, Option<Vec<u8>>)>) {
-    for (path, before) in done.into_iter().rev() {
+/// How many files are fsynced, and folders renamed into, at a time. The file system then commits them
+/// together: on ext4 under load, 500 fsyncs took 1.5-2.5 s one after another and 60-170 ms on 8
+/// threads (no better on 32), 500 renames in 20 folders 1.4-1.6 s one after another and 25-45 ms with
+/// the folders on 8 threads.
+const THREADS: usize = 8;
+
+/// `work` on each job, on up to `THREADS` threads; the results in the jobs' order.
+fn parallel<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    if jobs.len() <= 1 {
+        return jobs.into_iter().map(work).collect();
+    }
+    let n = THREADS.min(jobs.len());
+    let mut buckets: Vec<Vec<(usize, T)>> = (0..n).map(|_| Vec::new()).collect();
+    for (i, job) in jobs.into_iter().enumerate() {
+        buckets[i % n].push((i, job));
+    }
+    let work = &work;
+    let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = buckets
+            .into_iter()
+            .map(|bucket| scope.spawn(move || bucket.into_iter().map(|(i, job)| (i, work(job))).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// What a rename replaced: the target, its old bytes (`None`: it was new) and permission bits.
+type Replaced = (PathBuf, Option<Vec<u8>>, Option<u32>);
+
+/// Renames every staged text over its target (and deletes what the plan deletes), the folders on
+/// several threads; stops at the first failure. Returns what was replaced, and that failure.
+fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt) -> (Vec<Replaced>, Option<Refusal>) {
+    let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<Staged>> = std::collections::BTreeMap::new();
+    for s in staged {
+        by_folder.entry(folder(&s.target)).or_default().push(s);
+    }
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let renamed = std::sync::atomic::AtomicUsize::new(0);
+    let results = parallel(by_folder.into_values().collect(), |group| {
+        let mut done = Vec::new();
+        for s in group {
+            if failed.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            let result = match s.temp {
+                None => fs::remove_file(&s.target),
+                Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| ()).map_err(|e| e.error),
+                Some(temp) => temp.persist(&s.target).map(|_| ()).map_err(|e| e.error),
+            };
+            if let Err(e) = result {
+                failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                return (done, Some(io_refusal(&s.target, "replace", &e)));
+            }
+            done.push((s.target, s.before, s.mode));
+            crash.at("rename", renamed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
+        }
+        (done, None)
+    });
+    let mut done = Vec::new();
+    let mut failure = None;
+    for (d, f) in results {
+        done.extend(d);
+        failure = failure.or(f);
+    }
+    (done, failure)
+}
+
+/// fsyncs every staged text, `THREADS` at a time.
+fn sync_all(staged: &[Staged]) -> Result<(), Refusal> {
+    let files: Vec<(&Path, &fs::File)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_file()))).collect();
+    parallel(files, |(target, f)| f.sync_all().map_err(|e| io_refusal(target, "flush", &e))).into_iter().collect()
+}
+
+/// Puts back the files already replaced when a later one fails (best effort: each put back atomically,
+/// with the permission bits it had).
+fn roll_back(done: Vec<Replaced>, prefix: &str) {
+    for (path, before, mode) in done.into_iter().rev() {
         match before {
             None => {
                 let _ = fs::remove_file(&path);
             }
             Some(bytes) => {
-                let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
-                if let Ok(Staged { temp: Some(temp), .. }) = stage(Write1 { path: path.clone(), before: None, after: Some(bytes), mode: None }, &prefix) {
-                    let _ = temp.persist(&path);
+                let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
+                if let Ok(Staged { temp: Some(temp), .. }) = stage(w, path.clone(), prefix) {
+                    if temp.as_file().sync_all().is_ok() {
+                        let _ = temp.persist(&path);
+                    }
                 }
             }
         }
     }
 }
 
-fn stage(w: Write1, prefix: &str) -> Result<Staged, Refusal> {
-    let target = target_of(&w);
+/// Writes the new text of `w` to a temporary file beside `target` (not yet flushed: `sync_all`).
+/// The temporary file gets the permission bits the file will have: those `w` states, else the
+/// existing file's (and its owner, where we may give it), else those a new file gets from the umask.
+fn stage(w: Write1, target: PathBuf, prefix: &str) -> Result<Staged, Refusal> {
     let dir = folder(&target);
-    let Some(after) = w.after else {
-        return Ok(Staged { target, temp: None, before: w.before, len: 0, hash: String::new() });
-    };
-    if w.before.is_none() {
-        fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
+    let existing = fs::metadata(&target).ok();
+    if let Some(meta) = &existing {
+        not_regular(&w.path, meta, None)?;
     }
-    if w.before.is_some() && fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
+    let mode = existing.as_ref().map(mode_bits);
+    let Some(after) = w.after else {
+        return Ok(Staged { target, temp: None, before: w.before, mode, len: 0, hash: String::new() });
+    };
+    if w.before.is_some() && existing.as_ref().is_some_and(|m| m.permissions().readonly()) {
         // Renaming over it would succeed (the folder is writable), but the file says: do not write me.
         return Err(Refusal::new(
             Kind::Io,
             format!("Cannot edit {}: the file is read-only. Nothing was changed.", w.path.display()),
         ));
     }
-    remove_stale_temps(&dir);
-    let mut temp = tempfile::Builder::new()
-        .prefix(prefix)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(&dir)
-        .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
-    temp.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
-    if let Some(mode) = w.mode {
-        set_mode(temp.path(), mode).map_err(|e| io_refusal(&target, "set the permissions of", &e))?;
-    } else if let Ok(meta) = fs::metadata(&target) {
-        fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix).suffix(TEMP_SUFFIX);
+    // A new file is created as any program creates one: 0666 less the umask. An existing file's new
+    // text starts private (0600, tempfile's default) until it has the file's own bits.
+    #[cfg(unix)]
+    if existing.is_none() && w.mode.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    temp.as_file().sync_all().map_err(|e| io_refusal(&target, "flush", &e))?;
-    Ok(Staged { target, temp: Some(temp), before: w.before, len: after.len() as u64, hash: journal::digest(&after) })
+    let mut temp = builder.tempfile_in(&dir).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
+    temp.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
+    if let Some(meta) = &existing {
+        keep_owner(temp.as_file(), meta);
+    }
+    match (w.mode, &existing) {
+        (Some(m), _) => set_mode(temp.path(), m).map_err(|e| io_refusal(&target, "set the permissions of", &e))?,
+        (None, Some(meta)) => {
+            fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?
+        }
+        (None, None) => {}
+    }
+    Ok(Staged { target, temp: Some(temp), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
 }
 
-/// Removes the temporary files that a killed run left in `dir`: those whose writer (the pid in the
-/// name) is gone, or, where that cannot be told, that are older than a minute. Those of a plan with a
-/// journal in `dir` are left to `recover`: they may be about to become the files.
-fn remove_stale_temps(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    let journaled = journal::journaled_temp_prefixes(dir);
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX).filter(|_| name.ends_with(TEMP_SUFFIX)) else { continue };
-        if journaled.iter().any(|p| name.starts_with(p.as_str())) {
-            continue;
-        }
-        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-        let stale = match pid {
-            Some(pid) if Path::new("/proc/self").exists() => {
-                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
-            }
-            _ => entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .map(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 60))
-                .unwrap_or(false),
-        };
-        if stale {
-            let _ = fs::remove_file(entry.path());
+/// The permission bits of the file at `path` (links followed), for a move that keeps them.
+pub fn mode_of(path: &Path) -> Option<u32> {
+    fs::metadata(path).ok().as_ref().map(mode_bits)
+}
+
+#[cfg(unix)]
+fn mode_bits(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn mode_bits(meta: &fs::Metadata) -> u32 {
+    if meta.permissions().readonly() { 0o444 } else { 0o666 }
+}
+
+/// Gives the new text the owner of the file it replaces (root editing another user's file must not
+/// take it over). Best effort: only a privileged process may, and then it must.
+#[cfg(unix)]
+fn keep_owner(file: &fs::File, meta: &fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(mine) = file.metadata() {
+        if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid()) {
+            let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
         }
     }
 }
+
+#[cfg(not(unix))]
+fn keep_owner(_: &fs::File, _: &fs::Metadata) {}
 
 /// Exclusive advisory locks on `folders`, taken in sorted order (so two runs cannot wait on each
 /// other) and released when dropped. Best effort: a folder that cannot be locked is not.

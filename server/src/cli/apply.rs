@@ -36,7 +36,7 @@ pub fn run(args: Args) -> ExitCode {
     let mut recovered = Vec::new();
     let result = execute(&text, &args, &mut recovered);
     for r in &recovered {
-        err(&format!("multiedit: {} before applying this one\n", r.describe()));
+        err(&format!("multiedit: {}\n", r.report("before applying this one")));
     }
     match result {
         Ok((outcome, diff)) => {

@@ -3,25 +3,34 @@
 //!
 //! A rename is atomic for one file only; a plan over several files needs one atomic step that decides
 //! for all of them. As git's lock-then-rename and SQLite's journal do, that step is the rename of a
-//! small record:
+//! small record. The record is kept in this user's private folder (`private.rs`: 0700, owned by the
+//! user), never beside the files: a file in a repository cannot pass for one, so recovery acts only on
+//! plans this user's own multiedit wrote.
 //!
-//! 1. Before the first temporary file of the plan goes into a folder, a *marker* is written there
-//!    (`.multiedit-journal-<plan>.json`: the plan, its writer, its folders and files). Every folder that
-//!    holds anything of the plan thus says so, whichever folder the next run looks in.
-//! 2. Every new text is staged and fsynced (`disk::stage`), then checked under the folder locks.
-//! 3. The **commit point**: the record listing every target, its temporary file, and the new text's
-//!    length and hash is renamed over the marker of the first folder (sorted), the *primary*.
-//! 4. The temporary files are renamed over their targets.
-//! 5. The other folders' markers are removed, then the primary record, last.
+//! 1. The *record* `journal-<plan>.json` is written in the private folder: the plan, its writer (pid
+//!    and start time), its folders and files. Its temporary files are all named `.multiedit-<plan>-*.tmp`.
+//! 2. Every new text is written to a temporary file beside its target; then all of them are fsynced
+//!    together (`disk::sync_all`), and the files re-checked under the folder locks.
+//! 3. The **commit point** (plans over several files only): the record, now listing every target, its
+//!    temporary file and the new text's length and hash, marked committed, is fsynced and renamed over
+//!    the first one, and the private folder fsynced.
+//! 4. The temporary files are renamed over their targets (the folders on several threads); then each
+//!    folder is fsynced once.
+//! 5. The record is removed.
 //!
-//! Recovery, for a journal whose writer is gone: if the primary record is committed, every temporary
-//! file still there (checked against its length and hash) is renamed over its target (roll forward);
-//! otherwise the plan never committed and every file is still old, so its temporary files and markers
-//! are deleted (roll back). Because the primary goes last in step 5, "no committed primary" can only
-//! mean "never committed". Either way no file of the plan is left in a mix of old and new.
+//! Recovery, for a record whose writer is gone, by any run whose plan has a file in one of the
+//! record's folders: if the record is committed, every temporary file it names that is still there
+//! (checked against its length and hash) is renamed over its target (roll forward); otherwise the plan
+//! never committed and every file is still old, so its temporary files are deleted (roll back). Only
+//! temporary files named by the plan's own pattern, in the record's folders, are ever touched. A dry
+//! run or a preview writes nothing: it reports the record instead (`Recovered::Left`). A file named
+//! like a journal in a plan's folder (`.multiedit-journal-*.json`, what older versions wrote there) is
+//! never read: it is named in the output and left alone (`Recovered::Ignored`).
 //!
-//! Each file is written temporary-then-rename and its folder fsynced, so a journal is never seen half
-//! written and survives a power loss once the step after it has started.
+//! The first record is not fsynced (a single-file plan has one only so that a later run can remove a
+//! killed run's temporary file): lost in a power cut, it leaves at worst a temporary file no run
+//! removes; an empty record (written but not flushed) is removed. The committed record is fsynced
+//! before the first rename, and the folders after the last, before the record goes.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -30,18 +39,17 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{io_refusal, lock_folders, sync_dir, TEMP_PREFIX, TEMP_SUFFIX};
+use super::{io_refusal, lock_folders, private, read_regular, sync_dir, TEMP_PREFIX, TEMP_SUFFIX};
 use crate::engine::{Kind, Refusal};
 
+/// What older versions wrote beside the files, and what a repository may ship to look like one.
 pub const JOURNAL_PREFIX: &str = ".multiedit-journal-";
 pub const JOURNAL_SUFFIX: &str = ".json";
-/// 2 when the plan deletes files: a run that knows only 1 would skip the deletions, so it must refuse
-/// such a journal rather than roll it forward half-way.
-const FORMAT: u32 = 1;
-const FORMAT_WITH_DELETES: u32 = 2;
+const RECORD_PREFIX: &str = "journal-";
+const RECORD_SUFFIX: &str = ".json";
+/// 3: records in the private folder. A run that knows only older formats must not act on them.
+const FORMAT: u32 = 3;
 
-/// What is written in every folder of a plan. The markers and the committed primary share the shape;
-/// only the primary, once committed, knows the temporary files.
 #[derive(Serialize, Deserialize, Clone)]
 pub(super) struct Record {
     multiedit_journal: u32,
@@ -53,7 +61,6 @@ pub(super) struct Record {
     /// Seconds since the Unix epoch, for the message that names the plan.
     time: u64,
     committed: bool,
-    primary: PathBuf,
     folders: Vec<PathBuf>,
     files: Vec<Entry>,
 }
@@ -71,28 +78,61 @@ pub(super) struct Entry {
     pub delete: bool,
 }
 
-/// A plan's journal as its writer keeps it: the record, and the journal files it has put on disk.
+/// A plan's journal as its writer keeps it.
 pub(super) struct Journal {
     record: Record,
-    written: Vec<PathBuf>,
+    /// Where the record is, once written (`None`: a single-file plan where no private folder could be
+    /// made; it goes without).
+    path: Option<PathBuf>,
     crash: CrashAt,
 }
 
 impl Journal {
-    pub fn new(targets: &[(PathBuf, bool)], crash: CrashAt) -> Journal {
+    /// Writes the first record. A plan over several files needs it (`Err` when no private folder can
+    /// hold it); a single-file plan goes on without one.
+    pub fn begin(targets: &[(PathBuf, bool)], crash: CrashAt) -> Result<Journal, Refusal> {
         let pid = std::process::id();
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let plan = format!("{pid}-{:x}", now.as_nanos() & 0xffff_ffff_ffff);
         let folders: BTreeSet<PathBuf> = targets.iter().map(|(t, _)| super::folder(t)).collect();
-        let folders: Vec<PathBuf> = folders.into_iter().collect();
-        let primary = folders[0].join(journal_name(&plan));
         let files = targets
             .iter()
             .map(|(t, new)| Entry { target: t.clone(), temp: None, new: *new, len: None, hash: None, delete: false })
             .collect();
-        let record =
-            Record { multiedit_journal: FORMAT, plan, pid, started: start_time(pid), time: now.as_secs(), committed: false, primary, folders, files };
-        Journal { record, written: Vec::new(), crash }
+        let record = Record {
+            multiedit_journal: FORMAT,
+            plan,
+            pid,
+            started: start_time(pid),
+            time: now.as_secs(),
+            committed: false,
+            folders: folders.into_iter().collect(),
+            files,
+        };
+        let mut journal = Journal { record, path: None, crash };
+        let about = &targets[0].0;
+        match private::ensure() {
+            Ok(dir) => {
+                let path = dir.join(record_name(&journal.record.plan));
+                match write_record(&journal.record, &path, false, about) {
+                    Ok(()) => journal.path = Some(path),
+                    Err(refusal) if targets.len() > 1 => return Err(refusal),
+                    Err(_) => {}
+                }
+            }
+            Err(why) if targets.len() > 1 => {
+                return Err(Refusal::new(
+                    Kind::Io,
+                    format!(
+                        "Cannot keep the journal of this plan: {why}. Nothing was changed. multiedit keeps it in a private \
+                         folder (mode 0700, owned by you): fix that folder or set XDG_STATE_HOME to one it may use."
+                    ),
+                ))
+            }
+            Err(_) => {}
+        }
+        journal.crash.at("begin", 1);
+        Ok(journal)
     }
 
     /// Prefix of the plan's temporary files: recovery deletes exactly these.
@@ -100,91 +140,65 @@ impl Journal {
         temp_prefix(&self.record.plan)
     }
 
-    /// Writes the marker of `dir` unless there is one; `about` is the file that errors are about.
-    pub fn mark(&mut self, dir: &Path, about: &Path) -> Result<(), Refusal> {
-        let path = dir.join(journal_name(&self.record.plan));
-        if self.written.contains(&path) {
-            return Ok(());
-        }
-        write_record(&self.record, &path, &self.temp_prefix(), about)?;
-        self.written.push(path);
-        self.crash.at("marker", self.written.len());
-        Ok(())
-    }
-
-    /// The commit point: the record with every temporary file replaces the primary's marker.
+    /// The commit point: the record with every temporary file, committed, replaces the first one.
     pub fn commit(&mut self, entries: Vec<Entry>, about: &Path) -> Result<(), Refusal> {
+        let Some(path) = &self.path else { return Ok(()) };
         let mut record = self.record.clone();
         record.committed = true;
-        if entries.iter().any(|e| e.delete) {
-            record.multiedit_journal = FORMAT_WITH_DELETES;
-        }
         record.files = entries;
-        write_record(&record, &record.primary, &self.temp_prefix(), about)?;
-        if !self.written.contains(&record.primary) {
-            self.written.push(record.primary.clone());
-        }
+        write_record(&record, path, true, about)?;
         self.crash.at("commit", 1);
         Ok(())
     }
 
-    /// Removes the journal: markers first, the primary last (see the module's step 5).
+    /// Removes the record: the plan is whole.
     pub fn finish(mut self) {
-        let written = std::mem::take(&mut self.written);
-        remove_journal_files(&written, &self.record.primary, &self.crash);
+        if let Some(p) = self.path.take() {
+            let _ = fs::remove_file(p);
+            self.crash.at("done", 1);
+        }
     }
 }
 
 impl Drop for Journal {
-    /// A refused plan takes its markers with it (its files are all still old).
+    /// A refused plan takes its record with it (its files are all still old).
     fn drop(&mut self) {
-        remove_journal_files(&std::mem::take(&mut self.written), &self.record.primary, &CrashAt(None));
+        if let Some(p) = self.path.take() {
+            let _ = fs::remove_file(p);
+        }
     }
 }
 
-fn remove_journal_files(written: &[PathBuf], primary: &Path, crash: &CrashAt) {
-    let mut n = 0;
-    for p in written.iter().filter(|p| p.as_path() != primary) {
-        let _ = fs::remove_file(p);
-        sync_dir(&super::folder(p));
-        n += 1;
-        crash.at("unmark", n);
-    }
-    if written.iter().any(|p| p == primary) {
-        let _ = fs::remove_file(primary);
-        sync_dir(&super::folder(primary));
-        crash.at("done", 1);
-    }
-}
-
-fn journal_name(plan: &str) -> String {
-    format!("{JOURNAL_PREFIX}{plan}{JOURNAL_SUFFIX}")
+fn record_name(plan: &str) -> String {
+    format!("{RECORD_PREFIX}{plan}{RECORD_SUFFIX}")
 }
 
 fn temp_prefix(plan: &str) -> String {
     format!("{TEMP_PREFIX}{plan}-")
 }
 
-fn write_record(record: &Record, path: &Path, temp_prefix: &str, about: &Path) -> Result<(), Refusal> {
+/// Writes the record whole (a temporary file renamed over it), flushed to disk when `durable`.
+fn write_record(record: &Record, path: &Path, durable: bool, about: &Path) -> Result<(), Refusal> {
     let dir = super::folder(path);
     let bytes = serde_json::to_vec_pretty(record).map_err(|e| {
-        Refusal::new(Kind::Io, format!("Cannot write the journal beside {}: {e}. Nothing was changed.", about.display()))
+        Refusal::new(Kind::Io, format!("Cannot write the journal of {}: {e}. Nothing was changed.", about.display()))
     })?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(temp_prefix)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(&dir)
-        .map_err(|e| io_refusal(about, "create a temporary file beside", &e))?;
-    temp.write_all(&bytes).map_err(|e| io_refusal(about, "write", &e))?;
-    temp.as_file().sync_all().map_err(|e| io_refusal(about, "flush", &e))?;
-    temp.persist(path).map_err(|e| io_refusal(path, "write the journal", &e.error))?;
-    sync_dir(&dir);
+    let journal_refusal = |e: &std::io::Error| io_refusal(path, "write the journal", e);
+    let mut temp = tempfile::Builder::new().prefix(".record-").suffix(TEMP_SUFFIX).tempfile_in(&dir).map_err(|e| journal_refusal(&e))?;
+    temp.write_all(&bytes).map_err(|e| journal_refusal(&e))?;
+    if durable {
+        temp.as_file().sync_all().map_err(|e| journal_refusal(&e))?;
+    }
+    temp.persist(path).map_err(|e| journal_refusal(&e.error))?;
+    if durable {
+        sync_dir(&dir);
+    }
     Ok(())
 }
 
 /// Length and hash of a new text, recorded so that recovery renames only a complete temporary file.
-/// FNV-1a over 8-byte words: a check against a torn or foreign file, not against an adversary, and
-/// cheap enough for every multi-file commit.
+/// FNV-1a over 8-byte words: a check against a torn or foreign file, not against an adversary (the
+/// record itself is private), and cheap enough for every multi-file commit.
 pub(super) fn digest(bytes: &[u8]) -> String {
     const PRIME: u64 = 0x100_0000_01b3;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -223,9 +237,9 @@ fn writer_alive(record: &Record, journal: &Path) -> bool {
 /// Test hook, read only by `disk::commit`: `MULTIEDIT_TEST_CRASH_AT=<step>:<n>` kills the process
 /// (SIGKILL, as a crash would: no destructor runs) right after the n-th time the commit passes
 /// `<step>`; `<step>:<n>:stop` stops it (SIGSTOP) instead, so a test can look at a live writer. The
-/// steps, in order: `marker` (a folder's marker written), `staged` (a new text staged and fsynced),
-/// `commit` (the primary record renamed: the commit point), `rename` (a target replaced), `unmark` (a
-/// marker removed), `done` (the primary removed). A single-file plan passes only `staged` and `rename`.
+/// steps, in order: `begin` (the first record written), `staged` (a new text written to its temporary
+/// file), `synced` (all of them fsynced), `commit` (the committed record renamed: the commit point), `rename` (a target
+/// replaced), `done` (the record removed). A single-file plan does not pass `commit`.
 pub(super) struct CrashAt(Option<(String, usize, bool)>);
 
 impl CrashAt {
@@ -258,35 +272,94 @@ impl CrashAt {
     }
 }
 
-/// What recovery did with one interrupted plan.
-pub struct Recovered {
-    pub completed: bool,
+/// An interrupted plan as the message names it.
+pub struct Interrupted {
     pub plan: String,
     pub pid: u32,
     pub time: u64,
     pub files: Vec<PathBuf>,
+    /// The record, in the private folder.
+    pub journal: PathBuf,
+}
+
+/// What a run met in a plan's folders before reading them.
+pub enum Recovered {
+    /// An interrupted plan of this user's, completed (it had committed) or rolled back.
+    Resolved { completed: bool, plan: Interrupted },
+    /// The same, met by a dry run or a preview, which writes nothing: left for the next run.
+    Left { committed: bool, plan: Interrupted },
+    /// A file named like a journal beside the files: not one this user's multiedit wrote, never read.
+    Ignored { journal: PathBuf, why: String },
 }
 
 impl Recovered {
     /// `completed an interrupted plan of process 123 from 2025-01-02 03:04:05 UTC (3 files: /a, /b, /c)`
     pub fn describe(&self) -> String {
-        let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
-        let what = if self.completed {
-            "completed an interrupted plan"
-        } else {
-            "rolled back an interrupted plan (it had not changed any file yet)"
-        };
-        format!("{what} of process {} from {} ({} files: {})", self.pid, utc(self.time), files.len(), files.join(", "))
+        match self {
+            Recovered::Resolved { completed, plan } => {
+                let what = if *completed {
+                    "completed an interrupted plan"
+                } else {
+                    "rolled back an interrupted plan (it had not changed any file yet)"
+                };
+                format!("{what} {}", plan.named())
+            }
+            Recovered::Left { committed, plan } => format!(
+                "left an interrupted plan {} as it is, since a dry run or preview writes nothing: the next multiedit \
+                 apply in its folders will {}, and until then its files are read as that plan left them",
+                plan.named(),
+                if *committed { "complete it" } else { "roll it back (it had not changed any file yet)" }
+            ),
+            Recovered::Ignored { journal, why } => {
+                format!("ignored {}: {why}; nothing in it was used, and it was left as it is", journal.display())
+            }
+        }
+    }
+
+    /// The journal it is about.
+    pub fn journal(&self) -> &Path {
+        match self {
+            Recovered::Resolved { plan, .. } | Recovered::Left { plan, .. } => &plan.journal,
+            Recovered::Ignored { journal, .. } => journal,
+        }
+    }
+
+    /// The line a front end prints: `describe`, and for a plan that was acted on, `before` (what the
+    /// run then did: "before applying this one").
+    pub fn report(&self, before: &str) -> String {
+        match self {
+            Recovered::Resolved { .. } => format!("{} {before}", self.describe()),
+            _ => self.describe(),
+        }
     }
 
     pub fn to_json(&self) -> serde_json::Value {
+        let message = self.describe();
+        match self {
+            Recovered::Resolved { completed, plan } => {
+                plan.json(if *completed { "completed" } else { "rolled_back" }, message)
+            }
+            Recovered::Left { plan, .. } => plan.json("left", message),
+            Recovered::Ignored { journal, .. } => serde_json::json!({"action": "ignored", "journal": journal, "message": message}),
+        }
+    }
+}
+
+impl Interrupted {
+    fn named(&self) -> String {
+        let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+        format!("of process {} from {} ({} files: {})", self.pid, utc(self.time), files.len(), files.join(", "))
+    }
+
+    fn json(&self, action: &str, message: String) -> serde_json::Value {
         serde_json::json!({
-            "action": if self.completed { "completed" } else { "rolled_back" },
+            "action": action,
             "plan": self.plan,
             "pid": self.pid,
             "time": utc(self.time),
             "files": self.files,
-            "message": self.describe(),
+            "journal": self.journal,
+            "message": message,
         })
     }
 }
@@ -307,8 +380,8 @@ fn utc(secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
-/// The journals in `dir`, sorted.
-fn journals_in(dir: &Path) -> Vec<PathBuf> {
+/// Names in `dir` that look like journals (written by older versions, or planted), sorted.
+fn lookalikes_in(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     let mut out: Vec<PathBuf> = entries
         .flatten()
@@ -323,123 +396,207 @@ fn journals_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Temporary-file prefixes of the plans that have a journal in `dir`: `disk::remove_stale_temps` leaves
-/// those to recovery, which alone knows whether they are about to become the files.
-pub(super) fn journaled_temp_prefixes(dir: &Path) -> Vec<String> {
-    journals_in(dir)
-        .iter()
-        .filter_map(|j| {
-            let name = j.file_name()?.to_str()?;
-            Some(temp_prefix(name.strip_prefix(JOURNAL_PREFIX)?.strip_suffix(JOURNAL_SUFFIX)?))
-        })
-        .collect()
+/// The records in the private folders, sorted.
+fn records_in(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else { continue };
+        out.extend(
+            entries
+                .flatten()
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with(RECORD_PREFIX) && n.ends_with(RECORD_SUFFIX)
+                })
+                .map(|e| e.path()),
+        );
+    }
+    out.sort();
+    out
 }
 
 fn journal_refusal(journal: &Path, problem: &str) -> Refusal {
     Refusal::new(
         Kind::Io,
         format!(
-            "Cannot write in {}: it holds {}, the journal of an interrupted multiedit run, and {problem}. \
+            "Cannot apply the plan: {} is the journal of an interrupted multiedit run, and {problem}. \
              Nothing was changed. Check the files that run was writing (its new texts are in the \
              .multiedit-*.tmp files beside them), then delete the journal and run the plan again.",
-            super::folder(journal).display(),
             journal.display()
         ),
     )
 }
 
-fn read_record(journal: &Path) -> Result<Option<Record>, Refusal> {
-    let bytes = match fs::read(journal) {
+/// The record at `path`: `None` once gone, or when empty (written but never flushed: a first record
+/// lost to a power cut, which is removed unless `dry_run`).
+fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    private::check(path, false).map_err(|why| journal_refusal(path, &format!("it cannot be trusted ({why})")))?;
+    let bytes = match read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(journal_refusal(journal, &format!("it cannot be read ({})", super::os_error(&e)))),
+        Err(e) => return Err(journal_refusal(path, &format!("it cannot be read ({})", super::os_error(&e)))),
     };
+    if bytes.is_empty() {
+        if !dry_run {
+            let _ = fs::remove_file(path);
+        }
+        return Ok(None);
+    }
     let record: Record = serde_json::from_slice(&bytes)
-        .map_err(|e| journal_refusal(journal, &format!("it is not a journal this version can read ({e})")))?;
-    if !(FORMAT..=FORMAT_WITH_DELETES).contains(&record.multiedit_journal) || record.folders.is_empty() {
-        return Err(journal_refusal(journal, "it is not a journal this version can read"));
+        .map_err(|e| journal_refusal(path, &format!("it is not a journal this version can read ({e})")))?;
+    let named = path.file_name().and_then(|n| n.to_str()) == Some(record_name(&record.plan).as_str());
+    if record.multiedit_journal != FORMAT || record.folders.is_empty() || !named {
+        return Err(journal_refusal(path, "it is not a journal this version can read"));
     }
     Ok(Some(record))
 }
 
-/// Completes or rolls back every interrupted plan that left a journal in the folders of `files`,
-/// holding the locks of that plan's folders. Both front ends call it before reading a plan's files,
-/// so no run ever reads, shows or edits a half-applied plan. Journals of running writers are left
-/// alone; a journal that cannot be read is refused rather than guessed at.
-pub fn recover(files: &[PathBuf]) -> Result<Vec<Recovered>, Refusal> {
+/// The folders a plan's files are in, as given and with links resolved.
+fn folders_of(files: &[PathBuf]) -> BTreeSet<PathBuf> {
     let mut folders = BTreeSet::new();
     for f in files {
-        folders.insert(super::folder(f));
+        let dir = super::folder(f);
         if let Ok(real) = fs::canonicalize(f) {
             folders.insert(super::folder(&real));
+        } else if let Ok(real) = fs::canonicalize(&dir) {
+            folders.insert(real);
         }
+        folders.insert(dir);
     }
-    let mut done = Vec::new();
-    for dir in folders {
-        for journal in journals_in(&dir) {
-            let Some(record) = read_record(&journal)? else { continue };
-            if writer_alive(&record, &journal) {
-                continue;
-            }
-            let mut lock_dirs = record.folders.clone();
-            lock_dirs.push(dir.clone());
-            let _locks = lock_folders(lock_dirs);
-            // Another run may have recovered it while this one waited for the locks.
-            if read_record(&journal)?.is_none() {
-                continue;
-            }
-            done.push(resolve(&record)?);
-        }
-    }
-    Ok(done)
+    folders
 }
 
-fn resolve(record: &Record) -> Result<Recovered, Refusal> {
-    let primary = read_record(&record.primary)?.filter(|p| p.committed && p.plan == record.plan);
+/// Deals with what interrupted plans left in the folders of `files`, before a run reads them: each
+/// interrupted plan of this user's whose record names one of those folders is completed or rolled
+/// back, holding the locks of that plan's folders (a `dry_run` only reports it); every file there
+/// named like a journal is reported as ignored. Records of running writers are left alone; a record
+/// that cannot be read is refused rather than guessed at.
+pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refusal> {
+    let folders = folders_of(files);
+    let mut met = Vec::new();
+    let (private_dirs, untrusted) = private::existing();
+    for dir in &folders {
+        for journal in lookalikes_in(dir) {
+            let why = "multiedit keeps its journals in a private folder, never beside the files, so this is not a journal \
+                       of this user's multiedit"
+                .to_string();
+            met.push(Recovered::Ignored { journal, why });
+        }
+    }
+    // Journals in a folder, or files, that others could have written are named, never used.
+    for (dir, problem) in &untrusted {
+        for journal in records_in(std::slice::from_ref(dir)) {
+            met.push(Recovered::Ignored { journal, why: format!("{problem}, so a journal there cannot be trusted") });
+        }
+    }
+    for path in records_in(&private_dirs) {
+        if let Err(problem) = private::check(&path, false) {
+            met.push(Recovered::Ignored { journal: path, why: format!("{problem}, so it cannot be trusted") });
+            continue;
+        }
+        let Some(record) = read_record(&path, dry_run)? else { continue };
+        if !record.folders.iter().any(|f| folders.contains(f)) || writer_alive(&record, &path) {
+            continue;
+        }
+        if dry_run {
+            // A single-file record holds nothing a reader could see: its temporary file is not the file.
+            if record.files.len() > 1 {
+                met.push(Recovered::Left { committed: record.committed, plan: interrupted(&record, &path) });
+            }
+            continue;
+        }
+        let _locks = lock_folders(record.folders.clone());
+        // Another run may have recovered it while this one waited for the locks.
+        let Some(record) = read_record(&path, false)? else { continue };
+        let completed = resolve(&record, &path)?;
+        if record.files.len() > 1 {
+            met.push(Recovered::Resolved { completed, plan: interrupted(&record, &path) });
+        }
+    }
+    Ok(met)
+}
+
+/// `recover`, adding to `met` what it did not hold already (a run that looks at one file at a time
+/// meets an ignored journal, or a plan it leaves, once per file of that folder).
+pub fn recover_into(met: &mut Vec<Recovered>, files: &[PathBuf], dry_run: bool) -> Result<(), Refusal> {
+    for r in recover(files, dry_run)? {
+        if !met.iter().any(|m| m.journal() == r.journal()) {
+            met.push(r);
+        }
+    }
+    Ok(())
+}
+
+fn interrupted(record: &Record, path: &Path) -> Interrupted {
+    Interrupted {
+        plan: record.plan.clone(),
+        pid: record.pid,
+        time: record.time,
+        files: record.files.iter().map(|f| f.target.clone()).collect(),
+        journal: path.to_path_buf(),
+    }
+}
+
+/// Whether `temp` is one of the plan's own temporary files: named by its pattern, in one of its folders.
+fn own_temp(record: &Record, temp: &Path) -> bool {
     let prefix = temp_prefix(&record.plan);
-    let name = journal_name(&record.plan);
-    let completed = primary.is_some();
-    if let Some(p) = &primary {
-        for f in &p.files {
+    let named = temp.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX));
+    named && record.folders.iter().any(|d| temp.parent() == Some(d.as_path()))
+}
+
+/// Rolls the plan of `record` forward (committed) or back; returns whether it was completed.
+fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
+    if record.committed {
+        for f in &record.files {
+            if !record.folders.iter().any(|d| super::folder(&f.target) == *d) {
+                return Err(journal_refusal(path, &format!("it names {}, outside its folders", f.target.display())));
+            }
             if f.delete {
                 match fs::remove_file(&f.target) {
                     Ok(()) => sync_dir(&super::folder(&f.target)),
                     Err(e) if e.kind() == ErrorKind::NotFound => {}
-                    Err(e) => return Err(journal_refusal(&p.primary, &format!("{} cannot be deleted ({})", f.target.display(), super::os_error(&e)))),
+                    Err(e) => return Err(journal_refusal(path, &format!("{} cannot be deleted ({})", f.target.display(), super::os_error(&e)))),
                 }
                 continue;
             }
             let Some(temp) = &f.temp else { continue };
-            let bytes = match fs::read(temp) {
-                Ok(b) => b,
-                // Renamed before the crash.
-                Err(e) if e.kind() == ErrorKind::NotFound => continue,
-                Err(e) => return Err(journal_refusal(&p.primary, &format!("{} cannot be read ({})", temp.display(), super::os_error(&e)))),
+            if !own_temp(record, temp) {
+                return Err(journal_refusal(path, &format!("{} is not one of its temporary files", temp.display())));
+            }
+            // A link or anything but a regular file in its place is not the text it recorded.
+            let bytes = match fs::symlink_metadata(temp) {
+                Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
+                Ok(m) if m.is_file() => read_regular(temp).ok(),
+                _ => None,
             };
-            if Some(bytes.len() as u64) != f.len || Some(digest(&bytes)) != f.hash {
+            if bytes.as_ref().map(|b| b.len() as u64) != f.len || bytes.as_deref().map(digest) != f.hash {
                 return Err(journal_refusal(
-                    &p.primary,
+                    path,
                     &format!("{}, the new text of {}, is not the text it recorded", temp.display(), f.target.display()),
                 ));
             }
-            fs::rename(temp, &f.target).map_err(|e| journal_refusal(&p.primary, &format!("{} cannot be replaced ({})", f.target.display(), super::os_error(&e))))?;
-            sync_dir(&super::folder(&f.target));
+            fs::rename(temp, &f.target)
+                .map_err(|e| journal_refusal(path, &format!("{} cannot be replaced ({})", f.target.display(), super::os_error(&e))))?;
         }
     }
-    // What is left: temporary files of the plan (all of them when it never committed, only the
-    // journal's own otherwise), the markers, then the primary.
+    // What is left: temporary files of the plan (all of them when it never committed), then the record.
+    let prefix = temp_prefix(&record.plan);
     for dir in &record.folders {
         remove_matching(dir, |n| n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX));
     }
-    let markers: Vec<PathBuf> = record.folders.iter().map(|d| d.join(&name)).collect();
-    remove_journal_files(&markers, &record.primary, &CrashAt(None));
-    Ok(Recovered { completed, plan: record.plan.clone(), pid: record.pid, time: record.time, files: record.files.iter().map(|f| f.target.clone()).collect() })
+    let _ = fs::remove_file(path);
+    Ok(record.committed)
 }
 
 fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
-        if matches(&e.file_name().to_string_lossy()) {
+        if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file()) {
             let _ = fs::remove_file(e.path());
         }
     }

@@ -12,22 +12,27 @@ use crate::paths;
 pub type Applied = (Outcome, Option<String>);
 
 /// Validates, computes and (unless `dry_run`) writes. Returns the outcome and, for dry runs, the diff.
-/// An interrupted plan met in a folder of this one is completed or rolled back before that folder is
-/// read (dry runs too: a diff against a half-applied plan would show the wrong files), and reported in
-/// `recovered`.
+/// An interrupted plan of this user's met in a folder of this one is completed or rolled back before
+/// that folder is read, and reported in `recovered`; a dry run writes nothing, so it only reports it
+/// (its diff is then against the files as that plan left them), as it does any journal it ignored.
 pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) -> Result<Applied, Refusal> {
-    let mut paths_on_disk: Vec<PathBuf> = Vec::with_capacity(plan.files.len());
-    let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
+    let paths_on_disk: Vec<PathBuf> = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<_, _>>()?;
+    // Every folder the plan reads or writes, moves' targets included, in one look.
+    let mut folders_of_plan = paths_on_disk.clone();
     for f in &plan.files {
-        let p = paths::to_path(&f.file_path)?;
-        recovered.extend(super::recover(std::slice::from_ref(&p))?);
+        if let FileOp::MoveTo(to) = &f.op {
+            folders_of_plan.push(paths::to_path(to)?);
+        }
+    }
+    recovered.extend(super::recover(&folders_of_plan, dry_run)?);
+    let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
+    for (f, p) in plan.files.iter().zip(&paths_on_disk) {
         if f.op == FileOp::Delete && p.is_dir() {
             // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
             let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
             return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
         }
-        bytes.push(super::read(&p).map_err(|r| r.in_file(&f.file_path))?);
-        paths_on_disk.push(p);
+        bytes.push(super::read(p).map_err(|r| r.in_file(&f.file_path))?);
     }
     let texts = plan
         .files
@@ -35,10 +40,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         .zip(&bytes)
         .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
         .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
-    let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| {
-        recovered.extend(super::recover(std::slice::from_ref(&target.to_path_buf()))?);
-        Ok(super::read(target)?.is_some())
-    })?;
+    let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| Ok(super::read(target)?.is_some()))?;
     let outcome = engine::apply_plan(plan, &texts)?;
     if dry_run {
         let diff: String = outcome
@@ -54,7 +56,9 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         match (&f.op, target) {
             (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None, mode: None }),
             (FileOp::MoveTo(_), Some(to)) => {
-                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()), mode: None });
+                // The moved file keeps its permission bits (a script stays executable).
+                let mode = super::mode_of(&path);
+                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()), mode });
                 writes.push(super::Write1 { path, before, after: None, mode: None });
             }
             (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),

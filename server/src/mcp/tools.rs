@@ -271,7 +271,7 @@ async fn on_disk(plan: Plan, preview: bool, reason: &str) -> CallToolResult {
     match done {
         Ok(Ok((result, recovered))) => {
             for r in &recovered {
-                eprintln!("multiedit mcp: {} before applying this one", r.describe());
+                eprintln!("multiedit mcp: {}", r.report("before applying this one"));
             }
             match result {
                 Ok((outcome, diff)) => render::disk(&outcome, diff.as_deref(), reason, &recovered),

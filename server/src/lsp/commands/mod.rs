@@ -168,8 +168,9 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
 /// Validates the plan against what the user sees (open buffers, else the disk) and builds the
 /// WorkspaceEdit. Synchronous and free of awaits: the snapshot it takes is the state after every
 /// notification that arrived before the command. An interrupted `multiedit apply` met in a folder of
-/// the plan is completed or rolled back before that folder is read, and added to `recovered` (kept
-/// even when the plan is then refused: it happened either way).
+/// the plan is completed or rolled back before that folder is read (`multiedit.apply`; a preview only
+/// reports it), and added to `recovered` (kept even when the plan is then refused: it happened either
+/// way), as is a journal-like file it ignored.
 pub fn prepare(
     session: &Session,
     config: &Config,
@@ -198,7 +199,8 @@ pub fn prepare(
         }
         let open = session.documents.find(&key);
         config.workspace.check(&f.file_path, &path, open.is_some())?;
-        recovered.extend(disk::recover(std::slice::from_ref(&path))?);
+        // A preview writes nothing: it reports an interrupted plan rather than finishing it.
+        disk::journal::recover_into(recovered, std::slice::from_ref(&path), command == PREVIEW)?;
         let source = match open {
             Some(doc) => Source::Open { uri: doc.uri, version: doc.version, rope: doc.rope },
             None => {
@@ -307,7 +309,7 @@ async fn prepare_logged(
     // notifications before this command left them.
     let prepared = catch_panic(command, || prepare(session, &config, command, arguments, &mut recovered));
     for r in &recovered {
-        log(client, MessageType::INFO, format!("{command}: {} before reading this plan's files", r.describe())).await;
+        log(client, MessageType::INFO, format!("{command}: {}", r.report("before reading this plan's files"))).await;
     }
     let prepared = prepared.map_err(Failure::Internal)?.map_err(Failure::Refused)?;
     Ok((config, prepared))

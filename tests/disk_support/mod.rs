@@ -1,0 +1,36 @@
+//! What the disk tests share: a snapshot of a folder tree that never opens anything but a regular
+//! file (reading a FIFO would block, a device might never end), and whether the test runs as root.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Relative name -> (type and mode bits, device number, bytes of a regular file or a link's target).
+pub type Snapshot = BTreeMap<PathBuf, (u32, u64, Vec<u8>)>;
+
+pub fn snapshot(root: &Path) -> Snapshot {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let content = if m.file_type().is_symlink() {
+                std::fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()
+            } else if m.is_dir() {
+                stack.push(p.clone());
+                Vec::new()
+            } else if m.is_file() {
+                std::fs::read(&p).unwrap()
+            } else {
+                Vec::new()
+            };
+            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), (m.mode(), m.rdev(), content));
+        }
+    }
+    out
+}
+
+pub fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
