@@ -495,9 +495,11 @@ struct Mcp {
 }
 
 impl Mcp {
-    fn start(runtime: &Path, state: &Path) -> Mcp {
+    /// `multiedit mcp` started in `project`, as an agent starts it: it edits only there.
+    fn start(project: &Path, runtime: &Path, state: &Path) -> Mcp {
         let mut child = Command::new(BIN)
             .arg("mcp")
+            .current_dir(project)
             .env("XDG_RUNTIME_DIR", runtime)
             .env("XDG_STATE_HOME", state)
             .stdin(Stdio::piped())
@@ -564,7 +566,7 @@ fn the_mcp_server_refuses_a_fifo_and_keeps_answering() {
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     std::fs::write(&ok, "one\n").unwrap();
     let before = snapshot(&ws);
-    let mut mcp = Mcp::start(outside.path(), outside.path());
+    let mut mcp = Mcp::start(&ws, outside.path(), outside.path());
     let expected = special_refusal(&fifo, "a named pipe (FIFO)");
     for tool in ["multiedit_preview", "multiedit"] {
         let result = mcp.call(tool, edit(&fifo, "a", "b"));
