@@ -39,6 +39,12 @@ impl<'a> View<'a> {
         View { original, text: Cow::Owned(text), bom, crlf_at }
     }
 
+    /// The text as it is, its mark and CRLF breaks included: for edits that state them
+    /// (`FilePlan::literal`).
+    pub fn literal(original: &'a str) -> Self {
+        View { original, text: Cow::Borrowed(original), bom: 0, crlf_at: Vec::new() }
+    }
+
     pub fn has_bom(&self) -> bool {
         self.bom > 0
     }

@@ -91,7 +91,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         let hunk = Hunk { old: search, new: replace, anchor };
         match files.iter_mut().find(|f| f.path == path) {
             Some(f) => f.hunks.push(hunk),
-            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: vec![hunk] }),
+            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: vec![hunk], mode: None }),
         }
         previous = Some(path);
         after = end + 1;
@@ -210,7 +210,7 @@ mod tests {
     }
 
     fn file(path: &str, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.into(), op: PatchOp::Update, hunks }
+        PatchFile { path: path.into(), op: PatchOp::Update, hunks, mode: None }
     }
 
     fn files(t: &str) -> Vec<PatchFile> {
