@@ -46,7 +46,8 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     }
     let mut writes = Vec::new();
     for (((f, path), before), target) in outcome.files.iter().zip(paths_on_disk).zip(bytes).zip(targets) {
-        let mode = f.mode.map(permissions);
+        // A new file gets what git gives a 100644 one, the umask's.
+        let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
         match (&f.op, target) {
             (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None, mode: None }),
             (FileOp::MoveTo(_), Some(to)) => {

@@ -13,7 +13,8 @@
 //! composed as `git apply` composes them: each section applies to the text the one before left, a
 //! rename's later sections name the new path, and a deletion followed by a creation replaces the
 //! file. What `git apply` refuses (a path changed after it was deleted or renamed away) or gets wrong
-//! (a second creation, a deletion after an edit, which it writes as the edit) is refused.
+//! (a second creation; a deletion or a rename after an edit, which it writes from the file as it was
+//! before the patch, keeping the edited one) is refused.
 
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::{Anchor, Refusal};
@@ -627,15 +628,13 @@ fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), 
             "deletes {}, which an earlier section creates or changes (git apply would keep the changed file)",
             f.path
         ))),
-        (Some(i), PatchOp::Update | PatchOp::Move(_)) => {
+        (Some(_), PatchOp::Move(to)) => Err(refuse(format!(
+            "renames {} to {to} after an earlier section creates or changes it (git apply would rename the file as \
+             it was before the patch and keep the changed one too); rename it first, then change it under its new name",
+            f.path
+        ))),
+        (Some(i), PatchOp::Update) => {
             let e = &mut files[i];
-            e.op = match (&e.op, &f.op) {
-                (PatchOp::Add, PatchOp::Move(to)) => {
-                    return Err(refuse(format!("moves {} to {to}, a file an earlier section creates; create it at {to}", f.path)))
-                }
-                (_, PatchOp::Move(to)) => PatchOp::Move(to.clone()),
-                (op, _) => op.clone(),
-            };
             e.hunks.extend(f.hunks);
             e.mode = f.mode.or(e.mode);
             Ok(())
@@ -1059,6 +1058,12 @@ mod tests {
             ([add.clone(), add.clone()].concat(), "line 7 of the patch creates f, which an earlier section creates or changes"),
             ([delete.clone(), section("f", "a", "b")].concat(), "line 7 of the patch changes f after an earlier section deleted it (git apply refuses it too)"),
             ([rename.clone(), section("f", "a", "b")].concat(), "line 5 of the patch changes f after an earlier section renamed it to g (git apply refuses it too)"),
+            (
+                [section("f", "a", "b"), rename.clone()].concat(),
+                "line 8 of the patch renames f to g after an earlier section creates or changes it (git apply would \
+                 rename the file as it was before the patch and keep the changed one too); rename it first, then change \
+                 it under its new name",
+            ),
         ] {
             assert_eq!(refusal(&t), format!("InputValidationError: the section at {what}{tail}"));
         }
