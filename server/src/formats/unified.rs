@@ -635,7 +635,11 @@ fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), 
         ))),
         (Some(i), PatchOp::Update) => {
             let e = &mut files[i];
-            e.hunks.extend(f.hunks);
+            match (&e.op, e.hunks.as_mut_slice(), f.hunks.as_slice()) {
+                // Created empty, then given lines (`@@ -0,0 +1,n @@`): created with them.
+                (PatchOp::Add, [created], [added]) if created.new.is_empty() && added.old.is_empty() => created.new = added.new.clone(),
+                _ => e.hunks.extend(f.hunks),
+            }
             e.mode = f.mode.or(e.mode);
             Ok(())
         }
@@ -1042,6 +1046,10 @@ mod tests {
         let add = text(&["diff --git a/f b/f", "new file mode 100755", "--- /dev/null", "+++ b/f", "@@ -0,0 +1 @@", "+b"]);
         let got = files(&[delete.clone(), add.clone()].concat());
         assert_eq!(got, vec![PatchFile { mode: Some(0o100755), ..file("f", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of f, at line 1"))]) }]);
+        // Created empty, then given lines.
+        let empty = text(&["diff --git a/e b/e", "new file mode 100644", "index 0000000..e69de29"]);
+        let lines = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1 @@", "+x"]);
+        assert_eq!(files(&[empty, lines].concat()), vec![new_file("e", "x\n")]);
         // Created, then edited.
         let got = files(&[add.clone(), section("f", "b", "c")].concat());
         assert_eq!(got[0].hunks.iter().map(|h| h.anchor.label.as_str()).collect::<Vec<_>>(), ["new file f", "hunk 1 of f, at line 1"]);
