@@ -24,7 +24,10 @@ impl<'a> View<'a> {
     pub fn new(original: &'a str) -> Self {
         let bom = if original.starts_with(BOM) { BOM.len() } else { 0 };
         let body = &original[bom..];
-        if memchr::memmem::find(body.as_bytes(), b"\r\n").is_none() {
+        // A `\r` then its next byte: cheaper than a two-byte memmem search, whose searcher costs
+        // more to build than most files take to scan.
+        let bytes = body.as_bytes();
+        if !memchr::memchr_iter(b'\r', bytes).any(|i| bytes.get(i + 1) == Some(&b'\n')) {
             return View { original, text: Cow::Borrowed(body), bom, crlf_at: Vec::new() };
         }
         let mut text = String::with_capacity(body.len());
