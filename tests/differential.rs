@@ -97,7 +97,7 @@ fn partial_failures_are_reported_in_edit_order() {
 /// 211 bytes (a short text whose `b`s twenty-odd `replace_all` edits keep doubling) took 68 s.
 #[test]
 fn edits_inside_a_large_inserted_block_cost_linear_time() {
-    use multiedit::engine::{apply_plan, Edit, FileOp, FilePlan, Options, Plan};
+    use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
     let time = |kb: usize| {
         let block: String = (0..kb * 1024 / 16).map(|i| format!("call foo({:05});\n", i % 100_000)).collect();
         let edits = vec![
@@ -107,7 +107,7 @@ fn edits_inside_a_large_inserted_block_cost_linear_time() {
             Edit::all("bazz", "q"),
             Edit::all("q", "foo"),
         ];
-        let plan = Plan { files: vec![FilePlan { file_path: "/f".into(), edits, op: FileOp::Edit }], options: Options::default() };
+        let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Options::default() };
         let t = std::time::Instant::now();
         let out = apply_plan(&plan, &[Some("start\nMARKER\nend\n")]).unwrap();
         assert_eq!(out.files[0].text, format!("start\n{block}\nend\n"));

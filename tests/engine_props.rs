@@ -1,6 +1,6 @@
 //! Property: applying the composed change to the original equals applying the edits one by one.
 
-use multiedit::engine::{apply_plan, apply_replacements, Edit, Expect, FileOp, FilePlan, Kind, Options, Plan};
+use multiedit::engine::{apply_plan, apply_replacements, Edit, Expect, FilePlan, Kind, Options, Plan};
 use proptest::prelude::*;
 
 /// The obvious implementation: materialise the text, one search per edit.
@@ -51,7 +51,7 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 fn engine(text: &str, edits: Vec<Edit>) -> Result<String, Kind> {
-    let plan = Plan { files: vec![FilePlan { file_path: "/p".into(), edits, op: FileOp::Edit }], options: Options::default() };
+    let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default() };
     match apply_plan(&plan, &[Some(text)]) {
         Ok(o) => {
             let f = &o.files[0];
@@ -186,7 +186,7 @@ proptest! {
     /// The unified diff built from the change, applied to the original, gives the new text.
     #[test]
     fn the_diff_turns_the_original_into_the_result(t in text(), edits in prop::collection::vec(edit(), 1..6)) {
-        let plan = Plan { files: vec![FilePlan { file_path: "/p".into(), edits, op: FileOp::Edit }], options: Options::default() };
+        let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default() };
         if let Ok(o) = apply_plan(&plan, &[Some(&t)]) {
             let f = &o.files[0];
             let d = multiedit::engine::diff::unified("/p", &t, &f.replacements);

@@ -238,6 +238,24 @@ fn a_crlf_file_takes_an_lf_diff_and_keeps_its_line_endings() {
     assert_eq!(read(dir.path(), "w.txt"), "one\r\nTWO\r\nthree\r\n");
 }
 
+/// A diff that carries `\r` is taken byte for byte, as git apply takes it: it converts line endings
+/// either way, and its CRLF lines do not match an LF file.
+#[test]
+fn a_diff_that_carries_cr_changes_exactly_those_bytes() {
+    let dir = folder(&[("w.txt", "one\r\ntwo\r\n"), ("u.txt", "one\ntwo\n")]);
+    let to_lf = "--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n-one\r\n-two\r\n+one\n+two\n";
+    let to_crlf = "--- a/u.txt\n+++ b/u.txt\n@@ -1,2 +1,2 @@\n-one\n+one\r\n two\n";
+    let o = apply(dir.path(), &[], &format!("{to_lf}{to_crlf}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!((read(dir.path(), "w.txt"), read(dir.path(), "u.txt")), ("one\ntwo\n".into(), "one\r\ntwo\n".into()));
+    // Now w.txt is LF: the CRLF lines of a diff are not its lines.
+    let stale = "--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n-one\r\n+ONE\r\n two\r\n";
+    let o = apply(dir.path(), &[], stale);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("Hunk 1 of w.txt, at line 1 does not apply: its lines are not in the file."), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "w.txt"), "one\ntwo\n");
+}
+
 #[test]
 fn tolerant_matching_takes_a_hunk_with_other_indentation_or_refuses() {
     let file = "fn main() {\n\tlet a = 1;\n\tlet b = 2;\n}\n";
@@ -340,7 +358,7 @@ fn an_envelope_or_block_edits_a_last_line_without_newline_and_keeps_it_so() {
 }
 
 #[test]
-fn a_byte_order_mark_in_a_diff_is_kept_matched_only_where_the_file_has_one_and_never_changed() {
+fn a_byte_order_mark_in_a_diff_is_matched_only_where_the_file_has_one_and_changed_only_when_the_diff_says_so() {
     let bom = "\u{feff}";
     let diff = format!("--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n {bom}a\n-b\n+B\n c\n");
     let dir = folder(&[("b.txt", &format!("{bom}a\nb\nc\n"))]);
@@ -357,9 +375,12 @@ fn a_byte_order_mark_in_a_diff_is_kept_matched_only_where_the_file_has_one_and_n
     let removes = format!("--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-{bom}a\n+a\n b\n");
     let dir = folder(&[("b.txt", &format!("{bom}a\nb\n"))]);
     let o = apply(dir.path(), &[], &removes);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with("Hunk 1 of b.txt, at line 1 adds or removes the byte order mark at the start of b.txt"), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "b.txt"), format!("{bom}a\nb\n"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "b.txt"), "a\nb\n", "the mark removed, as git apply removes it");
+    let adds = format!("--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-a\n+{bom}a\n b\n");
+    let o = apply(dir.path(), &[], &adds);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "b.txt"), format!("{bom}a\nb\n"), "the mark added back");
 }
 
 #[test]

@@ -2,6 +2,8 @@
 
 #[path = "lsp_support/mod.rs"]
 mod lsp_support;
+#[path = "report_support/mod.rs"]
+mod report_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -1023,4 +1025,29 @@ fn the_undo_entry_names_the_agent_and_what_changed() {
     );
     assert_eq!(ed.edits_seen.len(), 2);
     assert_eq!(ed.text(&a), "one 2\n");
+
+/// `multiedit.apply` reports each file as `multiedit apply --json` does (offsets, move, deletion,
+/// mode), adding only the version; the mode it cannot set is said to be not set.
+#[test]
+fn a_patch_result_reports_files_as_the_command_line_json_does() {
+    let (d, ws) = workspace();
+    let patch = report_support::fixture(&ws);
+    let cli = report_support::cli_json(d.path(), &patch);
+    let mut ed = start(&ws);
+    let r = ed.apply(json!({"patch": patch})).expect("applied");
+    let mut files = r["files"].as_array().unwrap().clone();
+    for f in &mut files {
+        let f = f.as_object_mut().unwrap();
+        assert!(f.remove("version").is_some(), "each file has its version");
+        if f.contains_key("mode") {
+            assert_eq!(f.remove("mode_applied"), Some(json!(false)), "{f:?}");
+        }
+    }
+    assert_eq!(report_support::rooted(&json!(files), &ws), cli);
+    let message = r["message"].as_str().unwrap();
+    let note = format!(
+        "\n\nNot set: the mode {} 100755 (an editor's workspace edit cannot change a file's mode; run chmod, or apply the patch with `multiedit apply`).",
+        ws.join("run.sh").display()
+    );
+    assert!(message.ends_with(&note), "{message}");
 }

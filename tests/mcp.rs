@@ -9,6 +9,8 @@
 
 #[path = "mcp_support/mod.rs"]
 mod mcp_support;
+#[path = "report_support/mod.rs"]
+mod report_support;
 
 use std::path::Path;
 use std::process::Command;
@@ -244,4 +246,28 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
         assert!(!is_error, "{args:?}: {text}");
         assert_eq!(std::fs::read_to_string(&secret).unwrap(), format!("{new}\n"));
     }
+/// `multiedit_patch` (no editor: on disk) reports each file as `multiedit apply --json` does, and
+/// sets the mode.
+#[test]
+fn the_patch_tool_reports_files_as_the_command_line_json_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(python) = mcp_support::python("the MCP same-report test") else { return };
+    let work = tempfile::tempdir().unwrap();
+    let (root, runtime) = (work.path().canonicalize().unwrap().join("mcp"), work.path().join("runtime"));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&runtime).unwrap();
+    let patch = report_support::fixture(&root);
+    let cli = report_support::cli_json(work.path(), &patch);
+    let args = serde_json::json!({"patch": patch, "root": root});
+    let r = mcp_support::call(&python, "multiedit_patch", &args, &[("XDG_RUNTIME_DIR", &runtime)]);
+    assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
+    assert_eq!(report_support::rooted(&r["structured"]["files"], &root), cli);
+    let mode = std::fs::metadata(root.join("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0o111 & !umask_of_this_process(), "run.sh is executable");
+}
+
+/// The umask, as `/proc` shows it.
+fn umask_of_this_process() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Umask:")).map(|v| u32::from_str_radix(v.trim(), 8).unwrap()).unwrap()
 }

@@ -3,7 +3,7 @@
 //! `peer_style_*` is the way today's tools work (materialise the text, rescan the whole file for every
 //! edit), kept here so the comparison runs on the same machine.
 
-use multiedit::engine::{apply_plan, Edit, FileOp, FilePlan, Options, Plan};
+use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
 
 mod support;
 
@@ -26,7 +26,7 @@ fn edits(text: &str, n: usize) -> Vec<Edit> {
 }
 
 fn plan(edits: Vec<Edit>) -> Plan {
-    Plan { files: vec![FilePlan { file_path: "/bench.rs".into(), edits, op: FileOp::Edit }], options: Options::default() }
+    Plan { files: vec![FilePlan::edit("/bench.rs", edits)], options: Options::default() }
 }
 
 fn run(bencher: divan::Bencher, bytes: usize, n: usize) {

@@ -7,6 +7,11 @@
 //! `cli_*`: end to end, the `git diff` of a 500-file commit (realistic source, a few hunks a file)
 //! applied to a fresh copy of the pre-image folder by `multiedit apply` and by `git apply`, each run
 //! a new process as a user runs it (the copy is made outside the timing). Goal: multiedit under 1 s.
+//!
+//! `history_median_commit`: the same, whole process, on the median real commit of this repository's
+//! history (by lines changed), durable (`multiedit apply`, `git apply`) and checking only
+//! (`multiedit apply --dry-run`, `git apply --check`). Goal (issue 19): at most 1.2x `git apply`
+//! durable, at most 1.0x checking.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -221,13 +226,17 @@ fn check_post(dir: &Path, tool: &str) {
 }
 
 fn run_tool(dir: &Path, tool: &str) {
-    let c = commit();
+    run_tool_on(dir, &commit().patch, tool);
+}
+
+/// `tool` (multiedit, multiedit-dry-run, git or git-check) applies `patch` in `dir`, a new process.
+fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
     let status = match tool {
         "multiedit" | "multiedit-dry-run" => Command::new(env!("CARGO_BIN_EXE_multiedit"))
             .args(["apply", "--format", "diff", "--root"])
             .arg(dir)
             .args(if tool == "multiedit-dry-run" { &["--dry-run"][..] } else { &[][..] })
-            .arg(&c.patch)
+            .arg(patch)
             .stdout(Stdio::null())
             .status(),
         _ => Command::new("git")
@@ -236,7 +245,8 @@ fn run_tool(dir: &Path, tool: &str) {
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .arg("apply")
-            .arg(&c.patch)
+            .args(if tool == "git-check" { &["--check"][..] } else { &[][..] })
+            .arg(patch)
             .status(),
     }
     .expect("run the tool");
@@ -255,6 +265,90 @@ fn cli_files500(b: divan::Bencher, tool: &str) {
     }
     b.with_inputs(fresh).bench_values(|d| {
         run_tool(d.path(), tool);
+        d
+    });
+}
+
+/// The median commit of this repository's history, by lines changed: its text diff and the
+/// pre-image of the files it changes. `None` without the history (a shallow clone, a crate).
+struct Median {
+    _scratch: tempfile::TempDir,
+    id: String,
+    pre: BTreeMap<String, Vec<u8>>,
+    patch: PathBuf,
+}
+
+fn median_commit() -> Option<&'static Median> {
+    static MEDIAN: OnceLock<Option<Median>> = OnceLock::new();
+    MEDIAN
+        .get_or_init(|| {
+            let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+            let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--no-merges", "--format=commit %H %P", "--numstat", "HEAD"]).output().ok()?;
+            // Commits with only text files (numstat shows `-` for a binary one), by lines changed.
+            let mut commits: Vec<(usize, String)> = Vec::new();
+            for block in String::from_utf8_lossy(&log.stdout).split("commit ").skip(1) {
+                let mut lines = block.lines();
+                let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+                // The root commit has no parent to diff against.
+                let [id, _parent] = header[..] else { continue };
+                let id = id.to_string();
+                let counts: Option<Vec<usize>> = lines
+                    .filter(|l| !l.is_empty())
+                    .map(|l| {
+                        let mut f = l.split('\t');
+                        Some(f.next()?.parse::<usize>().ok()? + f.next()?.parse::<usize>().ok()?)
+                    })
+                    .collect();
+                if let Some(c) = counts.filter(|c| !c.is_empty()) {
+                    commits.push((c.iter().sum(), id));
+                }
+            }
+            if commits.len() < 20 {
+                eprintln!("history_median_commit: no usable history in {} (a shallow clone?): skipped", repo.display());
+                return None;
+            }
+            commits.sort();
+            let (lines, id) = commits[commits.len() / 2].clone();
+            let parent = format!("{id}~1");
+            let diff = git(&repo, &["diff", "--no-color", "--no-ext-diff", &parent, &id]);
+            let names = String::from_utf8(git(&repo, &["diff", "--name-only", "--diff-filter=MDR", "--no-renames", &parent, &id])).ok()?;
+            let pre = names.lines().map(|n| (n.to_string(), git(&repo, &["show", &format!("{parent}:{n}")]))).collect();
+            let scratch = tempfile::tempdir().ok()?;
+            let patch = scratch.path().join("median.diff");
+            std::fs::write(&patch, &diff).ok()?;
+            eprintln!(
+                "history_median_commit: {} of {} commits, {lines} lines changed, {} files, a {} byte diff",
+                &id[..10],
+                commits.len(),
+                names.lines().count(),
+                diff.len()
+            );
+            Some(Median { _scratch: scratch, id, pre, patch })
+        })
+        .as_ref()
+}
+
+/// The median commit's pre-image, outside any repository.
+fn fresh_median(m: &Median) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, bytes) in &m.pre {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    dir
+}
+
+/// Whole process, as a user runs it: the median real commit applied durably by each tool, and
+/// checked only (`--dry-run`, `--check`).
+#[divan::bench(sample_count = 40, args = ["multiedit", "git", "multiedit-dry-run", "git-check"])]
+fn history_median_commit(b: divan::Bencher, tool: &str) {
+    let Some(m) = median_commit() else { return };
+    let d = fresh_median(m);
+    run_tool_on(d.path(), &m.patch, tool);
+    assert!(!m.id.is_empty());
+    b.with_inputs(|| fresh_median(m)).bench_values(|d| {
+        run_tool_on(d.path(), &m.patch, tool);
         d
     });
 }

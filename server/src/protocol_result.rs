@@ -1,5 +1,7 @@
-//! The result object every front end returns: `multiedit apply --json` and the language server's
-//! commands share it, so a caller parses one shape.
+//! The result object every front end returns: `multiedit apply --json`, the language server's
+//! commands and the MCP tools share it, so a caller parses one shape: per file `file_path`,
+//! `edits_applied`, `replacements`, `created`, `tiers`, and when they apply `deleted`, `moved_to`,
+//! `offsets` and `mode`.
 
 use serde_json::{json, Value};
 
@@ -21,6 +23,10 @@ pub fn outcome_json(outcome: &Outcome) -> Value {
                 FileOp::Edit | FileOp::Create => {}
                 FileOp::Delete => file["deleted"] = json!(true),
                 FileOp::MoveTo(to) => file["moved_to"] = json!(to),
+            }
+            // As git writes it: "100755".
+            if let Some(m) = f.mode {
+                file["mode"] = json!(format!("{m:o}"));
             }
             // Hunks found away from the line they stated, as `patch` reports them.
             let offsets: Vec<Value> = f

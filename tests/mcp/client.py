@@ -98,7 +98,8 @@ async def apply_on_disk(client):
     expect(text.endswith(". No diagnostics: no editor checked the change."), "and that no editor gave diagnostics", text)
     s = r.structured_content
     expect(s["ok"] is True and s["applied_in"] == "disk" and "editor" not in s, "ok, applied_in disk", s)
-    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False}], "per-file figures", s)
+    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False, "tiers": []}],
+           "per-file figures, as multiedit apply --json gives them", s)
     expect(s["message"] == text.split("\n\n")[0], "message is the engine's message", s)
 
 

@@ -39,6 +39,8 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
                     })
                     .collect(),
                 op: engine::FileOp::Edit,
+                mode: None,
+                literal: false,
             })
             .collect(),
         options: Options {

@@ -53,23 +53,40 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     }
     let mut writes = Vec::new();
     for (((f, path), before), target) in outcome.files.iter().zip(paths_on_disk).zip(bytes).zip(targets) {
+        // A new file gets what git gives a 100644 one, the umask's.
+        let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
         match (&f.op, target) {
             (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None, mode: None }),
             (FileOp::MoveTo(_), Some(to)) => {
-                // The moved file keeps its permission bits (a script stays executable).
-                let mode = super::mode_of(&path);
-                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()), mode });
+                // The moved file keeps its permissions unless the patch states a mode.
+                let kept = mode.or_else(|| super::mode_of(&path));
+                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()), mode: kept });
                 writes.push(super::Write1 { path, before, after: None, mode: None });
             }
             (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),
-            (FileOp::Edit | FileOp::Create, _) if !f.replacements.is_empty() || f.created => {
-                writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()), mode: None })
+            (FileOp::Edit | FileOp::Create, _) if !f.replacements.is_empty() || f.created || mode.is_some() => {
+                writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()), mode })
             }
             (FileOp::Edit | FileOp::Create, _) => {}
         }
     }
     super::commit(writes)?;
     Ok((outcome, None))
+}
+
+/// The permission bits `git apply` gives a file of git mode `mode` (`0o100755`): all of read, write
+/// and (for an executable) execute that the umask leaves.
+fn permissions(mode: u32) -> u32 {
+    let all = if mode & 0o111 != 0 { 0o777 } else { 0o666 };
+    all & !umask()
+}
+
+/// The process's umask, read where it can be read without changing it (Linux's `/proc`); else the
+/// usual 022.
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = status.lines().find_map(|l| l.strip_prefix("Umask:"));
+    field.and_then(|v| u32::from_str_radix(v.trim(), 8).ok()).unwrap_or(0o022)
 }
 
 /// Where each file of `plan` moves (`None`: it stays), `paths` being the paths of its files. A move

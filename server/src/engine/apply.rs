@@ -73,6 +73,9 @@ pub struct FileChange {
     pub applied: Vec<EditReport>,
     pub failed: Vec<Refusal>,
     pub edit_count: usize,
+    /// The mode the patch gives the file (`0o100755`), as `FilePlan::mode`.
+    #[serde(skip)]
+    pub mode: Option<u32>,
 }
 
 impl FileChange {
@@ -117,13 +120,14 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
                     applied: Vec::new(),
                     failed: vec![r],
                     edit_count: fp.edits.len(),
+                    mode: None,
                 });
             }
             Err(r) => return Err(r),
         }
     }
-    // A file deleted, moved or created is a change even without an edit to its text.
-    if files.iter().all(|f| f.applied.is_empty() && f.op == FileOp::Edit) {
+    // A file deleted, moved, created or given a mode is a change even without an edit to its text.
+    if files.iter().all(|f| f.applied.is_empty() && f.op == FileOp::Edit && f.mode.is_none()) {
         return Err(first_failure.unwrap_or_else(Refusal::unchanged));
     }
     Ok(Outcome { files })
@@ -168,6 +172,8 @@ impl<'p> FileRun<'p> {
         let Some(first) = edits.first() else {
             // A file deleted, moved or created empty, with no edit to its text.
             return match (&self.plan.op, self.original) {
+                (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false)),
+                (FileOp::Edit, None) if self.plan.mode.is_some() => Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
                 (FileOp::Edit, _) => Err(Refusal::invalid("InputValidationError: a file to edit has no edits")),
                 (op, original) => Ok(self.finish_op(op.clone(), original.unwrap_or("").to_string(), Vec::new(), original.is_none())),
             };
@@ -177,8 +183,23 @@ impl<'p> FileRun<'p> {
         let mut base: &str = self.original.unwrap_or("");
         let mut start = 0;
         let mut creating = false;
-        // An anchored edit without old text adds lines to the file (a hunk of only '+' lines).
-        if first.old_string.is_empty() && first.anchor.is_none() {
+        // Lines added at a place (a hunk of only '+' lines: after its @@ line, or at the end) go through
+        // the placer; an empty old text without such an anchor is a new file's content, or (a diff's
+        // `@@ -0,0 +1,n @@`, anchored at both ends) lines added to a file that exists and is empty.
+        let adds_at_a_place = first.anchor.as_ref().is_some_and(|a| a.forward || (a.at_end && !a.at_start));
+        if first.old_string.is_empty() && !adds_at_a_place {
+            if let Some(a) = &first.anchor {
+                // A hunk adding lines to an empty file (`@@ -0,0 +1,n @@`): the file must be there, empty.
+                match self.original {
+                    None => return Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
+                    Some(t) if !t.is_empty() => {
+                        let lines = t.split_inclusive('\n').count();
+                        let message = format!("{} does not apply: it adds lines to an empty file, and the file holds {lines} lines.", super::anchor::cap(&a.label));
+                        return Err(Refusal::new(Kind::NotFound, message).at(0));
+                    }
+                    Some(_) => {}
+                }
+            }
             if first.new_string.is_empty() && !create_empty {
                 self.fail(Refusal::no_op().at(0))?;
                 start = 1;
@@ -196,7 +217,7 @@ impl<'p> FileRun<'p> {
             return Err(Refusal::file_not_found(&self.plan.file_path).at(0));
         }
 
-        let view = View::new(base);
+        let view = if self.plan.literal { View::literal(base) } else { View::new(base) };
         let olds: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.old_string)).collect();
         let news: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.new_string)).collect();
         let needle_refs: Vec<&str> = olds[start..].iter().map(|s| s.as_ref()).collect();
@@ -334,7 +355,7 @@ impl<'p> FileRun<'p> {
         };
         // Compared as whole texts: replacements that are each minimal can still undo one another (delete
         // "😀" at the start, insert "😀" further on, in "😀😀😀").
-        if self.original == Some(text.as_str()) && matches!(self.plan.op, FileOp::Edit) {
+        if self.original == Some(text.as_str()) && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
             return Err(Refusal::unchanged());
         }
         if self.plan.op == FileOp::Delete && !text.is_empty() {
@@ -363,6 +384,7 @@ impl<'p> FileRun<'p> {
             applied: self.applied,
             failed: self.failed,
             edit_count: self.plan.edits.len(),
+            mode: self.plan.mode,
         }
     }
 

@@ -119,6 +119,20 @@ pub struct FilePlan {
     pub file_path: String,
     pub edits: Vec<Edit>,
     pub op: FileOp,
+    /// The mode a patch gives the file, as git writes it (`0o100755`), after its edits; `None`: the
+    /// file keeps its own (a new file gets the umask's). Plans have none.
+    pub mode: Option<u32>,
+    /// The edits' line endings and byte order mark are the bytes to find and write, as written: a
+    /// diff that carries `\r` (or a mark) changes exactly those bytes. Otherwise (`false`) a `\n`
+    /// matches a CRLF break and the file's mark stays out of matching (`eol.rs`).
+    pub literal: bool,
+}
+
+impl FilePlan {
+    /// A file to edit in place, as a plan states it.
+    pub fn edit(file_path: impl Into<String>, edits: Vec<Edit>) -> Self {
+        FilePlan { file_path: file_path.into(), edits, op: FileOp::Edit, mode: None, literal: false }
+    }
 }
 
 /// Which diagnostics an editor reports after applying the plan (the plan's `diagnostics`). The engine
@@ -286,7 +300,7 @@ fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal
         .enumerate()
         .map(|(i, e)| edit(e, &format!("{prefix}edits[{i}]")).map_err(|r| r.at(i)))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(FilePlan { file_path, edits, op: FileOp::Edit })
+    Ok(FilePlan::edit(file_path, edits))
 }
 
 fn check_path(path: &str, prefix: &str) -> Result<(), Refusal> {

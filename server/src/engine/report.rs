@@ -45,6 +45,11 @@ impl FileChange {
             FileOp::Delete => Some(format!("Deleted {}", self.file_path)),
             FileOp::MoveTo(to) => Some(format!("Moved {} to {to}", self.file_path)),
         };
+        let what = match (what, self.mode) {
+            (what, None) => what,
+            (None, Some(m)) => Some(format!("Set the mode of {} to {m:o}", self.file_path)),
+            (Some(what), Some(m)) => Some(format!("{what}, with mode {m:o}")),
+        };
         if let (Some(what), 0) = (&what, self.edit_count) {
             return format!("{what}.");
         }

@@ -130,7 +130,45 @@ impl<'a> OriginalIndex<'a> {
 
     pub fn occurrences(&mut self, needle: &str) -> &[usize] {
         let text = self.text;
-        self.found.entry(needle.to_string()).or_insert_with(|| overlapping(text, needle, &memmem::Finder::new(needle)))
+        self.found.entry(needle.to_string()).or_insert_with(|| starts_of(text, needle))
+    }
+}
+
+/// Needles longer than this are looked for by their first bytes, each hit then compared whole: a
+/// memmem finder costs O(needle) to build, and for a hunk of a few hundred bytes that was a fifth of
+/// a whole `multiedit apply --dry-run` of a typical commit.
+const PREFIX: usize = 32;
+
+/// Every start of `needle` in `hay`, overlapping occurrences included.
+fn starts_of(hay: &str, needle: &str) -> Vec<usize> {
+    Starts::new(needle).in_text(hay)
+}
+
+/// A needle ready to be looked for, by its prefix when it is long (`PREFIX`).
+struct Starts<'n> {
+    needle: &'n str,
+    finder: memmem::Finder<'n>,
+    prefixed: bool,
+}
+
+impl<'n> Starts<'n> {
+    fn new(needle: &'n str) -> Self {
+        let cut = (PREFIX..needle.len()).find(|&c| needle.is_char_boundary(c)).unwrap_or(needle.len());
+        Starts { needle, finder: memmem::Finder::new(&needle[..cut]), prefixed: cut < needle.len() }
+    }
+
+    fn in_text(&self, hay: &str) -> Vec<usize> {
+        let hits = overlapping(hay, self.needle, &self.finder);
+        if !self.prefixed {
+            return hits;
+        }
+        // A prefix found nearly everywhere (a run of one repeated byte) would make the comparisons
+        // quadratic: the whole needle's finder is linear.
+        if hits.len().saturating_mul(self.needle.len()) > 4 * hay.len() + 4096 {
+            return overlapping(hay, self.needle, &memmem::Finder::new(self.needle));
+        }
+        let bytes = hay.as_bytes();
+        hits.into_iter().filter(|&s| bytes[s..].starts_with(self.needle.as_bytes())).collect()
     }
 }
 
@@ -280,7 +318,7 @@ pub fn find_starts(
             starts.dedup();
         }
     } else if !cs.is_empty() {
-        let finder = memmem::Finder::new(needle);
+        let wanted = Starts::new(needle);
         let mut scratch = String::new();
         let mut extra = Vec::new();
         for (x, y) in cs.windows(m) {
@@ -289,7 +327,7 @@ pub fn find_starts(
             }
             scratch.clear();
             cs.current_slice(x, y, &mut scratch);
-            for off in overlapping(&scratch, needle, &finder) {
+            for off in wanted.in_text(&scratch) {
                 let s = x + off;
                 if cs.touches_change(s, s + m) {
                     extra.push(s);

@@ -98,7 +98,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         });
         match files.iter_mut().find(|f| f.path == path) {
             Some(f) => f.hunks.extend(hunks),
-            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: hunks.collect() }),
+            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: hunks.collect(), mode: None }),
         }
         previous = Some(path);
         after = end + 1;
@@ -270,7 +270,7 @@ mod tests {
     }
 
     fn file(path: &str, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.into(), op: PatchOp::Update, hunks }
+        PatchFile { path: path.into(), op: PatchOp::Update, hunks, mode: None }
     }
 
     fn files(t: &str) -> Vec<PatchFile> {

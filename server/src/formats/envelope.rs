@@ -390,7 +390,7 @@ impl Section {
                 None => (PatchOp::Update, self.hunks),
             },
         };
-        Ok(PatchFile { path: self.path, op, hunks })
+        Ok(PatchFile { path: self.path, op, hunks, mode: None })
     }
 }
 
@@ -431,7 +431,7 @@ mod tests {
     }
 
     fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.into(), op, hunks }
+        PatchFile { path: path.into(), op, hunks, mode: None }
     }
 
     fn new_file(path: &str, content: &str) -> PatchFile {

@@ -65,6 +65,8 @@ pub struct PatchFile {
     pub op: PatchOp,
     /// In order. For `Add`: one hunk with an empty `old` whose `new` is the whole content.
     pub hunks: Vec<Hunk>,
+    /// The mode the patch gives the file (git's `0o100755` or `0o100644`); `None`: it keeps its own.
+    pub mode: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,8 +173,13 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
             PatchOp::Delete => FileOp::Delete,
             PatchOp::Move(to) => FileOp::MoveTo(resolve(to)?),
         };
-        let edits = f.hunks.iter().map(|h| edit_of(h, &f.path)).collect::<Result<Vec<_>, _>>()?;
-        files.push(FilePlan { file_path, edits, op });
+        // A diff's bytes are taken as written once they carry a `\r` or change a mark: only a diff
+        // with neither may be an LF diff of a CRLF file (or leave a mark out).
+        let literal = patch.format == Format::Diff && f.hunks.iter().any(|h| h.old.contains('\r') || h.new.contains('\r') || changes_bom(h));
+        let edits = f.hunks.iter().map(|h| edit_of(h, &f.path, literal)).collect::<Result<Vec<_>, _>>()?;
+        // A new file gets git's 100644 from the umask alone.
+        let mode = f.mode.filter(|&m| !(f.op == PatchOp::Add && m == 0o100644));
+        files.push(FilePlan { file_path, edits, op, mode, literal });
     }
     let mut seen = std::collections::HashSet::new();
     for f in &files {
@@ -187,13 +194,13 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
 }
 
 /// A hunk as an anchored edit. A diff of a file that starts with a byte order mark shows the mark in
-/// its first line; the engine keeps a file's mark out of matching and never changes it, so a hunk that
-/// keeps it matches without it, and one that adds or removes it is refused.
-fn edit_of(h: &Hunk, path: &str) -> Result<Edit, Refusal> {
-    const BOM: char = '\u{feff}';
+/// its first line; unless the edit is `literal` (a diff that adds or removes the mark is), the engine
+/// keeps a file's mark out of matching, so a hunk that keeps it matches without it, and one that adds
+/// or removes it is refused.
+fn edit_of(h: &Hunk, path: &str, literal: bool) -> Result<Edit, Refusal> {
     let (mut old, mut new) = (h.old.as_str(), h.new.as_str());
     let mut bom = false;
-    if !old.is_empty() && (old.starts_with(BOM) || new.starts_with(BOM)) {
+    if !literal && !old.is_empty() && (old.starts_with(BOM) || new.starts_with(BOM)) {
         match (old.strip_prefix(BOM), new.strip_prefix(BOM)) {
             (Some(o), Some(n)) => {
                 (old, new) = (o, n);
@@ -216,10 +223,18 @@ fn edit_of(h: &Hunk, path: &str) -> Result<Edit, Refusal> {
         old_string: old.to_string(),
         new_string: new.to_string(),
         expect: Expect::One,
-        // Without old text a hunk adds lines where its anchor says (after a line, at the end);
-        // without such an anchor it is a new file's content.
-        anchor: (!old.is_empty() || h.anchor.forward || h.anchor.at_end).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
+        // Without old text a hunk adds lines where its anchor says (after a line, at the end, or, for
+        // a diff's `@@ -0,0 +1,n @@`, into a file that exists and is empty); without an anchor it is a
+        // new file's content.
+        anchor: (!old.is_empty() || h.anchor.forward || h.anchor.at_end || h.anchor.line == Some(0)).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
     })
+}
+
+const BOM: char = '\u{feff}';
+
+/// Whether a hunk adds or removes the byte order mark at the start of the file.
+fn changes_bom(h: &Hunk) -> bool {
+    !h.old.is_empty() && h.old.starts_with(BOM) != h.new.starts_with(BOM)
 }
 
 /// `root` joined with a relative path whose `.` and `..` steps are taken lexically, so the plan shows

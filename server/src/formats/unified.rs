@@ -6,8 +6,15 @@
 //! Outside hunk bodies anything that is not a header is ignored: the commit message and mail headers
 //! before the first file, the `-- ` signature and a chat answer's closing fence after the last hunk.
 //!
-//! A section that only changes a file's mode (`old mode` / `new mode`, no hunk) is skipped:
-//! multiedit changes text, not permissions.
+//! Modes are git's: `new file mode`, `old mode`/`new mode` (a section may change nothing else) set
+//! the file's executable bit as `git apply` does; a symbolic link or submodule is refused.
+//!
+//! Several sections for one file (a series of `git diff`s or `format-patch`es concatenated) are
+//! composed as `git apply` composes them: each section applies to the text the one before left, a
+//! rename's later sections name the new path, and a deletion followed by a creation replaces the
+//! file. What `git apply` refuses (a path changed after it was deleted or renamed away) or gets wrong
+//! (a second creation; a deletion or a rename after an edit, which it writes from the file as it was
+//! before the patch, keeping the edited one) is refused.
 
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::{Anchor, Refusal};
@@ -85,7 +92,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
     if files.is_empty() {
         return Err(Refusal::invalid(
             "InputValidationError: the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
-             `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file (mode changes are ignored); \
+             `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file and no mode change; \
              give the diff of at least one changed file",
         ));
     }
@@ -104,6 +111,9 @@ struct Section {
     rename: (Option<String>, Option<String>),
     new_file: bool,
     deleted: bool,
+    /// `old mode` / `new mode` (`new file mode` for a new file), as git writes them.
+    old_mode: Option<u32>,
+    new_mode: Option<u32>,
     hunks: Vec<RawHunk>,
 }
 
@@ -129,6 +139,8 @@ impl Section {
             rename: (None, None),
             new_file: false,
             deleted: false,
+            old_mode: None,
+            new_mode: None,
             hunks: Vec::new(),
         }
     }
@@ -176,7 +188,7 @@ fn strip_prefixes(old: &str, new: &str) -> (String, String) {
 /// The git extended header lines after `diff --git`, up to and including `---`/`+++`; returns the
 /// index of the first line after them.
 fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usize, Refusal> {
-    const IGNORED: &[&str] = &["old mode ", "new mode ", "index ", "similarity index ", "dissimilarity index "];
+    const IGNORED: &[&str] = &["index ", "similarity index ", "dissimilarity index "];
     while i < lines.len() {
         let t = bare(lines[i]);
         if let Some(p) = t.strip_prefix("rename from ") {
@@ -194,8 +206,13 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
                  copies; make the diff without copy detection (no -C or --find-copies), which shows the copy as a new file",
                 i + 1
             )));
-        } else if t.starts_with("new file mode ") {
+        } else if let Some(m) = t.strip_prefix("new file mode ") {
             s.new_file = true;
+            s.new_mode = Some(git_mode(m, i + 1, s)?);
+        } else if let Some(m) = t.strip_prefix("old mode ") {
+            s.old_mode = Some(git_mode(m, i + 1, s)?);
+        } else if let Some(m) = t.strip_prefix("new mode ") {
+            s.new_mode = Some(git_mode(m, i + 1, s)?);
         } else if t.starts_with("deleted file mode ") {
             s.deleted = true;
         } else if is_binary(t) {
@@ -210,6 +227,27 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
         i += 1;
     }
     Ok(i)
+}
+
+/// A mode of an extended header: a regular file's, executable (`0o100755`) or not (`0o100644`), as
+/// git reads it (an old `100664` is `100644`).
+fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, Refusal> {
+    let mode = u32::from_str_radix(text.trim(), 8).ok();
+    match mode {
+        Some(m) if m & 0o170000 == 0o100000 => Ok(if m & 0o100 != 0 { 0o100755 } else { 0o100644 }),
+        _ => {
+            let what = match mode {
+                Some(0o120000) => "a symbolic link".to_string(),
+                Some(0o160000) => "a submodule".to_string(),
+                _ => format!("mode {}", quote(text.trim())),
+            };
+            Err(Refusal::invalid(format!(
+                "InputValidationError: the diff makes {} {what} (line {line} of the patch): multiedit writes regular \
+                 files only; apply this section with `git apply`",
+                s.path()
+            )))
+        }
+    }
 }
 
 /// The names of a `--- old` line at `i` followed by a `+++ new` line, or `None` when no `+++` follows.
@@ -495,26 +533,27 @@ fn count_body(lines: &[&str], from: usize, stop: usize) -> (usize, usize) {
     (old, new)
 }
 
-/// Turns a finished section into its file, if it changes anything multiedit applies.
+/// Turns a finished section into its file, if it changes anything multiedit applies, and composes
+/// it with the sections before it that name the same file.
 fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal> {
     let Some(s) = s else { return Ok(()) };
     let path = s.path();
+    let mode = match (s.old_mode, s.new_mode) {
+        (old, Some(new)) if old != Some(new) => Some(new),
+        _ => None,
+    };
     if s.is_new() {
         let content: String = s.hunks.iter().map(|h| h.new.as_str()).collect();
         let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
-        files.push(PatchFile {
-            path,
-            op: PatchOp::Add,
-            hunks: vec![Hunk { old: String::new(), new: content, anchor }],
-        });
-        return Ok(());
+        let file = PatchFile { path, op: PatchOp::Add, hunks: vec![Hunk { old: String::new(), new: content, anchor }], mode };
+        return compose(files, file, s.line);
     }
     let deleted = s.is_deleted();
     let op = match &s.rename {
         _ if deleted => PatchOp::Delete,
         (Some(_), Some(to)) => PatchOp::Move(to.clone()),
-        _ if s.hunks.is_empty() && s.git => return Ok(()),
-        _ if s.hunks.is_empty() => {
+        _ if s.hunks.is_empty() && s.git && mode.is_none() => return Ok(()),
+        _ if s.hunks.is_empty() && !s.git => {
             return Err(Refusal::invalid(format!(
                 "InputValidationError: the file header at line {} of the patch names {path} but no hunk \
                  (`@@ -l,n +l,n @@`) follows it: give the file's hunks after its header, or leave the header out",
@@ -523,11 +562,19 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
         }
         _ => PatchOp::Update,
     };
+    // Hunks are numbered through all of a file's sections, so each label names one hunk.
+    let before = match live(files, &path) {
+        // A new file's content is no hunk of the diff's.
+        Some(i) if !deleted => files[i].hunks.len() - usize::from(files[i].op == PatchOp::Add),
+        _ => 0,
+    };
     let mut hunks = Vec::with_capacity(s.hunks.len());
     let mut shift: isize = 0;
     for (n, h) in s.hunks.iter().enumerate() {
-        let k = n + 1;
-        if h.old.is_empty() {
+        let k = before + n + 1;
+        // `@@ -0,0 +1,n @@`: lines added to a file that is empty (git's diff of an empty file).
+        let into_empty = h.old.is_empty() && h.old_start == 0 && s.hunks.len() == 1 && !deleted;
+        if h.old.is_empty() && !into_empty {
             return Err(Refusal::invalid(format!(
                 "InputValidationError: hunk {k} of {path} (line {} of the patch) adds lines with no context around \
                  them: it could only be placed by its line number, which multiedit does not trust alone; make the diff \
@@ -552,8 +599,80 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
         shift += h.new_count as isize - h.old_count as isize;
         hunks.push(Hunk { old: h.old.clone(), new: h.new.clone(), anchor });
     }
-    files.push(PatchFile { path, op, hunks });
-    Ok(())
+    compose(files, PatchFile { path, op, hunks, mode }, s.line)
+}
+
+/// The file of `files` that goes by `path` once they are applied (a move's target), if any.
+fn live(files: &[PatchFile], path: &str) -> Option<usize> {
+    files.iter().rposition(|f| match &f.op {
+        PatchOp::Update | PatchOp::Add => f.path == path,
+        PatchOp::Move(to) => to == path,
+        PatchOp::Delete => false,
+    })
+}
+
+/// Adds the file of the section at `line` to `files`: a new entry, or composed with the earlier
+/// sections of the same file.
+fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), Refusal> {
+    let refuse = |what: String| {
+        Refusal::invalid(format!(
+            "InputValidationError: the section at line {line} of the patch {what}: each section of a file applies \
+             to what the sections before it left; fix or drop one of them"
+        ))
+    };
+    // A path an earlier section deleted or renamed away (and nothing since gave back).
+    let gone = files.iter().rposition(|e| e.path == f.path && matches!(e.op, PatchOp::Delete | PatchOp::Move(_)));
+    match (live(files, &f.path), &f.op) {
+        (Some(_), PatchOp::Add) => Err(refuse(format!("creates {}, which an earlier section creates or changes", f.path))),
+        (Some(_), PatchOp::Delete) => Err(refuse(format!(
+            "deletes {}, which an earlier section creates or changes (git apply would keep the changed file)",
+            f.path
+        ))),
+        (Some(_), PatchOp::Move(to)) => Err(refuse(format!(
+            "renames {} to {to} after an earlier section creates or changes it (git apply would rename the file as \
+             it was before the patch and keep the changed one too); rename it first, then change it under its new name",
+            f.path
+        ))),
+        (Some(i), PatchOp::Update) => {
+            let e = &mut files[i];
+            match (&e.op, e.hunks.as_mut_slice(), f.hunks.as_slice()) {
+                // Created empty, then given lines (`@@ -0,0 +1,n @@`): created with them.
+                (PatchOp::Add, [created], [added]) if created.new.is_empty() && added.old.is_empty() => created.new = added.new.clone(),
+                _ => e.hunks.extend(f.hunks),
+            }
+            e.mode = f.mode.or(e.mode);
+            Ok(())
+        }
+        (None, PatchOp::Add) if gone.is_some_and(|g| files[g].op == PatchOp::Delete) => {
+            // Deleted, then created: the file's text is replaced, as git writes it.
+            let e = &mut files[gone.unwrap_or_default()];
+            let content = f.hunks.into_iter().next().map(|h| h.new).unwrap_or_default();
+            match e.hunks.first_mut() {
+                Some(h) => h.new = content,
+                None => e.hunks.push(Hunk { old: String::new(), new: content, anchor: empty_file_anchor(&f.path) }),
+            }
+            e.op = PatchOp::Update;
+            e.mode = f.mode;
+            Ok(())
+        }
+        (None, _) if gone.is_some() => {
+            let g = &files[gone.unwrap_or_default()];
+            let how = match &g.op {
+                PatchOp::Move(to) => format!("renamed it to {to}"),
+                _ => "deleted it".to_string(),
+            };
+            Err(refuse(format!("changes {} after an earlier section {how} (git apply refuses it too)", f.path)))
+        }
+        (None, _) => {
+            files.push(f);
+            Ok(())
+        }
+    }
+}
+
+/// The anchor of lines added to a file that is empty: they make its whole text.
+fn empty_file_anchor(path: &str) -> Anchor {
+    Anchor { line: Some(0), at_start: true, at_end: true, label: format!("hunk 1 of {path}, at line 0"), ..Anchor::default() }
 }
 
 /// A line without its break, for recognising headers and markers. (Shared with the other parsers.)
@@ -606,7 +725,7 @@ mod tests {
     }
 
     fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.to_string(), op, hunks }
+        PatchFile { path: path.to_string(), op, hunks, mode: None }
     }
 
     fn files(t: &str) -> Vec<PatchFile> {
@@ -621,9 +740,10 @@ mod tests {
         r.message
     }
 
+    /// A new file as git writes it, `new file mode 100644`.
     fn new_file(path: &str, content: &str) -> PatchFile {
         let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
-        file(path, PatchOp::Add, vec![hunk("", content, anchor)])
+        PatchFile { mode: Some(0o100644), ..file(path, PatchOp::Add, vec![hunk("", content, anchor)]) }
     }
 
     #[test]
@@ -852,31 +972,109 @@ mod tests {
     }
 
     #[test]
-    fn a_mode_change_alone_is_skipped() {
+    fn modes_are_read_as_git_writes_them() {
         let t = text(&[
             "diff --git a/run.sh b/run.sh",
             "old mode 100644",
             "new mode 100755",
             "diff --git a/x b/x",
-            "old mode 100644",
-            "new mode 100755",
+            "old mode 100755",
+            "new mode 100644",
             "index 1111111..2222222",
             "--- a/x",
             "+++ b/x",
             "@@ -1 +1 @@",
             "-1",
             "+2",
+            "diff --git a/tool b/tool",
+            "new file mode 100755",
+            "index 0000000..2222222",
+            "--- /dev/null",
+            "+++ b/tool",
+            "@@ -0,0 +1 @@",
+            "+#!/bin/sh",
+            "diff --git a/same b/same",
+            "old mode 100755",
+            "new mode 100755",
         ]);
+        let tool = Anchor { label: "new file tool".into(), ..Anchor::default() };
         assert_eq!(
             files(&t),
-            vec![file(
-                "x",
-                PatchOp::Update,
-                vec![hunk("1\n", "2\n", anchor(1, true, true, "hunk 1 of x, at line 1"))]
-            )]
+            vec![
+                PatchFile { mode: Some(0o100755), ..file("run.sh", PatchOp::Update, vec![]) },
+                PatchFile {
+                    mode: Some(0o100644),
+                    ..file("x", PatchOp::Update, vec![hunk("1\n", "2\n", anchor(1, true, true, "hunk 1 of x, at line 1"))])
+                },
+                PatchFile { mode: Some(0o100755), ..file("tool", PatchOp::Add, vec![hunk("", "#!/bin/sh\n", tool)]) },
+            ]
         );
-        let only_mode = text(&["diff --git a/run.sh b/run.sh", "old mode 100644", "new mode 100755"]);
-        assert!(refusal(&only_mode).starts_with("InputValidationError: the diff holds no file change: "));
+        let link = text(&["diff --git a/l b/l", "new file mode 120000", "index 0000000..2222222", "--- /dev/null", "+++ b/l", "@@ -0,0 +1 @@", "+target"]);
+        assert_eq!(
+            refusal(&link),
+            "InputValidationError: the diff makes l a symbolic link (line 2 of the patch): multiedit writes regular files \
+             only; apply this section with `git apply`"
+        );
+        let odd = text(&["diff --git a/l b/l", "old mode 100644", "new mode 10x644"]);
+        assert!(refusal(&odd).starts_with("InputValidationError: the diff makes l mode `10x644` (line 3 of the patch)"));
+    }
+
+    #[test]
+    fn lines_added_to_an_empty_file_are_anchored_at_its_start() {
+        let t = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1,2 @@", "+a", "+b"]);
+        assert_eq!(files(&t), vec![file("e", PatchOp::Update, vec![hunk("", "a\nb\n", anchor(0, true, true, "hunk 1 of e, at line 0"))])]);
+    }
+
+    /// Three `git diff`s of one file in a row, hunks numbered through the file.
+    fn section(path: &str, old: &str, new: &str) -> String {
+        text(&[&format!("diff --git a/{path} b/{path}"), "index 1111111..2222222 100644", &format!("--- a/{path}"), &format!("+++ b/{path}"), "@@ -1 +1 @@", &format!("-{old}"), &format!("+{new}")])
+    }
+
+    #[test]
+    fn sections_of_one_file_are_composed_in_order() {
+        let t = [section("f", "a", "b"), section("f", "b", "c"), section("g", "x", "y"), section("f", "c", "d")].concat();
+        let h = |o: &str, n: &str, k: usize| hunk(&format!("{o}\n"), &format!("{n}\n"), anchor(1, true, true, &format!("hunk {k} of f, at line 1")));
+        let got = files(&t);
+        assert_eq!(got[0], file("f", PatchOp::Update, vec![h("a", "b", 1), h("b", "c", 2), h("c", "d", 3)]));
+        assert_eq!((got.len(), got[1].path.as_str()), (2, "g"));
+        // A rename, then an edit under the new name: one move with both.
+        let rename = text(&["diff --git a/f b/g", "similarity index 100%", "rename from f", "rename to g"]);
+        let got = files(&[rename.clone(), section("g", "a", "b")].concat());
+        assert_eq!(got, vec![file("f", PatchOp::Move("g".into()), vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of g, at line 1"))])]);
+        // Deleted, then created again: its text replaced, with the new mode.
+        let delete = text(&["diff --git a/f b/f", "deleted file mode 100644", "--- a/f", "+++ /dev/null", "@@ -1 +0,0 @@", "-a"]);
+        let add = text(&["diff --git a/f b/f", "new file mode 100755", "--- /dev/null", "+++ b/f", "@@ -0,0 +1 @@", "+b"]);
+        let got = files(&[delete.clone(), add.clone()].concat());
+        assert_eq!(got, vec![PatchFile { mode: Some(0o100755), ..file("f", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of f, at line 1"))]) }]);
+        // Created empty, then given lines.
+        let empty = text(&["diff --git a/e b/e", "new file mode 100644", "index 0000000..e69de29"]);
+        let lines = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1 @@", "+x"]);
+        assert_eq!(files(&[empty, lines].concat()), vec![new_file("e", "x\n")]);
+        // Created, then edited.
+        let got = files(&[add.clone(), section("f", "b", "c")].concat());
+        assert_eq!(got[0].hunks.iter().map(|h| h.anchor.label.as_str()).collect::<Vec<_>>(), ["new file f", "hunk 1 of f, at line 1"]);
+    }
+
+    #[test]
+    fn sections_git_refuses_or_gets_wrong_are_refused() {
+        let delete = text(&["diff --git a/f b/f", "deleted file mode 100644", "--- a/f", "+++ /dev/null", "@@ -1 +0,0 @@", "-b"]);
+        let add = text(&["diff --git a/f b/f", "new file mode 100644", "--- /dev/null", "+++ b/f", "@@ -0,0 +1 @@", "+b"]);
+        let rename = text(&["diff --git a/f b/g", "similarity index 100%", "rename from f", "rename to g"]);
+        let tail = ": each section of a file applies to what the sections before it left; fix or drop one of them";
+        for (t, what) in [
+            ([section("f", "a", "b"), delete.clone()].concat(), "line 8 of the patch deletes f, which an earlier section creates or changes (git apply would keep the changed file)"),
+            ([add.clone(), add.clone()].concat(), "line 7 of the patch creates f, which an earlier section creates or changes"),
+            ([delete.clone(), section("f", "a", "b")].concat(), "line 7 of the patch changes f after an earlier section deleted it (git apply refuses it too)"),
+            ([rename.clone(), section("f", "a", "b")].concat(), "line 5 of the patch changes f after an earlier section renamed it to g (git apply refuses it too)"),
+            (
+                [section("f", "a", "b"), rename.clone()].concat(),
+                "line 8 of the patch renames f to g after an earlier section creates or changes it (git apply would \
+                 rename the file as it was before the patch and keep the changed one too); rename it first, then change \
+                 it under its new name",
+            ),
+        ] {
+            assert_eq!(refusal(&t), format!("InputValidationError: the section at {what}{tail}"));
+        }
     }
 
     #[test]
@@ -1121,8 +1319,8 @@ mod tests {
         assert_eq!(
             refusal("just prose\n"),
             "InputValidationError: the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
-             `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file (mode changes are ignored); give \
-             the diff of at least one changed file"
+             `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file and no mode change; give the \
+             diff of at least one changed file"
         );
     }
 

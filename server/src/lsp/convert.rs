@@ -305,7 +305,7 @@ pub fn edit_labels(original: Option<&str>, file: &FilePlan, options: &Options, r
     let mut makers: Vec<Vec<usize>> = vec![Vec::new(); reps.len()];
     let mut previous: Vec<Replacement> = Vec::new();
     for k in 1..=n {
-        let prefix = FilePlan { file_path: file.file_path.clone(), edits: file.edits[..k].to_vec(), op: file.op.clone() };
+        let prefix = FilePlan { edits: file.edits[..k].to_vec(), ..file.clone() };
         let current = engine::apply_file(original, &prefix, options).map(|c| c.replacements).unwrap_or_default();
         for (r, who) in reps.iter().zip(makers.iter_mut()) {
             if near(&previous, r) != near(&current, r) {
@@ -421,6 +421,8 @@ mod tests {
                 engine::Edit::all("line\n", "row\n"),
             ],
             op: engine::FileOp::Edit,
+            mode: None,
+            literal: false,
         };
         let text = "alpha beta gamma\nline\nline\n";
         let change = engine::apply_file(Some(text), &file, &Options::default()).unwrap();

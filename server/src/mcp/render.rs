@@ -1,8 +1,9 @@
 //! Tool results: the text a model reads (the engine's message, as the CLI prints it, and where the
 //! plan was applied) and `structuredContent` for programs.
 //!
-//! Success: `{ok: true, applied_in: "editor"|"disk", editor?, files: [{file_path, edits_applied,
-//! replacements, created}], edits_failed, message}`; a preview has `preview: true`, `checked_in`
+//! Success: `{ok: true, applied_in: "editor"|"disk", editor?, files, edits_failed, message}`, `files`
+//! as `multiedit apply --json` gives them (`protocol_result`: tiers, offsets, deletions, moves, modes;
+//! through an editor also each file's `version` and whether its `mode` was set); a preview has `preview: true`, `checked_in`
 //! instead of `applied_in`, and `diff`. A refusal is an error result (`isError: true`) whose text is
 //! the refusal's message and hint and whose structured content is `{ok: false, kind, edit_index,
 //! file_path, message, hint}`.
@@ -23,20 +24,10 @@ fn result(text: String, structured: Value, is_error: bool) -> CallToolResult {
     r
 }
 
-/// The per-file figures, from a result object (`multiedit.apply`'s or the CLI's `--json`).
+/// The per-file reports of a result object (`multiedit.apply`'s or the CLI's `--json`), whole: every
+/// front end reports a file the same way.
 fn files_of(result: &Value) -> Value {
-    let files = result.get("files").and_then(Value::as_array).cloned().unwrap_or_default();
-    files
-        .iter()
-        .map(|f| {
-            json!({
-                "file_path": f.get("file_path").cloned().unwrap_or(Value::Null),
-                "edits_applied": f.get("edits_applied").cloned().unwrap_or(json!(0)),
-                "replacements": f.get("replacements").cloned().unwrap_or(json!(0)),
-                "created": f.get("created").cloned().unwrap_or(json!(false)),
-            })
-        })
-        .collect()
+    result.get("files").filter(|f| f.is_array()).cloned().unwrap_or(json!([]))
 }
 
 fn recovered_text(recovered: &[Recovered]) -> String {
@@ -158,7 +149,7 @@ mod tests {
         assert_eq!(checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"], 1);
         let s = r.structured_content.unwrap();
         assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
-        assert_eq!(s["files"], json!([{"file_path": "/w/a.txt", "edits_applied": 1, "replacements": 1, "created": false}]));
+        assert_eq!(s["files"], answer["files"]);
 
         let r = editor("Neovim", &answer, true);
         assert!(text(&r).starts_with("--- a/w/a.txt") && text(&r).ends_with("Checked against the buffers of Neovim."));

@@ -316,13 +316,29 @@ async fn prepare_logged(
 }
 
 /// The result both commands return: the engine's result object, each file with the version its edit
-/// was computed against (`null` for a file the editor has not opened).
+/// was computed against (`null` for a file the editor has not opened). A workspace edit cannot set a
+/// file's mode: a mode the patch gives is reported as not set (`mode_applied: false`, and said in the
+/// message), never dropped.
 pub fn result_json(prepared: &Prepared) -> Value {
     let mut v = crate::protocol_result::outcome_json(&prepared.outcome);
+    let mut unset = Vec::new();
     if let Some(files) = v.get_mut("files").and_then(Value::as_array_mut) {
         for (f, version) in files.iter_mut().zip(&prepared.versions) {
             f["version"] = json!(version);
+            if let Some(mode) = f.get("mode").and_then(Value::as_str).map(str::to_string) {
+                f["mode_applied"] = json!(false);
+                unset.push(format!("{} {mode}", f["file_path"].as_str().unwrap_or_default()));
+            }
         }
+    }
+    if !unset.is_empty() {
+        let message = v["message"].as_str().unwrap_or_default();
+        v["message"] = json!(format!(
+            "{message}\n\nNot set: the mode{} {} (an editor's workspace edit cannot change a file's mode; run \
+             chmod, or apply the patch with `multiedit apply`).",
+            if unset.len() == 1 { "" } else { "s" },
+            unset.join(", ")
+        ));
     }
     v
 }

@@ -1,0 +1,52 @@
+//! One patch for the front ends' same-report tests (`tests/lsp.rs`, `tests/mcp.rs`): each applies it
+//! and compares its per-file report with `multiedit apply --json`'s for the same patch.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Writes the files of the patch into `root` and returns the patch: a hunk found 2 lines below where
+/// it says (an offset), a rename with an edit, a deletion and a mode-only change.
+pub fn fixture(root: &Path) -> String {
+    fs::write(root.join("a.txt"), "new top\nnew top 2\n1\n2\n3\n4\n5\n6\n7\n").unwrap();
+    fs::write(root.join("old.txt"), "keep\nold body\n").unwrap();
+    fs::write(root.join("gone.txt"), "bye\n").unwrap();
+    fs::write(root.join("run.sh"), "echo hi\n").unwrap();
+    "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -3,3 +3,3 @@\n 3\n-4\n+four\n 5\n\
+     diff --git a/old.txt b/new.txt\nsimilarity index 60%\nrename from old.txt\nrename to new.txt\n--- a/old.txt\n+++ b/new.txt\n\
+     @@ -1,2 +1,2 @@\n keep\n-old body\n+new body\n\
+     diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+     diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+        .to_string()
+}
+
+/// The `files` of `multiedit apply --json --dry-run` for `patch` on a fresh copy of the fixture in a
+/// folder of `scratch`, its paths rooted at `ROOT` (see `rooted`); checked to hold what the
+/// fixture is for.
+pub fn cli_json(scratch: &Path, patch: &str) -> Value {
+    let root = scratch.canonicalize().unwrap().join("cli");
+    fs::create_dir(&root).unwrap();
+    fixture(&root);
+    let patch_file = scratch.join("report.diff");
+    fs::write(&patch_file, patch).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        .args(["apply", "--format", "diff", "--json", "--dry-run", "--root"])
+        .arg(&root)
+        .arg(&patch_file)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = rooted(&v["files"], &root);
+    assert_eq!(files[0]["offsets"][0]["offset"], 2, "{files}");
+    assert_eq!(files[1]["moved_to"], "ROOT/new.txt", "{files}");
+    assert_eq!(files[2]["deleted"], true, "{files}");
+    assert_eq!(files[3]["mode"], "100755", "{files}");
+    files
+}
+
+/// `v` with the folder `root` written `ROOT`, so that reports from two folders compare.
+pub fn rooted(v: &Value, root: &Path) -> Value {
+    serde_json::from_str(&v.to_string().replace(&root.display().to_string(), "ROOT")).unwrap()
+}
