@@ -8,22 +8,12 @@ mod apply;
 pub mod doctor;
 pub mod setup;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Writes to standard output. A reader that went away (`multiedit apply ... | head`) is not an error
-/// worth a panic: the work is done either way, and the exit code still says how it went.
-pub(crate) fn out(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
-/// Writes to standard error, with the same tolerance.
-pub(crate) fn err(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
+use crate::process::{err, out};
 
 #[derive(Parser)]
 #[command(

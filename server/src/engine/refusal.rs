@@ -29,6 +29,8 @@ pub enum Kind {
     /// An editor that holds the files is running but did not take the plan in time: nothing was
     /// changed anywhere; try again.
     Busy,
+    /// multiedit itself failed (a bug caught before it could change anything).
+    InternalError,
 }
 
 impl Kind {
@@ -49,6 +51,7 @@ impl Kind {
             Kind::OutsideWorkspace => "outside_workspace",
             Kind::NotApplied => "not_applied",
             Kind::Busy => "busy",
+            Kind::InternalError => "internal_error",
         }
     }
 }

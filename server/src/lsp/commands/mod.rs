@@ -6,7 +6,7 @@ pub mod preview;
 use std::collections::HashMap;
 
 use ropey::Rope;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
@@ -16,6 +16,7 @@ use super::diagnostics::Report;
 use super::session::{Config, Review, Session};
 use super::{catch_panic, log};
 use crate::engine::{self, FileOp, Outcome, Refusal};
+use crate::result::PlanResult;
 use crate::{disk, formats, paths};
 
 pub const APPLY: &str = "multiedit.apply";
@@ -319,28 +320,26 @@ async fn prepare_logged(
 /// was computed against (`null` for a file the editor has not opened). A workspace edit cannot set a
 /// file's mode: a mode the patch gives is reported as not set (`mode_applied: false`, and said in the
 /// message), never dropped.
-pub fn result_json(prepared: &Prepared) -> Value {
-    let mut v = crate::protocol_result::outcome_json(&prepared.outcome);
+pub fn result_json(prepared: &Prepared) -> PlanResult {
+    let mut report = PlanResult::of(&prepared.outcome);
     let mut unset = Vec::new();
-    if let Some(files) = v.get_mut("files").and_then(Value::as_array_mut) {
-        for (f, version) in files.iter_mut().zip(&prepared.versions) {
-            f["version"] = json!(version);
-            if let Some(mode) = f.get("mode").and_then(Value::as_str).map(str::to_string) {
-                f["mode_applied"] = json!(false);
-                unset.push(format!("{} {mode}", f["file_path"].as_str().unwrap_or_default()));
-            }
+    for (f, version) in report.files.iter_mut().zip(&prepared.versions) {
+        f.version = Some(*version);
+        if let Some(mode) = &f.mode {
+            f.mode_applied = Some(false);
+            unset.push(format!("{} {mode}", f.file_path));
         }
     }
     if !unset.is_empty() {
-        let message = v["message"].as_str().unwrap_or_default();
-        v["message"] = json!(format!(
-            "{message}\n\nNot set: the mode{} {} (an editor's workspace edit cannot change a file's mode; run \
+        report.message = format!(
+            "{}\n\nNot set: the mode{} {} (an editor's workspace edit cannot change a file's mode; run \
              chmod, or apply the patch with `multiedit apply`).",
+            report.message,
             if unset.len() == 1 { "" } else { "s" },
             unset.join(", ")
-        ));
+        );
     }
-    v
+    report
 }
 
 /// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve
