@@ -109,7 +109,7 @@ fn no_editor(r: Routed) -> String {
 
 fn editor_result(r: Routed) -> (String, Value) {
     match r {
-        Routed::Editor { editor, result } => (editor, result),
+        Routed::Editor { editor, result } => (editor, result.to_value()),
         other => panic!("expected the editor's result, got {other:?}"),
     }
 }
@@ -125,7 +125,7 @@ fn refused(r: Routed) -> Refusal {
 fn engine_result(plan: &Value, text: &str, version: i32) -> Value {
     let parsed = engine::plan_from_value(plan).unwrap();
     let outcome = engine::apply_plan(&parsed, &[Some(text)]).unwrap();
-    let mut expected = multiedit::protocol_result::outcome_json(&outcome);
+    let mut expected = multiedit::result::PlanResult::of(&outcome).to_value();
     expected["files"][0]["version"] = json!(version);
     expected
 }

@@ -246,6 +246,8 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
         assert!(!is_error, "{args:?}: {text}");
         assert_eq!(std::fs::read_to_string(&secret).unwrap(), format!("{new}\n"));
     }
+}
+
 /// `multiedit_patch` (no editor: on disk) reports each file as `multiedit apply --json` does, and
 /// sets the mode.
 #[test]
