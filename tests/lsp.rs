@@ -1025,6 +1025,7 @@ fn the_undo_entry_names_the_agent_and_what_changed() {
     );
     assert_eq!(ed.edits_seen.len(), 2);
     assert_eq!(ed.text(&a), "one 2\n");
+}
 
 /// `multiedit.apply` reports each file as `multiedit apply --json` does (offsets, move, deletion,
 /// mode), adding only the version; the mode it cannot set is said to be not set.
