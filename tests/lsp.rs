@@ -1052,3 +1052,16 @@ fn a_patch_result_reports_files_as_the_command_line_json_does() {
     );
     assert!(message.ends_with(&note), "{message}");
 }
+
+/// `multiedit.apply` answers a plan with the result `multiedit apply --json` gives for it (tolerant
+/// tiers, a skipped edit, a created file), adding only each file's version.
+#[test]
+fn a_plan_result_is_the_command_line_json() {
+    let (d, ws) = workspace();
+    let cli = report_support::cli_plan_json(d.path());
+    let mut ed = start(&ws);
+    let r = ed.apply(report_support::plan_fixture(&ws)).expect("applied");
+    assert_eq!(r["files"][0]["version"], Value::Null, "a file the editor has not opened");
+    assert_eq!(report_support::without(&report_support::rooted(&r, &ws), &[], &["version"]), cli);
+    assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
+}
