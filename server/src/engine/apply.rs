@@ -174,7 +174,7 @@ impl<'p> FileRun<'p> {
             return match (&self.plan.op, self.original) {
                 (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false)),
                 (FileOp::Edit, None) if self.plan.mode.is_some() => Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
-                (FileOp::Edit, _) => Err(Refusal::invalid("InputValidationError: a file to edit has no edits")),
+                (FileOp::Edit, _) => Err(Refusal::input("a file to edit has no edits")),
                 (op, original) => Ok(self.finish_op(op.clone(), original.unwrap_or("").to_string(), Vec::new(), original.is_none())),
             };
         };

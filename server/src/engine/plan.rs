@@ -161,8 +161,8 @@ pub struct Plan {
 
 pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
     let value: Value = serde_json::from_str(json).map_err(|e| {
-        Refusal::invalid(format!(
-            "InputValidationError: the plan is not valid JSON: {e}. Send one JSON object such as \
+        Refusal::input(format!(
+            "the plan is not valid JSON: {e}. Send one JSON object such as \
              {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}."
         ))
     })?;
@@ -170,7 +170,7 @@ pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
 }
 
 fn issue(text: impl std::fmt::Display) -> Refusal {
-    Refusal::invalid(format!("InputValidationError: MultiEdit failed due to the following issue:\n{text}"))
+    Refusal::input(format!("MultiEdit failed due to the following issue:\n{text}"))
 }
 
 fn type_name(v: &Value) -> &'static str {

@@ -56,6 +56,9 @@ impl Kind {
     }
 }
 
+/// What `Refusal::input` puts before its message.
+pub const INPUT_PREFIX: &str = "InputValidationError: ";
+
 /// A refusal. `message` is the exact, stable text (the seed texts where they define one);
 /// `hint` carries the extra help (closest region, line numbers) kept apart so the message stays exact.
 /// Read back (Deserialize) by the bridge, which carries refusals between processes.
@@ -91,6 +94,12 @@ impl Refusal {
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Refusal::new(Kind::InvalidPlan, message)
+    }
+    /// Input that is not what the caller must send (a field of the wrong type, a patch that does not
+    /// parse): `invalid_plan`, its message after `InputValidationError: `, the words Claude Code's
+    /// tools use for it.
+    pub fn input(message: impl AsRef<str>) -> Self {
+        Refusal::invalid(format!("{INPUT_PREFIX}{}", message.as_ref()))
     }
 
     /// The message followed by the hint, for people reading a terminal or a chat.

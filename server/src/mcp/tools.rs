@@ -144,7 +144,7 @@ impl Server {
         let checked = catch_panic("multiedit_patch", || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
             let request = PatchRequest::from_value(&value, &["preview"])?;
             if value.get("preview").is_some_and(|p| !p.is_boolean()) {
-                return Err(engine::Refusal::invalid("InputValidationError: `preview` must be true or false"));
+                return Err(engine::Refusal::input("`preview` must be true or false"));
             }
             let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
             let root = request.root.clone().unwrap_or(here);

@@ -101,8 +101,8 @@ pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     }
     match params.get("arguments") {
         None | Some(Value::Array(_)) => None,
-        Some(other) => Some(Refusal::invalid(format!(
-            "InputValidationError: the `arguments` of {command} must be an array holding the plan, [plan], but \
+        Some(other) => Some(Refusal::input(format!(
+            "the `arguments` of {command} must be an array holding the plan, [plan], but \
              is {}",
             match other {
                 Value::Object(_) => "an object (send [plan], not the plan itself)",
@@ -146,8 +146,8 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
                         call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
                     }
                     _ => {
-                        return Err(Refusal::invalid(format!(
-                            "InputValidationError: the options of {command} (its second argument) take only \
+                        return Err(Refusal::input(format!(
+                            "the options of {command} (its second argument) take only \
                              \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
                              \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; \
                              got {key}={value}"
@@ -157,8 +157,8 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
             }
             Ok((plan_from_value(plan)?, call))
         }
-        _ => Err(Refusal::invalid(format!(
-            "InputValidationError: {command} takes the plan (an object such as \
+        _ => Err(Refusal::input(format!(
+            "{command} takes the plan (an object such as \
              {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ..., \"diagnostics\": ...}}, \
              but was given {} arguments",
             arguments.len()
@@ -191,8 +191,8 @@ pub fn prepare(
         // edits of one document.
         let identity = std::fs::canonicalize(&path).map(|p| convert::path_key(&p)).unwrap_or_else(|_| key.clone());
         if let Some(j) = seen.insert(identity, i) {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
+            return Err(Refusal::input(format!(
+                "MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
                  ({}) names the same file as `files[{j}].file_path` ({}): put all edits of one file in one entry",
                 f.file_path, plan.files[j].file_path
             ))
