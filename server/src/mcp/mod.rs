@@ -1,7 +1,7 @@
 //! `multiedit mcp`: a Model Context Protocol server over stdio, built on the official Rust SDK (rmcp).
 //!
 //! Two tools take a plan (the same JSON Schema as the VS Code tool, `schema`): `multiedit` applies it,
-//! `multiedit_preview` answers with the diff. Each plan is offered first to a running editor that has
+//! `multiedit_preview` answers with the diff; the third, `multiedit_patch`, takes a patch. Each plan is offered first to a running editor that has
 //! every file in a workspace folder (`crate::bridge::route`); only when no editor was sent it is it
 //! applied on disk, by the CLI's code (`disk::plan::apply`). `render` shapes the results.
 //!
