@@ -3,13 +3,11 @@
 //! Validation is written by hand over `serde_json::Value` rather than derived: every refusal must name the
 //! field to fix (`edits[2].old_string`) in words a caller can act on, which serde's messages do not.
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::refusal::Refusal;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Any failure changes nothing.
     #[default]
@@ -18,8 +16,7 @@ pub enum Mode {
     Partial,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dialect {
     /// Each edit matches against the result of the previous ones (the documented contract).
     #[default]
@@ -28,8 +25,7 @@ pub enum Dialect {
     ClaudeCode,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Matching {
     #[default]
     Exact,
@@ -38,8 +34,7 @@ pub enum Matching {
 }
 
 /// How many matches an edit must find.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
     /// Exactly one (the default).
     One,
