@@ -14,6 +14,8 @@ mod lsp_support;
 mod mcp_support;
 #[path = "nvim_support/mod.rs"]
 mod nvim_support;
+#[path = "report_support/mod.rs"]
+mod report_support;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -109,7 +111,7 @@ fn no_editor(r: Routed) -> String {
 
 fn editor_result(r: Routed) -> (String, Value) {
     match r {
-        Routed::Editor { editor, result } => (editor, result),
+        Routed::Editor { editor, result } => (editor, result.to_value()),
         other => panic!("expected the editor's result, got {other:?}"),
     }
 }
@@ -125,7 +127,7 @@ fn refused(r: Routed) -> Refusal {
 fn engine_result(plan: &Value, text: &str, version: i32) -> Value {
     let parsed = engine::plan_from_value(plan).unwrap();
     let outcome = engine::apply_plan(&parsed, &[Some(text)]).unwrap();
-    let mut expected = multiedit::protocol_result::outcome_json(&outcome);
+    let mut expected = multiedit::result::PlanResult::of(&outcome).to_value();
     expected["files"][0]["version"] = json!(version);
     expected
 }
@@ -176,6 +178,20 @@ fn a_dirty_buffer_is_edited_in_the_editor_not_on_disk() {
     assert!(!env.entry_path(pid).exists() && !socket.exists());
     let reason = no_editor(route_now(&p, &[a], false));
     assert!(reason.starts_with("no editor is running multiedit lsp with the bridge on"), "{reason}");
+}
+
+/// What `route` brings back from the editor is the result `multiedit apply --json` gives for the same
+/// plan (tolerant tiers, a skipped edit, a created file), plus each file's version.
+#[test]
+fn the_bridge_brings_back_the_command_line_json() {
+    let env = setup();
+    let cli = report_support::cli_plan_json(env._dir.path());
+    let mut ed = env.start(Options::new(&env.ws));
+    let plan = report_support::plan_fixture(&env.ws);
+    let files = [env.ws.join("p.txt"), env.ws.join("made.txt")];
+    let (_, result) = editor_result(route_via(&mut ed, &plan, &files, false, Answer::Apply));
+    assert_eq!(report_support::without(&report_support::rooted(&result, &env.ws), &[], &["version"]), cli);
+    assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }
 
 #[test]

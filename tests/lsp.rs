@@ -1025,6 +1025,7 @@ fn the_undo_entry_names_the_agent_and_what_changed() {
     );
     assert_eq!(ed.edits_seen.len(), 2);
     assert_eq!(ed.text(&a), "one 2\n");
+}
 
 /// `multiedit.apply` reports each file as `multiedit apply --json` does (offsets, move, deletion,
 /// mode), adding only the version; the mode it cannot set is said to be not set.
@@ -1050,4 +1051,17 @@ fn a_patch_result_reports_files_as_the_command_line_json_does() {
         ws.join("run.sh").display()
     );
     assert!(message.ends_with(&note), "{message}");
+}
+
+/// `multiedit.apply` answers a plan with the result `multiedit apply --json` gives for it (tolerant
+/// tiers, a skipped edit, a created file), adding only each file's version.
+#[test]
+fn a_plan_result_is_the_command_line_json() {
+    let (d, ws) = workspace();
+    let cli = report_support::cli_plan_json(d.path());
+    let mut ed = start(&ws);
+    let r = ed.apply(report_support::plan_fixture(&ws)).expect("applied");
+    assert_eq!(r["files"][0]["version"], Value::Null, "a file the editor has not opened");
+    assert_eq!(report_support::without(&report_support::rooted(&r, &ws), &[], &["version"]), cli);
+    assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }

@@ -246,6 +246,8 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
         assert!(!is_error, "{args:?}: {text}");
         assert_eq!(std::fs::read_to_string(&secret).unwrap(), format!("{new}\n"));
     }
+}
+
 /// `multiedit_patch` (no editor: on disk) reports each file as `multiedit apply --json` does, and
 /// sets the mode.
 #[test]
@@ -264,6 +266,22 @@ fn the_patch_tool_reports_files_as_the_command_line_json_does() {
     assert_eq!(report_support::rooted(&r["structured"]["files"], &root), cli);
     let mode = std::fs::metadata(root.join("run.sh")).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0o111 & !umask_of_this_process(), "run.sh is executable");
+}
+
+/// `multiedit` (no editor: on disk) gives as `structuredContent` the result `multiedit apply --json`
+/// gives for the same plan, adding only where it was applied.
+#[test]
+fn the_plan_tool_gives_the_command_line_json() {
+    let Some(python) = mcp_support::python("the MCP same-result test") else { return };
+    let work = tempfile::tempdir().unwrap();
+    let (root, runtime) = (work.path().canonicalize().unwrap().join("mcp"), work.path().join("runtime"));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&runtime).unwrap();
+    let cli = report_support::cli_plan_json(work.path());
+    let r = mcp_support::call(&python, "multiedit", &report_support::plan_fixture(&root), &[("XDG_RUNTIME_DIR", &runtime)]);
+    assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
+    assert_eq!(report_support::without(&report_support::rooted(&r["structured"], &root), &["applied_in"], &[]), cli);
+    assert_eq!(std::fs::read_to_string(root.join("made.txt")).unwrap(), "made\n");
 }
 
 /// The umask, as `/proc` shows it.

@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
             .collect();
         match engine::apply_plan(&plan, &texts) {
             Ok(outcome) => {
-                let _ = multiedit::protocol_result::outcome_json(&outcome);
+                let _ = multiedit::result::PlanResult::of(&outcome).to_value();
                 for (f, before) in outcome.files.iter().zip(&texts) {
                     let before = before.unwrap_or("");
                     let _ = engine::diff::file_diff(f, before);

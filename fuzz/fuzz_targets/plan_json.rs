@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let texts = vec![text; parsed.files.len()];
     match engine::apply_plan(&parsed, &texts) {
         Ok(outcome) => {
-            let _ = multiedit::protocol_result::outcome_json(&outcome);
+            let _ = multiedit::result::PlanResult::of(&outcome).to_value();
             for (f, before) in outcome.files.iter().zip(&texts) {
                 let _ = engine::diff::unified(&f.file_path, before.unwrap_or(""), &f.replacements);
             }

@@ -82,7 +82,7 @@ fn apply_handler(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         let prepared = commands::prepare(&session, &config, APPLY, &args, &mut Vec::new()).expect("plan applies");
         let wire = serde_json::to_vec(&prepared.edit).unwrap();
-        let result = commands::result_json(&prepared);
+        let result = commands::result_json(&prepared).to_value();
         (wire.len(), result)
     });
 }

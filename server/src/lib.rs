@@ -9,4 +9,5 @@ pub mod formats;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;
-pub mod protocol_result;
+pub mod process;
+pub mod result;

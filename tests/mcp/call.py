@@ -8,7 +8,7 @@ MCP_CLIENT_NAME and MCP_CLIENT_TITLE, when set, are the clientInfo it sends (as 
 
 Prints one JSON object: {"is_error", "text", "structured"}. The server inherits this process's
 environment (XDG_RUNTIME_DIR included), so it finds the editors a test started. It is started in the
-folder of the plan's (first) file, as an agent starts it in its project: `multiedit mcp` edits only inside
+folder of the plan's (first) file (a patch's `root`), as an agent starts it in its project: `multiedit mcp` edits only inside
 the folder it was started in.
 """
 
@@ -23,8 +23,11 @@ from mcp.client.stdio import stdio_client
 
 async def main():
     binary, tool, plan = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    first = plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"]
-    server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ), cwd=os.path.dirname(first))
+    if "patch" in plan:
+        folder = plan.get("root") or os.getcwd()
+    else:
+        folder = os.path.dirname(plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"])
+    server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ), cwd=folder)
     async with stdio_client(server) as (read, write):
         name = os.environ.get("MCP_CLIENT_NAME")
         info = types.Implementation(name=name, version="1", title=os.environ.get("MCP_CLIENT_TITLE")) if name else None

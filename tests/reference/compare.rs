@@ -65,7 +65,7 @@ pub fn check(case: &Case) -> Result<(), String> {
     match &got {
         Ok(o) => {
             let _ = o.message();
-            let _ = multiedit::protocol_result::outcome_json(o);
+            let _ = multiedit::result::PlanResult::of(o).to_value();
         }
         Err(r) => {
             let _ = r.full_text();

@@ -1,5 +1,6 @@
-//! One patch for the front ends' same-report tests (`tests/lsp.rs`, `tests/mcp.rs`): each applies it
-//! and compares its per-file report with `multiedit apply --json`'s for the same patch.
+//! One patch and one plan for the front ends' same-report tests (`tests/lsp.rs`, `tests/mcp.rs`,
+//! `tests/bridge.rs`): each applies them and compares its result with `multiedit apply --json`'s for
+//! the same patch or plan.
 
 use std::fs;
 use std::path::Path;
@@ -49,4 +50,52 @@ pub fn cli_json(scratch: &Path, patch: &str) -> Value {
 /// `v` with the folder `root` written `ROOT`, so that reports from two folders compare.
 pub fn rooted(v: &Value, root: &Path) -> Value {
     serde_json::from_str(&v.to_string().replace(&root.display().to_string(), "ROOT")).unwrap()
+}
+
+/// Writes the files of the plan into `root` and returns the plan: a tolerant match (a `tiers` entry),
+/// an edit that fails and is skipped (`mode: partial`, an `edits_failed` entry) and a created file.
+pub fn plan_fixture(root: &Path) -> Value {
+    fs::write(root.join("p.txt"), "alpha  \nbeta\ngamma\n").unwrap();
+    let _ = fs::remove_file(root.join("made.txt"));
+    serde_json::json!({"files": [
+        {"file_path": root.join("p.txt"), "edits": [
+            {"old_string": "alpha\nbeta", "new_string": "ALPHA\nbeta"},
+            {"old_string": "missing", "new_string": "x"},
+        ]},
+        {"file_path": root.join("made.txt"), "edits": [{"old_string": "", "new_string": "made\n"}]},
+    ], "mode": "partial", "match": "tolerant"})
+}
+
+/// The whole result of `multiedit apply --json --dry-run` for the plan on a fresh copy of its files
+/// in a folder of `scratch`, without the CLI's own `dry_run` and `diff`, paths rooted at `ROOT`;
+/// checked to hold what the fixture is for.
+pub fn cli_plan_json(scratch: &Path) -> Value {
+    let root = scratch.canonicalize().unwrap().join("cli-plan");
+    fs::create_dir(&root).unwrap();
+    let plan_file = scratch.join("report.multiedit.json");
+    fs::write(&plan_file, plan_fixture(&root).to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_multiedit")).args(["apply", "--json", "--dry-run"]).arg(&plan_file).output().unwrap();
+    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["dry_run"].take(), v["diff"].take().is_string()), (Value::Bool(true), true), "{v}");
+    let v = without(&rooted(&v, &root), &["dry_run", "diff"], &[]);
+    assert_eq!(v["files"][0]["tiers"][0]["tier"], "line_trimmed", "{v}");
+    assert_eq!(v["files"][1]["created"], true, "{v}");
+    assert_eq!(v["edits_failed"][0]["kind"], "not_found", "{v}");
+    assert_eq!(v["edits_failed"][0]["file_path"], "ROOT/p.txt", "{v}");
+    v
+}
+
+/// `v` without the fields `keys` and, in each of its files, `file_keys`: what one front end adds.
+pub fn without(v: &Value, keys: &[&str], file_keys: &[&str]) -> Value {
+    let mut v = v.clone();
+    let object = v.as_object_mut().expect("a result object");
+    for k in keys {
+        object.remove(*k);
+    }
+    for f in object.get_mut("files").and_then(Value::as_array_mut).into_iter().flatten() {
+        for k in file_keys {
+            f.as_object_mut().expect("a file").remove(*k);
+        }
+    }
+    v
 }

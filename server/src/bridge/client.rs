@@ -15,6 +15,7 @@ use super::registry::{self, Entry};
 use super::wire::{self, Answer, Request};
 use super::Routed;
 use crate::engine::{Kind, Refusal};
+use crate::result::PlanResult;
 use crate::paths::{real_path, Folders};
 
 pub async fn route(plan: &Value, files: &[PathBuf], preview: bool, agent: Option<&str>) -> Routed {
@@ -167,7 +168,10 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool, agent: Op
     };
     let wait = Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN;
     Ok(match read_answer(read, wait).await {
-        Ok(Answer::Result(result)) => Routed::Editor { editor, result },
+        Ok(Answer::Result(result)) => match serde_json::from_value::<PlanResult>(result) {
+            Ok(result) => Routed::Editor { editor, result },
+            Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
+        },
         Ok(Answer::Refusal(r)) => match serde_json::from_value::<Refusal>(r) {
             Ok(refusal) => Routed::Refused { editor, refusal },
             Err(e) => unknown(format!("The editor's server sent a refusal that cannot be read ({e})")),

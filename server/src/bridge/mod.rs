@@ -30,13 +30,14 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::engine::Refusal;
+use crate::result::PlanResult;
 
 /// What became of a plan offered to the editors.
 #[derive(Debug)]
 pub enum Routed {
     /// The editor's server applied the plan (or, for a preview, validated it): `result` is the object
-    /// `multiedit.apply` (or `multiedit.preview`) answers with.
-    Editor { editor: String, result: Value },
+    /// `multiedit.apply` (or `multiedit.preview`) answers with, read back.
+    Editor { editor: String, result: PlanResult },
     /// The editor's server refused the plan; nothing was changed.
     Refused { editor: String, refusal: Refusal },
     /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words

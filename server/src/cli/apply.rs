@@ -3,14 +3,13 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use serde_json::{json, Value};
-
 use super::{err, out};
 use crate::disk;
 use std::path::PathBuf;
 
 use crate::engine::{self, Kind, Matching, Outcome, Refusal};
 use crate::paths::Folders;
+use crate::result::PlanResult;
 use crate::formats::{self, Format};
 
 pub struct Args {
@@ -90,11 +89,12 @@ fn confine(plan: &engine::Plan, root: &std::path::Path, given: bool) -> Result<(
 /// `recovered`: interrupted plans of earlier runs that this one completed or rolled back first.
 fn finish(args: &Args, recovered: &[disk::Recovered], result: Result<(Outcome, Option<String>), Refusal>, code: ExitCode) -> ExitCode {
     if args.json {
-        let mut v = result_json(&result, args.dry_run);
-        if !recovered.is_empty() {
-            v["recovered"] = recovered.iter().map(disk::Recovered::to_json).collect();
-        }
-        out(&format!("{}\n", serde_json::to_string_pretty(&v).expect("serializable")));
+        let report = match &result {
+            Ok((outcome, diff)) => PlanResult { dry_run: Some(args.dry_run), diff: diff.clone(), ..PlanResult::of(outcome) },
+            Err(r) => PlanResult::refusal(r),
+        };
+        let report = PlanResult { recovered: recovered.iter().map(disk::Recovered::to_json).collect(), ..report };
+        out(&format!("{}\n", serde_json::to_string_pretty(&report).expect("a result serialises")));
         return code;
     }
     match result {
@@ -108,25 +108,4 @@ fn finish(args: &Args, recovered: &[disk::Recovered], result: Result<(Outcome, O
         Err(r) => err(&format!("{}\n", r.full_text())),
     }
     code
-}
-
-/// The `--json` shape, shared with the language server's command results.
-pub fn result_json(result: &Result<(Outcome, Option<String>), Refusal>, dry_run: bool) -> Value {
-    match result {
-        Ok((outcome, diff)) => {
-            let mut v = crate::protocol_result::outcome_json(outcome);
-            v["dry_run"] = json!(dry_run);
-            if let Some(d) = diff {
-                v["diff"] = json!(d);
-            }
-            v
-        }
-        Err(r) => json!({
-            "ok": false,
-            "message": r.full_text(),
-            "files": [],
-            "edits_failed": [],
-            "error": r,
-        }),
-    }
 }

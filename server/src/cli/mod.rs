@@ -8,22 +8,12 @@ mod apply;
 pub mod doctor;
 pub mod setup;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Writes to standard output. A reader that went away (`multiedit apply ... | head`) is not an error
-/// worth a panic: the work is done either way, and the exit code still says how it went.
-pub(crate) fn out(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
-/// Writes to standard error, with the same tolerance.
-pub(crate) fn err(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
+use crate::process::{err, out};
 
 #[derive(Parser)]
 #[command(
@@ -53,12 +43,16 @@ enum Command {
     #[command(long_about = "Run the language server on standard input/output (--stdio is accepted and implied).\n\n\
         Logs go to the editor (window/logMessage) at their level, up to --log-level (default debug: all); \
         standard error carries only failures that cannot reach the editor.\n\
-        Commands: multiedit.apply and multiedit.preview, each taking one plan. See docs/protocol.md.\n\
-        Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true}")]
+        Commands: multiedit.apply and multiedit.preview, each taking one plan or one patch \
+        ({\"patch\": TEXT, \"format\", \"root\", \"match\"}) and optionally the call's options \
+        ({\"review\", \"agent\", \"diagnostics\"}). See docs/protocol.md.\n\
+        Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true, \
+        \"review\": \"never\", \"diagnostics\": false}")]
     Lsp(LspArgs),
     /// Run the MCP server on standard input/output (started by an AI agent)
-    #[command(long_about = "Run a Model Context Protocol server on standard input/output with two tools, multiedit \
-        and multiedit_preview.\n\n\
+    #[command(long_about = "Run a Model Context Protocol server on standard input/output with three tools: \
+        multiedit (apply a plan), multiedit_preview (its diff, nothing changed) and multiedit_patch (a unified \
+        diff, an apply_patch envelope or SEARCH/REPLACE blocks).\n\n\
         Agents start it themselves: `multiedit setup` writes their configuration, or add it by hand, \
         e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
         It edits only inside the folder it was started in (the agent's project), whether through an editor \

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
 
 use super::anchor::{Hunk, Placer};
 use super::changeset::{ChangeSet, Replacement};
@@ -13,32 +12,21 @@ use super::refusal::{Kind, Refusal};
 use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
 use super::tolerant::{self, Tier};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
     pub edit_index: usize,
-    #[serde(skip)]
     pub old_string: String,
-    #[serde(skip)]
     pub new_string: String,
     /// How many places this edit replaced.
     pub replacements: usize,
     /// Set when the match was found by a tolerant tier rather than exactly.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<Tier>,
-    #[serde(skip)]
     pub created: bool,
     /// For a hunk: its name (`hunk 2 of src/a.rs, at line 40`), the 1-based line where it applied and
     /// how far that is from the line it stated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
-    #[serde(skip_serializing_if = "is_zero")]
     pub offset: isize,
-}
-
-fn is_zero(n: &isize) -> bool {
-    *n == 0
 }
 
 impl EditReport {
@@ -58,23 +46,20 @@ impl EditReport {
 }
 
 /// What a plan does to one file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
     pub file_path: String,
     pub created: bool,
     /// Deleted or moved besides its edits (`FileOp::Edit` otherwise).
-    #[serde(skip)]
     pub op: FileOp,
     /// The change as sorted, non-overlapping, minimal replacements of the original bytes.
     pub replacements: Vec<Replacement>,
     /// The text after the change.
-    #[serde(skip)]
     pub text: String,
     pub applied: Vec<EditReport>,
     pub failed: Vec<Refusal>,
     pub edit_count: usize,
     /// The mode the patch gives the file (`0o100755`), as `FilePlan::mode`.
-    #[serde(skip)]
     pub mode: Option<u32>,
 }
 
@@ -88,7 +73,7 @@ impl FileChange {
 }
 
 /// What a whole plan does: one entry per file, in plan order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub files: Vec<FileChange>,
 }
@@ -174,7 +159,7 @@ impl<'p> FileRun<'p> {
             return match (&self.plan.op, self.original) {
                 (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false)),
                 (FileOp::Edit, None) if self.plan.mode.is_some() => Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
-                (FileOp::Edit, _) => Err(Refusal::invalid("InputValidationError: a file to edit has no edits")),
+                (FileOp::Edit, _) => Err(Refusal::input("a file to edit has no edits")),
                 (op, original) => Ok(self.finish_op(op.clone(), original.unwrap_or("").to_string(), Vec::new(), original.is_none())),
             };
         };

@@ -9,14 +9,13 @@
 //! overlap and no touching: touching replacements are merged), `cur_start[i]` is where `reps[i].text`
 //! begins in the current text.
 
-use serde::Serialize;
 
 /// Offsets of the `\n`s of `text`, for `ChangeSet::line_of`.
 pub fn line_breaks(text: &str) -> Vec<usize> {
     memchr::memchr_iter(b'\n', text.as_bytes()).collect()
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replacement {
     /// Byte offsets into the original text, `start <= end`.
     pub start: usize,

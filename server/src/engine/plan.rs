@@ -3,13 +3,11 @@
 //! Validation is written by hand over `serde_json::Value` rather than derived: every refusal must name the
 //! field to fix (`edits[2].old_string`) in words a caller can act on, which serde's messages do not.
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::refusal::Refusal;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Any failure changes nothing.
     #[default]
@@ -18,8 +16,7 @@ pub enum Mode {
     Partial,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dialect {
     /// Each edit matches against the result of the previous ones (the documented contract).
     #[default]
@@ -28,8 +25,7 @@ pub enum Dialect {
     ClaudeCode,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Matching {
     #[default]
     Exact,
@@ -38,8 +34,7 @@ pub enum Matching {
 }
 
 /// How many matches an edit must find.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
     /// Exactly one (the default).
     One,
@@ -161,8 +156,8 @@ pub struct Plan {
 
 pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
     let value: Value = serde_json::from_str(json).map_err(|e| {
-        Refusal::invalid(format!(
-            "InputValidationError: the plan is not valid JSON: {e}. Send one JSON object such as \
+        Refusal::input(format!(
+            "the plan is not valid JSON: {e}. Send one JSON object such as \
              {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}."
         ))
     })?;
@@ -170,7 +165,7 @@ pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
 }
 
 fn issue(text: impl std::fmt::Display) -> Refusal {
-    Refusal::invalid(format!("InputValidationError: MultiEdit failed due to the following issue:\n{text}"))
+    Refusal::input(format!("MultiEdit failed due to the following issue:\n{text}"))
 }
 
 fn type_name(v: &Value) -> &'static str {

@@ -29,6 +29,8 @@ pub enum Kind {
     /// An editor that holds the files is running but did not take the plan in time: nothing was
     /// changed anywhere; try again.
     Busy,
+    /// multiedit itself failed (a bug caught before it could change anything).
+    InternalError,
 }
 
 impl Kind {
@@ -49,9 +51,13 @@ impl Kind {
             Kind::OutsideWorkspace => "outside_workspace",
             Kind::NotApplied => "not_applied",
             Kind::Busy => "busy",
+            Kind::InternalError => "internal_error",
         }
     }
 }
+
+/// What `Refusal::input` puts before its message.
+pub const INPUT_PREFIX: &str = "InputValidationError: ";
 
 /// A refusal. `message` is the exact, stable text (the seed texts where they define one);
 /// `hint` carries the extra help (closest region, line numbers) kept apart so the message stays exact.
@@ -88,6 +94,12 @@ impl Refusal {
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Refusal::new(Kind::InvalidPlan, message)
+    }
+    /// Input that is not what the caller must send (a field of the wrong type, a patch that does not
+    /// parse): `invalid_plan`, its message after `InputValidationError: `, the words Claude Code's
+    /// tools use for it.
+    pub fn input(message: impl AsRef<str>) -> Self {
+        Refusal::invalid(format!("{INPUT_PREFIX}{}", message.as_ref()))
     }
 
     /// The message followed by the hint, for people reading a terminal or a chat.

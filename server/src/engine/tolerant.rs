@@ -14,12 +14,12 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use super::text::{indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain, plain_char};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// Lines equal but for trailing whitespace.

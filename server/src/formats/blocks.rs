@@ -70,8 +70,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
             }
             Some(Marker::Search(angled)) => angled,
             Some(_) => {
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {} of the text ({}) is a SEARCH/REPLACE marker outside any block: a \
+                return Err(Refusal::input(format!(
+                    "line {} of the text ({}) is a SEARCH/REPLACE marker outside any block: a \
                      block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
                      `>>>>>>> REPLACE`; open the block with `<<<<<<< SEARCH` or remove the stray marker",
                     i + 1,
@@ -81,8 +81,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         };
         n += 1;
         let Some(path) = path_before(&lines, after, i).or_else(|| previous.clone()) else {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: SEARCH/REPLACE block {n} names no file: put the file's path on the line before \
+            return Err(Refusal::input(format!(
+                "SEARCH/REPLACE block {n} names no file: put the file's path on the line before \
                  {} (line {} of the text)",
                 t.trim_end(),
                 i + 1
@@ -105,8 +105,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         i = end + 1;
     }
     if files.is_empty() {
-        return Err(Refusal::invalid(
-            "InputValidationError: the text holds no SEARCH/REPLACE block: write the file's path on a line, then \
+        return Err(Refusal::input(
+            "the text holds no SEARCH/REPLACE block: write the file's path on a line, then \
              `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`",
         ));
     }
@@ -146,8 +146,8 @@ fn elided(search: &str, replace: &str, label: &str) -> Result<Option<Vec<Part>>,
                 k if k == dots.len() => "after its last `...` line".to_string(),
                 k => format!("between its `...` lines {k} and {}", k + 1),
             };
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: {label} adds lines {place} where its SEARCH has none, so nothing says where they \
+            return Err(Refusal::input(format!(
+                "{label} adds lines {place} where its SEARCH has none, so nothing says where they \
                  go: put the lines they follow or precede in SEARCH and in REPLACE"
             )));
         }
@@ -166,8 +166,8 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<(String,
             Some(j) => format!("line {}, which opens another block", j + 1),
             None => "the end of the text".to_string(),
         };
-        Refusal::invalid(format!(
-            "InputValidationError: SEARCH/REPLACE block {n} (begun at line {} of the text) has no `{missing}` line \
+        Refusal::input(format!(
+            "SEARCH/REPLACE block {n} (begun at line {} of the text) has no `{missing}` line \
              before {before}: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
              `>>>>>>> REPLACE`",
             open + 1
@@ -181,8 +181,8 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<(String,
             Some(Marker::Divider) => break,
             Some(Marker::Search(_)) => return Err(unterminated(divider, Some(j))),
             Some(Marker::Replace) => {
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: SEARCH/REPLACE block {n} (begun at line {} of the text) reaches its REPLACE \
+                return Err(Refusal::input(format!(
+                    "SEARCH/REPLACE block {n} (begun at line {} of the text) reaches its REPLACE \
                      marker at line {} without a `=======` line: put a line `=======` between the lines to find and \
                      their replacement",
                     open + 1,

@@ -32,21 +32,21 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
     // Split on '\n' only, each line keeping its break: a CRLF patch keeps its '\r' in the hunk text.
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let Some(begin) = lines.iter().position(|l| l.trim() == BEGIN) else {
-        return Err(Refusal::invalid(
-            "InputValidationError: the text has no `*** Begin Patch` line: an apply_patch envelope starts with a line \
+        return Err(Refusal::input(
+            "the text has no `*** Begin Patch` line: an apply_patch envelope starts with a line \
              `*** Begin Patch` and ends with a line `*** End Patch`, with the file sections between them",
         ));
     };
     let Some(end) = lines.iter().skip(begin + 1).position(|l| l.trim() == END).map(|p| p + begin + 1) else {
-        return Err(Refusal::invalid(format!(
-            "InputValidationError: the envelope begun at line {} (`*** Begin Patch`) has no `*** End Patch` line: end \
+        return Err(Refusal::input(format!(
+            "the envelope begun at line {} (`*** Begin Patch`) has no `*** End Patch` line: end \
              the envelope with a line `*** End Patch` after its last section",
             begin + 1
         )));
     };
     if let Some(again) = lines.iter().skip(end + 1).position(|l| l.trim() == BEGIN) {
-        return Err(Refusal::invalid(format!(
-            "InputValidationError: line {} of the patch starts a second envelope after the one ended at line {}: \
+        return Err(Refusal::input(format!(
+            "line {} of the patch starts a second envelope after the one ended at line {}: \
              send one envelope, with every file's section in it",
             again + end + 2,
             end + 1
@@ -68,8 +68,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         match cur.as_mut() {
             None if t.trim().is_empty() => {}
             None => {
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {no} of the patch ({}) comes before any file section: after \
+                return Err(Refusal::input(format!(
+                    "line {no} of the patch ({}) comes before any file section: after \
                      `*** Begin Patch` comes `*** Add File: <path>`, `*** Delete File: <path>` or \
                      `*** Update File: <path>`",
                     quote(t)
@@ -82,8 +82,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         files.push(s.finish()?);
     }
     if files.is_empty() {
-        return Err(Refusal::invalid(
-            "InputValidationError: the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
+        return Err(Refusal::input(
+            "the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
              least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section",
         ));
     }
@@ -110,8 +110,8 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
         (Some(a), Some(b)) if a == b && word.len() == inner.len() + 2 => inner,
         (None, None) => inner,
         _ => {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: line {} of the patch ({}) opens a shell heredoc whose delimiter (`{word}`) has \
+            return Err(Refusal::input(format!(
+                "line {} of the patch ({}) opens a shell heredoc whose delimiter (`{word}`) has \
                  unmatched quotes: write `<<'EOF'`, `<<\"EOF\"` or `<<EOF`, or send the envelope alone, without the \
                  shell command",
                 open + 1,
@@ -121,8 +121,8 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
     };
     let closed = lines[end + 1..].iter().map(|l| bare(l).trim()).find(|l| !l.is_empty()) == Some(delimiter);
     if !closed {
-        return Err(Refusal::invalid(format!(
-            "InputValidationError: the shell heredoc opened at line {} of the patch ({}) is not closed: put a line \
+        return Err(Refusal::input(format!(
+            "the shell heredoc opened at line {} of the patch ({}) is not closed: put a line \
              `{delimiter}` right after `*** End Patch`, or send the envelope alone, without the shell command",
             open + 1,
             quote(line)
@@ -161,8 +161,8 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
                 s.move_to = Some(named_path(rest, no, t)?);
                 Ok(())
             }
-            _ => Err(Refusal::invalid(format!(
-                "InputValidationError: line {no} of the patch ({}) does not follow an `*** Update File: <path>` line: \
+            _ => Err(Refusal::input(format!(
+                "line {no} of the patch ({}) does not follow an `*** Update File: <path>` line: \
                  put it right after the Update File line of the file to move",
                 quote(t)
             ))),
@@ -175,14 +175,14 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
                 s.closed = true;
                 Ok(())
             }
-            _ => Err(Refusal::invalid(format!(
-                "InputValidationError: line {no} of the patch (`*** End of File`) closes no hunk: it goes right after \
+            _ => Err(Refusal::input(format!(
+                "line {no} of the patch (`*** End of File`) closes no hunk: it goes right after \
                  the last line of a hunk in an `*** Update File: <path>` section"
             ))),
         };
     }
-    Err(Refusal::invalid(format!(
-        "InputValidationError: line {no} of the patch ({}) is not an apply_patch marker: expected \
+    Err(Refusal::input(format!(
+        "line {no} of the patch ({}) is not an apply_patch marker: expected \
          `*** Add File: <path>`, `*** Delete File: <path>`, `*** Update File: <path>`, `*** Move to: <path>` (right \
          after Update File), `*** End of File` (closing a hunk) or `*** End Patch`",
         quote(t)
@@ -192,8 +192,8 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
 fn named_path(rest: &str, no: usize, t: &str) -> Result<String, Refusal> {
     let path = rest.trim();
     if path.is_empty() {
-        return Err(Refusal::invalid(format!(
-            "InputValidationError: line {no} of the patch ({}) names no path: write the file's path after the colon",
+        return Err(Refusal::input(format!(
+            "line {no} of the patch ({}) names no path: write the file's path after the colon",
             quote(t)
         )));
     }
@@ -247,8 +247,8 @@ impl Section {
                 }
                 None if t.trim().is_empty() => self.blanks.push_str(&whole(raw)),
                 None => {
-                    return Err(Refusal::invalid(format!(
-                        "InputValidationError: line {no} of the patch ({}), in `*** Add File: {}`, does not start with \
+                    return Err(Refusal::input(format!(
+                        "line {no} of the patch ({}), in `*** Add File: {}`, does not start with \
                          '+': every line of a new file's content starts with '+' (an empty line is a lone '+')",
                         quote(t),
                         self.path
@@ -257,8 +257,8 @@ impl Section {
             },
             Kind::Delete if t.trim().is_empty() => {}
             Kind::Delete => {
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {no} of the patch ({}) follows `*** Delete File: {}`, which takes no \
+                return Err(Refusal::input(format!(
+                    "line {no} of the patch ({}) follows `*** Delete File: {}`, which takes no \
                      lines: remove it, or start the next section with its `*** ` marker",
                     quote(t),
                     self.path
@@ -274,8 +274,8 @@ impl Section {
         if t.trim_end() == "@@" || t.starts_with("@@ ") {
             let after = t[2..].trim();
             if is_line_numbers(after) {
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {no} of the patch ({}) is a unified diff hunk header: in an apply_patch \
+                return Err(Refusal::input(format!(
+                    "line {no} of the patch ({}) is a unified diff hunk header: in an apply_patch \
                      envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
                      line numbers",
                     quote(t)
@@ -302,8 +302,8 @@ impl Section {
             b'+' => (false, true, &raw[1..]),
             _ => {
                 let k = self.hunks.len() + 1;
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {no} of the patch ({}), in hunk {k} of {}, does not start with ' ' \
+                return Err(Refusal::input(format!(
+                    "line {no} of the patch ({}), in hunk {k} of {}, does not start with ' ' \
                      (context), '-' (removed) or '+' (added): prefix every hunk line, and start each hunk with `@@` \
                      or `@@ <a line that comes before the change>`",
                     quote(t),
@@ -316,8 +316,8 @@ impl Section {
                 return Ok(());
             }
             if self.closed {
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
+                return Err(Refusal::input(format!(
+                    "line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
                      of {}: start the next hunk with `@@`, or the next file with its `*** ` marker",
                     quote(t),
                     self.hunks.len(),
@@ -355,8 +355,8 @@ impl Section {
         }
         let k = self.hunks.len() + 1;
         if !h.changes {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: hunk {k} of {} (line {} of the patch) has no '-' or '+' line, only context: it \
+            return Err(Refusal::input(format!(
+                "hunk {k} of {} (line {} of the patch) has no '-' or '+' line, only context: it \
                  changes nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk",
                 self.path, h.line
             )));
@@ -381,8 +381,8 @@ impl Section {
             Kind::Update => match self.move_to {
                 Some(to) => (PatchOp::Move(to), self.hunks),
                 None if self.hunks.is_empty() => {
-                    return Err(Refusal::invalid(format!(
-                        "InputValidationError: `*** Update File: {}` (line {} of the patch) has no hunk and no \
+                    return Err(Refusal::input(format!(
+                        "`*** Update File: {}` (line {} of the patch) has no hunk and no \
                          `*** Move to:`: add its hunks (`@@`, then ' ', '-' and '+' lines), or drop the section",
                         self.path, self.line
                     )))

@@ -119,15 +119,13 @@ pub fn parse(text: &str, format: Format) -> Result<Patch, Refusal> {
         Format::Diff => unified::parse(text),
         Format::ApplyPatch => envelope::parse(text),
         Format::SearchReplace => blocks::parse(text),
-        Format::Plan => Err(Refusal::invalid("InputValidationError: a JSON plan is not a patch; parse it with engine::parse_plan")),
+        Format::Plan => Err(Refusal::input("a JSON plan is not a patch; parse it with engine::parse_plan")),
     }
 }
 
 /// The refusal for a text no parser accepts: each format, and why it did not fit.
 pub fn unknown_format(text: &str) -> Refusal {
-    let mut why = String::from(
-        "InputValidationError: the text is none of the formats multiedit applies. Tried, in order:",
-    );
+    let mut why = String::from("the text is none of the formats multiedit applies. Tried, in order:");
     let plan = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(_) => "it is JSON but not an object".to_string(),
         Err(e) => format!("not JSON ({e})"),
@@ -140,11 +138,11 @@ pub fn unknown_format(text: &str) -> Refusal {
         };
         why.push_str(&format!("\n- {}: {stop}", f.describe()));
     }
-    Refusal::invalid(why)
+    Refusal::input(why)
 }
 
 fn first_line(s: &str) -> &str {
-    let s = s.strip_prefix("InputValidationError: ").unwrap_or(s);
+    let s = s.strip_prefix(crate::engine::refusal::INPUT_PREFIX).unwrap_or(s);
     s.lines().next().unwrap_or("")
 }
 
@@ -157,8 +155,8 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
             return Ok(p.to_string());
         }
         let Some(root) = root else {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: the patch names {p}, a relative path, and there is no root folder to resolve it \
+            return Err(Refusal::input(format!(
+                "the patch names {p}, a relative path, and there is no root folder to resolve it \
                  against: give `root` (the folder the patch's paths start from)"
             )));
         };
@@ -184,8 +182,8 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
     let mut seen = std::collections::HashSet::new();
     for f in &files {
         if !seen.insert(f.file_path.as_str()) {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: the patch changes {} twice: give each file's hunks in one place",
+            return Err(Refusal::input(format!(
+                "the patch changes {} twice: give each file's hunks in one place",
                 f.file_path
             )));
         }
@@ -286,7 +284,7 @@ impl PatchRequest {
     /// `extra`: fields the caller handles itself (the MCP tool's `preview`).
     pub fn from_value(value: &serde_json::Value, extra: &[&str]) -> Result<PatchRequest, Refusal> {
         use serde_json::Value;
-        let invalid = |what: String| Refusal::invalid(format!("InputValidationError: {what}"));
+        let invalid = |what: String| Refusal::input(format!("{what}"));
         let Value::Object(obj) = value else { return Err(invalid("the patch request must be an object: {\"patch\": \"...\"}".into())) };
         for key in obj.keys() {
             if !["patch", "format", "root", "match"].contains(&key.as_str()) && !extra.contains(&key.as_str()) {

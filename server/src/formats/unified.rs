@@ -69,8 +69,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
                     continue;
                 }
                 _ if t.starts_with("@@ -") => {
-                    return Err(Refusal::invalid(format!(
-                        "InputValidationError: line {} of the patch ({}) starts a hunk that follows no file header: \
+                    return Err(Refusal::input(format!(
+                        "line {} of the patch ({}) starts a hunk that follows no file header: \
                          put the file's `--- a/path` and `+++ b/path` lines before it, as git diff writes them",
                         i + 1,
                         quote(t)
@@ -90,8 +90,8 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
     }
     finish(cur.take(), &mut files)?;
     if files.is_empty() {
-        return Err(Refusal::invalid(
-            "InputValidationError: the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
+        return Err(Refusal::input(
+            "the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
              `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file and no mode change; \
              give the diff of at least one changed file",
         ));
@@ -201,8 +201,8 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
                 Some(p) => header_path(p, i + 2)?,
                 None => s.stripped_names().1,
             };
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: the diff copies {from} to {to} (line {} of the patch): multiedit does not support \
+            return Err(Refusal::input(format!(
+                "the diff copies {from} to {to} (line {} of the patch): multiedit does not support \
                  copies; make the diff without copy detection (no -C or --find-copies), which shows the copy as a new file",
                 i + 1
             )));
@@ -241,8 +241,8 @@ fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, Refusal> {
                 Some(0o160000) => "a submodule".to_string(),
                 _ => format!("mode {}", quote(text.trim())),
             };
-            Err(Refusal::invalid(format!(
-                "InputValidationError: the diff makes {} {what} (line {line} of the patch): multiedit writes regular \
+            Err(Refusal::input(format!(
+                "the diff makes {} {what} (line {line} of the patch): multiedit writes regular \
                  files only; apply this section with `git apply`",
                 s.path()
             )))
@@ -263,8 +263,8 @@ fn no_plus_line(lines: &[&str], i: usize) -> Refusal {
         Some(l) => format!("line {} ({}) is not its `+++ b/path` line", i + 2, quote(bare(l))),
         None => "the patch ends there".to_string(),
     };
-    Refusal::invalid(format!(
-        "InputValidationError: line {} of the patch ({}) starts a file header, but {next}: a unified diff names each \
+    Refusal::input(format!(
+        "line {} of the patch ({}) starts a file header, but {next}: a unified diff names each \
          file on two lines, `--- a/path` then `+++ b/path`; add the missing line",
         i + 1,
         quote(bare(lines[i]))
@@ -307,8 +307,8 @@ fn unquote(s: &str, line: usize) -> Result<(String, &str), Refusal> {
         match b[i] {
             b'"' => {
                 return String::from_utf8(out).map(|p| (p, &s[i + 1..])).map_err(|_| {
-                    Refusal::invalid(format!(
-                        "InputValidationError: the quoted path on line {line} of the patch ({}) is not UTF-8 text once \
+                    Refusal::input(format!(
+                        "the quoted path on line {line} of the patch ({}) is not UTF-8 text once \
                          unquoted: multiedit edits files whose names are UTF-8",
                         quote(s)
                     ))
@@ -345,8 +345,8 @@ fn unquote(s: &str, line: usize) -> Result<(String, &str), Refusal> {
             }
         }
     }
-    Err(Refusal::invalid(format!(
-        "InputValidationError: the quoted path on line {line} of the patch ({}) has no closing quote: end it with \"",
+    Err(Refusal::input(format!(
+        "the quoted path on line {line} of the patch ({}) has no closing quote: end it with \"",
         quote(s)
     )))
 }
@@ -368,8 +368,8 @@ fn binary_files_name(t: &str) -> String {
 }
 
 fn binary(path: &str, line: usize, t: &str) -> Refusal {
-    Refusal::invalid(format!(
-        "InputValidationError: the diff changes {path} as a binary file (line {line} of the patch: {}): multiedit \
+    Refusal::input(format!(
+        "the diff changes {path} as a binary file (line {line} of the patch: {}): multiedit \
          applies text changes only; apply binary patches with `git apply`",
         quote(t)
     ))
@@ -401,8 +401,8 @@ enum Side {
 fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
     let header = bare(lines[i]);
     let Some((old_start, old_count, new_count)) = hunk_header(header) else {
-        return Err(Refusal::invalid(format!(
-            "InputValidationError: line {} of the patch ({}) is not a valid hunk header: expected \
+        return Err(Refusal::input(format!(
+            "line {} of the patch ({}) is not a valid hunk header: expected \
              `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
             i + 1,
             quote(header)
@@ -411,8 +411,8 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
     let k = s.hunks.len() + 1;
     let mismatch = |j: usize| {
         let (old, new) = count_body(lines, i + 1, j);
-        Refusal::invalid(format!(
-            "InputValidationError: hunk {k} of {} (line {} of the patch, {}) announces {old_count} old and {new_count} \
+        Refusal::input(format!(
+            "hunk {k} of {} (line {} of the patch, {}) announces {old_count} old and {new_count} \
              new lines, but its body holds {old} old and {new} new lines: make the counts in the @@ line match the \
              body (old: the ' ' and '-' lines, new: the ' ' and '+' lines)",
             s.path(),
@@ -436,8 +436,8 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
             b'+' => (Side::New, &raw[1..]),
             b'\\' => {
                 let Some(side) = last else {
-                    return Err(Refusal::invalid(format!(
-                        "InputValidationError: line {} of the patch ({}) follows no hunk line: a `\\ No newline at end \
+                    return Err(Refusal::input(format!(
+                        "line {} of the patch ({}) follows no hunk line: a `\\ No newline at end \
                          of file` line comes right after the line that has no newline",
                         j + 1,
                         quote(t)
@@ -455,8 +455,8 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
             _ if t.starts_with("@@") || t.starts_with("diff --git ") => return Err(mismatch(j)),
             _ => {
                 let (o, n) = (old_count - left_old, new_count - left_new);
-                return Err(Refusal::invalid(format!(
-                    "InputValidationError: line {} of the patch ({}) is inside hunk {k} of {} but is no hunk line: each \
+                return Err(Refusal::input(format!(
+                    "line {} of the patch ({}) is inside hunk {k} of {} but is no hunk line: each \
                      line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\' (no newline at end of \
                      file). The hunk's header at line {} announces {old_count} old and {new_count} new lines and {o} old \
                      and {n} new came before this line: fix the line, or the counts if the hunk ends before it",
@@ -554,8 +554,8 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
         (Some(_), Some(to)) => PatchOp::Move(to.clone()),
         _ if s.hunks.is_empty() && s.git && mode.is_none() => return Ok(()),
         _ if s.hunks.is_empty() && !s.git => {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: the file header at line {} of the patch names {path} but no hunk \
+            return Err(Refusal::input(format!(
+                "the file header at line {} of the patch names {path} but no hunk \
                  (`@@ -l,n +l,n @@`) follows it: give the file's hunks after its header, or leave the header out",
                 s.line
             )))
@@ -575,8 +575,8 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
         // `@@ -0,0 +1,n @@`: lines added to a file that is empty (git's diff of an empty file).
         let into_empty = h.old.is_empty() && h.old_start == 0 && s.hunks.len() == 1 && !deleted;
         if h.old.is_empty() && !into_empty {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: hunk {k} of {path} (line {} of the patch) adds lines with no context around \
+            return Err(Refusal::input(format!(
+                "hunk {k} of {path} (line {} of the patch) adds lines with no context around \
                  them: it could only be placed by its line number, which multiedit does not trust alone; make the diff \
                  with context lines (git diff -U3)",
                 h.line
@@ -615,8 +615,8 @@ fn live(files: &[PatchFile], path: &str) -> Option<usize> {
 /// sections of the same file.
 fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), Refusal> {
     let refuse = |what: String| {
-        Refusal::invalid(format!(
-            "InputValidationError: the section at line {line} of the patch {what}: each section of a file applies \
+        Refusal::input(format!(
+            "the section at line {line} of the patch {what}: each section of a file applies \
              to what the sections before it left; fix or drop one of them"
         ))
     };

@@ -22,6 +22,7 @@ use super::commands::Prepared;
 use super::convert::{self, Encoding};
 use super::session::{Config, Session};
 use crate::engine::Replacement;
+use crate::result::PlanResult;
 
 pub const METHOD: &str = "multiedit/diagnostics";
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2000);
@@ -163,7 +164,7 @@ impl Watch {
 
     /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
     /// to `result` (`diagnostics` and `diagnostics_text`).
-    pub async fn finish(self, session: &Session, client: &Client, config: &Config, prepared: &Prepared, result: &mut Value) {
+    pub async fn finish(self, session: &Session, client: &Client, config: &Config, prepared: &Prepared, result: &mut PlanResult) {
         let started = Instant::now();
         let mut edited: Vec<Edited> = prepared
             .outcome
@@ -189,8 +190,8 @@ impl Watch {
             None => None,
         };
         let (Some(before), Some(after)) = (self.before, answer) else {
-            result["diagnostics"] = json!({"available": false});
-            result["diagnostics_text"] = json!("The editor did not report diagnostics for this change.");
+            result.diagnostics = Some(json!({"available": false}));
+            result.diagnostics_text = Some("The editor did not report diagnostics for this change.".into());
             return;
         };
         let computing = Instant::now();
@@ -207,8 +208,8 @@ impl Watch {
             summary["published_ms"] = published.clone();
         }
         summary["delta_ms"] = json!(computing.elapsed().as_secs_f64() * 1000.0);
-        result["diagnostics_text"] = json!(delta.text(self.options, config.workspace.folders()));
-        result["diagnostics"] = summary;
+        result.diagnostics_text = Some(delta.text(self.options, config.workspace.folders()));
+        result.diagnostics = Some(summary);
     }
 }
 

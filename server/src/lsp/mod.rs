@@ -35,36 +35,16 @@ use sync::DocSync;
 
 pub use logging::log;
 
-/// Runs `f`, turning a panic into an error: a bug met by one request must cost that request, not
-/// the session (a panic inside a handler would unwind through the whole connection). Locks are
-/// read through poisoning, so the state stays usable.
-pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
-        let detail = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        format!("multiedit hit an internal error in {what} ({detail}); nothing was changed. Please report it.")
-    })
-}
+pub use crate::process::catch_panic;
 
 /// Runs the server on standard input/output. `log_level`: `--log-level`, as `MessageType`'s number.
 pub fn run(log_level: Option<u8>) -> ExitCode {
     if let Some(level) = log_level {
         logging::set_max_level(level);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("multiedit lsp: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
-        }
+    let Some(clean) = crate::process::block_on("multiedit lsp", || serve(tokio::io::stdin(), tokio::io::stdout())) else {
+        return ExitCode::from(2);
     };
-    let clean = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
-    // The stdin reader may still be parked in a blocking read that only the client's end of the pipe
-    // could wake; after `exit` nobody needs it.
-    runtime.shutdown_background();
     // The protocol asks for 0 after shutdown then exit, 1 for an exit without shutdown.
     if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
@@ -116,14 +96,4 @@ async fn terminated() -> &'static str {
     }
     #[cfg(not(unix))]
     std::future::pending().await
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_panic_becomes_an_error() {
-        assert_eq!(super::catch_panic("x", || 5), Ok(5));
-        let e = super::catch_panic("multiedit.apply", || -> i32 { panic!("boom") }).unwrap_err();
-        assert!(e.contains("multiedit.apply") && e.contains("boom"), "{e}");
-    }
 }

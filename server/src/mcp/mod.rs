@@ -1,7 +1,7 @@
 //! `multiedit mcp`: a Model Context Protocol server over stdio, built on the official Rust SDK (rmcp).
 //!
 //! Two tools take a plan (the same JSON Schema as the VS Code tool, `schema`): `multiedit` applies it,
-//! `multiedit_preview` answers with the diff. Each plan is offered first to a running editor that has
+//! `multiedit_preview` answers with the diff; the third, `multiedit_patch`, takes a patch. Each plan is offered first to a running editor that has
 //! every file in a workspace folder (`crate::bridge::route`); only when no editor was sent it is it
 //! applied on disk, by the CLI's code (`disk::plan::apply`). `render` shapes the results.
 //!
@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::paths::Folders;
+use crate::process::err;
 
 use rmcp::ServiceExt;
 
@@ -37,7 +38,7 @@ fn confinement(options: Options) -> Result<Option<Folders>, String> {
             .map_err(|e| format!("cannot read the current folder ({e}); give the folders to edit with --root DIR"))?;
         // Some clients start servers in / (Cline does): then the default protects nothing.
         if here.parent().is_none() {
-            crate::cli::err(&format!(
+            err(&format!(
                 "multiedit mcp: started in {}, so plans may edit any file; give the project with --root DIR\n",
                 here.display()
             ));
@@ -58,21 +59,11 @@ pub fn run(options: Options) -> ExitCode {
     let confine = match confinement(options) {
         Ok(c) => c,
         Err(why) => {
-            crate::cli::err(&format!("multiedit mcp: {why}\n"));
+            err(&format!("multiedit mcp: {why}\n"));
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            crate::cli::err(&format!("multiedit mcp: cannot start the async runtime: {e}\n"));
-            return ExitCode::from(2);
-        }
-    };
-    let code = runtime.block_on(serve(tools::Server::new(confine)));
-    // The stdin reader may still be parked in a blocking read nobody needs any more.
-    runtime.shutdown_background();
-    code
+    crate::process::block_on("multiedit mcp", || serve(tools::Server::new(confine))).unwrap_or(ExitCode::from(2))
 }
 
 /// Standard input and output as rmcp's stdio transport takes them, framed by `transport`.
@@ -85,14 +76,14 @@ async fn serve(server: tools::Server) -> ExitCode {
     let service = match server.serve(stdio()).await {
         Ok(s) => s,
         Err(e) => {
-            crate::cli::err(&format!("multiedit mcp: the client did not complete the handshake: {e}\n"));
+            err(&format!("multiedit mcp: the client did not complete the handshake: {e}\n"));
             return ExitCode::from(1);
         }
     };
     match service.waiting().await {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            crate::cli::err(&format!("multiedit mcp: {e}\n"));
+            err(&format!("multiedit mcp: {e}\n"));
             ExitCode::from(1)
         }
     }

@@ -1,4 +1,4 @@
-//! The two tools, `multiedit` and `multiedit_preview`, and the server that offers them.
+//! The three tools, `multiedit`, `multiedit_preview` and `multiedit_patch`, and the server that offers them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use super::render;
 use crate::bridge::{self, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
-use crate::lsp::catch_panic;
+use crate::process::catch_panic;
 use crate::paths::{self, Folders};
 
 pub const MULTIEDIT_DESCRIPTION: &str = "\
@@ -144,7 +144,7 @@ impl Server {
         let checked = catch_panic("multiedit_patch", || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
             let request = PatchRequest::from_value(&value, &["preview"])?;
             if value.get("preview").is_some_and(|p| !p.is_boolean()) {
-                return Err(engine::Refusal::invalid("InputValidationError: `preview` must be true or false"));
+                return Err(engine::Refusal::input("`preview` must be true or false"));
             }
             let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
             let root = request.root.clone().unwrap_or(here);
@@ -231,7 +231,7 @@ impl Server {
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
         let routed = tokio::spawn(async move { bridge::route(&value, &files, preview, agent.as_deref()).await }).await;
         match routed {
-            Ok(Routed::Editor { editor, result }) => render::editor(&editor, &result, preview),
+            Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, preview),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { reason }) => on_disk(plan, preview, &reason).await,
             Err(e) => internal(format!(
@@ -271,7 +271,7 @@ async fn on_disk(plan: Plan, preview: bool, reason: &str) -> CallToolResult {
     match done {
         Ok(Ok((result, recovered))) => {
             for r in &recovered {
-                eprintln!("multiedit mcp: {}", r.report("before applying this one"));
+                crate::process::err(&format!("multiedit mcp: {}\n", r.report("before applying this one")));
             }
             match result {
                 Ok((outcome, diff)) => render::disk(&outcome, diff.as_deref(), reason, &recovered),
@@ -284,6 +284,6 @@ async fn on_disk(plan: Plan, preview: bool, reason: &str) -> CallToolResult {
 }
 
 fn internal(message: String) -> CallToolResult {
-    eprintln!("multiedit mcp: {message}");
+    crate::process::err(&format!("multiedit mcp: {message}\n"));
     render::internal(message)
 }

@@ -272,7 +272,7 @@ where
                 }
                 Read::End => return None,
                 Read::Failed(e) => {
-                    crate::cli::err(&format!("multiedit mcp: reading standard input failed ({e})\n"));
+                    crate::process::err(&format!("multiedit mcp: reading standard input failed ({e})\n"));
                     return None;
                 }
             };

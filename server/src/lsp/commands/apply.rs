@@ -67,7 +67,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                 drop(turn);
                 let mut result = result_json(&prepared);
                 if rechecks > 0 {
-                    result["rechecked"] = rechecks.into();
+                    result.rechecked = Some(rechecks);
                 }
                 if let Some(watch) = watch {
                     watch.finish(session, client, &config, &prepared, &mut result).await;
@@ -81,7 +81,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                     .collect();
                 let by = prepared.agent.as_ref().map(|a| format!(" for {a}")).unwrap_or_default();
                 log(client, MessageType::LOG, format!("{APPLY}: applied {}{by}", summary.join(", "))).await;
-                return Ok(result);
+                return Ok(result.to_value());
             }
             Ok(Ok(response)) => {
                 // A document the plan was checked against changed before the editor applied it (the user

@@ -6,7 +6,7 @@ pub mod preview;
 use std::collections::HashMap;
 
 use ropey::Rope;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::{MessageType, WorkspaceEdit};
 use tower_lsp_server::Client;
@@ -16,6 +16,7 @@ use super::diagnostics::Report;
 use super::session::{Config, Review, Session};
 use super::{catch_panic, log};
 use crate::engine::{self, FileOp, Outcome, Refusal};
+use crate::result::PlanResult;
 use crate::{disk, formats, paths};
 
 pub const APPLY: &str = "multiedit.apply";
@@ -100,8 +101,8 @@ pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     }
     match params.get("arguments") {
         None | Some(Value::Array(_)) => None,
-        Some(other) => Some(Refusal::invalid(format!(
-            "InputValidationError: the `arguments` of {command} must be an array holding the plan, [plan], but \
+        Some(other) => Some(Refusal::input(format!(
+            "the `arguments` of {command} must be an array holding the plan, [plan], but \
              is {}",
             match other {
                 Value::Object(_) => "an object (send [plan], not the plan itself)",
@@ -145,8 +146,8 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
                         call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
                     }
                     _ => {
-                        return Err(Refusal::invalid(format!(
-                            "InputValidationError: the options of {command} (its second argument) take only \
+                        return Err(Refusal::input(format!(
+                            "the options of {command} (its second argument) take only \
                              \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
                              \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; \
                              got {key}={value}"
@@ -156,8 +157,8 @@ fn plan_argument(session: &Session, command: &str, arguments: &[Value]) -> Resul
             }
             Ok((plan_from_value(plan)?, call))
         }
-        _ => Err(Refusal::invalid(format!(
-            "InputValidationError: {command} takes the plan (an object such as \
+        _ => Err(Refusal::input(format!(
+            "{command} takes the plan (an object such as \
              {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ..., \"diagnostics\": ...}}, \
              but was given {} arguments",
             arguments.len()
@@ -190,8 +191,8 @@ pub fn prepare(
         // edits of one document.
         let identity = std::fs::canonicalize(&path).map(|p| convert::path_key(&p)).unwrap_or_else(|_| key.clone());
         if let Some(j) = seen.insert(identity, i) {
-            return Err(Refusal::invalid(format!(
-                "InputValidationError: MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
+            return Err(Refusal::input(format!(
+                "MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
                  ({}) names the same file as `files[{j}].file_path` ({}): put all edits of one file in one entry",
                 f.file_path, plan.files[j].file_path
             ))
@@ -319,28 +320,26 @@ async fn prepare_logged(
 /// was computed against (`null` for a file the editor has not opened). A workspace edit cannot set a
 /// file's mode: a mode the patch gives is reported as not set (`mode_applied: false`, and said in the
 /// message), never dropped.
-pub fn result_json(prepared: &Prepared) -> Value {
-    let mut v = crate::protocol_result::outcome_json(&prepared.outcome);
+pub fn result_json(prepared: &Prepared) -> PlanResult {
+    let mut report = PlanResult::of(&prepared.outcome);
     let mut unset = Vec::new();
-    if let Some(files) = v.get_mut("files").and_then(Value::as_array_mut) {
-        for (f, version) in files.iter_mut().zip(&prepared.versions) {
-            f["version"] = json!(version);
-            if let Some(mode) = f.get("mode").and_then(Value::as_str).map(str::to_string) {
-                f["mode_applied"] = json!(false);
-                unset.push(format!("{} {mode}", f["file_path"].as_str().unwrap_or_default()));
-            }
+    for (f, version) in report.files.iter_mut().zip(&prepared.versions) {
+        f.version = Some(*version);
+        if let Some(mode) = &f.mode {
+            f.mode_applied = Some(false);
+            unset.push(format!("{} {mode}", f.file_path));
         }
     }
     if !unset.is_empty() {
-        let message = v["message"].as_str().unwrap_or_default();
-        v["message"] = json!(format!(
-            "{message}\n\nNot set: the mode{} {} (an editor's workspace edit cannot change a file's mode; run \
+        report.message = format!(
+            "{}\n\nNot set: the mode{} {} (an editor's workspace edit cannot change a file's mode; run \
              chmod, or apply the patch with `multiedit apply`).",
+            report.message,
             if unset.len() == 1 { "" } else { "s" },
             unset.join(", ")
-        ));
+        );
     }
-    v
+    report
 }
 
 /// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve

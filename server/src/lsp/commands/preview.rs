@@ -1,13 +1,14 @@
 //! `multiedit.preview`: the same validation as `multiedit.apply`, applying nothing. Returns the
 //! result the apply would give, a unified diff and the WorkspaceEdit the apply would send.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tower_lsp_server::Client;
 
 use super::{prepare_logged, result_json, Failure, PREVIEW};
 use crate::engine::diff;
 use crate::lsp::convert::edit_json;
 use crate::lsp::session::Session;
+use crate::result::PlanResult;
 
 pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
     let (_, prepared) = prepare_logged(session, client, PREVIEW, arguments).await?;
@@ -18,8 +19,6 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         .zip(&prepared.before)
         .map(|(f, before)| diff::file_diff(f, before.as_deref().unwrap_or("")))
         .collect();
-    let mut result = result_json(&prepared);
-    result["diff"] = json!(diff);
-    result["edit"] = edit_json(&prepared.edit);
-    Ok(result)
+    let result = PlanResult { diff: Some(diff), edit: Some(edit_json(&prepared.edit)), ..result_json(&prepared) };
+    Ok(result.to_value())
 }

@@ -1,0 +1,239 @@
+//! The one result object every front end returns, typed: `multiedit apply --json` prints it, the
+//! language server's commands answer with it (and send it through the bridge), and the MCP tools give
+//! it as `structuredContent`, so a caller parses one shape whichever way the plan went. What only one
+//! front end knows (a dry run's `diff`, a document's `version`, where an MCP call was applied) is a
+//! typed optional field, left out where it does not apply.
+//!
+//! A refusal is the engine's `Refusal` everywhere (`kind`, `edit_index`, `file_path`, `message`,
+//! `hint`, each optional field left out where it does not apply): the CLI's `error`, every
+//! `edits_failed` entry, the language server's error `data`, the bridge's `refusal`, and, as `Refused`
+//! with `ok: false`, an MCP tool's `structuredContent`.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::engine::{FileOp, Outcome, Refusal, Tier};
+
+/// A plan's result. Fields are written in this order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanResult {
+    /// `false` only for `multiedit apply --json`'s refusal, which also sets `error`.
+    pub ok: bool,
+    /// The engine's success text (one block per file), or the CLI's refusal text with its hint.
+    pub message: String,
+    pub files: Vec<FileResult>,
+    /// In `mode: partial`, the refusals of the edits that were skipped.
+    pub edits_failed: Vec<Refusal>,
+    /// `multiedit apply --json`: the refusal (`ok` is then false, `files` empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Refusal>,
+    /// `multiedit apply --json`: whether it was a dry run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// MCP: a preview (`multiedit_preview`, `multiedit_patch` with `preview`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<bool>,
+    /// MCP: where the plan was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_in: Option<Place>,
+    /// MCP, a preview: what it was checked against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_in: Option<Place>,
+    /// MCP: the editor whose server took the plan ("Neovim (multiedit lsp pid 4242)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
+    /// A dry run or a preview: the unified diff of every file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send (not passed on by MCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<Value>,
+    /// `multiedit.apply`: how many times the plan was checked again after a document changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rechecked: Option<usize>,
+    /// On disk: interrupted plans completed or rolled back first, journals left or ignored
+    /// (`disk::Recovered::to_json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recovered: Vec<Value>,
+    /// `multiedit.apply` with a client that reports diagnostics: the delta (`lsp::diagnostics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Value>,
+    /// The delta in words, as the MCP tool text ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics_text: Option<String>,
+}
+
+/// Where an MCP call ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    Editor,
+    Disk,
+}
+
+/// What the plan did to one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileResult {
+    pub file_path: String,
+    pub edits_applied: usize,
+    pub replacements: usize,
+    pub created: bool,
+    /// Edits matched by a tolerant tier.
+    pub tiers: Vec<TierResult>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
+    /// The mode a patch gives the file, as git writes it: "100755".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Hunks found away from the line they stated, as `patch` reports them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offsets: Vec<OffsetResult>,
+    /// The language server: the document version the edit was computed against (`Some(None)`, written
+    /// `null`: a file the editor has not opened).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub version: Option<Option<i32>>,
+    /// The language server, a file with a `mode`: whether it was set (a workspace edit cannot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_applied: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TierResult {
+    pub edit_index: usize,
+    pub tier: Tier,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OffsetResult {
+    pub edit_index: usize,
+    /// The hunk's name (`hunk 2 of src/a.rs, at line 40`).
+    pub hunk: Option<String>,
+    /// The 1-based line where it applied.
+    pub line: Option<usize>,
+    pub offset: isize,
+}
+
+/// A field that is present (even as `null`) is `Some`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+impl PlanResult {
+    /// The result of an applied (or checked) plan, before any front end's fields.
+    pub fn of(outcome: &Outcome) -> PlanResult {
+        PlanResult {
+            ok: true,
+            message: outcome.message(),
+            files: outcome.files.iter().map(FileResult::of).collect(),
+            edits_failed: outcome.failed().cloned().collect(),
+            ..PlanResult::refused(String::new(), None)
+        }
+    }
+
+    /// `multiedit apply --json`'s refusal: `message` the refusal's text and hint, `error` the refusal.
+    pub fn refusal(r: &Refusal) -> PlanResult {
+        PlanResult::refused(r.full_text(), Some(r.clone()))
+    }
+
+    fn refused(message: String, error: Option<Refusal>) -> PlanResult {
+        PlanResult {
+            ok: false,
+            message,
+            files: Vec::new(),
+            edits_failed: Vec::new(),
+            error,
+            dry_run: None,
+            preview: None,
+            applied_in: None,
+            checked_in: None,
+            editor: None,
+            diff: None,
+            edit: None,
+            rechecked: None,
+            recovered: Vec::new(),
+            diagnostics: None,
+            diagnostics_text: None,
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a result serialises")
+    }
+}
+
+impl FileResult {
+    fn of(f: &crate::engine::FileChange) -> FileResult {
+        FileResult {
+            file_path: f.file_path.clone(),
+            edits_applied: f.edits_applied(),
+            replacements: f.replacement_count(),
+            created: f.created,
+            tiers: f.applied.iter().filter_map(|e| Some(TierResult { edit_index: e.edit_index, tier: e.tier? })).collect(),
+            deleted: f.op == FileOp::Delete,
+            moved_to: match &f.op {
+                FileOp::MoveTo(to) => Some(to.clone()),
+                _ => None,
+            },
+            mode: f.mode.map(|m| format!("{m:o}")),
+            offsets: f
+                .applied
+                .iter()
+                .filter(|e| e.offset != 0)
+                .map(|e| OffsetResult { edit_index: e.edit_index, hunk: e.label.clone(), line: e.line, offset: e.offset })
+                .collect(),
+            version: None,
+            mode_applied: None,
+        }
+    }
+}
+
+/// An MCP tool's refusal as `structuredContent`: the refusal, marked `ok: false`, and the editor whose
+/// server refused it when the plan went through one.
+#[derive(Debug, Serialize)]
+pub struct Refused<'a> {
+    pub ok: bool,
+    #[serde(flatten)]
+    pub refusal: &'a Refusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<&'a str>,
+}
+
+impl<'a> Refused<'a> {
+    pub fn new(refusal: &'a Refusal, editor: Option<&'a str>) -> Self {
+        Refused { ok: false, refusal, editor }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_reads_back_as_it_was_written() {
+        let mut r = PlanResult::refused("m".into(), None);
+        r.ok = true;
+        r.files.push(FileResult {
+            file_path: "/w/a".into(),
+            edits_applied: 1,
+            replacements: 2,
+            created: false,
+            tiers: vec![TierResult { edit_index: 0, tier: Tier::Quotes }],
+            deleted: false,
+            moved_to: Some("/w/b".into()),
+            mode: Some("100755".into()),
+            offsets: vec![OffsetResult { edit_index: 0, hunk: Some("hunk 1".into()), line: Some(3), offset: -2 }],
+            version: Some(None),
+            mode_applied: Some(false),
+        });
+        r.diff = Some("d".into());
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.starts_with(r#"{"ok":true,"message":"m","files":[{"file_path":"/w/a""#), "{text}");
+        assert!(text.contains(r#""version":null,"mode_applied":false"#), "{text}");
+        assert_eq!(serde_json::from_str::<PlanResult>(&text).unwrap(), r);
+        let mut unopened = r.files[0].clone();
+        unopened.version = None;
+        assert!(!serde_json::to_string(&unopened).unwrap().contains("version"));
+    }
+}
