@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use multiedit::engine::{apply_plan, parse_plan, Matching};
-use multiedit::formats::{plan_from_text, Format};
+use multiedit_engine::engine::{apply_plan, parse_plan, Matching};
+use multiedit_engine::formats::{plan_from_text, Format};
 use serde_json::json;
 
 mod support;
