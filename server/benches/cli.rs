@@ -1,0 +1,164 @@
+//! Patches end to end: `cargo bench --bench cli`. The `git diff` of a 500-file commit (realistic
+//! source, a few hunks a file) applied to a fresh copy of the pre-image folder by `multiedit apply` and
+//! by `git apply`, each run a new process as a user runs it (the copy is made outside the timing).
+//! Goal: multiedit under 1 s. The parse and placing alone are the engine's `formats` bench.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+fn main() {
+    divan::main();
+}
+
+const FILES: usize = 500;
+
+/// A Rust-like source file of about 150 lines: functions whose bodies repeat lines (`}`, `break;`,
+/// blank lines), as real code does, so hunks' context is not always unique in the file.
+fn source_file(f: usize) -> String {
+    let mut s = format!("//! Module {f}: generated for the patch benchmark.\n\nuse std::collections::HashMap;\nuse crate::error::Error;\n\n");
+    for i in 0..12 {
+        s.push_str(&format!(
+            "/// Sums the lengths of the first lines of the input, step {i} of module {f}.\n\
+             pub fn measure_{f}_{i}(input: &str, limit: usize) -> Result<usize, Error> {{\n    \
+             let mut total = 0;\n    \
+             let mut seen: HashMap<&str, usize> = HashMap::new();\n    \
+             for (n, line) in input.lines().enumerate() {{\n        \
+             if n >= limit {{\n            break;\n        }}\n        \
+             *seen.entry(line).or_default() += 1;\n        \
+             total += line.len() * {};\n    \
+             }}\n    \
+             Ok(total)\n\
+             }}\n\n",
+            i + 1
+        ));
+    }
+    s
+}
+
+/// The file after the commit: three hunks (a changed line, an added line, a removed comment).
+fn edited_file(f: usize, pre: &str) -> String {
+    let a = f % 12;
+    let b = (f + 5) % 12;
+    let c = (f + 9) % 12;
+    pre.replace(&format!("total += line.len() * {};", a + 1), &format!("total += line.len() * {} + 1;", a + 1))
+        .replace(
+            &format!("pub fn measure_{f}_{b}(input: &str, limit: usize) -> Result<usize, Error> {{\n"),
+            &format!("pub fn measure_{f}_{b}(input: &str, limit: usize) -> Result<usize, Error> {{\n    debug_assert!(limit > 0);\n"),
+        )
+        .replace(&format!("/// Sums the lengths of the first lines of the input, step {c} of module {f}.\n"), "")
+}
+
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "core.autocrlf=false", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "b")
+        .env("GIT_AUTHOR_EMAIL", "b@example.com")
+        .env("GIT_COMMITTER_NAME", "b")
+        .env("GIT_COMMITTER_EMAIL", "b@example.com")
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// The pre-image folder's files and the `git diff` of the 500-file commit, made once in a scratch repo.
+struct Commit {
+    _scratch: tempfile::TempDir,
+    pre: BTreeMap<String, String>,
+    patch: PathBuf,
+    post: BTreeMap<String, String>,
+}
+
+fn commit() -> &'static Commit {
+    static COMMIT: OnceLock<Commit> = OnceLock::new();
+    COMMIT.get_or_init(|| {
+        let scratch = tempfile::tempdir().unwrap();
+        let repo = scratch.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        let pre: BTreeMap<String, String> = (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), source_file(f))).collect();
+        let post: BTreeMap<String, String> =
+            (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), edited_file(f, &source_file(f)))).collect();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        write_files(&repo, &pre);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "pre"]);
+        write_files(&repo, &post);
+        git(&repo, &["commit", "-q", "-a", "-m", "post"]);
+        let diff = git(&repo, &["diff", "HEAD~1", "HEAD"]);
+        let hunks = diff.split(|&b| b == b'\n').filter(|l| l.starts_with(b"@@ -")).count();
+        let patch = scratch.path().join("commit.diff");
+        std::fs::write(&patch, &diff).unwrap();
+        let bytes: usize = pre.values().map(String::len).sum();
+        eprintln!("cli benches: a {FILES}-file commit, {hunks} hunks, {} KB of source, a {} KB diff", bytes / 1024, diff.len() / 1024);
+        Commit { _scratch: scratch, pre, patch, post }
+    })
+}
+
+fn write_files(dir: &Path, files: &BTreeMap<String, String>) {
+    for (rel, text) in files {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// A fresh copy of the pre-image, outside any repository.
+fn fresh() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), &commit().pre);
+    dir
+}
+
+/// Whether the tool gave the commit's post-image.
+fn check_post(dir: &Path, tool: &str) {
+    for (rel, want) in &commit().post {
+        let got = std::fs::read_to_string(dir.join(rel)).unwrap();
+        assert!(&got == want, "{tool}: {rel} is not the commit's post-image");
+    }
+}
+
+fn run_tool(dir: &Path, tool: &str) {
+    let c = commit();
+    let status = match tool {
+        "multiedit" | "multiedit-dry-run" => Command::new(env!("CARGO_BIN_EXE_multiedit"))
+            .args(["apply", "--format", "diff", "--root"])
+            .arg(dir)
+            .args(if tool == "multiedit-dry-run" { &["--dry-run"][..] } else { &[][..] })
+            .arg(&c.patch)
+            .stdout(Stdio::null())
+            .status(),
+        _ => Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .arg("apply")
+            .arg(&c.patch)
+            .status(),
+    }
+    .expect("run the tool");
+    assert!(status.success(), "{tool} apply failed");
+}
+
+/// `multiedit-dry-run`: the same run with `--dry-run` (read, parse, place, diff; nothing written), to
+/// tell the engine's share from the writing's (staging, journal, fsync).
+#[divan::bench(sample_count = 10, args = ["multiedit", "multiedit-dry-run", "git"])]
+fn cli_files500(b: divan::Bencher, tool: &str) {
+    // Once, outside the timing: the tool gives the commit's post-image.
+    let d = fresh();
+    run_tool(d.path(), tool);
+    if tool != "multiedit-dry-run" {
+        check_post(d.path(), tool);
+    }
+    b.with_inputs(fresh).bench_values(|d| {
+        run_tool(d.path(), tool);
+        d
+    });
+}
