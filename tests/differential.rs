@@ -3,8 +3,7 @@
 //! in `fuzz/`; every input the fuzzer found a difference on is kept in `fuzz/regressions/` and
 //! replayed here, and the fuzz corpus is replayed too.
 
-#[path = "reference/mod.rs"]
-mod reference;
+use crate::support::reference;
 
 use proptest::prelude::*;
 use reference::model::{self, Edit, Expect, File, Plan};

@@ -1,7 +1,6 @@
 //! End-to-end tests of `multiedit lsp`: the built binary, spoken to over stdio as an editor would.
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+use crate::support::lsp as lsp_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -10,10 +10,8 @@
 //! text of the version it names. Load: sustained commands for a bounded time (throughput, p99
 //! latency, peak memory) and open/close cycles whose memory must not grow (no leak).
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
-#[path = "reference/mod.rs"]
-mod reference;
+use crate::support::lsp as lsp_support;
+use crate::support::reference;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -7,8 +7,7 @@
 //! two copies must equal it. Likewise the patch schema (`server/schema/patch.schema.json`) and the
 //! extension's `multiedit_patch` language-model tool.
 
-#[path = "mcp_support/mod.rs"]
-mod mcp_support;
+use crate::support::mcp as mcp_support;
 
 use std::path::Path;
 use std::process::Command;

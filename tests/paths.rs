@@ -3,8 +3,7 @@
 //! workspace folders can be edited, whichever way the path tries to get there (`..`, percent-encoded
 //! `..`, a symlinked file, a symlinked folder, a link chain, a file to be created behind a link).
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+use crate::support::lsp as lsp_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/reference/mod.rs"]
+#[path = "../../tests/support/reference/mod.rs"]
 mod reference;
 
 fuzz_target!(
