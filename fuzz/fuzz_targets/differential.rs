@@ -1,4 +1,4 @@
-//! Random texts and plans through the engine and the reference implementation in tests/reference/:
+//! Random texts and plans through the engine and the reference implementation in tests/support/reference/:
 //! same outcome, same text, same refusal kind. Any input that panics is a difference (or a crash).
 #![no_main]
 
