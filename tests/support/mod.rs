@@ -2,9 +2,11 @@
 //! and the binaries that must run alone). Each binary uses only part of it.
 #![allow(dead_code)]
 
+pub mod apply;
 pub mod corpus;
 pub mod disk;
 pub mod lsp;
 pub mod mcp;
 pub mod nvim;
 pub mod reference;
+pub mod rng;
