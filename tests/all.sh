@@ -21,6 +21,8 @@ run() {
 run "rust tests" cargo test --workspace --no-fail-fast
 # The benches are not run here (their figures are the README's), but they must keep compiling.
 run "benches compile" cargo check --workspace --benches
+# The engine crate depends on no async runtime, LSP or MCP crate (ARCHITECTURE.md, invariant 1).
+run "engine deps" bash tests/engine_deps.sh
 run "fuzzing" bash tests/fuzz.sh
 run "vscode" bash tests/vscode/run.sh
 run "packaging" bash tests/packaging.sh

@@ -8,14 +8,11 @@
 //! Unix only, like the bridge (elsewhere `route` answers NoEditor and servers do not listen).
 #![cfg(unix)]
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
-#[path = "mcp_support/mod.rs"]
-mod mcp_support;
-#[path = "nvim_support/mod.rs"]
-mod nvim_support;
-#[path = "report_support/mod.rs"]
-mod report_support;
+mod support;
+use crate::support::lsp as lsp_support;
+use crate::support::mcp as mcp_support;
+use crate::support::nvim as nvim_support;
+use crate::support::report as report_support;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

@@ -3,13 +3,10 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::io::Write;
 
 use serde_json::{json, Value};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_multiedit")
-}
+use crate::support::apply::{apply_text, bin};
 
 fn apply(args: &[&str], plan: &Value) -> Output {
     apply_text(Path::new("."), args, &plan.to_string())
@@ -237,22 +234,6 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     }
     out.sort();
     out
-}
-
-/// Runs `multiedit apply ARGS -` in `cwd` with `input` on standard input.
-fn apply_text(cwd: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(bin())
-        .current_dir(cwd)
-        .arg("apply")
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 #[test]

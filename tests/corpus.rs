@@ -8,8 +8,8 @@
 //! refused and the hint should name the cause and the line. The figures printed at the end are the
 //! README's.
 
-#[path = "corpus_support/mod.rs"]
-mod corpus_support;
+mod support;
+use crate::support::corpus as corpus_support;
 
 use corpus_support::derive::{self, DerivedEdit};
 use corpus_support::history::{self, Commit};

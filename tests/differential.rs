@@ -1,10 +1,9 @@
-//! The engine against the reference implementation in `tests/reference/`, on random cases: same
+//! The engine against the reference implementation in `tests/support/reference/`, on random cases: same
 //! outcome, same text, same refusal kind. The same generator and comparison drive the fuzz target
 //! in `fuzz/`; every input the fuzzer found a difference on is kept in `fuzz/regressions/` and
 //! replayed here, and the fuzz corpus is replayed too.
 
-#[path = "reference/mod.rs"]
-mod reference;
+use crate::support::reference;
 
 use proptest::prelude::*;
 use reference::model::{self, Edit, Expect, File, Plan};

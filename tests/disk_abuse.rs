@@ -13,10 +13,8 @@
 //! (type, mode, device number, bytes). Each run has a time limit, so a hang fails the test rather than
 //! blocking it.
 
-#[path = "disk_support/mod.rs"]
-mod disk_support;
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+use crate::support::disk as disk_support;
+use crate::support::lsp as lsp_support;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

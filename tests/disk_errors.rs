@@ -6,8 +6,7 @@
 //! The tests that need root (mounting a small tmpfs, running as an unprivileged user) say so and are
 //! skipped without it; the write-error test needs nothing (a file-size limit makes the write fail).
 
-#[path = "disk_support/mod.rs"]
-mod disk_support;
+use crate::support::disk as disk_support;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;

@@ -3,24 +3,14 @@
 //! refusals with every file unchanged. `tests/git_apply.rs` compares unified diffs with `git apply`.
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
+use crate::support::apply::apply_text;
+
+/// `multiedit apply --root ROOT ARGS -` with `patch` on standard input.
 fn apply(root: &Path, args: &[&str], patch: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
-        .arg("apply")
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(patch.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    apply_text(Path::new("."), &[&["--root", root.to_str().unwrap()], args].concat(), patch)
 }
 
 fn stderr(o: &Output) -> String {

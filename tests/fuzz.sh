@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bounded fuzzing for CI: each fuzz target in fuzz/ runs for a fixed time and the script exits non-zero
 # on any crash, engine/reference difference or input taking over 30 s (the input is left in fuzz/artifacts/<target>/; copy it
-# to fuzz/regressions/ so `cargo test --test differential` replays it for good).
+# to fuzz/regressions/ so `cargo test --test it differential::` replays it for good).
 #
 #   tests/fuzz.sh                 # 60 s in all
 #   FUZZ_SECONDS=600 tests/fuzz.sh

@@ -24,8 +24,8 @@
 //! later one and multiedit refuses (`ambiguous`), never guessing.
 
 #[allow(dead_code)]
-#[path = "corpus_support/history.rs"]
-mod history;
+mod support;
+use crate::support::corpus::history;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

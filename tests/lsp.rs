@@ -1,9 +1,7 @@
 //! End-to-end tests of `multiedit lsp`: the built binary, spoken to over stdio as an editor would.
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
-#[path = "report_support/mod.rs"]
-mod report_support;
+use crate::support::lsp as lsp_support;
+use crate::support::report as report_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -745,13 +743,8 @@ fn hundreds_of_random_incremental_changes_keep_the_server_in_step() {
         let mut ed = Editor::start(opts);
         ed.open(&f, "start 😀 é\r\nline\rthird 🎉\n");
         let pieces = ["", "a", "😀", "é\n", "\r\n", "\r", "xyz🎉", "\n\n"];
-        let mut seed: u64 = 0x2545f4914f6cdd1d ^ offer_utf8 as u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = crate::support::rng::Rng(0x2545f4914f6cdd1d ^ offer_utf8 as u64);
+        let mut next = |n: usize| rng.below(n);
         for _ in 0..300 {
             let offsets = cursor_offsets(ed.text(&f));
             // Mostly typing and small deletions, as an editor sends, so the text grows.

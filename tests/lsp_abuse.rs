@@ -10,10 +10,8 @@
 //! text of the version it names. Load: sustained commands for a bounded time (throughput, p99
 //! latency, peak memory) and open/close cycles whose memory must not grow (no leak).
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
-#[path = "reference/mod.rs"]
-mod reference;
+use crate::support::lsp as lsp_support;
+use crate::support::reference;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -635,18 +633,7 @@ fn cancel_requests_of_every_shape() {
 
 // ---- races ----
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::support::rng::Rng;
 
 /// A random small edit of `text`: an insertion, a deletion or a replacement, on char boundaries.
 /// Past 3,000 bytes it only deletes, so the document stays small and the matches many.

@@ -2,8 +2,7 @@
 //! it with the diagnostics its "language server" would publish, and `multiedit.apply`'s result carries
 //! the delta; an editor that does not announce it is never asked.
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+use crate::support::lsp as lsp_support;
 
 use std::fs;
 use std::path::PathBuf;

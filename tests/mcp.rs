@@ -7,10 +7,8 @@
 //! two copies must equal it. Likewise the patch schema (`server/schema/patch.schema.json`) and the
 //! extension's `multiedit_patch` language-model tool.
 
-#[path = "mcp_support/mod.rs"]
-mod mcp_support;
-#[path = "report_support/mod.rs"]
-mod report_support;
+use crate::support::mcp as mcp_support;
+use crate::support::report as report_support;
 
 use std::path::Path;
 use std::process::Command;

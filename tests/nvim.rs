@@ -3,8 +3,7 @@
 //!
 //! Skipped (with a message) when `nvim` is not installed, except under CI=true, where it must run.
 
-#[path = "nvim_support/mod.rs"]
-mod nvim_support;
+use crate::support::nvim as nvim_support;
 
 const MIDDLE: &str = r#"
   local plan = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests of the release packages, built here the way the release workflow builds them:
-#   crate   `cargo package -p multiedit` (with its verification build): what `cargo install` gets
+#   crate   `cargo package -p multiedit-engine -p multiedit` (with their verification builds): what `cargo install` gets
 #   wheel   maturin wheel of the binary, installed into a fresh venv: `multiedit --version` and an MCP
 #           call through the installed entry point
 #   npm_packages `npm pack` of the `multiedit` launcher and of the linux-x64 binary package, installed offline
@@ -31,14 +31,16 @@ bad() { failed=$((failed + 1)); echo "   FAILED: $*"; }
 
 # A developer's uncommitted edits would make `cargo package` refuse; a CI clone is clean.
 crate() {
-  step "crate: cargo package -p multiedit"
+  # Both crates at once: cargo verifies the server's package against the engine's package just built,
+  # as crates.io will have it (the engine is published first).
+  step "crate: cargo package -p multiedit-engine -p multiedit"
   local dirty=()
-  if [ -n "$(git status --porcelain -- server Cargo.toml Cargo.lock README.md 2>/dev/null)" ]; then
+  if [ -n "$(git status --porcelain -- engine server Cargo.toml Cargo.lock README.md 2>/dev/null)" ]; then
     dirty=(--allow-dirty)
     echo "   uncommitted changes in the package's files: packaging them with --allow-dirty"
   fi
-  if cargo package -p multiedit --locked "${dirty[@]}" >"$ART/cargo-package.log" 2>&1 </dev/null; then
-    ok "cargo package (verified): $(grep -o 'Packaged .*' "$ART/cargo-package.log")"
+  if cargo package -p multiedit-engine -p multiedit --locked "${dirty[@]}" >"$ART/cargo-package.log" 2>&1 </dev/null; then
+    ok "cargo package (verified): $(grep -o 'Packaged .*' "$ART/cargo-package.log" | paste -sd ';')"
   else
     tail -30 "$ART/cargo-package.log"
     bad "cargo package (see $ART/cargo-package.log)"

@@ -3,18 +3,14 @@
 //! workspace folders can be edited, whichever way the path tries to get there (`..`, percent-encoded
 //! `..`, a symlinked file, a symlinked folder, a link chain, a file to be created behind a link).
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+use crate::support::lsp as lsp_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use lsp_support::{Editor, Options};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
 
 /// What a URI path must escape (RFC 3986: everything but unreserved characters and `/`).
 const URI_PATH: &AsciiSet = &CONTROLS
@@ -40,16 +36,7 @@ fn file_uri(path: &Path) -> String {
 
 /// Runs `multiedit apply --json` on a plan given on standard input.
 fn apply(plan: &Value) -> (i32, Value) {
-    let mut child = Command::new(BIN)
-        .args(["apply", "--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::apply::apply_text(Path::new("."), &["--json"], &plan.to_string());
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     (out.status.code().unwrap(), v)

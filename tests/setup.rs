@@ -3,8 +3,8 @@
 //! safely is refused and left byte for byte unchanged.
 #![cfg(unix)]
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+mod support;
+use crate::support::lsp as lsp_support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,10 +1,10 @@
-//! Random texts and plans through the engine and the reference implementation in tests/reference/:
+//! Random texts and plans through the engine and the reference implementation in tests/support/reference/:
 //! same outcome, same text, same refusal kind. Any input that panics is a difference (or a crash).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/reference/mod.rs"]
+#[path = "../../tests/support/reference/mod.rs"]
 mod reference;
 
 fuzz_target!(

@@ -4,10 +4,12 @@
 pub mod bridge;
 pub mod cli;
 pub mod disk;
-pub mod engine;
-pub mod formats;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;
 pub mod process;
 pub mod result;
+
+// The pure engine is its own crate (no tokio, tower-lsp-server or rmcp); `crate::engine::…` and
+// `crate::formats::…` keep naming it here.
+pub use multiedit_engine::{engine, formats};

@@ -4,24 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::engine::{FileOp, Kind, Plan, Refusal};
 
-pub fn to_path(file_path: &str) -> Result<PathBuf, Refusal> {
-    let Some(rest) = file_path.strip_prefix("file://") else { return Ok(PathBuf::from(file_path)) };
-    // `file:///abs` or `file://localhost/abs`; any other host is not a local file.
-    let path = rest.strip_prefix("localhost").unwrap_or(rest);
-    if !path.starts_with('/') {
-        return Err(Refusal::invalid(format!(
-            "`file_path` {file_path} names a file on another host; only local file:// URIs can be edited"
-        ))
-        .in_file(file_path));
-    }
-    let decoded = percent_encoding::percent_decode_str(path).decode_utf8().map_err(|_| {
-        Refusal::invalid(format!("`file_path` {file_path} has percent-escapes that are not UTF-8")).in_file(file_path)
-    })?;
-    if decoded.contains('\0') {
-        return Err(Refusal::invalid(format!("`file_path` {file_path} contains a NUL character")).in_file(file_path));
-    }
-    Ok(PathBuf::from(decoded.into_owned()))
-}
+pub use multiedit_engine::paths::to_path;
 
 /// The path as the kernel resolves it: components walked from the root, each symbolic link followed
 /// where it is met, `..` taken on the resolved prefix (`link/..` is the link target's parent, not the
@@ -190,14 +173,6 @@ impl Outside {
 mod tests {
     use super::*;
 
-    #[test]
-    fn uris_and_paths() {
-        assert_eq!(to_path("/a/b c.txt").unwrap(), PathBuf::from("/a/b c.txt"));
-        assert_eq!(to_path("file:///a/b%20c%C3%A9.txt").unwrap(), PathBuf::from("/a/b cé.txt"));
-        assert_eq!(to_path("file://localhost/x").unwrap(), PathBuf::from("/x"));
-        assert!(to_path("file://server/share/x").is_err());
-        assert!(to_path("file:///a%00b").is_err());
-    }
 
     #[test]
     fn links_and_dots_resolve_as_the_kernel_resolves_them() {

@@ -3,7 +3,7 @@
 //! `peer_style_*` is the way today's tools work (materialise the text, rescan the whole file for every
 //! edit), kept here so the comparison runs on the same machine.
 
-use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
+use multiedit_engine::engine::{apply_plan, Edit, FilePlan, Options, Plan};
 
 mod support;
 
@@ -75,7 +75,7 @@ fn peer_style_mb10_edits1000(b: divan::Bencher) {
 /// the changed word named). `changed_word` finds no line as it is and takes the trigram pass;
 /// `indentation` finds every line loosely and stops after the hash pass; `tolerant` is the same miss
 /// recovered by the indentation tier.
-fn miss(bencher: divan::Bencher, old: impl Fn(&str) -> String, matching: multiedit::engine::Matching, ok: bool) {
+fn miss(bencher: divan::Bencher, old: impl Fn(&str) -> String, matching: multiedit_engine::engine::Matching, ok: bool) {
     let text = source(10 << 20);
     let lines: Vec<&str> = text.lines().collect();
     let target = lines[lines.len() * 2 / 3];
@@ -100,5 +100,5 @@ fn mb10_miss_indentation(b: divan::Bencher) {
 
 #[divan::bench(sample_count = 10)]
 fn mb10_tolerant_indentation(b: divan::Bencher) {
-    miss(b, |t| t.replacen("    ", "\t", 1), multiedit::engine::Matching::Tolerant, true)
+    miss(b, |t| t.replacen("    ", "\t", 1), multiedit_engine::engine::Matching::Tolerant, true)
 }
