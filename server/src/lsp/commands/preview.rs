@@ -11,13 +11,8 @@ use crate::lsp::session::Session;
 
 pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
     let (_, prepared) = prepare_logged(session, client, PREVIEW, arguments).await?;
-    let diff: String = prepared
-        .outcome
-        .files
-        .iter()
-        .zip(&prepared.before)
-        .map(|(f, before)| diff::file_diff(f, before.as_deref().unwrap_or("")))
-        .collect();
+    let diff: String =
+        prepared.each().map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or(""))).collect();
     let mut result = result_json(&prepared);
     result["diff"] = json!(diff);
     result["edit"] = edit_json(&prepared.edit);
