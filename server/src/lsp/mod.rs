@@ -17,12 +17,13 @@
 //! | `workspace/executeCommand` whose `arguments` is not an array | `sync.rs` refuses it (`commands::arguments_shape_error`) |
 //! | `$/` requests | `sync.rs` answers MethodNotFound |
 //! | `multiedit/bridgeArrived` (the server's own marker) | `sync.rs` (`Arrivals`) |
-//! | `shutdown`, `exit` | `server.rs` marks the shutdown and stops the bridge; the framework ends `serve` |
+//! | `shutdown` | `server.rs` marks it and stops the bridge |
+//! | `exit` | the framework ends `serve` below, which stops the bridge |
 //! | a plan on the bridge's socket | `bridge.rs` checks the token and hands it over; `server::run_handoffs` runs it with `commands::run` |
 //! | the server's requests to the client (`workspace/applyEdit`, `multiedit/diagnostics`) | sent by `commands/apply.rs` and `diagnostics.rs` |
 //!
 //! Who imports whom, so that no module imports its caller: `session.rs` is plain state (the
-//! `documents.rs` store, `config.rs`, the plans' turn) and imports nothing else; `convert.rs`,
+//! `documents.rs` store, `config.rs`, the plans' turn) and imports only what it holds; `convert.rs`,
 //! `workspace.rs`, `logging.rs` and `diagnostics.rs` know nothing of the session or the commands;
 //! `prepare.rs` reads the session; `commands/` use `prepare.rs` and `diagnostics.rs`; `bridge.rs`
 //! knows neither the session nor the commands (it hands plans over a channel); `sync.rs`, `server.rs`
