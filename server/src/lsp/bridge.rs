@@ -258,7 +258,7 @@ mod unix {
         answer(stream, &reply).await;
     }
 
-    async fn handle(line: &[u8], token: &str, handoffs: &Handoffs, client: &Client, peer: String) -> Answer {
+    pub(super) async fn handle(line: &[u8], token: &str, handoffs: &Handoffs, client: &Client, peer: String) -> Answer {
         let request: Request = match serde_json::from_slice(line) {
             Ok(r) => r,
             Err(e) => {
@@ -285,5 +285,62 @@ mod unix {
             return gone();
         }
         answer.await.unwrap_or_else(|_| gone())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use serde_json::json;
+    use tokio::sync::mpsc;
+    use tower_lsp_server::jsonrpc::Result;
+    use tower_lsp_server::ls_types::{InitializeParams, InitializeResult};
+    use tower_lsp_server::{Client, LanguageServer, LspService};
+
+    use super::unix::handle;
+    use crate::bridge::wire::Answer;
+
+    struct Idle(Client);
+
+    impl LanguageServer for Idle {
+        async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+            Ok(InitializeResult::default())
+        }
+        async fn shutdown(&self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn client() -> Client {
+        let (service, _socket) = LspService::new(Idle);
+        service.inner().0.clone()
+    }
+
+    #[tokio::test]
+    async fn a_plan_is_handed_over_with_its_sender_and_its_answer_comes_back() {
+        let (handoffs, mut handed) = mpsc::channel(1);
+        let line = json!({"token": "t", "plan": {"file_path": "/w/a.txt"}, "preview": true, "agent": "Claude Code"}).to_string();
+        let client = client();
+        let serving = tokio::spawn(async move { handle(line.as_bytes(), "t", &handoffs, &client, "process 7".into()).await });
+        let handoff = handed.recv().await.expect("handed over");
+        assert!(handoff.preview);
+        assert_eq!(handoff.arguments, vec![json!({"file_path": "/w/a.txt"}), json!({"agent": "Claude Code"})]);
+        assert_eq!(handoff.peer, "process 7");
+        handoff.reply.send(Answer::Result(json!({"ok": true}))).unwrap();
+        assert_eq!(serving.await.unwrap(), Answer::Result(json!({"ok": true})));
+    }
+
+    #[tokio::test]
+    async fn a_server_that_stops_answers_rather_than_leaving_the_caller_waiting() {
+        let line = json!({"token": "t", "plan": {}}).to_string();
+        let gone = Answer::Error("the editor's server is shutting down".into());
+        // Nobody takes plans any more.
+        let (handoffs, handed) = mpsc::channel(1);
+        drop(handed);
+        assert_eq!(handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await, gone);
+        // Taken, then dropped unanswered (the server stopped while running it).
+        let (handoffs, mut handed) = mpsc::channel(1);
+        let dropper = tokio::spawn(async move { drop(handed.recv().await) });
+        assert_eq!(handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await, gone);
+        dropper.await.unwrap();
     }
 }
