@@ -17,8 +17,10 @@
 use std::sync::Arc;
 
 use multiedit::lsp::commands::{self, APPLY};
+use multiedit::lsp::config::Config;
 use multiedit::lsp::notifications::{self, DID_CHANGE, DID_OPEN};
-use multiedit::lsp::session::{Config, Session};
+use multiedit::lsp::prepare::prepare;
+use multiedit::lsp::session::Session;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -80,7 +82,7 @@ fn apply_handler(bencher: divan::Bencher) {
     let (session, config) = session_with(&text);
     let args = vec![plan(&text, 10)];
     bencher.bench_local(|| {
-        let prepared = commands::prepare(&session, &config, APPLY, &args, &mut Vec::new()).expect("plan applies");
+        let prepared = prepare(&session, &config, APPLY, &args, &mut Vec::new()).expect("plan applies");
         let wire = serde_json::to_vec(&prepared.edit).unwrap();
         let result = commands::result_json(&prepared).to_value();
         (wire.len(), result)

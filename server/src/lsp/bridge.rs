@@ -1,35 +1,59 @@
 //! The server's side of the bridge (`crate::bridge`): a Unix domain socket on which programs outside
 //! the editor hand over plans, and the registry entry that lets them find it.
 //!
-//! A plan arriving on the socket is run by `commands::run`, the very function behind the editor's
-//! `multiedit.apply` and `multiedit.preview`, once every message the editor had sent when the plan
-//! arrived has been taken in (`sync::Arrivals`: like a command arriving now): validated against the
-//! open buffers, confined to the workspace, and sent to the editor as one versioned WorkspaceEdit.
-//! Only the caller differs.
+//! This side only takes plans in: a plan whose caller proved the token is handed over as a `Handoff`
+//! on a channel, with a one-shot channel for its answer. The server's side of that channel
+//! (`server::run_handoffs`) runs it as the editor's own `multiedit.apply` or `multiedit.preview` once
+//! every message the editor had sent when it arrived has been taken in (`sync::Arrivals`), so a plan
+//! is validated against the open buffers, confined to the workspace and sent to the editor as one
+//! versioned WorkspaceEdit exactly as the editor's command would be. Only the caller differs.
 
-use std::sync::Arc;
 #[cfg(unix)]
 use std::sync::Mutex;
 
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::Client;
 
-use super::session::{Config, Session};
+use super::config::Config;
+use crate::bridge::wire::Answer;
 
 #[cfg(unix)]
 pub use unix::Running;
 
+/// A plan from outside the editor, for the server to run as the editor's own command.
+pub struct Handoff {
+    pub preview: bool,
+    /// The command's arguments: the plan, and the sender's name as the `agent` option.
+    pub arguments: Vec<Value>,
+    /// Who sent it, for the log ("process 1234").
+    pub peer: String,
+    pub reply: oneshot::Sender<Answer>,
+}
+
+/// Where handed-over plans go; `server::run_handoffs` takes them.
+pub type Handoffs = mpsc::Sender<Handoff>;
+
 /// The bridge of one server: off until `start`, off again after `stop`.
-#[derive(Default)]
 pub struct Host {
+    #[cfg_attr(not(unix), allow(dead_code))]
+    handoffs: Handoffs,
     #[cfg(unix)]
     running: Mutex<Option<Running>>,
 }
 
 impl Host {
+    pub fn new(handoffs: Handoffs) -> Host {
+        Host {
+            handoffs,
+            #[cfg(unix)]
+            running: Mutex::default(),
+        }
+    }
+
     /// Starts listening (after `initialized`). `Ok` and `Err` are lines for the log: where it listens,
     /// or why it does not.
-    pub fn start(&self, session: &Arc<Session>, client: &Client) -> Result<String, String> {
-        let config = session.config();
+    pub fn start(&self, config: &Config, client: &Client) -> Result<String, String> {
         if !config.bridge {
             return Err("bridge off: the initialization option bridge is false".into());
         }
@@ -38,7 +62,7 @@ impl Host {
         }
         #[cfg(unix)]
         {
-            let running = Running::start(&config, Arc::downgrade(session), client.clone())?;
+            let running = Running::start(config, self.handoffs.clone(), client.clone())?;
             let said = format!("bridge on: listening at {}", running.socket().display());
             *self.lock() = Some(running);
             Ok(said)
@@ -84,12 +108,12 @@ impl Host {
 #[cfg(unix)]
 mod unix {
     use std::path::{Path, PathBuf};
-    use std::sync::{Arc, Weak};
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     use tokio::io::{AsyncWriteExt, BufReader};
     use tokio::net::{UnixListener, UnixStream};
-    use tokio::sync::Semaphore;
+    use tokio::sync::{oneshot, Semaphore};
     use tokio::task::JoinHandle;
     use tokio::time::timeout;
     use tower_lsp_server::ls_types::MessageType;
@@ -97,10 +121,10 @@ mod unix {
 
     use crate::bridge::registry::{self, Entry};
     use crate::bridge::wire::{self, Answer, Request};
+    use super::{Handoff, Handoffs};
     use crate::engine::{Kind, Refusal};
-    use crate::lsp::commands::{self, Failure};
-    use crate::lsp::log;
-    use crate::lsp::session::{Config, Session};
+    use crate::lsp::config::Config;
+    use crate::lsp::logging::log;
 
     /// How often at most the entry is rewritten for activity.
     const TOUCH_EVERY: Duration = Duration::from_secs(1);
@@ -117,7 +141,7 @@ mod unix {
     }
 
     impl Running {
-        pub fn start(config: &Config, session: Weak<Session>, client: Client) -> Result<Running, String> {
+        pub fn start(config: &Config, handoffs: Handoffs, client: Client) -> Result<Running, String> {
             let dir = registry::ensure_folder().map_err(|why| format!("bridge off: {why}"))?;
             // Entries of servers that died without removing theirs.
             let _ = registry::scan(&dir);
@@ -142,7 +166,7 @@ mod unix {
             running.entry.token = registry::new_token().map_err(|why| format!("bridge off: {why}"))?;
             registry::write(&running.dir, &running.entry)
                 .map_err(|e| format!("bridge off: cannot write the registry entry in {} ({e})", running.dir.display()))?;
-            running.accept = Some(tokio::spawn(accept(listener, running.entry.token.clone(), session, client)));
+            running.accept = Some(tokio::spawn(accept(listener, running.entry.token.clone(), handoffs, client)));
             Ok(running)
         }
 
@@ -179,7 +203,7 @@ mod unix {
         }
     }
 
-    async fn accept(listener: UnixListener, token: String, session: Weak<Session>, client: Client) {
+    async fn accept(listener: UnixListener, token: String, handoffs: Handoffs, client: Client) {
         let token: Arc<str> = token.into();
         let slots = Arc::new(Semaphore::new(wire::MAX_CONNECTIONS));
         loop {
@@ -192,7 +216,7 @@ mod unix {
                     continue;
                 }
             };
-            let (token, session, client) = (token.clone(), session.clone(), client.clone());
+            let (token, handoffs, client) = (token.clone(), handoffs.clone(), client.clone());
             let Ok(slot) = slots.clone().try_acquire_owned() else {
                 // A refusal of kind busy, which the caller must not take for "no editor": this
                 // editor holds the files and may have unsaved changes in them.
@@ -209,7 +233,7 @@ mod unix {
                 continue;
             };
             tokio::spawn(async move {
-                serve(stream, &token, &session, &client).await;
+                serve(stream, &token, &handoffs, &client).await;
                 drop(slot);
             });
         }
@@ -220,7 +244,7 @@ mod unix {
     }
 
     /// Serves one connection: reads the request, runs it, writes the answer.
-    async fn serve(mut stream: UnixStream, token: &str, session: &Weak<Session>, client: &Client) {
+    async fn serve(mut stream: UnixStream, token: &str, handoffs: &Handoffs, client: &Client) {
         let peer = stream.peer_cred().ok().and_then(|c| c.pid()).map(|p| format!("process {p}"));
         let peer = peer.unwrap_or_else(|| "a process".into());
         let mut reader = BufReader::new(&mut stream);
@@ -229,12 +253,12 @@ mod unix {
             // Gone before saying anything: nobody to answer.
             Ok(Err(_)) | Ok(Ok(Ok(None))) => return,
             Ok(Ok(Err(why))) => Answer::Error(format!("malformed request: {why}")),
-            Ok(Ok(Ok(Some(line)))) => handle(&line, token, session, client, &peer).await,
+            Ok(Ok(Ok(Some(line)))) => handle(&line, token, handoffs, client, peer).await,
         };
         answer(stream, &reply).await;
     }
 
-    async fn handle(line: &[u8], token: &str, session: &Weak<Session>, client: &Client, peer: &str) -> Answer {
+    pub(super) async fn handle(line: &[u8], token: &str, handoffs: &Handoffs, client: &Client, peer: String) -> Answer {
         let request: Request = match serde_json::from_slice(line) {
             Ok(r) => r,
             Err(e) => {
@@ -248,24 +272,75 @@ mod unix {
             log(client, MessageType::WARNING, &said).await;
             return Answer::Error("wrong token".into());
         }
-        let Some(session) = session.upgrade() else {
-            return Answer::Error("the editor's server is shutting down".into());
-        };
-        // In line behind what the editor had sent when the plan arrived, like a command arriving now.
-        session.arrivals.wait_turn().await;
         // The sender's name travels as the command's `agent` option, as an editor's own caller would give it.
         let arguments = match request.agent {
             Some(agent) => vec![request.plan, serde_json::json!({"agent": agent})],
             None => vec![request.plan],
         };
-        let outcome = commands::run(&session, client, request.preview, &arguments).await;
-        let command = if request.preview { commands::PREVIEW } else { commands::APPLY };
-        let (said, reply) = match outcome {
-            Ok(result) => ("done".to_string(), Answer::Result(result)),
-            Err(Failure::Refused(r)) => (format!("refused ({})", r.kind.as_str()), Answer::Refusal(serde_json::to_value(&r).unwrap_or_default())),
-            Err(Failure::Internal(message)) => (message.clone(), Answer::Error(message)),
-        };
-        log(client, MessageType::INFO, format!("bridge: {command} from {peer}: {said}")).await;
-        reply
+        let (reply, answer) = oneshot::channel();
+        let handoff = Handoff { preview: request.preview, arguments, peer, reply };
+        // Either end gone: the server is stopping and will run no more plans.
+        let gone = || Answer::Error("the editor's server is shutting down".into());
+        if handoffs.send(handoff).await.is_err() {
+            return gone();
+        }
+        answer.await.unwrap_or_else(|_| gone())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use serde_json::json;
+    use tokio::sync::mpsc;
+    use tower_lsp_server::jsonrpc::Result;
+    use tower_lsp_server::ls_types::{InitializeParams, InitializeResult};
+    use tower_lsp_server::{Client, LanguageServer, LspService};
+
+    use super::unix::handle;
+    use crate::bridge::wire::Answer;
+
+    struct Idle(Client);
+
+    impl LanguageServer for Idle {
+        async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+            Ok(InitializeResult::default())
+        }
+        async fn shutdown(&self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn client() -> Client {
+        let (service, _socket) = LspService::new(Idle);
+        service.inner().0.clone()
+    }
+
+    #[tokio::test]
+    async fn a_plan_is_handed_over_with_its_sender_and_its_answer_comes_back() {
+        let (handoffs, mut handed) = mpsc::channel(1);
+        let line = json!({"token": "t", "plan": {"file_path": "/w/a.txt"}, "preview": true, "agent": "Claude Code"}).to_string();
+        let client = client();
+        let serving = tokio::spawn(async move { handle(line.as_bytes(), "t", &handoffs, &client, "process 7".into()).await });
+        let handoff = handed.recv().await.expect("handed over");
+        assert!(handoff.preview);
+        assert_eq!(handoff.arguments, vec![json!({"file_path": "/w/a.txt"}), json!({"agent": "Claude Code"})]);
+        assert_eq!(handoff.peer, "process 7");
+        handoff.reply.send(Answer::Result(json!({"ok": true}))).unwrap();
+        assert_eq!(serving.await.unwrap(), Answer::Result(json!({"ok": true})));
+    }
+
+    #[tokio::test]
+    async fn a_server_that_stops_answers_rather_than_leaving_the_caller_waiting() {
+        let line = json!({"token": "t", "plan": {}}).to_string();
+        let gone = Answer::Error("the editor's server is shutting down".into());
+        // Nobody takes plans any more.
+        let (handoffs, handed) = mpsc::channel(1);
+        drop(handed);
+        assert_eq!(handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await, gone);
+        // Taken, then dropped unanswered (the server stopped while running it).
+        let (handoffs, mut handed) = mpsc::channel(1);
+        let dropper = tokio::spawn(async move { drop(handed.recv().await) });
+        assert_eq!(handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await, gone);
+        dropper.await.unwrap();
     }
 }

@@ -1,4 +1,5 @@
-//! What the server tells the client in answer to `initialize`.
+//! What the server tells the client in answer to `initialize`, and the names of the commands it
+//! advertises there.
 
 use tower_lsp_server::ls_types::{
     ExecuteCommandOptions, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
@@ -6,9 +7,12 @@ use tower_lsp_server::ls_types::{
     WorkspaceServerCapabilities,
 };
 
-use super::commands;
+use super::config::Config;
 use super::convert::Encoding;
-use super::session::Config;
+
+pub const APPLY: &str = "multiedit.apply";
+pub const PREVIEW: &str = "multiedit.preview";
+pub const ALL: &[&str] = &[APPLY, PREVIEW];
 
 pub fn initialize_result(config: &Config) -> InitializeResult {
     // Always stated, even for UTF-16: it is the answer to the client's offer.
@@ -27,7 +31,7 @@ pub fn initialize_result(config: &Config) -> InitializeResult {
                 ..TextDocumentSyncOptions::default()
             })),
             execute_command_provider: Some(ExecuteCommandOptions {
-                commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
+                commands: ALL.iter().map(|c| c.to_string()).collect(),
                 ..ExecuteCommandOptions::default()
             }),
             workspace: Some(WorkspaceServerCapabilities {

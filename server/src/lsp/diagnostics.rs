@@ -10,7 +10,7 @@
 //! plan's replacements (which the server knows exactly), is not reported. Clients that did not
 //! announce it are never sent the request and pay nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ropey::Rope;
@@ -18,9 +18,8 @@ use serde_json::{json, Map, Value};
 use tower_lsp_server::ls_types::{Position, Range};
 use tower_lsp_server::Client;
 
-use super::commands::Prepared;
 use super::convert::{self, Encoding};
-use super::session::{Config, Session};
+use super::documents::Documents;
 use crate::engine::Replacement;
 use crate::result::PlanResult;
 
@@ -152,10 +151,9 @@ pub struct Watch {
 impl Watch {
     /// Takes the "before" snapshot when the client answers the request and the call wants a delta
     /// (`None` otherwise: nothing is sent, nothing is added to the result).
-    pub async fn start(client: &Client, config: &Config, prepared: &Prepared) -> Option<Watch> {
-        let mut options = config.diagnostics?;
-        options.report = prepared.diagnostics.unwrap_or(options.report);
-        let uris: Vec<String> = prepared.uris.iter().flatten().cloned().collect();
+    pub async fn start(client: &Client, options: Option<Options>, report: Option<Report>, uris: Vec<String>) -> Option<Watch> {
+        let mut options = options?;
+        options.report = report.unwrap_or(options.report);
         if options.report == Report::Off || uris.is_empty() {
             return None;
         }
@@ -163,28 +161,18 @@ impl Watch {
     }
 
     /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
-    /// to `result` (`diagnostics` and `diagnostics_text`).
-    pub async fn finish(self, session: &Session, client: &Client, config: &Config, prepared: &Prepared, result: &mut PlanResult) {
+    /// to `result` (`diagnostics` and `diagnostics_text`). `edited`: the plan's files that stay in the
+    /// editor; `folders`: the workspace's, which the text's paths are shown relative to.
+    pub async fn finish(
+        self,
+        documents: &Documents,
+        client: &Client,
+        encoding: Encoding,
+        folders: &[PathBuf],
+        mut edited: Vec<Edited<'_>>,
+        result: &mut PlanResult,
+    ) {
         let started = Instant::now();
-        let mut edited: Vec<Edited> = prepared
-            .outcome
-            .files
-            .iter()
-            .zip(&prepared.before)
-            .zip(&prepared.uris)
-            .zip(&prepared.versions)
-            .filter_map(|(((f, before), uri), version)| {
-                Some(Edited {
-                    file_path: &f.file_path,
-                    uri: uri.clone()?,
-                    before: before.as_deref().unwrap_or(""),
-                    after: &f.text,
-                    replacements: &f.replacements,
-                    differs: false,
-                    was_open: version.is_some(),
-                })
-            })
-            .collect();
         let answer = match self.before {
             Some(_) => after(client, &edited, self.options.settle).await,
             None => None,
@@ -197,9 +185,9 @@ impl Watch {
         let computing = Instant::now();
         // Compared once the client answered: every didChange it sent before its answer has been applied.
         for e in &mut edited {
-            e.differs = session.documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after);
+            e.differs = documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after);
         }
-        let delta = delta(self.options, config.encoding, &edited, &before, &after);
+        let delta = delta(self.options, encoding, &edited, &before, &after);
         let mut summary = delta.to_json(self.options);
         // The wait for the language servers (as the client measured it, from the edit), apart from the
         // time this server spent on the delta.
@@ -208,7 +196,7 @@ impl Watch {
             summary["published_ms"] = published.clone();
         }
         summary["delta_ms"] = json!(computing.elapsed().as_secs_f64() * 1000.0);
-        result.diagnostics_text = Some(delta.text(self.options, config.workspace.folders()));
+        result.diagnostics_text = Some(delta.text(self.options, folders));
         result.diagnostics = Some(summary);
     }
 }

@@ -2,21 +2,43 @@
 //! the user sees and handed to the editor as one WorkspaceEdit. The protocol is described in
 //! docs/protocol.md.
 //!
-//! `server.rs` holds the `LanguageServer` implementation and `capabilities.rs` its answer to
-//! `initialize`; `sync.rs` the wrapper that applies document notifications in wire order,
-//! `documents.rs` the store; `commands/` and `notifications/` one file per command or notification;
-//! `workspace.rs` which files may be edited, `transport.rs` the check on incoming frames,
-//! `convert.rs` every conversion to and from LSP types, and `bridge.rs` the socket on which programs
-//! outside the editor hand over plans.
+//! Where each message is handled (and in what order: `sync.rs`):
+//!
+//! | message | handled in |
+//! |---|---|
+//! | every frame on stdin | `transport.rs` checks it is a JSON-RPC message, then passes it on byte for byte |
+//! | `initialize` | `sync.rs` reads the params into `config.rs`'s `Config`; `server.rs` answers with `capabilities.rs` |
+//! | `initialized` | `server.rs`: logs the warnings and the config, starts the bridge (`bridge.rs`) |
+//! | `textDocument/didOpen`, `didChange`, `didClose` | `sync.rs` applies them in `call`, in wire order, through `notifications/` to `documents.rs` |
+//! | `textDocument/didSave` | `sync.rs`: only marks the editor active for the bridge |
+//! | `workspace/didChangeWorkspaceFolders` | `server.rs`, through `notifications/did_change_workspace_folders.rs` (`workspace.rs`) |
+//! | `workspace/executeCommand` `multiedit.apply` | `server.rs` → `commands/apply.rs` (`prepare.rs`, `diagnostics.rs`) |
+//! | `workspace/executeCommand` `multiedit.preview` | `server.rs` → `commands/preview.rs` (`prepare.rs`) |
+//! | `workspace/executeCommand` whose `arguments` is not an array | `sync.rs` refuses it (`commands::arguments_shape_error`) |
+//! | `$/` requests | `sync.rs` answers MethodNotFound |
+//! | `multiedit/bridgeArrived` (the server's own marker) | `sync.rs` (`Arrivals`) |
+//! | `shutdown` | `server.rs` marks it and stops the bridge |
+//! | `exit` | the framework ends `serve` below, which stops the bridge |
+//! | a plan on the bridge's socket | `bridge.rs` checks the token and hands it over; `server::run_handoffs` runs it with `commands::run` |
+//! | the server's requests to the client (`workspace/applyEdit`, `multiedit/diagnostics`) | sent by `commands/apply.rs` and `diagnostics.rs` |
+//!
+//! Who imports whom, so that no module imports its caller: `session.rs` is plain state (the
+//! `documents.rs` store, `config.rs`, the plans' turn) and imports only what it holds; `convert.rs`,
+//! `workspace.rs`, `logging.rs` and `diagnostics.rs` know nothing of the session or the commands;
+//! `prepare.rs` reads the session; `commands/` use `prepare.rs` and `diagnostics.rs`; `bridge.rs`
+//! knows neither the session nor the commands (it hands plans over a channel); `sync.rs`, `server.rs`
+//! and `serve` below wire them together.
 
 pub mod bridge;
 pub mod capabilities;
 pub mod commands;
+pub mod config;
 pub mod convert;
 pub mod diagnostics;
 pub mod documents;
 pub mod logging;
 pub mod notifications;
+pub mod prepare;
 pub mod server;
 pub mod session;
 pub mod sync;
@@ -27,11 +49,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};
 
+use bridge::Host;
 use server::Backend;
 use session::Session;
-use sync::DocSync;
+use sync::{Arrivals, DocSync};
 
 pub use logging::log;
 
@@ -56,12 +80,15 @@ where
     O: AsyncWrite,
 {
     let session = Arc::new(Session::default());
-    let backend_session = session.clone();
-    let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session));
+    let (handoffs, handed) = mpsc::channel(crate::bridge::wire::MAX_CONNECTIONS);
+    let bridge = Arc::new(Host::new(handoffs));
+    let (backend_session, backend_bridge) = (session.clone(), bridge.clone());
+    let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session, backend_bridge));
     let client = service.inner().client();
     let (input, feed) = transport::checked_input(input, client.clone());
-    session.arrivals.set_feed(feed);
-    let service = DocSync::new(service, session.clone(), client);
+    let arrivals = Arc::new(Arrivals::new(feed));
+    tokio::spawn(server::run_handoffs(handed, session.clone(), arrivals.clone(), client.clone()));
+    let service = DocSync::new(service, session.clone(), arrivals, bridge.clone(), client);
     let served = Server::new(input, output, socket).serve(service);
     let stopped = tokio::select! {
         _ = served => true,
@@ -72,7 +99,7 @@ where
     };
     // After exit, the end of input or a termination signal (a shutdown already did it): no plan may
     // arrive any more, and the bridge's socket and registry entry go with the server.
-    session.bridge.stop();
+    bridge.stop();
     stopped && session.was_shut_down()
 }
 

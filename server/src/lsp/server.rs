@@ -1,9 +1,11 @@
-//! The `LanguageServer` implementation: capabilities, lifecycle, commands, workspace folders.
-//! Document notifications never reach it (see `sync.rs`).
+//! The `LanguageServer` implementation (capabilities, lifecycle, commands, workspace folders), and
+//! `run_handoffs`, which runs the plans the bridge hands over. Document notifications never reach
+//! `Backend` (see `sync.rs`); the table in `mod.rs` says where each message is handled.
 
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
     DidChangeWorkspaceFoldersParams, ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams,
@@ -11,18 +13,23 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, LanguageServer};
 
+use super::bridge::{Handoff, Host};
 use super::commands::{self, Failure, APPLY, PREVIEW};
-use super::{capabilities, log, notifications};
+use super::logging::log;
 use super::session::Session;
+use super::sync::Arrivals;
+use super::{capabilities, notifications};
+use crate::bridge::wire::Answer;
 
 pub struct Backend {
     client: Client,
     session: Arc<Session>,
+    bridge: Arc<Host>,
 }
 
 impl Backend {
-    pub fn new(client: Client, session: Arc<Session>) -> Self {
-        Backend { client, session }
+    pub fn new(client: Client, session: Arc<Session>, bridge: Arc<Host>) -> Self {
+        Backend { client, session, bridge }
     }
 
     pub fn client(&self) -> Client {
@@ -55,7 +62,7 @@ impl LanguageServer for Backend {
             ),
         )
         .await;
-        match self.session.bridge.start(&self.session, &self.client) {
+        match self.bridge.start(&config, &self.client) {
             Ok(said) => log(&self.client, MessageType::INFO, said).await,
             Err(said) if !config.bridge => log(&self.client, MessageType::INFO, said).await,
             Err(said) => log(&self.client, MessageType::WARNING, said).await,
@@ -64,7 +71,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         self.session.mark_shutdown();
-        self.session.bridge.stop();
+        self.bridge.stop();
         Ok(())
     }
 
@@ -79,15 +86,39 @@ impl LanguageServer for Backend {
                 )))
             }
         };
-        self.session.bridge.touch();
+        self.bridge.touch();
         commands::run(&self.session, &self.client, preview, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
         let warnings = notifications::did_change_workspace_folders::run(&self.session, &params);
-        self.session.bridge.refresh(&self.session.config());
+        self.bridge.refresh(&self.session.config());
         for w in warnings {
             log(&self.client, MessageType::WARNING, w).await;
         }
+    }
+}
+
+/// Runs each plan the bridge hands over as the editor's own command, once every message the editor
+/// had sent when it arrived has been taken in (`Arrivals`), and answers it. Plans run side by side,
+/// as the editor's commands do (applies then take turns on `Session::plans`); this ends when the
+/// bridge is gone.
+pub async fn run_handoffs(mut handoffs: mpsc::Receiver<Handoff>, session: Arc<Session>, arrivals: Arc<Arrivals>, client: Client) {
+    while let Some(handoff) = handoffs.recv().await {
+        let (session, arrivals, client) = (session.clone(), arrivals.clone(), client.clone());
+        tokio::spawn(async move {
+            let Handoff { preview, arguments, peer, reply } = handoff;
+            // In line behind what the editor had sent when the plan arrived, like a command arriving now.
+            arrivals.wait_turn().await;
+            let outcome = commands::run(&session, &client, preview, &arguments).await;
+            let command = if preview { PREVIEW } else { APPLY };
+            let (said, answer) = match outcome {
+                Ok(result) => ("done".to_string(), Answer::Result(result)),
+                Err(Failure::Refused(r)) => (format!("refused ({})", r.kind.as_str()), Answer::Refusal(serde_json::to_value(&r).unwrap_or_default())),
+                Err(Failure::Internal(message)) => (message.clone(), Answer::Error(message)),
+            };
+            log(&client, MessageType::INFO, format!("bridge: {command} from {peer}: {said}")).await;
+            let _ = reply.send(answer);
+        });
     }
 }

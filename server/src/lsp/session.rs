@@ -1,178 +1,13 @@
-//! What the server knows about the connection: the open documents, what the client can do, and the
-//! options it started the server with.
+//! What the server knows about the connection: the open documents, the client's config, and the
+//! turn that `multiedit.apply` commands take. Plain state: it imports only the stores it holds, and
+//! the code that acts on it (commands, notifications, the bridge's plans) is handed a reference.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
-use std::time::Duration;
 
-use serde_json::Value;
-
-use super::bridge::Host;
+use super::config::Config;
 use super::convert::Encoding;
 use super::documents::Documents;
-use super::sync::Arrivals;
-use super::workspace::Workspace;
-
-pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The client's capabilities and options, read from `initialize`.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub encoding: Encoding,
-    /// The client handles `workspace/applyEdit`.
-    pub apply_edit: bool,
-    /// The client takes `documentChanges` (versioned edits); otherwise only `changes`.
-    pub document_changes: bool,
-    /// The client can create files through a WorkspaceEdit.
-    pub create_files: bool,
-    /// ... delete and rename them (a patch's deleted and moved files).
-    pub delete_files: bool,
-    pub rename_files: bool,
-    pub apply_edit_timeout: Duration,
-    pub workspace: Workspace,
-    /// Plans may come through the bridge (initialization option `bridge`, default true).
-    pub bridge: bool,
-    /// The editor's name, from `clientInfo`.
-    pub client_name: Option<String>,
-    /// The client takes change annotations (`workspace.workspaceEdit.changeAnnotationSupport`).
-    pub change_annotations: bool,
-    /// When the editor is asked to have the user review a plan (initialization option `review`).
-    pub review: Review,
-    /// The client answers `multiedit/diagnostics` (initialization option `diagnostics`).
-    pub diagnostics: Option<super::diagnostics::Options>,
-}
-
-/// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Review {
-    #[default]
-    Never,
-    MultiFile,
-    Always,
-}
-
-impl Review {
-    /// `"never"`, `"multiFile"`, `"always"`, or a boolean (`true`: always).
-    pub fn from_value(v: &Value) -> Option<Review> {
-        match v {
-            Value::Bool(true) => Some(Review::Always),
-            Value::Bool(false) => Some(Review::Never),
-            Value::String(s) => match s.as_str() {
-                "never" => Some(Review::Never),
-                "multiFile" => Some(Review::MultiFile),
-                "always" => Some(Review::Always),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    pub fn applies(self, files: usize) -> bool {
-        match self {
-            Review::Never => false,
-            Review::MultiFile => files > 1,
-            Review::Always => true,
-        }
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            encoding: Encoding::Utf16,
-            apply_edit: false,
-            document_changes: false,
-            create_files: false,
-            delete_files: false,
-            rename_files: false,
-            apply_edit_timeout: DEFAULT_APPLY_EDIT_TIMEOUT,
-            workspace: Workspace::default(),
-            bridge: true,
-            client_name: None,
-            change_annotations: false,
-            review: Review::Never,
-            diagnostics: None,
-        }
-    }
-}
-
-fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(k))
-}
-
-impl Config {
-    /// Reads `initialize` params leniently, straight from JSON: a client that sends an odd capability
-    /// still gets a working server with defaults for what could not be read. Returns the config and
-    /// warnings about options that were ignored.
-    pub fn from_initialize(params: &Value) -> (Config, Vec<String>) {
-        let mut warnings = Vec::new();
-        let caps = params.get("capabilities").unwrap_or(&Value::Null);
-        let flag = |path: &[&str]| at(caps, path).and_then(Value::as_bool).unwrap_or(false);
-        // UTF-8 when offered, since it needs no conversion; UTF-16 otherwise (the protocol's default).
-        let offers_utf8 = at(caps, &["general", "positionEncodings"])
-            .and_then(Value::as_array)
-            .is_some_and(|list| list.iter().any(|e| e.as_str() == Some("utf-8")));
-        let resource_ops = at(caps, &["workspace", "workspaceEdit", "resourceOperations"]).and_then(Value::as_array);
-        let mut config = Config {
-            encoding: if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 },
-            apply_edit: flag(&["workspace", "applyEdit"]),
-            document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
-            create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
-            delete_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("delete"))),
-            rename_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("rename"))),
-            client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
-            change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
-            ..Config::default()
-        };
-
-        let mut allow_outside = false;
-        match params.get("initializationOptions") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(opts)) => {
-                for (key, value) in opts {
-                    match (key.as_str(), value) {
-                        ("allowOutsideWorkspace", Value::Bool(b)) => allow_outside = *b,
-                        ("bridge", Value::Bool(b)) => config.bridge = *b,
-                        ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
-                            config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
-                        }
-                        ("review", v) if Review::from_value(v).is_some() => {
-                            config.review = Review::from_value(v).unwrap_or_default();
-                        }
-                        ("diagnostics", v) => match super::diagnostics::Options::from_value(v) {
-                            Ok(d) => config.diagnostics = d,
-                            Err(why) => warnings.push(why),
-                        },
-                        _ => warnings.push(format!(
-                            "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
-                             (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
-                             (true or false), review (\"never\", \"multiFile\" or \"always\") and diagnostics."
-                        )),
-                    }
-                }
-            }
-            Some(other) => warnings.push(format!("Ignoring initializationOptions {other}: expected an object.")),
-        }
-
-        let mut folders: Vec<String> = params
-            .get("workspaceFolders")
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(|f| f.get("uri")?.as_str().map(String::from)).collect())
-            .unwrap_or_default();
-        if folders.is_empty() {
-            // Pre-3.6 clients name a single root instead.
-            if let Some(root) = params.get("rootUri").and_then(Value::as_str) {
-                folders.push(root.to_string());
-            } else if let Some(root) = params.get("rootPath").and_then(Value::as_str) {
-                folders.push(root.to_string());
-            }
-        }
-        let (workspace, bad) = Workspace::new(&folders, allow_outside);
-        warnings.extend(bad);
-        config.workspace = workspace;
-        (config, warnings)
-    }
-}
 
 #[derive(Default)]
 pub struct Session {
@@ -181,10 +16,6 @@ pub struct Session {
     /// What `initialize` could not use, reported once the client can receive log messages.
     warnings: Mutex<Vec<String>>,
     shutdown: AtomicBool,
-    /// The socket through which programs outside the editor hand over plans.
-    pub bridge: Host,
-    /// Puts plans from the bridge in line with the editor's messages.
-    pub arrivals: Arrivals,
     /// One `multiedit.apply` at a time, from the palette, an agent or the bridge alike: a plan is
     /// checked against the text the previous one left, never against the same text as it (held across
     /// the wait for the editor, which is why it is tokio's lock).
@@ -222,41 +53,5 @@ impl Session {
 
     pub fn was_shut_down(&self) -> bool {
         self.shutdown.load(Ordering::SeqCst)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn initialize_is_read_leniently() {
-        let (c, warnings) = Config::from_initialize(&json!({
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-32", "utf-8", "utf-16"]},
-                "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}},
-            },
-            "rootUri": "file:///tmp",
-            "initializationOptions": {"applyEditTimeoutMs": 250, "allowOutsideWorkspace": "yes", "bridge": false, "review": "multiFile"},
-            "clientInfo": {"name": "Neovim", "version": "0.7.2"},
-        }));
-        assert!(!c.bridge);
-        assert_eq!(c.client_name.as_deref(), Some("Neovim"));
-        assert_eq!(c.review, Review::MultiFile);
-        assert!(!c.change_annotations);
-        assert_eq!(c.encoding, Encoding::Utf8);
-        assert!(c.apply_edit && c.document_changes && c.create_files);
-        assert_eq!(c.apply_edit_timeout, Duration::from_millis(250));
-        assert_eq!(c.workspace.folders().len(), 1);
-        assert_eq!(warnings.len(), 1, "the mistyped option is reported: {warnings:?}");
-        assert!(warnings[0].contains("allowOutsideWorkspace"));
-
-        let (c, warnings) = Config::from_initialize(&json!({"capabilities": 7, "initializationOptions": [1]}));
-        assert_eq!(c.encoding, Encoding::Utf16);
-        assert!(!c.apply_edit && !c.document_changes && !c.create_files);
-        assert_eq!(c.apply_edit_timeout, DEFAULT_APPLY_EDIT_TIMEOUT);
-        assert!(c.bridge, "on unless the editor turns it off");
-        assert_eq!(warnings.len(), 1);
     }
 }

@@ -1,24 +1,28 @@
-//! `DocSync`: a `tower::Service` around the framework's service that applies document notifications
-//! in wire order.
+//! The order in which the server sees things, and the two mechanisms that keep it.
 //!
-//! tower-lsp-server polls up to four handlers at once and a handler's body only runs at its first
-//! poll, so a didChange sent just before `multiedit.apply` is not guaranteed to be applied when the
-//! command reads the document (ebkalderon/tower-lsp#284). The transport calls `Service::call` once per
-//! message, in the order they arrive; applying the notifications inside `call`, synchronously, makes
-//! every later request see them. `initialize` is read here too, so the position encoding is settled
-//! before the first didOpen whatever the scheduling; and a command whose `arguments` is not even an
-//! array is answered here, with a message that says so, since the framework would refuse it in serde's
-//! words.
+//! tower-lsp-server calls `Service::call` once per message, in the order the messages arrive, and then
+//! polls up to four handlers at once; a handler's body only runs at its first poll. So a didChange
+//! sent just before `multiedit.apply` is not guaranteed to be applied when the command reads the
+//! document (ebkalderon/tower-lsp#284). Hence:
 //!
-//! `Arrivals` puts a plan from the bridge in the same line: the plan waits for a marker written
-//! behind the frames read so far, so it is checked against the documents exactly as a command
-//! arriving at that moment would be.
+//! 1. `DocSync`, a `tower::Service` around the framework's, applies `didOpen`/`didChange`/`didClose`
+//!    inside `call`, synchronously: every later request sees them, whatever the scheduling. It also
+//!    reads `initialize` there (the position encoding is settled before the first didOpen), answers a
+//!    command whose `arguments` is not even an array (the framework would refuse it in serde's words),
+//!    and swallows the marker below.
+//! 2. `Arrivals` puts a plan from the bridge in the same line: the plan waits for a marker written
+//!    behind the frames read so far (`transport::Feed`), so it is checked against the documents
+//!    exactly as a command arriving at that moment would be.
+//!
+//! What happens after that is the commands' business: `prepare` reads its snapshot before its first
+//! await, and `multiedit.apply` commands take turns (`Session::plans`, a bounded wait refused as
+//! `busy`), so each is checked against the last one's result.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -28,23 +32,29 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
+use super::bridge::Host;
 use super::commands;
+use super::config::Config;
 use super::convert::refusal_error;
+use super::logging::log;
 use super::notifications;
-use super::session::{Config, Session};
+use super::session::Session;
 use super::transport::{self, Feed};
 
 pub struct DocSync<S> {
     inner: S,
     session: Arc<Session>,
+    arrivals: Arc<Arrivals>,
+    /// Told of the editor's activity, which the bridge's registry entry records.
+    bridge: Arc<Host>,
     client: Client,
     /// Set by the first `initialize`; the framework refuses any later one, so must the config.
     initialized: bool,
 }
 
 impl<S> DocSync<S> {
-    pub fn new(inner: S, session: Arc<Session>, client: Client) -> Self {
-        DocSync { inner, session, client, initialized: false }
+    pub fn new(inner: S, session: Arc<Session>, arrivals: Arc<Arrivals>, bridge: Arc<Host>, client: Client) -> Self {
+        DocSync { inner, session, arrivals, bridge, client, initialized: false }
     }
 }
 
@@ -59,9 +69,8 @@ const ARRIVED: &str = "multiedit/bridgeArrived";
 /// marker behind every frame the server has read so far and returns when `DocSync` reaches it: every
 /// notification the server had received when the plan arrived is then applied, as it would be for a
 /// command arriving at that moment.
-#[derive(Default)]
 pub struct Arrivals {
-    feed: OnceLock<Feed>,
+    feed: Feed,
     next: AtomicU64,
     waiting: Mutex<HashMap<u64, oneshot::Sender<()>>>,
 }
@@ -71,8 +80,9 @@ pub struct Arrivals {
 const TURN_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Arrivals {
-    pub fn set_feed(&self, feed: Feed) {
-        let _ = self.feed.set(feed);
+    /// `feed`: the framework's input, behind the frames the transport has checked.
+    pub fn new(feed: Feed) -> Arrivals {
+        Arrivals { feed, next: AtomicU64::new(0), waiting: Mutex::default() }
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<()>>> {
@@ -80,12 +90,11 @@ impl Arrivals {
     }
 
     pub async fn wait_turn(&self) {
-        let Some(feed) = self.feed.get() else { return };
         let id = self.next.fetch_add(1, AtomicOrdering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.waiting().insert(id, tx);
         let marker = serde_json::json!({"jsonrpc": "2.0", "method": ARRIVED, "params": {"id": id}});
-        if transport::write_frame(feed, marker.to_string().as_bytes()).await.is_ok() {
+        if transport::write_frame(&self.feed, marker.to_string().as_bytes()).await.is_ok() {
             let _ = tokio::time::timeout(TURN_TIMEOUT, rx).await;
         }
         self.waiting().remove(&id);
@@ -116,7 +125,7 @@ where
     fn call(&mut self, req: Request) -> Self::Future {
         let method = req.method();
         if method == ARRIVED {
-            self.session.arrivals.arrived(req.params());
+            self.arrivals.arrived(req.params());
             return Box::pin(std::future::ready(Ok(None)));
         }
         // `$/` requests are optional protocol extensions; the specification asks for MethodNotFound,
@@ -143,18 +152,18 @@ where
             if !self.initialized {
                 return Box::pin(std::future::ready(Ok(None)));
             }
-            self.session.bridge.touch();
+            self.bridge.touch();
             let applied = super::catch_panic(method, || notifications::handle(&self.session, method, req.params()));
             if let Err(warning) = applied.and_then(|r| r) {
                 let client = self.client.clone();
-                tokio::spawn(async move { super::log(&client, MessageType::WARNING, warning).await });
+                tokio::spawn(async move { log(&client, MessageType::WARNING, warning).await });
             }
             // Handled: the framework's default handlers would only log that they are not implemented.
             return Box::pin(std::future::ready(Ok(None)));
         } else if method == notifications::DID_SAVE {
             // Saves only tell which editor the user works in (the bridge's last-active time).
             if self.initialized {
-                self.session.bridge.touch();
+                self.bridge.touch();
             }
             return Box::pin(std::future::ready(Ok(None)));
         }

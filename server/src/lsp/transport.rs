@@ -181,7 +181,7 @@ pub async fn write_frame(feed: &Feed, body: &[u8]) -> std::io::Result<()> {
 
 fn warn(client: &Client, message: String) {
     let client = client.clone();
-    tokio::spawn(async move { super::log(&client, MessageType::WARNING, message).await });
+    tokio::spawn(async move { super::logging::log(&client, MessageType::WARNING, message).await });
 }
 
 #[cfg(test)]

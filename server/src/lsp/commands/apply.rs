@@ -13,10 +13,13 @@ use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
-use super::{prepare_logged, result_json, Failure, Prepared, APPLY};
+use super::{prepare_logged, result_json, Failure, APPLY};
 use crate::engine::{FileOp, Kind, Refusal};
-use crate::lsp::session::{Config, Session};
-use crate::lsp::{diagnostics, log};
+use crate::lsp::config::Config;
+use crate::lsp::diagnostics;
+use crate::lsp::logging::log;
+use crate::lsp::prepare::Prepared;
+use crate::lsp::session::Session;
 
 fn not_applied(message: String) -> Failure {
     Failure::Refused(Refusal::new(Kind::NotApplied, message))
@@ -52,7 +55,8 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         check_abilities(&config, &prepared)?;
         // Editors show the label as the undo entry and in their review.
         // Asks a client that reports diagnostics for those of the files before the edit.
-        let watch = diagnostics::Watch::start(client, &config, &prepared).await;
+        let uris: Vec<String> = prepared.files.iter().filter_map(|f| f.uri.clone()).collect();
+        let watch = diagnostics::Watch::start(client, config.diagnostics, prepared.diagnostics, uris).await;
         let params = ApplyWorkspaceEditParams { label: Some(prepared.label()), edit: prepared.edit.clone() };
         let timeout = config.apply_edit_timeout;
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
@@ -70,7 +74,8 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                     result.rechecked = Some(rechecks);
                 }
                 if let Some(watch) = watch {
-                    watch.finish(session, client, &config, &prepared, &mut result).await;
+                    let edited = prepared.edited();
+                    watch.finish(&session.documents, client, config.encoding, config.workspace.folders(), edited, &mut result).await;
                 }
                 // One line per file: the full report, with every old and new string, goes to the caller.
                 let summary: Vec<String> = prepared
@@ -127,12 +132,11 @@ const SETTLE: Duration = Duration::from_millis(500);
 /// didChange) or any one (after a refusal: the user's typing that explains it). Files that were not
 /// open have no version to wait for. Returns whether they moved.
 async fn moved_on(session: &Session, prepared: &Prepared, changes: &mut watch::Receiver<u64>, every: bool, bound: Duration) -> bool {
-    let open: Vec<(&String, i32)> =
-        prepared.keys.iter().zip(&prepared.versions).filter_map(|(k, v)| v.map(|v| (k, v))).collect();
+    let open: Vec<(&str, i32)> = prepared.open_versions().collect();
     if open.is_empty() {
         return false;
     }
-    let moved = |(key, version): &(&String, i32)| session.documents.find(key).is_none_or(|d| d.version != *version);
+    let moved = |(key, version): &(&str, i32)| session.documents.find(key).is_none_or(|d| d.version != *version);
     let wait = async {
         loop {
             if (every && open.iter().all(moved)) || (!every && open.iter().any(moved)) {

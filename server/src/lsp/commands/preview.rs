@@ -12,13 +12,8 @@ use crate::result::PlanResult;
 
 pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
     let (_, prepared) = prepare_logged(session, client, PREVIEW, arguments).await?;
-    let diff: String = prepared
-        .outcome
-        .files
-        .iter()
-        .zip(&prepared.before)
-        .map(|(f, before)| diff::file_diff(f, before.as_deref().unwrap_or("")))
-        .collect();
+    let diff: String =
+        prepared.each().map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or(""))).collect();
     let result = PlanResult { diff: Some(diff), edit: Some(edit_json(&prepared.edit)), ..result_json(&prepared) };
     Ok(result.to_value())
 }

@@ -1,0 +1,273 @@
+//! A plan checked against what the user sees (open buffers, else the disk) and turned into the one
+//! WorkspaceEdit that carries it out: the part `multiedit.apply` and `multiedit.preview` share.
+//!
+//! Synchronous and free of awaits: the snapshot it takes is the state after every notification that
+//! arrived before the command (`sync.rs`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use ropey::Rope;
+use serde_json::Value;
+use tower_lsp_server::ls_types::WorkspaceEdit;
+
+use super::capabilities::PREVIEW;
+use super::config::{Config, Review};
+use super::convert::{self, FileEdit, Then};
+use super::diagnostics::{Edited, Report};
+use super::session::Session;
+use crate::engine::{self, FileChange, FileOp, Outcome, Refusal};
+use crate::{disk, formats, paths};
+
+/// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
+pub struct PreparedFile {
+    /// The key its document is found under (`Documents::find`).
+    pub key: String,
+    /// The text the engine ran on (`None`: the file does not exist).
+    pub before: Option<String>,
+    /// The version its edit carries (`None`: the editor has not opened it).
+    pub version: Option<i32>,
+    /// The URI its edit addresses (`None`: not edited, or deleted or moved).
+    pub uri: Option<String>,
+}
+
+/// A validated plan: what the engine computed and the WorkspaceEdit that carries it out.
+pub struct Prepared {
+    pub outcome: Outcome,
+    /// Per file of the plan, in its order.
+    pub files: Vec<PreparedFile>,
+    pub edit: WorkspaceEdit,
+    /// The edit creates files.
+    pub creates: bool,
+    /// Who sent the plan (the call's `agent` option), if it said.
+    pub agent: Option<String>,
+    /// The call's `diagnostics` option (else the client's initialization option holds).
+    pub diagnostics: Option<Report>,
+}
+
+impl Prepared {
+    /// What the editor calls the change (its undo entry, its review): "Claude Code: 3 edits to 2 files".
+    pub fn label(&self) -> String {
+        let files = self.outcome.files.iter().filter(|f| f.edits_applied() > 0 || f.op != FileOp::Edit).count();
+        let edits: usize = self.outcome.files.iter().map(|f| f.edits_applied()).sum();
+        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        format!("{}: {} to {}", self.agent.as_deref().unwrap_or("MultiEdit"), plural(edits, "edit"), plural(files, "file"))
+    }
+
+    /// Each file: the engine's change and what the server read and addresses.
+    pub fn each(&self) -> impl Iterator<Item = (&FileChange, &PreparedFile)> {
+        self.outcome.files.iter().zip(&self.files)
+    }
+
+    /// The documents the editor had open when the plan was checked, with the version it saw.
+    pub fn open_versions(&self) -> impl Iterator<Item = (&str, i32)> {
+        self.files.iter().filter_map(|f| Some((f.key.as_str(), f.version?)))
+    }
+
+    /// The files whose edit stays in the editor (not deleted or moved), as the diagnostics delta reads them.
+    pub fn edited(&self) -> Vec<Edited<'_>> {
+        self.each()
+            .filter_map(|(change, file)| {
+                Some(Edited {
+                    file_path: &change.file_path,
+                    uri: file.uri.clone()?,
+                    before: file.before.as_deref().unwrap_or(""),
+                    after: &change.text,
+                    replacements: &change.replacements,
+                    differs: false,
+                    was_open: file.version.is_some(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Where a file's text came from.
+enum Source {
+    /// The editor's buffer, at this version.
+    Open { uri: String, version: i32, rope: Rope },
+    /// The file on disk (`None`: it does not exist).
+    Disk { text: Option<String> },
+}
+
+/// The call's options, the command's optional second argument.
+#[derive(Default)]
+struct CallOptions {
+    /// `"review"`: `"never"`, `"multiFile"`, `"always"` or a boolean.
+    review: Option<Review>,
+    /// `"agent"`: who sent the plan ("Claude Code"), for the undo entry and the log.
+    agent: Option<String>,
+    /// `"diagnostics"`: `"errors"`, `"warnings"` or `"off"`.
+    diagnostics: Option<Report>,
+}
+
+/// The command's arguments: the plan, then optionally the call's options `{"review", "agent",
+/// "diagnostics"}`; a missing argument is the engine's `invalid_plan` refusal.
+fn plan_argument(config: &Config, command: &str, arguments: &[Value]) -> Result<(engine::Plan, CallOptions), Refusal> {
+    let plan_from_value = |v: &Value| match v.get("patch") {
+        Some(_) => patch_plan(config, v),
+        None => engine::plan_from_value(v),
+    };
+    match arguments {
+        [plan] => Ok((plan_from_value(plan)?, CallOptions::default())),
+        [plan, Value::Object(options)] => {
+            let mut call = CallOptions::default();
+            for (key, value) in options {
+                match (key.as_str(), value) {
+                    ("review", v) if Review::from_value(v).is_some() => call.review = Review::from_value(v),
+                    ("diagnostics", v) if Report::from_value(v).is_some() => call.diagnostics = Report::from_value(v),
+                    ("agent", Value::String(name)) if !name.trim().is_empty() => {
+                        // A name, not a text: one line, and short enough for an undo entry.
+                        call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
+                    }
+                    _ => {
+                        return Err(Refusal::input(format!(
+                            "the options of {command} (its second argument) take only \
+                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
+                             \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; \
+                             got {key}={value}"
+                        )))
+                    }
+                }
+            }
+            Ok((plan_from_value(plan)?, call))
+        }
+        _ => Err(Refusal::input(format!(
+            "{command} takes the plan (an object such as \
+             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ..., \"diagnostics\": ...}}, \
+             but was given {} arguments",
+            arguments.len()
+        ))),
+    }
+}
+
+/// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve
+/// against `root`, else the one workspace folder; with none or several, a relative path is refused and
+/// asks for `root`.
+pub fn patch_plan(config: &Config, value: &Value) -> Result<engine::Plan, Refusal> {
+    let request = formats::PatchRequest::from_value(value, &[])?;
+    let fallback = match config.workspace.folders() {
+        [one] => Some(one.clone()),
+        _ => None,
+    };
+    request.plan(fallback.as_deref())
+}
+
+/// A file of the plan as read: where it is on disk and where its text came from.
+struct Read {
+    path: PathBuf,
+    source: Source,
+}
+
+/// Validates the plan of `command`'s `arguments` against what the user sees and builds the
+/// WorkspaceEdit. An interrupted `multiedit apply` met in a folder of the plan is completed or rolled
+/// back before that folder is read (`multiedit.apply`; a preview only reports it), and added to
+/// `recovered` (kept even when the plan is then refused: it happened either way), as is a
+/// journal-like file it ignored.
+pub fn prepare(
+    session: &Session,
+    config: &Config,
+    command: &str,
+    arguments: &[Value],
+    recovered: &mut Vec<disk::Recovered>,
+) -> Result<Prepared, Refusal> {
+    let (plan, call) = plan_argument(config, command, arguments)?;
+    let mut read = Vec::with_capacity(plan.files.len());
+    let mut files = Vec::with_capacity(plan.files.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, f) in plan.files.iter().enumerate() {
+        let path = paths::to_path(&f.file_path)?;
+        let key = convert::path_key(&path);
+        // Two spellings of one file (a link and its target, a URI and a path) must not become two
+        // edits of one document.
+        let identity = std::fs::canonicalize(&path).map(|p| convert::path_key(&p)).unwrap_or_else(|_| key.clone());
+        if let Some(j) = seen.insert(identity, i) {
+            return Err(Refusal::input(format!(
+                "MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
+                 ({}) names the same file as `files[{j}].file_path` ({}): put all edits of one file in one entry",
+                f.file_path, plan.files[j].file_path
+            ))
+            .in_file(&f.file_path));
+        }
+        let open = session.documents.find(&key);
+        config.workspace.check(&f.file_path, &path, open.is_some())?;
+        // A preview writes nothing: it reports an interrupted plan rather than finishing it.
+        disk::journal::recover_into(recovered, std::slice::from_ref(&path), command == PREVIEW)?;
+        let (source, before, version) = match open {
+            Some(doc) => {
+                let before = Some(doc.rope.to_string());
+                (Source::Open { uri: doc.uri, version: doc.version, rope: doc.rope }, before, Some(doc.version))
+            }
+            None => {
+                let bytes = disk::read(&path).map_err(|r| r.in_file(&f.file_path))?;
+                let text = bytes.map(|b| engine::decode(&f.file_path, &b).map(str::to_string)).transpose()?;
+                (Source::Disk { text: text.clone() }, text, None)
+            }
+        };
+        read.push(Read { path, source });
+        files.push(PreparedFile { key, before, version, uri: None });
+    }
+    let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
+    let paths_on_disk: Vec<PathBuf> = read.iter().map(|r| r.path.clone()).collect();
+    // A file is moved only onto a path that is free in the editor and on disk, and inside the workspace.
+    disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
+        let open = session.documents.find(&convert::path_key(target));
+        config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
+        Ok(open.is_some() || disk::read(target)?.is_some())
+    })?;
+    let outcome = engine::apply_plan(&plan, &texts)?;
+
+    let mut edits = Vec::new();
+    let mut labels = Vec::new();
+    let mut creates = false;
+    for (((change, file), file_plan), Read { path, source }) in outcome.files.iter().zip(&mut files).zip(&plan.files).zip(&read) {
+        let then = match &change.op {
+            FileOp::Edit | FileOp::Create => Then::Keep,
+            FileOp::Delete => Then::Delete,
+            FileOp::MoveTo(to) => Then::RenameTo(convert::file_uri(&paths::to_path(to)?, to)?),
+        };
+        if change.replacements.is_empty() && !change.created && matches!(then, Then::Keep) {
+            continue;
+        }
+        let mut file_edit = match source {
+            Source::Open { uri, version, rope } => FileEdit {
+                uri: convert::parse_uri(uri)?,
+                version: Some(*version),
+                create: false,
+                edits: convert::text_edits(rope, &change.replacements, config.encoding),
+                then: then.clone(),
+            },
+            Source::Disk { text } => {
+                // Positions are counted on the text the engine ran on, as the protocol requires.
+                let rope = Rope::from_str(text.as_deref().unwrap_or(""));
+                creates |= change.created;
+                FileEdit {
+                    uri: convert::file_uri(path, &change.file_path)?,
+                    version: None,
+                    create: change.created,
+                    edits: convert::text_edits(&rope, &change.replacements, config.encoding),
+                    then: then.clone(),
+                }
+            }
+        };
+        if matches!(file_edit.then, Then::Delete) {
+            // The deletion says it all; the engine has checked that the hunks held the whole text.
+            file_edit.edits.clear();
+        }
+        if matches!(file_edit.then, Then::Keep) {
+            file.uri = Some(file_edit.uri.as_str().to_string());
+        }
+        if config.change_annotations {
+            labels.push(convert::edit_labels(file.before.as_deref(), file_plan, &plan.options, &change.replacements));
+        }
+        edits.push(file_edit);
+    }
+    let annotations = config.change_annotations.then(|| convert::Annotations {
+        labels,
+        needs_confirmation: call.review.unwrap_or(config.review).applies(plan.files.len()),
+    });
+    let edit = convert::annotated_workspace_edit(edits, config.document_changes, annotations);
+    // The call's option, else the plan's own field.
+    let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
+    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics })
+}
