@@ -1,6 +1,6 @@
 // Logic of the chat participant and the language model tool, written against small interfaces
 // so that it runs (and is unit-tested) without VS Code.
-import { EditRequest, PatchRequest, Plan, PlanError, PrepareOptions, findRequest, isPatchRequest, planTargets, preparePatch, prepareRequest } from './plan';
+import { EditRequest, PatchRequest, PlanError, PrepareOptions, findRequest, isPatchRequest, planTargets, preparePatch, prepareRequest } from './plan';
 import {
   ApplyResult,
   Refusal,

@@ -5,8 +5,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { DIAGNOSTICS_METHOD } from './diagnostics';
-import { DiagnosticsHost, diagnosticsOption } from './diagnosticsHost';
-import { EditRequest, ReviewPolicy, reviewArgument, reviewFor, serverArguments } from './plan';
+import { affectsServer, reviewPolicy, serverSettings } from './config';
+import { DiagnosticsHost } from './diagnosticsHost';
+import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
 import { ApplyResult, LspWorkspaceEdit, isApplyResult } from './render';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 
@@ -52,8 +53,7 @@ export class MultiEditClient implements vscode.Disposable {
     this.disposables.push(
       this.diagnostics,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        const restartOn = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics'];
-        if (restartOn.some((s) => e.affectsConfiguration(s))) {
+        if (affectsServer(e)) {
           this.log.info('server settings changed; restarting the server');
           void this.restart().catch(() => undefined);
         }
@@ -63,11 +63,10 @@ export class MultiEditClient implements vscode.Disposable {
 
   /** The executable the client starts, and where it was found. */
   serverCommand(): ServerPathChoice {
-    const config = vscode.workspace.getConfiguration('multiedit');
     const exe = process.platform === 'win32' ? 'multiedit.exe' : 'multiedit';
     const bundled = path.join(this.context.extensionPath, 'bin', exe);
     return chooseServerPath({
-      configured: config.get<string | null>('server.path'),
+      configured: serverSettings().path,
       trusted: vscode.workspace.isTrusted,
       bundled,
       exists: (p) => fs.existsSync(p),
@@ -106,7 +105,7 @@ export class MultiEditClient implements vscode.Disposable {
       this.client = undefined;
       await old.dispose().catch(() => undefined);
     }
-    const config = vscode.workspace.getConfiguration('multiedit');
+    const settings = serverSettings();
     const { command, source } = this.serverCommand();
     if (source === 'bundled') {
       try {
@@ -119,7 +118,7 @@ export class MultiEditClient implements vscode.Disposable {
         }
       }
     }
-    const env = { ...process.env, ...(config.get<Record<string, string>>('server.extraEnv') ?? {}) };
+    const env = { ...process.env, ...settings.extraEnv };
     const isFile = (p: string) => {
       try {
         return fs.statSync(p).isFile();
@@ -138,7 +137,7 @@ export class MultiEditClient implements vscode.Disposable {
     // The server sends its log as window/logMessage at each line's level; lines below the channel's
     // level (Developer: Set Log Level...) are not even sent. Routine "applied ..." lines are LSP `log`
     // messages, which the client prints at info, so info and below ask for everything.
-    const args = ['lsp', '--log-level', serverLogLevel(this.log.logLevel), ...(config.get<string[]>('server.extraArgs') ?? [])];
+    const args = ['lsp', '--log-level', serverLogLevel(this.log.logLevel), ...settings.extraArgs];
     this.log.info(`starting the server (${source}): ${command} ${args.join(' ')}`);
     const run = { command, args, options: { env } };
     const serverOptions: ServerOptions = { run, debug: run };
@@ -148,13 +147,13 @@ export class MultiEditClient implements vscode.Disposable {
       traceOutputChannel: this.log,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
       initializationOptions: {
-        allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
-        bridge: config.get<boolean>('bridge') !== false,
-        review: config.get<string>('review') ?? 'multiFile',
+        allowOutsideWorkspace: settings.allowOutsideWorkspace,
+        bridge: settings.bridge,
+        review: settings.review,
         // A review in the Refactor Preview waits for the user: give the editor's answer time.
         applyEditTimeoutMs: 30 * 60 * 1000,
         // What an applied plan did to the diagnostics of the edited files, answered by this.diagnostics.
-        diagnostics: diagnosticsOption(config),
+        diagnostics: settings.diagnostics,
       },
       middleware: {
         workspace: {
@@ -214,12 +213,12 @@ export class MultiEditClient implements vscode.Disposable {
 
   /** Whether the plan goes through the editor's review (the plan's `review`, else `multiedit.review`). */
   reviews(plan: EditRequest): boolean {
-    return reviewFor(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review'));
+    return reviewFor(plan, reviewPolicy());
   }
 
   private async execute(command: string, plan: EditRequest): Promise<ApplyResult> {
     const client = await this.ensureStarted();
-    const args = serverArguments(plan, reviewArgument(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review')));
+    const args = serverArguments(plan, reviewArgument(plan, reviewPolicy()));
     this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
     let result: unknown;
     try {

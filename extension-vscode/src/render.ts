@@ -1,6 +1,6 @@
 // Rendering of server results and refusals for notifications, chat and language model tools.
 // No `vscode` import: unit-tested with node's test runner.
-import { EditRequest, Plan, PlanEdit, isPatchRequest, planEditCount, planTargets } from './plan';
+import { EditRequest, PlanEdit, isPatchRequest, planEditCount, planTargets } from './plan';
 
 export interface FileResult {
   file_path: string;

@@ -356,6 +356,8 @@ const baseSettings = {
   'files.autoSave': 'off',
   'files.simpleDialog.enable': true,
   'editor.minimap.enabled': false,
+  // Typed text must stay as typed: no suggestion (a word of another file, "ONE") is taken on Enter.
+  'editor.acceptSuggestionOnEnter': 'off',
   'workbench.colorTheme': 'Default Light Modern',
   'window.zoomLevel': 0,
   '[markdown]': { 'editor.wordWrap': 'on' },
