@@ -49,12 +49,18 @@ function declinedInReview(ctx: Ctx, plan: EditRequest | undefined, err: unknown)
   return !!plan && ctx.client.reviews(plan) && toRefusal(err).data?.kind === 'not_applied';
 }
 
+/** Where a plan comes from: the editor it was taken from, or who sent it (the undo entry names them). */
+export interface PlanOrigin {
+  source?: PlanSource;
+  agent?: string;
+}
+
 /** Applies a prepared plan or patch through the server (one WorkspaceEdit, one undo step). */
-export async function applyPlan(ctx: Ctx, plan: EditRequest, source?: PlanSource): Promise<ApplyResult> {
+export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: PlanOrigin = {}): Promise<ApplyResult> {
   let result: ApplyResult;
   try {
     result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `MultiEdit: applying ${planTitle(plan)}` }, () =>
-      ctx.client.apply(plan),
+      ctx.client.apply(plan, agent),
     );
   } catch (err) {
     if (declinedInReview(ctx, plan, err)) ctx.updateStatus({ outcome: 'declined', text: planTitle(plan) });
@@ -65,7 +71,8 @@ export async function applyPlan(ctx: Ctx, plan: EditRequest, source?: PlanSource
   ctx.state.lastApplied = { files: files.length ? files : filesOf(plan), result };
   ctx.state.lastRefusal = undefined;
   if (source) ctx.planDiagnostics.delete(source.uri);
-  ctx.updateStatus({ outcome: 'applied', text: planTitle(plan, result) });
+  // The edit's label ("Chat agent: 2 edits to 2 files"), as the undo entry shows it.
+  ctx.updateStatus({ outcome: 'applied', text: ctx.client.lastAppliedLabel ?? planTitle(plan, result) });
   await showChanges(ctx, ctx.client.lastAppliedEdit as LspWorkspaceEdit | undefined);
   return result;
 }

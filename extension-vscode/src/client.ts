@@ -37,6 +37,11 @@ export class MultiEditClient implements vscode.Disposable {
   serverState: ServerState = 'stopped';
   /** The last WorkspaceEdit the server had the editor apply (workspace/applyEdit answered `applied`). */
   lastAppliedEdit: unknown;
+  /** Its label, the undo entry's name: "Claude Code: 3 edits to 2 files". */
+  lastAppliedLabel: string | undefined;
+  private readonly appliedEmitter = new vscode.EventEmitter<string>();
+  /** An edit of the server was applied in the buffers (a plan of this window's, or an agent's over the bridge): its label. */
+  readonly onDidApplyEdit = this.appliedEmitter.event;
   /** Answers the server's multiedit/diagnostics. */
   private readonly diagnostics: DiagnosticsHost;
 
@@ -162,7 +167,11 @@ export class MultiEditClient implements vscode.Disposable {
             this.diagnostics.editStarting(params.edit as LspWorkspaceEdit);
             const result = await next(params, undefined as never);
             this.diagnostics.editApplied();
-            if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) this.lastAppliedEdit = params.edit;
+            if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) {
+              this.lastAppliedEdit = params.edit;
+              this.lastAppliedLabel = params.label;
+              this.appliedEmitter.fire(params.label ?? 'MultiEdit');
+            }
             return result;
           },
         },
@@ -216,9 +225,9 @@ export class MultiEditClient implements vscode.Disposable {
     return reviewFor(plan, reviewPolicy());
   }
 
-  private async execute(command: string, plan: EditRequest): Promise<ApplyResult> {
+  private async execute(command: string, plan: EditRequest, agent?: string): Promise<ApplyResult> {
     const client = await this.ensureStarted();
-    const args = serverArguments(plan, reviewArgument(plan, reviewPolicy()));
+    const args = serverArguments(plan, reviewArgument(plan, reviewPolicy()), agent);
     this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
     let result: unknown;
     try {
@@ -236,9 +245,11 @@ export class MultiEditClient implements vscode.Disposable {
     return result;
   }
 
-  apply(plan: EditRequest): Promise<ApplyResult> {
+  /** Applies `plan`; `agent`: who sent it, for the edit's label. */
+  apply(plan: EditRequest, agent?: string): Promise<ApplyResult> {
     this.lastAppliedEdit = undefined;
-    return this.execute(SERVER_APPLY, plan);
+    this.lastAppliedLabel = undefined;
+    return this.execute(SERVER_APPLY, plan, agent);
   }
 
   preview(plan: EditRequest): Promise<ApplyResult> {
@@ -248,6 +259,7 @@ export class MultiEditClient implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
     this.stateEmitter.dispose();
+    this.appliedEmitter.dispose();
     void this.stop();
   }
 }

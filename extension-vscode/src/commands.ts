@@ -88,7 +88,7 @@ async function planFromPicker(): Promise<Prepared | undefined> {
 async function applyWithUi(ctx: Ctx, plan: EditRequest, source?: PlanSource): Promise<void> {
   if (previewBeforeApply()) return previewWithUi(ctx, plan, source);
   try {
-    const result = await applyPlan(ctx, plan, source);
+    const result = await applyPlan(ctx, plan, { source });
     await notifyResult(ctx, result, plan);
   } catch (err) {
     await notifyRefusal(ctx, err, plan, source);

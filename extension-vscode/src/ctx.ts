@@ -45,6 +45,11 @@ export class Ctx implements vscode.Disposable {
       this.planDiagnostics,
       this.highlighter,
       this.client.onDidChangeServerState(() => this.updateStatus()),
+      // Every edit, an agent's over the bridge too, is logged and shown by who made it.
+      this.client.onDidApplyEdit((label) => {
+        log.info(`edit applied in the buffers: ${label}`);
+        this.updateStatus({ outcome: 'applied', text: label });
+      }),
       vscode.window.onDidChangeActiveTextEditor((e) => this.rememberEditor(e)),
       // The mark on a failing edit holds until the plan changes.
       vscode.workspace.onDidChangeTextDocument((e) => {

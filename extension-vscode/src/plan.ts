@@ -333,6 +333,8 @@ export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
 /** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
 export interface ServerOptions {
   review: boolean | ReviewPolicy;
+  /** Who sent the plan: the server labels the edit with it ("Chat agent: 2 edits to 2 files"). */
+  agent?: string;
   diagnostics?: DiagnosticsReport;
 }
 
@@ -341,9 +343,10 @@ export interface ServerOptions {
  * `diagnostics` fields, then the call's options (a `diagnostics` that is not errors, warnings or off
  * is left to the setting).
  */
-export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy): [EditRequest, ServerOptions] {
+export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy, agent?: string): [EditRequest, ServerOptions] {
   const { review: _ignored, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown };
   const options: ServerOptions = { review };
+  if (agent) options.agent = agent;
   if (diagnostics === 'errors' || diagnostics === 'warnings' || diagnostics === 'off') options.diagnostics = diagnostics;
   return [rest as EditRequest, options];
 }

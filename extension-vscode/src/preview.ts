@@ -105,7 +105,7 @@ export async function previewWithUi(ctx: Ctx, plan: EditRequest, source?: PlanSo
   await closePreviewTabs();
   if (pick !== 'Apply') return;
   try {
-    await notifyResult(ctx, await applyPlan(ctx, plan, source), plan);
+    await notifyResult(ctx, await applyPlan(ctx, plan, { source }), plan);
   } catch (err) {
     await notifyRefusal(ctx, err, plan, source);
   }

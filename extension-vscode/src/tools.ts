@@ -15,21 +15,29 @@ import {
   prepareToolInvocation,
   refusedToolResult,
 } from './assist';
-import { planDefaults } from './config';
+import { planDefaults, reviewPolicy } from './config';
 import { Ctx, activeFilePath, baseDir } from './ctx';
 import { EditRequest } from './plan';
 import { Refusal } from './render';
 
 export const TOOL_NAME = 'multiedit';
 
-function assistDeps(ctx: Ctx, model?: vscode.LanguageModelChat, token?: vscode.CancellationToken): AssistDeps {
+/**
+ * Who the undo entry, the status bar and the log name for an edit: VS Code tells a tool nothing of the
+ * chat agent that calls it, and `@multiedit` applies what the user asked it.
+ */
+const TOOL_CALLER = 'Chat agent';
+const PARTICIPANT = '@multiedit';
+
+function assistDeps(ctx: Ctx, agent: string, model?: vscode.LanguageModelChat, token?: vscode.CancellationToken): AssistDeps {
   return {
     activeFilePath,
     activeFileText: () => vscode.window.activeTextEditor?.document.getText(),
     baseDir,
     defaults: planDefaults(),
-    apply: (plan) => applyPlan(ctx, plan),
+    apply: (plan) => applyPlan(ctx, plan, { agent }),
     preview: (plan) => ctx.client.preview(plan),
+    reviewSetting: reviewPolicy(),
     askModel: model
       ? async (prompt) => {
           const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(prompt)], {}, token);
@@ -56,7 +64,7 @@ export function chatHandler(ctx: Ctx): vscode.ChatRequestHandler {
   return async (request, _context, stream, token) => {
     await handleChatRequest(
       { prompt: request.prompt, command: request.command, referencedFiles: referencedFiles(request) },
-      assistDeps(ctx, request.model, token),
+      assistDeps(ctx, PARTICIPANT, request.model, token),
       {
         progress: (t) => stream.progress(t),
         markdown: (t) => stream.markdown(t),
@@ -107,14 +115,14 @@ function toolResult(ctx: Ctx, { text, outcome }: { text: string; outcome: { refu
 }
 
 /** The progress message, and the confirmation when the call asks the user. */
-function preparedInvocation(p: ToolPreparation, confirm: boolean): vscode.PreparedToolInvocation {
-  if (!confirm) return { invocationMessage: p.invocationMessage };
+function preparedInvocation(p: ToolPreparation): vscode.PreparedToolInvocation {
+  if (!p.confirm) return { invocationMessage: p.invocationMessage };
   return { invocationMessage: p.invocationMessage, confirmationMessages: { title: p.title, message: new vscode.MarkdownString(p.message) } };
 }
 
 /** What tells the two tools apart: how a call is checked (and confirmed) and how it runs. */
 interface ToolKind<T> {
-  prepare(input: T, deps: AssistDeps): Promise<ToolPreparation & { confirm?: boolean }>;
+  prepare(input: T, deps: AssistDeps): Promise<ToolPreparation>;
   invoke(input: T, deps: AssistDeps): Promise<{ text: string; outcome: ChatOutcome }>;
   patch: boolean;
 }
@@ -132,15 +140,16 @@ class MultiEditTool<T> implements vscode.LanguageModelTool<T> {
   ) {}
 
   async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<T>) {
-    const p = await this.kind.prepare(options.input, assistDeps(this.ctx));
+    const p = await this.kind.prepare(options.input, assistDeps(this.ctx, TOOL_CALLER));
     this.early.remember(options.input, p.refusal);
-    // A refusal needs no confirmation: the model gets it at once, and nothing is applied.
-    return preparedInvocation(p, p.confirm ?? !p.refusal);
+    // A refusal needs no confirmation (the model gets it at once, nothing is applied), nor does a
+    // reviewed call (the Refactor Preview is its approval).
+    return preparedInvocation(p);
   }
 
   async invoke(options: vscode.LanguageModelToolInvocationOptions<T>) {
     const early = this.early.take(options.input);
-    return toolResult(this.ctx, early ? refusedToolResult(early, this.kind.patch) : await this.kind.invoke(options.input, assistDeps(this.ctx)));
+    return toolResult(this.ctx, early ? refusedToolResult(early, this.kind.patch) : await this.kind.invoke(options.input, assistDeps(this.ctx, TOOL_CALLER)));
   }
 }
 

@@ -293,18 +293,22 @@ async function invokeLmTool(input) {
   fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify(input));
   const prev = fs.readFileSync(stateFile, 'utf8');
   await runCommand('MultiEdit: Test: Invoke Language Model Tool');
-  // VS Code asks for confirmation before running an extension's tool outside a chat request
+  // VS Code asks for confirmation before running an extension's tool outside a chat request; the
+  // state returned counts the questions (`confirmations`).
+  let confirmations = 0;
   return waitFor(
     async () => {
       const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
       if (text !== prev) {
         const s = JSON.parse(text);
-        if (s.command === 'invokeTool') return s;
+        if (s.command === 'invokeTool') return { ...s, confirmations };
       }
       const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
       if (await button.isVisible().catch(() => false)) {
         await screenshot('tool-confirmation');
         await button.click();
+        confirmations++;
+        await sleep(300);
       }
       return undefined;
     },
@@ -312,6 +316,22 @@ async function invokeLmTool(input) {
     30_000,
     500,
   );
+}
+
+/**
+ * Ctrl+Z in the active editor after an edit of several files: VS Code asks "Would you like to undo
+ * '<the edit's label>' across all files?" (the label of the undo entry); answers "Undo in N Files" and
+ * returns the question.
+ */
+async function undoAcrossFiles() {
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Z');
+  const dialog = page.locator('.monaco-dialog-box').first();
+  await dialog.waitFor({ state: 'visible', timeout: 10_000 });
+  const question = (await dialog.locator('.dialog-message-text').first().innerText()).trim();
+  await screenshot('undo-names-the-agent');
+  await dialog.locator('.monaco-button', { hasText: /^Undo in \d+ Files/ }).first().click();
+  return question;
 }
 
 /** Shows two workspace files side by side, the first one focused. */
@@ -344,6 +364,8 @@ const near = path.join(ws, 'near.txt');
 const closed = path.join(ws, 'closed.txt');
 const revA = path.join(ws, 'rev-a.txt');
 const revB = path.join(ws, 'rev-b.txt');
+const approveA = path.join(ws, 'approve-a.txt');
+const approveB = path.join(ws, 'approve-b.txt');
 const settingsFile = path.join(userData, 'User', 'settings.json');
 const baseSettings = {
   'workbench.startupEditor': 'none',
@@ -507,6 +529,8 @@ async function main() {
   fs.writeFileSync(closed, 'never opened: before\n');
   fs.writeFileSync(revA, 'first: one\nsecond line\nthird: three\n');
   fs.writeFileSync(revB, 'second file: two\n');
+  fs.writeFileSync(approveA, 'red apple\n');
+  fs.writeFileSync(approveB, 'green pear\n');
   fs.writeFileSync(
     path.join(ws, 'review.multiedit.json'),
     JSON.stringify(
@@ -741,6 +765,40 @@ async function runTests() {
     await openFile('target.txt');
     const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');
     await screenshot('tool-applied');
+  });
+
+  await test('one approval: a two-file tool call is confirmed once, with its diff, and applied without a review; the undo entry, the status bar and the log name the agent', async () => {
+    await clearNotifications();
+    // The setting's default reviews palette plans of several files; it adds no review to a confirmed call.
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'multiFile' }, 'updateSetting');
+    try {
+      await openFile('approve-a.txt');
+      const plan = {
+        files: [
+          { file_path: approveA, edits: [{ old_string: 'apple', new_string: 'apple apple' }] },
+          { file_path: approveB, edits: [{ old_string: 'pear', new_string: 'pear pear' }] },
+        ],
+      };
+      let state = await invokeLmTool(plan);
+      assertEqual(state.confirmations, 1, 'questions asked');
+      assertMatch(state.toolResult, /^Applied 1 edit to \S+approve-a\.txt:[\s\S]*\nApplied 1 edit to \S+approve-b\.txt:/, 'tool result');
+      assertEqual(await page.locator('.bulk-edit-panel').isVisible().catch(() => false), false, 'Refactor Preview shown');
+      // Applied once: a second run of the plan would double the words again.
+      state = await dumpState();
+      assertEqual(docText(state, approveA), 'red apple apple\n', 'approve-a.txt');
+      assertEqual(docText(state, approveB), 'green pear pear\n', 'approve-b.txt');
+      assertMatch(state.status?.tooltip ?? '', /Last edit at .+: applied \(Chat agent: 2 edits to 2 files\)/, 'status bar tooltip');
+      assertMatch(outputChannelLog(), /edit applied in the buffers: Chat agent: 2 edits to 2 files/, 'log');
+      await openFile('approve-a.txt');
+      const question = await undoAcrossFiles();
+      assertEqual(question, "Would you like to undo 'Chat agent: 2 edits to 2 files' across all files?", 'undo question');
+      await waitFor(async () => {
+        const s = await dumpState();
+        return docText(s, approveA) === 'red apple\n' && docText(s, approveB) === 'green pear\n' ? s : undefined;
+      }, 'one undo to revert both files', 10_000);
+    } finally {
+      await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'never' }, 'updateSetting');
+    }
   });
 
   await test('the plan schema checks *.multiedit.json files', async () => {
@@ -1088,6 +1146,42 @@ async function runTests() {
     await page.keyboard.press('Control+Z');
     await sleep(500);
     await expectActiveText('one\ntwo\nthree\nfour\n', 'text after one Ctrl+Z');
+  });
+
+  await test('an MCP agent\'s two-file edit is labelled with its name: the undo entry, the status bar and the log', async () => {
+    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
+    await clearNotifications();
+    await openFile('approve-b.txt');
+    const before = await dumpState();
+    const textOf = (s, file) => docText(s, file) ?? fs.readFileSync(file, 'utf8');
+    const [beforeA, beforeB] = [textOf(before, approveA), textOf(before, approveB)];
+    const plan = {
+      files: [
+        { file_path: approveA, edits: [{ old_string: 'red', new_string: 'ripe red' }] },
+        { file_path: approveB, edits: [{ old_string: 'green', new_string: 'ripe green' }] },
+      ],
+    };
+    const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, MCP_CLIENT_NAME: 'Claude Code' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
+    const answer = JSON.parse(r.stdout);
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
+    const state = await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, approveA) === beforeA.replace('red', 'ripe red') && docText(s, approveB) === beforeB.replace('green', 'ripe green') ? s : undefined;
+    }, 'both buffers edited once', 10_000);
+    assertMatch(state.status?.tooltip ?? '', /Last edit at .+: applied \(Claude Code: 2 edits to 2 files\)/, 'status bar tooltip');
+    assertMatch(outputChannelLog(), /edit applied in the buffers: Claude Code: 2 edits to 2 files/, 'log');
+    const question = await undoAcrossFiles();
+    assertEqual(question, "Would you like to undo 'Claude Code: 2 edits to 2 files' across all files?", 'undo question');
+    await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, approveA) === beforeA && docText(s, approveB) === beforeB ? s : undefined;
+    }, 'one undo to revert both files', 10_000);
   });
 
   await test('diagnostics: the LM tool, @multiedit and an MCP agent get the error a plan introduced, not the one already there; the fix comes back resolved', async () => {
