@@ -269,12 +269,17 @@ export interface PatchToolInput {
   match?: PatchRequest['match'];
   /** true: change nothing, answer with the diff (multiedit.preview). */
   preview?: boolean;
+  /** true: the editor's formatter runs on the touched lines (multiedit.formatEdits otherwise). */
+  format_edits?: boolean;
 }
 
 /** The request the tool sends the server: {patch, format, root, match}, root defaulting to the workspace. */
 export function patchToolRequest(input: PatchToolInput, deps: AssistDeps): PatchRequest {
   if (!input || typeof input.patch !== 'string') throw new PlanError('`patch` must be a string: the patch\'s text.');
-  return preparePatch({ patch: input.patch, format: input.format, root: input.root, match: input.match }, { baseDir: deps.baseDir?.(), defaults: deps.defaults });
+  return preparePatch(
+    { patch: input.patch, format: input.format, root: input.root, match: input.match, format_edits: input.format_edits },
+    { baseDir: deps.baseDir?.(), defaults: deps.defaults },
+  );
 }
 
 /** The patch tool's confirmation; nothing to confirm for a preview (it changes nothing) or a refusal. */

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { DIAGNOSTICS_METHOD } from './diagnostics';
-import { affectsServer, reviewPolicy, serverSettings } from './config';
+import { affectsServer, formatEdits, reviewPolicy, serverSettings } from './config';
+import { FormattedRegion, formatTouched } from './formatHost';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
 import { ApplyResult, LspWorkspaceEdit, isApplyResult } from './render';
@@ -39,6 +40,10 @@ export class MultiEditClient implements vscode.Disposable {
   lastAppliedEdit: unknown;
   /** Its label, the undo entry's name: "Claude Code: 3 edits to 2 files". */
   lastAppliedLabel: string | undefined;
+  /** After a formatted edit: its touched lines as they now read. */
+  lastFormatted: FormattedRegion[] | undefined;
+  /** The running plan's own `format_edits`; unset, the setting decides (an agent's plan over the bridge). */
+  private formatNext: boolean | undefined;
   private readonly appliedEmitter = new vscode.EventEmitter<string>();
   /** An edit of the server was applied in the buffers (a plan of this window's, or an agent's over the bridge): its label. */
   readonly onDidApplyEdit = this.appliedEmitter.event;
@@ -164,12 +169,20 @@ export class MultiEditClient implements vscode.Disposable {
         workspace: {
           // Seen on its way to VS Code: the edit of each plan, to highlight what changed.
           handleApplyEdit: async (params, next) => {
+            // The formatted text goes into the same WorkspaceEdit: one undo step, applied once.
+            let formatted: FormattedRegion[] | undefined;
+            if (this.formatNext ?? formatEdits()) {
+              const f = await formatTouched(params.edit as LspWorkspaceEdit, this.log);
+              params = { ...params, edit: f.edit as typeof params.edit };
+              formatted = f.regions;
+            }
             this.diagnostics.editStarting(params.edit as LspWorkspaceEdit);
             const result = await next(params, undefined as never);
             this.diagnostics.editApplied();
             if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) {
               this.lastAppliedEdit = params.edit;
               this.lastAppliedLabel = params.label;
+              this.lastFormatted = formatted;
               this.appliedEmitter.fire(params.label ?? 'MultiEdit');
             }
             return result;
@@ -245,11 +258,18 @@ export class MultiEditClient implements vscode.Disposable {
     return result;
   }
 
-  /** Applies `plan`; `agent`: who sent it, for the edit's label. */
-  apply(plan: EditRequest, agent?: string): Promise<ApplyResult> {
+  /** Applies `plan`; `agent`: who sent it, for the edit's label. A plan's `format_edits` overrides the setting. */
+  async apply(plan: EditRequest, agent?: string): Promise<ApplyResult> {
     this.lastAppliedEdit = undefined;
     this.lastAppliedLabel = undefined;
-    return this.execute(SERVER_APPLY, plan, agent);
+    this.lastFormatted = undefined;
+    const own = (plan as { format_edits?: unknown }).format_edits;
+    this.formatNext = typeof own === 'boolean' ? own : undefined;
+    try {
+      return await this.execute(SERVER_APPLY, plan, agent);
+    } finally {
+      this.formatNext = undefined;
+    }
   }
 
   preview(plan: EditRequest): Promise<ApplyResult> {

@@ -27,6 +27,11 @@ export function openEditedFiles(): boolean {
   return section().get<boolean>('openEditedFiles') !== false;
 }
 
+/** Whether an edit's touched lines are formatted with the user's formatter (a plan's `format_edits` decides for itself). */
+export function formatEdits(): boolean {
+  return section().get<boolean>('formatEdits') === true;
+}
+
 export function reviewPolicy(): ReviewPolicy | undefined {
   return section().get<ReviewPolicy>('review');
 }

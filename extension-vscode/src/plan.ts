@@ -344,7 +344,8 @@ export interface ServerOptions {
  * is left to the setting).
  */
 export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy, agent?: string): [EditRequest, ServerOptions] {
-  const { review: _ignored, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown };
+  // `format_edits` is the extension's: it formats the edit before VS Code applies it.
+  const { review: _ignored, format_edits: _format, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown; format_edits?: unknown };
   const options: ServerOptions = { review };
   if (agent) options.agent = agent;
   if (diagnostics === 'errors' || diagnostics === 'warnings' || diagnostics === 'off') options.diagnostics = diagnostics;
@@ -399,6 +400,8 @@ export type PatchRequest = {
   review?: unknown;
   /** Extension-side only: which diagnostics the result reports ("errors", "warnings", "off"). */
   diagnostics?: unknown;
+  /** Extension-side only: whether the editor's formatter runs on the touched lines. */
+  format_edits?: unknown;
 };
 
 /** What the palette, the chat and the tools send the server: a plan or a patch. */
@@ -499,6 +502,7 @@ export function preparePatch(req: PatchRequest, opts: Pick<PrepareOptions, 'base
   if (match !== undefined && match !== 'exact') out.match = match;
   if (req.review !== undefined) out.review = req.review;
   if (req.diagnostics !== undefined) out.diagnostics = req.diagnostics;
+  if (req.format_edits !== undefined) out.format_edits = req.format_edits;
   return out;
 }
 

@@ -27,6 +27,8 @@ export interface ApplyResult {
   diagnostics?: unknown;
   /** The same, as the compact text a model reads. */
   diagnostics_text?: string;
+  /** After the editor's formatter ran on the edit: the touched lines as they now read. */
+  formatted_text?: string;
 }
 
 export interface RefusalData {
@@ -205,6 +207,7 @@ export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refu
     const r = outcome.result;
     let text = r.message.trim();
     if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
+    if (r.formatted_text) text += `\n\n${r.formatted_text}`;
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     return text;
   }
