@@ -48,6 +48,19 @@ async function formatterEdits(doc: vscode.TextDocument, lines: LineSpan[], optio
 }
 
 /**
+ * Leaves no trace of a scratch copy: emptied (an empty untitled document is not dirty, so nothing asks
+ * to save it) and its tab closed if VS Code showed one.
+ */
+async function discardScratch(scratch: vscode.TextDocument): Promise<void> {
+  const clear = new vscode.WorkspaceEdit();
+  clear.delete(scratch.uri, new vscode.Range(0, 0, scratch.lineCount, 0));
+  await vscode.workspace.applyEdit(clear);
+  const key = scratch.uri.toString();
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === key);
+  if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
+}
+
+/**
  * `edit` with each edited file's touched lines formatted by the user's formatter, and the touched
  * regions as they will read. A file that cannot be formatted (no formatter, an error) keeps its edits.
  */
@@ -76,7 +89,12 @@ export async function formatTouched(edit: LspWorkspaceEdit, log: vscode.LogOutpu
       const scratch = await vscode.workspace.openTextDocument({ language: doc.languageId, content: after });
       const editor = vscode.workspace.getConfiguration('editor', doc);
       const options: vscode.FormattingOptions = { tabSize: editor.get<number>('tabSize') ?? 4, insertSpaces: editor.get<boolean>('insertSpaces') ?? true };
-      const formatted = applyFormatting(after, await formatterEdits(scratch, lines, options));
+      let formatted: string;
+      try {
+        formatted = applyFormatting(after, await formatterEdits(scratch, lines, options));
+      } finally {
+        await discardScratch(scratch);
+      }
       let applied = entry.edits;
       if (formatted !== after) {
         applied = [spanEdit(before, formatted)].filter((e): e is LspTextEdit => !!e);

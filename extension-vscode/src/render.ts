@@ -292,9 +292,9 @@ export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, res
   for (const f of files) {
     const filePath = f.file_path ?? '';
     const n = f.edits?.length ?? 0;
-    md += `**${escapeMarkdown(basename(filePath))}** (${codeSpan(filePath)}), ${n} edit${n === 1 ? '' : 's'}:\n\n`;
-    // "1." after "- " would start a nested numbered list: its dot is escaped.
-    md += describeEdits(f.edits ?? []).map((line) => `- ${escapeMarkdown(line).replace(/^(\d+)\./, '$1\\.')}`).join('\n') + '\n\n';
+    // Code spans, not escapes: the plain-text confirmation shows a Markdown escape's backslash.
+    md += `**${codeSpan(basename(filePath))}** (${codeSpan(filePath)}), ${n} edit${n === 1 ? '' : 's'}:\n\n`;
+    md += describeEdits(f.edits ?? []).map((line) => `- ${codeSpan(line)}`).join('\n') + '\n\n';
   }
   if (hasDiff) md += fence(cutDiff(diff!), 'diff') + '\n';
   return md;

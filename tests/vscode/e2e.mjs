@@ -809,6 +809,11 @@ async function runTests() {
     await expectActiveText(formatted, 'text after the formatted edit');
     assertMatch(state.toolResult, /The edited lines now read \(match these in your next old_string\):\n\S+fmt\.ts, lines 3-4:\n    const sum = a \+ b;\n    return sum;/, 'tool result');
     await screenshot('format-edits-applied');
+    // The formatter's scratch copy leaves nothing behind: no tab, nothing to save.
+    const after = await dumpState();
+    assertEqual(after.tabs.filter((t) => /untitled/i.test(t)).length, 0, `untitled tabs (${after.tabs.join(', ')})`);
+    const dirtyUntitled = after.documents.filter((d) => d.path.startsWith('untitled:') && d.dirty);
+    assertEqual(dirtyUntitled.length, 0, `dirty untitled documents (${JSON.stringify(dirtyUntitled.map((d) => [d.path, d.text]))})`);
     await undoOnce();
     await expectActiveText(fmtTsText, 'text after one Ctrl+Z (edit and formatting together)');
   });

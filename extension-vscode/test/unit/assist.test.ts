@@ -117,7 +117,7 @@ describe('language model tool', () => {
   it('confirmation lists the edits and the diff', async () => {
     const p = await prepareToolInvocation(input, deps().d);
     assert.equal(p.title, 'MultiEdit: 1 edit to a.txt');
-    assert.match(p.message, /- 1\\\. "hello" → "bye"/);
+    assert.match(p.message, /- `1\. "hello" → "bye"`/);
     assert.match(p.message, /```diff\n--- \/ws\/a.txt/);
   });
 

@@ -106,8 +106,8 @@ describe('plan descriptions', () => {
     assert.equal(
       md,
       'Apply **2 edits to 2 files**? All edits apply together, or none; one undo takes them back.\n\n' +
-        '**a.txt** (`/ws/a.txt`), 1 edit:\n\n- 1\\. "x⏎y" → "z" (all occurrences)\n\n' +
-        '**b.txt** (`/ws/b.txt`), 1 edit:\n\n- 1\\. "q" → "r" (3 occurrences)\n\n' +
+        '**`a.txt`** (`/ws/a.txt`), 1 edit:\n\n- `1. "x⏎y" → "z" (all occurrences)`\n\n' +
+        '**`b.txt`** (`/ws/b.txt`), 1 edit:\n\n- `1. "q" → "r" (3 occurrences)`\n\n' +
         '```diff\n' + diff + '```\n',
     );
   });
@@ -119,7 +119,7 @@ describe('plan descriptions', () => {
   it('fences and quotes text containing backticks safely', () => {
     const md = renderConfirmationMarkdown({ file_path: '/a`b', edits: [{ old_string: '```', new_string: 'x' }] }, '--- a\n+++ b\n-```\n');
     assert.match(md, /\(`` \/a`b ``\)/);
-    assert.match(md, /- 1\\\. "\\`\\`\\`" → "x"/);
+    assert.match(md, /- ```` 1\. "```" → "x" ````/);
     assert.match(md, /````diff\n--- a\n\+\+\+ b\n-```\n````\n$/);
   });
 });
