@@ -360,8 +360,8 @@ const near = path.join(ws, 'near.txt');
 const closed = path.join(ws, 'closed.txt');
 const revA = path.join(ws, 'rev-a.txt');
 const revB = path.join(ws, 'rev-b.txt');
-const approveA = path.join(ws, 'approve-a.txt');
-const approveB = path.join(ws, 'approve-b.txt');
+const approveA = path.join(ws, 'fruit-one.txt');
+const approveB = path.join(ws, 'fruit-two.txt');
 const fmtTs = path.join(ws, 'fmt.ts');
 const fmtTsText = 'export const  untouched=1;\nexport function add(a: number, b: number) {\n    return a + b;\n}\n';
 const settingsFile = path.join(userData, 'User', 'settings.json');
@@ -771,7 +771,7 @@ async function runTests() {
     // The setting's default reviews palette plans of several files; it adds no review to a confirmed call.
     await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'multiFile' }, 'updateSetting');
     try {
-      await openFile('approve-a.txt');
+      await openFile('fruit-one.txt');
       const plan = {
         files: [
           { file_path: approveA, edits: [{ old_string: 'apple', new_string: 'apple apple' }] },
@@ -780,15 +780,15 @@ async function runTests() {
       };
       let state = await invokeLmTool(plan);
       assertEqual(state.confirmations, 1, 'questions asked');
-      assertMatch(state.toolResult, /^Applied 1 edit to \S+approve-a\.txt:[\s\S]*\nApplied 1 edit to \S+approve-b\.txt:/, 'tool result');
+      assertMatch(state.toolResult, /^Applied 1 edit to \S+fruit-one\.txt:[\s\S]*\nApplied 1 edit to \S+fruit-two\.txt:/, 'tool result');
       assertEqual(await page.locator('.bulk-edit-panel').isVisible().catch(() => false), false, 'Refactor Preview shown');
       // Applied once: a second run of the plan would double the words again.
       state = await dumpState();
-      assertEqual(docText(state, approveA), 'red apple apple\n', 'approve-a.txt');
-      assertEqual(docText(state, approveB), 'green pear pear\n', 'approve-b.txt');
+      assertEqual(docText(state, approveA), 'red apple apple\n', 'fruit-one.txt');
+      assertEqual(docText(state, approveB), 'green pear pear\n', 'fruit-two.txt');
       assertMatch(state.status?.tooltip ?? '', /Last edit at .+: applied \(Chat agent: 2 edits to 2 files\)/, 'status bar tooltip');
       assertMatch(outputChannelLog(), /edit applied in the buffers: Chat agent: 2 edits to 2 files/, 'log');
-      await openFile('approve-a.txt');
+      await openFile('fruit-one.txt');
       await undoOnce();
       await waitFor(async () => {
         const s = await dumpState();
@@ -1170,8 +1170,8 @@ async function runTests() {
     if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
     await clearNotifications();
     // Both files open in the editor, as in the user's session: the edit goes into their buffers.
-    await openFile('approve-a.txt');
-    await openFile('approve-b.txt');
+    await openFile('fruit-one.txt');
+    await openFile('fruit-two.txt');
     const before = await dumpState();
     const textOf = (s, file) => docText(s, file) ?? fs.readFileSync(file, 'utf8');
     const [beforeA, beforeB] = [textOf(before, approveA), textOf(before, approveB)];
