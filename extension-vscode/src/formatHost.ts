@@ -66,6 +66,11 @@ async function discardScratch(scratch: vscode.TextDocument): Promise<void> {
  */
 export async function formatTouched(edit: LspWorkspaceEdit, log: vscode.LogOutputChannel): Promise<{ edit: LspWorkspaceEdit; regions: FormattedRegion[] }> {
   const regions: FormattedRegion[] = [];
+  // A review's edits carry the annotations its entries are made of: they are left as the plan made them.
+  if ((edit as { changeAnnotations?: unknown }).changeAnnotations) {
+    log.info('a reviewed edit is not formatted: its Refactor Preview entries are the plan\'s edits');
+    return { edit, regions };
+  }
   const out: LspWorkspaceEdit = JSON.parse(JSON.stringify(edit));
   const entries: { uri: string; edits: LspTextEdit[]; set(edits: LspTextEdit[]): void }[] = [];
   if (Array.isArray(out.documentChanges)) {
