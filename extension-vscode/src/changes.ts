@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { openEditedFiles } from './config';
 import type { Ctx } from './ctx';
 import { uriOf } from './ctx';
-import { LspWorkspaceEdit, rangesAfterEdits, workspaceEditFiles } from './render';
+import { LspWorkspaceEdit, hasConfirmation, rangesAfterEdits, workspaceEditFiles } from './render';
 
 const HIGHLIGHT_MS = 2500;
 const PENDING_HIGHLIGHT_MS = 15_000;
@@ -70,11 +70,6 @@ export class Highlighter implements vscode.Disposable {
     this.decorations?.added.dispose();
     this.decorations?.removed.dispose();
   }
-}
-
-function hasConfirmation(edit: LspWorkspaceEdit): boolean {
-  const annotations = (edit as { changeAnnotations?: Record<string, { needsConfirmation?: boolean }> }).changeAnnotations;
-  return !!annotations && Object.values(annotations).some((a) => a.needsConfirmation);
 }
 
 /**

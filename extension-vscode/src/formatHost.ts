@@ -4,7 +4,7 @@
 // WorkspaceEdit, one undo entry, its label unchanged; nothing is applied twice.
 import * as vscode from 'vscode';
 import { LineSpan, applyFormatting, linesOf, spanEdit, touchedLines } from './formatting';
-import { LspTextEdit, LspWorkspaceEdit, applyTextEdits } from './render';
+import { LspTextEdit, LspWorkspaceEdit, applyTextEdits, hasConfirmation } from './render';
 
 /** The edited files' touched lines after formatting, as the agent's next `old_string` must match them. */
 export interface FormattedRegion {
@@ -67,7 +67,7 @@ async function discardScratch(scratch: vscode.TextDocument): Promise<void> {
 export async function formatTouched(edit: LspWorkspaceEdit, log: vscode.LogOutputChannel): Promise<{ edit: LspWorkspaceEdit; regions: FormattedRegion[] }> {
   const regions: FormattedRegion[] = [];
   // A review's edits carry the annotations its entries are made of: they are left as the plan made them.
-  if ((edit as { changeAnnotations?: unknown }).changeAnnotations) {
+  if (hasConfirmation(edit)) {
     log.info('a reviewed edit is not formatted: its Refactor Preview entries are the plan\'s edits');
     return { edit, regions };
   }

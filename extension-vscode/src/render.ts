@@ -357,6 +357,12 @@ export interface LspWorkspaceEdit {
   documentChanges?: unknown[];
 }
 
+/** Whether the edit asks VS Code for a review (the Refactor Preview): an annotation needs confirmation. */
+export function hasConfirmation(edit: LspWorkspaceEdit): boolean {
+  const annotations = (edit as { changeAnnotations?: Record<string, { needsConfirmation?: boolean }> }).changeAnnotations;
+  return !!annotations && Object.values(annotations).some((a) => a.needsConfirmation);
+}
+
 export interface FileChange {
   uri: string;
   edits: LspTextEdit[];

@@ -801,6 +801,12 @@ async function runTests() {
 
   await test('format_edits: the touched lines are formatted by the TypeScript formatter in the same undo step, and the agent gets them as they now read', async () => {
     await clearNotifications();
+    // The TypeScript server is up once it has checked calc.ts (a formatter asked earlier answers nothing).
+    await openFile('calc.ts');
+    await waitFor(async () => {
+      const d = (await dumpState()).documents.find((x) => x.path === path.join(ws, 'calc.ts'));
+      return d?.diagnostics.length > 0;
+    }, "TypeScript's diagnostics for calc.ts", 60_000, 1000);
     await openFile('fmt.ts');
     const plan = { file_path: fmtTs, format_edits: true, edits: [{ old_string: 'return a + b;', new_string: 'const  sum=a+b;\n  return sum;' }] };
     const state = await invokeLmTool(plan);
