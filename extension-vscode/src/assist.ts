@@ -1,6 +1,18 @@
 // Logic of the chat participant and the language model tool, written against small interfaces
 // so that it runs (and is unit-tested) without VS Code.
-import { EditRequest, PatchRequest, Plan, PlanError, PrepareOptions, findRequest, isPatchRequest, planTargets, preparePatch, prepareRequest } from './plan';
+import {
+  EditRequest,
+  PatchRequest,
+  PlanError,
+  PrepareOptions,
+  ReviewPolicy,
+  findRequest,
+  isPatchRequest,
+  planTargets,
+  preparePatch,
+  prepareRequest,
+  reviewFor,
+} from './plan';
 import {
   ApplyResult,
   Refusal,
@@ -23,6 +35,8 @@ export interface AssistDeps {
   defaults?: PrepareOptions['defaults'];
   apply(plan: EditRequest): Promise<ApplyResult>;
   preview(plan: EditRequest): Promise<ApplyResult>;
+  /** The user's `multiedit.review` setting (only `always` reviews a tool call: see `toolReviews`). */
+  reviewSetting?: ReviewPolicy;
   /** Sends a prompt to a language model and returns its whole answer; absent without a model. */
   askModel?(prompt: string): Promise<string>;
 }
@@ -165,6 +179,8 @@ export interface ToolPreparation {
   invocationMessage: string;
   title: string;
   message: string;
+  /** Whether VS Code asks the user before the call runs (the one approval of a call that is not reviewed). */
+  confirm: boolean;
   /**
    * The plan is refused as it stands (the server's preview, or the plan itself): no point asking the
    * user; the tool returns this refusal to the model at once, without confirmation and without
@@ -183,7 +199,7 @@ export async function prepareToolInvocation(input: EditRequest, deps: AssistDeps
     plan = prepare(input, deps);
   } catch (err) {
     const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
-    return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: refusal.message, refusal };
+    return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: refusal.message, refusal, confirm: false };
   }
   let result: ApplyResult;
   try {
@@ -195,13 +211,25 @@ export async function prepareToolInvocation(input: EditRequest, deps: AssistDeps
       title: `MultiEdit: ${planTitle(plan)}`,
       message: renderRefusalMarkdown(refusal, plan),
       refusal,
+      confirm: false,
     };
   }
   return {
     invocationMessage: `MultiEdit: applying ${planTitle(plan, result)}`,
     title: `MultiEdit: ${planTitle(plan, result)}`,
     message: renderConfirmationMarkdown(plan, result.diff, result),
+    // A reviewed call is approved in the Refactor Preview; asking first too would be a second approval.
+    confirm: !toolReviews(plan, deps.reviewSetting),
   };
+}
+
+/**
+ * Whether a tool call is reviewed in the Refactor Preview instead of confirmed: when the call asks
+ * (`review`), or the user set `multiedit.review` to `always`. `multiFile`, the default, does not
+ * review tool calls: VS Code's confirmation, which shows the diff, is their one approval.
+ */
+export function toolReviews(plan: EditRequest, setting: ReviewPolicy | undefined): boolean {
+  return reviewFor(plan, setting === 'always' ? 'always' : 'never');
 }
 
 /** What the model gets back for a plan refused before it ran (see `ToolPreparation.refusal`). */
@@ -220,7 +248,8 @@ export async function invokeTool(input: EditRequest, deps: AssistDeps): Promise<
     return { text: renderToolResult({ refusal, patch }), outcome: { refusal } };
   }
   try {
-    const result = await deps.apply(plan);
+    // Decided here, so that the setting's `multiFile` does not add a review to the confirmed call.
+    const result = await deps.apply({ ...plan, review: toolReviews(plan, deps.reviewSetting) });
     return { text: renderToolResult({ result }), outcome: { plan, result } };
   } catch (err) {
     const refusal = toRefusal(err);
@@ -240,16 +269,21 @@ export interface PatchToolInput {
   match?: PatchRequest['match'];
   /** true: change nothing, answer with the diff (multiedit.preview). */
   preview?: boolean;
+  /** true: the editor's formatter runs on the touched lines (multiedit.formatEdits otherwise). */
+  format_edits?: boolean;
 }
 
 /** The request the tool sends the server: {patch, format, root, match}, root defaulting to the workspace. */
 export function patchToolRequest(input: PatchToolInput, deps: AssistDeps): PatchRequest {
   if (!input || typeof input.patch !== 'string') throw new PlanError('`patch` must be a string: the patch\'s text.');
-  return preparePatch({ patch: input.patch, format: input.format, root: input.root, match: input.match }, { baseDir: deps.baseDir?.(), defaults: deps.defaults });
+  return preparePatch(
+    { patch: input.patch, format: input.format, root: input.root, match: input.match, format_edits: input.format_edits },
+    { baseDir: deps.baseDir?.(), defaults: deps.defaults },
+  );
 }
 
 /** The patch tool's confirmation; nothing to confirm for a preview (it changes nothing) or a refusal. */
-export async function preparePatchToolInvocation(input: PatchToolInput, deps: AssistDeps): Promise<ToolPreparation & { confirm: boolean }> {
+export async function preparePatchToolInvocation(input: PatchToolInput, deps: AssistDeps): Promise<ToolPreparation> {
   if (input?.preview === true) return { invocationMessage: 'MultiEdit: previewing the patch', title: 'MultiEdit', message: '', confirm: false };
   let req: PatchRequest;
   try {
@@ -258,7 +292,7 @@ export async function preparePatchToolInvocation(input: PatchToolInput, deps: As
     const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
     return { invocationMessage: 'MultiEdit: checking the patch', title: 'MultiEdit', message: refusal.message, refusal, confirm: false };
   }
-  return { ...(await prepareToolInvocation(req, deps)), confirm: true };
+  return prepareToolInvocation(req, deps);
 }
 
 /**

@@ -5,8 +5,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { DIAGNOSTICS_METHOD } from './diagnostics';
-import { DiagnosticsHost, diagnosticsOption } from './diagnosticsHost';
-import { EditRequest, ReviewPolicy, reviewArgument, reviewFor, serverArguments } from './plan';
+import { affectsServer, formatEdits, reviewPolicy, serverSettings } from './config';
+import { FormattedRegion, formatTouched } from './formatHost';
+import { DiagnosticsHost } from './diagnosticsHost';
+import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
 import { ApplyResult, LspWorkspaceEdit, isApplyResult } from './render';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 
@@ -36,6 +38,15 @@ export class MultiEditClient implements vscode.Disposable {
   serverState: ServerState = 'stopped';
   /** The last WorkspaceEdit the server had the editor apply (workspace/applyEdit answered `applied`). */
   lastAppliedEdit: unknown;
+  /** Its label, the undo entry's name: "Claude Code: 3 edits to 2 files". */
+  lastAppliedLabel: string | undefined;
+  /** After a formatted edit: its touched lines as they now read. */
+  lastFormatted: FormattedRegion[] | undefined;
+  /** The running plan's own `format_edits`; unset, the setting decides (an agent's plan over the bridge). */
+  private formatNext: boolean | undefined;
+  private readonly appliedEmitter = new vscode.EventEmitter<string>();
+  /** An edit of the server was applied in the buffers (a plan of this window's, or an agent's over the bridge): its label. */
+  readonly onDidApplyEdit = this.appliedEmitter.event;
   /** Answers the server's multiedit/diagnostics. */
   private readonly diagnostics: DiagnosticsHost;
 
@@ -52,8 +63,7 @@ export class MultiEditClient implements vscode.Disposable {
     this.disposables.push(
       this.diagnostics,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        const restartOn = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics'];
-        if (restartOn.some((s) => e.affectsConfiguration(s))) {
+        if (affectsServer(e)) {
           this.log.info('server settings changed; restarting the server');
           void this.restart().catch(() => undefined);
         }
@@ -63,11 +73,10 @@ export class MultiEditClient implements vscode.Disposable {
 
   /** The executable the client starts, and where it was found. */
   serverCommand(): ServerPathChoice {
-    const config = vscode.workspace.getConfiguration('multiedit');
     const exe = process.platform === 'win32' ? 'multiedit.exe' : 'multiedit';
     const bundled = path.join(this.context.extensionPath, 'bin', exe);
     return chooseServerPath({
-      configured: config.get<string | null>('server.path'),
+      configured: serverSettings().path,
       trusted: vscode.workspace.isTrusted,
       bundled,
       exists: (p) => fs.existsSync(p),
@@ -106,7 +115,7 @@ export class MultiEditClient implements vscode.Disposable {
       this.client = undefined;
       await old.dispose().catch(() => undefined);
     }
-    const config = vscode.workspace.getConfiguration('multiedit');
+    const settings = serverSettings();
     const { command, source } = this.serverCommand();
     if (source === 'bundled') {
       try {
@@ -119,7 +128,7 @@ export class MultiEditClient implements vscode.Disposable {
         }
       }
     }
-    const env = { ...process.env, ...(config.get<Record<string, string>>('server.extraEnv') ?? {}) };
+    const env = { ...process.env, ...settings.extraEnv };
     const isFile = (p: string) => {
       try {
         return fs.statSync(p).isFile();
@@ -138,7 +147,7 @@ export class MultiEditClient implements vscode.Disposable {
     // The server sends its log as window/logMessage at each line's level; lines below the channel's
     // level (Developer: Set Log Level...) are not even sent. Routine "applied ..." lines are LSP `log`
     // messages, which the client prints at info, so info and below ask for everything.
-    const args = ['lsp', '--log-level', serverLogLevel(this.log.logLevel), ...(config.get<string[]>('server.extraArgs') ?? [])];
+    const args = ['lsp', '--log-level', serverLogLevel(this.log.logLevel), ...settings.extraArgs];
     this.log.info(`starting the server (${source}): ${command} ${args.join(' ')}`);
     const run = { command, args, options: { env } };
     const serverOptions: ServerOptions = { run, debug: run };
@@ -148,22 +157,34 @@ export class MultiEditClient implements vscode.Disposable {
       traceOutputChannel: this.log,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
       initializationOptions: {
-        allowOutsideWorkspace: vscode.workspace.isTrusted && config.get<boolean>('server.allowOutsideWorkspace') === true,
-        bridge: config.get<boolean>('bridge') !== false,
-        review: config.get<string>('review') ?? 'multiFile',
+        allowOutsideWorkspace: settings.allowOutsideWorkspace,
+        bridge: settings.bridge,
+        review: settings.review,
         // A review in the Refactor Preview waits for the user: give the editor's answer time.
         applyEditTimeoutMs: 30 * 60 * 1000,
         // What an applied plan did to the diagnostics of the edited files, answered by this.diagnostics.
-        diagnostics: diagnosticsOption(config),
+        diagnostics: settings.diagnostics,
       },
       middleware: {
         workspace: {
           // Seen on its way to VS Code: the edit of each plan, to highlight what changed.
           handleApplyEdit: async (params, next) => {
+            // The formatted text goes into the same WorkspaceEdit: one undo step, applied once.
+            let formatted: FormattedRegion[] | undefined;
+            if (this.formatNext ?? formatEdits()) {
+              const f = await formatTouched(params.edit as LspWorkspaceEdit, this.log);
+              params = { ...params, edit: f.edit as typeof params.edit };
+              formatted = f.regions;
+            }
             this.diagnostics.editStarting(params.edit as LspWorkspaceEdit);
             const result = await next(params, undefined as never);
             this.diagnostics.editApplied();
-            if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) this.lastAppliedEdit = params.edit;
+            if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) {
+              this.lastAppliedEdit = params.edit;
+              this.lastAppliedLabel = params.label;
+              this.lastFormatted = formatted;
+              this.appliedEmitter.fire(params.label ?? 'MultiEdit');
+            }
             return result;
           },
         },
@@ -214,12 +235,12 @@ export class MultiEditClient implements vscode.Disposable {
 
   /** Whether the plan goes through the editor's review (the plan's `review`, else `multiedit.review`). */
   reviews(plan: EditRequest): boolean {
-    return reviewFor(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review'));
+    return reviewFor(plan, reviewPolicy());
   }
 
-  private async execute(command: string, plan: EditRequest): Promise<ApplyResult> {
+  private async execute(command: string, plan: EditRequest, agent?: string): Promise<ApplyResult> {
     const client = await this.ensureStarted();
-    const args = serverArguments(plan, reviewArgument(plan, vscode.workspace.getConfiguration('multiedit').get<ReviewPolicy>('review')));
+    const args = serverArguments(plan, reviewArgument(plan, reviewPolicy()), agent);
     this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
     let result: unknown;
     try {
@@ -237,9 +258,18 @@ export class MultiEditClient implements vscode.Disposable {
     return result;
   }
 
-  apply(plan: EditRequest): Promise<ApplyResult> {
+  /** Applies `plan`; `agent`: who sent it, for the edit's label. A plan's `format_edits` overrides the setting. */
+  async apply(plan: EditRequest, agent?: string): Promise<ApplyResult> {
     this.lastAppliedEdit = undefined;
-    return this.execute(SERVER_APPLY, plan);
+    this.lastAppliedLabel = undefined;
+    this.lastFormatted = undefined;
+    const own = (plan as { format_edits?: unknown }).format_edits;
+    this.formatNext = typeof own === 'boolean' ? own : undefined;
+    try {
+      return await this.execute(SERVER_APPLY, plan, agent);
+    } finally {
+      this.formatNext = undefined;
+    }
   }
 
   preview(plan: EditRequest): Promise<ApplyResult> {
@@ -249,6 +279,7 @@ export class MultiEditClient implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
     this.stateEmitter.dispose();
+    this.appliedEmitter.dispose();
     void this.stop();
   }
 }

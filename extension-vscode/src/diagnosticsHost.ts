@@ -3,15 +3,7 @@
 // know when the documents of an applied plan have been checked again.
 import * as vscode from 'vscode';
 import { ChangeRecorder, DiagnosticsParams, hasProvider, idleTime, toLsp } from './diagnostics';
-import { DiagnosticsReport } from './plan';
 import { LspWorkspaceEdit } from './render';
-
-/** The initialization option `diagnostics` for the settings (false: the request is never sent). */
-export function diagnosticsOption(config: vscode.WorkspaceConfiguration): false | { report: DiagnosticsReport; settleMs: number; max: number } {
-  const report = config.get<DiagnosticsReport>('diagnostics.report') ?? 'errors';
-  if (report === 'off') return false;
-  return { report, settleMs: config.get<number>('diagnostics.settleMs') ?? 2000, max: config.get<number>('diagnostics.max') ?? 20 };
-}
 
 const key = (uri: string) => vscode.Uri.parse(uri).toString();
 

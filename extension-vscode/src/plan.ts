@@ -333,6 +333,8 @@ export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
 /** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
 export interface ServerOptions {
   review: boolean | ReviewPolicy;
+  /** Who sent the plan: the server labels the edit with it ("Chat agent: 2 edits to 2 files"). */
+  agent?: string;
   diagnostics?: DiagnosticsReport;
 }
 
@@ -341,9 +343,11 @@ export interface ServerOptions {
  * `diagnostics` fields, then the call's options (a `diagnostics` that is not errors, warnings or off
  * is left to the setting).
  */
-export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy): [EditRequest, ServerOptions] {
-  const { review: _ignored, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown };
+export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy, agent?: string): [EditRequest, ServerOptions] {
+  // `format_edits` is the extension's: it formats the edit before VS Code applies it.
+  const { review: _ignored, format_edits: _format, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown; format_edits?: unknown };
   const options: ServerOptions = { review };
+  if (agent) options.agent = agent;
   if (diagnostics === 'errors' || diagnostics === 'warnings' || diagnostics === 'off') options.diagnostics = diagnostics;
   return [rest as EditRequest, options];
 }
@@ -396,6 +400,8 @@ export type PatchRequest = {
   review?: unknown;
   /** Extension-side only: which diagnostics the result reports ("errors", "warnings", "off"). */
   diagnostics?: unknown;
+  /** Extension-side only: whether the editor's formatter runs on the touched lines. */
+  format_edits?: unknown;
 };
 
 /** What the palette, the chat and the tools send the server: a plan or a patch. */
@@ -496,6 +502,7 @@ export function preparePatch(req: PatchRequest, opts: Pick<PrepareOptions, 'base
   if (match !== undefined && match !== 'exact') out.match = match;
   if (req.review !== undefined) out.review = req.review;
   if (req.diagnostics !== undefined) out.diagnostics = req.diagnostics;
+  if (req.format_edits !== undefined) out.format_edits = req.format_edits;
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Rendering of server results and refusals for notifications, chat and language model tools.
 // No `vscode` import: unit-tested with node's test runner.
-import { EditRequest, Plan, PlanEdit, isPatchRequest, planEditCount, planTargets } from './plan';
+import { EditRequest, PlanEdit, isPatchRequest, planEditCount, planTargets } from './plan';
 
 export interface FileResult {
   file_path: string;
@@ -27,6 +27,8 @@ export interface ApplyResult {
   diagnostics?: unknown;
   /** The same, as the compact text a model reads. */
   diagnostics_text?: string;
+  /** After the editor's formatter ran on the edit: the touched lines as they now read. */
+  formatted_text?: string;
 }
 
 export interface RefusalData {
@@ -205,6 +207,7 @@ export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refu
     const r = outcome.result;
     let text = r.message.trim();
     if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
+    if (r.formatted_text) text += `\n\n${r.formatted_text}`;
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     return text;
   }
@@ -265,59 +268,43 @@ export function planTitle(plan: EditRequest, result?: ApplyResult): string {
   return targets.length === 1 ? `${edits} to ${basename(targets[0])}` : `${edits} to ${targets.length} files`;
 }
 
-/** A unified diff cut into its files: `--- a/path` starts a file; returns path -> that file's diff. */
-export function splitDiffByFile(diff: string): Map<string, string> {
-  const out = new Map<string, string>();
-  let current: string | undefined;
-  let lines: string[] = [];
-  const flush = () => {
-    if (current !== undefined && lines.length) out.set(current, lines.join('\n').replace(/\n*$/, '\n'));
-  };
-  for (const line of diff.split('\n')) {
-    const m = /^--- a(.*)$/.exec(line);
-    if (m) {
-      flush();
-      current = m[1];
-      lines = [];
-    }
-    if (current !== undefined) lines.push(line);
-  }
-  flush();
-  return out;
+const MAX_DIFF = 24000;
+
+function cutDiff(diff: string): string {
+  return diff.length > MAX_DIFF ? diff.slice(0, MAX_DIFF) + '\n… (diff cut)' : diff;
 }
 
-const MAX_DIFF_PER_FILE = 6000;
-
 /**
- * Markdown shown in the tool's confirmation: one section per file (its path, each edit, and its part
- * of the diff in a ```diff block), so the user reads exactly what will change before allowing it.
+ * Markdown shown in the tool's confirmation: per file its path and its edits as a list, then the diff
+ * in one ```diff block, so the user reads exactly what will change before allowing it. The diff comes
+ * last because VS Code's modal confirmation (a tool called outside a chat view) shows this as plain
+ * text, where a code block runs into whatever follows it on the same line.
  */
 export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, result?: ApplyResult): string {
+  const hasDiff = !!diff && !!diff.trim();
   if (isPatchRequest(plan)) {
     let md = `Apply **${escapeMarkdown(planTitle(plan, result))}**? All hunks apply together, or none; one undo takes them back.\n\n`;
-    if (diff && diff.trim()) md += fence(diff.length > MAX_DIFF_PER_FILE * 4 ? diff.slice(0, MAX_DIFF_PER_FILE * 4) + '\n… (diff cut)' : diff, 'diff') + '\n';
+    if (hasDiff) md += fence(cutDiff(diff!), 'diff') + '\n';
     return md;
   }
   const files = plan.files ?? [{ file_path: plan.file_path, edits: plan.edits ?? [] }];
   let md = `Apply **${escapeMarkdown(planTitle(plan))}**? All edits apply together, or none; one undo takes them back.\n\n`;
-  const diffs = diff ? splitDiffByFile(diff) : new Map<string, string>();
   for (const f of files) {
     const filePath = f.file_path ?? '';
     const n = f.edits?.length ?? 0;
-    md += `### ${escapeMarkdown(basename(filePath))}\n\n`;
-    md += `\`${filePath.replace(/`/g, "'")}\` — ${n} edit${n === 1 ? '' : 's'}\n\n`;
-    md += fence(describeEdits(f.edits ?? []).join('\n')) + '\n\n';
-    const d = diffs.get(filePath);
-    if (d && d.trim()) {
-      const shown = d.length > MAX_DIFF_PER_FILE ? d.slice(0, MAX_DIFF_PER_FILE) + '\n… (diff cut)' : d;
-      md += fence(shown, 'diff') + '\n\n';
-    }
+    // Code spans, not escapes: the plain-text confirmation shows a Markdown escape's backslash.
+    md += `**${codeSpan(basename(filePath))}** (${codeSpan(filePath)}), ${n} edit${n === 1 ? '' : 's'}:\n\n`;
+    md += describeEdits(f.edits ?? []).map((line) => `- ${codeSpan(line)}`).join('\n') + '\n\n';
   }
-  // A diff whose file names did not match the plan's spelling (a URI, a relative path): show it whole.
-  if (diff && diff.trim() && ![...diffs.keys()].some((k) => files.some((f) => f.file_path === k))) {
-    md += fence(diff.length > MAX_DIFF_PER_FILE ? diff.slice(0, MAX_DIFF_PER_FILE) + '\n…' : diff, 'diff') + '\n';
-  }
+  if (hasDiff) md += fence(cutDiff(diff!), 'diff') + '\n';
   return md;
+}
+
+/** `text` as inline code, whatever backticks it holds. */
+function codeSpan(text: string): string {
+  let ticks = '`';
+  while (text.includes(ticks)) ticks += '`';
+  return ticks.length > 1 ? `${ticks} ${text} ${ticks}` : `${ticks}${text}${ticks}`;
 }
 
 // ---- text edits (for the preview diff) --------------------------------------------------------
@@ -368,6 +355,12 @@ export function applyTextEdits(text: string, edits: LspTextEdit[]): string {
 export interface LspWorkspaceEdit {
   changes?: Record<string, LspTextEdit[]>;
   documentChanges?: unknown[];
+}
+
+/** Whether the edit asks VS Code for a review (the Refactor Preview): an annotation needs confirmation. */
+export function hasConfirmation(edit: LspWorkspaceEdit): boolean {
+  const annotations = (edit as { changeAnnotations?: Record<string, { needsConfirmation?: boolean }> }).changeAnnotations;
+  return !!annotations && Object.values(annotations).some((a) => a.needsConfirmation);
 }
 
 export interface FileChange {

@@ -4,7 +4,7 @@ export type ServerStateName = 'starting' | 'running' | 'stopped' | 'failed';
 
 export interface LastOutcome {
   outcome: 'applied' | 'refused' | 'declined';
-  /** Short: "2 edits to a.txt", "edit 2 in a.txt". */
+  /** Short: the edit's label ("Claude Code: 2 edits to 2 files"), "edit 2 in a.txt". */
   text: string;
   time?: Date;
 }
@@ -19,7 +19,7 @@ export function statusText(server: ServerStateName, last?: LastOutcome): { text:
     const mark = last.outcome === 'applied' ? '$(check)' : last.outcome === 'refused' ? '$(error)' : '$(circle-slash)';
     text += ` ${mark}`;
     const when = last.time ? ` at ${last.time.toLocaleTimeString()}` : '';
-    tooltip += `\nLast plan${when}: ${last.outcome}${last.text ? ` (${last.text})` : ''}`;
+    tooltip += `\nLast edit${when}: ${last.outcome}${last.text ? ` (${last.text})` : ''}`;
   }
   tooltip += '\nClick to show the logs';
   return { text, tooltip, error: server === 'failed' || last?.outcome === 'refused' };

@@ -293,18 +293,22 @@ async function invokeLmTool(input) {
   fs.writeFileSync(`${stateFile}.tool-input.json`, JSON.stringify(input));
   const prev = fs.readFileSync(stateFile, 'utf8');
   await runCommand('MultiEdit: Test: Invoke Language Model Tool');
-  // VS Code asks for confirmation before running an extension's tool outside a chat request
+  // VS Code asks for confirmation before running an extension's tool outside a chat request; the
+  // state returned counts the questions (`confirmations`).
+  let confirmations = 0;
   return waitFor(
     async () => {
       const text = fs.existsSync(stateFile) ? fs.readFileSync(stateFile, 'utf8') : prev;
       if (text !== prev) {
         const s = JSON.parse(text);
-        if (s.command === 'invokeTool') return s;
+        if (s.command === 'invokeTool') return { ...s, confirmations };
       }
       const button = page.locator('.monaco-dialog-box .monaco-button, .chat-confirmation-widget .monaco-button', { hasText: /^(Allow|Continue|Run|Yes)/ }).first();
       if (await button.isVisible().catch(() => false)) {
         await screenshot('tool-confirmation');
         await button.click();
+        confirmations++;
+        await sleep(300);
       }
       return undefined;
     },
@@ -312,6 +316,18 @@ async function invokeLmTool(input) {
     30_000,
     500,
   );
+}
+
+/**
+ * One Ctrl+Z in the active editor after an edit of several files (VS Code may ask "Undo in N Files":
+ * answered yes). The undo entry's name cannot be checked: VS Code names every extension's
+ * WorkspaceEdit "Workspace Edit" (its API takes no label), whatever workspace/applyEdit's `label` says.
+ */
+async function undoOnce() {
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Z');
+  const across = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Undo in \d+ Files/ }).first();
+  if (await across.waitFor({ state: 'visible', timeout: 3000 }).then(() => true).catch(() => false)) await across.click();
 }
 
 /** Shows two workspace files side by side, the first one focused. */
@@ -344,6 +360,10 @@ const near = path.join(ws, 'near.txt');
 const closed = path.join(ws, 'closed.txt');
 const revA = path.join(ws, 'rev-a.txt');
 const revB = path.join(ws, 'rev-b.txt');
+const approveA = path.join(ws, 'fruit-one.txt');
+const approveB = path.join(ws, 'fruit-two.txt');
+const fmtTs = path.join(ws, 'fmt.ts');
+const fmtTsText = 'export const  untouched=1;\nexport function add(a: number, b: number) {\n    return a + b;\n}\n';
 const settingsFile = path.join(userData, 'User', 'settings.json');
 const baseSettings = {
   'workbench.startupEditor': 'none',
@@ -356,6 +376,8 @@ const baseSettings = {
   'files.autoSave': 'off',
   'files.simpleDialog.enable': true,
   'editor.minimap.enabled': false,
+  // Typed text must stay as typed: no suggestion (a word of another file, "ONE") is taken on Enter.
+  'editor.acceptSuggestionOnEnter': 'off',
   'workbench.colorTheme': 'Default Light Modern',
   'window.zoomLevel': 0,
   '[markdown]': { 'editor.wordWrap': 'on' },
@@ -505,6 +527,9 @@ async function main() {
   fs.writeFileSync(closed, 'never opened: before\n');
   fs.writeFileSync(revA, 'first: one\nsecond line\nthird: three\n');
   fs.writeFileSync(revB, 'second file: two\n');
+  fs.writeFileSync(approveA, 'red apple\n');
+  fs.writeFileSync(approveB, 'green pear\n');
+  fs.writeFileSync(fmtTs, fmtTsText);
   fs.writeFileSync(
     path.join(ws, 'review.multiedit.json'),
     JSON.stringify(
@@ -739,6 +764,65 @@ async function runTests() {
     await openFile('target.txt');
     const after = await expectActiveText(before.replace('gamma', 'GAMMA'), 'text after the tool');
     await screenshot('tool-applied');
+  });
+
+  await test('one approval: a two-file tool call is confirmed once, with its diff, and applied without a review, once; the status bar and the log name the agent; one Ctrl+Z undoes it', async () => {
+    await clearNotifications();
+    // The setting's default reviews palette plans of several files; it adds no review to a confirmed call.
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'multiFile' }, 'updateSetting');
+    try {
+      await openFile('fruit-one.txt');
+      const plan = {
+        files: [
+          { file_path: approveA, edits: [{ old_string: 'apple', new_string: 'apple apple' }] },
+          { file_path: approveB, edits: [{ old_string: 'pear', new_string: 'pear pear' }] },
+        ],
+      };
+      let state = await invokeLmTool(plan);
+      assertEqual(state.confirmations, 1, 'questions asked');
+      assertMatch(state.toolResult, /^Applied 1 edit to \S+fruit-one\.txt:[\s\S]*\nApplied 1 edit to \S+fruit-two\.txt:/, 'tool result');
+      assertEqual(await page.locator('.bulk-edit-panel').isVisible().catch(() => false), false, 'Refactor Preview shown');
+      // Applied once: a second run of the plan would double the words again.
+      state = await dumpState();
+      assertEqual(docText(state, approveA), 'red apple apple\n', 'fruit-one.txt');
+      assertEqual(docText(state, approveB), 'green pear pear\n', 'fruit-two.txt');
+      assertMatch(state.status?.tooltip ?? '', /Last edit at .+: applied \(Chat agent: 2 edits to 2 files\)/, 'status bar tooltip');
+      assertMatch(outputChannelLog(), /edit applied in the buffers: Chat agent: 2 edits to 2 files/, 'log');
+      await openFile('fruit-one.txt');
+      await undoOnce();
+      await waitFor(async () => {
+        const s = await dumpState();
+        return docText(s, approveA) === 'red apple\n' && docText(s, approveB) === 'green pear\n' ? s : undefined;
+      }, 'one Ctrl+Z to undo the edit in both files', 10_000);
+    } finally {
+      await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'never' }, 'updateSetting');
+    }
+  });
+
+  await test('format_edits: the touched lines are formatted by the TypeScript formatter in the same undo step, and the agent gets them as they now read', async () => {
+    await clearNotifications();
+    // The TypeScript server is up once it has checked calc.ts (a formatter asked earlier answers nothing).
+    await openFile('calc.ts');
+    await waitFor(async () => {
+      const d = (await dumpState()).documents.find((x) => x.path === path.join(ws, 'calc.ts'));
+      return d?.diagnostics.length > 0;
+    }, "TypeScript's diagnostics for calc.ts", 60_000, 1000);
+    await openFile('fmt.ts');
+    const plan = { file_path: fmtTs, format_edits: true, edits: [{ old_string: 'return a + b;', new_string: 'const  sum=a+b;\n  return sum;' }] };
+    const state = await invokeLmTool(plan);
+    const formatted = 'export const  untouched=1;\nexport function add(a: number, b: number) {\n    const sum = a + b;\n    return sum;\n}\n';
+    // The line the plan did not touch keeps its odd spacing.
+    await expectActiveText(formatted, 'text after the formatted edit');
+    assertMatch(state.toolResult, /The edited lines now read \(match these in your next old_string\):\n\S+fmt\.ts, lines 3-4:\n    const sum = a \+ b;\n    return sum;/, 'tool result');
+    await screenshot('format-edits-applied');
+    // The formatter's scratch copy shows no tab and keeps no text. (VS Code still counts the emptied
+    // untitled document as unsaved, and its extension API cannot revert one.)
+    const after = await dumpState();
+    assertEqual(after.tabs.filter((t) => /untitled/i.test(t)).length, 0, `untitled tabs (${after.tabs.join(', ')})`);
+    const scratch = after.documents.filter((d) => d.path.startsWith('untitled:') && d.text !== '');
+    assertEqual(scratch.length, 0, `untitled documents with text (${JSON.stringify(scratch.map((d) => [d.path, d.text]))})`);
+    await undoOnce();
+    await expectActiveText(fmtTsText, 'text after one Ctrl+Z (edit and formatting together)');
   });
 
   await test('the plan schema checks *.multiedit.json files', async () => {
@@ -1086,6 +1170,43 @@ async function runTests() {
     await page.keyboard.press('Control+Z');
     await sleep(500);
     await expectActiveText('one\ntwo\nthree\nfour\n', 'text after one Ctrl+Z');
+  });
+
+  await test('an MCP agent\'s two-file edit is labelled with its name in the status bar and the log; one Ctrl+Z undoes it', async () => {
+    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
+    await clearNotifications();
+    // Both files open in the editor, as in the user's session: the edit goes into their buffers.
+    await openFile('fruit-one.txt');
+    await openFile('fruit-two.txt');
+    const before = await dumpState();
+    const textOf = (s, file) => docText(s, file) ?? fs.readFileSync(file, 'utf8');
+    const [beforeA, beforeB] = [textOf(before, approveA), textOf(before, approveB)];
+    const plan = {
+      files: [
+        { file_path: approveA, edits: [{ old_string: 'red', new_string: 'ripe red' }] },
+        { file_path: approveB, edits: [{ old_string: 'green', new_string: 'ripe green' }] },
+      ],
+    };
+    const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, MCP_CLIENT_NAME: 'Claude Code' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
+    const answer = JSON.parse(r.stdout);
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
+    const state = await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, approveA) === beforeA.replace('red', 'ripe red') && docText(s, approveB) === beforeB.replace('green', 'ripe green') ? s : undefined;
+    }, 'both buffers edited once', 10_000);
+    assertMatch(state.status?.tooltip ?? '', /Last edit at .+: applied \(Claude Code: 2 edits to 2 files\)/, 'status bar tooltip');
+    assertMatch(outputChannelLog(), /edit applied in the buffers: Claude Code: 2 edits to 2 files/, 'log');
+    await undoOnce();
+    await waitFor(async () => {
+      const s = await dumpState();
+      return docText(s, approveA) === beforeA && docText(s, approveB) === beforeB ? s : undefined;
+    }, 'one Ctrl+Z to undo the edit in both files', 10_000);
   });
 
   await test('diagnostics: the LM tool, @multiedit and an MCP agent get the error a plan introduced, not the one already there; the fix comes back resolved', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult } from '../../src/assist';
+import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult, toolReviews } from '../../src/assist';
 import { Plan } from '../../src/plan';
 import { ApplyResult } from '../../src/render';
 import { recorder } from './support';
@@ -117,8 +117,34 @@ describe('language model tool', () => {
   it('confirmation lists the edits and the diff', async () => {
     const p = await prepareToolInvocation(input, deps().d);
     assert.equal(p.title, 'MultiEdit: 1 edit to a.txt');
-    assert.match(p.message, /1\. "hello" → "bye"/);
+    assert.match(p.message, /- `1\. "hello" → "bye"`/);
     assert.match(p.message, /```diff\n--- \/ws\/a.txt/);
+  });
+
+  describe('one approval per call', () => {
+    const two = { files: [{ file_path: '/ws/a.txt', edits: input.edits }, { file_path: '/ws/b.txt', edits: input.edits }] };
+    it('by default a two-file call is confirmed once and applied without a review', async () => {
+      const { d, applied } = deps({ reviewSetting: 'multiFile' });
+      assert.equal((await prepareToolInvocation(two, d)).confirm, true);
+      await invokeTool(two, d);
+      assert.equal(applied.length, 1);
+      assert.equal(applied[0].review, false);
+    });
+    it('a call that asks for a review is not confirmed: the Refactor Preview is its approval', async () => {
+      const { d, applied } = deps({ reviewSetting: 'never' });
+      const reviewed = { ...two, review: true };
+      assert.equal((await prepareToolInvocation(reviewed, d)).confirm, false);
+      await invokeTool(reviewed, d);
+      assert.equal(applied[0].review, true);
+    });
+    it('the setting "always" reviews every call instead of confirming it; a call may still decline the review', async () => {
+      const { d, applied } = deps({ reviewSetting: 'always' });
+      assert.equal((await prepareToolInvocation(input, d)).confirm, false);
+      assert.equal(toolReviews(input, 'always'), true);
+      assert.equal(toolReviews({ ...input, review: false }, 'always'), false);
+      await invokeTool(input, d);
+      assert.equal(applied[0].review, true);
+    });
   });
 
   it('a plan the preview refuses is returned as the refusal, with nothing to confirm', async () => {

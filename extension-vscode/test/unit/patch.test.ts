@@ -271,7 +271,8 @@ describe('the multiedit_patch tool', () => {
   it('applies through multiedit.apply', async () => {
     const { d, calls } = patchDeps();
     const { text } = await invokePatchTool({ patch: plainDiff }, d);
-    assert.deepEqual(calls, [{ command: 'apply', req: { patch: plainDiff, root: '/ws' } }]);
+    // The confirmation was the call's approval: no review after it.
+    assert.deepEqual(calls, [{ command: 'apply', req: { patch: plainDiff, root: '/ws', review: false } }]);
     assert.match(text, /^Applied 2 edits to 2 files/);
   });
 

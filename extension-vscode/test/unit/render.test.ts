@@ -99,22 +99,28 @@ describe('plan descriptions', () => {
     assert.equal(planTitle(plan), '2 edits to a.txt');
     assert.equal(planTitle({ files: [{ file_path: '/a', edits: plan.edits }, { file_path: '/b', edits: [plan.edits[0]] }] }), '3 edits to 2 files');
   });
-  it('renders a confirmation: one section per file, its diff in a diff block', () => {
+  it('renders a confirmation: each file with its edits as a list, then the whole diff, last, in one diff block', () => {
     const two = { files: [{ file_path: '/ws/a.txt', edits: [plan.edits[0]] }, { file_path: '/ws/b.txt', edits: [plan.edits[1]] }] };
     const diff = '--- a/ws/a.txt\n+++ b/ws/a.txt\n@@ -1 +1 @@\n-x\n+z\n--- a/ws/b.txt\n+++ b/ws/b.txt\n@@ -1 +1 @@\n-q\n+r\n';
     const md = renderConfirmationMarkdown(two, diff);
-    assert.match(md, /^Apply \*\*2 edits to 2 files\*\*\?/);
-    assert.match(md, /### a\.txt\n\n`\/ws\/a.txt` — 1 edit\n\n```\n1\. "x⏎y" → "z" \(all occurrences\)\n```\n\n```diff\n--- a\/ws\/a.txt\n\+\+\+ b\/ws\/a.txt\n@@ -1 \+1 @@\n-x\n\+z\n```/);
-    assert.match(md, /### b\.txt[\s\S]*```diff\n--- a\/ws\/b.txt[\s\S]*\+r\n```/);
-    assert.doesNotMatch(md.split('### b.txt')[0], /b\.txt\n\+\+\+/);
+    assert.equal(
+      md,
+      'Apply **2 edits to 2 files**? All edits apply together, or none; one undo takes them back.\n\n' +
+        '**`a.txt`** (`/ws/a.txt`), 1 edit:\n\n- `1. "x⏎y" → "z" (all occurrences)`\n\n' +
+        '**`b.txt`** (`/ws/b.txt`), 1 edit:\n\n- `1. "q" → "r" (3 occurrences)`\n\n' +
+        '```diff\n' + diff + '```\n',
+    );
   });
-  it('shows a diff whose names do not match the plan whole', () => {
+  it('has no code block but the diff, which ends the text (the modal confirmation runs a block into what follows)', () => {
     const md = renderConfirmationMarkdown(plan, '--- a\n+++ b\n');
-    assert.match(md, /```diff\n--- a\n\+\+\+ b\n```/);
+    assert.equal(md.split('```').length, 3);
+    assert.match(md, /```diff\n--- a\n\+\+\+ b\n```\n$/);
   });
-  it('fences text containing backticks safely', () => {
-    const md = renderConfirmationMarkdown({ file_path: '/a', edits: [{ old_string: '```', new_string: 'x' }] });
-    assert.match(md, /````\n1\. "```" → "x"\n````/);
+  it('fences and quotes text containing backticks safely', () => {
+    const md = renderConfirmationMarkdown({ file_path: '/a`b', edits: [{ old_string: '```', new_string: 'x' }] }, '--- a\n+++ b\n-```\n');
+    assert.match(md, /\(`` \/a`b ``\)/);
+    assert.match(md, /- ```` 1\. "```" → "x" ````/);
+    assert.match(md, /````diff\n--- a\n\+\+\+ b\n-```\n````\n$/);
   });
 });
 

@@ -1,0 +1,125 @@
+// Test-only commands, for the end-to-end tests in real VS Code (tests/vscode/e2e.mjs): registered
+// only when `multiedit.testing.enableTestCommands` is on (or MULTIEDIT_TEST_MODE=1). They write the
+// editor's state to `multiedit.testing.stateFile` and drive the tools and the chat participant.
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import { PATCH_TOOL_NAME } from './assist';
+import { testSettings } from './config';
+import type { Ctx } from './ctx';
+import { EditRequest, isPatchRequest } from './plan';
+import { TOOL_NAME, chatHandler } from './tools';
+
+function writeState(ctx: Ctx, extra: Record<string, unknown>): void {
+  const state = ctx.state;
+  const file = testSettings().stateFile;
+  if (!file) throw new Error('multiedit.testing.stateFile is not set');
+  const editor = vscode.window.activeTextEditor;
+  const docs = vscode.workspace.textDocuments
+    .filter((d) => d.uri.scheme === 'file' || d.uri.scheme === 'untitled')
+    .map((d) => ({
+      path: d.uri.scheme === 'file' ? d.uri.fsPath : d.uri.toString(),
+      text: d.getText(),
+      dirty: d.isDirty,
+      version: d.version,
+      languageId: d.languageId,
+      diagnostics: vscode.languages.getDiagnostics(d.uri).map((x) => x.message),
+    }));
+  const data = {
+    time: new Date().toISOString(),
+    activeEditor: editor
+      ? {
+          path: editor.document.uri.fsPath,
+          text: editor.document.getText(),
+          dirty: editor.document.isDirty,
+          version: editor.document.version,
+          selection: { start: editor.selection.start, end: editor.selection.end },
+        }
+      : null,
+    documents: docs,
+    serverRunning: ctx.client.isRunning(),
+    tools: vscode.lm?.tools?.map((t) => t.name) ?? [],
+    lastApplied: state.lastApplied ?? null,
+    lastRefusal: state.lastRefusal ?? null,
+    lastNotification: state.lastNotification ?? null,
+    lastToolResult: state.lastToolResult ?? null,
+    lastPreview: state.lastPreview ?? null,
+    status: state.status ?? null,
+    openedFiles: state.openedFiles ?? null,
+    highlighted: state.highlighted ?? null,
+    tabs: vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => (t.input instanceof vscode.TabInputText ? t.input.uri.fsPath : t.label)),
+    ...extra,
+  };
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(data, null, 2));
+  fs.renameSync(tmp, file);
+}
+
+export function registerTestCommands(ctx: Ctx): vscode.Disposable[] {
+  void vscode.commands.executeCommand('setContext', 'multiedit.testMode', true);
+  return [
+    vscode.commands.registerCommand('multiedit.test.dumpState', () => writeState(ctx, { command: 'dumpState' })),
+    // An input with `patch` goes to the multiedit_patch tool, any other to the multiedit tool.
+    vscode.commands.registerCommand('multiedit.test.invokeTool', async (input?: EditRequest) => {
+      let toolInput = input;
+      if (!toolInput) {
+        const inputFile = `${testSettings().stateFile}.tool-input.json`;
+        toolInput = JSON.parse(fs.readFileSync(inputFile, 'utf8')) as EditRequest;
+      }
+      let text: string;
+      try {
+        const result = await vscode.lm.invokeTool(isPatchRequest(toolInput) ? PATCH_TOOL_NAME : TOOL_NAME, { input: toolInput, toolInvocationToken: undefined });
+        text = result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
+      } catch (err) {
+        text = `invokeTool threw: ${(err as Error).message}`;
+      }
+      ctx.state.lastToolResult = text;
+      writeState(ctx, { command: 'invokeTool', toolResult: text });
+    }),
+    // Changes a setting through the configuration service (as the Settings editor does).
+    vscode.commands.registerCommand('multiedit.test.updateSetting', async (input?: { key: string; value: unknown }) => {
+      const req = input ?? (JSON.parse(fs.readFileSync(`${testSettings().stateFile}.setting-input.json`, 'utf8')) as { key: string; value: unknown });
+      await vscode.workspace.getConfiguration().update(req.key, req.value, vscode.ConfigurationTarget.Global);
+      writeState(ctx, { command: 'updateSetting', setting: req });
+    }),
+    // Runs the chat participant's handler with a recorded response stream (the chat view itself
+    // needs a signed-in chat provider).
+    // `modelAnswer` stands in for the chat's language model (none is signed in here).
+    vscode.commands.registerCommand('multiedit.test.chat', async (input?: { prompt: string; command?: string; modelAnswer?: string }) => {
+      const req =
+        input ?? (JSON.parse(fs.readFileSync(`${testSettings().stateFile}.chat-input.json`, 'utf8')) as { prompt: string; command?: string; modelAnswer?: string });
+      const prompts: string[] = [];
+      const model =
+        req.modelAnswer === undefined
+          ? undefined
+          : {
+              id: 'test-model',
+              sendRequest: async (messages: vscode.LanguageModelChatMessage[]) => {
+                for (const m of messages) for (const part of m.content) if (part instanceof vscode.LanguageModelTextPart) prompts.push(part.value);
+                return {
+                  text: (async function* () {
+                    yield req.modelAnswer!;
+                  })(),
+                };
+              },
+            };
+      const parts: string[] = [];
+      const stream = {
+        markdown: (v: string | vscode.MarkdownString) => parts.push(typeof v === 'string' ? v : v.value),
+        progress: (v: string) => parts.push(`[progress] ${v}`),
+        button: (b: vscode.Command) => parts.push(`[button] ${b.title} -> ${b.command}`),
+        reference: () => undefined,
+        anchor: () => undefined,
+        filetree: () => undefined,
+        push: () => undefined,
+      } as unknown as vscode.ChatResponseStream;
+      const request = { prompt: req.prompt, command: req.command, references: [], toolReferences: [], toolInvocationToken: undefined, model } as unknown as vscode.ChatRequest;
+      const cts = new vscode.CancellationTokenSource();
+      try {
+        await chatHandler(ctx)(request, { history: [] } as unknown as vscode.ChatContext, stream, cts.token);
+      } catch (err) {
+        parts.push(`[threw] ${(err as Error).message}`);
+      }
+      writeState(ctx, { command: 'chat', chatResponse: parts.join('\n'), modelPrompts: prompts });
+    }),
+  ];
+}
