@@ -9,19 +9,29 @@
 //!
 //! 1. The *record* `journal-<plan>.json` is written in the private folder: the plan, its writer (pid
 //!    and start time), its folders and files. Its temporary files are all named `.multiedit-<plan>-*.tmp`.
-//! 2. Every new text is written to a temporary file beside its target; then all of them are fsynced
-//!    together (`disk::sync_all`), and the files re-checked under the folder locks.
-//! 3. The **commit point** (plans over several files only): the record, now listing every target, its
-//!    temporary file and the new text's length and hash, marked committed, is fsynced and renamed over
-//!    the first one, and the private folder fsynced.
-//! 4. The temporary files are renamed over their targets (the folders on several threads); then each
-//!    folder is fsynced once.
+//! 2. Every new text is written to a temporary file beside its target, or, when the target's folder
+//!    does not exist yet (a new folder, or one that takes the name of a file the plan deletes), in the
+//!    nearest folder of it that does; the record's folders include those. Then all of them are fsynced
+//!    together (`disk::sync_all`), and the files (and the folder steps, `disk::folders`) re-checked
+//!    under the folder locks.
+//! 3. The **commit point** (plans over several files, or that remove or make a folder): the record,
+//!    now listing every target, its temporary file and the new text's length and hash, and the folders
+//!    to remove (`remove_dirs`, deepest first) and make (`make_dirs`, shallowest first), marked
+//!    committed, is fsynced and renamed over the first one, and the private folder fsynced. A record
+//!    with folder steps is format 4, which a run knowing only format 3 refuses.
+//! 4. In this order, so that a file and a folder can trade names: the deletions, the folders removed,
+//!    the folders made, then the temporary files renamed over their targets (deletions and renames by
+//!    folder on several threads); then each folder touched is fsynced once.
 //! 5. The record is removed.
 //!
 //! Recovery, for a record whose writer is gone, by any run whose plan has a file in one of the
-//! record's folders: if the record is committed, every temporary file it names that is still there
-//! (checked against its length and hash) is renamed over its target (roll forward); otherwise the plan
-//! never committed and every file is still old, so its temporary files are deleted (roll back). Only
+//! record's folders: if the record is committed, it does step 4 again, each part taken as done when its
+//! result is there already (a deleted file gone, or its folder already replaced by a new file, or the
+//! file itself by a made folder; a removed folder gone or already its new file; a made folder there;
+//! a temporary file no longer there renamed already), and every temporary file still there is checked
+//! against its length and hash before it is renamed (roll forward); a run killed at any point of the
+//! commit or of this roll-forward is thus completed. Otherwise the plan never committed and every file
+//! and folder is still old, so its temporary files are deleted (roll back). Only
 //! temporary files named by the plan's own pattern, in the record's folders, are ever touched. A dry
 //! run or a preview writes nothing: it reports the record instead (`Recovered::Left`). A file named
 //! like a journal in a plan's folder (`.multiedit-journal-*.json`, what older versions wrote there) is
@@ -257,9 +267,12 @@ fn writer_alive(record: &Record, journal: &Path) -> bool {
 /// Test hook, read only by `disk::commit`: `MULTIEDIT_TEST_CRASH_AT=<step>:<n>` kills the process
 /// (SIGKILL, as a crash would: no destructor runs) right after the n-th time the commit passes
 /// `<step>`; `<step>:<n>:stop` stops it (SIGSTOP) instead, so a test can look at a live writer. The
-/// steps, in order: `begin` (the first record written), `staged` (a new text written to its temporary
-/// file), `synced` (all of them fsynced), `commit` (the committed record renamed: the commit point), `rename` (a target
-/// replaced), `done` (the record removed). A single-file plan does not pass `commit`.
+/// steps, in order: `begin` (the first record written), `staged` (a file of the plan staged: its new
+/// text written to its temporary file, or a deletion noted), `synced` (all of them fsynced), `commit`
+/// (the committed record renamed: the commit point), `rename` (a target deleted, the deletions
+/// first), `rmdir` (a folder removed), `mkdir` (a folder made), `rename` again (a target replaced, the
+/// count going on), `done` (the record removed). A single-file plan that makes or removes no folder
+/// does not pass `commit`.
 pub(super) struct CrashAt(Option<(String, usize, bool)>);
 
 impl CrashAt {

@@ -34,7 +34,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
             return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
         }
         // A new file where a folder is: read as absent, if the plan empties that folder (below).
-        if f.op == FileOp::Create && p.is_dir() {
+        if f.op == FileOp::Create && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
             bytes.push(None);
             continue;
         }
