@@ -534,6 +534,10 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
     }
     for path in records_in(&private_dirs) {
         if let Err(problem) = private::check(&path, false) {
+            // Removed since it was listed: its run finished (or was recovered) meanwhile.
+            if fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
+                continue;
+            }
             met.push(Recovered::Ignored { journal: path, why: format!("{problem}, so it cannot be trusted") });
             continue;
         }
@@ -618,6 +622,8 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 Ok(()) => sync_dir(&super::folder(dir)),
                 // Removed already, and perhaps already replaced by its new file.
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
+                // A folder it was in is already a new file.
+                Err(_) if fs::symlink_metadata(dir).is_err_and(|e| super::folders::absent(&e)) => {}
                 Err(_) if fs::symlink_metadata(dir).is_ok_and(|m| m.is_file()) && record.files.iter().any(|f| f.target == *dir && !f.delete) => {}
                 Err(e) => return Err(refuse(format!("the folder {} cannot be removed ({})", dir.display(), os(&e)))),
             }
