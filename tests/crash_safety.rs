@@ -8,6 +8,10 @@
 //! refused (`tests/disk_errors.rs`). Every run keeps its journals in one private folder for this test
 //! binary (`XDG_STATE_HOME`), as a user's runs share theirs.
 
+#[path = "disk_support/mod.rs"]
+#[allow(dead_code)]
+mod disk_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -601,4 +605,117 @@ fn a_running_writers_journal_is_left_alone() {
     assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other new\n");
     assert_eq!(fx.states("after both runs"), [true, true, true]);
     fx.assert_clean("after both runs");
+}
+
+/// A diff that trades names between files and folders, as `git diff` writes it: `one/x`, a file,
+/// becomes a folder holding `one/x/inside`; `two/y`, a folder holding `inside` and `sub/deep`, becomes
+/// a file. Its new file `two/y` comes first, before the deletions that make room for it.
+const FILE_FOLDER_DIFF: &str = "\
+diff --git a/two/y b/two/y
+new file mode 100644
+--- /dev/null
++++ b/two/y
+@@ -0,0 +1 @@
++y new
+diff --git a/one/x b/one/x
+deleted file mode 100644
+--- a/one/x
++++ /dev/null
+@@ -1 +0,0 @@
+-x old
+diff --git a/one/x/inside b/one/x/inside
+new file mode 100644
+--- /dev/null
++++ b/one/x/inside
+@@ -0,0 +1 @@
++inside new
+diff --git a/two/y/inside b/two/y/inside
+deleted file mode 100644
+--- a/two/y/inside
++++ /dev/null
+@@ -1 +0,0 @@
+-y inside old
+diff --git a/two/y/sub/deep b/two/y/sub/deep
+deleted file mode 100644
+--- a/two/y/sub/deep
++++ /dev/null
+@@ -1 +0,0 @@
+-deep old
+";
+
+/// The tree before `FILE_FOLDER_DIFF` (`new`: after it, as `git apply` leaves it), each folder with an
+/// `other.txt` for an unrelated plan.
+fn file_folder_tree(dir: &Path, new: bool) {
+    let _ = std::fs::remove_dir_all(dir);
+    let files: &[(&str, &str)] = if new {
+        &[("one/x/inside", "inside new\n"), ("two/y", "y new\n")]
+    } else {
+        &[("one/x", "x old\n"), ("two/y/inside", "y inside old\n"), ("two/y/sub/deep", "deep old\n")]
+    };
+    for (name, text) in files.iter().chain(&[("one/other.txt", "other old\n"), ("two/other.txt", "other old\n")]) {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+/// The commit's steps for `FILE_FOLDER_DIFF`: its five files staged (the deletions too), the three
+/// deletions, the folders `two/y/sub` and `two/y` removed, `one/x` made, the two new texts renamed.
+const FILE_FOLDER_STEPS: &[&str] = &[
+    "begin:1", "staged:1", "staged:2", "staged:3", "staged:4", "staged:5", "synced:1", "commit:1", "rename:1", "rename:2",
+    "rename:3", "rmdir:1", "rmdir:2", "mkdir:1", "rename:4", "rename:5", "done:1",
+];
+
+#[test]
+fn a_kill_at_every_step_of_a_file_and_folder_trading_names_leaves_the_old_tree_or_the_new() {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let (tree, want_old, want_new) = (base.join("tree"), base.join("old"), base.join("new"));
+    file_folder_tree(&want_old, false);
+    file_folder_tree(&want_new, true);
+    let (old, new) = (disk_support::snapshot(&want_old), disk_support::snapshot(&want_new));
+    let diff = base.join("trade.diff");
+    std::fs::write(&diff, FILE_FOLDER_DIFF).unwrap();
+    let run = |crash_at: Option<&str>| {
+        let mut c = apply(&diff, crash_at);
+        c.arg("--root").arg(&tree);
+        c.output().unwrap()
+    };
+    // Unkilled, it gives what git gives.
+    file_folder_tree(&tree, false);
+    let out = run(None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(disk_support::snapshot(&tree), new, "the tree after the diff");
+    assert_eq!(journals(&tree), Vec::new());
+    let other = |i: usize| {
+        let p = base.join(format!("other{i}.json"));
+        let f = tree.join(["one", "two"][i]).join("other.txt");
+        std::fs::write(&p, serde_json::json!({"file_path": f, "edits": [{"old_string": "old", "new_string": "new"}]}).to_string()).unwrap();
+        p
+    };
+    let others = [other(0), other(1)];
+    for (k, step) in FILE_FOLDER_STEPS.iter().enumerate() {
+        file_folder_tree(&tree, false);
+        let out = run(Some(step));
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(9), "{step}: not killed: {}", stderr(&out));
+        let committed = k >= FILE_FOLDER_STEPS.iter().position(|s| *s == "commit:1").unwrap();
+        let had_journal = *step != "done:1";
+        assert_eq!(journals(&tree).len(), usize::from(had_journal), "{step}: the journal in the private folder");
+        // The next run, alternately in each folder, deals with what the killed one left.
+        let i = k % 2;
+        let o = apply(&others[i], None).output().unwrap();
+        assert!(o.status.success(), "{step}: the unrelated run failed: {}", stderr(&o));
+        let said = stderr(&o);
+        let what = if committed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
+        if had_journal {
+            assert!(said.starts_with(&format!("multiedit: {what} of process ")) && said.contains("(5 files: "), "{step}: stderr was {said:?}");
+        } else {
+            assert_eq!(said, "", "{step}: nothing was left to recover");
+        }
+        std::fs::write(tree.join(["one", "two"][i]).join("other.txt"), "other old\n").unwrap();
+        // Byte for byte and mode for mode, with no temporary file anywhere in the tree.
+        assert_eq!(disk_support::snapshot(&tree), if committed { new.clone() } else { old.clone() }, "{step}: the tree after recovery");
+        assert_eq!(journals(&tree), Vec::new(), "{step}: journal left in the private folder");
+        eprintln!("killed after {step}: next run in folder {i} {}", if had_journal { what } else { "found nothing" });
+    }
 }

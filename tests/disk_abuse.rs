@@ -577,3 +577,108 @@ fn the_mcp_server_refuses_a_fifo_and_keeps_answering() {
     assert_eq!(result["isError"], json!(false), "{result}");
     assert_eq!(std::fs::read_to_string(&ok).unwrap(), "two\n");
 }
+
+// ---- Issue 19: a file and a folder trading names ----
+
+/// A git diff section deleting (`None` after) or creating (`None` before) the one-line file `path`.
+fn whole_file(path: &str, before: Option<&str>, after: Option<&str>) -> String {
+    match (before, after) {
+        (Some(old), None) => format!("diff --git a/{path} b/{path}\ndeleted file mode 100644\n--- a/{path}\n+++ /dev/null\n@@ -1 +0,0 @@\n-{old}\n"),
+        (None, Some(new)) => format!("diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{new}\n"),
+        _ => unreachable!("a whole file is deleted or created"),
+    }
+}
+
+#[test]
+fn a_file_and_a_folder_trade_names_only_when_the_plan_empties_what_it_replaces() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().canonicalize().unwrap();
+    let (state, work) = (dir.join("state"), dir.join("work"));
+    std::fs::create_dir_all(work.join("x/empty")).unwrap();
+    std::fs::write(work.join("x/gone.txt"), "gone\n").unwrap();
+    std::fs::write(work.join("x/keep.txt"), "keep\n").unwrap();
+    std::fs::write(work.join("f"), "f\n").unwrap();
+    let patch = dir.join("p.diff");
+    let run_diff = |sections: &[String], dry: bool| {
+        std::fs::write(&patch, sections.concat()).unwrap();
+        let mut args = vec!["apply", "--format", "diff", "--root", work.to_str().unwrap()];
+        if dry {
+            args.push("--dry-run");
+        }
+        args.push(patch.to_str().unwrap());
+        run(&args, &state, Some("022"))
+    };
+    let refusals = [
+        // The folder x holds keep.txt, which the diff does not delete.
+        (
+            vec![whole_file("x", None, Some("x new")), whole_file("x/gone.txt", Some("gone"), None)],
+            format!(
+                "Cannot create the file {}: it is a folder, and {} in it is a file that the plan does not delete. A file replaces a \
+                 folder only when the same plan deletes every file in it. Nothing was changed.",
+                work.join("x").display(),
+                work.join("x/keep.txt").display()
+            ),
+        ),
+        // Every file in x is deleted, but its empty folder is not the diff's to remove.
+        (
+            vec![
+                whole_file("x", None, Some("x new")),
+                whole_file("x/gone.txt", Some("gone"), None),
+                whole_file("x/keep.txt", Some("keep"), None),
+            ],
+            format!(
+                "Cannot create the file {}: it is a folder, and {} in it is an empty folder that the plan does not delete. A file \
+                 replaces a folder only when the same plan deletes every file in it. Nothing was changed.",
+                work.join("x").display(),
+                work.join("x/empty").display()
+            ),
+        ),
+        // A new file under the file f, which the diff keeps.
+        (
+            vec![whole_file("f/inside", None, Some("inside"))],
+            format!(
+                "Cannot create {}: {} is a file, not a folder, and the plan does not delete it. Nothing was changed.",
+                work.join("f/inside").display(),
+                work.join("f").display()
+            ),
+        ),
+        // Two new files, one where the other needs its folder.
+        (
+            vec![whole_file("g", None, Some("g")), whole_file("g/inside", None, Some("inside"))],
+            format!(
+                "Cannot create both {} and {}: {} would be a file and a folder at once. Nothing was changed.",
+                work.join("g").display(),
+                work.join("g/inside").display(),
+                work.join("g").display()
+            ),
+        ),
+    ];
+    let before = snapshot(&work);
+    for (sections, want) in &refusals {
+        for dry in [true, false] {
+            let r = run_diff(sections, dry);
+            assert_eq!((r.code, r.stderr.as_str()), (1, format!("{want}\n").as_str()), "dry run: {dry}");
+            assert_eq!(snapshot(&work), before, "{want}: something changed");
+        }
+    }
+    // Emptied, both ways: a dry run writes nothing, the run trades the names.
+    std::fs::remove_dir(work.join("x/empty")).unwrap();
+    let trade = [
+        whole_file("x", None, Some("x new")),
+        whole_file("x/gone.txt", Some("gone"), None),
+        whole_file("x/keep.txt", Some("keep"), None),
+        whole_file("f", Some("f"), None),
+        whole_file("f/inside", None, Some("inside")),
+    ];
+    let before = snapshot(&work);
+    let r = run_diff(&trade, true);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(snapshot(&work), before, "a dry run wrote");
+    let r = run_diff(&trade, false);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(work.join("x")).unwrap(), "x new\n");
+    assert_eq!(std::fs::read_to_string(work.join("f/inside")).unwrap(), "inside\n");
+    let names: Vec<String> = snapshot(&work).keys().map(|p| p.display().to_string()).collect();
+    assert_eq!(names, ["f", "f/inside", "x"]);
+    assert_eq!((mode(&work.join("x")), mode(&work.join("f/inside"))), (0o644, 0o644));
+}

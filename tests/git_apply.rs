@@ -769,11 +769,10 @@ fn multiedit_applies_diffs_as_git_apply_does() {
     differential(&variants);
 }
 
-/// A file replaced by a folder of its name and the reverse: the engine composes them, but the disk
-/// commit must delete before it creates (the deleted file's name is the new folder's) and read a path
-/// under a file as absent, which `disk.rs` does not do yet.
+/// A file replaced by a folder of its name and the reverse: the disk commit deletes before it creates
+/// (the deleted file's name is the new folder's, or the emptied folder's the new file's) and reads a
+/// path under a file as absent (`disk::folders`).
 #[test]
-#[ignore = "waits for disk.rs to delete before it creates (issue 19)"]
 fn a_file_replaced_by_a_folder_applies_as_git_apply_does() {
     differential(&["file-folder"]);
 }

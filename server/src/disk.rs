@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::{Kind, Refusal};
 
+pub mod folders;
 pub mod journal;
 pub mod plan;
 mod private;
@@ -33,12 +34,13 @@ fn os_error(e: &std::io::Error) -> String {
     }
 }
 
-/// The file's bytes, `None` if it does not exist. A directory, a dangling symlink, anything but a
+/// The file's bytes, `None` if it does not exist (nor does a folder of it, or one is a file: a plan
+/// may delete that file and create this one). A directory, a dangling symlink, anything but a
 /// regular file (a FIFO, a device, a socket, or a link to one) and an unreadable file are refused,
 /// without opening the file in a way that could block.
 pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
     let meta = match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) if folders::absent(&e) => return Ok(None),
         Err(e) => return Err(io_refusal(path, "read", &e)),
         Ok(m) => m,
     };
@@ -152,58 +154,76 @@ fn folder(path: &Path) -> PathBuf {
 }
 
 /// The file a write replaces: symlinks are followed, so the link's target is what changes. A new
-/// file's folder is made, and named with its links resolved, as the journal must name it.
-fn target_of(w: &Write1) -> Result<PathBuf, Refusal> {
+/// file is named with the links of its folders resolved, as the journal must name it (its folders
+/// may not exist yet: the commit makes them).
+fn target_of(w: &Write1) -> PathBuf {
     if w.before.is_some() {
-        return Ok(fs::canonicalize(&w.path).unwrap_or(w.path.clone()));
+        return fs::canonicalize(&w.path).unwrap_or(w.path.clone());
     }
-    let dir = folder(&w.path);
-    if w.after.is_some() {
-        fs::create_dir_all(&dir).map_err(|e| io_refusal(&dir, "create the folder", &e))?;
-    }
-    Ok(match (fs::canonicalize(&dir), w.path.file_name()) {
-        (Ok(real), Some(name)) => real.join(name),
-        _ => w.path.clone(),
-    })
+    crate::paths::real_path(&w.path).unwrap_or(w.path.clone())
+}
+
+/// The folder steps of a commit (`folders::steps`) for `files`: each file's target, whether it is
+/// new, whether it is deleted.
+fn steps_of<'a>(files: impl Iterator<Item = (&'a Path, bool, bool)> + Clone) -> Result<folders::Steps, Refusal> {
+    let deleted = files.clone().filter(|f| f.2).map(|f| f.0.to_path_buf()).collect();
+    folders::steps(files.filter(|f| f.1 && !f.2).map(|f| f.0), &deleted)
 }
 
 /// Writes every file or none, also across a crash (see `journal`). Symlinks are followed: the link's
-/// target is what changes. Callers run `recover` over the plan's files before reading them.
+/// target is what changes. Callers run `recover` over the plan's files before reading them. A new
+/// file may take the name of a folder the plan empties, or have a folder where the plan deletes a
+/// file (`folders`): deletions come first, then the folders, then the new texts.
 ///
 /// Durable in batches: every new text is written, then all are fsynced together, renamed, and each
 /// folder fsynced once, rather than one file after another.
 pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let crash = journal::CrashAt::from_env();
-    let targets = writes.iter().map(|w| Ok((target_of(w)?, w.before.is_none()))).collect::<Result<Vec<_>, Refusal>>()?;
-    let mut journal = journal::Journal::begin(&targets, journal::CrashAt::from_env())?;
+    let targets: Vec<PathBuf> = writes.iter().map(target_of).collect();
+    let files = || writes.iter().zip(&targets).map(|(w, t)| (t.as_path(), w.before.is_none(), w.after.is_none()));
+    let steps = steps_of(files())?;
+    let staging: Vec<PathBuf> = targets.iter().map(|t| steps.staging(t)).collect();
+    let begin: Vec<(PathBuf, bool)> = files().map(|(t, new, _)| (t.to_path_buf(), new)).collect();
+    let mut journal = journal::Journal::begin(&begin, &staging, journal::CrashAt::from_env())?;
     let prefix = journal.temp_prefix();
+    // What the commit syncs at the end: every folder it changed an entry of.
+    let mut touched: BTreeSet<PathBuf> = targets.iter().map(|t| folder(t)).chain(staging.iter().cloned()).collect();
+    touched.extend(steps.remove.iter().chain(&steps.make).map(|d| folder(d)));
     let mut staged = Vec::with_capacity(writes.len());
-    for (w, (target, _)) in writes.into_iter().zip(targets) {
-        staged.push(stage(w, target, &prefix)?);
+    for ((w, target), dir) in writes.into_iter().zip(targets).zip(&staging) {
+        let replaces_folder = w.before.is_none() && steps.remove.contains(&target);
+        staged.push(stage(w, target, dir, replaces_folder, &prefix)?);
         crash.at("staged", staged.len());
     }
     sync_all(&staged)?;
     crash.at("synced", 1);
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
     // runs started together on one file must not both pass the check against the same text.
-    let _locks = lock_folders(staged.iter().map(|s| folder(&s.target)));
-    // The texts were checked against what was read; refuse if anyone changed a file since.
-    for s in &staged {
+    let _locks = lock_folders(staged.iter().map(|s| folder(&s.target)).chain(staging.iter().cloned()));
+    // The texts were checked against what was read; refuse if anyone changed a file since (or a
+    // folder that the commit removes or makes).
+    let changed = |path: &Path| {
+        Refusal::new(
+            Kind::NotApplied,
+            format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.", path.display()),
+        )
+    };
+    if !steps.is_empty() && steps_of(staged.iter().map(|s| (s.target.as_path(), s.before.is_none(), s.temp.is_none())))? != steps {
+        return Err(changed(&staged[0].target));
+    }
+    for s in staged.iter().filter(|s| !steps.remove.contains(&s.target)) {
         let now = match read_regular(&s.target) {
             Ok(b) => Some(b),
-            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) if folders::absent(&e) => None,
             Err(e) => return Err(io_refusal(&s.target, "re-read", &e)),
         };
         if now != s.before {
-            return Err(Refusal::new(
-                Kind::NotApplied,
-                format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.",
-                    s.target.display()),
-            ));
+            return Err(changed(&s.target));
         }
     }
-    // One rename is atomic by itself: a single-file plan needs no commit point.
-    if staged.len() > 1 {
+    // One rename is atomic by itself: a single-file plan that makes or removes no folder needs no
+    // commit point.
+    if staged.len() > 1 || !steps.is_empty() {
         let entries = staged
             .iter()
             .map(|s| journal::Entry {
@@ -215,20 +235,20 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
                 delete: s.temp.is_none(),
             })
             .collect();
-        journal.commit(entries, &staged[0].target)?;
+        journal.commit(entries, &steps, &staged[0].target)?;
     }
-    let folders: Vec<PathBuf> = staged.iter().map(|s| folder(&s.target)).collect::<BTreeSet<_>>().into_iter().collect();
-    let (done, failed) = rename_all(staged, &crash);
+    let (done, failed) = apply_all(staged, &steps, &crash);
+    let touched: Vec<PathBuf> = touched.into_iter().collect();
     if let Some(refusal) = failed {
-        // The plan had committed; putting back the files already renamed (then dropping the journal)
-        // is the one way left to keep it whole. A crash in the midst of that put-back is the one
-        // moment the journal does not cover.
+        // The plan had committed; putting back what was already done (then dropping the journal) is
+        // the one way left to keep it whole. A crash in the midst of that put-back is the one moment
+        // the journal does not cover.
         roll_back(done, &prefix);
-        parallel(folders, |d| sync_dir(&d));
+        parallel(touched, |d| sync_dir(&d));
         return Err(refusal);
     }
     // The renames reach the disk before the journal goes.
-    parallel(folders, |d| sync_dir(&d));
+    parallel(touched, |d| sync_dir(&d));
     journal.finish();
     Ok(())
 }
@@ -261,18 +281,58 @@ fn parallel<T: Send, R: Send>(jobs: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec
     out.into_iter().map(|(_, r)| r).collect()
 }
 
-/// What a rename replaced: the target, its old bytes (`None`: it was new) and permission bits.
-type Replaced = (PathBuf, Option<Vec<u8>>, Option<u32>);
+/// One change of the commit, as `roll_back` undoes it.
+enum Undo {
+    /// A file renamed over or deleted: the target, its old bytes (`None`: it was new) and permission
+    /// bits.
+    Replaced(PathBuf, Option<Vec<u8>>, Option<u32>),
+    /// A folder removed (a new file took its name), with its permission bits.
+    Removed(PathBuf, Option<u32>),
+    /// A folder made for a new file.
+    Made(PathBuf),
+}
+
+/// The changes of a committed plan, in the order that lets a file and a folder trade names: the
+/// deletions, the folders removed (deepest first), the folders made (shallowest first), then the new
+/// texts renamed into place. Stops at the first failure; returns what was done, and that failure.
+fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt) -> (Vec<Undo>, Option<Refusal>) {
+    let renamed = std::sync::atomic::AtomicUsize::new(0);
+    let (deletions, texts): (Vec<Staged>, Vec<Staged>) = staged.into_iter().partition(|s| s.temp.is_none());
+    let (mut done, failed) = rename_all(deletions, crash, &renamed);
+    if failed.is_some() {
+        return (done, failed);
+    }
+    for (k, dir) in steps.remove.iter().enumerate() {
+        let mode = mode_of(dir);
+        if let Err(e) = fs::remove_dir(dir) {
+            return (done, Some(io_refusal(dir, "remove the folder", &e)));
+        }
+        done.push(Undo::Removed(dir.clone(), mode));
+        crash.at("rmdir", k + 1);
+    }
+    for (k, dir) in steps.make.iter().enumerate() {
+        match fs::create_dir(dir) {
+            Ok(()) => done.push(Undo::Made(dir.clone())),
+            // Made meanwhile by someone else: theirs, kept.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(e) => return (done, Some(io_refusal(dir, "create the folder", &e))),
+        }
+        crash.at("mkdir", k + 1);
+    }
+    let (more, failed) = rename_all(texts, crash, &renamed);
+    done.extend(more);
+    (done, failed)
+}
 
 /// Renames every staged text over its target (and deletes what the plan deletes), the folders on
 /// several threads; stops at the first failure. Returns what was replaced, and that failure.
-fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt) -> (Vec<Replaced>, Option<Refusal>) {
+/// `renamed` counts the targets done, for the test hook.
+fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync::atomic::AtomicUsize) -> (Vec<Undo>, Option<Refusal>) {
     let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<Staged>> = std::collections::BTreeMap::new();
     for s in staged {
         by_folder.entry(folder(&s.target)).or_default().push(s);
     }
     let failed = std::sync::atomic::AtomicBool::new(false);
-    let renamed = std::sync::atomic::AtomicUsize::new(0);
     let results = parallel(by_folder.into_values().collect(), |group| {
         let mut done = Vec::new();
         for s in group {
@@ -288,7 +348,7 @@ fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt) -> (Vec<Replaced>, 
                 failed.store(true, std::sync::atomic::Ordering::SeqCst);
                 return (done, Some(io_refusal(&s.target, "replace", &e)));
             }
-            done.push((s.target, s.before, s.mode));
+            done.push(Undo::Replaced(s.target, s.before, s.mode));
             crash.at("rename", renamed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
         }
         (done, None)
@@ -308,32 +368,43 @@ fn sync_all(staged: &[Staged]) -> Result<(), Refusal> {
     parallel(files, |(target, f)| f.sync_all().map_err(|e| io_refusal(target, "flush", &e))).into_iter().collect()
 }
 
-/// Puts back the files already replaced when a later one fails (best effort: each put back atomically,
-/// with the permission bits it had).
-fn roll_back(done: Vec<Replaced>, prefix: &str) {
-    for (path, before, mode) in done.into_iter().rev() {
-        match before {
-            None => {
+/// Undoes what a failed commit did, last first (best effort: each file put back atomically, with the
+/// permission bits it had; each folder removed or made again).
+fn roll_back(done: Vec<Undo>, prefix: &str) {
+    for undo in done.into_iter().rev() {
+        match undo {
+            Undo::Replaced(path, None, _) => {
                 let _ = fs::remove_file(&path);
             }
-            Some(bytes) => {
+            Undo::Replaced(path, Some(bytes), mode) => {
                 let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
-                if let Ok(Staged { temp: Some(temp), .. }) = stage(w, path.clone(), prefix) {
+                if let Ok(Staged { temp: Some(temp), .. }) = stage(w, path.clone(), &folder(&path), false, prefix) {
                     if temp.as_file().sync_all().is_ok() {
                         let _ = temp.persist(&path);
                     }
                 }
             }
+            Undo::Removed(dir, mode) => {
+                if fs::create_dir(&dir).is_ok() {
+                    if let Some(m) = mode {
+                        let _ = set_mode(&dir, m);
+                    }
+                }
+            }
+            Undo::Made(dir) => {
+                let _ = fs::remove_dir(&dir);
+            }
         }
     }
 }
 
-/// Writes the new text of `w` to a temporary file beside `target` (not yet flushed: `sync_all`).
-/// The temporary file gets the permission bits the file will have: those `w` states, else the
-/// existing file's (and its owner, where we may give it), else those a new file gets from the umask.
-fn stage(w: Write1, target: PathBuf, prefix: &str) -> Result<Staged, Refusal> {
-    let dir = folder(&target);
-    let existing = fs::metadata(&target).ok();
+/// Writes the new text of `w` to a temporary file in `dir`, beside `target` or in the nearest folder
+/// of it that exists (not yet flushed: `sync_all`). The temporary file gets the permission bits the
+/// file will have: those `w` states, else the existing file's (and its owner, where we may give it),
+/// else those a new file gets from the umask. `replaces_folder`: the target is a folder the commit
+/// removes first.
+fn stage(w: Write1, target: PathBuf, dir: &Path, replaces_folder: bool, prefix: &str) -> Result<Staged, Refusal> {
+    let existing = if replaces_folder { None } else { fs::metadata(&target).ok() };
     if let Some(meta) = &existing {
         not_regular(&w.path, meta, None)?;
     }
@@ -357,7 +428,7 @@ fn stage(w: Write1, target: PathBuf, prefix: &str) -> Result<Staged, Refusal> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    let mut temp = builder.tempfile_in(&dir).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
+    let mut temp = builder.tempfile_in(dir).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
     temp.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
     if let Some(meta) = &existing {
         keep_owner(temp.as_file(), meta);

@@ -39,26 +39,28 @@ pub fn real_path(path: &Path) -> Result<PathBuf, String> {
                 Ok(target) => real = target,
                 Err(_) => return Err(format!("{} is a symbolic link that cannot be resolved", next.display())),
             },
-            Ok(m) if !m.is_dir() && rest.peek().is_some() => {
-                return Err(format!("{} is not a folder", next.display()));
-            }
+            // A file where a folder is named: the path does not exist, and a plan that deletes the
+            // file may make the folder there (`disk::folders`).
+            Ok(m) if !m.is_dir() && rest.peek().is_some() => return missing(next, ("is a file", "a file"), rest.collect()),
             Ok(_) => real = next,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let after: Vec<Component> = rest.collect();
-                if after.iter().any(|c| matches!(c, Component::ParentDir)) {
-                    return Err(format!(
-                        "{} does not exist, and the `..` after it cannot be resolved (the system refuses a path \
-                         through a missing folder)",
-                        next.display()
-                    ));
-                }
-                real = next;
-                real.extend(after.iter().filter(|c| matches!(c, Component::Normal(_))));
-                return Ok(real);
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing(next, ("does not exist", "a missing folder"), rest.collect()),
             Err(e) => return Err(format!("{} cannot be examined ({e})", next.display())),
         }
     }
+    Ok(real)
+}
+
+/// `real_path` of a path whose folder `next` (resolved) is not one (`is`: what it is instead, and as
+/// a noun), `after` the rest.
+fn missing(next: PathBuf, (is, noun): (&str, &str), after: Vec<Component>) -> Result<PathBuf, String> {
+    if after.iter().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(format!(
+            "{} {is}, and the `..` after it cannot be resolved (the system refuses a path through {noun})",
+            next.display()
+        ));
+    }
+    let mut real = next;
+    real.extend(after.iter().filter(|c| matches!(c, Component::Normal(_))));
     Ok(real)
 }
 
@@ -191,7 +193,10 @@ mod tests {
         assert!(real_path(&ws.join("missing/x/../y")).is_err());
         let file = ws.join("f.txt");
         std::fs::write(&file, "").unwrap();
-        assert_eq!(real_path(&ws.join("f.txt/x")).unwrap_err(), format!("{} is not a folder", file.display()));
+        // Under a file: a path that does not exist yet (a plan may delete the file and make the folder).
+        assert_eq!(real_path(&ws.join("f.txt/x")).unwrap(), ws.join("f.txt/x"));
+        let why = real_path(&ws.join("f.txt/../x")).unwrap_err();
+        assert!(why.starts_with(&format!("{} is a file, and the `..` after it", file.display())), "{why}");
         // Inside by the kernel's reading, outside by a URI's: not inside.
         let mut folders = Folders::default();
         folders.add(&ws);

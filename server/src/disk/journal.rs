@@ -9,19 +9,29 @@
 //!
 //! 1. The *record* `journal-<plan>.json` is written in the private folder: the plan, its writer (pid
 //!    and start time), its folders and files. Its temporary files are all named `.multiedit-<plan>-*.tmp`.
-//! 2. Every new text is written to a temporary file beside its target; then all of them are fsynced
-//!    together (`disk::sync_all`), and the files re-checked under the folder locks.
-//! 3. The **commit point** (plans over several files only): the record, now listing every target, its
-//!    temporary file and the new text's length and hash, marked committed, is fsynced and renamed over
-//!    the first one, and the private folder fsynced.
-//! 4. The temporary files are renamed over their targets (the folders on several threads); then each
-//!    folder is fsynced once.
+//! 2. Every new text is written to a temporary file beside its target, or, when the target's folder
+//!    does not exist yet (a new folder, or one that takes the name of a file the plan deletes), in the
+//!    nearest folder of it that does; the record's folders include those. Then all of them are fsynced
+//!    together (`disk::sync_all`), and the files (and the folder steps, `disk::folders`) re-checked
+//!    under the folder locks.
+//! 3. The **commit point** (plans over several files, or that remove or make a folder): the record,
+//!    now listing every target, its temporary file and the new text's length and hash, and the folders
+//!    to remove (`remove_dirs`, deepest first) and make (`make_dirs`, shallowest first), marked
+//!    committed, is fsynced and renamed over the first one, and the private folder fsynced. A record
+//!    with folder steps is format 4, which a run knowing only format 3 refuses.
+//! 4. In this order, so that a file and a folder can trade names: the deletions, the folders removed,
+//!    the folders made, then the temporary files renamed over their targets (deletions and renames by
+//!    folder on several threads); then each folder touched is fsynced once.
 //! 5. The record is removed.
 //!
 //! Recovery, for a record whose writer is gone, by any run whose plan has a file in one of the
-//! record's folders: if the record is committed, every temporary file it names that is still there
-//! (checked against its length and hash) is renamed over its target (roll forward); otherwise the plan
-//! never committed and every file is still old, so its temporary files are deleted (roll back). Only
+//! record's folders: if the record is committed, it does step 4 again, each part taken as done when its
+//! result is there already (a deleted file gone, or its folder already replaced by a new file, or the
+//! file itself by a made folder; a removed folder gone or already its new file; a made folder there;
+//! a temporary file no longer there renamed already), and every temporary file still there is checked
+//! against its length and hash before it is renamed (roll forward); a run killed at any point of the
+//! commit or of this roll-forward is thus completed. Otherwise the plan never committed and every file
+//! and folder is still old, so its temporary files are deleted (roll back). Only
 //! temporary files named by the plan's own pattern, in the record's folders, are ever touched. A dry
 //! run or a preview writes nothing: it reports the record instead (`Recovered::Left`). A file named
 //! like a journal in a plan's folder (`.multiedit-journal-*.json`, what older versions wrote there) is
@@ -49,6 +59,9 @@ const RECORD_PREFIX: &str = "journal-";
 const RECORD_SUFFIX: &str = ".json";
 /// 3: records in the private folder. A run that knows only older formats must not act on them.
 const FORMAT: u32 = 3;
+/// 4: a record that also removes or makes folders (`remove_dirs`, `make_dirs`): written only then, so
+/// that a run knowing format 3 alone refuses it rather than roll it forward without its folders.
+const FORMAT_FOLDERS: u32 = 4;
 
 #[derive(Serialize, Deserialize, Clone)]
 pub(super) struct Record {
@@ -61,8 +74,16 @@ pub(super) struct Record {
     /// Seconds since the Unix epoch, for the message that names the plan.
     time: u64,
     committed: bool,
+    /// The folders of the targets and those holding the temporary files (a new file's text waits in
+    /// the nearest folder of it that exists).
     folders: Vec<PathBuf>,
     files: Vec<Entry>,
+    /// Folders that new files replace, deepest first, removed after the deletions (committed record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    remove_dirs: Vec<PathBuf>,
+    /// Folders that new files need, shallowest first, made after those removals (committed record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    make_dirs: Vec<PathBuf>,
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -88,13 +109,14 @@ pub(super) struct Journal {
 }
 
 impl Journal {
-    /// Writes the first record. A plan over several files needs it (`Err` when no private folder can
-    /// hold it); a single-file plan goes on without one.
-    pub fn begin(targets: &[(PathBuf, bool)], crash: CrashAt) -> Result<Journal, Refusal> {
+    /// Writes the first record, for `targets` (each with whether it is new) whose temporary files go
+    /// in `staging`. A plan over several files needs it (`Err` when no private folder can hold it); a
+    /// single-file plan goes on without one.
+    pub fn begin(targets: &[(PathBuf, bool)], staging: &[PathBuf], crash: CrashAt) -> Result<Journal, Refusal> {
         let pid = std::process::id();
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let plan = format!("{pid}-{:x}", now.as_nanos() & 0xffff_ffff_ffff);
-        let folders: BTreeSet<PathBuf> = targets.iter().map(|(t, _)| super::folder(t)).collect();
+        let folders: BTreeSet<PathBuf> = targets.iter().map(|(t, _)| super::folder(t)).chain(staging.iter().cloned()).collect();
         let files = targets
             .iter()
             .map(|(t, new)| Entry { target: t.clone(), temp: None, new: *new, len: None, hash: None, delete: false })
@@ -108,6 +130,8 @@ impl Journal {
             committed: false,
             folders: folders.into_iter().collect(),
             files,
+            remove_dirs: Vec::new(),
+            make_dirs: Vec::new(),
         };
         let mut journal = Journal { record, path: None, crash };
         let about = &targets[0].0;
@@ -140,12 +164,18 @@ impl Journal {
         temp_prefix(&self.record.plan)
     }
 
-    /// The commit point: the record with every temporary file, committed, replaces the first one.
-    pub fn commit(&mut self, entries: Vec<Entry>, about: &Path) -> Result<(), Refusal> {
+    /// The commit point: the record with every temporary file and the folder steps, committed,
+    /// replaces the first one.
+    pub fn commit(&mut self, entries: Vec<Entry>, steps: &super::folders::Steps, about: &Path) -> Result<(), Refusal> {
         let Some(path) = &self.path else { return Ok(()) };
         let mut record = self.record.clone();
         record.committed = true;
         record.files = entries;
+        record.remove_dirs = steps.remove.clone();
+        record.make_dirs = steps.make.clone();
+        if !steps.is_empty() {
+            record.multiedit_journal = FORMAT_FOLDERS;
+        }
         write_record(&record, path, true, about)?;
         self.crash.at("commit", 1);
         Ok(())
@@ -237,9 +267,12 @@ fn writer_alive(record: &Record, journal: &Path) -> bool {
 /// Test hook, read only by `disk::commit`: `MULTIEDIT_TEST_CRASH_AT=<step>:<n>` kills the process
 /// (SIGKILL, as a crash would: no destructor runs) right after the n-th time the commit passes
 /// `<step>`; `<step>:<n>:stop` stops it (SIGSTOP) instead, so a test can look at a live writer. The
-/// steps, in order: `begin` (the first record written), `staged` (a new text written to its temporary
-/// file), `synced` (all of them fsynced), `commit` (the committed record renamed: the commit point), `rename` (a target
-/// replaced), `done` (the record removed). A single-file plan does not pass `commit`.
+/// steps, in order: `begin` (the first record written), `staged` (a file of the plan staged: its new
+/// text written to its temporary file, or a deletion noted), `synced` (all of them fsynced), `commit`
+/// (the committed record renamed: the commit point), `rename` (a target deleted, the deletions
+/// first), `rmdir` (a folder removed), `mkdir` (a folder made), `rename` again (a target replaced, the
+/// count going on), `done` (the record removed). A single-file plan that makes or removes no folder
+/// does not pass `commit`.
 pub(super) struct CrashAt(Option<(String, usize, bool)>);
 
 impl CrashAt {
@@ -450,7 +483,12 @@ fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
     let record: Record = serde_json::from_slice(&bytes)
         .map_err(|e| journal_refusal(path, &format!("it is not a journal this version can read ({e})")))?;
     let named = path.file_name().and_then(|n| n.to_str()) == Some(record_name(&record.plan).as_str());
-    if record.multiedit_journal != FORMAT || record.folders.is_empty() || !named {
+    let format_ok = match record.multiedit_journal {
+        FORMAT => record.remove_dirs.is_empty() && record.make_dirs.is_empty(),
+        FORMAT_FOLDERS => true,
+        _ => false,
+    };
+    if !format_ok || record.folders.is_empty() || !named {
         return Err(journal_refusal(path, "it is not a journal this version can read"));
     }
     Ok(Some(record))
@@ -496,6 +534,10 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
     }
     for path in records_in(&private_dirs) {
         if let Err(problem) = private::check(&path, false) {
+            // Removed since it was listed: its run finished (or was recovered) meanwhile.
+            if fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
+                continue;
+            }
             met.push(Recovered::Ignored { journal: path, why: format!("{problem}, so it cannot be trusted") });
             continue;
         }
@@ -549,24 +591,54 @@ fn own_temp(record: &Record, temp: &Path) -> bool {
     named && record.folders.iter().any(|d| temp.parent() == Some(d.as_path()))
 }
 
-/// Rolls the plan of `record` forward (committed) or back; returns whether it was completed.
+/// Rolls the plan of `record` forward (committed) or back; returns whether it was completed. Forward
+/// goes in the commit's order (`disk::apply_all`), each step taken as done when its result is there
+/// already: a run killed at any point of the commit, or of this roll-forward, is completed.
 fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     if record.committed {
+        let refuse = |what: String| journal_refusal(path, &what);
+        let os = |e: &std::io::Error| super::os_error(e);
         for f in &record.files {
             if !record.folders.iter().any(|d| super::folder(&f.target) == *d) {
-                return Err(journal_refusal(path, &format!("it names {}, outside its folders", f.target.display())));
+                return Err(refuse(format!("it names {}, outside its folders", f.target.display())));
             }
-            if f.delete {
-                match fs::remove_file(&f.target) {
-                    Ok(()) => sync_dir(&super::folder(&f.target)),
-                    Err(e) if e.kind() == ErrorKind::NotFound => {}
-                    Err(e) => return Err(journal_refusal(path, &format!("{} cannot be deleted ({})", f.target.display(), super::os_error(&e)))),
-                }
-                continue;
+        }
+        for dir in record.remove_dirs.iter().chain(&record.make_dirs) {
+            if !record.folders.iter().any(|d| d.starts_with(dir) || dir.starts_with(d)) {
+                return Err(refuse(format!("it names the folder {}, outside its folders", dir.display())));
             }
+        }
+        for f in record.files.iter().filter(|f| f.delete) {
+            match fs::remove_file(&f.target) {
+                Ok(()) => sync_dir(&super::folder(&f.target)),
+                // Gone, or its folder already replaced by a new file, or itself by a new folder.
+                Err(e) if super::folders::absent(&e) => {}
+                Err(_) if record.make_dirs.contains(&f.target) && f.target.is_dir() => {}
+                Err(e) => return Err(refuse(format!("{} cannot be deleted ({})", f.target.display(), os(&e)))),
+            }
+        }
+        for dir in &record.remove_dirs {
+            match fs::remove_dir(dir) {
+                Ok(()) => sync_dir(&super::folder(dir)),
+                // Removed already, and perhaps already replaced by its new file.
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                // A folder it was in is already a new file.
+                Err(_) if fs::symlink_metadata(dir).is_err_and(|e| super::folders::absent(&e)) => {}
+                Err(_) if fs::symlink_metadata(dir).is_ok_and(|m| m.is_file()) && record.files.iter().any(|f| f.target == *dir && !f.delete) => {}
+                Err(e) => return Err(refuse(format!("the folder {} cannot be removed ({})", dir.display(), os(&e)))),
+            }
+        }
+        for dir in &record.make_dirs {
+            match fs::create_dir(dir) {
+                Ok(()) => sync_dir(&super::folder(dir)),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {}
+                Err(e) => return Err(refuse(format!("the folder {} cannot be created ({})", dir.display(), os(&e)))),
+            }
+        }
+        for f in record.files.iter().filter(|f| !f.delete) {
             let Some(temp) = &f.temp else { continue };
             if !own_temp(record, temp) {
-                return Err(journal_refusal(path, &format!("{} is not one of its temporary files", temp.display())));
+                return Err(refuse(format!("{} is not one of its temporary files", temp.display())));
             }
             // A link or anything but a regular file in its place is not the text it recorded.
             let bytes = match fs::symlink_metadata(temp) {
@@ -575,13 +647,9 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 _ => None,
             };
             if bytes.as_ref().map(|b| b.len() as u64) != f.len || bytes.as_deref().map(digest) != f.hash {
-                return Err(journal_refusal(
-                    path,
-                    &format!("{}, the new text of {}, is not the text it recorded", temp.display(), f.target.display()),
-                ));
+                return Err(refuse(format!("{}, the new text of {}, is not the text it recorded", temp.display(), f.target.display())));
             }
-            fs::rename(temp, &f.target)
-                .map_err(|e| journal_refusal(path, &format!("{} cannot be replaced ({})", f.target.display(), super::os_error(&e))))?;
+            fs::rename(temp, &f.target).map_err(|e| refuse(format!("{} cannot be replaced ({})", f.target.display(), os(&e))))?;
         }
     }
     // What is left: temporary files of the plan (all of them when it never committed), then the record.

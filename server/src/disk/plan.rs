@@ -2,6 +2,7 @@
 //! engine, write every file or none. The one disk path: `multiedit apply` and `multiedit mcp` both
 //! call `apply`.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
@@ -32,6 +33,11 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
             let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
             return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
         }
+        // A new file where a folder is: read as absent, if the plan empties that folder (below).
+        if f.op == FileOp::Create && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+            bytes.push(None);
+            continue;
+        }
         bytes.push(super::read(p).map_err(|r| r.in_file(&f.file_path))?);
     }
     let texts = plan
@@ -40,8 +46,15 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         .zip(&bytes)
         .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
         .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
-    let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| Ok(super::read(target)?.is_some()))?;
+    let deleted: BTreeSet<PathBuf> =
+        plan.files.iter().zip(&paths_on_disk).filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_))).map(|(_, p)| p.clone()).collect();
+    let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| {
+        Ok(!(target.is_dir() && deleted.iter().any(|d| d.starts_with(target))) && super::read(target)?.is_some())
+    })?;
     let outcome = engine::apply_plan(plan, &texts)?;
+    // Where the new files go, checked as the commit will (a dry run must refuse what the run would).
+    let created = outcome.files.iter().zip(&paths_on_disk).filter(|(f, _)| f.created).map(|(_, p)| p.as_path());
+    super::folders::steps(created.chain(targets.iter().flatten().map(PathBuf::as_path)), &deleted)?;
     if dry_run {
         let diff: String = outcome
             .files
