@@ -8,9 +8,7 @@
 //! refused (`tests/disk_errors.rs`). Every run keeps its journals in one private folder for this test
 //! binary (`XDG_STATE_HOME`), as a user's runs share theirs.
 
-#[path = "disk_support/mod.rs"]
-#[allow(dead_code)]
-mod disk_support;
+use crate::support::disk as disk_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
