@@ -38,15 +38,23 @@ fn the_extension_uses_the_canonical_plan_schema() {
     let package = json(&root().join("extension-vscode/package.json"));
     let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
     let tool = tools.iter().find(|t| t["name"] == "multiedit").expect("the multiedit language-model tool");
-    // The one property the VS Code tool adds: `review` is decided in the editor (the Refactor Preview)
-    // and never reaches the engine.
-    let mut schema = tool["inputSchema"].clone();
-    let review = schema["properties"].as_object_mut().and_then(|p| p.remove("review"));
-    assert_eq!(review.map(|r| r["type"].clone()), Some(Value::from("boolean")), "the tool's review option");
+    // The two properties the VS Code tool adds are decided in the editor and never reach the engine:
+    // `review` (the Refactor Preview) and `format_edits` (the user's formatter, run by the extension).
+    let schema = vscode_only(&tool["inputSchema"], &["review", "format_edits"]);
     assert_eq!(
         schema, canonical,
         "extension-vscode/package.json's multiedit tool inputSchema differs from server/schema/plan.schema.json: {fix}"
     );
+}
+
+/// `schema` without the VS Code tool's own boolean options `names`, each checked to be there.
+fn vscode_only(schema: &Value, names: &[&str]) -> Value {
+    let mut schema = schema.clone();
+    for name in names {
+        let option = schema["properties"].as_object_mut().and_then(|p| p.remove(*name));
+        assert_eq!(option.map(|r| r["type"].clone()), Some(Value::from("boolean")), "the tool's {name} option");
+    }
+    schema
 }
 
 #[test]
@@ -60,9 +68,10 @@ fn the_extension_uses_the_canonical_patch_schema() {
     let package = json(&root().join("extension-vscode/package.json"));
     let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
     let tool = tools.iter().find(|t| t["name"] == "multiedit_patch").expect("the multiedit_patch language-model tool");
-    // The same object as the MCP tool's, `preview` included: the extension sends it to multiedit.preview.
+    // The same object as the MCP tool's, `preview` included (the extension sends it to
+    // multiedit.preview), but for the editor's own `format_edits`.
     assert_eq!(
-        tool["inputSchema"], canonical,
+        vscode_only(&tool["inputSchema"], &["format_edits"]), canonical,
         "extension-vscode/package.json's multiedit_patch tool inputSchema differs from server/schema/patch.schema.json: \
          copy server/schema/patch.schema.json over it (the schema is written once)"
     );

@@ -362,6 +362,18 @@ fn a_uniformly_missing_indentation_is_given_back_exactly() {
     assert_eq!(written(o), "if x:\n  run()\n  stop()\n");
 }
 
+/// Found by the property below: a tab-indented file, a plan that wrote the tab as one space, and a
+/// new line three spaces deep. In a one-space unit that is three levels or one level and two spaces of
+/// alignment; writing either would be a guess, so the edit is refused and the file unchanged.
+#[test]
+fn a_depth_a_one_space_unit_cannot_settle_is_refused() {
+    let text = "let\nlet\n\tx\n=\n";
+    let e = tolerant(text, " x", " x\n   =").expect_err("a guess is refused");
+    assert_eq!(e.kind, Kind::NotFound, "{}", e.full_text());
+    // A line no deeper than old_string's is settled, and written in the file's unit.
+    assert_eq!(written(tolerant(text, " x", " x\n y")), "let\nlet\n\tx\n\ty\n=\n");
+}
+
 #[test]
 fn a_line_deeper_than_the_plan_showed_is_written_in_whole_steps_of_the_file() {
     let o = tolerant("def f():\n    a = 1\n    b = 2\n", "a = 1\nb = 2", "a = 1\nif a:\n    b = 2");

@@ -473,7 +473,18 @@ impl Reindent {
         // One at the same depth is the likeliest (an assistant rarely misreads how deep a line is,
         // often which unit it uses).
         let same_depth = readings.iter().position(|r| r.shift == 0).unwrap_or(0);
-        (!readings.is_empty()).then(|| readings.swap_remove(same_depth))
+        let reading = (!readings.is_empty()).then(|| readings.swap_remove(same_depth))?;
+        // In a one-space unit every indentation is whole levels, so a line new_string indents deeper
+        // than any line of old_string could be levels or alignment: "   =" under " x" is three
+        // levels or one and two spaces of alignment. That is a guess; refuse it.
+        if reading.plan == Style::Spaces(1) {
+            let shown: Vec<usize> = old.iter().filter(|l| !l.trim().is_empty()).map(|l| indent_of(l).len()).collect();
+            let deepest = shown.iter().copied().max().unwrap_or(0);
+            if new.iter().any(|l| !l.trim().is_empty() && indent_of(l).len() > deepest) {
+                return None;
+            }
+        }
+        Some(reading)
     }
 
     fn line(&self, line: &str) -> Option<String> {
