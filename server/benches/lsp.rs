@@ -5,8 +5,8 @@
 //!   result object. The editor's own work is excluded.
 //! - `apply_round_trip`: the same command through the whole server (framing, JSON-RPC, the
 //!   framework's scheduling, DocSync) over an in-process pipe, with a scripted client answering
-//!   `workspace/applyEdit` at once. It answers without sending the didChange an editor would, so the
-//!   document, and the plan, stay valid from one iteration to the next.
+//!   `workspace/applyEdit` at once, after a didChange that gives the document a new version but leaves
+//!   its text, so the plan stays valid from one iteration to the next.
 //! - `bridge_round_trip`: the same plan handed over through the bridge (`multiedit::bridge::route`:
 //!   registry, Unix socket, one request line and one answer line) to such a server; the difference
 //!   from `apply_round_trip` is the bridge's overhead.
@@ -142,7 +142,15 @@ fn started_server(runtime: &tokio::runtime::Runtime, text: &str, bridge: bool) -
     (client_read, client_write)
 }
 
+/// Answers an applyEdit as an editor does: the didChange that the edit makes, then `applied: true`.
+/// The didChange carries a new version but no change, so the document, and the plan, stay valid from
+/// one iteration to the next, and the server's wait for the didChange ends as it does with an editor.
 async fn answer_apply_edit(msg: &Value, client_write: &mut ClientWrite) {
+    static VERSION: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+    let version = VERSION.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    let change = json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": URI, "version": version}, "contentChanges": []}});
+    write_frame(client_write, &change).await;
     let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"applied": true}});
     write_frame(client_write, &answer).await;
 }
