@@ -1058,3 +1058,31 @@ fn a_plan_result_is_the_command_line_json() {
     assert_eq!(report_support::without(&report_support::rooted(&r, &ws), &[], &["version"]), cli);
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }
+
+/// A file and a folder trading names needs the folder removed or made between the deletion and the
+/// creation, which a workspace edit cannot order: refused with the way that can, nothing sent. A new
+/// file under a file the plan keeps is refused too (the disk layer's check), never sent to fail there.
+#[test]
+fn a_file_and_a_folder_trading_names_is_refused_in_the_editor() {
+    let (_d, ws) = workspace();
+    let x = ws.join("x");
+    fs::write(&x, "old\n").unwrap();
+    let mut ed = start(&ws);
+    let swap = "diff --git a/x b/x\ndeleted file mode 100644\n--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n\
+                diff --git a/x/inside b/x/inside\nnew file mode 100644\n--- /dev/null\n+++ b/x/inside\n@@ -0,0 +1 @@\n+new\n";
+    let (kind, data) = refusal(ed.apply(json!({"patch": swap, "format": "diff"})));
+    assert_eq!(kind, "not_applied");
+    assert_eq!(
+        data["message"],
+        format!(
+            "The plan replaces the file {} with a folder; an editor's workspace edit cannot remove a folder or order that \
+             exchange. Nothing was changed. Apply the patch with `multiedit apply` instead.",
+            x.display()
+        )
+    );
+    let under = "diff --git a/x/inside b/x/inside\nnew file mode 100644\n--- /dev/null\n+++ b/x/inside\n@@ -0,0 +1 @@\n+new\n";
+    let (kind, _) = refusal(ed.apply(json!({"patch": under, "format": "diff"})));
+    assert_eq!(kind, "file_exists");
+    assert!(ed.edits_seen.is_empty(), "nothing reached the editor");
+    assert_eq!(fs::read_to_string(&x).unwrap(), "old\n");
+}

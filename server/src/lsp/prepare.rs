@@ -16,7 +16,7 @@ use super::config::{Config, Review};
 use super::convert::{self, FileEdit, Then};
 use super::diagnostics::{Edited, Report};
 use super::session::Session;
-use crate::engine::{self, FileChange, FileOp, Outcome, Refusal};
+use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::{disk, formats, paths};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
@@ -210,12 +210,13 @@ pub fn prepare(
     let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
     let paths_on_disk: Vec<PathBuf> = read.iter().map(|r| r.path.clone()).collect();
     // A file is moved only onto a path that is free in the editor and on disk, and inside the workspace.
-    disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
+    let targets = disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
         let open = session.documents.find(&convert::path_key(target));
         config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
         Ok(open.is_some() || disk::read(target)?.is_some())
     })?;
     let outcome = engine::apply_plan(&plan, &texts)?;
+    editor_can_place(&plan, &outcome, &paths_on_disk, &targets)?;
 
     let mut edits = Vec::new();
     let mut labels = Vec::new();
@@ -270,4 +271,35 @@ pub fn prepare(
     // The call's option, else the plan's own field.
     let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
     Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics })
+}
+
+/// New files and move targets checked as the disk commit checks them (`disk::folders::steps`): never
+/// under a file the plan keeps, nor where a folder holds what the plan keeps. A workspace edit cannot
+/// remove a folder, and deletes and creates in the plan's order, so a file and a folder trading names
+/// are refused here, with the way that can do it.
+fn editor_can_place(plan: &engine::Plan, outcome: &engine::Outcome, paths: &[PathBuf], targets: &[Option<PathBuf>]) -> Result<(), Refusal> {
+    let deleted: std::collections::BTreeSet<PathBuf> = plan
+        .files
+        .iter()
+        .zip(paths)
+        .filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_)))
+        .map(|(_, p)| p.clone())
+        .collect();
+    let created = outcome.files.iter().zip(paths).filter(|(f, _)| f.created).map(|(_, p)| p.as_path());
+    let steps = disk::folders::steps(created.chain(targets.iter().flatten().map(PathBuf::as_path)), &deleted)?;
+    let traded = match (steps.remove.first(), steps.make.iter().find(|m| deleted.contains(*m))) {
+        (Some(folder), _) => Some(format!("replaces the folder {} with a file", folder.display())),
+        (None, Some(file)) => Some(format!("replaces the file {} with a folder", file.display())),
+        (None, None) => None,
+    };
+    match traded {
+        None => Ok(()),
+        Some(what) => Err(Refusal::new(
+            Kind::NotApplied,
+            format!(
+                "The plan {what}; an editor's workspace edit cannot remove a folder or order that exchange. \
+                 Nothing was changed. Apply the patch with `multiedit apply` instead."
+            ),
+        )),
+    }
 }
