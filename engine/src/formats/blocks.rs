@@ -21,7 +21,8 @@
 
 use super::unified::{bare, quote, whole};
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
-use crate::engine::{Anchor, Refusal};
+use super::error::ParseError;
+use crate::engine::Anchor;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Marker {
@@ -52,7 +53,7 @@ pub fn looks_like(text: &str) -> bool {
     text.lines().any(|l| matches!(marker(l), Some(Marker::Search(_))))
 }
 
-pub fn parse(text: &str) -> Result<Patch, Refusal> {
+pub fn parse(text: &str) -> Result<Patch, ParseError> {
     // Split on '\n' only, each line keeping its break: a CRLF text keeps its '\r' in the block text.
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut files: Vec<PatchFile> = Vec::new();
@@ -70,7 +71,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
             }
             Some(Marker::Search(angled)) => angled,
             Some(_) => {
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(i + 1, format!(
                     "line {} of the text ({}) is a SEARCH/REPLACE marker outside any block: a \
                      block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
                      `>>>>>>> REPLACE`; open the block with `<<<<<<< SEARCH` or remove the stray marker",
@@ -81,7 +82,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         };
         n += 1;
         let Some(path) = path_before(&lines, after, i).or_else(|| previous.clone()) else {
-            return Err(Refusal::input(format!(
+            return Err(ParseError::at(i + 1, format!(
                 "SEARCH/REPLACE block {n} names no file: put the file's path on the line before \
                  {} (line {} of the text)",
                 t.trim_end(),
@@ -105,7 +106,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         i = end + 1;
     }
     if files.is_empty() {
-        return Err(Refusal::input(
+        return Err(ParseError::new(
             "the text holds no SEARCH/REPLACE block: write the file's path on a line, then \
              `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`",
         ));
@@ -121,7 +122,7 @@ type Part = (String, String, String);
 /// REPLACE keeps unchanged are left out; a part that only adds lines, with no SEARCH lines to place
 /// them by, is refused (Aider would append them to the file). `None` when the block has no `...`
 /// lines, or not the same ones in both halves: then they are the file's text (a Python `...`).
-fn elided(search: &str, replace: &str, label: &str) -> Result<Option<Vec<Part>>, Refusal> {
+fn elided(search: &str, replace: &str, label: &str) -> Result<Option<Vec<Part>>, ParseError> {
     let parts = |t: &str| {
         let (mut pieces, mut dots) = (vec![String::new()], Vec::new());
         for line in t.split_inclusive('\n') {
@@ -146,7 +147,7 @@ fn elided(search: &str, replace: &str, label: &str) -> Result<Option<Vec<Part>>,
                 k if k == dots.len() => "after its last `...` line".to_string(),
                 k => format!("between its `...` lines {k} and {}", k + 1),
             };
-            return Err(Refusal::input(format!(
+            return Err(ParseError::new(format!(
                 "{label} adds lines {place} where its SEARCH has none, so nothing says where they \
                  go: put the lines they follow or precede in SEARCH and in REPLACE"
             )));
@@ -159,14 +160,14 @@ fn elided(search: &str, replace: &str, label: &str) -> Result<Option<Vec<Part>>,
 }
 
 /// The block opened at line `open`: its SEARCH text, its REPLACE text and the index of its closing line.
-fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<(String, String, usize), Refusal> {
+fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<(String, String, usize), ParseError> {
     let (divider, close) = ("=======", if angled { ">>>>>>> REPLACE" } else { "+++++++ REPLACE" });
     let unterminated = |missing: &str, at: Option<usize>| {
         let before = match at {
             Some(j) => format!("line {}, which opens another block", j + 1),
             None => "the end of the text".to_string(),
         };
-        Refusal::input(format!(
+        ParseError::at(open + 1, format!(
             "SEARCH/REPLACE block {n} (begun at line {} of the text) has no `{missing}` line \
              before {before}: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
              `>>>>>>> REPLACE`",
@@ -181,7 +182,7 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<(String,
             Some(Marker::Divider) => break,
             Some(Marker::Search(_)) => return Err(unterminated(divider, Some(j))),
             Some(Marker::Replace) => {
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(j + 1, format!(
                     "SEARCH/REPLACE block {n} (begun at line {} of the text) reaches its REPLACE \
                      marker at line {} without a `=======` line: put a line `=======` between the lines to find and \
                      their replacement",
@@ -280,7 +281,8 @@ mod tests {
     }
 
     fn refusal(t: &str) -> String {
-        parse(t).expect_err("should be refused").message
+        // Through the one conversion every caller gets: the text asserted is the refusal's.
+        crate::engine::Refusal::from(parse(t).expect_err("should be refused")).message
     }
 
     #[test]
@@ -547,5 +549,16 @@ mod tests {
         assert_eq!(super::super::detect(&diff), Some(Format::Diff));
         let envelope = text(&["*** Begin Patch", "*** Update File: r", "-<<<<<<< SEARCH", "+x", "*** End Patch"]);
         assert_eq!(super::super::detect(&envelope), Some(Format::ApplyPatch));
+    }
+
+    #[test]
+    fn a_refusal_carries_the_line_it_blames() {
+        let line = |t: &str| parse(t).expect_err("should be refused").line;
+        let stray = ["a", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "=======", "z", ">>>>>>> REPLACE"];
+        assert_eq!(line(&text(&stray)), Some(7));
+        // An unterminated block is blamed on the line that opens it; a missing divider on the REPLACE marker.
+        assert_eq!(line(&text(&["a", "<<<<<<< SEARCH", "x", "y"])), Some(2));
+        assert_eq!(line(&text(&["a", "<<<<<<< SEARCH", "x", ">>>>>>> REPLACE"])), Some(4));
+        assert_eq!(line("no blocks here\n"), None);
     }
 }

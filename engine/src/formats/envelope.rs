@@ -19,7 +19,8 @@
 
 use super::unified::{bare, quote, whole};
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
-use crate::engine::{Anchor, Refusal};
+use super::error::ParseError;
+use crate::engine::Anchor;
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -28,24 +29,24 @@ pub fn looks_like(text: &str) -> bool {
     text.lines().any(|l| l.trim() == BEGIN)
 }
 
-pub fn parse(text: &str) -> Result<Patch, Refusal> {
+pub fn parse(text: &str) -> Result<Patch, ParseError> {
     // Split on '\n' only, each line keeping its break: a CRLF patch keeps its '\r' in the hunk text.
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let Some(begin) = lines.iter().position(|l| l.trim() == BEGIN) else {
-        return Err(Refusal::input(
+        return Err(ParseError::new(
             "the text has no `*** Begin Patch` line: an apply_patch envelope starts with a line \
              `*** Begin Patch` and ends with a line `*** End Patch`, with the file sections between them",
         ));
     };
     let Some(end) = lines.iter().skip(begin + 1).position(|l| l.trim() == END).map(|p| p + begin + 1) else {
-        return Err(Refusal::input(format!(
+        return Err(ParseError::at(begin + 1, format!(
             "the envelope begun at line {} (`*** Begin Patch`) has no `*** End Patch` line: end \
              the envelope with a line `*** End Patch` after its last section",
             begin + 1
         )));
     };
     if let Some(again) = lines.iter().skip(end + 1).position(|l| l.trim() == BEGIN) {
-        return Err(Refusal::input(format!(
+        return Err(ParseError::at(again + end + 2, format!(
             "line {} of the patch starts a second envelope after the one ended at line {}: \
              send one envelope, with every file's section in it",
             again + end + 2,
@@ -68,7 +69,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         match cur.as_mut() {
             None if t.trim().is_empty() => {}
             None => {
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(no, format!(
                     "line {no} of the patch ({}) comes before any file section: after \
                      `*** Begin Patch` comes `*** Add File: <path>`, `*** Delete File: <path>` or \
                      `*** Update File: <path>`",
@@ -82,7 +83,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
         files.push(s.finish()?);
     }
     if files.is_empty() {
-        return Err(Refusal::input(
+        return Err(ParseError::new(
             "the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
              least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section",
         ));
@@ -93,7 +94,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
 /// The shell heredoc models wrap the envelope in (`apply_patch <<'EOF'` on the line before
 /// `*** Begin Patch`, `EOF` after `*** End Patch`) is ignored when it is well formed; a delimiter with
 /// unmatched quotes or a heredoc never closed is refused, as the shell (and apply_patch) would refuse it.
-fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
+fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), ParseError> {
     let Some(open) = lines[..begin].iter().rposition(|l| !l.trim().is_empty()) else { return Ok(()) };
     let line = bare(lines[open]).trim();
     let Some(at) = line.find("<<").filter(|&at| !line[at + 2..].starts_with('<')) else { return Ok(()) };
@@ -110,7 +111,7 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
         (Some(a), Some(b)) if a == b && word.len() == inner.len() + 2 => inner,
         (None, None) => inner,
         _ => {
-            return Err(Refusal::input(format!(
+            return Err(ParseError::at(open + 1, format!(
                 "line {} of the patch ({}) opens a shell heredoc whose delimiter (`{word}`) has \
                  unmatched quotes: write `<<'EOF'`, `<<\"EOF\"` or `<<EOF`, or send the envelope alone, without the \
                  shell command",
@@ -121,7 +122,7 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
     };
     let closed = lines[end + 1..].iter().map(|l| bare(l).trim()).find(|l| !l.is_empty()) == Some(delimiter);
     if !closed {
-        return Err(Refusal::input(format!(
+        return Err(ParseError::at(open + 1, format!(
             "the shell heredoc opened at line {} of the patch ({}) is not closed: put a line \
              `{delimiter}` right after `*** End Patch`, or send the envelope alone, without the shell command",
             open + 1,
@@ -132,7 +133,7 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), Refusal> {
 }
 
 /// A `*** ` line inside the envelope: a new section, `Move to`, or `End of File`.
-fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal> {
+fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseError> {
     let sections: [(&str, Kind); 3] =
         [("*** Add File:", Kind::Add), ("*** Delete File:", Kind::Delete), ("*** Update File:", Kind::Update)];
     for (prefix, kind) in sections {
@@ -161,7 +162,7 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
                 s.move_to = Some(named_path(rest, no, t)?);
                 Ok(())
             }
-            _ => Err(Refusal::input(format!(
+            _ => Err(ParseError::at(no, format!(
                 "line {no} of the patch ({}) does not follow an `*** Update File: <path>` line: \
                  put it right after the Update File line of the file to move",
                 quote(t)
@@ -175,13 +176,13 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
                 s.closed = true;
                 Ok(())
             }
-            _ => Err(Refusal::input(format!(
+            _ => Err(ParseError::at(no, format!(
                 "line {no} of the patch (`*** End of File`) closes no hunk: it goes right after \
                  the last line of a hunk in an `*** Update File: <path>` section"
             ))),
         };
     }
-    Err(Refusal::input(format!(
+    Err(ParseError::at(no, format!(
         "line {no} of the patch ({}) is not an apply_patch marker: expected \
          `*** Add File: <path>`, `*** Delete File: <path>`, `*** Update File: <path>`, `*** Move to: <path>` (right \
          after Update File), `*** End of File` (closing a hunk) or `*** End Patch`",
@@ -189,10 +190,10 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
     )))
 }
 
-fn named_path(rest: &str, no: usize, t: &str) -> Result<String, Refusal> {
+fn named_path(rest: &str, no: usize, t: &str) -> Result<String, ParseError> {
     let path = rest.trim();
     if path.is_empty() {
-        return Err(Refusal::input(format!(
+        return Err(ParseError::at(no, format!(
             "line {no} of the patch ({}) names no path: write the file's path after the colon",
             quote(t)
         )));
@@ -237,7 +238,7 @@ struct OpenHunk {
 }
 
 impl Section {
-    fn body_line(&mut self, raw: &str, no: usize) -> Result<(), Refusal> {
+    fn body_line(&mut self, raw: &str, no: usize) -> Result<(), ParseError> {
         let t = bare(raw);
         match self.kind {
             Kind::Add => match t.strip_prefix('+') {
@@ -247,7 +248,7 @@ impl Section {
                 }
                 None if t.trim().is_empty() => self.blanks.push_str(&whole(raw)),
                 None => {
-                    return Err(Refusal::input(format!(
+                    return Err(ParseError::at(no, format!(
                         "line {no} of the patch ({}), in `*** Add File: {}`, does not start with \
                          '+': every line of a new file's content starts with '+' (an empty line is a lone '+')",
                         quote(t),
@@ -257,7 +258,7 @@ impl Section {
             },
             Kind::Delete if t.trim().is_empty() => {}
             Kind::Delete => {
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(no, format!(
                     "line {no} of the patch ({}) follows `*** Delete File: {}`, which takes no \
                      lines: remove it, or start the next section with its `*** ` marker",
                     quote(t),
@@ -269,12 +270,12 @@ impl Section {
         Ok(())
     }
 
-    fn update_line(&mut self, raw: &str, no: usize) -> Result<(), Refusal> {
+    fn update_line(&mut self, raw: &str, no: usize) -> Result<(), ParseError> {
         let t = bare(raw);
         if t.trim_end() == "@@" || t.starts_with("@@ ") {
             let after = t[2..].trim();
             if is_line_numbers(after) {
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(no, format!(
                     "line {no} of the patch ({}) is a unified diff hunk header: in an apply_patch \
                      envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
                      line numbers",
@@ -302,7 +303,7 @@ impl Section {
             b'+' => (false, true, &raw[1..]),
             _ => {
                 let k = self.hunks.len() + 1;
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(no, format!(
                     "line {no} of the patch ({}), in hunk {k} of {}, does not start with ' ' \
                      (context), '-' (removed) or '+' (added): prefix every hunk line, and start each hunk with `@@` \
                      or `@@ <a line that comes before the change>`",
@@ -316,7 +317,7 @@ impl Section {
                 return Ok(());
             }
             if self.closed {
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(no, format!(
                     "line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
                      of {}: start the next hunk with `@@`, or the next file with its `*** ` marker",
                     quote(t),
@@ -348,14 +349,14 @@ impl Section {
         Ok(())
     }
 
-    fn close_hunk(&mut self, at_end: bool) -> Result<(), Refusal> {
+    fn close_hunk(&mut self, at_end: bool) -> Result<(), ParseError> {
         let Some(h) = self.open.take() else { return Ok(()) };
         if h.blank && !at_end {
             return Ok(());
         }
         let k = self.hunks.len() + 1;
         if !h.changes {
-            return Err(Refusal::input(format!(
+            return Err(ParseError::at(h.line, format!(
                 "hunk {k} of {} (line {} of the patch) has no '-' or '+' line, only context: it \
                  changes nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk",
                 self.path, h.line
@@ -370,7 +371,7 @@ impl Section {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<PatchFile, Refusal> {
+    fn finish(mut self) -> Result<PatchFile, ParseError> {
         self.close_hunk(false)?;
         let (op, hunks) = match self.kind {
             Kind::Add => {
@@ -381,7 +382,7 @@ impl Section {
             Kind::Update => match self.move_to {
                 Some(to) => (PatchOp::Move(to), self.hunks),
                 None if self.hunks.is_empty() => {
-                    return Err(Refusal::input(format!(
+                    return Err(ParseError::at(self.line, format!(
                         "`*** Update File: {}` (line {} of the patch) has no hunk and no \
                          `*** Move to:`: add its hunks (`@@`, then ' ', '-' and '+' lines), or drop the section",
                         self.path, self.line
@@ -449,7 +450,8 @@ mod tests {
     }
 
     fn refusal(t: &str) -> String {
-        parse(t).expect_err("should be refused").message
+        // Through the one conversion every caller gets: the text asserted is the refusal's.
+        crate::engine::Refusal::from(parse(t).expect_err("should be refused")).message
     }
 
     #[test]
@@ -710,5 +712,16 @@ mod tests {
         assert!(looks_like("apply_patch <<'EOF'\n*** Begin Patch\n"));
         assert!(looks_like("*** Begin Patch  \r\n"));
         assert!(!looks_like("say *** Begin Patch here\n"));
+    }
+
+    #[test]
+    fn a_refusal_carries_the_patch_line_it_blames() {
+        let line = |t: &str| parse(t).expect_err("should be refused").line;
+        assert_eq!(line(&text(&["x", "*** Begin Patch", "*** Update File: a", "-a", "+b", "EOF"])), Some(2));
+        let twice = ["*** Begin Patch", "*** Delete File: a", "*** End Patch", "*** Begin Patch", "*** End Patch"];
+        assert_eq!(line(&text(&twice)), Some(4));
+        assert_eq!(line(&text(&["*** Begin Patch", "*** Rename File: a", "*** End Patch"])), Some(2));
+        // A text without the envelope has no line to blame.
+        assert_eq!(line("*** Update File: a\n"), None);
     }
 }

@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Matching, Options, Plan, Refusal};
 
 mod blocks;
+mod error;
 mod envelope;
 mod unified;
+
+pub use error::ParseError;
 
 /// The formats `multiedit apply --format` and the `format` field name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,9 +119,9 @@ pub fn detect(text: &str) -> Option<Format> {
 /// what each parser expected and where it stopped.
 pub fn parse(text: &str, format: Format) -> Result<Patch, Refusal> {
     match format {
-        Format::Diff => unified::parse(text),
-        Format::ApplyPatch => envelope::parse(text),
-        Format::SearchReplace => blocks::parse(text),
+        Format::Diff => Ok(unified::parse(text)?),
+        Format::ApplyPatch => Ok(envelope::parse(text)?),
+        Format::SearchReplace => Ok(blocks::parse(text)?),
         Format::Plan => Err(Refusal::input("a JSON plan is not a patch; parse it with engine::parse_plan")),
     }
 }

@@ -17,7 +17,8 @@
 //! before the patch, keeping the edited one) is refused.
 
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
-use crate::engine::{Anchor, Refusal};
+use super::error::ParseError;
+use crate::engine::Anchor;
 
 const DEV_NULL: &str = "/dev/null";
 
@@ -32,7 +33,7 @@ pub fn looks_like(text: &str) -> bool {
     false
 }
 
-pub fn parse(text: &str) -> Result<Patch, Refusal> {
+pub fn parse(text: &str) -> Result<Patch, ParseError> {
     // Split on '\n' only, each line keeping its break: a CRLF patch keeps its '\r' in the hunk text.
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut files = Vec::new();
@@ -69,7 +70,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
                     continue;
                 }
                 _ if t.starts_with("@@ -") => {
-                    return Err(Refusal::input(format!(
+                    return Err(ParseError::at(i + 1, format!(
                         "line {} of the patch ({}) starts a hunk that follows no file header: \
                          put the file's `--- a/path` and `+++ b/path` lines before it, as git diff writes them",
                         i + 1,
@@ -90,7 +91,7 @@ pub fn parse(text: &str) -> Result<Patch, Refusal> {
     }
     finish(cur.take(), &mut files)?;
     if files.is_empty() {
-        return Err(Refusal::input(
+        return Err(ParseError::new(
             "the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
              `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file and no mode change; \
              give the diff of at least one changed file",
@@ -187,7 +188,7 @@ fn strip_prefixes(old: &str, new: &str) -> (String, String) {
 
 /// The git extended header lines after `diff --git`, up to and including `---`/`+++`; returns the
 /// index of the first line after them.
-fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usize, Refusal> {
+fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usize, ParseError> {
     const IGNORED: &[&str] = &["index ", "similarity index ", "dissimilarity index "];
     while i < lines.len() {
         let t = bare(lines[i]);
@@ -201,7 +202,7 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
                 Some(p) => header_path(p, i + 2)?,
                 None => s.stripped_names().1,
             };
-            return Err(Refusal::input(format!(
+            return Err(ParseError::at(i + 1, format!(
                 "the diff copies {from} to {to} (line {} of the patch): multiedit does not support \
                  copies; make the diff without copy detection (no -C or --find-copies), which shows the copy as a new file",
                 i + 1
@@ -231,7 +232,7 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
 
 /// A mode of an extended header: a regular file's, executable (`0o100755`) or not (`0o100644`), as
 /// git reads it (an old `100664` is `100644`).
-fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, Refusal> {
+fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, ParseError> {
     let mode = u32::from_str_radix(text.trim(), 8).ok();
     match mode {
         Some(m) if m & 0o170000 == 0o100000 => Ok(if m & 0o100 != 0 { 0o100755 } else { 0o100644 }),
@@ -241,7 +242,7 @@ fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, Refusal> {
                 Some(0o160000) => "a submodule".to_string(),
                 _ => format!("mode {}", quote(text.trim())),
             };
-            Err(Refusal::input(format!(
+            Err(ParseError::at(line, format!(
                 "the diff makes {} {what} (line {line} of the patch): multiedit writes regular \
                  files only; apply this section with `git apply`",
                 s.path()
@@ -251,19 +252,19 @@ fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, Refusal> {
 }
 
 /// The names of a `--- old` line at `i` followed by a `+++ new` line, or `None` when no `+++` follows.
-fn file_header(lines: &[&str], i: usize) -> Result<Option<(String, String)>, Refusal> {
+fn file_header(lines: &[&str], i: usize) -> Result<Option<(String, String)>, ParseError> {
     let Some(plus) = lines.get(i + 1).and_then(|l| bare(l).strip_prefix("+++ ")) else { return Ok(None) };
     let old = header_path(&bare(lines[i])[4..], i + 1)?;
     let new = header_path(plus, i + 2)?;
     Ok(Some((old, new)))
 }
 
-fn no_plus_line(lines: &[&str], i: usize) -> Refusal {
+fn no_plus_line(lines: &[&str], i: usize) -> ParseError {
     let next = match lines.get(i + 1) {
         Some(l) => format!("line {} ({}) is not its `+++ b/path` line", i + 2, quote(bare(l))),
         None => "the patch ends there".to_string(),
     };
-    Refusal::input(format!(
+    ParseError::at(i + 1, format!(
         "line {} of the patch ({}) starts a file header, but {next}: a unified diff names each \
          file on two lines, `--- a/path` then `+++ b/path`; add the missing line",
         i + 1,
@@ -273,7 +274,7 @@ fn no_plus_line(lines: &[&str], i: usize) -> Refusal {
 
 /// A path after `--- `, `+++ `, `rename from `...: C-quoted by git when unusual, and followed by a
 /// tab and a timestamp in `diff -u` output.
-fn header_path(rest: &str, line: usize) -> Result<String, Refusal> {
+fn header_path(rest: &str, line: usize) -> Result<String, ParseError> {
     if rest.starts_with('"') {
         return Ok(unquote(rest, line)?.0);
     }
@@ -283,7 +284,7 @@ fn header_path(rest: &str, line: usize) -> Result<String, Refusal> {
 
 /// The two names of `diff --git a/x b/y`. They are only needed when no `---`/`+++` lines follow
 /// (renames, empty files), where git writes both names alike unless they are quoted.
-fn git_names(rest: &str, line: usize) -> Result<(String, String), Refusal> {
+fn git_names(rest: &str, line: usize) -> Result<(String, String), ParseError> {
     if rest.starts_with('"') {
         let (old, after) = unquote(rest, line)?;
         return Ok((old, header_path(after.trim_start(), line)?));
@@ -299,7 +300,7 @@ fn git_names(rest: &str, line: usize) -> Result<(String, String), Refusal> {
 }
 
 /// git's C-style quoting (`"a/f\303\251 x.txt"`): returns the path and the text after the closing quote.
-fn unquote(s: &str, line: usize) -> Result<(String, &str), Refusal> {
+fn unquote(s: &str, line: usize) -> Result<(String, &str), ParseError> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 1;
@@ -307,7 +308,7 @@ fn unquote(s: &str, line: usize) -> Result<(String, &str), Refusal> {
         match b[i] {
             b'"' => {
                 return String::from_utf8(out).map(|p| (p, &s[i + 1..])).map_err(|_| {
-                    Refusal::input(format!(
+                    ParseError::at(line, format!(
                         "the quoted path on line {line} of the patch ({}) is not UTF-8 text once \
                          unquoted: multiedit edits files whose names are UTF-8",
                         quote(s)
@@ -345,7 +346,7 @@ fn unquote(s: &str, line: usize) -> Result<(String, &str), Refusal> {
             }
         }
     }
-    Err(Refusal::input(format!(
+    Err(ParseError::at(line, format!(
         "the quoted path on line {line} of the patch ({}) has no closing quote: end it with \"",
         quote(s)
     )))
@@ -367,8 +368,8 @@ fn binary_files_name(t: &str) -> String {
     }
 }
 
-fn binary(path: &str, line: usize, t: &str) -> Refusal {
-    Refusal::input(format!(
+fn binary(path: &str, line: usize, t: &str) -> ParseError {
+    ParseError::at(line, format!(
         "the diff changes {path} as a binary file (line {line} of the patch: {}): multiedit \
          applies text changes only; apply binary patches with `git apply`",
         quote(t)
@@ -398,10 +399,10 @@ enum Side {
 }
 
 /// Reads the hunk whose header is line `i` into `s`; returns the index of the line after it.
-fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
+fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> {
     let header = bare(lines[i]);
     let Some((old_start, old_count, new_count)) = hunk_header(header) else {
-        return Err(Refusal::input(format!(
+        return Err(ParseError::at(i + 1, format!(
             "line {} of the patch ({}) is not a valid hunk header: expected \
              `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
             i + 1,
@@ -411,7 +412,7 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
     let k = s.hunks.len() + 1;
     let mismatch = |j: usize| {
         let (old, new) = count_body(lines, i + 1, j);
-        Refusal::input(format!(
+        ParseError::at(i + 1, format!(
             "hunk {k} of {} (line {} of the patch, {}) announces {old_count} old and {new_count} \
              new lines, but its body holds {old} old and {new} new lines: make the counts in the @@ line match the \
              body (old: the ' ' and '-' lines, new: the ' ' and '+' lines)",
@@ -436,7 +437,7 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
             b'+' => (Side::New, &raw[1..]),
             b'\\' => {
                 let Some(side) = last else {
-                    return Err(Refusal::input(format!(
+                    return Err(ParseError::at(j + 1, format!(
                         "line {} of the patch ({}) follows no hunk line: a `\\ No newline at end \
                          of file` line comes right after the line that has no newline",
                         j + 1,
@@ -455,7 +456,7 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, Refusal> {
             _ if t.starts_with("@@") || t.starts_with("diff --git ") => return Err(mismatch(j)),
             _ => {
                 let (o, n) = (old_count - left_old, new_count - left_new);
-                return Err(Refusal::input(format!(
+                return Err(ParseError::at(j + 1, format!(
                     "line {} of the patch ({}) is inside hunk {k} of {} but is no hunk line: each \
                      line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\' (no newline at end of \
                      file). The hunk's header at line {} announces {old_count} old and {new_count} new lines and {o} old \
@@ -535,7 +536,7 @@ fn count_body(lines: &[&str], from: usize, stop: usize) -> (usize, usize) {
 
 /// Turns a finished section into its file, if it changes anything multiedit applies, and composes
 /// it with the sections before it that name the same file.
-fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal> {
+fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseError> {
     let Some(s) = s else { return Ok(()) };
     let path = s.path();
     let mode = match (s.old_mode, s.new_mode) {
@@ -554,7 +555,7 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
         (Some(_), Some(to)) => PatchOp::Move(to.clone()),
         _ if s.hunks.is_empty() && s.git && mode.is_none() => return Ok(()),
         _ if s.hunks.is_empty() && !s.git => {
-            return Err(Refusal::input(format!(
+            return Err(ParseError::at(s.line, format!(
                 "the file header at line {} of the patch names {path} but no hunk \
                  (`@@ -l,n +l,n @@`) follows it: give the file's hunks after its header, or leave the header out",
                 s.line
@@ -575,7 +576,7 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), Refusal>
         // `@@ -0,0 +1,n @@`: lines added to a file that is empty (git's diff of an empty file).
         let into_empty = h.old.is_empty() && h.old_start == 0 && s.hunks.len() == 1 && !deleted;
         if h.old.is_empty() && !into_empty {
-            return Err(Refusal::input(format!(
+            return Err(ParseError::at(h.line, format!(
                 "hunk {k} of {path} (line {} of the patch) adds lines with no context around \
                  them: it could only be placed by its line number, which multiedit does not trust alone; make the diff \
                  with context lines (git diff -U3)",
@@ -613,9 +614,9 @@ fn live(files: &[PatchFile], path: &str) -> Option<usize> {
 
 /// Adds the file of the section at `line` to `files`: a new entry, or composed with the earlier
 /// sections of the same file.
-fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), Refusal> {
+fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), ParseError> {
     let refuse = |what: String| {
-        Refusal::input(format!(
+        ParseError::at(line, format!(
             "the section at line {line} of the patch {what}: each section of a file applies \
              to what the sections before it left; fix or drop one of them"
         ))
@@ -735,7 +736,8 @@ mod tests {
     }
 
     fn refusal(t: &str) -> String {
-        let r = parse(t).expect_err("should be refused");
+        // Through the one conversion every caller gets: the text asserted is the refusal's.
+        let r = crate::engine::Refusal::from(parse(t).expect_err("should be refused"));
         assert_eq!(r.kind, crate::engine::refusal::Kind::InvalidPlan);
         r.message
     }
@@ -1331,5 +1333,16 @@ mod tests {
         assert!(looks_like("@@ -1 +1 @@\n"));
         assert!(!looks_like("--- x\nprose\n+++ y\n"));
         assert!(!looks_like("  diff --git a/x b/x\n"));
+    }
+
+    #[test]
+    fn a_refusal_carries_the_patch_line_it_blames() {
+        let line = |t: &str| parse(t).expect_err("should be refused").line;
+        // A malformed hunk header, a fence inside a hunk, a `---` line with no `+++` after it.
+        assert_eq!(line(&text(&["--- a/f", "+++ b/f", "@@ -1,x +1 @@", "-a"])), Some(3));
+        assert_eq!(line(&text(&["```diff", "--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "```"])), Some(8));
+        assert_eq!(line(&text(&["x", "--- a/f", "@@ -1 +1 @@", "-a", "+b"])), Some(2));
+        // A text with no file change has no line to blame.
+        assert_eq!(line("just prose\n"), None);
     }
 }
