@@ -553,7 +553,7 @@ mod tests {
 
     #[test]
     fn a_refusal_carries_the_line_it_blames() {
-        let line = |t: &str| parse(t).expect_err("should be refused").line;
+        let line = |t: &str| parse(t).expect_err("should be refused").blamed_line();
         let stray = ["a", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "=======", "z", ">>>>>>> REPLACE"];
         assert_eq!(line(&text(&stray)), Some(7));
         // An unterminated block is blamed on the line that opens it; a missing divider on the REPLACE marker.

@@ -716,7 +716,7 @@ mod tests {
 
     #[test]
     fn a_refusal_carries_the_patch_line_it_blames() {
-        let line = |t: &str| parse(t).expect_err("should be refused").line;
+        let line = |t: &str| parse(t).expect_err("should be refused").blamed_line();
         assert_eq!(line(&text(&["x", "*** Begin Patch", "*** Update File: a", "-a", "+b", "EOF"])), Some(2));
         let twice = ["*** Begin Patch", "*** Delete File: a", "*** End Patch", "*** Begin Patch", "*** End Patch"];
         assert_eq!(line(&text(&twice)), Some(4));

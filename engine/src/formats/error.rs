@@ -27,3 +27,14 @@ impl From<ParseError> for Refusal {
         Refusal::input(e.message)
     }
 }
+
+#[cfg(test)]
+impl ParseError {
+    /// The line the refusal blames, once checked that its text names the same line.
+    pub fn blamed_line(self) -> Option<usize> {
+        if let Some(n) = self.line {
+            assert!(self.message.contains(&format!("line {n}")), "line {n} is not the line named in: {}", self.message);
+        }
+        self.line
+    }
+}

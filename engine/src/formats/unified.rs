@@ -1337,7 +1337,7 @@ mod tests {
 
     #[test]
     fn a_refusal_carries_the_patch_line_it_blames() {
-        let line = |t: &str| parse(t).expect_err("should be refused").line;
+        let line = |t: &str| parse(t).expect_err("should be refused").blamed_line();
         // A malformed hunk header, a fence inside a hunk, a `---` line with no `+++` after it.
         assert_eq!(line(&text(&["--- a/f", "+++ b/f", "@@ -1,x +1 @@", "-a"])), Some(3));
         assert_eq!(line(&text(&["```diff", "--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "```"])), Some(8));
