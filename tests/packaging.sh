@@ -73,7 +73,10 @@ wheel() {
   step "wheel: maturin build (bindings = bin), install into a fresh venv"
   maturin_venv || { bad "installing maturin"; return; }
   rm -rf "$ART/wheels" "$ART/wheel-venv"
-  if ! (cd packaging/python && "$MATURIN" build --release --locked --out "$ART/wheels") >"$ART/maturin.log" 2>&1 </dev/null; then
+  # Built as the release workflow builds it: the release's target and RUSTFLAGS (packaging/release-build.mjs).
+  local target flags
+  target="$(node packaging/release-build.mjs --print-target)" flags="$(node packaging/release-build.mjs --print-rustflags)"
+  if ! (cd packaging/python && RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$flags" "$MATURIN" build --release --locked ${target:+--target "$target"} --out "$ART/wheels") >"$ART/maturin.log" 2>&1 </dev/null; then
     tail -30 "$ART/maturin.log"; bad "maturin build (see $ART/maturin.log)"; return
   fi
   local whl
@@ -86,6 +89,7 @@ wheel() {
   local bin="$ART/wheel-venv/bin/multiedit" got
   got="$("$bin" --version 2>&1)"
   if [ "$got" = "multiedit $VERSION" ]; then ok "installed entry point: $got"; else bad "multiedit --version from the wheel said: $got"; fi
+  static_pie "$(readlink -f "$bin")" "the wheel's binary"
   mcp_handshake "$bin" "wheel"
   # The same wheel through pipx, `uv tool install` and `uvx`, offline, each in folders of its own.
   local tools="$ART/wheel-tools"
@@ -116,18 +120,36 @@ mcp_handshake() {
   rm -rf "$tmp"
 }
 
-# The release binary, stripped, for this machine (linux-x64 in CI): what the npm platform package holds.
+# The release binary, stripped, for this machine (linux-x64 in CI), built as the release builds it
+# (packaging/release-build.mjs): what the npm platform package holds.
 stripped_binary() {
-  cargo build --release --locked --bin multiedit >"$ART/cargo-build-release.log" 2>&1 </dev/null || { tail -20 "$ART/cargo-build-release.log"; return 1; }
+  local built
+  built="$(node packaging/release-build.mjs 2>"$ART/cargo-build-release.log" </dev/null)" || { tail -20 "$ART/cargo-build-release.log"; return 1; }
   mkdir -p "$ART/bin"
-  cp "$TARGET_DIR/release/multiedit" "$ART/bin/multiedit" && strip "$ART/bin/multiedit"
+  cp "$built" "$ART/bin/multiedit" && strip "$ART/bin/multiedit"
+}
+
+# A Linux glibc release binary is a static PIE: no program interpreter (the dynamic loader), no
+# shared library needed, and still position-independent (ELF type DYN), so it is loaded at a random
+# address. What `file` calls "static-pie linked".
+static_pie() {
+  local bin=$1 what=$2 header
+  case "$(node packaging/release-build.mjs --print-target)" in *-linux-gnu*) ;; *) return ;; esac
+  header="$(readelf -lh "$bin" 2>&1)"
+  if echo "$header" | grep -q 'Type: *DYN' && ! echo "$header" | grep -q 'INTERP' && ! readelf -d "$bin" 2>/dev/null | grep -q NEEDED; then
+    ok "$what: a static PIE (no interpreter, no shared library, position-independent)"
+  else
+    echo "$header" | grep -E 'Type:|INTERP|interpreter' | head -5; readelf -d "$bin" | grep NEEDED | head -5
+    bad "$what: not a static PIE"
+  fi
 }
 
 npm_packages() {
   step "npm: pack the launcher and the linux-x64 package, install offline, npx multiedit"
   local target
   target="$(node -p 'process.platform + "-" + process.arch')"
-  stripped_binary || { bad "cargo build --release"; return; }
+  stripped_binary || { bad "node packaging/release-build.mjs (see $ART/cargo-build-release.log)"; return; }
+  static_pie "$ART/bin/multiedit" "the release binary"
   rm -rf "$ART/npm" && mkdir -p "$ART/npm/tarballs" "$ART/npm/project"
   node packaging/npm/stage.mjs --binary "$ART/bin/multiedit" --target "$target" --out "$ART/npm" >/dev/null || { bad "stage cli-$target"; return; }
   if ! (cd "$ART/npm/tarballs" && npm pack --silent "$ROOT/packaging/npm/multiedit" "$ART/npm/cli-$target") >"$ART/npm/pack.log" 2>&1 </dev/null; then

@@ -1,23 +1,18 @@
-// Builds the release server with cargo (from the repository root) and copies the binary
-// into bin/ so that `vsce package` puts it inside the VSIX.
+// Builds the release server as the release ships it (packaging/release-build.mjs) and copies the
+// binary into bin/ so that `vsce package` puts it inside the VSIX.
 // MULTIEDIT_SERVER_BINARY=<path> skips the build and bundles that binary instead.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildRelease } from '../../packaging/release-build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const extRoot = resolve(here, '..');
-const repoRoot = resolve(extRoot, '..');
 const exe = process.platform === 'win32' ? 'multiedit.exe' : 'multiedit';
 
 let source = process.env.MULTIEDIT_SERVER_BINARY;
-if (!source) {
-  console.log('building the server: cargo build --release --bin multiedit');
-  execFileSync('cargo', ['build', '--release', '--bin', 'multiedit'], { cwd: repoRoot, stdio: 'inherit' });
-  const targetDir = process.env.CARGO_TARGET_DIR ? resolve(repoRoot, process.env.CARGO_TARGET_DIR) : join(repoRoot, 'target');
-  source = join(targetDir, 'release', exe);
-}
+if (!source) source = buildRelease();
 if (!existsSync(source)) {
   console.error(`server binary not found: ${source}`);
   process.exit(1);

@@ -7,6 +7,10 @@
 //! history (by lines changed), durable (`multiedit apply`, `git apply`) and checking only
 //! (`multiedit apply --dry-run`, `git apply --check`). Goal (issue 19): at most 1.2x `git apply`
 //! durable, at most 1.0x checking.
+//!
+//! `MULTIEDIT_BENCH_BINARY=PATH` measures that binary instead of the one cargo built for the bench;
+//! the release figures are of the binary as shipped:
+//! `MULTIEDIT_BENCH_BINARY="$(node packaging/release-build.mjs)" cargo bench --bench cli`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -133,10 +137,15 @@ fn run_tool(dir: &Path, tool: &str) {
     run_tool_on(dir, &commit().patch, tool);
 }
 
+/// The binary measured: `MULTIEDIT_BENCH_BINARY`, else the one cargo built for the bench.
+fn multiedit() -> PathBuf {
+    std::env::var_os("MULTIEDIT_BENCH_BINARY").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_multiedit")), PathBuf::from)
+}
+
 /// `tool` (multiedit, multiedit-dry-run, git or git-check) applies `patch` in `dir`, a new process.
 fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
     let status = match tool {
-        "multiedit" | "multiedit-dry-run" => Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        "multiedit" | "multiedit-dry-run" => Command::new(multiedit())
             .args(["apply", "--format", "diff", "--root"])
             .arg(dir)
             .args(if tool == "multiedit-dry-run" { &["--dry-run"][..] } else { &[][..] })
