@@ -15,6 +15,7 @@
 
 use crate::support::disk as disk_support;
 use crate::support::lsp as lsp_support;
+use crate::support::mcp::Raw;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -484,77 +485,6 @@ fn a_mode_given_to_the_writer_is_set_exactly() {
     assert_eq!(std::fs::read_to_string(&old).unwrap(), "new\n");
 }
 
-/// `multiedit mcp` over stdio (newline-delimited JSON-RPC), with no editor to hand plans to.
-struct Mcp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-    next: u64,
-}
-
-impl Mcp {
-    /// `multiedit mcp` started in `project`, as an agent starts it: it edits only there.
-    fn start(project: &Path, runtime: &Path, state: &Path) -> Mcp {
-        let mut child = Command::new(BIN)
-            .arg("mcp")
-            .current_dir(project)
-            .env("XDG_RUNTIME_DIR", runtime)
-            .env("XDG_STATE_HOME", state)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut mcp = Mcp { child, stdin, lines, next: 1 };
-        mcp.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "disk_abuse", "version": "1"}}));
-        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    fn send(&mut self, msg: &Value) {
-        use std::io::Write;
-        writeln!(self.stdin, "{msg}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The answer's `result`, failing the test after `LIMIT`.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("multiedit mcp did not answer {method} within {LIMIT:?}"));
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v["result"].clone();
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, plan: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": plan}))
-    }
-}
-
-impl Drop for Mcp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_mcp_server_refuses_a_fifo_and_keeps_answering() {
     let root = tempfile::tempdir().unwrap();
@@ -564,17 +494,17 @@ fn the_mcp_server_refuses_a_fifo_and_keeps_answering() {
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     std::fs::write(&ok, "one\n").unwrap();
     let before = snapshot(&ws);
-    let mut mcp = Mcp::start(&ws, outside.path(), outside.path());
+    // With no editor to hand plans to: its runtime and state folders are elsewhere.
+    let mut mcp = Raw::start(&ws, &[], &[("XDG_RUNTIME_DIR", outside.path()), ("XDG_STATE_HOME", outside.path())]);
     let expected = special_refusal(&fifo, "a named pipe (FIFO)");
-    for tool in ["multiedit_preview", "multiedit"] {
-        let result = mcp.call(tool, edit(&fifo, "a", "b"));
-        assert_eq!(result["isError"], json!(true), "{tool}: {result}");
-        let text = result["content"][0]["text"].as_str().unwrap();
+    for (id, tool) in [(1, "multiedit_preview"), (2, "multiedit")] {
+        let (is_error, text) = mcp.call(id, tool, edit(&fifo, "a", "b"));
+        assert!(is_error, "{tool}: {text}");
         assert_eq!(text, expected.trim_end(), "{tool}");
         assert_eq!(snapshot(&ws), before, "{tool}");
     }
-    let result = mcp.call("multiedit", edit(&ok, "one", "two"));
-    assert_eq!(result["isError"], json!(false), "{result}");
+    let (is_error, text) = mcp.call(3, "multiedit", edit(&ok, "one", "two"));
+    assert!(!is_error, "{text}");
     assert_eq!(std::fs::read_to_string(&ok).unwrap(), "two\n");
 }
 

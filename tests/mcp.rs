@@ -13,7 +13,7 @@ use crate::support::report as report_support;
 use std::path::Path;
 use std::process::Command;
 
-use mcp_support::root;
+use mcp_support::{root, Raw};
 use serde_json::Value;
 
 fn json(path: &Path) -> Value {
@@ -94,79 +94,10 @@ fn a_real_mcp_client_over_stdio() {
     assert!(out.status.success(), "tests/mcp/client.py failed:\n{stdout}");
 }
 
-/// `multiedit mcp ARGS` started in `cwd`, spoken to in raw lines (for what no SDK would send).
-struct Raw {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<Value>,
-}
-
-impl Raw {
-    fn start(cwd: &Path, args: &[&str]) -> Raw {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
-            .arg("mcp")
-            .args(args)
-            .current_dir(cwd)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                let v = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carries only JSON-RPC: {line:?}: {e}"));
-                if tx.send(v).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut raw = Raw { child, stdin, lines };
-        raw.send(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
-        assert_eq!(raw.next()["id"], 0);
-        raw.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        raw
-    }
-
-    fn send_bytes(&mut self, bytes: &[u8]) {
-        use std::io::Write;
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, v: &Value) {
-        self.send_bytes(format!("{v}\n").as_bytes());
-    }
-
-    fn next(&mut self) -> Value {
-        self.lines.recv_timeout(std::time::Duration::from_secs(60)).expect("an answer within 60 s")
-    }
-
-    /// A tools/call; returns (isError, text).
-    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> (bool, String) {
-        self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
-        let a = self.next();
-        assert_eq!(a["id"], id, "{a}");
-        let text = a["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("a tool result: {a}")).to_string();
-        (a["result"]["isError"] == true, text)
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn malformed_requests_are_answered_with_the_right_json_rpc_error() {
     let work = tempfile::tempdir().unwrap();
-    let mut raw = Raw::start(work.path(), &[]);
+    let mut raw = Raw::start(work.path(), &[], &[]);
     let cases: [(&[u8], Value, i64, &str); 7] = [
         (br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[{"name":"multiedit"}]}"#, 1.into(), -32602,
          "Invalid params: the params of tools/call must be an object (MCP passes parameters by name), not an array"),
@@ -218,7 +149,7 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
                    To allow more, start it as `multiedit mcp --root DIR` (once per folder) or `multiedit mcp --allow-outside`, \
                    in the agent's MCP configuration.";
     let change = serde_json::json!([{"old_string": "secret", "new_string": "pwned"}]);
-    let mut raw = Raw::start(&proj, &[]);
+    let mut raw = Raw::start(&proj, &[], &[]);
     let s = secret.display().to_string();
     for (id, (tool, arguments, message)) in [
         ("multiedit", serde_json::json!({"file_path": s, "edits": change}),
@@ -247,7 +178,7 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
     drop(raw);
     // Told: another folder with --root, or anywhere with --allow-outside.
     for (args, new) in [(vec!["--root", other.to_str().unwrap()], "one"), (vec!["--allow-outside"], "two")] {
-        let mut raw = Raw::start(&proj, &args);
+        let mut raw = Raw::start(&proj, &args, &[]);
         let old = std::fs::read_to_string(&secret).unwrap();
         let (is_error, text) = raw.call(1, "multiedit", serde_json::json!({"file_path": s, "edits": [{"old_string": old.trim(), "new_string": new}]}));
         assert!(!is_error, "{args:?}: {text}");

@@ -260,10 +260,7 @@ fn clean_path(t: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(lines: &[&str]) -> String {
-        lines.iter().map(|l| format!("{l}\n")).collect()
-    }
+    use crate::formats::test_support::{files, refusal, text};
 
     fn hunk(old: &str, new: &str, n: usize, path: &str) -> Hunk {
         let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), eof_newline_optional: true, ..Anchor::default() };
@@ -272,17 +269,6 @@ mod tests {
 
     fn file(path: &str, hunks: Vec<Hunk>) -> PatchFile {
         PatchFile { path: path.into(), op: PatchOp::Update, hunks, mode: None }
-    }
-
-    fn files(t: &str) -> Vec<PatchFile> {
-        let patch = parse(t).unwrap_or_else(|r| panic!("refused: {}", r.message));
-        assert_eq!(patch.format, Format::SearchReplace);
-        patch.files
-    }
-
-    fn refusal(t: &str) -> String {
-        // Through the one conversion every caller gets: the text asserted is the refusal's.
-        crate::engine::Refusal::from(parse(t).expect_err("should be refused")).message
     }
 
     #[test]
@@ -321,7 +307,7 @@ mod tests {
             "```",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::SearchReplace, &t),
             vec![
                 file(
                     "src/greet.py",
@@ -367,7 +353,7 @@ mod tests {
             ">>>>>>> REPLACE",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::SearchReplace, &t),
             vec![
                 file(
                     "a.rs",
@@ -394,7 +380,7 @@ mod tests {
             ">>>>>>>>> REPLACE",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::SearchReplace, &t),
             vec![file(
                 "src/x.ts",
                 vec![hunk("let a = 1;\n", "let a = 2;\n", 1, "src/x.ts"), hunk("b\n", "c\n", 2, "src/x.ts")]
@@ -411,11 +397,11 @@ mod tests {
             ["**src/a.py**", "`src/a.py`", "src/a.py:", "  *src/a.py:*  ", "**`src/a.py`:**", "Edit `src/a.py`:", "# src/a.py", "### `src/a.py`"]
         {
             let t = text(&[line, "```", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "```"]);
-            assert_eq!(files(&t)[0].path, "src/a.py", "from {line:?}");
+            assert_eq!(files(Format::SearchReplace, &t)[0].path, "src/a.py", "from {line:?}");
         }
         // Paths may hold spaces.
         let t = text(&["My Docs/read me.txt", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"]);
-        assert_eq!(files(&t)[0].path, "My Docs/read me.txt");
+        assert_eq!(files(Format::SearchReplace, &t)[0].path, "My Docs/read me.txt");
     }
 
     #[test]
@@ -427,9 +413,9 @@ mod tests {
             new: new.into(),
             anchor: Anchor { label: label(k), eof_newline_optional: true, ..Anchor::default() },
         };
-        assert_eq!(files(&t), vec![file("f.py", vec![part("a\n", "A\n", 1), part("e\n", "E\n", 3)])]);
+        assert_eq!(files(Format::SearchReplace, &t), vec![file("f.py", vec![part("a\n", "A\n", 1), part("e\n", "E\n", 3)])]);
         let t = text(&["f.py", "<<<<<<< SEARCH", "a", "    ...", "=======", "a", "    pass", ">>>>>>> REPLACE"]);
-        assert_eq!(files(&t), vec![file("f.py", vec![hunk("a\n    ...\n", "a\n    pass\n", 1, "f.py")])]);
+        assert_eq!(files(Format::SearchReplace, &t), vec![file("f.py", vec![hunk("a\n    ...\n", "a\n    pass\n", 1, "f.py")])]);
     }
 
     #[test]
@@ -448,24 +434,24 @@ mod tests {
             "w",
             ">>>>>>> REPLACE",
         ]);
-        assert_eq!(files(&t), vec![file("a.py", vec![hunk("x\n", "y\n", 1, "a.py"), hunk("z\n", "w\n", 2, "a.py")])]);
+        assert_eq!(files(Format::SearchReplace, &t), vec![file("a.py", vec![hunk("x\n", "y\n", 1, "a.py"), hunk("z\n", "w\n", 2, "a.py")])]);
     }
 
     #[test]
     fn crlf_lines_and_a_second_divider_in_the_replacement_are_kept() {
         let t = "f.md\r\n<<<<<<< SEARCH\r\nTitle\r\n=======\r\nTitle\r\n=======\r\n>>>>>>> REPLACE\r\n";
-        assert_eq!(files(t), vec![file("f.md", vec![hunk("Title\r\n", "Title\r\n=======\r\n", 1, "f.md")])]);
+        assert_eq!(files(Format::SearchReplace, t), vec![file("f.md", vec![hunk("Title\r\n", "Title\r\n=======\r\n", 1, "f.md")])]);
     }
 
     #[test]
     fn the_first_block_without_a_path_is_refused() {
         assert_eq!(
-            refusal(&text(&["<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"])),
+            refusal(Format::SearchReplace, &text(&["<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"])),
             "InputValidationError: SEARCH/REPLACE block 1 names no file: put the file's path on the line before \
              <<<<<<< SEARCH (line 1 of the text)"
         );
         assert_eq!(
-            refusal(&text(&[
+            refusal(Format::SearchReplace, &text(&[
                 "Here is the change:",
                 "```",
                 "------- SEARCH",
@@ -483,25 +469,25 @@ mod tests {
     #[test]
     fn unterminated_blocks_are_refused() {
         assert_eq!(
-            refusal(&text(&["a", "<<<<<<< SEARCH", "x", "y"])),
+            refusal(Format::SearchReplace, &text(&["a", "<<<<<<< SEARCH", "x", "y"])),
             "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) has no `=======` line before the \
              end of the text: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
              `>>>>>>> REPLACE`"
         );
         assert_eq!(
-            refusal(&text(&["a", "------- SEARCH", "x", "=======", "y", "```"])),
+            refusal(Format::SearchReplace, &text(&["a", "------- SEARCH", "x", "=======", "y", "```"])),
             "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) has no `+++++++ REPLACE` line \
              before the end of the text: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their \
              replacement and `>>>>>>> REPLACE`"
         );
         assert_eq!(
-            refusal(&text(&["a", "<<<<<<< SEARCH", "x", "=======", "y", "<<<<<<< SEARCH", "z", "=======", ">>>>>>> REPLACE"])),
+            refusal(Format::SearchReplace, &text(&["a", "<<<<<<< SEARCH", "x", "=======", "y", "<<<<<<< SEARCH", "z", "=======", ">>>>>>> REPLACE"])),
             "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) has no `>>>>>>> REPLACE` line \
              before line 6, which opens another block: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, \
              their replacement and `>>>>>>> REPLACE`"
         );
         assert_eq!(
-            refusal(&text(&["a", "<<<<<<< SEARCH", "x", ">>>>>>> REPLACE"])),
+            refusal(Format::SearchReplace, &text(&["a", "<<<<<<< SEARCH", "x", ">>>>>>> REPLACE"])),
             "InputValidationError: SEARCH/REPLACE block 1 (begun at line 2 of the text) reaches its REPLACE marker at \
              line 4 without a `=======` line: put a line `=======` between the lines to find and their replacement"
         );
@@ -510,19 +496,19 @@ mod tests {
     #[test]
     fn markers_outside_a_block_are_refused() {
         assert_eq!(
-            refusal(&text(&["a", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "=======", "z", ">>>>>>> REPLACE"])),
+            refusal(Format::SearchReplace, &text(&["a", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "=======", "z", ">>>>>>> REPLACE"])),
             "InputValidationError: line 7 of the text (`=======`) is a SEARCH/REPLACE marker outside any block: a block \
              is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`; open the \
              block with `<<<<<<< SEARCH` or remove the stray marker"
         );
-        assert!(refusal(&text(&["+++++++ REPLACE"]))
+        assert!(refusal(Format::SearchReplace, &text(&["+++++++ REPLACE"]))
             .starts_with("InputValidationError: line 1 of the text (`+++++++ REPLACE`) is"));
     }
 
     #[test]
     fn a_text_without_blocks_is_refused() {
         assert_eq!(
-            refusal("nothing here\n"),
+            refusal(Format::SearchReplace, "nothing here\n"),
             "InputValidationError: the text holds no SEARCH/REPLACE block: write the file's path on a line, then \
              `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`"
         );
@@ -543,7 +529,7 @@ mod tests {
             ">>>>>>> REPLACE",
         ]);
         assert_eq!(super::super::detect(&t), Some(Format::SearchReplace));
-        assert_eq!(files(&t)[0].hunks[0].old, "*** Begin Patch\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n");
+        assert_eq!(files(Format::SearchReplace, &t)[0].hunks[0].old, "*** Begin Patch\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n");
         // A diff or an envelope changing such a file prefixes the marker: it is theirs to parse.
         let diff = text(&["--- a/README.md", "+++ b/README.md", "@@ -1 +1 @@", "-<<<<<<< SEARCH", "+<<<<<<< HEAD"]);
         assert_eq!(super::super::detect(&diff), Some(Format::Diff));

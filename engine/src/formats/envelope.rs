@@ -409,10 +409,7 @@ fn is_line_numbers(after: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(lines: &[&str]) -> String {
-        lines.iter().map(|l| format!("{l}\n")).collect()
-    }
+    use crate::formats::test_support::{files, refusal, text};
 
     fn anchor(after: Option<&str>, at_end: bool, label: &str) -> Anchor {
         Anchor {
@@ -443,17 +440,6 @@ mod tests {
         )
     }
 
-    fn files(t: &str) -> Vec<PatchFile> {
-        let patch = parse(t).unwrap_or_else(|r| panic!("refused: {}", r.message));
-        assert_eq!(patch.format, Format::ApplyPatch);
-        patch.files
-    }
-
-    fn refusal(t: &str) -> String {
-        // Through the one conversion every caller gets: the text asserted is the refusal's.
-        crate::engine::Refusal::from(parse(t).expect_err("should be refused")).message
-    }
-
     #[test]
     fn every_kind_of_section() {
         let t = text(&[
@@ -476,7 +462,7 @@ mod tests {
             "*** End Patch",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::ApplyPatch, &t),
             vec![
                 new_file("docs/hello.txt", "Hello\n\nworld\n"),
                 file("old/obsolete.py", PatchOp::Delete, vec![]),
@@ -512,7 +498,7 @@ mod tests {
             "*** End Patch",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::ApplyPatch, &t),
             vec![file(
                 "a.py",
                 PatchOp::Update,
@@ -534,13 +520,13 @@ mod tests {
         let expected =
             vec![file("f.txt", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(None, false, "hunk 1 of f.txt"))])];
         let heredoc = [&["apply_patch <<'EOF'", "*** Begin Patch"][..], &body, &["*** End Patch", "EOF"]].concat();
-        assert_eq!(files(&text(&heredoc)), expected);
+        assert_eq!(files(Format::ApplyPatch, &text(&heredoc)), expected);
         let piped =
             [&["cat <<'PATCH' | apply_patch", "*** Begin Patch"][..], &body, &["*** End Patch", "PATCH"]].concat();
-        assert_eq!(files(&text(&piped)), expected);
+        assert_eq!(files(Format::ApplyPatch, &text(&piped)), expected);
         let fenced =
             [&["", "Here it is:", "```", "*** Begin Patch  "][..], &body, &["*** End Patch\t", "```", ""]].concat();
-        assert_eq!(files(&text(&fenced)), expected);
+        assert_eq!(files(Format::ApplyPatch, &text(&fenced)), expected);
         // Trailing whitespace after the section and hunk markers too.
         let spaced = text(&[
             "*** Begin Patch",
@@ -551,20 +537,20 @@ mod tests {
             "*** End of File ",
             "*** End Patch",
         ]);
-        assert_eq!(files(&spaced)[0].hunks[0].anchor, anchor(None, true, "hunk 1 of f.txt"));
+        assert_eq!(files(Format::ApplyPatch, &spaced)[0].hunks[0].anchor, anchor(None, true, "hunk 1 of f.txt"));
     }
 
     #[test]
     fn an_indented_marker_starts_a_section_but_inside_a_hunk_it_is_context() {
         let t = text(&["*** Begin Patch", "  *** Update File: r.md", "@@", " *** Add File: x", "-a", "+b", "*** End Patch"]);
         let expected = hunk("*** Add File: x\na\n", "*** Add File: x\nb\n", anchor(None, false, "hunk 1 of r.md"));
-        assert_eq!(files(&t), vec![file("r.md", PatchOp::Update, vec![expected])]);
+        assert_eq!(files(Format::ApplyPatch, &t), vec![file("r.md", PatchOp::Update, vec![expected])]);
     }
 
     #[test]
     fn a_move_alone_is_a_move_without_hunks() {
         let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "*** End Patch"]);
-        assert_eq!(files(&t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]);
+        assert_eq!(files(Format::ApplyPatch, &t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]);
     }
 
     #[test]
@@ -581,31 +567,31 @@ mod tests {
             "*** End Patch",
         ]);
         // A blank line between '+' lines is content; blank lines before the next marker are spacing.
-        assert_eq!(files(&t), vec![new_file("empty.txt", ""), new_file("b.txt", "x\n\ny\n")]);
+        assert_eq!(files(Format::ApplyPatch, &t), vec![new_file("empty.txt", ""), new_file("b.txt", "x\n\ny\n")]);
     }
 
     #[test]
     fn crlf_lines_keep_their_carriage_return() {
         let t = "*** Begin Patch\r\n*** Update File: w.txt\r\n@@\r\n a\r\n-b\r\n+c\r\n*** End Patch\r\n";
-        assert_eq!(files(t)[0].hunks[0].old, "a\r\nb\r\n");
-        assert_eq!(files(t)[0].hunks[0].new, "a\r\nc\r\n");
-        assert_eq!(files(t)[0].path, "w.txt");
+        assert_eq!(files(Format::ApplyPatch, t)[0].hunks[0].old, "a\r\nb\r\n");
+        assert_eq!(files(Format::ApplyPatch, t)[0].hunks[0].new, "a\r\nc\r\n");
+        assert_eq!(files(Format::ApplyPatch, t)[0].path, "w.txt");
     }
 
     #[test]
     fn missing_begin_or_end_is_refused() {
         assert_eq!(
-            refusal("*** Update File: a\n"),
+            refusal(Format::ApplyPatch, "*** Update File: a\n"),
             "InputValidationError: the text has no `*** Begin Patch` line: an apply_patch envelope starts with a line \
              `*** Begin Patch` and ends with a line `*** End Patch`, with the file sections between them"
         );
         assert_eq!(
-            refusal(&text(&["x", "*** Begin Patch", "*** Update File: a", "-a", "+b", "EOF"])),
+            refusal(Format::ApplyPatch, &text(&["x", "*** Begin Patch", "*** Update File: a", "-a", "+b", "EOF"])),
             "InputValidationError: the envelope begun at line 2 (`*** Begin Patch`) has no `*** End Patch` line: end \
              the envelope with a line `*** End Patch` after its last section"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Delete File: a", "*** End Patch", "*** Begin Patch", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Delete File: a", "*** End Patch", "*** Begin Patch", "*** End Patch"])),
             "InputValidationError: line 4 of the patch starts a second envelope after the one ended at line 3: send one \
              envelope, with every file's section in it"
         );
@@ -614,23 +600,23 @@ mod tests {
     #[test]
     fn unknown_and_misplaced_markers_are_refused() {
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Rename File: a", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Rename File: a", "*** End Patch"])),
             "InputValidationError: line 2 of the patch (`*** Rename File: a`) is not an apply_patch marker: expected \
              `*** Add File: <path>`, `*** Delete File: <path>`, `*** Update File: <path>`, `*** Move to: <path>` (right \
              after Update File), `*** End of File` (closing a hunk) or `*** End Patch`"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** Move to: b", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** Move to: b", "*** End Patch"])),
             "InputValidationError: line 6 of the patch (`*** Move to: b`) does not follow an `*** Update File: <path>` \
              line: put it right after the Update File line of the file to move"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Add File: a", "+x", "*** End of File", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Add File: a", "+x", "*** End of File", "*** End Patch"])),
             "InputValidationError: line 4 of the patch (`*** End of File`) closes no hunk: it goes right after the last \
              line of a hunk in an `*** Update File: <path>` section"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File:   ", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Update File:   ", "*** End Patch"])),
             "InputValidationError: line 2 of the patch (`*** Update File:`) names no path: write the file's path after \
              the colon"
         );
@@ -639,33 +625,33 @@ mod tests {
     #[test]
     fn body_lines_without_their_prefix_are_refused() {
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File: a.py", "@@", " x", "y = 2", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Update File: a.py", "@@", " x", "y = 2", "*** End Patch"])),
             "InputValidationError: line 5 of the patch (`y = 2`), in hunk 1 of a.py, does not start with ' ' (context), \
              '-' (removed) or '+' (added): prefix every hunk line, and start each hunk with `@@` or `@@ <a line that \
              comes before the change>`"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Add File: n.txt", "+a", "b", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Add File: n.txt", "+a", "b", "*** End Patch"])),
             "InputValidationError: line 4 of the patch (`b`), in `*** Add File: n.txt`, does not start with '+': every \
              line of a new file's content starts with '+' (an empty line is a lone '+')"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Delete File: d.txt", "-a", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Delete File: d.txt", "-a", "*** End Patch"])),
             "InputValidationError: line 3 of the patch (`-a`) follows `*** Delete File: d.txt`, which takes no lines: \
              remove it, or start the next section with its `*** ` marker"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "", "-a", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "", "-a", "*** End Patch"])),
             "InputValidationError: line 3 of the patch (`-a`) comes before any file section: after `*** Begin Patch` \
              comes `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>`"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** End of File", "-z", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Update File: a", "@@", "-x", "+y", "*** End of File", "-z", "*** End Patch"])),
             "InputValidationError: line 7 of the patch (`-z`) follows `*** End of File`, which closed hunk 1 of a: start \
              the next hunk with `@@`, or the next file with its `*** ` marker"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File: a", "@@ -1,2 +1,2 @@", "-x", "+y", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Update File: a", "@@ -1,2 +1,2 @@", "-x", "+y", "*** End Patch"])),
             "InputValidationError: line 3 of the patch (`@@ -1,2 +1,2 @@`) is a unified diff hunk header: in an \
              apply_patch envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
              line numbers"
@@ -675,7 +661,7 @@ mod tests {
     #[test]
     fn hunks_that_change_nothing_and_empty_updates_are_refused() {
         assert_eq!(
-            refusal(&text(&[
+            refusal(Format::ApplyPatch, &text(&[
                 "*** Begin Patch",
                 "*** Update File: a",
                 "@@ fn main()",
@@ -689,12 +675,12 @@ mod tests {
              nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "*** Update File: a", "", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "*** Update File: a", "", "*** End Patch"])),
             "InputValidationError: `*** Update File: a` (line 2 of the patch) has no hunk and no `*** Move to:`: add its \
              hunks (`@@`, then ' ', '-' and '+' lines), or drop the section"
         );
         assert_eq!(
-            refusal(&text(&["*** Begin Patch", "", "*** End Patch"])),
+            refusal(Format::ApplyPatch, &text(&["*** Begin Patch", "", "*** End Patch"])),
             "InputValidationError: the patch holds no file change: between `*** Begin Patch` and `*** End Patch` put at \
              least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section"
         );
@@ -703,8 +689,8 @@ mod tests {
     #[test]
     fn prose_with_a_shift_operator_before_the_envelope_is_no_heredoc() {
         let t = text(&["Print it with `cout << x`:", "*** Begin Patch", "*** Delete File: a", "*** End Patch"]);
-        assert_eq!(files(&t), vec![file("a", PatchOp::Delete, vec![])]);
-        assert!(refusal(&text(&["<<'EOF", "*** Begin Patch", "*** Delete File: a", "*** End Patch", "EOF"])).contains("unmatched quotes"));
+        assert_eq!(files(Format::ApplyPatch, &t), vec![file("a", PatchOp::Delete, vec![])]);
+        assert!(refusal(Format::ApplyPatch, &text(&["<<'EOF", "*** Begin Patch", "*** Delete File: a", "*** End Patch", "EOF"])).contains("unmatched quotes"));
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! codex-rs/apply-patch keeps parser, matcher and applier apart). Where a hunk lies is the engine's
 //! business (`engine::Anchor`).
 //!
-//! `unified.rs`, `envelope.rs`, `blocks.rs`: one parser each. This file: the shape they produce, the
-//! detection, and the step from a patch (paths as written, often relative) to a plan (absolute paths).
+//! `unified.rs`, `envelope.rs`, `blocks.rs`: one parser each (`test_support.rs`: what their unit tests
+//! share). This file: the shape they produce, the detection, and the step from a patch (paths as
+//! written, often relative) to a plan (absolute paths).
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,8 @@ use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Matching, Options, P
 mod blocks;
 mod error;
 mod envelope;
+#[cfg(test)]
+mod test_support;
 mod unified;
 
 pub use error::ParseError;

@@ -711,11 +711,7 @@ pub(super) fn quote(t: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The lines, each ended by '\n'.
-    fn text(lines: &[&str]) -> String {
-        lines.iter().map(|l| format!("{l}\n")).collect()
-    }
+    use crate::formats::test_support::{files, refusal, text};
 
     fn anchor(line: usize, at_start: bool, at_end: bool, label: &str) -> Anchor {
         Anchor { line: Some(line), at_start, at_end, label: label.to_string(), ..Anchor::default() }
@@ -727,19 +723,6 @@ mod tests {
 
     fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
         PatchFile { path: path.to_string(), op, hunks, mode: None }
-    }
-
-    fn files(t: &str) -> Vec<PatchFile> {
-        let patch = parse(t).unwrap_or_else(|r| panic!("refused: {}", r.message));
-        assert_eq!(patch.format, Format::Diff);
-        patch.files
-    }
-
-    fn refusal(t: &str) -> String {
-        // Through the one conversion every caller gets: the text asserted is the refusal's.
-        let r = crate::engine::Refusal::from(parse(t).expect_err("should be refused"));
-        assert_eq!(r.kind, crate::engine::refusal::Kind::InvalidPlan);
-        r.message
     }
 
     /// A new file as git writes it, `new file mode 100644`.
@@ -780,7 +763,7 @@ mod tests {
             "",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![file(
                 "src/greet.py",
                 PatchOp::Update,
@@ -819,7 +802,7 @@ mod tests {
             "-h",
             "+i",
         ]);
-        let lines: Vec<Option<usize>> = files(&t)[0].hunks.iter().map(|h| h.anchor.line).collect();
+        let lines: Vec<Option<usize>> = files(Format::Diff, &t)[0].hunks.iter().map(|h| h.anchor.line).collect();
         assert_eq!(lines, vec![Some(2), Some(21), Some(39)]);
     }
 
@@ -840,7 +823,7 @@ mod tests {
             "+#define N 2",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![
                 file(
                     "hello.c",
@@ -869,7 +852,7 @@ mod tests {
     fn a_and_b_prefixes_are_stripped_outside_git_too() {
         let t = text(&["--- a/lib/x.rs", "+++ b/lib/x.rs", "@@ -1,2 +1,2 @@", "-old", "+new", " keep"]);
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![file(
                 "lib/x.rs",
                 PatchOp::Update,
@@ -882,8 +865,8 @@ mod tests {
     fn lines_inside_a_body_are_read_by_the_counts_not_by_their_looks() {
         // The removed line "-- x" and the added "++ y" look like file headers.
         let t = text(&["--- a/q.sql", "+++ b/q.sql", "@@ -1,2 +1,2 @@", "--- x", "+++ y", " select 1;"]);
-        assert_eq!(files(&t)[0].hunks[0].old, "-- x\nselect 1;\n");
-        assert_eq!(files(&t)[0].hunks[0].new, "++ y\nselect 1;\n");
+        assert_eq!(files(Format::Diff, &t)[0].hunks[0].old, "-- x\nselect 1;\n");
+        assert_eq!(files(Format::Diff, &t)[0].hunks[0].new, "++ y\nselect 1;\n");
     }
 
     #[test]
@@ -906,11 +889,11 @@ mod tests {
             "+one",
         ]);
         let mut expected = vec![new_file("docs/new.md", "# New\ntext\n"), new_file("plain.txt", "one\n")];
-        assert_eq!(files(&t), expected);
+        assert_eq!(files(Format::Diff, &t), expected);
         // An empty new file has no hunk in git's output: one hunk with both sides empty.
         let t = text(&["diff --git a/empty.txt b/empty.txt", "new file mode 100644", "index 0000000..e69de29"]);
         expected = vec![new_file("empty.txt", "")];
-        assert_eq!(files(&t), expected);
+        assert_eq!(files(Format::Diff, &t), expected);
     }
 
     #[test]
@@ -929,7 +912,7 @@ mod tests {
             "index e69de29..0000000",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![
                 file(
                     "old.txt",
@@ -961,7 +944,7 @@ mod tests {
             "+z",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![
                 file("src/old name.rs", PatchOp::Move("src/new name.rs".into()), vec![]),
                 file(
@@ -1001,7 +984,7 @@ mod tests {
         ]);
         let tool = Anchor { label: "new file tool".into(), ..Anchor::default() };
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![
                 PatchFile { mode: Some(0o100755), ..file("run.sh", PatchOp::Update, vec![]) },
                 PatchFile {
@@ -1013,18 +996,18 @@ mod tests {
         );
         let link = text(&["diff --git a/l b/l", "new file mode 120000", "index 0000000..2222222", "--- /dev/null", "+++ b/l", "@@ -0,0 +1 @@", "+target"]);
         assert_eq!(
-            refusal(&link),
+            refusal(Format::Diff, &link),
             "InputValidationError: the diff makes l a symbolic link (line 2 of the patch): multiedit writes regular files \
              only; apply this section with `git apply`"
         );
         let odd = text(&["diff --git a/l b/l", "old mode 100644", "new mode 10x644"]);
-        assert!(refusal(&odd).starts_with("InputValidationError: the diff makes l mode `10x644` (line 3 of the patch)"));
+        assert!(refusal(Format::Diff, &odd).starts_with("InputValidationError: the diff makes l mode `10x644` (line 3 of the patch)"));
     }
 
     #[test]
     fn lines_added_to_an_empty_file_are_anchored_at_its_start() {
         let t = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1,2 @@", "+a", "+b"]);
-        assert_eq!(files(&t), vec![file("e", PatchOp::Update, vec![hunk("", "a\nb\n", anchor(0, true, true, "hunk 1 of e, at line 0"))])]);
+        assert_eq!(files(Format::Diff, &t), vec![file("e", PatchOp::Update, vec![hunk("", "a\nb\n", anchor(0, true, true, "hunk 1 of e, at line 0"))])]);
     }
 
     /// Three `git diff`s of one file in a row, hunks numbered through the file.
@@ -1036,24 +1019,24 @@ mod tests {
     fn sections_of_one_file_are_composed_in_order() {
         let t = [section("f", "a", "b"), section("f", "b", "c"), section("g", "x", "y"), section("f", "c", "d")].concat();
         let h = |o: &str, n: &str, k: usize| hunk(&format!("{o}\n"), &format!("{n}\n"), anchor(1, true, true, &format!("hunk {k} of f, at line 1")));
-        let got = files(&t);
+        let got = files(Format::Diff, &t);
         assert_eq!(got[0], file("f", PatchOp::Update, vec![h("a", "b", 1), h("b", "c", 2), h("c", "d", 3)]));
         assert_eq!((got.len(), got[1].path.as_str()), (2, "g"));
         // A rename, then an edit under the new name: one move with both.
         let rename = text(&["diff --git a/f b/g", "similarity index 100%", "rename from f", "rename to g"]);
-        let got = files(&[rename.clone(), section("g", "a", "b")].concat());
+        let got = files(Format::Diff, &[rename.clone(), section("g", "a", "b")].concat());
         assert_eq!(got, vec![file("f", PatchOp::Move("g".into()), vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of g, at line 1"))])]);
         // Deleted, then created again: its text replaced, with the new mode.
         let delete = text(&["diff --git a/f b/f", "deleted file mode 100644", "--- a/f", "+++ /dev/null", "@@ -1 +0,0 @@", "-a"]);
         let add = text(&["diff --git a/f b/f", "new file mode 100755", "--- /dev/null", "+++ b/f", "@@ -0,0 +1 @@", "+b"]);
-        let got = files(&[delete.clone(), add.clone()].concat());
+        let got = files(Format::Diff, &[delete.clone(), add.clone()].concat());
         assert_eq!(got, vec![PatchFile { mode: Some(0o100755), ..file("f", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of f, at line 1"))]) }]);
         // Created empty, then given lines.
         let empty = text(&["diff --git a/e b/e", "new file mode 100644", "index 0000000..e69de29"]);
         let lines = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1 @@", "+x"]);
-        assert_eq!(files(&[empty, lines].concat()), vec![new_file("e", "x\n")]);
+        assert_eq!(files(Format::Diff, &[empty, lines].concat()), vec![new_file("e", "x\n")]);
         // Created, then edited.
-        let got = files(&[add.clone(), section("f", "b", "c")].concat());
+        let got = files(Format::Diff, &[add.clone(), section("f", "b", "c")].concat());
         assert_eq!(got[0].hunks.iter().map(|h| h.anchor.label.as_str()).collect::<Vec<_>>(), ["new file f", "hunk 1 of f, at line 1"]);
     }
 
@@ -1075,7 +1058,7 @@ mod tests {
                  it under its new name",
             ),
         ] {
-            assert_eq!(refusal(&t), format!("InputValidationError: the section at {what}{tail}"));
+            assert_eq!(refusal(Format::Diff, &t), format!("InputValidationError: the section at {what}{tail}"));
         }
     }
 
@@ -1094,7 +1077,7 @@ mod tests {
             r#"rename from "tab\there""#,
             r#"rename to "quote\"d""#,
         ]);
-        let got = files(&t);
+        let got = files(Format::Diff, &t);
         assert_eq!(got[0].path, "fé x.txt");
         assert_eq!(got[0].hunks[0].anchor.label, "hunk 1 of fé x.txt, at line 1");
         assert_eq!((got[1].path.as_str(), &got[1].op), ("tab\there", &PatchOp::Move("quote\"d".into())));
@@ -1104,14 +1087,14 @@ mod tests {
     fn no_newline_at_end_of_file_drops_the_break_of_the_line_before() {
         // The old side lacked the final newline, the new side adds it.
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "\\ No newline at end of file", "+b"]);
-        assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb", "a\nb\n"));
+        assert_eq!((files(Format::Diff, &t)[0].hunks[0].old.as_str(), files(Format::Diff, &t)[0].hunks[0].new.as_str()), ("a\nb", "a\nb\n"));
         // The new side drops it.
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", "\\ No newline at end of file"]);
-        assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb\n", "a\nc"));
+        assert_eq!((files(Format::Diff, &t)[0].hunks[0].old.as_str(), files(Format::Diff, &t)[0].hunks[0].new.as_str()), ("a\nb\n", "a\nc"));
         // A context line without newline: both sides, whatever language the marker is in.
         let t =
             text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", "-a", "+A", " b", "\\ Kein Zeilenumbruch am Dateiende."]);
-        assert_eq!((files(&t)[0].hunks[0].old.as_str(), files(&t)[0].hunks[0].new.as_str()), ("a\nb", "A\nb"));
+        assert_eq!((files(Format::Diff, &t)[0].hunks[0].old.as_str(), files(Format::Diff, &t)[0].hunks[0].new.as_str()), ("a\nb", "A\nb"));
     }
 
     #[test]
@@ -1119,7 +1102,7 @@ mod tests {
         let t =
             "--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1,2 +1,2 @@\r\n one\r\n-two\r\n+2\r\n\\ No newline at end of file\r\n";
         assert_eq!(
-            files(t),
+            files(Format::Diff, t),
             vec![file(
                 "w.txt",
                 PatchOp::Update,
@@ -1135,8 +1118,8 @@ mod tests {
                 &["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", "a", "", "-b", "+c"]
                     .map(|l| if l == "a" { " a" } else { l }),
             );
-        assert_eq!(files(&t)[0].hunks[0].old, "a\n\nb\n");
-        assert_eq!(files(&t)[0].hunks[0].new, "a\n\nc\n");
+        assert_eq!(files(Format::Diff, &t)[0].hunks[0].old, "a\n\nb\n");
+        assert_eq!(files(Format::Diff, &t)[0].hunks[0].new, "a\n\nc\n");
     }
 
     #[test]
@@ -1156,7 +1139,7 @@ mod tests {
             "It renames y.",
         ]);
         assert_eq!(
-            files(&t),
+            files(Format::Diff, &t),
             vec![file(
                 "f",
                 PatchOp::Update,
@@ -1165,7 +1148,7 @@ mod tests {
         );
         // The patch's last line without its newline is still a whole line.
         let t = "--- a/f\n+++ b/f\n@@ -5,2 +5,2 @@\n x\n-y\n+z";
-        assert_eq!(files(t)[0].hunks[0].new, "x\nz\n");
+        assert_eq!(files(Format::Diff, t)[0].hunks[0].new, "x\nz\n");
     }
 
     #[test]
@@ -1184,7 +1167,7 @@ mod tests {
             "+f",
         ]);
         let anchors: Vec<(bool, bool)> =
-            files(&t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
+            files(Format::Diff, &t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
         assert_eq!(anchors, vec![(true, false), (false, true), (false, true)]);
     }
 
@@ -1196,7 +1179,7 @@ mod tests {
             "Binary files a/logo.png and b/logo.png differ",
         ]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: the diff changes logo.png as a binary file (line 3 of the patch: `Binary files \
              a/logo.png and b/logo.png differ`): multiedit applies text changes only; apply binary patches with `git apply`"
         );
@@ -1209,19 +1192,19 @@ mod tests {
             "KcmZQzU|;|M00aO5",
         ]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: the diff changes x.bin as a binary file (line 4 of the patch: `GIT binary patch`): \
              multiedit applies text changes only; apply binary patches with `git apply`"
         );
         let t = text(&["Binary files old/a.db and new/a.db differ"]);
-        assert!(refusal(&t).starts_with("InputValidationError: the diff changes new/a.db as a binary file (line 1 "));
+        assert!(refusal(Format::Diff, &t).starts_with("InputValidationError: the diff changes new/a.db as a binary file (line 1 "));
     }
 
     #[test]
     fn copies_are_refused() {
         let t = text(&["diff --git a/a.c b/b.c", "similarity index 100%", "copy from a.c", "copy to b.c"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: the diff copies a.c to b.c (line 3 of the patch): multiedit does not support copies; \
              make the diff without copy detection (no -C or --find-copies), which shows the copy as a new file"
         );
@@ -1232,26 +1215,26 @@ mod tests {
         // Too few lines: the next hunk header comes first.
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "@@ -9 +9 @@", "-x", "+y"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: hunk 1 of f (line 3 of the patch, `@@ -1,3 +1,3 @@`) announces 3 old and 3 new \
              lines, but its body holds 2 old and 2 new lines: make the counts in the @@ line match the body (old: the ' ' \
              and '-' lines, new: the ' ' and '+' lines)"
         );
         // Too few lines: the patch ends.
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b"]);
-        assert!(refusal(&t).contains("announces 2 old and 2 new lines, but its body holds 2 old and 1 new lines"));
+        assert!(refusal(Format::Diff, &t).contains("announces 2 old and 2 new lines, but its body holds 2 old and 1 new lines"));
         // Too many lines.
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", " d", "", "prose"]);
-        assert!(refusal(&t).contains("announces 2 old and 2 new lines, but its body holds 3 old and 3 new lines"));
+        assert!(refusal(Format::Diff, &t).contains("announces 2 old and 2 new lines, but its body holds 3 old and 3 new lines"));
         let t = text(&["--- a/f", "+++ b/f", "@@ -1 +1 @@", "-b", "-c", "+d"]);
-        assert!(refusal(&t).contains("hunk 1 of f (line 3 of the patch, `@@ -1 +1 @@`) announces 1 old and 1 new lines, but its body holds 2 old and 1 new"));
+        assert!(refusal(Format::Diff, &t).contains("hunk 1 of f (line 3 of the patch, `@@ -1 +1 @@`) announces 1 old and 1 new lines, but its body holds 2 old and 1 new"));
     }
 
     #[test]
     fn an_unknown_prefix_in_a_body_is_refused() {
         let t = text(&["```diff", "--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "```"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: line 8 of the patch (`\u{60}\u{60}\u{60}`) is inside hunk 1 of f but is no hunk line: each \
              line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\' (no newline at end of file). \
              The hunk's header at line 4 announces 3 old and 3 new lines and 2 old and 2 new came before this line: \
@@ -1263,27 +1246,27 @@ mod tests {
     fn a_file_header_without_its_plus_line_is_refused() {
         let t = text(&["--- a/f", "@@ -1 +1 @@", "-a", "+b"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: line 1 of the patch (`--- a/f`) starts a file header, but line 2 (`@@ -1 +1 @@`) \
              is not its `+++ b/path` line: a unified diff names each file on two lines, `--- a/path` then `+++ b/path`; \
              add the missing line"
         );
         let t = text(&["diff --git a/f b/f", "index 1..2 100644", "--- a/f"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: line 3 of the patch (`--- a/f`) starts a file header, but the patch ends there: a \
              unified diff names each file on two lines, `--- a/path` then `+++ b/path`; add the missing line"
         );
         // A "--- " line in prose, far from any hunk, is prose.
         let t = text(&["--- notes ---", "", "--- a/f", "+++ b/f", "@@ -1 +1 @@", "-a", "+b"]);
-        assert_eq!(files(&t).len(), 1);
+        assert_eq!(files(Format::Diff, &t).len(), 1);
     }
 
     #[test]
     fn a_hunk_before_any_file_header_is_refused() {
         let t = text(&["@@ -1 +1 @@", "-a", "+b"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: line 1 of the patch (`@@ -1 +1 @@`) starts a hunk that follows no file header: put \
              the file's `--- a/path` and `+++ b/path` lines before it, as git diff writes them"
         );
@@ -1293,7 +1276,7 @@ mod tests {
     fn a_hunk_adding_lines_without_context_is_refused() {
         let t = text(&["--- a/f", "+++ b/f", "@@ -3,0 +4,2 @@", "+x", "+y"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: hunk 1 of f (line 3 of the patch) adds lines with no context around them: it could \
              only be placed by its line number, which multiedit does not trust alone; make the diff with context lines \
              (git diff -U3)"
@@ -1304,13 +1287,13 @@ mod tests {
     fn malformed_hunk_headers_and_headers_without_hunks_are_refused() {
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,x +1 @@", "-a"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: line 3 of the patch (`@@ -1,x +1 @@`) is not a valid hunk header: expected \
              `@@ -start,count +start,count @@` (a count may be left out when it is 1)"
         );
         let t = text(&["--- a/f", "+++ b/f", "no hunk here"]);
         assert_eq!(
-            refusal(&t),
+            refusal(Format::Diff, &t),
             "InputValidationError: the file header at line 1 of the patch names f but no hunk (`@@ -l,n +l,n @@`) \
              follows it: give the file's hunks after its header, or leave the header out"
         );
@@ -1319,7 +1302,7 @@ mod tests {
     #[test]
     fn a_text_without_files_is_refused() {
         assert_eq!(
-            refusal("just prose\n"),
+            refusal(Format::Diff, "just prose\n"),
             "InputValidationError: the diff holds no file change: it has no hunk (`@@ -l,n +l,n @@` after a file's \
              `--- a/path` and `+++ b/path` lines) and no new, deleted or renamed file and no mode change; give the \
              diff of at least one changed file"

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::folders::Steps;
 use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
 use crate::paths;
 
@@ -46,15 +47,13 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         .zip(&bytes)
         .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
         .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
-    let deleted: BTreeSet<PathBuf> =
-        plan.files.iter().zip(&paths_on_disk).filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_))).map(|(_, p)| p.clone()).collect();
+    let deleted = vacated(plan, &paths_on_disk);
     let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| {
         Ok(!(target.is_dir() && deleted.iter().any(|d| d.starts_with(target))) && super::read(target)?.is_some())
     })?;
     let outcome = engine::apply_plan(plan, &texts)?;
     // Where the new files go, checked as the commit will (a dry run must refuse what the run would).
-    let created = outcome.files.iter().zip(&paths_on_disk).filter(|(f, _)| f.created).map(|(_, p)| p.as_path());
-    super::folders::steps(created.chain(targets.iter().flatten().map(PathBuf::as_path)), &deleted)?;
+    folder_steps(&outcome, &paths_on_disk, &targets, &deleted)?;
     if dry_run {
         let diff: String = outcome
             .files
@@ -85,6 +84,20 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     }
     super::commit(writes)?;
     Ok((outcome, None))
+}
+
+/// The paths that `plan` empties (its files deleted or moved away), `paths` being the paths of its
+/// files: what the folder checks (`folder_steps`) and a move target's check count as gone.
+pub fn vacated(plan: &Plan, paths: &[PathBuf]) -> BTreeSet<PathBuf> {
+    plan.files.iter().zip(paths).filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_))).map(|(_, p)| p.clone()).collect()
+}
+
+/// The new files of `outcome` and the move `targets` checked as the disk commit checks them
+/// (`folders::steps`), with `vacated` the paths the plan empties: never under a file the plan keeps,
+/// nor where a folder holds what the plan keeps. Shared by the disk path and the language server.
+pub fn folder_steps(outcome: &Outcome, paths: &[PathBuf], targets: &[Option<PathBuf>], vacated: &BTreeSet<PathBuf>) -> Result<Steps, Refusal> {
+    let created = outcome.files.iter().zip(paths).filter(|(f, _)| f.created).map(|(_, p)| p.as_path());
+    super::folders::steps(created.chain(targets.iter().flatten().map(PathBuf::as_path)), vacated)
 }
 
 /// The permission bits `git apply` gives a file of git mode `mode` (`0o100755`): all of read, write

@@ -273,20 +273,13 @@ pub fn prepare(
     Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics })
 }
 
-/// New files and move targets checked as the disk commit checks them (`disk::folders::steps`): never
+/// New files and move targets checked as the disk commit checks them (`disk::plan::folder_steps`): never
 /// under a file the plan keeps, nor where a folder holds what the plan keeps. A workspace edit cannot
 /// remove a folder, and deletes and creates in the plan's order, so a file and a folder trading names
 /// are refused here, with the way that can do it.
 fn editor_can_place(plan: &engine::Plan, outcome: &engine::Outcome, paths: &[PathBuf], targets: &[Option<PathBuf>]) -> Result<(), Refusal> {
-    let deleted: std::collections::BTreeSet<PathBuf> = plan
-        .files
-        .iter()
-        .zip(paths)
-        .filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_)))
-        .map(|(_, p)| p.clone())
-        .collect();
-    let created = outcome.files.iter().zip(paths).filter(|(f, _)| f.created).map(|(_, p)| p.as_path());
-    let steps = disk::folders::steps(created.chain(targets.iter().flatten().map(PathBuf::as_path)), &deleted)?;
+    let deleted = disk::plan::vacated(plan, paths);
+    let steps = disk::plan::folder_steps(outcome, paths, targets, &deleted)?;
     let traded = match (steps.remove.first(), steps.make.iter().find(|m| deleted.contains(*m))) {
         (Some(folder), _) => Some(format!("replaces the folder {} with a file", folder.display())),
         (None, Some(file)) => Some(format!("replaces the file {} with a folder", file.display())),
