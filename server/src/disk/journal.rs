@@ -468,7 +468,14 @@ fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
-    private::check(path, false).map_err(|why| journal_refusal(path, &format!("it cannot be trusted ({why})")))?;
+    if let Err(why) = private::check(path, false) {
+        // Another run may finish its plan and remove its journal between the two looks: gone is
+        // not untrusted.
+        if matches!(fs::symlink_metadata(path), Err(e) if e.kind() == ErrorKind::NotFound) {
+            return Ok(None);
+        }
+        return Err(journal_refusal(path, &format!("it cannot be trusted ({why})")));
+    }
     let bytes = match read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
