@@ -185,9 +185,9 @@ impl PlanResult {
         let regions: Vec<String> = self
             .now_reads
             .iter()
-            .map(|r| match r.first_line == r.last_line {
-                true => format!("{}, line {}:\n{}", r.file_path, r.first_line, r.text),
-                false => format!("{}, lines {}-{}:\n{}", r.file_path, r.first_line, r.last_line, r.text),
+            .map(|r| {
+                let lines = if r.first_line == r.last_line { format!("line {}", r.first_line) } else { format!("lines {}-{}", r.first_line, r.last_line) };
+                format!("{}, {lines}:\n{}", r.file_path, r.text)
             })
             .collect();
         Some(format!(

@@ -11,9 +11,8 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
-
 use ropey::Rope;
+use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use crate::engine::Replacement;
 use crate::result::EditedLines;
