@@ -99,6 +99,18 @@ fn route_via(ed: &mut Editor, plan: &Value, files: &[PathBuf], preview: bool, an
     ed.serve_until(answer, |_| rx.try_recv().ok())
 }
 
+/// Calls the MCP tool `multiedit` as an agent does (the official Python SDK, `vars` its environment) on
+/// another thread while `ed` acts as the editor; the tool's result.
+fn mcp_via(ed: &mut Editor, python: &Path, plan: &Value, vars: &[(&'static str, &'static str)]) -> Value {
+    let (tx, rx) = mpsc::channel();
+    let (python, plan, vars) = (python.to_path_buf(), plan.clone(), vars.to_vec());
+    std::thread::spawn(move || {
+        let vars: Vec<(&str, &Path)> = vars.iter().map(|(k, v)| (*k, Path::new(v))).collect();
+        tx.send(mcp_support::call(&python, "multiedit", &plan, &vars))
+    });
+    ed.serve_until(Answer::Apply, |_| rx.try_recv().ok())
+}
+
 fn no_editor(r: Routed) -> String {
     match r {
         Routed::NoEditor { reason } => reason,
@@ -598,21 +610,44 @@ fn the_editor_labels_an_agents_edit_with_the_agents_name() {
         ("claude-code", Some("Claude Code"), "Claude Code: 1 edit to 1 file"),
         ("codex-mcp-client", None, "Codex: 1 edit to 1 file"),
     ] {
-        let (tx, rx) = mpsc::channel();
-        let (python, plan) = (python.clone(), plan(&a, "alpha", name));
-        std::thread::spawn(move || {
-            let mut vars = vec![("MCP_CLIENT_NAME", Path::new(name))];
-            if let Some(t) = title {
-                vars.push(("MCP_CLIENT_TITLE", Path::new(t)));
-            }
-            tx.send(mcp_support::call(&python, "multiedit", &plan, &vars))
-        });
-        let answer = ed.serve_until(Answer::Apply, |_| rx.try_recv().ok());
+        let mut vars = vec![("MCP_CLIENT_NAME", name)];
+        vars.extend(title.map(|t| ("MCP_CLIENT_TITLE", t)));
+        let answer = mcp_via(&mut ed, &python, &plan(&a, "alpha", name), &vars);
         assert_eq!(answer["is_error"], false, "{answer}");
         assert_eq!(ed.edits_seen.last().unwrap()["label"], label);
         ed.apply(json!({"file_path": a, "edits": [{"old_string": name, "new_string": "alpha"}]})).expect("put back");
     }
     assert_eq!(ed.text(&a), "alpha beta\n");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
+}
+
+/// An agent's plan through the bridge into an editor whose formatter runs on the edit before it answers
+/// (VS Code with `multiedit.formatEdits`): the MCP result ends with the edited lines as they now read,
+/// in its text and its structured content, so the agent's next old_string matches them.
+#[test]
+fn an_agent_gets_the_edited_lines_as_the_editors_formatter_left_them() {
+    let test = "an_agent_gets_the_edited_lines_as_the_editors_formatter_left_them";
+    let Some(python) = mcp_support::python(test) else { return };
+    let env = setup();
+    let (mut ed, a) = env.with_open("on disk\n", "limit=10\n\nfactor=2\n");
+    ed.formats = Some(lsp_support::format_statements);
+    let answer = mcp_via(&mut ed, &python, &plan(&a, "limit=10", "limit=20; floor=1"), &[("MCP_CLIENT_NAME", "claude-code")]);
+    assert_eq!(answer["is_error"], false, "{answer}");
+    assert_eq!(ed.text(&a), "limit = 20;\nfloor = 1\n\nfactor = 2\n");
+    let editor = answer["structured"]["editor"].as_str().unwrap();
+    assert_eq!(
+        answer["text"],
+        format!(
+            "Applied 1 edit to {a}:\n1. Replaced \"limit=10\" with \"limit=20; floor=1\"\n\nApplied in the buffers of {editor}.\n\
+             No diagnostics: the editor does not report them to multiedit.\n\nThe editor changed the edited lines after the edit \
+             (its formatter, or a review). They now read (match these in your next old_string):\n{a}, lines 1-2:\nlimit = 20;\nfloor = 1",
+            a = a.display()
+        )
+    );
+    assert_eq!(
+        answer["structured"]["now_reads"],
+        json!([{"file_path": a, "first_line": 1, "last_line": 2, "text": "limit = 20;\nfloor = 1"}])
+    );
     assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
 }
 

@@ -1086,3 +1086,37 @@ fn a_file_and_a_folder_trading_names_is_refused_in_the_editor() {
     assert!(ed.edits_seen.is_empty(), "nothing reached the editor");
     assert_eq!(fs::read_to_string(&x).unwrap(), "old\n");
 }
+
+/// An editor whose formatter runs on the applied edit (as the VS Code extension's `formatEdits` does)
+/// before it answers: the result gives the edited lines as they now read, which the agent's next
+/// old_string must match, and only those; an edit the formatter leaves alone gets no such field.
+#[test]
+fn the_result_gives_the_edited_lines_as_the_editors_formatter_left_them() {
+    let (_d, ws) = workspace();
+    let f = ws.join("calc.py");
+    let mut ed = start(&ws);
+    ed.formats = Some(lsp_support::format_statements);
+    ed.open(&f, "def total(items):\n    return 0\n\n\nlimit=10\n");
+    let r = ed.apply(plan(&f, json!([edit("    return 0", "    s=sum(items); return s")]))).expect("applied");
+    assert_eq!(ed.text(&f), "def total(items):\n    s = sum(items);\n    return s\n\n\nlimit = 10\n");
+    assert_eq!(
+        r["now_reads"],
+        json!([{"file_path": f, "first_line": 2, "last_line": 3, "text": "    s = sum(items);\n    return s"}]),
+        "the far line the formatter changed is not the edit's: {r}"
+    );
+    assert_eq!(r["message"], format!("Applied 1 edit to {}:\n1. Replaced \"    return 0\" with \"    s=sum(items); return s\"", f.display()));
+    ed.assert_server_agrees(&f);
+
+    // Two edits, the formatter changes one: that one only.
+    let r = ed.apply(plan(&f, json!([edit("total(items)", "total(items, start)"), edit("return s", "return s+start; # total")]))).expect("applied");
+    assert_eq!(ed.text(&f), "def total(items, start):\n    s = sum(items);\n    return s+start;\n    # total\n\n\nlimit = 10\n");
+    assert_eq!(r["now_reads"], json!([{"file_path": f, "first_line": 3, "last_line": 4, "text": "    return s+start;\n    # total"}]), "{r}");
+
+    // Already formatted: nothing to say.
+    let r = ed.apply(plan(&f, json!([edit("limit = 10", "limit = 20")]))).expect("applied");
+    assert!(r.get("now_reads").is_none(), "{r}");
+    ed.formats = None;
+    let r = ed.apply(plan(&f, json!([edit("limit = 20", "limit=30")]))).expect("applied");
+    assert!(r.get("now_reads").is_none(), "an editor that changed nothing: {r}");
+    assert_eq!(ed.text(&f), "def total(items, start):\n    s = sum(items);\n    return s+start;\n    # total\n\n\nlimit=30\n");
+}

@@ -2,7 +2,6 @@
 // notification, the status bar, the log, and on a plan file the mark on the edit that failed.
 import * as vscode from 'vscode';
 import { showChanges } from './changes';
-import { renderFormattedRegions } from './formatHost';
 import type { Ctx } from './ctx';
 import { uriOf } from './ctx';
 import { fileIndexOf, hintLines, locateEdit } from './locate';
@@ -68,9 +67,6 @@ export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: 
     else ctx.updateStatus({ outcome: 'refused', text: refusalLocation(toRefusal(err)) || planTitle(plan) });
     throw err;
   }
-  // The agent's next old_string must match the formatted text, not its own.
-  const formatted = ctx.client.lastFormatted;
-  if (formatted?.length) result = { ...result, formatted_text: renderFormattedRegions(formatted) };
   const files = filesAfter(result);
   ctx.state.lastApplied = { files: files.length ? files : filesOf(plan), result };
   ctx.state.lastRefusal = undefined;

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { DIAGNOSTICS_METHOD } from './diagnostics';
 import { affectsServer, formatEdits, reviewPolicy, serverSettings } from './config';
-import { FormattedRegion, formatTouched } from './formatHost';
+import { formatTouched } from './formatHost';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
 import { ApplyResult, LspWorkspaceEdit, isApplyResult } from './render';
@@ -40,8 +40,6 @@ export class MultiEditClient implements vscode.Disposable {
   lastAppliedEdit: unknown;
   /** Its label, the undo entry's name: "Claude Code: 3 edits to 2 files". */
   lastAppliedLabel: string | undefined;
-  /** After a formatted edit: its touched lines as they now read. */
-  lastFormatted: FormattedRegion[] | undefined;
   /** The running plan's own `format_edits`; unset, the setting decides (an agent's plan over the bridge). */
   private formatNext: boolean | undefined;
   private readonly appliedEmitter = new vscode.EventEmitter<string>();
@@ -170,11 +168,8 @@ export class MultiEditClient implements vscode.Disposable {
           // Seen on its way to VS Code: the edit of each plan, to highlight what changed.
           handleApplyEdit: async (params, next) => {
             // The formatted text goes into the same WorkspaceEdit: one undo step, applied once.
-            let formatted: FormattedRegion[] | undefined;
             if (this.formatNext ?? formatEdits()) {
-              const f = await formatTouched(params.edit as LspWorkspaceEdit, this.log);
-              params = { ...params, edit: f.edit as typeof params.edit };
-              formatted = f.regions;
+              params = { ...params, edit: (await formatTouched(params.edit as LspWorkspaceEdit, this.log)) as typeof params.edit };
             }
             this.diagnostics.editStarting(params.edit as LspWorkspaceEdit);
             const result = await next(params, undefined as never);
@@ -182,7 +177,6 @@ export class MultiEditClient implements vscode.Disposable {
             if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) {
               this.lastAppliedEdit = params.edit;
               this.lastAppliedLabel = params.label;
-              this.lastFormatted = formatted;
               this.appliedEmitter.fire(params.label ?? 'MultiEdit');
             }
             return result;
@@ -262,7 +256,6 @@ export class MultiEditClient implements vscode.Disposable {
   async apply(plan: EditRequest, agent?: string): Promise<ApplyResult> {
     this.lastAppliedEdit = undefined;
     this.lastAppliedLabel = undefined;
-    this.lastFormatted = undefined;
     const own = (plan as { format_edits?: unknown }).format_edits;
     this.formatNext = typeof own === 'boolean' ? own : undefined;
     try {

@@ -1,19 +1,12 @@
 // The user's formatter on an edit's touched lines, in the same undo step as the edit: the edit's new
 // text is formatted in a scratch copy (an untitled document of the file's language) before VS Code
 // applies anything, and the WorkspaceEdit the server sent is given the formatted text instead. One
-// WorkspaceEdit, one undo entry, its label unchanged; nothing is applied twice.
+// WorkspaceEdit, one undo entry, its label unchanged; nothing is applied twice. The server compares
+// the applied text with the plan's and gives the agent the touched lines as they now read
+// (`now_reads`), for this extension's tools and for MCP agents alike.
 import * as vscode from 'vscode';
-import { LineSpan, applyFormatting, linesOf, spanEdit, touchedLines } from './formatting';
+import { LineSpan, applyFormatting, spanEdit, touchedLines } from './formatting';
 import { LspTextEdit, LspWorkspaceEdit, applyTextEdits, hasConfirmation } from './render';
-
-/** The edited files' touched lines after formatting, as the agent's next `old_string` must match them. */
-export interface FormattedRegion {
-  uri: string;
-  /** 1-based line numbers. */
-  first: number;
-  last: number;
-  text: string;
-}
 
 interface TextDocumentEditLike {
   textDocument: { uri: string; version?: number | null };
@@ -61,15 +54,14 @@ async function discardScratch(scratch: vscode.TextDocument): Promise<void> {
 }
 
 /**
- * `edit` with each edited file's touched lines formatted by the user's formatter, and the touched
- * regions as they will read. A file that cannot be formatted (no formatter, an error) keeps its edits.
+ * `edit` with each edited file's touched lines formatted by the user's formatter. A file that cannot be
+ * formatted (no formatter, an error) keeps its edits.
  */
-export async function formatTouched(edit: LspWorkspaceEdit, log: vscode.LogOutputChannel): Promise<{ edit: LspWorkspaceEdit; regions: FormattedRegion[] }> {
-  const regions: FormattedRegion[] = [];
+export async function formatTouched(edit: LspWorkspaceEdit, log: vscode.LogOutputChannel): Promise<LspWorkspaceEdit> {
   // A review's edits carry the annotations its entries are made of: they are left as the plan made them.
   if (hasConfirmation(edit)) {
     log.info('a reviewed edit is not formatted: its Refactor Preview entries are the plan\'s edits');
-    return { edit, regions };
+    return edit;
   }
   const out: LspWorkspaceEdit = JSON.parse(JSON.stringify(edit));
   const entries: { uri: string; edits: LspTextEdit[]; set(edits: LspTextEdit[]): void }[] = [];
@@ -100,26 +92,13 @@ export async function formatTouched(edit: LspWorkspaceEdit, log: vscode.LogOutpu
       } finally {
         await discardScratch(scratch);
       }
-      let applied = entry.edits;
       if (formatted !== after) {
-        applied = [spanEdit(before, formatted)].filter((e): e is LspTextEdit => !!e);
-        entry.set(applied);
+        entry.set([spanEdit(before, formatted)].filter((e): e is LspTextEdit => !!e));
         log.info(`formatted the edited lines of ${doc.uri.fsPath || entry.uri}`);
       }
-      for (const span of touchedLines(applied)) regions.push({ uri: entry.uri, first: span.first + 1, last: span.last + 1, text: linesOf(formatted, span) });
     } catch (err) {
       log.warn(`could not format the edit of ${entry.uri}: ${err}`);
     }
   }
-  return { edit: out, regions };
-}
-
-/** The regions as the agent reads them: each file's touched lines, as they now read. */
-export function renderFormattedRegions(regions: FormattedRegion[]): string {
-  if (!regions.length) return '';
-  const parts = regions.map((r) => {
-    const file = vscode.Uri.parse(r.uri).fsPath;
-    return `${file}, lines ${r.first}-${r.last}:\n${r.text}`;
-  });
-  return `Formatted with the editor's formatter. The edited lines now read (match these in your next old_string):\n${parts.join('\n\n')}`;
+  return out;
 }

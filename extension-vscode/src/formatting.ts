@@ -74,11 +74,3 @@ export function spanEdit(before: string, after: string): LspTextEdit | undefined
 export function applyFormatting(text: string, edits: LspTextEdit[]): string {
   return applyTextEdits(text, disjointEdits(edits, text));
 }
-
-/** The text of the lines `span` covers, as they read in `text`. */
-export function linesOf(text: string, span: LineSpan): string {
-  return text
-    .split('\n')
-    .slice(span.first, span.last + 1)
-    .join('\n');
-}

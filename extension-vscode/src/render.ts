@@ -27,8 +27,24 @@ export interface ApplyResult {
   diagnostics?: unknown;
   /** The same, as the compact text a model reads. */
   diagnostics_text?: string;
-  /** After the editor's formatter ran on the edit: the touched lines as they now read. */
-  formatted_text?: string;
+  /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
+  now_reads?: EditedLines[];
+}
+
+/** Lines of a file as the editor has them after the edit (the server's `now_reads`; docs/protocol.md). */
+export interface EditedLines {
+  file_path: string;
+  /** 1-based, inclusive. */
+  first_line: number;
+  last_line: number;
+  text: string;
+}
+
+/** `now_reads` as a model reads it, in the words of the MCP tools' text (server/src/result.rs). */
+export function renderNowReads(regions: EditedLines[] | undefined): string {
+  if (!regions?.length) return '';
+  const parts = regions.map((r) => `${r.file_path}, ${r.first_line === r.last_line ? `line ${r.first_line}` : `lines ${r.first_line}-${r.last_line}`}:\n${r.text}`);
+  return `The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in your next old_string):\n${parts.join('\n\n')}`;
 }
 
 export interface RefusalData {
@@ -207,8 +223,10 @@ export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refu
     const r = outcome.result;
     let text = r.message.trim();
     if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
-    if (r.formatted_text) text += `\n\n${r.formatted_text}`;
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
+    // Last, as the agent's next old_string must match these lines.
+    const nowReads = renderNowReads(r.now_reads);
+    if (nowReads) text += `\n\n${nowReads}`;
     return text;
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };

@@ -55,6 +55,11 @@ pub struct PlanResult {
     /// (`disk::Recovered::to_json`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recovered: Vec<Value>,
+    /// `multiedit.apply`, when the editor's text is not the text the plan made (its formatter ran on
+    /// the edit, say): the edited lines as they read in the editor once it applied the plan, which the
+    /// caller's next `old_string` must match (`lsp::now_reads`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub now_reads: Vec<EditedLines>,
     /// `multiedit.apply` with a client that reports diagnostics: the delta (`lsp::diagnostics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Value>,
@@ -115,6 +120,18 @@ pub struct OffsetResult {
     pub offset: isize,
 }
 
+/// Lines of a file as the editor has them after applying a plan: the lines a plan's edit touched,
+/// widened to whatever the editor changed on or next to them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditedLines {
+    pub file_path: String,
+    /// 1-based, inclusive.
+    pub first_line: usize,
+    pub last_line: usize,
+    /// The lines, each without its line break, joined by `\n` (as an `old_string` matches them).
+    pub text: String,
+}
+
 /// A field that is present (even as `null`) is `Some`.
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
@@ -153,9 +170,31 @@ impl PlanResult {
             edit: None,
             rechecked: None,
             recovered: Vec::new(),
+            now_reads: Vec::new(),
             diagnostics: None,
             diagnostics_text: None,
         }
+    }
+
+    /// `now_reads` as a model reads it: what happened, then each region as `path, lines A-B:` and its
+    /// lines. `None` when the editor kept the plan's text.
+    pub fn now_reads_text(&self) -> Option<String> {
+        if self.now_reads.is_empty() {
+            return None;
+        }
+        let regions: Vec<String> = self
+            .now_reads
+            .iter()
+            .map(|r| {
+                let lines = if r.first_line == r.last_line { format!("line {}", r.first_line) } else { format!("lines {}-{}", r.first_line, r.last_line) };
+                format!("{}, {lines}:\n{}", r.file_path, r.text)
+            })
+            .collect();
+        Some(format!(
+            "The editor changed the edited lines after the edit (its formatter, or a review). They now read (match \
+             these in your next old_string):\n{}",
+            regions.join("\n\n")
+        ))
     }
 
     pub fn to_value(&self) -> Value {
@@ -228,9 +267,11 @@ mod tests {
             mode_applied: Some(false),
         });
         r.diff = Some("d".into());
+        r.now_reads.push(EditedLines { file_path: "/w/b".into(), first_line: 2, last_line: 3, text: "x = 1\ny = 2".into() });
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.starts_with(r#"{"ok":true,"message":"m","files":[{"file_path":"/w/a""#), "{text}");
         assert!(text.contains(r#""version":null,"mode_applied":false"#), "{text}");
+        assert!(text.contains(r#""now_reads":[{"file_path":"/w/b","first_line":2,"last_line":3,"text":"x = 1\ny = 2"}]"#), "{text}");
         assert_eq!(serde_json::from_str::<PlanResult>(&text).unwrap(), r);
         let mut unopened = r.files[0].clone();
         unopened.version = None;

@@ -79,6 +79,9 @@ pub struct Editor {
     /// The user's typing, one change per arriving `workspace/applyEdit` (file, byte range, new text),
     /// made before the editor looks at the edit: the document has moved on when the edit is checked.
     pub types_first: Vec<(PathBuf, usize, usize, String)>,
+    /// The editor's formatter, run on every open buffer an applied edit changed: its didChange goes
+    /// out after the edit's and before the answer to `workspace/applyEdit`.
+    pub formats: Option<fn(&str) -> String>,
     pub stderr: Arc<Mutex<String>>,
     pub init_result: Value,
     document_changes: bool,
@@ -200,6 +203,36 @@ pub fn apply_text_edits(text: &str, edits: &[Value], enc: Enc) -> String {
     out
 }
 
+/// A formatter as an editor runs one on an edit: `a=b` spaced as `a = b`, and two statements on one
+/// line (`a; b`) split onto two at the line's indentation. It formats the whole text, as a formatter on
+/// save would: what it changes away from the edit is not the edit's.
+pub fn format_statements(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let chars: Vec<char> = line.chars().collect();
+            let tight = |i: usize| i > 0 && !chars[i - 1].is_whitespace() && chars.get(i + 1).is_some_and(|c| !c.is_whitespace());
+            let spaced: String = chars.iter().enumerate().map(|(i, &c)| if c == '=' && tight(i) { " = ".to_string() } else { c.to_string() }).collect();
+            spaced.replace("; ", &format!(";\n{indent}"))
+        })
+        .collect()
+}
+
+/// The one change that takes `old` to `new`: the byte span of `old` between what they share at
+/// either end, and the text that replaces it.
+pub fn span_edit<'a>(old: &str, new: &'a str) -> (usize, usize, &'a str) {
+    let mut head = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+    while !old.is_char_boundary(head) || !new.is_char_boundary(head) {
+        head -= 1;
+    }
+    let room = old.len().min(new.len()) - head;
+    let mut tail = old.bytes().rev().zip(new.bytes().rev()).take(room).take_while(|(a, b)| a == b).count();
+    while !old.is_char_boundary(old.len() - tail) || !new.is_char_boundary(new.len() - tail) {
+        tail -= 1;
+    }
+    (head, old.len() - tail, &new[head..new.len() - tail])
+}
+
 impl Editor {
     pub fn start(opts: Options) -> Editor {
         let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
@@ -236,6 +269,7 @@ impl Editor {
             received: Vec::new(),
             edits_seen: Vec::new(),
             types_first: Vec::new(),
+            formats: None,
             stderr,
             init_result: Value::Null,
             document_changes: opts.document_changes,
@@ -388,6 +422,22 @@ impl Editor {
     /// Applies a WorkspaceEdit as an editor would: all versions checked first, then every change;
     /// open buffers change in memory (followed by didChange), closed files on disk.
     pub fn apply_workspace_edit(&mut self, edit: &Value) -> Result<(), String> {
+        let edited = self.apply_edit_steps(edit)?;
+        if let Some(format) = self.formats {
+            for u in edited {
+                let text = self.buffers[&u].text.clone();
+                let formatted = format(&text);
+                if formatted != text {
+                    let (start, end, new) = span_edit(&text, &formatted);
+                    self.change(&path_of(&u), start, end, new);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The steps of `apply_workspace_edit`; returns the open buffers the edit changed.
+    fn apply_edit_steps(&mut self, edit: &Value) -> Result<Vec<String>, String> {
         // (resource operation, uri, version, text edits)
         type Step = (Option<String>, String, Option<i64>, Vec<Value>);
         let mut steps: Vec<Step> = Vec::new();
@@ -438,6 +488,7 @@ impl Editor {
                 return Err(format!("{u} is not open but the edit carries a version"));
             }
         }
+        let mut edited = Vec::new();
         for (op, u, _, edits) in steps {
             match op.as_deref() {
                 Some("create") => {
@@ -485,13 +536,14 @@ impl Editor {
                     "textDocument/didChange",
                     json!({"textDocument": {"uri": u, "version": version}, "contentChanges": changes}),
                 );
+                edited.push(u);
             } else {
                 let path = path_of(&u);
                 let old = std::fs::read_to_string(&path).map_err(|e| format!("{u}: {e}"))?;
                 std::fs::write(&path, apply_text_edits(&old, &edits, enc)).unwrap();
             }
         }
-        Ok(())
+        Ok(edited)
     }
 
     pub fn open(&mut self, path: &Path, text: &str) {

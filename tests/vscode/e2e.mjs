@@ -65,6 +65,18 @@ function installedBinary() {
   throw new Error(`no bin/multiedit under ${extDir}`);
 }
 
+/** One call of the MCP tool `multiedit`, as an agent in a terminal makes it (tests/mcp/call.py); `env`: what it adds to the environment. */
+function callMcp(plan, env = {}) {
+  if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
+  const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
+    env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
 const csEnv = {
   ...process.env,
   XDG_RUNTIME_DIR: runtimeDir,
@@ -799,21 +811,29 @@ async function runTests() {
     }
   });
 
-  await test('format_edits: the touched lines are formatted by the TypeScript formatter in the same undo step, and the agent gets them as they now read', async () => {
-    await clearNotifications();
-    // The TypeScript server is up once it has checked calc.ts (a formatter asked earlier answers nothing).
+  // The TypeScript server is up once it has checked calc.ts (a formatter asked earlier answers nothing).
+  const typescriptUp = async () => {
     await openFile('calc.ts');
     await waitFor(async () => {
       const d = (await dumpState()).documents.find((x) => x.path === path.join(ws, 'calc.ts'));
       return d?.diagnostics.length > 0;
     }, "TypeScript's diagnostics for calc.ts", 60_000, 1000);
+  };
+  // What the TypeScript formatter makes of fmtEdit in fmt.ts, and what the agent is told of it.
+  const fmtEdit = { old_string: 'return a + b;', new_string: 'const  sum=a+b;\n  return sum;' };
+  const fmtFormatted = 'export const  untouched=1;\nexport function add(a: number, b: number) {\n    const sum = a + b;\n    return sum;\n}\n';
+  const fmtNowReads = [{ file_path: fmtTs, first_line: 3, last_line: 4, text: '    const sum = a + b;\n    return sum;' }];
+  const fmtNowReadsText = `The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in your next old_string):\n${fmtTs}, lines 3-4:\n    const sum = a + b;\n    return sum;`;
+
+  await test('format_edits: the touched lines are formatted by the TypeScript formatter in the same undo step, and the agent gets them as they now read', async () => {
+    await clearNotifications();
+    await typescriptUp();
     await openFile('fmt.ts');
-    const plan = { file_path: fmtTs, format_edits: true, edits: [{ old_string: 'return a + b;', new_string: 'const  sum=a+b;\n  return sum;' }] };
+    const plan = { file_path: fmtTs, format_edits: true, edits: [fmtEdit] };
     const state = await invokeLmTool(plan);
-    const formatted = 'export const  untouched=1;\nexport function add(a: number, b: number) {\n    const sum = a + b;\n    return sum;\n}\n';
     // The line the plan did not touch keeps its odd spacing.
-    await expectActiveText(formatted, 'text after the formatted edit');
-    assertMatch(state.toolResult, /The edited lines now read \(match these in your next old_string\):\n\S+fmt\.ts, lines 3-4:\n    const sum = a \+ b;\n    return sum;/, 'tool result');
+    await expectActiveText(fmtFormatted, 'text after the formatted edit');
+    assertEqual(state.toolResult.slice(-fmtNowReadsText.length - 2), `\n\n${fmtNowReadsText}`, 'the end of the tool result');
     await screenshot('format-edits-applied');
     // The formatter's scratch copy shows no tab and keeps no text. (VS Code still counts the emptied
     // untitled document as unsaved, and its extension API cannot revert one.)
@@ -823,6 +843,28 @@ async function runTests() {
     assertEqual(scratch.length, 0, `untitled documents with text (${JSON.stringify(scratch.map((d) => [d.path, d.text]))})`);
     await undoOnce();
     await expectActiveText(fmtTsText, 'text after one Ctrl+Z (edit and formatting together)');
+  });
+
+  await test('format_edits: an agent outside the editor (MCP) gets the lines the formatter left, with multiedit.formatEdits on', async () => {
+    await clearNotifications();
+    await typescriptUp();
+    await openFile('fmt.ts');
+    await expectActiveText(fmtTsText, 'fmt.ts before the edit');
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.formatEdits', value: true }, 'updateSetting');
+    try {
+      // The plan says nothing of formatting: the setting decides, as for any agent's plan over the bridge.
+      const answer = callMcp({ file_path: fmtTs, edits: [fmtEdit] });
+      log('MCP result:', JSON.stringify(answer.text));
+      assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+      await expectActiveText(fmtFormatted, 'text after the formatted edit');
+      assertMatch(answer.text, /\nApplied in the buffers of .+\.\n/, 'MCP text');
+      assertEqual(answer.text.slice(-fmtNowReadsText.length - 2), `\n\n${fmtNowReadsText}`, 'the end of the MCP text');
+      assertEqual(JSON.stringify(answer.structured?.now_reads), JSON.stringify(fmtNowReads), 'structured now_reads');
+      await undoOnce();
+      await expectActiveText(fmtTsText, 'text after one Ctrl+Z (edit and formatting together)');
+    } finally {
+      await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.formatEdits', value: false }, 'updateSetting');
+    }
   });
 
   await test('the plan schema checks *.multiedit.json files', async () => {
@@ -1141,7 +1183,6 @@ async function runTests() {
   });
 
   await test('an assistant outside the editor (MCP) edits a dirty buffer; one Ctrl+Z undoes it', async () => {
-    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
     const file = path.join(ws, 'agent.txt');
     await openFile('agent.txt');
     await page.keyboard.press('Control+End');
@@ -1150,13 +1191,7 @@ async function runTests() {
     const plan = { file_path: file, edits: [{ old_string: 'two', new_string: 'TWO' }, { old_string: 'four', new_string: 'FOUR' }] };
     // An agent in a terminal: the official MCP SDK starts `multiedit mcp`, which finds this window's
     // server on the bridge.
-    const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
-      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
-    const answer = JSON.parse(r.stdout);
+    const answer = callMcp(plan);
     log('MCP answer:', answer.text.split('\n').slice(-1)[0]);
     assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
     assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
@@ -1173,7 +1208,6 @@ async function runTests() {
   });
 
   await test('an MCP agent\'s two-file edit is labelled with its name in the status bar and the log; one Ctrl+Z undoes it', async () => {
-    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
     await clearNotifications();
     // Both files open in the editor, as in the user's session: the edit goes into their buffers.
     await openFile('fruit-one.txt');
@@ -1187,13 +1221,7 @@ async function runTests() {
         { file_path: approveB, edits: [{ old_string: 'green', new_string: 'ripe green' }] },
       ],
     };
-    const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
-      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, MCP_CLIENT_NAME: 'Claude Code' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
-    const answer = JSON.parse(r.stdout);
+    const answer = callMcp(plan, { MCP_CLIENT_NAME: 'Claude Code' });
     assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
     assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
     const state = await waitFor(async () => {
@@ -1256,17 +1284,7 @@ async function runTests() {
     assertMatch(state.toolResult, /\n\nNo diagnostics for plain\.txt: no language server checks it\.$/, 'plain text');
 
     // An agent in a terminal, through the bridge to this window.
-    if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
-    const mcp = (plan) => {
-      const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
-        env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-      if (r.status !== 0) throw new Error(`call.py failed (${r.status}): ${r.stderr}`);
-      return JSON.parse(r.stdout);
-    };
-    let answer = mcp(breakIt);
+    let answer = callMcp(breakIt);
     log('MCP result:', JSON.stringify(answer.text));
     assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
     assertMatch(answer.text, /Applied in the buffers of .+\.\nNew errors: calc\.ts:7:29 /, 'MCP text');
@@ -1279,7 +1297,7 @@ async function runTests() {
     fs.writeFileSync(resultFile, `# What the agent got over MCP (multiedit mcp, through the bridge)\n\n${answer.text}\n`);
     await showBeside('calc.ts', 'agent-result.md');
     await screenshot('diagnostics-mcp-new-error');
-    answer = mcp(fixIt);
+    answer = callMcp(fixIt);
     log('MCP result:', JSON.stringify(answer.text));
     assertMatch(answer.text, /\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type/, 'MCP fix');
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyFormatting, disjointEdits, linesOf, spanEdit, touchedLines } from '../../src/formatting';
+import { applyFormatting, disjointEdits, spanEdit, touchedLines } from '../../src/formatting';
 import { applyTextEdits } from '../../src/render';
 
 const at = (line: number, character: number) => ({ line, character });
@@ -35,9 +35,5 @@ describe('formatting the touched lines', () => {
     const second = { range: { start: at(1, 1), end: at(1, 2) }, newText: ' = ' };
     assert.deepEqual(disjointEdits([space, second, space], text), [space, second]);
     assert.equal(applyFormatting(text, [space, overlapping, second, space]), 'X\nb = 2\n');
-  });
-
-  it('reads the lines of a span', () => {
-    assert.equal(linesOf('zero\none\ntwo\nthree\n', { first: 1, last: 2 }), 'one\ntwo');
   });
 });

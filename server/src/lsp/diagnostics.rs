@@ -132,10 +132,13 @@ pub struct Edited<'a> {
     pub file_path: &'a str,
     pub uri: String,
     pub before: &'a str,
+    /// The text once the editor applied the plan: the plan's, or the editor's where it changed the
+    /// edit (`now_reads`).
     pub after: &'a str,
     pub replacements: &'a [Replacement],
-    /// The editor's text is not what the plan made (edits left out in a review, or typed since): the
-    /// replacements cannot map its diagnostics.
+    /// What the editor changed on top of the plan's text (offsets in it), taking it to `after`.
+    pub then: &'a [Replacement],
+    /// The text changed after the editor applied the plan (typed since): nothing maps its diagnostics.
     pub differs: bool,
     /// The editor had the document open before the edit (else its language servers may never have
     /// checked it: no diagnostics before means nothing to compare with).
@@ -184,6 +187,7 @@ impl Watch {
         };
         let computing = Instant::now();
         // Compared once the client answered: every didChange it sent before its answer has been applied.
+        // `after` is the text the editor had when it answered applyEdit, its own changes included.
         for e in &mut edited {
             e.differs = documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after);
         }
@@ -287,7 +291,7 @@ pub struct Delta {
     pub unchecked: Vec<String>,
     /// Files whose language server sent no update after the edit in its usual time: unchanged.
     pub quiet: Vec<String>,
-    /// Files whose text is not what the plan made.
+    /// Files whose text changed after the editor applied the plan.
     pub differs: Vec<String>,
     /// Files not open before the edit (with `present`).
     pub fresh: Vec<String>,
@@ -373,7 +377,7 @@ impl Delta {
         }
         if !self.differs.is_empty() {
             lines.push(format!(
-                "Diagnostics not compared for {}: the text is not what the plan made (edits left out in review, or typed since).",
+                "Diagnostics not compared for {}: the text changed after the editor applied the plan (typed since).",
                 names(&self.differs)
             ));
         }
@@ -509,8 +513,9 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
             .filter(keep)
             .map(|d| {
                 let to_byte = |p: Position| old_rope.char_to_byte(convert::position_to_char(&old_rope, p, encoding));
-                let start = map_offset(e.replacements, to_byte(d.range.start), false).min(new_rope.len_bytes());
-                let end = map_offset(e.replacements, to_byte(d.range.end), true).clamp(start, new_rope.len_bytes());
+                let mapped = |offset: usize, end_side: bool| map_offset(e.then, map_offset(e.replacements, offset, end_side), end_side);
+                let start = mapped(to_byte(d.range.start), false).min(new_rope.len_bytes());
+                let end = mapped(to_byte(d.range.end), true).clamp(start, new_rope.len_bytes());
                 let (start, end) = (new_rope.byte_to_char(start), new_rope.byte_to_char(end));
                 (item(e.file_path, &new_rope, start, end, &d), false)
             })
@@ -551,7 +556,7 @@ mod tests {
     const URI: &str = "file:///w/calc.ts";
 
     fn run(before_text: &str, reps: &[Replacement], after_text: &str, before: Vec<Value>, after: Vec<Value>, options: Options) -> Delta {
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, differs: false, was_open: true }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, then: &[], differs: false, was_open: true }];
         delta(options, Encoding::Utf16, &edited, &json!({"diagnostics": {URI: before}}), &json!({"diagnostics": {URI: after}}))
     }
 
@@ -598,6 +603,34 @@ mod tests {
     }
 
     #[test]
+    fn errors_are_mapped_through_what_the_editor_changed_after_the_plan() {
+        // The plan breaks the call; the editor's formatter then spaces it and puts a blank line above
+        // it, so the error below moves down one more line than the plan moved it.
+        let before_text = "let a: number = 'x';\nadd(1, 2);\nlet c: number = 'y';\n";
+        let plan_text = "let a: number = 'x';\nadd(1,'2');\nlet c: number = 'y';\n";
+        let editor_text = "let a: number = 'x';\n\nadd(1, '2');\nlet c: number = 'y';\n";
+        let reps = [rep(26, 29, ",'2'")];
+        let then = [rep(21, 33, "\nadd(1, '2');\n")];
+        let mut made = plan_text.to_string();
+        made.replace_range(21..33, &then[0].text);
+        assert_eq!(made, editor_text);
+        let error = |line| diag(line, 0, 3, "Cannot redeclare block-scoped variable 'c'.", 2451);
+        let new_error = diag(2, 7, 10, "Argument of type 'string' is not assignable to parameter of type 'number'.", 2345);
+        let mut edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: editor_text, replacements: &reps, then: &then, differs: false, was_open: true }];
+        let before = json!({"diagnostics": {URI: [error(0), error(2)]}});
+        let after = json!({"diagnostics": {URI: [error(0), new_error, error(3)]}});
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &before, &after);
+        assert_eq!(
+            d.text(Options::default(), &["/w".into()]),
+            "New errors: calc.ts:3:8 Argument of type 'string' is not assignable to parameter of type 'number'. (ts 2345)"
+        );
+        // Mapped through the plan alone, the error below would land a line short: resolved, and new.
+        edited[0].then = &[];
+        let d = delta(Options::default(), Encoding::Utf16, &edited, &before, &after);
+        assert_eq!((d.introduced.len(), d.resolved.len()), (2, 1));
+    }
+
+    #[test]
     fn warnings_only_on_request_and_a_cap_with_the_count_of_the_rest() {
         let text = "a\nb\nc\n";
         let mut warning = diag(0, 0, 1, "unused", 6133);
@@ -621,7 +654,7 @@ mod tests {
 
     #[test]
     fn pending_files_are_named_not_guessed() {
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false, was_open: true }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], then: &[], differs: false, was_open: true }];
         let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "stale", 1)]}, "pending": [URI]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert!(d.introduced.is_empty());
@@ -632,8 +665,8 @@ mod tests {
     #[test]
     fn files_no_language_server_checks_are_said_to_be_unchecked() {
         let edited = [
-            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], differs: false, was_open: true },
-            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[], differs: false, was_open: true },
+            Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], then: &[], differs: false, was_open: true },
+            Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[], then: &[], differs: false, was_open: true },
         ];
         let after = json!({"diagnostics": {}, "unchecked": ["file:///w/notes.txt"]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
@@ -649,7 +682,7 @@ mod tests {
         let before_text = "a\nb\n";
         let after_text = "x\na\nb\n";
         let stale = vec![diag(1, 0, 1, "old", 1)];
-        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: &[rep(0, 0, "x\n")], differs: false, was_open: true }];
+        let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: &[rep(0, 0, "x\n")], then: &[], differs: false, was_open: true }];
         let after = json!({"diagnostics": {URI: stale.clone()}, "quiet": [URI]});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: stale}}), &after);
         assert!(d.introduced.is_empty() && d.resolved.is_empty(), "{d:?}");
@@ -658,7 +691,7 @@ mod tests {
 
     #[test]
     fn a_file_not_open_before_shows_its_errors_as_present_not_as_new() {
-        let mut edited = vec![Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a\n", after: "b\n", replacements: &[], differs: false, was_open: false }];
+        let mut edited = vec![Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a\n", after: "b\n", replacements: &[], then: &[], differs: false, was_open: false }];
         let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "bad", 1)]}});
         let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
         assert!(d.introduced.is_empty());
@@ -680,7 +713,7 @@ mod tests {
         // "😀 x": x is the third character, at UTF-16 unit 3 and byte 5.
         let text = "😀 x\n";
         for (enc, col) in [(Encoding::Utf16, 3), (Encoding::Utf8, 5)] {
-            let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: text, after: text, replacements: &[], differs: false, was_open: true }];
+            let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: text, after: text, replacements: &[], then: &[], differs: false, was_open: true }];
             let after = json!({"diagnostics": {URI: [diag(0, col, col + 1, "bad", 1)]}});
             let d = delta(Options::default(), enc, &edited, &json!({"diagnostics": {URI: []}}), &after);
             assert_eq!((d.introduced[0].line, d.introduced[0].column, d.introduced[0].end_column), (1, 3, 4), "{enc:?}");

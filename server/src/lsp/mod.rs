@@ -12,7 +12,7 @@
 //! | `textDocument/didOpen`, `didChange`, `didClose` | `sync.rs` applies them in `call`, in wire order, through `notifications/` to `documents.rs` |
 //! | `textDocument/didSave` | `sync.rs`: only marks the editor active for the bridge |
 //! | `workspace/didChangeWorkspaceFolders` | `server.rs`, through `notifications/did_change_workspace_folders.rs` (`workspace.rs`) |
-//! | `workspace/executeCommand` `multiedit.apply` | `server.rs` → `commands/apply.rs` (`prepare.rs`, `diagnostics.rs`) |
+//! | `workspace/executeCommand` `multiedit.apply` | `server.rs` → `commands/apply.rs` (`prepare.rs`, `now_reads.rs`, `diagnostics.rs`) |
 //! | `workspace/executeCommand` `multiedit.preview` | `server.rs` → `commands/preview.rs` (`prepare.rs`) |
 //! | `workspace/executeCommand` whose `arguments` is not an array | `sync.rs` refuses it (`commands::arguments_shape_error`) |
 //! | `$/` requests | `sync.rs` answers MethodNotFound |
@@ -24,7 +24,7 @@
 //!
 //! Who imports whom, so that no module imports its caller: `session.rs` is plain state (the
 //! `documents.rs` store, `config.rs`, the plans' turn) and imports only what it holds; `convert.rs`,
-//! `workspace.rs`, `logging.rs` and `diagnostics.rs` know nothing of the session or the commands;
+//! `workspace.rs`, `logging.rs`, `now_reads.rs` and `diagnostics.rs` know nothing of the session or the commands;
 //! `prepare.rs` reads the session; `commands/` use `prepare.rs` and `diagnostics.rs`; `bridge.rs`
 //! knows neither the session nor the commands (it hands plans over a channel); `sync.rs`, `server.rs`
 //! and `serve` below wire them together.
@@ -38,6 +38,7 @@ pub mod diagnostics;
 pub mod documents;
 pub mod logging;
 pub mod notifications;
+pub mod now_reads;
 pub mod prepare;
 pub mod server;
 pub mod session;

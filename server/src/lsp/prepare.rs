@@ -15,6 +15,7 @@ use super::capabilities::PREVIEW;
 use super::config::{Config, Review};
 use super::convert::{self, FileEdit, Then};
 use super::diagnostics::{Edited, Report};
+use super::now_reads::EditorText;
 use super::session::Session;
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::{disk, formats, paths};
@@ -64,16 +65,19 @@ impl Prepared {
         self.files.iter().filter_map(|f| Some((f.key.as_str(), f.version?)))
     }
 
-    /// The files whose edit stays in the editor (not deleted or moved), as the diagnostics delta reads them.
-    pub fn edited(&self) -> Vec<Edited<'_>> {
+    /// The files whose edit stays in the editor (not deleted or moved), as the diagnostics delta reads
+    /// them: each in the text the editor made of it (`editor`, per file as `now_reads::compare` gives it).
+    pub fn edited<'a>(&'a self, editor: &'a [Option<EditorText>]) -> Vec<Edited<'a>> {
         self.each()
-            .filter_map(|(change, file)| {
+            .zip(editor)
+            .filter_map(|((change, file), now)| {
                 Some(Edited {
                     file_path: &change.file_path,
                     uri: file.uri.clone()?,
                     before: file.before.as_deref().unwrap_or(""),
-                    after: &change.text,
+                    after: now.as_ref().map_or(&change.text, |n| &n.text),
                     replacements: &change.replacements,
+                    then: now.as_ref().map_or(&[], |n| &n.changes),
                     differs: false,
                     was_open: file.version.is_some(),
                 })

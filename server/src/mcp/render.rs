@@ -69,7 +69,9 @@ pub fn editor(editor: &str, answer: PlanResult, preview: bool) -> CallToolResult
             Some(d) => d.clone(),
             None => "No diagnostics: the editor does not report them to multiedit.".into(),
         };
-        format!("{message}\n\nApplied in the buffers of {editor}.\n{diagnostics}")
+        // Last, as the agent's next old_string must match these lines.
+        let now_reads = answer.now_reads_text().map(|t| format!("\n\n{t}")).unwrap_or_default();
+        format!("{message}\n\nApplied in the buffers of {editor}.\n{diagnostics}{now_reads}")
     };
     result(text, placed(answer, Place::Editor, preview).to_value(), false)
 }
@@ -130,6 +132,23 @@ mod tests {
         let s = r.structured_content.unwrap();
         assert_eq!((s["checked_in"].as_str(), s["preview"].as_bool()), (Some("editor"), Some(true)));
         assert!(s.get("applied_in").is_none());
+    }
+
+    #[test]
+    fn lines_the_editor_changed_after_the_edit_end_the_text() {
+        let answer = json!({"ok": true, "message": "Applied 1 edit to /w/a.py:\n1. Replaced \"x=1\" with \"x=2\"",
+            "files": [{"file_path": "/w/a.py", "edits_applied": 1, "replacements": 1, "created": false, "tiers": []}],
+            "edits_failed": [], "diagnostics_text": "No new errors.",
+            "now_reads": [{"file_path": "/w/a.py", "first_line": 2, "last_line": 2, "text": "x = 2"},
+                          {"file_path": "/w/a.py", "first_line": 7, "last_line": 8, "text": "def f():\n    pass"}]});
+        let r = editor("Neovim", read(&answer), false);
+        assert_eq!(
+            text(&r),
+            "Applied 1 edit to /w/a.py:\n1. Replaced \"x=1\" with \"x=2\"\n\nApplied in the buffers of Neovim.\nNo new errors.\n\n\
+             The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in \
+             your next old_string):\n/w/a.py, line 2:\nx = 2\n\n/w/a.py, lines 7-8:\ndef f():\n    pass"
+        );
+        assert_eq!(r.structured_content.unwrap()["now_reads"], answer["now_reads"]);
     }
 
     #[test]

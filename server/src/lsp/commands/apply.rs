@@ -17,6 +17,7 @@ use super::{prepare_logged, result_json, Failure, APPLY};
 use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::config::Config;
 use crate::lsp::diagnostics;
+use crate::lsp::now_reads::EditorText;
 use crate::lsp::logging::log;
 use crate::lsp::prepare::Prepared;
 use crate::lsp::session::Session;
@@ -67,14 +68,18 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
             Ok(Ok(response)) if response.applied => {
                 // The next plan in line must see this one's result: wait (briefly) for its didChange.
                 moved_on(session, &prepared, &mut changes, true, SETTLE).await;
+                let editor = editor_texts(session, &prepared);
                 // The next plan may go on while this one waits for the language servers.
                 drop(turn);
                 let mut result = result_json(&prepared);
                 if rechecks > 0 {
                     result.rechecked = Some(rechecks);
                 }
+                for (change, e) in prepared.outcome.files.iter().zip(&editor) {
+                    result.now_reads.extend(e.iter().flat_map(|e| e.now_reads(&change.file_path)));
+                }
                 if let Some(watch) = watch {
-                    let edited = prepared.edited();
+                    let edited = prepared.edited(&editor);
                     watch.finish(&session.documents, client, config.encoding, config.workspace.folders(), edited, &mut result).await;
                 }
                 // One line per file: the full report, with every old and new string, goes to the caller.
@@ -148,6 +153,20 @@ async fn moved_on(session: &Session, prepared: &Prepared, changes: &mut watch::R
         }
     };
     tokio::time::timeout(bound, wait).await.unwrap_or(false)
+}
+
+/// Per file of the plan, the editor's text where it is not the plan's (its formatter ran on the edit,
+/// say), read once the editor answered and its didChange arrived. A file the editor does not hold, or
+/// one deleted or moved, has none.
+fn editor_texts(session: &Session, prepared: &Prepared) -> Vec<Option<EditorText>> {
+    prepared
+        .each()
+        .map(|(change, file)| {
+            file.uri.as_ref()?;
+            let doc = session.documents.find(&file.key)?;
+            EditorText::compare(&doc.rope, &change.text, file.before.as_deref(), &change.replacements)
+        })
+        .collect()
 }
 
 /// A plan refused on its second check: the refusal says why the first check passed.
