@@ -29,6 +29,8 @@ export interface ApplyResult {
   diagnostics_text?: string;
   /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
   now_reads?: EditedLines[];
+  /** The same in the words every front end gives a model (server/src/result.rs). */
+  now_reads_text?: string;
 }
 
 /** Lines of a file as the editor has them after the edit (the server's `now_reads`; docs/protocol.md). */
@@ -38,13 +40,6 @@ export interface EditedLines {
   first_line: number;
   last_line: number;
   text: string;
-}
-
-/** `now_reads` as a model reads it, in the words of the MCP tools' text (server/src/result.rs). */
-export function renderNowReads(regions: EditedLines[] | undefined): string {
-  if (!regions?.length) return '';
-  const parts = regions.map((r) => `${r.file_path}, ${r.first_line === r.last_line ? `line ${r.first_line}` : `lines ${r.first_line}-${r.last_line}`}:\n${r.text}`);
-  return `The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in your next old_string):\n${parts.join('\n\n')}`;
 }
 
 export interface RefusalData {
@@ -225,8 +220,7 @@ export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refu
     if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     // Last, as the agent's next old_string must match these lines.
-    const nowReads = renderNowReads(r.now_reads);
-    if (nowReads) text += `\n\n${nowReads}`;
+    if (r.now_reads_text) text += `\n\n${r.now_reads_text}`;
     return text;
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };

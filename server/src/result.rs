@@ -60,6 +60,9 @@ pub struct PlanResult {
     /// caller's next `old_string` must match (`lsp::now_reads`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub now_reads: Vec<EditedLines>,
+    /// The same as a model reads it (`now_reads_text`): the words every front end gives an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now_reads_text: Option<String>,
     /// `multiedit.apply` with a client that reports diagnostics: the delta (`lsp::diagnostics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Value>,
@@ -137,6 +140,9 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
     T::deserialize(d).map(Some)
 }
 
+/// Lines of `now_reads` the text gives a model, all regions together.
+const NOW_READS_TEXT_LINES: usize = 200;
+
 impl PlanResult {
     /// The result of an applied (or checked) plan, before any front end's fields.
     pub fn of(outcome: &Outcome) -> PlanResult {
@@ -171,22 +177,39 @@ impl PlanResult {
             rechecked: None,
             recovered: Vec::new(),
             now_reads: Vec::new(),
+            now_reads_text: None,
             diagnostics: None,
             diagnostics_text: None,
         }
     }
 
+    /// Adds the editor's edited lines: `now_reads` and its text.
+    pub fn add_now_reads(&mut self, regions: impl IntoIterator<Item = EditedLines>) {
+        self.now_reads.extend(regions);
+        self.now_reads_text = self.now_reads_text();
+    }
+
     /// `now_reads` as a model reads it: what happened, then each region as `path, lines A-B:` and its
     /// lines. `None` when the editor kept the plan's text.
-    pub fn now_reads_text(&self) -> Option<String> {
+    fn now_reads_text(&self) -> Option<String> {
         if self.now_reads.is_empty() {
             return None;
         }
+        // A formatter that rewrote a whole file next to an edit would hand the model all of it: past a
+        // budget a region is named, not shown.
+        let mut budget = NOW_READS_TEXT_LINES;
         let regions: Vec<String> = self
             .now_reads
             .iter()
             .map(|r| {
                 let lines = if r.first_line == r.last_line { format!("line {}", r.first_line) } else { format!("lines {}-{}", r.first_line, r.last_line) };
+                let count = r.last_line + 1 - r.first_line;
+                if count > budget {
+                    budget = 0;
+                    let many = if count == 1 { "1 line; read it" } else { &format!("{count} lines; read them") };
+                    return format!("{}, {lines}: not shown ({many} from the file)", r.file_path);
+                }
+                budget -= count;
                 format!("{}, {lines}:\n{}", r.file_path, r.text)
             })
             .collect();
@@ -248,6 +271,21 @@ impl<'a> Refused<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_its_budget_the_text_names_a_region_instead_of_showing_it() {
+        let mut r = PlanResult::refused("m".into(), None);
+        let lines = |n: usize| (1..=n).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        r.add_now_reads([
+            EditedLines { file_path: "/w/a".into(), first_line: 1, last_line: 150, text: lines(150) },
+            EditedLines { file_path: "/w/b".into(), first_line: 3, last_line: 53, text: lines(51) },
+            EditedLines { file_path: "/w/c".into(), first_line: 9, last_line: 9, text: "x = 1".into() },
+        ]);
+        let text = r.now_reads_text.as_deref().unwrap();
+        assert!(text.contains(&format!("/w/a, lines 1-150:\n{}\n\n", lines(150))), "{text}");
+        assert!(text.ends_with("\n\n/w/b, lines 3-53: not shown (51 lines; read them from the file)\n\n/w/c, line 9: not shown (1 line; read it from the file)"), "{text}");
+        assert_eq!(r.now_reads.len(), 3, "the structured field keeps every region whole");
+    }
 
     #[test]
     fn a_result_reads_back_as_it_was_written() {

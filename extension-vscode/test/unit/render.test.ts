@@ -64,14 +64,11 @@ describe('results', () => {
     assert.equal(renderToolResult({ result }), result.message);
     assert.equal(renderToolResult({ result: { ok: false, message: 'nope' } }), 'Error: nope');
   });
-  it('ends a model\'s text with the lines the editor changed, in the words of the MCP tools', () => {
-    const now_reads = [
-      { file_path: '/ws/a.py', first_line: 2, last_line: 2, text: 'x = 2' },
-      { file_path: '/ws/a.py', first_line: 7, last_line: 8, text: 'def f():\n    pass' },
-    ];
+  it('ends a model\'s text with the lines the editor changed, in the server\'s words', () => {
+    const now_reads_text = 'The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in your next old_string):\n/ws/a.py, line 2:\nx = 2';
     assert.equal(
-      renderToolResult({ result: { ...result, diagnostics_text: 'No new errors.', now_reads } }),
-      `${result.message}\n\nNo new errors.\n\nThe editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in your next old_string):\n/ws/a.py, line 2:\nx = 2\n\n/ws/a.py, lines 7-8:\ndef f():\n    pass`,
+      renderToolResult({ result: { ...result, diagnostics_text: 'No new errors.', now_reads_text } }),
+      `${result.message}\n\nNo new errors.\n\n${now_reads_text}`,
     );
   });
 });

@@ -70,7 +70,7 @@ pub fn editor(editor: &str, answer: PlanResult, preview: bool) -> CallToolResult
             None => "No diagnostics: the editor does not report them to multiedit.".into(),
         };
         // Last, as the agent's next old_string must match these lines.
-        let now_reads = answer.now_reads_text().map(|t| format!("\n\n{t}")).unwrap_or_default();
+        let now_reads = answer.now_reads_text.as_ref().map(|t| format!("\n\n{t}")).unwrap_or_default();
         format!("{message}\n\nApplied in the buffers of {editor}.\n{diagnostics}{now_reads}")
     };
     result(text, placed(answer, Place::Editor, preview).to_value(), false)
@@ -95,6 +95,7 @@ pub fn internal(message: String) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::EditedLines;
     use serde_json::json;
 
     fn read(v: &Value) -> PlanResult {
@@ -138,17 +139,20 @@ mod tests {
     fn lines_the_editor_changed_after_the_edit_end_the_text() {
         let answer = json!({"ok": true, "message": "Applied 1 edit to /w/a.py:\n1. Replaced \"x=1\" with \"x=2\"",
             "files": [{"file_path": "/w/a.py", "edits_applied": 1, "replacements": 1, "created": false, "tiers": []}],
-            "edits_failed": [], "diagnostics_text": "No new errors.",
-            "now_reads": [{"file_path": "/w/a.py", "first_line": 2, "last_line": 2, "text": "x = 2"},
-                          {"file_path": "/w/a.py", "first_line": 7, "last_line": 8, "text": "def f():\n    pass"}]});
-        let r = editor("Neovim", read(&answer), false);
+            "edits_failed": [], "diagnostics_text": "No new errors."});
+        let mut result = read(&answer);
+        let region = |first_line, last_line, text: &str| EditedLines { file_path: "/w/a.py".into(), first_line, last_line, text: text.into() };
+        result.add_now_reads([region(2, 2, "x = 2"), region(7, 8, "def f():\n    pass")]);
+        let r = editor("Neovim", result, false);
         assert_eq!(
             text(&r),
             "Applied 1 edit to /w/a.py:\n1. Replaced \"x=1\" with \"x=2\"\n\nApplied in the buffers of Neovim.\nNo new errors.\n\n\
              The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in \
              your next old_string):\n/w/a.py, line 2:\nx = 2\n\n/w/a.py, lines 7-8:\ndef f():\n    pass"
         );
-        assert_eq!(r.structured_content.unwrap()["now_reads"], answer["now_reads"]);
+        assert_eq!(r.structured_content.unwrap()["now_reads"], json!([
+            {"file_path": "/w/a.py", "first_line": 2, "last_line": 2, "text": "x = 2"},
+            {"file_path": "/w/a.py", "first_line": 7, "last_line": 8, "text": "def f():\n    pass"}]));
     }
 
     #[test]

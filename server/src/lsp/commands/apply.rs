@@ -76,7 +76,7 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                     result.rechecked = Some(rechecks);
                 }
                 for (change, e) in prepared.outcome.files.iter().zip(&editor) {
-                    result.now_reads.extend(e.iter().flat_map(|e| e.now_reads(&change.file_path)));
+                    result.add_now_reads(e.iter().flat_map(|e| e.now_reads(&change.file_path)));
                 }
                 if let Some(watch) = watch {
                     let edited = prepared.edited(&editor);
