@@ -6,15 +6,15 @@
 //   node packaging/release-build.mjs --print-target [--target TRIPLE]
 //   node packaging/release-build.mjs --print-rustflags [--target TRIPLE]
 //
-// On Linux with glibc the binary is a static PIE (`-C target-feature=+crt-static`): no dynamic
-// loader and no shared library to find, map and relocate, which is most of what a short run such
-// as `multiedit apply` of one commit costs (0.37 ms of 1.42 ms, measured in README "Performance");
+// On x86-64 Linux with glibc the binary is a static PIE (`-C target-feature=+crt-static`): no dynamic
+// loader and no shared library to find, map and relocate, which was a quarter of what a short run
+// such as `multiedit apply` of one commit cost (0.37 ms of 1.42 ms; README "Performance");
 // still position-independent, so the kernel still randomises where it is loaded. It also runs on
 // any Linux whatever its glibc. The flag needs an explicit `--target`: given without one, cargo
 // would pass it to proc-macro crates too, which cannot be built static. musl targets are static
 // already; macOS and Windows are built as cargo builds them.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,11 +28,31 @@ export function hostTarget() {
   return m[1];
 }
 
+/**
+ * Targets built as static PIEs: those rustc links static-pie with crt-static (x86_64's target spec
+ * says so; aarch64-unknown-linux-gnu has not been seen to, and a static non-PIE binary would give up
+ * address randomisation, so it stays dynamic until it has been checked).
+ */
+const STATIC_PIE = new Set(['x86_64-unknown-linux-gnu']);
+
 /** The target to build for (`undefined`: cargo's default) and the extra RUSTFLAGS it takes. */
 export function releaseTarget(target) {
   const t = target ?? hostTarget();
-  if (/-linux-gnu/.test(t)) return { target: t, rustflags: '-C target-feature=+crt-static' };
+  if (STATIC_PIE.has(t)) return { target: t, rustflags: '-C target-feature=+crt-static' };
   return { target, rustflags: '' };
+}
+
+/**
+ * Why the ELF file `path` is not a static PIE (`undefined` when it is): position-independent (type
+ * ET_DYN) with no program interpreter (PT_INTERP). 64-bit little-endian only.
+ */
+export function notStaticPie(path) {
+  const b = readFileSync(path);
+  if (b.length < 64 || b.readUInt32BE(0) !== 0x7f454c46 || b[4] !== 2 || b[5] !== 1) return 'not a 64-bit little-endian ELF file';
+  if (b.readUInt16LE(16) !== 3) return 'not position-independent (ELF type is not ET_DYN)';
+  const [phoff, phentsize, phnum] = [Number(b.readBigUInt64LE(32)), b.readUInt16LE(54), b.readUInt16LE(56)];
+  for (let i = 0; i < phnum; i++) if (b.readUInt32LE(phoff + i * phentsize) === 3) return 'dynamically linked (it names a program interpreter)';
+  return undefined;
 }
 
 /** The environment cargo (or maturin) runs in for `target`: RUSTFLAGS with the release's flags added. */
@@ -56,6 +76,8 @@ export function buildRelease(target, { stdio = 'inherit' } = {}) {
   const exe = (t.target ?? hostTarget()).includes('windows') ? 'multiedit.exe' : 'multiedit';
   const path = join(targetDir(), ...(t.target ? [t.target] : []), 'release', exe);
   if (!existsSync(path)) throw new Error(`cargo built no ${path}`);
+  const why = t.rustflags && notStaticPie(path);
+  if (why) throw new Error(`${path} was built with ${t.rustflags} but is ${why}`);
   return path;
 }
 

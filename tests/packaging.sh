@@ -129,19 +129,14 @@ stripped_binary() {
   cp "$built" "$ART/bin/multiedit" && strip "$ART/bin/multiedit"
 }
 
-# A Linux glibc release binary is a static PIE: no program interpreter (the dynamic loader), no
-# shared library needed, and still position-independent (ELF type DYN), so it is loaded at a random
-# address. What `file` calls "static-pie linked".
+# An x86-64 Linux glibc release binary is a static PIE: no program interpreter (the dynamic loader),
+# so no shared library to load, and still position-independent (ELF type DYN), so it is loaded at a
+# random address; packaging/release-build.mjs's notStaticPie reads the ELF header.
 static_pie() {
-  local bin=$1 what=$2 header
-  case "$(node packaging/release-build.mjs --print-target)" in *-linux-gnu*) ;; *) return ;; esac
-  header="$(readelf -lh "$bin" 2>&1)"
-  if echo "$header" | grep -q 'Type: *DYN' && ! echo "$header" | grep -q 'INTERP' && ! readelf -d "$bin" 2>/dev/null | grep -q NEEDED; then
-    ok "$what: a static PIE (no interpreter, no shared library, position-independent)"
-  else
-    echo "$header" | grep -E 'Type:|INTERP|interpreter' | head -5; readelf -d "$bin" | grep NEEDED | head -5
-    bad "$what: not a static PIE"
-  fi
+  local bin=$1 what=$2 why
+  [ -n "$(node packaging/release-build.mjs --print-rustflags)" ] || return 0
+  why="$(node -e 'import("./packaging/release-build.mjs").then((m) => console.log(m.notStaticPie(process.argv[1]) ?? ""))' "$bin" 2>&1)"
+  if [ -z "$why" ]; then ok "$what: a static PIE (no interpreter, position-independent)"; else bad "$what: $why"; fi
 }
 
 npm_packages() {

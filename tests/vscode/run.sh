@@ -87,7 +87,7 @@ failed=$((failed + ${u_fail:-0}))
 if [ "$unit_status" -ne 0 ] && [ "${u_fail:-0}" -eq 0 ]; then tail -20 "$ART/unit.log"; bad "unit test run (status $unit_status)"; fi
 
 # ---- VSIX with the release server ------------------------------------------------------------
-step "package (cargo build --release + vsce package --target)"
+step "package (the release server, packaging/release-build.mjs, + vsce package --target)"
 # The platform VSIX for this machine (linux-x64 in CI), named as scripts/package.mjs names it.
 TARGET="$(node "$EXT/scripts/package.mjs" --print-target)"
 VSIX="$EXT/multiedit-$TARGET.vsix"
