@@ -7,8 +7,8 @@
 //   node packaging/release-build.mjs --print-rustflags [--target TRIPLE]
 //
 // On x86-64 Linux with glibc the binary is a static PIE (`-C target-feature=+crt-static`): no dynamic
-// loader and no shared library to find, map and relocate, which was a quarter of what a short run
-// such as `multiedit apply` of one commit cost (0.37 ms of 1.42 ms; README "Performance");
+// loader and no shared library to find, map and relocate, which was a fifth of what a short run
+// such as checking one commit cost (0.41 ms of 2.16 ms; README "Performance");
 // still position-independent, so the kernel still randomises where it is loaded. It also runs on
 // any Linux whatever its glibc. The flag needs an explicit `--target`: given without one, cargo
 // would pass it to proc-macro crates too, which cannot be built static. musl targets are static
