@@ -211,10 +211,20 @@ const STEPS: &[&str] =
 #[test]
 fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_recovery() {
     let fx = Fixture::new(100);
+    // The committed record is written, and fsynced with the new texts, before it is renamed into
+    // place: a run killed in between leaves it, and the recovery removes it.
+    let staged_records = |pid: u32| {
+        let dir = state().join("multiedit");
+        names_in(&dir, |n| n.starts_with(&format!(".record-{pid}-")))
+    };
     for (k, step) in STEPS.iter().enumerate() {
         fx.reset();
-        let out = apply(&fx.plan, Some(step)).output().unwrap();
+        let child = apply(&fx.plan, Some(step)).spawn().unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
         assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(9), "{step}: not killed: {}", stderr(&out));
+        let staged_record = ["synced:1"].contains(step);
+        assert_eq!(staged_records(pid).len(), usize::from(staged_record), "{step}: the committed record not yet in place");
         fx.states(step); // each file old or new, whatever the mix
         let committed = k >= STEPS.iter().position(|s| *s == "commit:1").unwrap();
         let had_journal = *step != "done:1";
@@ -234,6 +244,7 @@ fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_reco
             assert_eq!(said, "", "{step}: nothing was left to recover");
         }
         fx.assert_clean(step);
+        assert_eq!(staged_records(pid), Vec::<PathBuf>::new(), "{step}: a staged record left after recovery");
         assert_eq!(fx.whole(step), Some(committed), "{step}: files after recovery");
         eprintln!("killed after {step}: next run in folder {i} {}", if had_journal { what } else { "found nothing" });
     }

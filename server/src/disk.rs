@@ -195,7 +195,25 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
         staged.push(stage(w, target, dir, replaces_folder, &prefix)?);
         crash.at("staged", staged.len());
     }
-    sync_all(&staged)?;
+    // One rename is atomic by itself: a single-file plan that makes or removes no folder needs no
+    // commit point. The committed record is written now so that it is fsynced with the new texts.
+    let record = if staged.len() > 1 || !steps.is_empty() {
+        let entries = staged
+            .iter()
+            .map(|s| journal::Entry {
+                target: s.target.clone(),
+                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
+                new: s.before.is_none(),
+                len: Some(s.len),
+                hash: Some(s.hash.clone()),
+                delete: s.temp.is_none(),
+            })
+            .collect();
+        journal.prepare(entries, &steps, &staged[0].target)?
+    } else {
+        None
+    };
+    sync_all(&staged, record.as_ref())?;
     crash.at("synced", 1);
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
     // runs started together on one file must not both pass the check against the same text.
@@ -221,21 +239,8 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             return Err(changed(&s.target));
         }
     }
-    // One rename is atomic by itself: a single-file plan that makes or removes no folder needs no
-    // commit point.
-    if staged.len() > 1 || !steps.is_empty() {
-        let entries = staged
-            .iter()
-            .map(|s| journal::Entry {
-                target: s.target.clone(),
-                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
-                new: s.before.is_none(),
-                len: Some(s.len),
-                hash: Some(s.hash.clone()),
-                delete: s.temp.is_none(),
-            })
-            .collect();
-        journal.commit(entries, &steps, &staged[0].target)?;
+    if let Some(record) = record {
+        journal.commit(record)?;
     }
     let (done, failed) = apply_all(staged, &steps, &crash);
     let touched: Vec<PathBuf> = touched.into_iter().collect();
@@ -370,9 +375,10 @@ fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync
     (done, failure)
 }
 
-/// fsyncs every staged text, `THREADS` at a time.
-fn sync_all(staged: &[Staged]) -> Result<(), Refusal> {
-    let files: Vec<(&Path, &fs::File)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_file()))).collect();
+/// fsyncs every staged text, and the prepared journal record, `THREADS` at a time.
+fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>) -> Result<(), Refusal> {
+    let mut files: Vec<(&Path, &fs::File)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_file()))).collect();
+    files.extend(record.map(|r| (r.path(), r.file())));
     parallel(files, THREADS, |(target, f)| f.sync_all().map_err(|e| io_refusal(target, "flush", &e))).into_iter().collect()
 }
 

@@ -17,8 +17,10 @@
 //! 3. The **commit point** (plans over several files, or that remove or make a folder): the record,
 //!    now listing every target, its temporary file and the new text's length and hash, and the folders
 //!    to remove (`remove_dirs`, deepest first) and make (`make_dirs`, shallowest first), marked
-//!    committed, is fsynced and renamed over the first one, and the private folder fsynced. A record
-//!    with folder steps is format 4, which a run knowing only format 3 refuses.
+//!    committed, is written to `.record-<plan>-*.tmp` in the private folder before step 2's fsyncs and
+//!    fsynced with the new texts (one round of fsyncs, not two); after the re-check it is renamed over
+//!    the first one, and the private folder fsynced. A record with folder steps is format 4, which a
+//!    run knowing only format 3 refuses.
 //! 4. In this order, so that a file and a folder can trade names: the deletions, the folders removed,
 //!    the folders made, then the temporary files renamed over their targets (deletions and renames by
 //!    folder on several threads); then each folder touched is fsynced once.
@@ -138,7 +140,7 @@ impl Journal {
         match private::ensure() {
             Ok(dir) => {
                 let path = dir.join(record_name(&journal.record.plan));
-                match write_record(&journal.record, &path, false, about) {
+                match write_record(&journal.record, &path, about) {
                     Ok(()) => journal.path = Some(path),
                     Err(refusal) if targets.len() > 1 => return Err(refusal),
                     Err(_) => {}
@@ -164,10 +166,11 @@ impl Journal {
         temp_prefix(&self.record.plan)
     }
 
-    /// The commit point: the record with every temporary file and the folder steps, committed,
-    /// replaces the first one.
-    pub fn commit(&mut self, entries: Vec<Entry>, steps: &super::folders::Steps, about: &Path) -> Result<(), Refusal> {
-        let Some(path) = &self.path else { return Ok(()) };
+    /// The committed record, with every temporary file and the folder steps, written beside the first
+    /// one but not yet in its place: the caller fsyncs it with the new texts (one round of fsyncs, not
+    /// two) and then `commit`s it. Dropped uncommitted (a refusal), it is deleted.
+    pub fn prepare(&self, entries: Vec<Entry>, steps: &super::folders::Steps, about: &Path) -> Result<Option<Prepared>, Refusal> {
+        let Some(path) = &self.path else { return Ok(None) };
         let mut record = self.record.clone();
         record.committed = true;
         record.files = entries;
@@ -176,7 +179,15 @@ impl Journal {
         if !steps.is_empty() {
             record.multiedit_journal = FORMAT_FOLDERS;
         }
-        write_record(&record, path, true, about)?;
+        Ok(Some(Prepared(stage_record(&record, path, about)?)))
+    }
+
+    /// The commit point: the prepared record, fsynced already, replaces the first one, and the private
+    /// folder is fsynced.
+    pub fn commit(&mut self, prepared: Prepared) -> Result<(), Refusal> {
+        let Some(path) = &self.path else { return Ok(()) };
+        persist_record(prepared.0, path)?;
+        sync_dir(&super::folder(path));
         self.crash.at("commit", 1);
         Ok(())
     }
@@ -203,27 +214,48 @@ fn record_name(plan: &str) -> String {
     format!("{RECORD_PREFIX}{plan}{RECORD_SUFFIX}")
 }
 
+/// A record's own temporary file, until it is renamed into place: recovery removes a killed run's.
+fn record_temp_prefix(plan: &str) -> String {
+    format!(".record-{plan}-")
+}
+
 fn temp_prefix(plan: &str) -> String {
     format!("{TEMP_PREFIX}{plan}-")
 }
 
-/// Writes the record whole (a temporary file renamed over it), flushed to disk when `durable`.
-fn write_record(record: &Record, path: &Path, durable: bool, about: &Path) -> Result<(), Refusal> {
-    let dir = super::folder(path);
+/// A committed record written to its temporary file, waiting for its fsync and its rename.
+pub(super) struct Prepared(tempfile::NamedTempFile);
+
+impl Prepared {
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    pub fn file(&self) -> &fs::File {
+        self.0.as_file()
+    }
+}
+
+/// The record written whole to a temporary file beside `path` (deleted if it is dropped).
+fn stage_record(record: &Record, path: &Path, about: &Path) -> Result<tempfile::NamedTempFile, Refusal> {
     let bytes = serde_json::to_vec_pretty(record).map_err(|e| {
         Refusal::new(Kind::Io, format!("Cannot write the journal of {}: {e}. Nothing was changed.", about.display()))
     })?;
     let journal_refusal = |e: &std::io::Error| io_refusal(path, "write the journal", e);
-    let mut temp = tempfile::Builder::new().prefix(".record-").suffix(TEMP_SUFFIX).tempfile_in(&dir).map_err(|e| journal_refusal(&e))?;
+    let mut temp =
+        tempfile::Builder::new().prefix(&record_temp_prefix(&record.plan)).suffix(TEMP_SUFFIX).tempfile_in(super::folder(path)).map_err(|e| journal_refusal(&e))?;
     temp.write_all(&bytes).map_err(|e| journal_refusal(&e))?;
-    if durable {
-        temp.as_file().sync_all().map_err(|e| journal_refusal(&e))?;
-    }
-    temp.persist(path).map_err(|e| journal_refusal(&e.error))?;
-    if durable {
-        sync_dir(&dir);
-    }
-    Ok(())
+    Ok(temp)
+}
+
+/// The staged record renamed over `path`: a reader sees the old record or the new one whole.
+fn persist_record(temp: tempfile::NamedTempFile, path: &Path) -> Result<(), Refusal> {
+    temp.persist(path).map(|_| ()).map_err(|e| io_refusal(path, "write the journal", &e.error))
+}
+
+/// Writes the record whole (a temporary file renamed over it), not flushed: the first record.
+fn write_record(record: &Record, path: &Path, about: &Path) -> Result<(), Refusal> {
+    persist_record(stage_record(record, path, about)?, path)
 }
 
 /// Length and hash of a new text, recorded so that recovery renames only a complete temporary file.
@@ -664,6 +696,9 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     for dir in &record.folders {
         remove_matching(dir, |n| n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX));
     }
+    // A committed record the run had written and fsynced but not yet renamed into place.
+    let staged = record_temp_prefix(&record.plan);
+    remove_matching(&super::folder(path), |n| n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX));
     let _ = fs::remove_file(path);
     Ok(record.committed)
 }
