@@ -17,8 +17,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 ART="$ROOT/tests/artifacts/packaging"
 CACHE="$HOME/.cache/multiedit"
-TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 mkdir -p "$ART"
 unset npm_config_nodedir
 
