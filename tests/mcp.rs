@@ -186,16 +186,23 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
     }
 }
 
+/// A scratch folder holding `mcp/` (the files a tool edits, on disk) and `runtime/` (an
+/// `XDG_RUNTIME_DIR` where no editor is registered).
+fn on_disk_folders() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let (root, runtime) = (work.path().canonicalize().unwrap().join("mcp"), work.path().join("runtime"));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&runtime).unwrap();
+    (work, root, runtime)
+}
+
 /// `multiedit_patch` (no editor: on disk) reports each file as `multiedit apply --json` does, and
 /// sets the mode.
 #[test]
 fn the_patch_tool_reports_files_as_the_command_line_json_does() {
     use std::os::unix::fs::PermissionsExt;
     let Some(python) = mcp_support::python("the MCP same-report test") else { return };
-    let work = tempfile::tempdir().unwrap();
-    let (root, runtime) = (work.path().canonicalize().unwrap().join("mcp"), work.path().join("runtime"));
-    std::fs::create_dir(&root).unwrap();
-    std::fs::create_dir(&runtime).unwrap();
+    let (work, root, runtime) = on_disk_folders();
     let patch = report_support::fixture(&root);
     let cli = report_support::cli_json(work.path(), &patch);
     let args = serde_json::json!({"patch": patch, "root": root});
@@ -211,10 +218,7 @@ fn the_patch_tool_reports_files_as_the_command_line_json_does() {
 #[test]
 fn the_plan_tool_gives_the_command_line_json() {
     let Some(python) = mcp_support::python("the MCP same-result test") else { return };
-    let work = tempfile::tempdir().unwrap();
-    let (root, runtime) = (work.path().canonicalize().unwrap().join("mcp"), work.path().join("runtime"));
-    std::fs::create_dir(&root).unwrap();
-    std::fs::create_dir(&runtime).unwrap();
+    let (work, root, runtime) = on_disk_folders();
     let cli = report_support::cli_plan_json(work.path());
     let r = mcp_support::call(&python, "multiedit", &report_support::plan_fixture(&root), &[("XDG_RUNTIME_DIR", &runtime)]);
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
