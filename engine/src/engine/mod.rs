@@ -24,6 +24,7 @@ pub use changeset::Replacement;
 pub use eol::apply_replacements;
 pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 pub use refusal::{Kind, Refusal};
+pub use text::{line_of, line_starts};
 pub use tolerant::Tier;
 
 /// Decodes file bytes as UTF-8, or refuses: a file that is not UTF-8 is never edited (and never

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ropey::Rope;
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
-use crate::engine::Replacement;
+use crate::engine::{self, Replacement};
 use crate::result::EditedLines;
 
 /// A diff that takes longer is cut short by `similar` (still a correct diff, only coarser).
@@ -51,17 +51,20 @@ struct Hunk {
 }
 
 /// The byte offset where each line starts, and the text's length last: line `i` is
-/// `starts[i]..starts[i + 1]`, its line break included.
+/// `starts[i]..starts[i + 1]`, its line break included. (The engine's list ends instead with the
+/// start of the empty line after a final break, which is the text's length then.)
 fn line_starts(text: &str) -> Vec<usize> {
-    let mut starts: Vec<usize> = text.split_inclusive('\n').scan(0, |at, line| Some(std::mem::replace(at, *at + line.len()))).collect();
-    starts.push(text.len());
+    let mut starts = engine::line_starts(text);
+    if starts.last() != Some(&text.len()) {
+        starts.push(text.len());
+    }
     starts
 }
 
-/// The line holding byte `offset` (a text's end: its last line; 0 for an empty text).
+/// The 0-based line holding byte `offset` (a text's end: its last line; 0 for an empty text).
 fn line_of(starts: &[usize], offset: usize) -> usize {
     let lines = starts.len() - 1;
-    starts.partition_point(|&s| s <= offset).saturating_sub(1).min(lines.saturating_sub(1))
+    engine::line_of(starts, offset).saturating_sub(1).min(lines.saturating_sub(1))
 }
 
 /// The line diff of `old` to `new` (line breaks count), as the runs that differ.
