@@ -35,11 +35,14 @@ export function hostTarget() {
  */
 const STATIC_PIE = new Set(['x86_64-unknown-linux-gnu']);
 
-/** The target to build for (`undefined`: cargo's default) and the extra RUSTFLAGS it takes. */
+/**
+ * The target to pass cargo (`undefined`: its default), the extra RUSTFLAGS it takes, and the triple
+ * the binary is for.
+ */
 export function releaseTarget(target) {
-  const t = target ?? hostTarget();
-  if (STATIC_PIE.has(t)) return { target: t, rustflags: '-C target-feature=+crt-static' };
-  return { target, rustflags: '' };
+  const triple = target ?? hostTarget();
+  if (STATIC_PIE.has(triple)) return { target: triple, rustflags: '-C target-feature=+crt-static', triple };
+  return { target, rustflags: '', triple };
 }
 
 /**
@@ -55,9 +58,8 @@ export function notStaticPie(path) {
   return undefined;
 }
 
-/** The environment cargo (or maturin) runs in for `target`: RUSTFLAGS with the release's flags added. */
-export function releaseEnv(target) {
-  const { rustflags } = releaseTarget(target);
+/** The environment cargo runs in: RUSTFLAGS with the release's `rustflags` added. */
+function releaseEnv(rustflags) {
   if (!rustflags) return { ...process.env };
   return { ...process.env, RUSTFLAGS: [process.env.RUSTFLAGS, rustflags].filter(Boolean).join(' ') };
 }
@@ -72,8 +74,8 @@ export function buildRelease(target, { stdio = 'inherit' } = {}) {
   const t = releaseTarget(target);
   const args = ['build', '--release', '--locked', '--bin', 'multiedit', ...(t.target ? ['--target', t.target] : [])];
   console.error(`building the server: ${t.rustflags ? `RUSTFLAGS="${t.rustflags}" ` : ''}cargo ${args.join(' ')}`);
-  execFileSync('cargo', args, { cwd: root, stdio, env: releaseEnv(target) });
-  const exe = (t.target ?? hostTarget()).includes('windows') ? 'multiedit.exe' : 'multiedit';
+  execFileSync('cargo', args, { cwd: root, stdio, env: releaseEnv(t.rustflags) });
+  const exe = t.triple.includes('windows') ? 'multiedit.exe' : 'multiedit';
   const path = join(targetDir(), ...(t.target ? [t.target] : []), 'release', exe);
   if (!existsSync(path)) throw new Error(`cargo built no ${path}`);
   const why = t.rustflags && notStaticPie(path);
