@@ -37,6 +37,11 @@ crate() {
     dirty=(--allow-dirty)
     echo "   uncommitted changes in the package's files: packaging them with --allow-dirty"
   fi
+  # cargo unpacks the engine's package from its temporary registry into $CARGO_HOME/registry/src/-<hash
+  # of the clone's path>/ and reuses an unpacked multiedit-engine-<version> it finds there: one from an
+  # earlier run of a clone at the same path, whose engine lacked what the server now uses, failed the
+  # verification. Those folders hold only our own packages.
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/multiedit-engine-* "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/multiedit-[0-9]*
   if cargo package -p multiedit-engine -p multiedit --locked "${dirty[@]}" >"$ART/cargo-package.log" 2>&1 </dev/null; then
     ok "cargo package (verified): $(grep -o 'Packaged .*' "$ART/cargo-package.log" | paste -sd ';')"
   else
