@@ -8,6 +8,10 @@
 //! (`multiedit apply --dry-run`, `git apply --check`). Goal (issue 19): at most 1.2x `git apply`
 //! durable, at most 1.0x checking.
 //!
+//! `durable-floor` there is the least any tool can take to make that commit durable on this machine:
+//! a process that only writes, fsyncs and renames the post-image (`support/durable_floor.rs`, compiled
+//! with rustc when the bench starts and linked as the release binary is, statically).
+//!
 //! `MULTIEDIT_BENCH_BINARY=PATH` measures that binary instead of the one cargo built for the bench;
 //! the release figures are of the binary as shipped:
 //! `MULTIEDIT_BENCH_BINARY="$(node packaging/release-build.mjs)" cargo bench --bench cli`.
@@ -142,7 +146,7 @@ fn multiedit() -> PathBuf {
     std::env::var_os("MULTIEDIT_BENCH_BINARY").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_multiedit")), PathBuf::from)
 }
 
-/// `tool` (multiedit, multiedit-dry-run, git or git-check) applies `patch` in `dir`, a new process.
+/// `tool` (multiedit, multiedit-dry-run, git, git-check or, on the median commit, durable-floor) applies `patch` in `dir`, a new process.
 fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
     let status = match tool {
         "multiedit" | "multiedit-dry-run" => Command::new(multiedit())
@@ -152,6 +156,16 @@ fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
             .arg(patch)
             .stdout(Stdio::null())
             .status(),
+        "durable-floor" => {
+            let m = median_commit().expect("the floor runs on the median commit only");
+            let floor = durable_floor().expect("the floor was built");
+            let mut args = Vec::new();
+            for (rel, source) in &m.post {
+                args.push(dir.join(rel).into_os_string());
+                args.push(source.as_ref().map_or_else(|| "-".into(), |s| s.clone().into_os_string()));
+            }
+            Command::new(floor).args(args).status()
+        }
         _ => Command::new("git")
             .current_dir(dir)
             .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap())
@@ -189,6 +203,8 @@ struct Median {
     id: String,
     pre: BTreeMap<String, Vec<u8>>,
     patch: PathBuf,
+    /// Each file the commit changes, with a file holding its new text (`None`: deleted).
+    post: Vec<(String, Option<PathBuf>)>,
 }
 
 fn median_commit() -> Option<&'static Median> {
@@ -229,6 +245,16 @@ fn median_commit() -> Option<&'static Median> {
             let scratch = tempfile::tempdir().ok()?;
             let patch = scratch.path().join("median.diff");
             std::fs::write(&patch, &diff).ok()?;
+            let status = String::from_utf8(git(&repo, &["diff", "--name-status", "--no-renames", &parent, &id])).ok()?;
+            let mut post = Vec::new();
+            for (i, line) in status.lines().enumerate() {
+                let (kind, name) = line.split_once('\t')?;
+                let source = (kind != "D").then(|| scratch.path().join(format!("post-{i}")));
+                if let Some(source) = &source {
+                    std::fs::write(source, git(&repo, &["show", &format!("{id}:{name}")])).ok()?;
+                }
+                post.push((name.to_string(), source));
+            }
             eprintln!(
                 "history_median_commit: {} of {} commits, {lines} lines changed, {} files, a {} byte diff",
                 &id[..10],
@@ -236,9 +262,31 @@ fn median_commit() -> Option<&'static Median> {
                 names.lines().count(),
                 diff.len()
             );
-            Some(Median { _scratch: scratch, id, pre, patch })
+            Some(Median { _scratch: scratch, id, pre, patch, post })
         })
         .as_ref()
+}
+
+/// `support/durable_floor.rs`, compiled once: statically linked where the toolchain can (as the
+/// release binary is on Linux), else as rustc links by default.
+fn durable_floor() -> Option<&'static Path> {
+    static FLOOR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
+    let dir = FLOOR.get_or_init(|| {
+        let dir = tempfile::tempdir().ok()?;
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/support/durable_floor.rs");
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let build = |extra: &[&str]| {
+            Command::new(&rustc)
+                .args(["--edition", "2021", "-C", "opt-level=3", "-o"])
+                .arg(dir.path().join("durable-floor"))
+                .args(extra)
+                .arg(&source)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        (build(&["-C", "target-feature=+crt-static"]) || build(&[])).then_some(dir)
+    });
+    dir.as_ref().map(|d| d.path().join("durable-floor")).map(|p| &*Box::leak(p.into_boxed_path()))
 }
 
 /// The median commit's pre-image, outside any repository.
@@ -254,11 +302,21 @@ fn fresh_median(m: &Median) -> tempfile::TempDir {
 
 /// Whole process, as a user runs it: the median real commit applied durably by each tool, and
 /// checked only (`--dry-run`, `--check`).
-#[divan::bench(sample_count = 40, args = ["multiedit", "git", "multiedit-dry-run", "git-check"])]
+#[divan::bench(sample_count = 40, args = ["multiedit", "git", "multiedit-dry-run", "git-check", "durable-floor"])]
 fn history_median_commit(b: divan::Bencher, tool: &str) {
     let Some(m) = median_commit() else { return };
+    if tool == "durable-floor" && durable_floor().is_none() {
+        eprintln!("history_median_commit: durable-floor: rustc could not build benches/support/durable_floor.rs: skipped");
+        return;
+    }
     let d = fresh_median(m);
     run_tool_on(d.path(), &m.patch, tool);
+    if tool != "multiedit-dry-run" && tool != "git-check" {
+        for (rel, source) in &m.post {
+            let got = std::fs::read(d.path().join(rel)).ok();
+            assert!(got == source.as_ref().map(|s| std::fs::read(s).unwrap()), "{tool}: {rel} is not the commit's post-image");
+        }
+    }
     assert!(!m.id.is_empty());
     b.with_inputs(|| fresh_median(m)).bench_values(|d| {
         run_tool_on(d.path(), &m.patch, tool);
