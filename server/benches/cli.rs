@@ -6,7 +6,7 @@
 //! `history_median_commit`: the same, whole process, on the median real commit of this repository's
 //! history (by lines changed), durable (`multiedit apply`, `git apply`) and checking only
 //! (`multiedit apply --dry-run`, `git apply --check`). Goal (issue 19): at most 1.2x `git apply`
-//! durable, at most 1.0x checking.
+//! durable, at most 1.0x checking; `durable-floor` shows the first cannot hold with fsync here.
 //!
 //! `durable-floor` there is the least any tool can take to make that commit durable on this machine:
 //! a process that only writes, fsyncs and renames the post-image (`support/durable_floor.rs`, compiled
