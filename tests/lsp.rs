@@ -384,6 +384,45 @@ fn malformed_arguments_are_answered_and_the_server_stays_up() {
 }
 
 #[test]
+fn frames_the_framework_cannot_read_leave_the_server_up_and_named_requests_get_an_error() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.txt");
+    let mut ed = start(&ws);
+    ed.open(&f, "abc\n");
+    let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes();
+    // The framework ends the session at a frame it reads neither as a request nor as a response:
+    // each of these did. Their ids cannot be answered (no JSON-RPC id is 7.5, true or 2^63).
+    for body in [
+        r#"{"jsonrpc":"2.0","id":7.5,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","method":null}"#,
+        // No method: perhaps a broken response, and responses are never answered (as `multiedit mcp`).
+        r#"{"jsonrpc":"2.0","id":9000,"params":{}}"#,
+    ] {
+        ed.send_raw(&frame(body));
+    }
+    // A request that is not a valid one but names its id gets Invalid Request, rather than a wait
+    // forever (a response to 9000 would have failed the first of these waits).
+    for (id, body, why) in [
+        (9001, r#"{"jsonrpc":"2.0","id":9001,"method":5}"#, "its method is not a string (5)"),
+        (9002, r#"{"id":9002,"method":"shutdown"}"#, "it is not JSON-RPC (missing field `jsonrpc` at line 1 column 31)"),
+        (9003, r#"{"jsonrpc":"1.0","id":9003,"method":"shutdown"}"#, r#"its jsonrpc is "1.0", not "2.0""#),
+    ] {
+        ed.send_raw(&frame(body));
+        let e = ed.response(id, Answer::Apply).expect_err("refused");
+        assert_eq!(e, json!({"code": -32600, "message": format!("Invalid request: {why}")}));
+    }
+    ed.apply(plan(&f, json!([edit("abc", "xyz")]))).expect("still working");
+    assert_eq!(ed.text(&f), "xyz\n");
+    let logged: Vec<&str> = ed.received.iter().filter(|m| m["method"] == "window/logMessage").filter_map(|m| m["params"]["message"].as_str()).collect();
+    for why in ["its id is neither an integer nor a string (7.5)", "its method is not a string (null)"] {
+        assert!(logged.contains(&format!("Dropped a message: {why}").as_str()), "{why} not in {logged:?}");
+    }
+    assert!(ed.shutdown().success());
+}
+
+#[test]
 fn a_client_without_apply_edit_gets_a_clear_error_and_preview_still_works() {
     let (_d, ws) = workspace();
     let f = ws.join("f.txt");

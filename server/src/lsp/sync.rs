@@ -39,7 +39,7 @@ use super::convert::refusal_error;
 use super::logging::log;
 use super::notifications;
 use super::session::Session;
-use super::transport::{self, Feed};
+use super::transport::{self, Feed, INVALID_REQUEST};
 
 pub struct DocSync<S> {
     inner: S,
@@ -127,6 +127,16 @@ where
         if method == ARRIVED {
             self.arrivals.arrived(req.params());
             return Box::pin(std::future::ready(Ok(None)));
+        }
+        // A frame the transport dropped that named a request id (`transport::invalid_request`).
+        if let (INVALID_REQUEST, Some(id)) = (method, req.id()) {
+            let why = req.params().and_then(|p| p.get("why")).and_then(serde_json::Value::as_str).unwrap_or("it is not a request");
+            let error = tower_lsp_server::jsonrpc::Error {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InvalidRequest,
+                message: format!("Invalid request: {why}").into(),
+                data: None,
+            };
+            return Box::pin(std::future::ready(Ok(Some(Response::from_error(id.clone(), error)))));
         }
         // `$/` requests are optional protocol extensions; the specification asks for MethodNotFound,
         // while the framework would leave them unanswered.

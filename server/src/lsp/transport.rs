@@ -2,7 +2,9 @@
 //! first frame it cannot decode, which would end the session over one bad message. Frames are checked
 //! here first; those that are not JSON-RPC messages are dropped and logged, and the rest pass through
 //! byte for byte. A wrong Content-Length costs the frames it overlaps, not the session: the reader
-//! finds the next header wherever it lies.
+//! finds the next header wherever it lies. A dropped frame that still names a request id (a request
+//! without a method, or with another `jsonrpc` version) gets its Invalid Request error: its sender
+//! waits for that id, and silence would hang it (`invalid_request`).
 
 use std::sync::Arc;
 
@@ -23,29 +25,69 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
+/// A member present with any value, `null` included (serde would read a `null` as an absent
+/// `Option`); only `method` and `id` are kept, being small.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
 /// What a frame must look like for the framework to accept it; the params are skipped, not built.
+/// The framework reads a frame as a response, else as a request, and ends the session at one it can
+/// read as neither: a `method` that is not a string (`null` included), or an `id` that is not an
+/// integer, a string or `null` (`7.5`, `true`, 2^63).
 #[derive(Deserialize)]
 struct Probe {
     jsonrpc: String,
-    #[serde(default)]
-    method: Present,
-    #[serde(default)]
-    id: Present,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<serde_json::Value>,
     #[serde(default)]
     result: Present,
     #[serde(default)]
     error: Present,
 }
 
-fn is_message(body: &[u8]) -> Result<(), String> {
-    let p: Probe = serde_json::from_slice(body).map_err(|e| format!("not a JSON-RPC message ({e})"))?;
-    if p.jsonrpc != "2.0" {
-        return Err(format!("jsonrpc is {:?}, not \"2.0\"", p.jsonrpc));
+/// Whether the framework reads `id` as a request id (`jsonrpc::Id`: an integer, a string or null).
+fn readable_id(id: &serde_json::Value) -> bool {
+    serde_json::from_value::<tower_lsp_server::jsonrpc::Id>(id.clone()).is_ok()
+}
+
+/// The internal request a dropped frame with a usable id becomes; `DocSync` answers it with Invalid
+/// Request and never passes it on. Its params are `{"why": ...}`.
+pub const INVALID_REQUEST: &str = "multiedit/invalidRequest";
+
+/// For a frame that is not a message: the internal request that gets its sender an error, if the
+/// frame is a request, an object with a `method` and an `id` that is an integer or a string (as
+/// `multiedit mcp` judges one). Anything else may be a notification or a response, which are never
+/// answered (two programs could end up answering each other); and without a usable id (JSON that does
+/// not parse, an id of another type) JSON-RPC would have the error sent with a null id, which LSP
+/// clients take for a broken server.
+fn invalid_request(body: &[u8], why: &str) -> Option<Vec<u8>> {
+    let serde_json::Value::Object(frame) = serde_json::from_slice(body).ok()? else { return None };
+    if !frame.contains_key("method") || frame.contains_key("result") || frame.contains_key("error") {
+        return None;
     }
-    if p.method.0 || (p.id.0 && (p.result.0 || p.error.0)) {
+    let id = frame.get("id").filter(|id| !id.is_null() && readable_id(id))?;
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": INVALID_REQUEST, "params": {"why": why}});
+    serde_json::to_vec(&request).ok()
+}
+
+fn is_message(body: &[u8]) -> Result<(), String> {
+    let p: Probe = serde_json::from_slice(body).map_err(|e| format!("it is not JSON-RPC ({e})"))?;
+    if p.jsonrpc != "2.0" {
+        return Err(format!("its jsonrpc is {:?}, not \"2.0\"", p.jsonrpc));
+    }
+    if let Some(method) = p.method.as_ref().filter(|m| !m.is_string()) {
+        return Err(format!("its method is not a string ({method})"));
+    }
+    if let Some(id) = p.id.as_ref().filter(|id| !readable_id(id)) {
+        return Err(format!("its id is neither an integer nor a string ({id})"));
+    }
+    if p.method.is_some() || (p.id.is_some() && (p.result.0 || p.error.0)) {
         Ok(())
     } else {
-        Err("neither a request, a notification nor a response".into())
+        Err("it is neither a request, a notification nor a response".into())
     }
 }
 
@@ -161,13 +203,18 @@ async fn forward<R: AsyncRead + Unpin>(input: R, feed: &Feed, client: &Client) {
             Ok(got) if got == n => {}
             _ => return,
         }
-        match is_message(&body) {
-            Ok(()) => {
-                if write_frame(feed, &body).await.is_err() {
-                    return;
+        let pass = match is_message(&body) {
+            Ok(()) => body,
+            Err(why) => {
+                warn(client, format!("Dropped a message: {why}"));
+                match invalid_request(&body, &why) {
+                    Some(request) => request,
+                    None => continue,
                 }
             }
-            Err(why) => warn(client, format!("Dropped a message that is {why}")),
+        };
+        if write_frame(feed, &pass).await.is_err() {
+            return;
         }
     }
 }
@@ -186,7 +233,7 @@ fn warn(client: &Client, message: String) {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_message, read_header, MAX_HEADER_PIECE};
+    use super::{invalid_request, is_message, read_header, MAX_HEADER_PIECE};
 
     /// The lengths `read_header` finds in `input`, in order, and whether each was usable.
     fn headers(input: &[u8]) -> Vec<Result<usize, String>> {
@@ -225,5 +272,26 @@ mod tests {
         assert!(is_message(br#"{"jsonrpc":"1.0","method":"x"}"#).is_err());
         assert!(is_message(b"{not json").is_err());
         assert!(is_message(b"[1,2]").is_err());
+        // What the framework would read as neither a request nor a response, ending the session.
+        for frame in [r#"{"jsonrpc":"2.0","id":7.5,"method":"x"}"#, r#"{"jsonrpc":"2.0","id":[],"result":1}"#, r#"{"jsonrpc":"2.0","method":null}"#, r#"{"jsonrpc":"2.0","id":1,"method":{}}"#] {
+            assert!(is_message(frame.as_bytes()).is_err(), "{frame}");
+        }
+        assert!(is_message(br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#).is_ok(), "any i64 is an id");
+    }
+
+    #[test]
+    fn a_dropped_request_with_an_id_is_still_answered() {
+        let answered = |frame: &str| invalid_request(frame.as_bytes(), "why").map(|r| String::from_utf8(r).unwrap());
+        assert_eq!(
+            answered(r#"{"jsonrpc":"2.0","id":7,"method":5}"#).as_deref(),
+            Some(r#"{"id":7,"jsonrpc":"2.0","method":"multiedit/invalidRequest","params":{"why":"why"}}"#)
+        );
+        assert!(answered(r#"{"jsonrpc":"1.0","id":"x","method":"shutdown"}"#).is_some_and(|r| r.contains(r#""id":"x""#)));
+        assert!(answered(r#"{"id":9,"method":"shutdown"}"#).is_some(), "no jsonrpc member");
+        // Nothing to answer: no id, an id that is no id, no method (a response, perhaps), a response,
+        // not JSON.
+        for frame in [r#"{"jsonrpc":"2.0"}"#, r#"{"jsonrpc":"2.0","id":7,"params":{}}"#, r#"{"jsonrpc":"2.0","id":{"a":1}}"#, r#"{"jsonrpc":"2.0","id":null}"#, r#"{"jsonrpc":"1.0","id":3,"result":1}"#, r#"{"jsonrpc":"1.0","id":3,"method":"x","result":1}"#, "{not json", "[1]"] {
+            assert_eq!(answered(frame), None, "{frame}");
+        }
     }
 }
