@@ -6,7 +6,8 @@
 //! `history_median_commit`: the same, whole process, on the median real commit of this repository's
 //! history (by lines changed), durable (`multiedit apply`, `git apply`) and checking only
 //! (`multiedit apply --dry-run`, `git apply --check`). Goal (issue 19): at most 1.2x `git apply`
-//! durable, at most 1.0x checking; `durable-floor` shows the first cannot hold with fsync here.
+//! durable, at most 1.0x checking; `durable-floor` measures what making the files durable costs alone
+//! (the README says why the first cannot hold with fsync here).
 //!
 //! `durable-floor` there is the least any tool can take to make that commit durable on this machine:
 //! a process that only writes, fsyncs and renames the post-image (`support/durable_floor.rs`, compiled
@@ -240,15 +241,20 @@ fn median_commit() -> Option<&'static Median> {
             let (lines, id) = commits[commits.len() / 2].clone();
             let parent = format!("{id}~1");
             let diff = git(&repo, &["diff", "--no-color", "--no-ext-diff", &parent, &id]);
-            let names = String::from_utf8(git(&repo, &["diff", "--name-only", "--diff-filter=MDR", "--no-renames", &parent, &id])).ok()?;
-            let pre = names.lines().map(|n| (n.to_string(), git(&repo, &["show", &format!("{parent}:{n}")]))).collect();
             let scratch = tempfile::tempdir().ok()?;
             let patch = scratch.path().join("median.diff");
             std::fs::write(&patch, &diff).ok()?;
+            // Each file the commit touches: its old text if it had one (the pre-image), and a file
+            // holding its new text unless it is deleted (for the floor and the post-image check).
             let status = String::from_utf8(git(&repo, &["diff", "--name-status", "--no-renames", &parent, &id])).ok()?;
+            let mut pre = BTreeMap::new();
             let mut post = Vec::new();
             for (i, line) in status.lines().enumerate() {
                 let (kind, name) = line.split_once('\t')?;
+                // As `--diff-filter=MD`: what the pre-image holds.
+                if matches!(kind, "M" | "D") {
+                    pre.insert(name.to_string(), git(&repo, &["show", &format!("{parent}:{name}")]));
+                }
                 let source = (kind != "D").then(|| scratch.path().join(format!("post-{i}")));
                 if let Some(source) = &source {
                     std::fs::write(source, git(&repo, &["show", &format!("{id}:{name}")])).ok()?;
@@ -259,7 +265,7 @@ fn median_commit() -> Option<&'static Median> {
                 "history_median_commit: {} of {} commits, {lines} lines changed, {} files, a {} byte diff",
                 &id[..10],
                 commits.len(),
-                names.lines().count(),
+                post.len(),
                 diff.len()
             );
             Some(Median { _scratch: scratch, id, pre, patch, post })
@@ -270,23 +276,25 @@ fn median_commit() -> Option<&'static Median> {
 /// `support/durable_floor.rs`, compiled once: statically linked where the toolchain can (as the
 /// release binary is on Linux), else as rustc links by default.
 fn durable_floor() -> Option<&'static Path> {
-    static FLOOR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    let dir = FLOOR.get_or_init(|| {
+    // The folder is kept for the binary's sake.
+    static FLOOR: OnceLock<Option<(tempfile::TempDir, PathBuf)>> = OnceLock::new();
+    let floor = FLOOR.get_or_init(|| {
         let dir = tempfile::tempdir().ok()?;
+        let binary = dir.path().join("durable-floor");
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/support/durable_floor.rs");
         let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
         let build = |extra: &[&str]| {
             Command::new(&rustc)
                 .args(["--edition", "2021", "-C", "opt-level=3", "-o"])
-                .arg(dir.path().join("durable-floor"))
+                .arg(&binary)
                 .args(extra)
                 .arg(&source)
                 .status()
                 .is_ok_and(|s| s.success())
         };
-        (build(&["-C", "target-feature=+crt-static"]) || build(&[])).then_some(dir)
+        (build(&["-C", "target-feature=+crt-static"]) || build(&[])).then_some((dir, binary))
     });
-    dir.as_ref().map(|d| d.path().join("durable-floor")).map(|p| &*Box::leak(p.into_boxed_path()))
+    floor.as_ref().map(|(_, binary)| binary.as_path())
 }
 
 /// The median commit's pre-image, outside any repository.
