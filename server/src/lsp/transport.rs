@@ -2,9 +2,9 @@
 //! first frame it cannot decode, which would end the session over one bad message. Frames are checked
 //! here first; those that are not JSON-RPC messages are dropped and logged, and the rest pass through
 //! byte for byte. A wrong Content-Length costs the frames it overlaps, not the session: the reader
-//! finds the next header wherever it lies. A dropped frame that still names a request id (a request
-//! without a method, or with another `jsonrpc` version) gets its Invalid Request error: its sender
-//! waits for that id, and silence would hang it (`invalid_request`).
+//! finds the next header wherever it lies. A dropped frame that is still a request, with a method and
+//! an integer or string id (its method not a string, another `jsonrpc` version), gets its Invalid
+//! Request error: its sender waits for that id, and silence would hang it (`invalid_request`).
 
 use std::sync::Arc;
 
