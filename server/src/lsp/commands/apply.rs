@@ -75,9 +75,8 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                 if rechecks > 0 {
                     result.rechecked = Some(rechecks);
                 }
-                for (change, e) in prepared.outcome.files.iter().zip(&editor) {
-                    result.add_now_reads(e.iter().flat_map(|e| e.now_reads(&change.file_path)));
-                }
+                let files = prepared.outcome.files.iter().zip(&editor);
+                result.add_now_reads(files.flat_map(|(change, e)| e.iter().flat_map(|e| e.now_reads(&change.file_path))));
                 if let Some(watch) = watch {
                     let edited = prepared.edited(&editor);
                     watch.finish(&session.documents, client, config.encoding, config.workspace.folders(), edited, &mut result).await;
