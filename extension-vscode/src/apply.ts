@@ -3,21 +3,12 @@
 import * as vscode from 'vscode';
 import { showChanges } from './changes';
 import type { Ctx } from './ctx';
-import { uriOf } from './ctx';
 import { fileIndexOf, hintLines, locateEdit } from './locate';
-import { EditRequest, PlanError, isPatchRequest } from './plan';
-import {
-  ApplyResult,
-  LspWorkspaceEdit,
-  Refusal,
-  isPartial,
-  planTitle,
-  refusalLocation,
-  renderApplyNotification,
-  renderRefusalNotification,
-  renderRefusalText,
-  toRefusal,
-} from './render';
+import { PlanResult } from './lsp_ext';
+import { EditRequest, isPatchRequest, PlanError } from './plan';
+import { isPartial, planTitle, Refusal, refusalLocation, renderApplyNotification, renderRefusalNotification, renderRefusalText, toRefusal } from './render';
+import { uriOf } from './util';
+import { LspWorkspaceEdit } from './workspaceEdit';
 
 /** Where a plan came from when it came from an editor (for "Open Plan" and the mark on the failing edit). */
 export interface PlanSource {
@@ -40,7 +31,7 @@ function filesOf(plan: EditRequest): string[] {
 }
 
 /** The files an applied result leaves in place: a moved file at its new path, deleted files left out. */
-function filesAfter(result: ApplyResult): string[] {
+function filesAfter(result: PlanResult): string[] {
   return (result.files ?? []).filter((f) => !f.deleted).map((f) => f.moved_to ?? f.file_path).filter(Boolean);
 }
 
@@ -56,8 +47,8 @@ export interface PlanOrigin {
 }
 
 /** Applies a prepared plan or patch through the server (one WorkspaceEdit, one undo step). */
-export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: PlanOrigin = {}): Promise<ApplyResult> {
-  let result: ApplyResult;
+export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: PlanOrigin = {}): Promise<PlanResult> {
+  let result: PlanResult;
   try {
     result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `MultiEdit: applying ${planTitle(plan)}` }, () =>
       ctx.client.apply(plan, agent),
@@ -68,8 +59,8 @@ export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: 
     throw err;
   }
   const files = filesAfter(result);
-  ctx.state.lastApplied = { files: files.length ? files : filesOf(plan), result };
-  ctx.state.lastRefusal = undefined;
+  ctx.lastApplied = { files: files.length ? files : filesOf(plan), result };
+  ctx.shown({ refusal: undefined });
   if (source) ctx.planDiagnostics.delete(source.uri);
   // The edit's label ("Chat agent: 2 edits to 2 files"), as the undo entry shows it.
   ctx.updateStatus({ outcome: 'applied', text: ctx.client.lastAppliedLabel ?? planTitle(plan, result) });
@@ -77,9 +68,9 @@ export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: 
   return result;
 }
 
-export async function notifyResult(ctx: Ctx, result: ApplyResult, plan?: EditRequest): Promise<void> {
+export async function notifyResult(ctx: Ctx, result: PlanResult, plan?: EditRequest): Promise<void> {
   const text = renderApplyNotification(result, plan);
-  ctx.state.lastNotification = text;
+  ctx.shown({ notification: text });
   const pick = isPartial(result)
     ? await vscode.window.showWarningMessage(text, 'Show Logs', 'Undo')
     : await vscode.window.showInformationMessage(text, 'Undo', 'Show Logs');
@@ -89,8 +80,7 @@ export async function notifyResult(ctx: Ctx, result: ApplyResult, plan?: EditReq
 
 async function notifyDeclined(ctx: Ctx, plan: EditRequest): Promise<void> {
   const text = `MultiEdit: ${planTitle(plan)} not applied: the review was discarded, nothing changed.`;
-  ctx.state.lastNotification = text;
-  ctx.state.lastRefusal = undefined;
+  ctx.shown({ notification: text, refusal: undefined });
   ctx.log.info(text);
   ctx.updateStatus({ outcome: 'declined', text: planTitle(plan) });
   void vscode.window.showInformationMessage(text);
@@ -99,9 +89,8 @@ async function notifyDeclined(ctx: Ctx, plan: EditRequest): Promise<void> {
 export async function notifyRefusal(ctx: Ctx, err: unknown, plan?: EditRequest, source?: PlanSource): Promise<void> {
   if (plan && declinedInReview(ctx, plan, err)) return notifyDeclined(ctx, plan);
   const refusal = toRefusal(err);
-  ctx.state.lastRefusal = refusal;
   const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal, plan ?? source?.plan);
-  ctx.state.lastNotification = text;
+  ctx.shown({ notification: text, refusal });
   ctx.log.warn(renderRefusalText(refusal));
   ctx.updateStatus({ outcome: 'refused', text: refusalLocation(refusal) || 'refused' });
   const planRange = source ? markFailingEdit(ctx, source, refusal) : undefined;
@@ -117,7 +106,7 @@ export async function notifyRefusal(ctx: Ctx, err: unknown, plan?: EditRequest, 
 }
 
 export async function undoLastBatch(ctx: Ctx): Promise<void> {
-  const last = ctx.state.lastApplied;
+  const last = ctx.lastApplied;
   if (!last || last.files.length === 0) {
     void vscode.window.showInformationMessage('MultiEdit: no plan was applied in this window.');
     return;

@@ -1,28 +1,8 @@
 // Logic of the chat participant and the language model tool, written against small interfaces
 // so that it runs (and is unit-tested) without VS Code.
-import {
-  EditRequest,
-  PatchRequest,
-  PlanError,
-  PrepareOptions,
-  ReviewPolicy,
-  findRequest,
-  isPatchRequest,
-  planTargets,
-  preparePatch,
-  prepareRequest,
-  reviewFor,
-} from './plan';
-import {
-  ApplyResult,
-  Refusal,
-  renderConfirmationMarkdown,
-  renderRefusalMarkdown,
-  renderResultMarkdown,
-  renderToolResult,
-  planTitle,
-  toRefusal,
-} from './render';
+import { PlanResult, ReviewPolicy } from './lsp_ext';
+import { EditRequest, findRequest, isPatchRequest, PatchRequest, PlanError, planTargets, PrepareOptions, preparePatch, prepareRequest, reviewFor } from './plan';
+import { planTitle, Refusal, renderConfirmationMarkdown, renderRefusalMarkdown, renderResultMarkdown, renderToolResult, toRefusal } from './render';
 
 /** What the chat participant and the tool need from the editor and the server. */
 export interface AssistDeps {
@@ -33,8 +13,8 @@ export interface AssistDeps {
   /** Folder for relative paths (the first workspace folder). */
   baseDir?(): string | undefined;
   defaults?: PrepareOptions['defaults'];
-  apply(plan: EditRequest): Promise<ApplyResult>;
-  preview(plan: EditRequest): Promise<ApplyResult>;
+  apply(plan: EditRequest): Promise<PlanResult>;
+  preview(plan: EditRequest): Promise<PlanResult>;
   /** The user's `multiedit.review` setting (only `always` reviews a tool call: see `toolReviews`). */
   reviewSetting?: ReviewPolicy;
   /** Sends a prompt to a language model and returns its whole answer; absent without a model. */
@@ -56,7 +36,7 @@ export interface ChatRequestLike {
 
 export interface ChatOutcome {
   plan?: EditRequest;
-  result?: ApplyResult;
+  result?: PlanResult;
   refusal?: Refusal;
 }
 
@@ -201,7 +181,7 @@ export async function prepareToolInvocation(input: EditRequest, deps: AssistDeps
     const refusal: Refusal = { message: err instanceof PlanError ? err.message : String(err) };
     return { invocationMessage: 'MultiEdit: checking the plan', title: 'MultiEdit', message: refusal.message, refusal, confirm: false };
   }
-  let result: ApplyResult;
+  let result: PlanResult;
   try {
     result = await deps.preview(plan);
   } catch (err) {

@@ -4,13 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
-import { DIAGNOSTICS_METHOD } from './diagnostics';
 import { affectsServer, formatEdits, reviewPolicy, serverSettings } from './config';
-import { formatTouched } from './formatHost';
 import { DiagnosticsHost } from './diagnosticsHost';
+import { formatTouched } from './formatHost';
+import { DIAGNOSTICS_METHOD, PlanResult } from './lsp_ext';
 import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
-import { ApplyResult, LspWorkspaceEdit, isApplyResult } from './render';
+import { isPlanResult } from './render';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
+import { LspWorkspaceEdit } from './workspaceEdit';
 
 export const SERVER_APPLY = 'multiedit.apply';
 export const SERVER_PREVIEW = 'multiedit.preview';
@@ -232,7 +233,7 @@ export class MultiEditClient implements vscode.Disposable {
     return reviewFor(plan, reviewPolicy());
   }
 
-  private async execute(command: string, plan: EditRequest, agent?: string): Promise<ApplyResult> {
+  private async execute(command: string, plan: EditRequest, agent?: string): Promise<PlanResult> {
     const client = await this.ensureStarted();
     const args = serverArguments(plan, reviewArgument(plan, reviewPolicy()), agent);
     this.log.info(`${command}: ${JSON.stringify(args).slice(0, 2000)}`);
@@ -244,7 +245,7 @@ export class MultiEditClient implements vscode.Disposable {
       this.log.warn(`${command} refused: ${e.message ?? err}${e.data ? ` ${JSON.stringify(e.data)}` : ''}`);
       throw new ServerError(e.message ?? String(err), e.data, e.code);
     }
-    if (!isApplyResult(result)) {
+    if (!isPlanResult(result)) {
       this.log.error(`${command}: unexpected result ${JSON.stringify(result)}`);
       throw new ServerError(`Unexpected answer from the server: ${JSON.stringify(result)}`);
     }
@@ -253,7 +254,7 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   /** Applies `plan`; `agent`: who sent it, for the edit's label. A plan's `format_edits` overrides the setting. */
-  async apply(plan: EditRequest, agent?: string): Promise<ApplyResult> {
+  async apply(plan: EditRequest, agent?: string): Promise<PlanResult> {
     this.lastAppliedEdit = undefined;
     this.lastAppliedLabel = undefined;
     const own = (plan as { format_edits?: unknown }).format_edits;
@@ -265,7 +266,7 @@ export class MultiEditClient implements vscode.Disposable {
     }
   }
 
-  preview(plan: EditRequest): Promise<ApplyResult> {
+  preview(plan: EditRequest): Promise<PlanResult> {
     return this.execute(SERVER_PREVIEW, plan);
   }
 

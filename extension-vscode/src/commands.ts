@@ -2,11 +2,12 @@
 // input boxes), and applying or previewing it.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { PlanSource, applyPlan, notifyRefusal, notifyResult, undoLastBatch } from './apply';
+import { applyPlan, notifyRefusal, notifyResult, PlanSource, undoLastBatch } from './apply';
 import { planDefaults, previewBeforeApply } from './config';
-import { Ctx, activeFilePath, baseDir } from './ctx';
-import { EditRequest, PlanError, isPatchRequest, needsTarget, parseRequestText, planFromPairs, prepareRequest } from './plan';
+import { Ctx } from './ctx';
+import { EditRequest, isPatchRequest, needsTarget, parseRequestText, PlanError, planFromPairs, prepareRequest } from './plan';
 import { previewWithUi } from './preview';
+import { activeFilePath, baseDir } from './util';
 
 /** A plan or patch ready to run, with the editor it was taken from, if any. */
 interface Prepared {

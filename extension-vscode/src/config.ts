@@ -1,6 +1,7 @@
 // Every `multiedit.*` setting, read in one place (package.json's `contributes.configuration` lists them).
 import * as vscode from 'vscode';
-import { DiagnosticsReport, PrepareOptions, ReviewPolicy } from './plan';
+import { DiagnosticsReport, ReviewPolicy } from './lsp_ext';
+import { PrepareOptions } from './plan';
 
 function section(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('multiedit');

@@ -1,19 +1,28 @@
 // The extension's one piece of state: the language client, the status bar item, what the last
 // operations did, and the editor-side helpers every module is handed (no module keeps state).
 import * as vscode from 'vscode';
-import { Highlighter } from './changes';
 import { MultiEditClient } from './client';
-import { PreviewContent } from './preview';
-import { ApplyResult, Refusal } from './render';
+import { Highlighter } from './highlight';
+import { PlanResult } from './lsp_ext';
+import { PreviewContent } from './previewContent';
+import { Refusal } from './render';
 import { LastOutcome, statusText } from './status';
 
-/** What the last operations did: for "Undo Last Applied Plan", the status bar and the test commands. */
-export interface State {
-  lastApplied?: { files: string[]; result: ApplyResult };
-  lastRefusal?: Refusal;
-  lastNotification?: string;
-  lastToolResult?: string;
-  lastPreview?: { title: string; diff: string | null; entries: string[][] };
+/** What the last applied plan left in place, for "Undo Last Applied Plan". */
+export interface LastApplied {
+  files: string[];
+  result: PlanResult;
+}
+
+/**
+ * What the extension just showed the user or a model. Nothing in the extension reads it back: it is an
+ * event so that the end-to-end tests' commands (testCommands.ts) can record what a user would have seen.
+ */
+export interface Shown {
+  refusal?: Refusal;
+  notification?: string;
+  toolResult?: string;
+  preview?: { title: string; diff: string | null; entries: string[][] };
   status?: { text: string; tooltip: string };
   openedFiles?: number;
   highlighted?: number;
@@ -21,7 +30,9 @@ export interface State {
 
 export class Ctx implements vscode.Disposable {
   readonly client: MultiEditClient;
-  readonly state: State = {};
+  lastApplied: LastApplied | undefined;
+  private readonly shownEmitter = new vscode.EventEmitter<Shown>();
+  readonly onDidShow = this.shownEmitter.event;
   /** Diagnostics on plan files: the edit a refusal names, until the plan changes. */
   readonly planDiagnostics = vscode.languages.createDiagnosticCollection('multiedit');
   readonly previews = new PreviewContent();
@@ -44,6 +55,7 @@ export class Ctx implements vscode.Disposable {
       this.statusItem,
       this.planDiagnostics,
       this.highlighter,
+      this.shownEmitter,
       this.client.onDidChangeServerState(() => this.updateStatus()),
       // Every edit, an agent's over the bridge too, is logged and shown by who made it.
       this.client.onDidApplyEdit((label) => {
@@ -69,7 +81,7 @@ export class Ctx implements vscode.Disposable {
     this.statusItem.text = s.text;
     this.statusItem.tooltip = s.tooltip;
     this.statusItem.backgroundColor = s.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
-    this.state.status = { text: s.text, tooltip: s.tooltip };
+    this.shown({ status: { text: s.text, tooltip: s.tooltip } });
   }
 
   private rememberEditor(editor: vscode.TextEditor | undefined): void {
@@ -82,6 +94,11 @@ export class Ctx implements vscode.Disposable {
     this.recent.length = Math.min(this.recent.length, 20);
   }
 
+  /** Tells the listeners (the test commands) what was just shown. */
+  shown(what: Shown): void {
+    this.shownEmitter.fire(what);
+  }
+
   /** The documents of the recently active editors, most recent first. */
   recentDocuments(): readonly vscode.Uri[] {
     return this.recent;
@@ -90,18 +107,4 @@ export class Ctx implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
-}
-
-export function uriOf(fileOrUri: string): vscode.Uri {
-  return /^file:\/\//i.test(fileOrUri) ? vscode.Uri.parse(fileOrUri) : vscode.Uri.file(fileOrUri);
-}
-
-export function activeFilePath(): string | undefined {
-  const doc = vscode.window.activeTextEditor?.document;
-  return doc && doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined;
-}
-
-/** The folder relative paths start from: the first workspace folder. */
-export function baseDir(): string | undefined {
-  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 }

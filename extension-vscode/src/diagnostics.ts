@@ -2,17 +2,8 @@
 // are before a plan's edit, and once the language servers have published for the new text. The delta
 // itself is computed by the server. No `vscode` import: unit-tested with node's test runner; the
 // wiring to VS Code is in diagnosticsHost.ts.
+import type { LspDiagnostic } from './lsp_ext';
 
-export const DIAGNOSTICS_METHOD = 'multiedit/diagnostics';
-
-/** An LSP diagnostic, as the request answers with. */
-export interface LspDiagnostic {
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  severity: number;
-  source?: string;
-  code?: string | number;
-  message: string;
-}
 
 /** The parts of a `vscode.Diagnostic` that are read (severity 0 error .. 3 hint). */
 export interface DiagnosticLike {
@@ -36,27 +27,6 @@ export function toLsp(d: DiagnosticLike): LspDiagnostic {
   const code = typeof d.code === 'object' && d.code !== null ? d.code.value : d.code;
   if (code !== undefined) out.code = code;
   return out;
-}
-
-/** The request's params. */
-export interface DiagnosticsParams {
-  phase: 'before' | 'after';
-  uris: string[];
-  settleMs?: number;
-}
-
-export interface AfterAnswer {
-  diagnostics: Record<string, LspDiagnostic[]>;
-  /** URIs whose diagnostics were not updated within the bound: the server reports nothing for them. */
-  pending: string[];
-  /** URIs whose language server sent no update within its usual time: taken as unchanged. */
-  quiet: string[];
-  /** URIs no language server checks (none is known for their language): not waited for. */
-  unchecked: string[];
-  /** From the edit to the answer. */
-  waitedMs: number;
-  /** From the edit to the last diagnostics change seen for an edited document (absent: none seen). */
-  publishedMs?: number;
 }
 
 /** How long after a document's last diagnostics change it counts as settled: the TypeScript extension

@@ -2,8 +2,9 @@
 // language servers): `vscode.languages.getDiagnostics` for the snapshots, `onDidChangeDiagnostics` to
 // know when the documents of an applied plan have been checked again.
 import * as vscode from 'vscode';
-import { ChangeRecorder, DiagnosticsParams, hasProvider, idleTime, toLsp } from './diagnostics';
-import { LspWorkspaceEdit } from './render';
+import { ChangeRecorder, hasProvider, idleTime, toLsp } from './diagnostics';
+import { DiagnosticsParams } from './lsp_ext';
+import { LspWorkspaceEdit } from './workspaceEdit';
 
 const key = (uri: string) => vscode.Uri.parse(uri).toString();
 

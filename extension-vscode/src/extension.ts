@@ -1,13 +1,7 @@
 // Activation: builds the context and wires the modules to VS Code. The context is disposed with the
 // extension, which stops the server.
 //
-//   ctx.ts       the client, the status bar item and what the last operations did (the only state)
-//   config.ts    every `multiedit.*` setting
-//   commands.ts  the palette commands and where their plan comes from
-//   apply.ts     running a plan through the server and reporting its outcome; changes.ts shows it
-//   preview.ts   the palette's diff preview
-//   tools.ts     the language model tools and the @multiedit chat participant (logic in assist.ts)
-//   testCommands.ts  the end-to-end tests' commands, registered only in test mode
+// The layers below it, and what each module holds, are in ARCHITECTURE.md.
 import * as vscode from 'vscode';
 import { connectAgents } from './agents';
 import { ServerError } from './client';
@@ -15,7 +9,7 @@ import { registerCommands } from './commands';
 import { testSettings } from './config';
 import { Ctx } from './ctx';
 import { registerMcpServer } from './mcp';
-import { PREVIEW_SCHEME } from './preview';
+import { PREVIEW_SCHEME } from './previewContent';
 import { registerTestCommands } from './testCommands';
 import { registerTools } from './tools';
 

@@ -5,8 +5,8 @@
 // the applied text with the plan's and gives the agent the touched lines as they now read
 // (`now_reads`), for this extension's tools and for MCP agents alike.
 import * as vscode from 'vscode';
-import { LineSpan, applyFormatting, spanEdit, touchedLines } from './formatting';
-import { LspTextEdit, LspWorkspaceEdit, applyTextEdits, hasConfirmation } from './render';
+import { applyFormatting, LineSpan, spanEdit, touchedLines } from './formatting';
+import { applyTextEdits, hasConfirmation, LspTextEdit, LspWorkspaceEdit } from './workspaceEdit';
 
 interface TextDocumentEditLike {
   textDocument: { uri: string; version?: number | null };

@@ -1,7 +1,7 @@
 // Text arithmetic of formatting an edit's touched regions (formatHost.ts runs the editor's formatter).
 // No `vscode` import: unit-tested with node's test runner.
 import { offsetToPosition } from './locate';
-import { LspTextEdit, applyTextEdits, rangesAfterEdits } from './render';
+import { applyTextEdits, LspTextEdit, rangesAfterEdits } from './workspaceEdit';
 
 export interface LineSpan {
   /** 0-based, inclusive. */

@@ -1,4 +1,6 @@
 // Plan parsing and preparation. No `vscode` import: unit-tested with node's test runner.
+import type { CallOptions, ReviewPolicy } from './lsp_ext';
+
 
 export interface PlanEdit {
   old_string: string;
@@ -309,8 +311,6 @@ export function preparePlan(plan: Plan, opts: PrepareOptions = {}): Plan {
   return out;
 }
 
-export type ReviewPolicy = 'never' | 'multiFile' | 'always';
-
 /**
  * Whether a plan is reviewed in the editor before it applies: the plan's own `review` (a policy or a
  * boolean) or else the setting; `multiFile` means plans that edit two files or more.
@@ -328,25 +328,15 @@ export function reviewPolicyFor(plan: EditRequest, setting: ReviewPolicy | undef
   return own === true ? 'always' : own === false ? 'never' : typeof own === 'string' ? (own as ReviewPolicy) : (setting ?? 'multiFile');
 }
 
-export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
-
-/** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
-export interface ServerOptions {
-  review: boolean | ReviewPolicy;
-  /** Who sent the plan: the server labels the edit with it ("Chat agent: 2 edits to 2 files"). */
-  agent?: string;
-  diagnostics?: DiagnosticsReport;
-}
-
 /**
  * The command arguments for the server: the request without the extension-side `review` and
  * `diagnostics` fields, then the call's options (a `diagnostics` that is not errors, warnings or off
  * is left to the setting).
  */
-export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy, agent?: string): [EditRequest, ServerOptions] {
+export function serverArguments(plan: EditRequest, review: boolean | ReviewPolicy, agent?: string): [EditRequest, CallOptions] {
   // `format_edits` is the extension's: it formats the edit before VS Code applies it.
   const { review: _ignored, format_edits: _format, diagnostics, ...rest } = plan as EditRequest & { diagnostics?: unknown; format_edits?: unknown };
-  const options: ServerOptions = { review };
+  const options: CallOptions = { review };
   if (agent) options.agent = agent;
   if (diagnostics === 'errors' || diagnostics === 'warnings' || diagnostics === 'off') options.diagnostics = diagnostics;
   return [rest as EditRequest, options];

@@ -1,30 +1,15 @@
 // The palette's preview: the changes as a diff (read-only documents of a private scheme), then
 // "Apply" or "Cancel".
+import { PREVIEW_SCHEME, PreviewContent } from './previewContent';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { PlanSource, applyPlan, notifyRefusal, notifyResult } from './apply';
+import { applyPlan, notifyRefusal, notifyResult, PlanSource } from './apply';
 import type { Ctx } from './ctx';
-import { uriOf } from './ctx';
+import { PlanResult } from './lsp_ext';
 import { EditRequest, isPatchRequest } from './plan';
-import { ApplyResult, LspWorkspaceEdit, applyTextEdits, planTitle, workspaceEditFiles } from './render';
-
-export const PREVIEW_SCHEME = 'multiedit-preview';
-
-/** The texts of the preview documents (the proposed side of each diff). */
-export class PreviewContent implements vscode.TextDocumentContentProvider {
-  private readonly texts = new Map<string, string>();
-  private counter = 0;
-
-  add(label: string, text: string): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: label, query: String(++this.counter) });
-    this.texts.set(uri.toString(), text);
-    return uri;
-  }
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.toString()) ?? '';
-  }
-}
+import { planTitle } from './render';
+import { uriOf } from './util';
+import { applyTextEdits, LspWorkspaceEdit, workspaceEditFiles } from './workspaceEdit';
 
 async function closePreviewTabs(): Promise<void> {
   const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
@@ -77,7 +62,7 @@ async function previewEntries(previews: PreviewContent, edit: LspWorkspaceEdit |
  * unified diff the server answers (renamed and deleted files included), read-only.
  */
 export async function previewWithUi(ctx: Ctx, plan: EditRequest, source?: PlanSource): Promise<void> {
-  let result: ApplyResult;
+  let result: PlanResult;
   try {
     result = await ctx.client.preview(plan);
   } catch (err) {
@@ -98,9 +83,9 @@ export async function previewWithUi(ctx: Ctx, plan: EditRequest, source?: PlanSo
     const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: result.diff });
     await vscode.window.showTextDocument(doc, { preview: true });
   }
-  ctx.state.lastPreview = { title, diff: result.diff ?? null, entries: entries.map(([, l, r]) => [l.toString(), r.toString()]) };
+  const preview = { title, diff: result.diff ?? null, entries: entries.map(([, l, r]) => [l.toString(), r.toString()]) };
   const text = `MultiEdit: apply ${planTitle(plan, result)}?`;
-  ctx.state.lastNotification = text;
+  ctx.shown({ preview, notification: text });
   const pick = await vscode.window.showInformationMessage(text, 'Apply', 'Cancel');
   await closePreviewTabs();
   if (pick !== 'Apply') return;

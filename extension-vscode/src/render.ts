@@ -1,54 +1,7 @@
 // Rendering of server results and refusals for notifications, chat and language model tools.
 // No `vscode` import: unit-tested with node's test runner.
-import { EditRequest, PlanEdit, isPatchRequest, planEditCount, planTargets } from './plan';
-
-export interface FileResult {
-  file_path: string;
-  edits_applied?: number;
-  replacements?: number;
-  created?: boolean;
-  /** A patch deleted the file. */
-  deleted?: boolean;
-  /** A patch moved the file here (after its edits). */
-  moved_to?: string;
-  /** Edits matched by `match: tolerant`, with how. */
-  tiers?: { edit_index: number; tier: string }[];
-  version?: number | null;
-}
-
-export interface ApplyResult {
-  ok: boolean;
-  message: string;
-  files?: FileResult[];
-  edits_failed?: unknown[];
-  diff?: string;
-  edit?: unknown;
-  /** What the plan did to the editor's diagnostics (multiedit/diagnostics; docs/protocol.md). */
-  diagnostics?: unknown;
-  /** The same, as the compact text a model reads. */
-  diagnostics_text?: string;
-  /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
-  now_reads?: EditedLines[];
-  /** The same in the words every front end gives a model (server/src/result.rs). */
-  now_reads_text?: string;
-}
-
-/** Lines of a file as the editor has them after the edit (the server's `now_reads`; docs/protocol.md). */
-export interface EditedLines {
-  file_path: string;
-  /** 1-based, inclusive. */
-  first_line: number;
-  last_line: number;
-  text: string;
-}
-
-export interface RefusalData {
-  kind?: string;
-  edit_index?: number;
-  file_path?: string;
-  message?: string;
-  hint?: string;
-}
+import type { FileResult, PlanResult, RefusalData } from './lsp_ext';
+import { EditRequest, isPatchRequest, PlanEdit, planEditCount, planTargets } from './plan';
 
 /** A refusal by the server (JSON-RPC error) or a failure before reaching it. */
 export interface Refusal {
@@ -57,8 +10,8 @@ export interface Refusal {
   code?: number;
 }
 
-export function isApplyResult(v: unknown): v is ApplyResult {
-  return typeof v === 'object' && v !== null && typeof (v as ApplyResult).message === 'string';
+export function isPlanResult(v: unknown): v is PlanResult {
+  return typeof v === 'object' && v !== null && typeof (v as PlanResult).message === 'string';
 }
 
 /** Normalises anything thrown by a request (ResponseError, Error, string) to a Refusal. */
@@ -87,7 +40,7 @@ function oneLine(text: string, max = 300): string {
 }
 
 /** Number of edits the server reports as applied. */
-export function editsApplied(result: ApplyResult): number {
+export function editsApplied(result: PlanResult): number {
   return (result.files ?? []).reduce((n, f) => n + (f.edits_applied ?? 0), 0);
 }
 
@@ -98,7 +51,7 @@ const TIER_TEXT: Record<string, string> = {
 };
 
 /** "edit 2 matched ignoring indentation" lines for edits found by the tolerant matcher. */
-export function tolerantMatches(result: ApplyResult): string[] {
+export function tolerantMatches(result: PlanResult): string[] {
   const out: string[] = [];
   const many = (result.files?.length ?? 0) > 1;
   for (const f of result.files ?? []) {
@@ -110,7 +63,7 @@ export function tolerantMatches(result: ApplyResult): string[] {
 }
 
 /** Short text for a notification after a successful apply. */
-export function renderApplyNotification(result: ApplyResult, req?: EditRequest): string {
+export function renderApplyNotification(result: PlanResult, req?: EditRequest): string {
   const first = (result.message.split('\n')[0] ?? '').replace(/:\s*$/, '');
   const failed = result.edits_failed?.length ?? 0;
   const files = result.files ?? [];
@@ -130,7 +83,7 @@ export function renderApplyNotification(result: ApplyResult, req?: EditRequest):
 }
 
 /** True when the result should be shown as a warning (partial success or ok=false). */
-export function isPartial(result: ApplyResult): boolean {
+export function isPartial(result: PlanResult): boolean {
   return !result.ok || (result.edits_failed?.length ?? 0) > 0;
 }
 
@@ -184,7 +137,7 @@ function fence(text: string, lang = ''): string {
 }
 
 /** Markdown for the chat participant after a successful apply. */
-export function renderResultMarkdown(result: ApplyResult): string {
+export function renderResultMarkdown(result: PlanResult): string {
   const lines = result.message.split('\n');
   const head = lines[0] ?? '';
   const rest = lines.slice(1).join('\n').trim();
@@ -213,7 +166,7 @@ export function escapeMarkdown(text: string): string {
 }
 
 /** Text given back to a language model after the tool ran. */
-export function renderToolResult(outcome: { result?: ApplyResult; refusal?: Refusal; patch?: boolean }): string {
+export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refusal; patch?: boolean }): string {
   if (outcome.result) {
     const r = outcome.result;
     let text = r.message.trim();
@@ -262,7 +215,7 @@ function patchTitle(names: string[]): string {
  * Title for a plan: "3 edits to foo.txt" or "5 edits to 2 files"; for a patch "patch (2 files: a.txt,
  * old.txt → new.txt)", from the server's result when there is one, else from the patch's headers.
  */
-export function planTitle(plan: EditRequest, result?: ApplyResult): string {
+export function planTitle(plan: EditRequest, result?: PlanResult): string {
   if (isPatchRequest(plan)) {
     if (result?.files?.length) return patchTitle(result.files.map(fileLabel));
     return patchTitle(
@@ -292,7 +245,7 @@ function cutDiff(diff: string): string {
  * last because VS Code's modal confirmation (a tool called outside a chat view) shows this as plain
  * text, where a code block runs into whatever follows it on the same line.
  */
-export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, result?: ApplyResult): string {
+export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, result?: PlanResult): string {
   const hasDiff = !!diff && !!diff.trim();
   if (isPatchRequest(plan)) {
     let md = `Apply **${escapeMarkdown(planTitle(plan, result))}**? All hunks apply together, or none; one undo takes them back.\n\n`;
@@ -317,134 +270,4 @@ function codeSpan(text: string): string {
   let ticks = '`';
   while (text.includes(ticks)) ticks += '`';
   return ticks.length > 1 ? `${ticks} ${text} ${ticks}` : `${ticks}${text}${ticks}`;
-}
-
-// ---- text edits (for the preview diff) --------------------------------------------------------
-
-export interface LspPosition {
-  line: number;
-  character: number;
-}
-export interface LspTextEdit {
-  range: { start: LspPosition; end: LspPosition };
-  newText: string;
-}
-
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '\n') starts.push(i + 1);
-  }
-  return starts;
-}
-
-function offsetAt(text: string, starts: number[], pos: LspPosition): number {
-  if (pos.line >= starts.length) return text.length;
-  const lineStart = starts[pos.line];
-  const lineEnd = pos.line + 1 < starts.length ? starts[pos.line + 1] - 1 : text.length;
-  return Math.min(lineStart + pos.character, lineEnd);
-}
-
-/**
- * Applies LSP text edits (all relative to the original text, non-overlapping) and returns the
- * new text. Positions are in UTF-16 code units, like JavaScript strings.
- */
-export function applyTextEdits(text: string, edits: LspTextEdit[]): string {
-  const starts = lineStarts(text);
-  const spans = edits
-    .map((e, i) => ({ start: offsetAt(text, starts, e.range.start), end: offsetAt(text, starts, e.range.end), text: e.newText, i }))
-    .sort((a, b) => a.start - b.start || a.end - b.end || a.i - b.i);
-  let out = '';
-  let cursor = 0;
-  for (const s of spans) {
-    if (s.start < cursor) throw new Error('overlapping text edits');
-    out += text.slice(cursor, s.start) + s.text;
-    cursor = s.end;
-  }
-  return out + text.slice(cursor);
-}
-
-export interface LspWorkspaceEdit {
-  changes?: Record<string, LspTextEdit[]>;
-  documentChanges?: unknown[];
-}
-
-/** Whether the edit asks VS Code for a review (the Refactor Preview): an annotation needs confirmation. */
-export function hasConfirmation(edit: LspWorkspaceEdit): boolean {
-  const annotations = (edit as { changeAnnotations?: Record<string, { needsConfirmation?: boolean }> }).changeAnnotations;
-  return !!annotations && Object.values(annotations).some((a) => a.needsConfirmation);
-}
-
-export interface FileChange {
-  uri: string;
-  edits: LspTextEdit[];
-  kind: 'edit' | 'create' | 'rename' | 'delete';
-  /** For a rename: where the file goes (after its edits). */
-  newUri?: string;
-}
-
-/**
- * Flattens an LSP WorkspaceEdit into per-file text edits: creates kept as empty files, a rename as
- * the old file (its edits, `newUri`), a delete as the file (its edits, if any, before it goes).
- */
-export function workspaceEditFiles(edit: LspWorkspaceEdit | undefined): FileChange[] {
-  const out = new Map<string, FileChange>();
-  const get = (uri: string, kind: FileChange['kind'] = 'edit') => {
-    let f = out.get(uri);
-    if (!f) {
-      f = { uri, edits: [], kind };
-      out.set(uri, f);
-    }
-    return f;
-  };
-  if (!edit) return [];
-  if (Array.isArray(edit.documentChanges)) {
-    for (const c of edit.documentChanges as Record<string, unknown>[]) {
-      if (c && typeof c === 'object' && 'textDocument' in c) {
-        const td = c.textDocument as { uri: string };
-        get(td.uri).edits.push(...((c.edits as LspTextEdit[]) ?? []));
-      } else if (c && c.kind === 'create' && typeof c.uri === 'string') {
-        get(c.uri, 'create').kind = 'create';
-      } else if (c && c.kind === 'rename' && typeof c.oldUri === 'string' && typeof c.newUri === 'string') {
-        const f = get(c.oldUri, 'rename');
-        // a file created and then moved stays a creation (at its new place)
-        if (f.kind !== 'create') f.kind = 'rename';
-        f.newUri = c.newUri;
-      } else if (c && c.kind === 'delete' && typeof c.uri === 'string') {
-        get(c.uri, 'delete').kind = 'delete';
-      }
-    }
-  } else if (edit.changes) {
-    for (const [uri, edits] of Object.entries(edit.changes)) get(uri).edits.push(...edits);
-  }
-  return [...out.values()];
-}
-
-/**
- * Where each edit's new text lies once the edits (original coordinates, non-overlapping) are
- * applied: the ranges to highlight after an apply. UTF-16 columns; `\r\n`, `\r`, `\n` each end a line.
- */
-export function rangesAfterEdits(edits: LspTextEdit[]): { start: LspPosition; end: LspPosition }[] {
-  const sorted = [...edits].sort(
-    (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
-  );
-  const out: { start: LspPosition; end: LspPosition }[] = [];
-  let lineDelta = 0;
-  let prevEndLine = -1; // original line where the previous edit ended
-  let charDelta = 0; // shift of the characters after the previous edit on that line
-  for (const e of sorted) {
-    const { start, end } = e.range;
-    const startChar = start.line === prevEndLine ? start.character + charDelta : start.character;
-    const newStart = { line: start.line + lineDelta, character: startChar };
-    const parts = e.newText.split(/\r\n|\r|\n/);
-    const newEnd =
-      parts.length === 1
-        ? { line: newStart.line, character: newStart.character + parts[0].length }
-        : { line: newStart.line + parts.length - 1, character: parts[parts.length - 1].length };
-    out.push({ start: newStart, end: newEnd });
-    lineDelta += parts.length - 1 - (end.line - start.line);
-    charDelta = newEnd.character - end.character;
-    prevEndLine = end.line;
-  }
-  return out;
 }

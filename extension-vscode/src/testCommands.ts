@@ -5,12 +5,14 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { PATCH_TOOL_NAME } from './assist';
 import { testSettings } from './config';
-import type { Ctx } from './ctx';
+import type { Ctx, Shown } from './ctx';
 import { EditRequest, isPatchRequest } from './plan';
-import { TOOL_NAME, chatHandler } from './tools';
+import { chatHandler, TOOL_NAME } from './tools';
 
-function writeState(ctx: Ctx, extra: Record<string, unknown>): void {
-  const state = ctx.state;
+/** What the extension showed since the test commands were registered: each kind's latest. */
+type Seen = { [K in keyof Shown]: Shown[K] | null };
+
+function writeState(ctx: Ctx, seen: Seen, extra: Record<string, unknown>): void {
   const file = testSettings().stateFile;
   if (!file) throw new Error('multiedit.testing.stateFile is not set');
   const editor = vscode.window.activeTextEditor;
@@ -38,14 +40,14 @@ function writeState(ctx: Ctx, extra: Record<string, unknown>): void {
     documents: docs,
     serverRunning: ctx.client.isRunning(),
     tools: vscode.lm?.tools?.map((t) => t.name) ?? [],
-    lastApplied: state.lastApplied ?? null,
-    lastRefusal: state.lastRefusal ?? null,
-    lastNotification: state.lastNotification ?? null,
-    lastToolResult: state.lastToolResult ?? null,
-    lastPreview: state.lastPreview ?? null,
-    status: state.status ?? null,
-    openedFiles: state.openedFiles ?? null,
-    highlighted: state.highlighted ?? null,
+    lastApplied: ctx.lastApplied ?? null,
+    lastRefusal: seen.refusal ?? null,
+    lastNotification: seen.notification ?? null,
+    lastToolResult: seen.toolResult ?? null,
+    lastPreview: seen.preview ?? null,
+    status: seen.status ?? null,
+    openedFiles: seen.openedFiles ?? null,
+    highlighted: seen.highlighted ?? null,
     tabs: vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => (t.input instanceof vscode.TabInputText ? t.input.uri.fsPath : t.label)),
     ...extra,
   };
@@ -56,8 +58,13 @@ function writeState(ctx: Ctx, extra: Record<string, unknown>): void {
 
 export function registerTestCommands(ctx: Ctx): vscode.Disposable[] {
   void vscode.commands.executeCommand('setContext', 'multiedit.testMode', true);
+  const seen: Seen = {};
+  // A key given as undefined clears what was seen (an applied plan clears the last refusal).
+  const record = ctx.onDidShow((what) => Object.assign(seen, what));
+  const write = (extra: Record<string, unknown>) => writeState(ctx, seen, extra);
   return [
-    vscode.commands.registerCommand('multiedit.test.dumpState', () => writeState(ctx, { command: 'dumpState' })),
+    record,
+    vscode.commands.registerCommand('multiedit.test.dumpState', () => write({ command: 'dumpState' })),
     // An input with `patch` goes to the multiedit_patch tool, any other to the multiedit tool.
     vscode.commands.registerCommand('multiedit.test.invokeTool', async (input?: EditRequest) => {
       let toolInput = input;
@@ -72,14 +79,14 @@ export function registerTestCommands(ctx: Ctx): vscode.Disposable[] {
       } catch (err) {
         text = `invokeTool threw: ${(err as Error).message}`;
       }
-      ctx.state.lastToolResult = text;
-      writeState(ctx, { command: 'invokeTool', toolResult: text });
+      seen.toolResult = text;
+      write({ command: 'invokeTool', toolResult: text });
     }),
     // Changes a setting through the configuration service (as the Settings editor does).
     vscode.commands.registerCommand('multiedit.test.updateSetting', async (input?: { key: string; value: unknown }) => {
       const req = input ?? (JSON.parse(fs.readFileSync(`${testSettings().stateFile}.setting-input.json`, 'utf8')) as { key: string; value: unknown });
       await vscode.workspace.getConfiguration().update(req.key, req.value, vscode.ConfigurationTarget.Global);
-      writeState(ctx, { command: 'updateSetting', setting: req });
+      write({ command: 'updateSetting', setting: req });
     }),
     // Runs the chat participant's handler with a recorded response stream (the chat view itself
     // needs a signed-in chat provider).
@@ -119,7 +126,7 @@ export function registerTestCommands(ctx: Ctx): vscode.Disposable[] {
       } catch (err) {
         parts.push(`[threw] ${(err as Error).message}`);
       }
-      writeState(ctx, { command: 'chat', chatResponse: parts.join('\n'), modelPrompts: prompts });
+      write({ command: 'chat', chatResponse: parts.join('\n'), modelPrompts: prompts });
     }),
   ];
 }

@@ -2,23 +2,12 @@
 // VS Code's side of src/assist.ts.
 import * as vscode from 'vscode';
 import { applyPlan } from './apply';
-import {
-  AssistDeps,
-  ChatOutcome,
-  PATCH_TOOL_NAME,
-  PatchToolInput,
-  ToolPreparation,
-  handleChatRequest,
-  invokePatchTool,
-  invokeTool,
-  preparePatchToolInvocation,
-  prepareToolInvocation,
-  refusedToolResult,
-} from './assist';
+import { AssistDeps, ChatOutcome, handleChatRequest, invokePatchTool, invokeTool, PATCH_TOOL_NAME, PatchToolInput, preparePatchToolInvocation, prepareToolInvocation, refusedToolResult, ToolPreparation } from './assist';
 import { planDefaults, reviewPolicy } from './config';
-import { Ctx, activeFilePath, baseDir } from './ctx';
+import { Ctx } from './ctx';
 import { EditRequest } from './plan';
 import { Refusal } from './render';
+import { activeFilePath, baseDir } from './util';
 
 export const TOOL_NAME = 'multiedit';
 
@@ -109,8 +98,7 @@ class EarlyRefusals {
 
 /** A tool's answer to the model, remembered for the test commands. */
 function toolResult(ctx: Ctx, { text, outcome }: { text: string; outcome: { refusal?: Refusal } }): vscode.LanguageModelToolResult {
-  if (outcome.refusal) ctx.state.lastRefusal = outcome.refusal;
-  ctx.state.lastToolResult = text;
+  ctx.shown(outcome.refusal ? { refusal: outcome.refusal, toolResult: text } : { toolResult: text });
   return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
 }
 

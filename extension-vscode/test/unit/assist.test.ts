@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult, toolReviews } from '../../src/assist';
+import { PlanResult } from '../../src/lsp_ext';
 import { Plan } from '../../src/plan';
-import { ApplyResult } from '../../src/render';
 import { recorder } from './support';
 
 
@@ -12,12 +12,12 @@ function deps(overrides: Partial<AssistDeps> = {}) {
     activeFilePath: () => '/ws/active.txt',
     activeFileText: () => 'hello world\n',
     baseDir: () => '/ws',
-    apply: async (req): Promise<ApplyResult> => {
+    apply: async (req): Promise<PlanResult> => {
       const plan = req as Plan;
       applied.push(plan);
       return { ok: true, message: `Applied ${(plan.edits ?? []).length} edit to ${plan.file_path}:\n1. Replaced "hello" with "bye"`, files: [{ file_path: plan.file_path!, edits_applied: 1 }] };
     },
-    preview: async (req): Promise<ApplyResult> => {
+    preview: async (req): Promise<PlanResult> => {
       const plan = req as Plan;
       return { ok: true, message: 'Would apply', diff: `--- ${plan.file_path}\n+++ ${plan.file_path}\n-hello\n+bye\n` };
     },

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { ChangeRecorder, Clock, DEFAULT_IDLE_MS, Settled, hasProvider, idleTime, toLsp } from '../../src/diagnostics';
-import { renderResultMarkdown, renderToolResult } from '../../src/render';
+import { ChangeRecorder, Clock, DEFAULT_IDLE_MS, hasProvider, idleTime, Settled, toLsp } from '../../src/diagnostics';
 import { serverArguments } from '../../src/plan';
+import { renderResultMarkdown, renderToolResult } from '../../src/render';
 
 /** A clock the test moves by hand: timers fire when `advance` passes them. */
 function fakeClock() {

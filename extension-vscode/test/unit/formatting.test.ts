@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyFormatting, disjointEdits, spanEdit, touchedLines } from '../../src/formatting';
-import { applyTextEdits } from '../../src/render';
+import { applyTextEdits } from '../../src/workspaceEdit';
 
 const at = (line: number, character: number) => ({ line, character });
 

@@ -3,32 +3,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AssistDeps, handleChatRequest, invokePatchTool, patchToolRequest, preparePatchToolInvocation } from '../../src/assist';
-import {
-  EditRequest,
-  PlanError,
-  findPatchText,
-  findRequest,
-  isPatchRequest,
-  looksLikePatch,
-  needsTarget,
-  parseRequestText,
-  patchHeaderFiles,
-  preparePatch,
-  prepareRequest,
-  reviewArgument,
-  reviewFor,
-  serverArguments,
-} from '../../src/plan';
-import {
-  ApplyResult,
-  planTitle,
-  refusalLocation,
-  renderApplyNotification,
-  renderRefusalNotification,
-  renderToolResult,
-  workspaceEditFiles,
-} from '../../src/render';
+import { PlanResult } from '../../src/lsp_ext';
+import { EditRequest, findPatchText, findRequest, isPatchRequest, looksLikePatch, needsTarget, parseRequestText, patchHeaderFiles, PlanError, preparePatch, prepareRequest, reviewArgument, reviewFor, serverArguments } from '../../src/plan';
+import { planTitle, refusalLocation, renderApplyNotification, renderRefusalNotification, renderToolResult } from '../../src/render';
 import { recorder } from './support';
+import { workspaceEditFiles } from '../../src/workspaceEdit';
 
 const gitDiff = [
   'diff --git a/a.txt b/a.txt',
@@ -147,7 +126,7 @@ describe('naming a patch', () => {
     assert.equal(planTitle({ patch: searchReplace }), 'patch');
     const five = Array.from({ length: 5 }, (_, i) => `--- a/f${i}\n+++ b/f${i}\n@@ -1 +1 @@\n-a\n+b\n`).join('');
     assert.equal(planTitle({ patch: five }), 'patch (5 files)');
-    const result: ApplyResult = {
+    const result: PlanResult = {
       ok: true,
       message: 'Applied 3 edits to 3 files',
       files: [
@@ -202,7 +181,7 @@ describe('a WorkspaceEdit with file operations', () => {
 });
 
 
-const patchResult: ApplyResult = {
+const patchResult: PlanResult = {
   ok: true,
   message: 'Applied 2 edits to 2 files:\n/ws/a.txt: 1. Applied hunk 1 of a.txt, at line 1',
   files: [

@@ -1,22 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  PlanError,
-  reviewFor,
-  serverArguments,
-  balancedJsonSpans,
-  coercePlan,
-  fencedBlocks,
-  fileUriToPath,
-  needsTarget,
-  parsePlanText,
-  planEditCount,
-  planFromPairs,
-  planTargets,
-  preparePlan,
-  stripJsonComments,
-  validatePlanShape,
-} from '../../src/plan';
+import { balancedJsonSpans, coercePlan, fencedBlocks, fileUriToPath, needsTarget, parsePlanText, planEditCount, PlanError, planFromPairs, planTargets, preparePlan, reviewFor, serverArguments, stripJsonComments, validatePlanShape } from '../../src/plan';
 
 const single = { file_path: '/tmp/a.txt', edits: [{ old_string: 'a', new_string: 'b' }] };
 

@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  applyTextEdits,
-  rangesAfterEdits,
-  describeEdits,
-  isPartial,
-  planTitle,
-  renderApplyNotification,
-  renderConfirmationMarkdown,
-  renderRefusalMarkdown,
-  renderRefusalNotification,
-  renderRefusalText,
-  renderResultMarkdown,
-  renderToolResult,
-  toRefusal,
-  workspaceEditFiles,
-} from '../../src/render';
+import { describeEdits, isPartial, planTitle, renderApplyNotification, renderConfirmationMarkdown, renderRefusalMarkdown, renderRefusalNotification, renderRefusalText, renderResultMarkdown, renderToolResult, toRefusal } from '../../src/render';
+import { applyTextEdits, rangesAfterEdits, workspaceEditFiles } from '../../src/workspaceEdit';
 
 const result = {
   ok: true,

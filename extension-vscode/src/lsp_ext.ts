@@ -1,0 +1,104 @@
+// Every message and type multiedit adds to LSP, as the extension sees them: the mirror of
+// server/src/lsp/ext.rs, under the same names (docs/protocol.md says what each means). No `vscode` import.
+
+/** `workspace/executeCommand` commands the server offers; each takes a plan or patch, then CallOptions. */
+export const SERVER_APPLY = 'multiedit.apply';
+export const SERVER_PREVIEW = 'multiedit.preview';
+
+export type ReviewPolicy = 'never' | 'multiFile' | 'always';
+
+export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
+
+/** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
+export interface CallOptions {
+  review: boolean | ReviewPolicy;
+  /** Who sent the plan: the server labels the edit with it ("Chat agent: 2 edits to 2 files"). */
+  agent?: string;
+  diagnostics?: DiagnosticsReport;
+}
+
+// ---- the result of multiedit.apply / multiedit.preview (server/src/result.rs)
+
+export interface FileResult {
+  file_path: string;
+  edits_applied?: number;
+  replacements?: number;
+  created?: boolean;
+  /** A patch deleted the file. */
+  deleted?: boolean;
+  /** A patch moved the file here (after its edits). */
+  moved_to?: string;
+  /** Edits matched by `match: tolerant`, with how. */
+  tiers?: { edit_index: number; tier: string }[];
+  version?: number | null;
+}
+
+export interface PlanResult {
+  ok: boolean;
+  message: string;
+  files?: FileResult[];
+  edits_failed?: unknown[];
+  diff?: string;
+  edit?: unknown;
+  /** What the plan did to the editor's diagnostics (multiedit/diagnostics; docs/protocol.md). */
+  diagnostics?: unknown;
+  /** The same, as the compact text a model reads. */
+  diagnostics_text?: string;
+  /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
+  now_reads?: EditedLines[];
+  /** The same in the words every front end gives a model (server/src/result.rs). */
+  now_reads_text?: string;
+}
+
+/** Lines of a file as the editor has them after the edit (the server's `now_reads`; docs/protocol.md). */
+export interface EditedLines {
+  file_path: string;
+  /** 1-based, inclusive. */
+  first_line: number;
+  last_line: number;
+  text: string;
+}
+
+export interface RefusalData {
+  kind?: string;
+  edit_index?: number;
+  file_path?: string;
+  message?: string;
+  hint?: string;
+}
+
+
+// ---- multiedit/diagnostics, a request from the server to the editor
+
+export const DIAGNOSTICS_METHOD = 'multiedit/diagnostics';
+
+/** An LSP diagnostic, as the request answers with. */
+export interface LspDiagnostic {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  severity: number;
+  source?: string;
+  code?: string | number;
+  message: string;
+}
+
+/** The request's params. */
+export interface DiagnosticsParams {
+  phase: 'before' | 'after';
+  uris: string[];
+  settleMs?: number;
+}
+
+export interface AfterAnswer {
+  diagnostics: Record<string, LspDiagnostic[]>;
+  /** URIs whose diagnostics were not updated within the bound: the server reports nothing for them. */
+  pending: string[];
+  /** URIs whose language server sent no update within its usual time: taken as unchanged. */
+  quiet: string[];
+  /** URIs no language server checks (none is known for their language): not waited for. */
+  unchecked: string[];
+  /** From the edit to the answer. */
+  waitedMs: number;
+  /** From the edit to the last diagnostics change seen for an edited document (absent: none seen). */
+  publishedMs?: number;
+}
+
