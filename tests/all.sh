@@ -19,7 +19,7 @@ run() {
 }
 
 run "rust tests" cargo test --workspace --no-fail-fast
-# The benches are not run here (their figures are the README's), but they must keep compiling.
+# The benches are not run here (their figures are docs/performance.md's), but they must keep compiling.
 run "benches compile" cargo check --workspace --benches
 # The engine crate depends on no async runtime, LSP or MCP crate (ARCHITECTURE.md, invariant 1).
 run "engine deps" bash tests/engine_deps.sh

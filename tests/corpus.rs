@@ -6,7 +6,7 @@
 //! unit swapped, trailing whitespace stripped, plain quotes, a changed word), one at a time: under
 //! `tolerant` they must give the right text or be refused, never other text; under `exact` they are
 //! refused and the hint should name the cause and the line. The figures printed at the end are the
-//! README's.
+//! docs/performance.md's.
 
 mod support;
 use crate::support::corpus as corpus_support;

@@ -10,6 +10,7 @@ mod crash_safety;
 mod differential;
 mod disk_abuse;
 mod disk_errors;
+mod docs_links;
 mod engine_props;
 mod engine_seeds;
 mod engine_text;

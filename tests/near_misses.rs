@@ -115,7 +115,7 @@ fn the_hint_finds_the_changed_word_in_a_large_file_quickly() {
     let h = hint(&text, "    let value_123456 = compute(input_123456, 999);", "x");
     let took = t.elapsed();
     assert!(h.starts_with("The closest text is at line 123457 and differs in its words: line 123457 has \"123456\" where old_string has \"999\"."), "{h}");
-    // Generous for a debug build on a loaded machine; the release figure is in the README.
+    // Generous for a debug build on a loaded machine; the release figure is in docs/performance.md.
     assert!(took.as_secs_f64() < 10.0, "{took:?}");
 }
 
