@@ -132,12 +132,19 @@ fn refused(r: Routed) -> Refusal {
     }
 }
 
-/// The result `multiedit.apply` must give: the engine's, with the version the edit was checked against.
+/// The result `multiedit.apply` must give: the engine's, with the version the edit was checked against,
+/// and, the test editor being one that cannot save, its edit not on disk.
 fn engine_result(plan: &Value, text: &str, version: i32) -> Value {
     let parsed = engine::plan_from_value(plan).unwrap();
     let outcome = engine::apply_plan(&parsed, &[Some(text)]).unwrap();
     let mut expected = multiedit::result::PlanResult::of(&outcome).to_value();
     expected["files"][0]["version"] = json!(version);
+    expected["files"][0]["on_disk"] = json!("no_save_support");
+    let name = std::path::Path::new(parsed.files[0].file_path.as_str()).file_name().unwrap().to_string_lossy().to_string();
+    expected["on_disk_text"] = json!(format!(
+        "{name} was not saved: multiedit test editor cannot save a file on request (it does not answer multiedit/save), so \
+         this edit is in its buffer only, not on disk: tests, compilers and git will not see it until the file is saved."
+    ));
     expected
 }
 
@@ -199,7 +206,7 @@ fn the_bridge_brings_back_the_command_line_json() {
     let plan = report_support::plan_fixture(&env.ws);
     let files = [env.ws.join("p.txt"), env.ws.join("made.txt")];
     let (_, result) = editor_result(route_via(&mut ed, &plan, &files, false, Answer::Apply));
-    assert_eq!(report_support::without(&report_support::rooted(&result, &env.ws), &[], &["version"]), cli);
+    assert_eq!(report_support::without(&report_support::rooted(&result, &env.ws), &["on_disk_text"], &["version", "on_disk"]), cli);
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }
 

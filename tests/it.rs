@@ -18,6 +18,7 @@ mod formats;
 mod lsp;
 mod lsp_abuse;
 mod lsp_diagnostics;
+mod lsp_save;
 mod mcp;
 mod near_misses;
 mod nvim;

@@ -1053,7 +1053,7 @@ fn the_undo_entry_names_the_agent_and_what_changed() {
     assert_eq!(kind, "invalid_plan");
     assert_eq!(
         data["message"],
-        "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; got agent=7"
+        "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": the name of who sent the plan; got agent=7"
     );
     assert_eq!(ed.edits_seen.len(), 2);
     assert_eq!(ed.text(&a), "one 2\n");
@@ -1068,10 +1068,14 @@ fn a_patch_result_reports_files_as_the_command_line_json_does() {
     let cli = report_support::cli_json(d.path(), &patch);
     let mut ed = start(&ws);
     let r = ed.apply(json!({"patch": patch})).expect("applied");
+    assert!(r["on_disk_text"].as_str().unwrap().contains("cannot save a file on request"), "{r}");
     let mut files = r["files"].as_array().unwrap().clone();
     for f in &mut files {
         let f = f.as_object_mut().unwrap();
         assert!(f.remove("version").is_some(), "each file has its version");
+        // Whether the edit is on disk: this editor cannot save, so none is (a deleted file has none).
+        let changed = f.get("deleted") != Some(&json!(true)) && (f["edits_applied"] != 0 || f.contains_key("moved_to"));
+        assert_eq!(f.remove("on_disk"), changed.then(|| json!("no_save_support")), "{f:?}");
         if f.contains_key("mode") {
             assert_eq!(f.remove("mode_applied"), Some(json!(false)), "{f:?}");
         }
@@ -1094,7 +1098,8 @@ fn a_plan_result_is_the_command_line_json() {
     let mut ed = start(&ws);
     let r = ed.apply(report_support::plan_fixture(&ws)).expect("applied");
     assert_eq!(r["files"][0]["version"], Value::Null, "a file the editor has not opened");
-    assert_eq!(report_support::without(&report_support::rooted(&r, &ws), &[], &["version"]), cli);
+    assert_eq!(r["files"][0]["on_disk"], "no_save_support", "this editor cannot save");
+    assert_eq!(report_support::without(&report_support::rooted(&r, &ws), &["on_disk_text"], &["version", "on_disk"]), cli);
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }
 

@@ -181,7 +181,8 @@ fn an_editor_that_does_not_announce_it_is_never_asked() {
     let text = ed.text(&file).to_string();
     let (refused, asked) = execute(&mut ed, json!([break_the_call(&file), {"diagnostics": "all"}]), &script);
     let message = refused.unwrap_err()["message"].as_str().unwrap().to_string();
-    assert!(message.contains("\"diagnostics\": \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; got diagnostics=\"all\""), "{message}");
+    assert!(message.contains("\"diagnostics\": \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
+         the name of who sent the plan; got diagnostics=\"all\""), "{message}");
     assert!(asked.is_empty());
     assert_eq!(ed.text(&file), text);
     assert_eq!(fs::read_to_string(&file).unwrap(), CALC, "the buffer only was edited");

@@ -69,6 +69,10 @@ pub struct PlanResult {
     /// The delta in words, as the MCP tool text ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics_text: Option<String>,
+    /// `multiedit.apply`: whether each file's edit is on disk (its `on_disk`), in words: what the tests,
+    /// compilers and git an agent runs next will see (`lsp::save`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk_text: Option<String>,
 }
 
 /// Where an MCP call ran.
@@ -105,6 +109,31 @@ pub struct FileResult {
     /// The language server, a file with a `mode`: whether it was set (a workspace edit cannot).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_applied: Option<bool>,
+    /// `multiedit.apply`, a file that stays (not deleted): whether the editor's edit is on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<OnDisk>,
+}
+
+/// Whether an edit the editor applied is on disk, where tests, compilers, git and a file read look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDisk {
+    /// The editor saved the file: the disk has the edit (and what save participants made of it).
+    Saved,
+    /// Not saved: the file had unsaved changes of the user's, which saving would have written too.
+    UserChanges,
+    /// Not saved: the user changed the file in the editor right after the edit.
+    ChangedSince,
+    /// Not saved: the `save` setting (or the plan's) is `never`.
+    SaveOff,
+    /// Not saved: the editor cannot save on request (it did not announce `multiedit/save`).
+    NoSaveSupport,
+    /// Not saved: the file is read-only.
+    ReadOnly,
+    /// Not saved: the editor failed to save it, or did not answer.
+    SaveFailed,
+    /// The save had not finished at the bound: whether the disk has the edit is not known yet.
+    SaveRunning,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,6 +209,7 @@ impl PlanResult {
             now_reads_text: None,
             diagnostics: None,
             diagnostics_text: None,
+            on_disk_text: None,
         }
     }
 
@@ -247,6 +277,7 @@ impl FileResult {
                 .collect(),
             version: None,
             mode_applied: None,
+            on_disk: None,
         }
     }
 }
@@ -303,7 +334,9 @@ mod tests {
             offsets: vec![OffsetResult { edit_index: 0, hunk: Some("hunk 1".into()), line: Some(3), offset: -2 }],
             version: Some(None),
             mode_applied: Some(false),
+            on_disk: Some(OnDisk::UserChanges),
         });
+        r.on_disk_text = Some("a has unsaved changes".into());
         r.diff = Some("d".into());
         r.now_reads.push(EditedLines { file_path: "/w/b".into(), first_line: 2, last_line: 3, text: "x = 1\ny = 2".into() });
         let text = serde_json::to_string(&r).unwrap();

@@ -49,6 +49,8 @@ pub struct Options {
     pub args: Vec<String>,
     /// Offer `workspace.workspaceEdit.changeAnnotationSupport`.
     pub change_annotations: bool,
+    /// Announce `experimental.multiedit.save`: answer `multiedit/save` as an editor saves.
+    pub save_support: bool,
 }
 
 impl Options {
@@ -61,6 +63,7 @@ impl Options {
             offer_utf8: false,
             args: Vec::new(),
             change_annotations: false,
+            save_support: false,
         }
     }
 }
@@ -82,6 +85,12 @@ pub struct Editor {
     /// The editor's formatter, run on every open buffer an applied edit changed: its didChange goes
     /// out after the edit's and before the answer to `workspace/applyEdit`.
     pub formats: Option<fn(&str) -> String>,
+    /// What `multiedit/save` requests carried, in order.
+    pub saves_seen: Vec<Value>,
+    /// The user's typing when the server asks to save (after the edit, before the save).
+    pub types_before_save: Vec<(PathBuf, usize, usize, String)>,
+    /// The editor's format on save: run on each buffer it saves, its didChange before the answer.
+    pub formats_on_save: Option<fn(&str) -> String>,
     pub stderr: Arc<Mutex<String>>,
     pub init_result: Value,
     document_changes: bool,
@@ -270,6 +279,9 @@ impl Editor {
             edits_seen: Vec::new(),
             types_first: Vec::new(),
             formats: None,
+            saves_seen: Vec::new(),
+            types_before_save: Vec::new(),
+            formats_on_save: None,
             stderr,
             init_result: Value::Null,
             document_changes: opts.document_changes,
@@ -290,13 +302,14 @@ impl Editor {
             workspace["workspaceEdit"]["changeAnnotationSupport"] = json!({"groupsOnLabel": true});
         }
         let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
+        let experimental = if opts.save_support { json!({"multiedit": {"save": true}}) } else { json!({}) };
         let params = json!({
             "processId": std::process::id(),
             "clientInfo": {"name": "multiedit test editor", "version": "1"},
             "rootUri": opts.folders.first().map(|f| uri(f)),
             "workspaceFolders": if folders.is_empty() { Value::Null } else { json!(folders) },
             "initializationOptions": opts.init_options,
-            "capabilities": {"workspace": workspace, "general": {"positionEncodings": encodings}},
+            "capabilities": {"workspace": workspace, "general": {"positionEncodings": encodings}, "experimental": experimental},
         });
         let id = ed.request("initialize", params);
         let result = ed.response(id, Answer::Apply).expect("initialize succeeds");
@@ -412,11 +425,64 @@ impl Editor {
                     }
                 }
             }
+            "multiedit/save" => {
+                self.saves_seen.push(msg["params"].clone());
+                let result = self.save_answer(&msg["params"]);
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            }
             other => {
                 self.received.push(msg.clone());
                 self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("{other} not handled")}}));
             }
         }
+    }
+
+    /// `multiedit/save` as an editor answers it: a buffer has unsaved changes when its text is not the
+    /// file's; a buffer is saved only at the version asked for, its format on save run first; a file no
+    /// buffer holds is on disk already (this editor edits closed files there).
+    fn save_answer(&mut self, params: &Value) -> Value {
+        if params["phase"] == "before" {
+            let unsaved: Vec<&str> = params["uris"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|u| self.buffers.get(*u).is_some_and(|b| std::fs::read_to_string(path_of(u)).ok().as_deref() != Some(b.text.as_str())))
+                .collect();
+            return json!({"unsaved": unsaved});
+        }
+        for (path, start, end, text) in std::mem::take(&mut self.types_before_save) {
+            self.change(&path, start, end, &text);
+        }
+        let mut files = Vec::new();
+        for f in params["files"].as_array().unwrap() {
+            let u = f["uri"].as_str().unwrap().to_string();
+            let Some(version) = self.buffers.get(&u).map(|b| b.version) else {
+                files.push(json!({"uri": u, "status": if path_of(&u).exists() { "saved" } else { "closed" }}));
+                continue;
+            };
+            if f["version"].as_i64().is_some_and(|v| v != version as i64) {
+                files.push(json!({"uri": u, "status": "changed"}));
+                continue;
+            }
+            if let Some(format) = self.formats_on_save {
+                let text = self.buffers[&u].text.clone();
+                let formatted = format(&text);
+                if formatted != text {
+                    let (start, end, new) = span_edit(&text, &formatted);
+                    self.change(&path_of(&u), start, end, new);
+                }
+            }
+            let buf = &self.buffers[&u];
+            // As an editor judges it, from the file's mode: root could write it anyway.
+            let read_only = std::fs::metadata(path_of(&u)).is_ok_and(|m| m.permissions().readonly());
+            match if read_only { Err(std::io::ErrorKind::PermissionDenied.into()) } else { std::fs::write(path_of(&u), &buf.text) } {
+                Ok(()) => files.push(json!({"uri": u, "status": "saved", "version": buf.version})),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => files.push(json!({"uri": u, "status": "readOnly"})),
+                Err(e) => files.push(json!({"uri": u, "status": "failed", "message": e.to_string()})),
+            }
+        }
+        json!({"files": files})
     }
 
     /// Applies a WorkspaceEdit as an editor would: all versions checked first, then every change;

@@ -139,6 +139,18 @@ pub enum Diagnostics {
     Off,
 }
 
+/// Which files an editor saves once it applied the plan (the plan's `save`). The engine only carries
+/// it: the language server reads it (`lsp/save.rs`); on disk every file is written anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Save {
+    /// Files that had no unsaved changes before the plan (and files no editor buffer held).
+    Clean,
+    /// Every file the plan touched, the user's unsaved changes in it included.
+    All,
+    /// None: the edit stays in the buffers.
+    Never,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     pub mode: Mode,
@@ -146,6 +158,8 @@ pub struct Options {
     pub matching: Matching,
     /// `None`: the editor's own setting.
     pub diagnostics: Option<Diagnostics>,
+    /// `None`: the editor's own setting.
+    pub save: Option<Save>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,8 +232,8 @@ fn choice<T: Copy>(obj: &Map<String, Value>, key: &str, choices: &[(&str, T)], d
     })
 }
 
-const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics"];
-const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics"];
+const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics", "save"];
+const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics", "save"];
 
 pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
     let Value::Object(obj) = value else { return Err(wrong_type("plan", "object", value)) };
@@ -240,6 +254,10 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
                 &[("errors", Diagnostics::Errors), ("warnings", Diagnostics::Warnings), ("off", Diagnostics::Off)],
                 Diagnostics::Errors,
             )?),
+        },
+        save: match obj.get("save") {
+            None => None,
+            Some(_) => Some(choice(obj, "save", &[("clean", Save::Clean), ("all", Save::All), ("never", Save::Never)], Save::Clean)?),
         },
     };
     let files = if obj.contains_key("files") {

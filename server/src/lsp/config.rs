@@ -5,7 +5,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::convert::Encoding;
-use super::diagnostics;
+use super::{diagnostics, save};
+use crate::engine::Save;
 use super::workspace::Workspace;
 
 pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -35,6 +36,11 @@ pub struct Config {
     pub review: Review,
     /// The client answers `multiedit/diagnostics` (initialization option `diagnostics`).
     pub diagnostics: Option<diagnostics::Options>,
+    /// The client saves documents on request: it answers `multiedit/save` (client capability
+    /// `experimental.multiedit.save`).
+    pub save_support: bool,
+    /// Which edited files it is asked to save (initialization option `save`, default `clean`).
+    pub save: Save,
 }
 
 /// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
@@ -87,6 +93,8 @@ impl Default for Config {
             change_annotations: false,
             review: Review::Never,
             diagnostics: None,
+            save_support: false,
+            save: Save::Clean,
         }
     }
 }
@@ -117,6 +125,7 @@ impl Config {
             rename_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("rename"))),
             client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
             change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
+            save_support: flag(&["experimental", "multiedit", "save"]),
             ..Config::default()
         };
 
@@ -138,10 +147,13 @@ impl Config {
                             Ok(d) => config.diagnostics = d,
                             Err(why) => warnings.push(why),
                         },
+                        ("save", Value::String(p)) if save::policy_from_str(p).is_some() => {
+                            config.save = save::policy_from_str(p).unwrap_or(Save::Clean);
+                        }
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
                              (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
-                             (true or false), review (\"never\", \"multiFile\" or \"always\") and diagnostics."
+                             (true or false), review (\"never\", \"multiFile\" or \"always\"), diagnostics and save (\"clean\", \"all\" or \"never\")."
                         )),
                     }
                 }

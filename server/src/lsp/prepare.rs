@@ -16,6 +16,7 @@ use super::config::{Config, Review};
 use super::convert::{self, FileEdit, Then};
 use super::diagnostics::{Edited, Report};
 use super::now_reads::EditorText;
+use super::save;
 use super::session::Session;
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::{disk, formats, paths};
@@ -30,6 +31,9 @@ pub struct PreparedFile {
     pub version: Option<i32>,
     /// The URI its edit addresses (`None`: not edited, or deleted or moved).
     pub uri: Option<String>,
+    /// The URI its document has after the edit: `uri`, or a moved file's new one (`None`: deleted, or
+    /// not changed).
+    pub uri_after: Option<String>,
 }
 
 /// A validated plan: what the engine computed and the WorkspaceEdit that carries it out.
@@ -44,6 +48,8 @@ pub struct Prepared {
     pub agent: Option<String>,
     /// The call's `diagnostics` option (else the client's initialization option holds).
     pub diagnostics: Option<Report>,
+    /// The call's `save` option, else the plan's (else the client's initialization option holds).
+    pub save: Option<engine::Save>,
 }
 
 impl Prepared {
@@ -103,6 +109,8 @@ struct CallOptions {
     agent: Option<String>,
     /// `"diagnostics"`: `"errors"`, `"warnings"` or `"off"`.
     diagnostics: Option<Report>,
+    /// `"save"`: `"clean"`, `"all"` or `"never"`.
+    save: Option<engine::Save>,
 }
 
 /// The command's arguments: the plan, then optionally the call's options `{"review", "agent",
@@ -120,6 +128,7 @@ fn plan_argument(config: &Config, command: &str, arguments: &[Value]) -> Result<
                 match (key.as_str(), value) {
                     ("review", v) if Review::from_value(v).is_some() => call.review = Review::from_value(v),
                     ("diagnostics", v) if Report::from_value(v).is_some() => call.diagnostics = Report::from_value(v),
+                    ("save", Value::String(p)) if save::policy_from_str(p).is_some() => call.save = save::policy_from_str(p),
                     ("agent", Value::String(name)) if !name.trim().is_empty() => {
                         // A name, not a text: one line, and short enough for an undo entry.
                         call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
@@ -128,8 +137,8 @@ fn plan_argument(config: &Config, command: &str, arguments: &[Value]) -> Result<
                         return Err(Refusal::input(format!(
                             "the options of {command} (its second argument) take only \
                              \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
-                             \"errors\", \"warnings\" or \"off\", and \"agent\": the name of who sent the plan; \
-                             got {key}={value}"
+                             \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
+                             the name of who sent the plan; got {key}={value}"
                         )))
                     }
                 }
@@ -209,7 +218,7 @@ pub fn prepare(
             }
         };
         read.push(Read { path, source });
-        files.push(PreparedFile { key, before, version, uri: None });
+        files.push(PreparedFile { key, before, version, uri: None, uri_after: None });
     }
     let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
     let paths_on_disk: Vec<PathBuf> = read.iter().map(|r| r.path.clone()).collect();
@@ -259,8 +268,13 @@ pub fn prepare(
             // The deletion says it all; the engine has checked that the hunks held the whole text.
             file_edit.edits.clear();
         }
-        if matches!(file_edit.then, Then::Keep) {
-            file.uri = Some(file_edit.uri.as_str().to_string());
+        match &file_edit.then {
+            Then::Keep => {
+                file.uri = Some(file_edit.uri.as_str().to_string());
+                file.uri_after = file.uri.clone();
+            }
+            Then::RenameTo(to) => file.uri_after = Some(to.as_str().to_string()),
+            Then::Delete => {}
         }
         if config.change_annotations {
             labels.push(convert::edit_labels(file.before.as_deref(), file_plan, &plan.options, &change.replacements));
@@ -274,7 +288,8 @@ pub fn prepare(
     let edit = convert::annotated_workspace_edit(edits, config.document_changes, annotations);
     // The call's option, else the plan's own field.
     let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
-    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics })
+    let save = call.save.or(plan.options.save);
+    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save })
 }
 
 /// New files and move targets checked as the disk commit checks them (`disk::plan::folder_steps`): never

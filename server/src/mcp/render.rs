@@ -71,7 +71,9 @@ pub fn editor(editor: &str, answer: PlanResult, preview: bool) -> CallToolResult
         };
         // Last, as the agent's next old_string must match these lines.
         let now_reads = answer.now_reads_text.as_ref().map(|t| format!("\n\n{t}")).unwrap_or_default();
-        format!("{message}\n\nApplied in the buffers of {editor}.\n{diagnostics}{now_reads}")
+        // Whether the agent's next step (tests, compiler, git, a file read) sees the edit on disk.
+        let on_disk = answer.on_disk_text.as_ref().map(|t| format!("{t}\n")).unwrap_or_default();
+        format!("{message}\n\nApplied in the buffers of {editor}.\n{on_disk}{diagnostics}{now_reads}")
     };
     result(text, placed(answer, Place::Editor, preview).to_value(), false)
 }
@@ -124,6 +126,10 @@ mod tests {
         let checked = editor("Neovim", read(&with), false);
         assert!(text(&checked).ends_with("Applied in the buffers of Neovim.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&checked));
         assert_eq!(checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"], 1);
+        // Whether the edit is on disk comes before the diagnostics.
+        with["on_disk_text"] = json!("Saved: the edit is on disk.");
+        let saved = editor("Neovim", read(&with), false);
+        assert!(text(&saved).ends_with("Applied in the buffers of Neovim.\nSaved: the edit is on disk.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&saved));
         let s = r.structured_content.unwrap();
         assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
         assert_eq!(s["files"], answer["files"]);

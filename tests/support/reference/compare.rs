@@ -48,6 +48,7 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
             dialect: if plan.claude_code { Dialect::ClaudeCode } else { Dialect::Sequential },
             matching,
             diagnostics: None,
+            save: None,
         },
     }
 }

@@ -20,6 +20,7 @@ use crate::lsp::diagnostics;
 use crate::lsp::now_reads::EditorText;
 use crate::lsp::logging::log;
 use crate::lsp::prepare::Prepared;
+use crate::lsp::save::{self, Saving};
 use crate::lsp::session::Session;
 
 fn not_applied(message: String) -> Failure {
@@ -58,6 +59,9 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         // Asks a client that reports diagnostics for those of the files before the edit.
         let uris: Vec<String> = prepared.files.iter().filter_map(|f| f.uri.clone()).collect();
         let watch = diagnostics::Watch::start(client, config.diagnostics, prepared.diagnostics, uris).await;
+        // Which documents hold unsaved changes of the user's, asked before the edit makes them all dirty.
+        let open: Vec<String> = prepared.files.iter().filter(|f| f.version.is_some()).filter_map(|f| f.uri.clone()).collect();
+        let saving = Saving::start(client, config.save_support, prepared.save.unwrap_or(config.save), open).await;
         let params = ApplyWorkspaceEditParams { label: Some(prepared.label()), edit: prepared.edit.clone() };
         let timeout = config.apply_edit_timeout;
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
@@ -68,10 +72,15 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
             Ok(Ok(response)) if response.applied => {
                 // The next plan in line must see this one's result: wait (briefly) for its didChange.
                 moved_on(session, &prepared, &mut changes, true, SETTLE).await;
+                let mut result = result_json(&prepared);
+                // Saved before the next plan goes on, so that it is checked against the saved text (a save
+                // participant may have changed it), and before `now_reads`, so that it reports that text.
+                let name = config.client_name.as_deref().unwrap_or("the editor");
+                let targets = save::targets(prepared.each().enumerate().map(|(i, (change, file))| (i, change, file.uri_after.clone())));
+                saving.finish(&session.documents, client, name, config.workspace.folders(), &targets, &mut result).await;
                 let editor = editor_texts(session, &prepared);
                 // The next plan may go on while this one waits for the language servers.
                 drop(turn);
-                let mut result = result_json(&prepared);
                 if rechecks > 0 {
                     result.rechecked = Some(rechecks);
                 }

@@ -1,0 +1,81 @@
+//! What multiedit adds to LSP, typed: its requests to the editor and their answers. The extension's
+//! mirror is `extension-vscode/src/lsp_ext.ts`, under the same names; docs/protocol.md says what each
+//! means.
+
+use serde::{Deserialize, Serialize};
+use tower_lsp_server::ls_types::request::Request;
+
+/// `multiedit/save`, from the server to an editor that announced it (client capability
+/// `experimental.multiedit.save: true`): which documents hold changes the disk lacks, before the edit;
+/// and, once the editor applied it, saving the edited documents, each only while it is still at the
+/// version the edit left it at. LSP has no request to save a document, so multiedit defines one.
+pub enum SaveRequest {}
+
+impl Request for SaveRequest {
+    type Params = SaveParams;
+    type Result = SaveAnswer;
+    const METHOD: &'static str = "multiedit/save";
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "camelCase")]
+pub enum SaveParams {
+    /// Just before `workspace/applyEdit`: which of `uris` have unsaved changes in the editor.
+    #[serde(rename_all = "camelCase")]
+    Before { uris: Vec<String> },
+    /// Once the editor applied the edit: save each of `files` (as `:write` or File > Save would, save
+    /// participants included) if it is still at `version`; give up waiting on a save after `timeout_ms`.
+    #[serde(rename_all = "camelCase")]
+    After { files: Vec<SaveFile>, timeout_ms: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SaveFile {
+    pub uri: String,
+    /// The document's version once the edit was applied (`null`: the server has not seen the document:
+    /// the editor saves it if it holds it).
+    pub version: Option<i32>,
+}
+
+/// The answer to either phase: `unsaved` to `before`, `files` to `after`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveAnswer {
+    /// Phase `before`: the URIs whose documents have changes the disk lacks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsaved: Vec<String>,
+    /// Phase `after`: what became of each file, in any order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<SavedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedFile {
+    pub uri: String,
+    pub status: SaveStatus,
+    /// The document's version once saved (a save participant, such as format on save, may have
+    /// changed it): the server waits for that text before it reports what the file now reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
+    /// The editor's own words when the save failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SaveStatus {
+    /// On disk, with the edit (and whatever save participants made of it).
+    Saved,
+    /// The document moved past the edit's version (the user typed): not saved.
+    Changed,
+    /// The editor no longer holds the document.
+    Closed,
+    /// The file cannot be written (read-only).
+    ReadOnly,
+    /// The save failed (a full disk, the disk's copy newer, a save declined).
+    Failed,
+    /// Still saving at `timeout_ms`: whether it will reach the disk is not known yet.
+    Running,
+}
