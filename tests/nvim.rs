@@ -150,3 +150,77 @@ fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
     assert_eq!(r["plain"]["text"], "No diagnostics for notes.txt: no language server checks it.");
     assert!(r["plain"]["ms"].as_f64().unwrap() < 2000.0, "not waited for: {} ms", r["plain"]["ms"]);
 }
+
+const SAVE_SCRIPT: &str = r#"
+local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
+  os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
+local results = {}
+
+local ok, err = pcall(function()
+  vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
+  local save = require('multiedit.save')
+  local clean = root .. '/clean.txt'
+  vim.cmd('edit ' .. vim.fn.fnameescape(clean))
+  local cbuf = vim.api.nvim_get_current_buf()
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  -- The user's unsaved change.
+  vim.api.nvim_buf_set_lines(buf, 0, 1, false, { 'mine, unsaved' })
+
+  local initialized = false
+  local id = vim.lsp.start_client({
+    name = 'multiedit',
+    cmd = { bin, 'lsp' },
+    root_dir = root,
+    capabilities = save.capabilities(),
+    handlers = { ['multiedit/save'] = save.handler },
+    on_init = function() initialized = true end,
+  })
+  vim.lsp.buf_attach_client(buf, id)
+  vim.lsp.buf_attach_client(cbuf, id)
+  assert(vim.wait(15000, function() return initialized end, 20), 'multiedit did not initialize')
+  local client = vim.lsp.get_client_by_id(id)
+  local done, e, r = false, nil, nil
+  local plan = { files = {
+    { file_path = clean, edits = { { old_string = 'clean', new_string = 'CLEAN' } } },
+    { file_path = file, edits = { { old_string = 'second', new_string = 'SECOND' } } },
+  } }
+  client.request('workspace/executeCommand', { command = 'multiedit.apply', arguments = { plan } },
+    function(er, res) e, r, done = er, res, true end, buf)
+  assert(vim.wait(30000, function() return done end, 10), 'no answer to multiedit.apply')
+  assert(not e, e and e.message)
+  results.on_disk = { r.files[1].on_disk, r.files[2].on_disk }
+  results.text = r.on_disk_text
+  results.clean_modified = vim.bo[cbuf].modified
+  results.modified = vim.bo[buf].modified
+  results.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  vim.lsp.stop_client(id)
+end)
+"#;
+
+/// Neovim saves the buffer that had nothing unsaved (with `:write`), leaves the one with the user's
+/// unsaved change alone, and the result says which edit is on disk.
+#[test]
+fn neovim_saves_the_clean_buffer_and_not_the_users_unsaved_one() {
+    if !nvim_support::available("neovim_saves_the_clean_buffer_and_not_the_users_unsaved_one") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("mine.txt");
+    std::fs::write(&file, "first\nsecond\n").unwrap();
+    std::fs::write(root.join("clean.txt"), "clean text\n").unwrap();
+    let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
+    let r = nvim_support::run(&root, &format!("{SAVE_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
+    assert_eq!(r["on_disk"], serde_json::json!(["saved", "user_changes"]));
+    assert_eq!(std::fs::read_to_string(root.join("clean.txt")).unwrap(), "CLEAN text\n", ":write put the edit on disk");
+    assert_eq!(r["clean_modified"], false);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "first\nsecond\n", "the user's unsaved text is not written");
+    assert_eq!(nvim_support::strings(&r["lines"]), ["mine, unsaved", "SECOND"]);
+    assert_eq!(r["modified"], true);
+    assert_eq!(
+        r["text"],
+        "Saved: clean.txt.\nmine.txt has unsaved changes of the user's in the editor, so this edit is not on disk yet: tests, \
+         compilers and git will not see it until the file is saved."
+    );
+}

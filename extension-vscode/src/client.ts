@@ -7,9 +7,10 @@ import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOpt
 import { affectsServer, formatEdits, reviewPolicy, serverSettings } from './config';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { formatTouched } from './formatHost';
-import { DIAGNOSTICS_METHOD, PlanResult } from './lsp_ext';
+import { DIAGNOSTICS_METHOD, PlanResult, SAVE_METHOD, SaveParams } from './lsp_ext';
 import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
 import { isPlanResult } from './render';
+import { SaveHost } from './saveHost';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 import { LspWorkspaceEdit } from './workspaceEdit';
 
@@ -48,6 +49,8 @@ export class MultiEditClient implements vscode.Disposable {
   readonly onDidApplyEdit = this.appliedEmitter.event;
   /** Answers the server's multiedit/diagnostics. */
   private readonly diagnostics: DiagnosticsHost;
+  /** Answers the server's multiedit/save. */
+  private readonly saves: SaveHost;
 
   private setState(state: ServerState): void {
     this.serverState = state;
@@ -59,6 +62,7 @@ export class MultiEditClient implements vscode.Disposable {
     readonly log: vscode.LogOutputChannel,
   ) {
     this.diagnostics = new DiagnosticsHost(log);
+    this.saves = new SaveHost(log);
     this.disposables.push(
       this.diagnostics,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -163,6 +167,8 @@ export class MultiEditClient implements vscode.Disposable {
         applyEditTimeoutMs: 30 * 60 * 1000,
         // What an applied plan did to the diagnostics of the edited files, answered by this.diagnostics.
         diagnostics: settings.diagnostics,
+        // Which edited files are saved once a plan is applied, answered by this.saves.
+        save: settings.save,
       },
       middleware: {
         workspace: {
@@ -191,6 +197,16 @@ export class MultiEditClient implements vscode.Disposable {
     };
     const client = new LanguageClient('multiedit', 'MultiEdit', serverOptions, clientOptions);
     client.onRequest(DIAGNOSTICS_METHOD, (params) => this.diagnostics.handle(params));
+    client.onRequest(SAVE_METHOD, (params: SaveParams) => this.saves.handle(params));
+    // LSP has no request to save a document: multiedit's is announced as an experimental capability.
+    client.registerFeature({
+      fillClientCapabilities: (capabilities) => {
+        capabilities.experimental = { ...(capabilities.experimental as object | undefined), multiedit: { save: true } };
+      },
+      initialize: () => undefined,
+      getState: () => ({ kind: 'static' }),
+      clear: () => undefined,
+    });
     try {
       await client.start();
     } catch (err) {

@@ -1,6 +1,6 @@
 // Every `multiedit.*` setting, read in one place (package.json's `contributes.configuration` lists them).
 import * as vscode from 'vscode';
-import { DiagnosticsReport, ReviewPolicy } from './lsp_ext';
+import { DiagnosticsReport, ReviewPolicy, SavePolicy } from './lsp_ext';
 import { PrepareOptions } from './plan';
 
 function section(): vscode.WorkspaceConfiguration {
@@ -8,7 +8,7 @@ function section(): vscode.WorkspaceConfiguration {
 }
 
 /** Settings whose change restarts the server (they are its command line or initialization options). */
-const SERVER_SETTINGS = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics'];
+const SERVER_SETTINGS = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics', 'multiedit.save'];
 
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
   return SERVER_SETTINGS.some((s) => e.affectsConfiguration(s));
@@ -49,6 +49,7 @@ export function serverSettings() {
     bridge: c.get<boolean>('bridge') !== false,
     review: c.get<string>('review') ?? 'multiFile',
     diagnostics: diagnosticsOption(c),
+    save: c.get<SavePolicy>('save') ?? 'clean',
   };
 }
 

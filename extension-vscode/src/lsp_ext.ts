@@ -7,6 +7,9 @@ export const SERVER_PREVIEW = 'multiedit.preview';
 
 export type ReviewPolicy = 'never' | 'multiFile' | 'always';
 
+/** Which edited files the editor saves once a plan is applied (initialization option, call option, plan field `save`). */
+export type SavePolicy = 'clean' | 'all' | 'never';
+
 export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
 
 /** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
@@ -31,7 +34,12 @@ export interface FileResult {
   /** Edits matched by `match: tolerant`, with how. */
   tiers?: { edit_index: number; tier: string }[];
   version?: number | null;
+  /** Through an editor: whether the file's edit is on disk (`multiedit/save`). */
+  on_disk?: OnDisk;
 }
+
+/** Whether an edit the editor applied is on disk, where tests, compilers and git look. */
+export type OnDisk = 'saved' | 'user_changes' | 'changed_since' | 'save_off' | 'no_save_support' | 'read_only' | 'save_failed' | 'save_running';
 
 export interface PlanResult {
   ok: boolean;
@@ -48,6 +56,8 @@ export interface PlanResult {
   now_reads?: EditedLines[];
   /** The same in the words every front end gives a model (server/src/result.rs). */
   now_reads_text?: string;
+  /** Whether each file's edit is on disk, in the words a model reads. */
+  on_disk_text?: string;
 }
 
 /** Lines of a file as the editor has them after the edit (the server's `now_reads`; docs/protocol.md). */
@@ -102,3 +112,36 @@ export interface AfterAnswer {
   publishedMs?: number;
 }
 
+
+// ---- multiedit/save, a request from the server to an editor that announces
+// `experimental.multiedit.save` (server/src/lsp/ext.rs)
+
+export const SAVE_METHOD = 'multiedit/save';
+
+export type SaveParams =
+  /** Just before the edit: which of `uris` have unsaved changes. */
+  | { phase: 'before'; uris: string[] }
+  /** Once the edit is applied: save each file still at `version`; give up waiting after `timeoutMs`. */
+  | { phase: 'after'; files: SaveFile[]; timeoutMs: number };
+
+export interface SaveFile {
+  uri: string;
+  /** The version the edit left the document at; null: the server has not seen it. */
+  version: number | null;
+}
+
+export type SaveStatus = 'saved' | 'changed' | 'closed' | 'readOnly' | 'failed' | 'running';
+
+export interface SavedFile {
+  uri: string;
+  status: SaveStatus;
+  /** The version once saved (a save participant may have changed the text). */
+  version?: number;
+  /** The editor's words when the save failed. */
+  message?: string;
+}
+
+export interface SaveAnswer {
+  unsaved?: string[];
+  files?: SavedFile[];
+}

@@ -1,15 +1,15 @@
 // The palette's preview: the changes as a diff (read-only documents of a private scheme), then
 // "Apply" or "Cancel".
-import { PREVIEW_SCHEME, PreviewContent } from './previewContent';
-import * as path from 'node:path';
-import * as vscode from 'vscode';
 import { applyPlan, notifyRefusal, notifyResult, PlanSource } from './apply';
 import type { Ctx } from './ctx';
 import { PlanResult } from './lsp_ext';
 import { EditRequest, isPatchRequest } from './plan';
+import { PREVIEW_SCHEME, PreviewContent } from './previewContent';
 import { planTitle } from './render';
 import { uriOf } from './util';
 import { applyTextEdits, LspWorkspaceEdit, workspaceEditFiles } from './workspaceEdit';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
 
 async function closePreviewTabs(): Promise<void> {
   const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);

@@ -171,6 +171,8 @@ export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refus
     const r = outcome.result;
     let text = r.message.trim();
     if (!r.ok && !/^error/i.test(text)) text = `Error: ${text}`;
+    // Whether the agent's next step (tests, compiler, git) will see the edit on disk.
+    if (r.on_disk_text) text += `\n\n${r.on_disk_text}`;
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     // Last, as the agent's next old_string must match these lines.
     if (r.now_reads_text) text += `\n\n${r.now_reads_text}`;

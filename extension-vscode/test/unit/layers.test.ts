@@ -13,7 +13,7 @@ const LAYERS: [string, string[]][] = [
   ['commands and tools', ['commands', 'tools', 'preview', 'testCommands', 'agents', 'mcp']],
   ['flows', ['apply', 'changes']],
   ['context', ['ctx']],
-  ['client', ['client', 'diagnosticsHost', 'formatHost']],
+  ['client', ['client', 'diagnosticsHost', 'formatHost', 'saveHost']],
   ['editor helpers', ['config', 'util', 'highlight', 'previewContent']],
   ['protocol and pure logic', ['lsp_ext', 'plan', 'render', 'workspaceEdit', 'locate', 'formatting', 'diagnostics', 'status', 'serverPath', 'assist']],
 ];
