@@ -24,7 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use lsp_support::{Answer, Editor, Options};
-use multiedit::bridge::{route, Routed};
+use multiedit::bridge::{route, Intent, Routed};
 use multiedit::engine::{self, Kind, Refusal};
 use serde_json::{json, Value};
 
@@ -88,7 +88,7 @@ fn plan(path: &Path, old: &str, new: &str) -> Value {
 
 fn route_now(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(route(plan, files, preview, None))
+    rt.block_on(route(plan, files, if preview { Intent::Preview } else { Intent::Apply }, None))
 }
 
 /// Calls `route` on another thread while `ed` acts as the editor, answering with `answer`.
@@ -97,6 +97,18 @@ fn route_via(ed: &mut Editor, plan: &Value, files: &[PathBuf], preview: bool, an
     let (plan, files) = (plan.clone(), files.to_vec());
     std::thread::spawn(move || tx.send(route_now(&plan, &files, preview)));
     ed.serve_until(answer, |_| rx.try_recv().ok())
+}
+
+/// Calls an MCP tool as an agent does (the official Python SDK, `vars` its environment) on another thread
+/// while `ed` acts as the editor; the tool's result.
+fn tool_via(ed: &mut Editor, python: &Path, tool: &'static str, args: &Value, vars: &[(&'static str, &'static str)]) -> Value {
+    let (tx, rx) = mpsc::channel();
+    let (python, args, vars) = (python.to_path_buf(), args.clone(), vars.to_vec());
+    std::thread::spawn(move || {
+        let vars: Vec<(&str, &Path)> = vars.iter().map(|(k, v)| (*k, Path::new(v))).collect();
+        tx.send(mcp_support::call(&python, tool, &args, &vars))
+    });
+    ed.serve_until(Answer::Apply, |_| rx.try_recv().ok())
 }
 
 /// Calls the MCP tool `multiedit` as an agent does (the official Python SDK, `vars` its environment) on
@@ -233,7 +245,13 @@ fn refusals_come_back_exactly() {
     let p = plan(&a, "    two", "three");
     let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
     let engine_refusal = engine::apply_plan(&engine::plan_from_value(&p).unwrap(), &[Some("one\n\ttwo\n")]).unwrap_err();
-    assert_eq!(refusal, engine_refusal.in_file(&a.display().to_string()));
+    // The buffer is not the disk's text, so the hint also says so, and how to read what the editor has.
+    let hint = format!(
+        "{}\nThe editor holds unsaved changes to this file that the disk lacks, and the plan was checked against the editor's \
+         text: read it as the editor has it (the multiedit_read tool) before writing old_string.",
+        engine_refusal.hint.clone().unwrap()
+    );
+    assert_eq!(refusal, engine_refusal.in_file(&a.display().to_string()).with_hint(Some(hint)));
     assert_eq!(refusal.kind, Kind::NotFound);
     assert!(refusal.hint.as_deref().is_some_and(|h| h.contains("line 2")), "{refusal:?}");
     let direct = ed.apply(p).unwrap_err();
@@ -279,7 +297,7 @@ fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
     let socket = PathBuf::from(entry["socket"].as_str().unwrap());
     let p = plan(&a, "alpha", "beta");
 
-    let wrong = format!("{}\n", json!({"token": "0".repeat(64), "plan": p, "preview": false}));
+    let wrong = format!("{}\n", json!({"token": "0".repeat(64), "plan": p, "intent": "apply"}));
     let answer: Value = serde_json::from_str(&raw(&socket, wrong.as_bytes(), false)).unwrap();
     assert_eq!(answer, json!({"ok": false, "error": "wrong token"}));
     // Logged to the editor as a warning (stderr carries only failures that cannot reach the editor).
@@ -289,15 +307,18 @@ fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
         (&b"not json\n"[..], "malformed request"),
         (b"{}\n", "missing field"),
         (b"[1, 2]\n", "malformed request"),
-        (br#"{"token": "x", "plan": {}, "preview": false, "previw": true}"#, "cut short"),
+        (br#"{"token": "x", "plan": {}, "intent": "apply", "intnet": "read"}"#, "cut short"),
     ] {
         let answer: Value = serde_json::from_str(&raw(&socket, bytes, true)).unwrap();
         assert_eq!(answer["ok"], false, "{answer}");
         assert!(answer["error"].as_str().unwrap().contains(expect), "{answer} for {:?}", String::from_utf8_lossy(bytes));
     }
-    let typo = format!("{}\n", json!({"token": entry["token"], "plan": p, "previw": true}));
+    let typo = format!("{}\n", json!({"token": entry["token"], "plan": p, "intnet": "preview"}));
     let answer: Value = serde_json::from_str(&raw(&socket, typo.as_bytes(), true)).unwrap();
-    assert!(answer["error"].as_str().unwrap().contains("unknown field `previw`"), "a misspelt preview must not apply: {answer}");
+    assert!(answer["error"].as_str().unwrap().contains("unknown field `intnet`"), "a misspelt intent must not apply: {answer}");
+    let unknown = format!("{}\n", json!({"token": entry["token"], "plan": p, "intent": "delete"}));
+    let answer: Value = serde_json::from_str(&raw(&socket, unknown.as_bytes(), true)).unwrap();
+    assert!(answer["error"].as_str().unwrap().contains("unknown variant `delete`"), "an unknown intent is refused: {answer}");
     // A line over the limit is refused after the limit, not read whole.
     let mut big = vec![b' '; 65 << 20];
     big.push(b'\n');
@@ -483,7 +504,7 @@ fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
                 warm_rss = rss_kib(pid);
             }
             let p = plan(&path, &format!("value = {i}\n"), &format!("value = {}\n", i + 1));
-            let r = rt.block_on(route(&p, std::slice::from_ref(&path), false, None));
+            let r = rt.block_on(route(&p, std::slice::from_ref(&path), Intent::Apply, None));
             let ok = matches!(r, Routed::Editor { .. });
             if tx.send((ok, format!("{r:?}"))).is_err() || !ok {
                 return;
@@ -646,6 +667,8 @@ fn an_agent_gets_the_edited_lines_as_the_editors_formatter_left_them() {
         answer["text"],
         format!(
             "Applied 1 edit to {a}:\n1. Replaced \"limit=10\" with \"limit=20; floor=1\"\n\nApplied in the buffers of {editor}.\n\
+             a.txt was not saved: multiedit test editor cannot save a file on request (it does not answer multiedit/save), so \
+             this edit is in its buffer only, not on disk: tests, compilers and git will not see it until the file is saved.\n\
              No diagnostics: the editor does not report them to multiedit.\n\nThe editor changed the edited lines after the edit \
              (its formatter, or a review). They now read (match these in your next old_string):\n{a}, lines 1-2:\nlimit = 20;\nfloor = 1",
             a = a.display()
@@ -805,4 +828,44 @@ fn a_path_through_a_missing_folder_is_routed_nowhere_and_refused_by_the_editor()
     assert!(refusal.message.contains("does not exist, and the `..` after it cannot be resolved"), "{refusal:?}");
     assert!(ed.edits_seen.is_empty());
     assert!(!root.join("planted.txt").exists() && !env.ws.join("missing").exists());
+}
+
+/// `multiedit_read` through the official MCP SDK gives an agent the file as the editor holds it, its
+/// unsaved text included, numbered as `cat -n` numbers lines, and says the disk is older; a refusal of a
+/// plan written from the disk's text names the tool.
+#[test]
+fn an_agent_reads_the_editors_unsaved_text_and_is_told_the_disk_is_older() {
+    let test = "an_agent_reads_the_editors_unsaved_text_and_is_told_the_disk_is_older";
+    let Some(python) = mcp_support::python(test) else { return };
+    let env = setup();
+    let buffer = "fn main() {\n    let typed = 1;\n}\n";
+    let (mut ed, a) = env.with_open("fn main() {\n    let old = 1;\n}\n", buffer);
+    let answer = tool_via(&mut ed, &python, "multiedit_read", &json!({"file_path": a}), &[]);
+    assert_eq!(answer["is_error"], false, "{answer}");
+    let editor = format!("multiedit test editor (multiedit lsp pid {})", ed.pid());
+    let sha = answer["structured"]["files"][0]["sha256"].as_str().unwrap().to_string();
+    assert_eq!(sha.len(), 64);
+    assert_eq!(
+        answer["text"],
+        format!(
+            "{} (as {editor} holds it, with changes that are not saved: the disk has an older text; 3 lines; sha256 {sha})\n     1\tfn main() {{\n     2\t    let typed = 1;\n     3\t}}\n",
+            a.display()
+        )
+    );
+    assert_eq!(answer["structured"]["files"][0]["source"], "editor");
+    assert_eq!(answer["structured"]["files"][0]["differs_from_disk"], true);
+
+    // A plan written from the disk's text: refused, and the hint says why and what to read.
+    let refused = tool_via(&mut ed, &python, "multiedit", &plan(&a, "let old = 1;", "let new = 1;"), &[]);
+    assert_eq!(refused["is_error"], true);
+    let hint = refused["structured"]["hint"].as_str().unwrap();
+    assert!(
+        hint.ends_with(
+            "The editor holds unsaved changes to this file that the disk lacks, and the plan was checked against the editor's \
+             text: read it as the editor has it (the multiedit_read tool) before writing old_string."
+        ),
+        "{hint}"
+    );
+    assert_eq!(ed.text(&a), buffer, "nothing changed");
+    assert!(ed.edits_seen.is_empty());
 }

@@ -202,7 +202,7 @@ fn bridge_round_trip(bencher: divan::Bencher) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     bencher.bench_local(|| {
-        let routed = runtime.block_on(multiedit::bridge::route(&plan, &files, false, None));
+        let routed = runtime.block_on(multiedit::bridge::route(&plan, &files, multiedit::bridge::Intent::Apply, None));
         assert!(matches!(routed, multiedit::bridge::Routed::Editor { .. }), "{routed:?}");
     });
 }

@@ -142,6 +142,14 @@ impl Folders {
         })
     }
 
+    /// `confine` for a file to be read (`multiedit_read`).
+    pub fn confine_read(&self, name: &str, path: &Path, what: &str, opt_out: &str) -> Result<(), Refusal> {
+        self.check(path).map_err(|outside| {
+            let why = outside.describe(path, what);
+            Refusal::new(Kind::OutsideWorkspace, format!("Cannot read {name}: {why}. Nothing was read. {opt_out}")).in_file(name)
+        })
+    }
+
     /// `confine` for every path a plan touches: its files and where it moves them.
     pub fn confine_plan(&self, plan: &Plan, what: &str, opt_out: &str) -> Result<(), Refusal> {
         for f in &plan.files {

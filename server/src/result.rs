@@ -75,6 +75,24 @@ pub struct PlanResult {
     pub on_disk_text: Option<String>,
 }
 
+/// `multiedit.read` (and the bridge's `read`): files as the user sees them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadResult {
+    pub files: Vec<ReadFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadFile {
+    pub file_path: String,
+    /// The editor's buffer, unsaved changes included; else the file on disk.
+    pub text: String,
+    /// Where `text` came from.
+    pub source: Place,
+    /// The editor's text is not the disk's: it holds changes that are not saved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub differs_from_disk: bool,
+}
+
 /// Where an MCP call ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 BINARY, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 SCHEMA = json.load(open(SCHEMA_PATH))
 PATCH_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "patch.schema.json")))
+READ_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "read.schema.json")))
 # Started in WORK, as an agent starts it in its project: `multiedit mcp` edits only inside that folder.
 SERVER = StdioServerParameters(command=BINARY, args=["mcp"], cwd=WORK)
 
@@ -65,10 +66,14 @@ def expect(cond, what, got):
         raise AssertionError(f"{what}; got:\n{got!r}")
 
 
-@case("tools/list: the three tools, the canonical schemas, annotations")
+@case("tools/list: the four tools, the canonical schemas, annotations")
 async def tools_list(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview"], "the three tools", sorted(tools))
+    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read"], "the four tools", sorted(tools))
+    read_tool = tools.pop("multiedit_read")
+    expect(read_tool.input_schema == READ_SCHEMA, "multiedit_read's inputSchema equals server/schema/read.schema.json", read_tool.input_schema)
+    expect(read_tool.annotations.read_only_hint is True and read_tool.annotations.destructive_hint is False, "multiedit_read: read-only", read_tool.annotations)
+    expect("unsaved" in read_tool.description and "cat -n" in read_tool.description, "it says what it reads and how lines are numbered", read_tool.description)
     patch = tools.pop("multiedit_patch")
     expect(patch.input_schema == PATCH_SCHEMA, "multiedit_patch's inputSchema equals server/schema/patch.schema.json", patch.input_schema)
     expect("unified diff" in patch.description and "SEARCH/REPLACE" in patch.description, "it names the formats", patch.description)
@@ -216,6 +221,29 @@ async def invalid_arguments(client):
     expect(read(path) == b"keep\n", "unchanged", read(path))
 
 
+@case("multiedit_read on disk: numbered lines, a part of the file, the hash; a path outside refused")
+async def read_on_disk(client):
+    path = write("read.txt", "one\ntwo\nthree\n")
+    r = await client.call_tool("multiedit_read", {"file_path": path})
+    text = text_of(r)
+    expect(not r.is_error, "not an error", text)
+    import hashlib
+    sha = hashlib.sha256(b"one\ntwo\nthree\n").hexdigest()
+    expect(text == f"{path} (from disk (no editor holds it); 3 lines; sha256 {sha})\n     1\tone\n     2\ttwo\n     3\tthree\n",
+           "the header, then the lines as cat -n numbers them", text)
+    s = r.structured_content
+    expect(s["files"] == [{"file_path": path, "source": "disk", "differs_from_disk": False, "sha256": sha,
+                           "total_lines": 3, "first_line": 1, "last_line": 3}], "structured: per file", s)
+    r = await client.call_tool("multiedit_read", {"file_path": path, "offset": 2, "limit": 1})
+    expect(text_of(r).endswith(f"lines 2-2 of 3; read on with offset 3; sha256 {sha})\n     2\ttwo\n"), "a part: from offset, limit lines", text_of(r))
+    outside = os.path.join(os.path.dirname(WORK.rstrip("/")), "elsewhere.txt")
+    r = await client.call_tool("multiedit_read", {"file_path": outside})
+    expect(r.is_error and text_of(r).startswith(f"Cannot read {outside}: it lies outside the folders this MCP server may read ("),
+           "a file outside the folder it was started in is refused", text_of(r))
+    r = await client.call_tool("multiedit_read", {"file_path": os.path.join(WORK, "nope.txt")})
+    expect(r.is_error and text_of(r) == f"File does not exist: {os.path.join(WORK, 'nope.txt')}. Nothing was read.", "a missing file", text_of(r))
+
+
 @case("unknown tool: a JSON-RPC error")
 async def unknown_tool(client):
     try:
@@ -226,7 +254,7 @@ async def unknown_tool(client):
     raise AssertionError(f"expected a JSON-RPC error, got a result: {r}")
 
 
-CASES = [tools_list, apply_on_disk, patch_on_disk, preview, refusal, multi_file, invalid_arguments, unknown_tool]
+CASES = [tools_list, apply_on_disk, patch_on_disk, preview, refusal, multi_file, invalid_arguments, read_on_disk, unknown_tool]
 
 
 async def timed_first_answer(connect):

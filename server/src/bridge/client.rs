@@ -12,13 +12,13 @@ use tokio::net::UnixStream;
 use tokio::time::timeout;
 
 use super::registry::{self, Entry};
-use super::wire::{self, Answer, Request};
+use super::wire::{self, Answer, Intent, Request};
 use super::Routed;
 use crate::engine::{Kind, Refusal};
-use crate::result::PlanResult;
+use crate::result::{PlanResult, ReadResult};
 use crate::paths::{real_path, Folders};
 
-pub async fn route(plan: &Value, files: &[PathBuf], preview: bool, agent: Option<&str>) -> Routed {
+pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Option<&str>) -> Routed {
     let no_editor = |reason: String| Routed::NoEditor { reason };
     if files.is_empty() {
         return no_editor("the plan names no file, so no editor can be chosen".into());
@@ -42,7 +42,7 @@ pub async fn route(plan: &Value, files: &[PathBuf], preview: bool, agent: Option
     // The editor the user worked in last is the one they are looking at.
     candidates.sort_by_key(|e| Reverse(e.last_active_ms));
     for entry in &candidates {
-        match offer(&dir, entry, plan, preview, agent).await {
+        match offer(&dir, entry, plan, intent, agent).await {
             Ok(routed) => return routed,
             Err(note) => notes.push(note),
         }
@@ -122,7 +122,7 @@ async fn read_answer(read: OwnedReadHalf, wait: Duration) -> Result<Answer, Stri
 /// Hands the plan to one editor. `Err` (a note for the reason) only when the editor is gone, so the
 /// next editor may be tried; an editor that is there but does not take the plan is `busy`; once the
 /// request is out, whatever happens is this editor's answer.
-async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool, agent: Option<&str>) -> Result<Routed, String> {
+async fn offer(dir: &Path, entry: &Entry, plan: &Value, intent: Intent, agent: Option<&str>) -> Result<Routed, String> {
     let pid = entry.pid;
     let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
     let send = send_timeout();
@@ -139,7 +139,7 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool, agent: Op
         Err(_) => return Ok(busy(&editor, format!("its server did not take the connection within {} ms", send.as_millis()))),
     };
     let (read, mut write) = stream.into_split();
-    let request = wire::line(&Request { token: entry.token.clone(), plan: plan.clone(), preview, agent: agent.map(String::from) });
+    let request = wire::line(&Request { token: entry.token.clone(), plan: plan.clone(), intent, agent: agent.map(String::from) });
     // The line break is the request's last byte and the server acts only on a whole line, so a write
     // that failed or timed out delivered nothing the server would carry out.
     match timeout(send, write.write_all(&request)).await {
@@ -168,6 +168,10 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, preview: bool, agent: Op
     };
     let wait = Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN;
     Ok(match read_answer(read, wait).await {
+        Ok(Answer::Result(result)) if intent == Intent::Read => match serde_json::from_value::<ReadResult>(result) {
+            Ok(read) => Routed::Read { editor, read },
+            Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
+        },
         Ok(Answer::Result(result)) => match serde_json::from_value::<PlanResult>(result) {
             Ok(result) => Routed::Editor { editor, result },
             Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),

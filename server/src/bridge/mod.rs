@@ -27,10 +27,23 @@ pub mod wire;
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::Refusal;
-use crate::result::PlanResult;
+use crate::result::{PlanResult, ReadResult};
+
+/// What the caller wants done with a request's plan: which of the editor's own commands it runs as
+/// (`multiedit.apply`, `multiedit.preview`, `multiedit.read`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Intent {
+    #[default]
+    Apply,
+    Preview,
+    /// The files as the editor holds them; nothing changes.
+    Read,
+}
 
 /// What became of a plan offered to the editors.
 #[derive(Debug)]
@@ -38,6 +51,8 @@ pub enum Routed {
     /// The editor's server applied the plan (or, for a preview, validated it): `result` is the object
     /// `multiedit.apply` (or `multiedit.preview`) answers with, read back.
     Editor { editor: String, result: PlanResult },
+    /// The editor's server read the files (`Intent::Read`) as the editor holds them.
+    Read { editor: String, read: ReadResult },
     /// The editor's server refused the plan; nothing was changed.
     Refused { editor: String, refusal: Refusal },
     /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words
@@ -57,12 +72,12 @@ pub const UNSUPPORTED: &str =
 /// `Refused` with kind `busy`. `editor` in the answer is the editor's name and its server's pid. After
 /// the plan was sent, a lost connection or a timeout is `Refused` with kind `not_applied` saying that
 /// the outcome is unknown.
-pub async fn route(plan: &Value, files: &[PathBuf], preview: bool, agent: Option<&str>) -> Routed {
+pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Option<&str>) -> Routed {
     #[cfg(unix)]
-    return client::route(plan, files, preview, agent).await;
+    return client::route(plan, files, intent, agent).await;
     #[cfg(not(unix))]
     {
-        let _ = (plan, files, preview, agent);
+        let _ = (plan, files, intent, agent);
         Routed::NoEditor { reason: UNSUPPORTED.into() }
     }
 }

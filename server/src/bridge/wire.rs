@@ -3,8 +3,8 @@
 //! line break inside one) ending with `\n`.
 //!
 //! ```text
-//! → {"token": "…", "plan": {…}, "preview": false, "agent": "Claude Code"}
-//! ← {"ok": true, "result": {…}}                      the result multiedit.apply / multiedit.preview answers
+//! → {"token": "…", "plan": {…}, "intent": "apply", "agent": "Claude Code"}   intent: apply, preview or read
+//! ← {"ok": true, "result": {…}}                      the result multiedit.apply / .preview / .read answers
 //! ← {"ok": false, "refusal": {"kind", "message", …}}  the refusal multiedit.apply answers (its error data)
 //! ← {"ok": false, "error": "…"}                       the request was not taken: wrong token, malformed, …
 //! ```
@@ -17,6 +17,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
+
+pub use super::Intent;
 
 /// The largest request the server reads: plans are text an agent wrote, far smaller than this.
 pub const MAX_REQUEST: usize = 64 << 20;
@@ -37,7 +39,7 @@ pub struct Request {
     pub token: String,
     pub plan: Value,
     #[serde(default)]
-    pub preview: bool,
+    pub intent: Intent,
     /// Who sent the plan (the MCP client's name), for the edit's label in the editor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,

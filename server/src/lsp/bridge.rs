@@ -17,13 +17,14 @@ use tower_lsp_server::Client;
 
 use super::config::Config;
 use crate::bridge::wire::Answer;
+use crate::bridge::Intent;
 
 #[cfg(unix)]
 pub use unix::Running;
 
 /// A plan from outside the editor, for the server to run as the editor's own command.
 pub struct Handoff {
-    pub preview: bool,
+    pub intent: Intent,
     /// The command's arguments: the plan, and the sender's name as the `agent` option.
     pub arguments: Vec<Value>,
     /// Who sent it, for the log ("process 1234").
@@ -263,7 +264,7 @@ mod unix {
             Ok(r) => r,
             Err(e) => {
                 return Answer::Error(format!(
-                    "malformed request ({e}): expected one line {{\"token\": string, \"plan\": object, \"preview\": bool, \"agent\"?: string}}"
+                    "malformed request ({e}): expected one line {{\"token\": string, \"plan\": object, \"intent\": \"apply\", \"preview\" or \"read\", \"agent\"?: string}}"
                 ))
             }
         };
@@ -278,7 +279,7 @@ mod unix {
             None => vec![request.plan],
         };
         let (reply, answer) = oneshot::channel();
-        let handoff = Handoff { preview: request.preview, arguments, peer, reply };
+        let handoff = Handoff { intent: request.intent, arguments, peer, reply };
         // Either end gone: the server is stopping and will run no more plans.
         let gone = || Answer::Error("the editor's server is shutting down".into());
         if handoffs.send(handoff).await.is_err() {
@@ -298,6 +299,7 @@ mod tests {
 
     use super::unix::handle;
     use crate::bridge::wire::Answer;
+use crate::bridge::Intent;
 
     struct Idle(Client);
 

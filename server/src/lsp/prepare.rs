@@ -228,7 +228,7 @@ pub fn prepare(
         config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
         Ok(open.is_some() || disk::read(target)?.is_some())
     })?;
-    let outcome = engine::apply_plan(&plan, &texts)?;
+    let outcome = engine::apply_plan(&plan, &texts).map_err(|r| unsaved_hint(r, &plan, &read))?;
     editor_can_place(&plan, &outcome, &paths_on_disk, &targets)?;
 
     let mut edits = Vec::new();
@@ -290,6 +290,31 @@ pub fn prepare(
     let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
     let save = call.save.or(plan.options.save);
     Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save })
+}
+
+/// A refusal about text the plan did not find, in a file the editor holds with changes the disk lacks:
+/// the agent probably wrote its `old_string` from the disk (its own read tools see nothing else), so the
+/// hint says so and names the tool that reads what the user sees.
+fn unsaved_hint(r: Refusal, plan: &engine::Plan, read: &[Read]) -> Refusal {
+    if !matches!(r.kind, Kind::NotFound | Kind::Ambiguous | Kind::CountMismatch) {
+        return r;
+    }
+    let Some(i) = plan.files.iter().position(|f| Some(f.file_path.as_str()) == r.file_path.as_deref()) else { return r };
+    let Read { path, source: Source::Open { rope, .. } } = &read[i] else { return r };
+    let differs = match disk::read(path) {
+        Ok(Some(bytes)) => *rope != String::from_utf8_lossy(&bytes).as_ref(),
+        _ => true,
+    };
+    if !differs {
+        return r;
+    }
+    let note = "The editor holds unsaved changes to this file that the disk lacks, and the plan was checked against \
+                the editor's text: read it as the editor has it (the multiedit_read tool) before writing old_string.";
+    let hint = match &r.hint {
+        Some(h) => format!("{h}\n{note}"),
+        None => note.to_string(),
+    };
+    r.with_hint(Some(hint))
 }
 
 /// New files and move targets checked as the disk commit checks them (`disk::plan::folder_steps`): never

@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::bridge::{Handoff, Host};
-use super::commands::{self, Failure, APPLY, PREVIEW};
+use super::commands::{self, Failure};
 use super::logging::log;
 use super::session::Session;
 use super::sync::Arrivals;
@@ -76,18 +76,15 @@ impl LanguageServer for Backend {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
-        let preview = match params.command.as_str() {
-            APPLY => false,
-            PREVIEW => true,
-            other => {
-                return Err(Error::invalid_params(format!(
-                    "Unknown command {other:?}: this server provides {}",
-                    commands::ALL.join(" and ")
-                )))
-            }
+        let Some(intent) = commands::intent(&params.command) else {
+            return Err(Error::invalid_params(format!(
+                "Unknown command {:?}: this server provides {}",
+                params.command,
+                commands::ALL.join(", ")
+            )));
         };
         self.bridge.touch();
-        commands::run(&self.session, &self.client, preview, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
+        commands::run(&self.session, &self.client, intent, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -107,11 +104,11 @@ pub async fn run_handoffs(mut handoffs: mpsc::Receiver<Handoff>, session: Arc<Se
     while let Some(handoff) = handoffs.recv().await {
         let (session, arrivals, client) = (session.clone(), arrivals.clone(), client.clone());
         tokio::spawn(async move {
-            let Handoff { preview, arguments, peer, reply } = handoff;
+            let Handoff { intent, arguments, peer, reply } = handoff;
             // In line behind what the editor had sent when the plan arrived, like a command arriving now.
             arrivals.wait_turn().await;
-            let outcome = commands::run(&session, &client, preview, &arguments).await;
-            let command = if preview { PREVIEW } else { APPLY };
+            let outcome = commands::run(&session, &client, intent, &arguments).await;
+            let command = commands::command(intent);
             let (said, answer) = match outcome {
                 Ok(result) => ("done".to_string(), Answer::Result(result)),
                 Err(Failure::Refused(r)) => (format!("refused ({})", r.kind.as_str()), Answer::Refusal(serde_json::to_value(&r).unwrap_or_default())),

@@ -7,6 +7,7 @@
 //!
 //! Standard output carries the protocol and nothing else; messages go to standard error.
 
+mod read;
 mod render;
 pub mod schema;
 mod tools;

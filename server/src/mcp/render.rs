@@ -11,6 +11,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
+use crate::bridge::Intent;
 use crate::disk::Recovered;
 use crate::engine::{Kind, Outcome, Refusal};
 use crate::result::{Place, PlanResult, Refused};
@@ -57,7 +58,8 @@ pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Re
 /// A plan the editor's `multiedit lsp` applied in its buffers (or, for a preview, checked against
 /// them). `answer` is the object `multiedit.apply` / `multiedit.preview` answered with; the
 /// WorkspaceEdit a preview carries is the editor's business, not passed on.
-pub fn editor(editor: &str, answer: PlanResult, preview: bool) -> CallToolResult {
+pub fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallToolResult {
+    let preview = intent == Intent::Preview;
     let answer = PlanResult { editor: Some(editor.to_string()), edit: None, ..answer };
     let message = &answer.message;
     let text = if preview {
@@ -113,7 +115,7 @@ mod tests {
         let answer = json!({"ok": true, "message": "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"",
             "files": [{"file_path": "/w/a.txt", "edits_applied": 1, "replacements": 1, "created": false, "tiers": []}],
             "edits_failed": [], "diff": "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-a\n+b\n"});
-        let r = editor("Neovim", read(&answer), false);
+        let r = editor("Neovim", read(&answer), Intent::Apply);
         assert_eq!(r.is_error, Some(false));
         assert_eq!(
             text(&r),
@@ -123,18 +125,18 @@ mod tests {
         let mut with = answer.clone();
         with["diagnostics_text"] = json!("New errors: a.txt:1:1 bad (x 1)");
         with["diagnostics"] = json!({"available": true, "introduced": [{"file_path": "/w/a.txt", "line": 1}]});
-        let checked = editor("Neovim", read(&with), false);
+        let checked = editor("Neovim", read(&with), Intent::Apply);
         assert!(text(&checked).ends_with("Applied in the buffers of Neovim.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&checked));
         assert_eq!(checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"], 1);
         // Whether the edit is on disk comes before the diagnostics.
         with["on_disk_text"] = json!("Saved: the edit is on disk.");
-        let saved = editor("Neovim", read(&with), false);
+        let saved = editor("Neovim", read(&with), Intent::Apply);
         assert!(text(&saved).ends_with("Applied in the buffers of Neovim.\nSaved: the edit is on disk.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&saved));
         let s = r.structured_content.unwrap();
         assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
         assert_eq!(s["files"], answer["files"]);
 
-        let r = editor("Neovim", read(&answer), true);
+        let r = editor("Neovim", read(&answer), Intent::Preview);
         assert!(text(&r).starts_with("--- a/w/a.txt") && text(&r).ends_with("Checked against the buffers of Neovim."));
         let s = r.structured_content.unwrap();
         assert_eq!((s["checked_in"].as_str(), s["preview"].as_bool()), (Some("editor"), Some(true)));
@@ -149,7 +151,7 @@ mod tests {
         let mut result = read(&answer);
         let region = |first_line, last_line, text: &str| EditedLines { file_path: "/w/a.py".into(), first_line, last_line, text: text.into() };
         result.add_now_reads([region(2, 2, "x = 2"), region(7, 8, "def f():\n    pass")]);
-        let r = editor("Neovim", result, false);
+        let r = editor("Neovim", result, Intent::Apply);
         assert_eq!(
             text(&r),
             "Applied 1 edit to /w/a.py:\n1. Replaced \"x=1\" with \"x=2\"\n\nApplied in the buffers of Neovim.\nNo new errors.\n\n\

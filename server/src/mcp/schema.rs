@@ -30,6 +30,14 @@ pub fn patch() -> Arc<JsonObject> {
     SCHEMA.get_or_init(|| object(PATCH_SCHEMA, "patch.schema.json")).clone()
 }
 
+/// `multiedit_read`'s input: files, each with an optional line offset and limit.
+pub const READ_SCHEMA: &str = include_str!("../../schema/read.schema.json");
+
+pub fn read() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA.get_or_init(|| object(READ_SCHEMA, "read.schema.json")).clone()
+}
+
 fn object(text: &str, name: &str) -> Arc<JsonObject> {
     match serde_json::from_str(text) {
         Ok(serde_json::Value::Object(o)) => Arc::new(o),
@@ -41,7 +49,7 @@ fn object(text: &str, name: &str) -> Arc<JsonObject> {
 mod tests {
     #[test]
     fn an_object_schema_in_portable_keywords() {
-        for schema in [super::plan(), super::patch()] {
+        for schema in [super::plan(), super::patch(), super::read()] {
             portable(&schema);
         }
     }

@@ -1,4 +1,5 @@
-//! The three tools, `multiedit`, `multiedit_preview` and `multiedit_patch`, and the server that offers them.
+//! The tools, `multiedit`, `multiedit_preview`, `multiedit_patch` and `multiedit_read`, and the server that
+//! offers them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,8 +9,8 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::render;
-use crate::bridge::{self, Routed};
+use super::{read, render};
+use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
 use crate::process::catch_panic;
@@ -61,10 +62,19 @@ user's editor when one has the files open. preview: true answers with the diff a
 On a refusal nothing was changed; the result names the hunk (hunk 2 of src/app.ts, at line 40), the \
 lines that did not match, and the closest text in the file with what differs.";
 
+pub const READ_DESCRIPTION: &str = "\
+Read files as the user sees them: through the editor that has them open, its buffers with their unsaved \
+changes (your own file reads see only the disk, which may be older); else the files on disk. Lines are \
+numbered as cat -n numbers them: the number and a tab come before each line and are not part of it. Each \
+file says whether the editor's text differs from the disk, and gives its sha256. Use it before an edit when \
+a multiedit refusal says the editor holds unsaved changes, or to see what the editor made of your edit. \
+At most limit lines per file (default 2000) from offset (1-based); longer lines are cut at 2000 characters.";
+
 const INSTRUCTIONS: &str = "\
 multiedit applies exact find-and-replace edits to one or more files as one all-or-nothing change, through \
 the user's editor when it has the files open, otherwise on disk. Call multiedit_preview to see the diff \
-first, multiedit to apply.";
+first, multiedit to apply, multiedit_read to read files as the editor holds them (unsaved changes \
+included). A result says whether the edit is on disk, where tests, compilers and git look.";
 
 #[derive(Clone)]
 pub struct Server {
@@ -107,7 +117,7 @@ impl Server {
         )
     )]
     async fn multiedit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.run(arguments, false, agent(&context)).await
+        self.run(arguments, Intent::Apply, agent(&context)).await
     }
 
     #[tool(
@@ -123,7 +133,56 @@ impl Server {
         )
     )]
     async fn multiedit_preview(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.run(arguments, true, agent(&context)).await
+        self.run(arguments, Intent::Preview, agent(&context)).await
+    }
+
+    #[tool(
+        name = "multiedit_read",
+        description = READ_DESCRIPTION,
+        input_schema = super::schema::read(),
+        annotations(
+            title = "MultiEdit: read files as the editor holds them",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn multiedit_read(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let value = Value::Object(arguments);
+        let wanted = match catch_panic("multiedit_read", || read::request(&value)) {
+            Ok(Ok(w)) => w,
+            Ok(Err(refusal)) => return render::refusal(&refusal, None),
+            Err(bug) => return internal(bug),
+        };
+        if let Some(folders) = &self.confine {
+            let what = format!("the folders this MCP server may read ({})", folders.listed());
+            for w in &wanted {
+                if let Err(refusal) = folders.confine_read(&w.file_path, &w.path, &what, OPT_OUT) {
+                    return render::refusal(&refusal, None);
+                }
+            }
+        }
+        let request = serde_json::json!({"files": wanted.iter().map(|w| serde_json::json!({"file_path": w.file_path})).collect::<Vec<_>>()});
+        let files: Vec<PathBuf> = wanted.iter().map(|w| w.path.clone()).collect();
+        let agent = agent(&context);
+        let _turn = self.turn.lock().await;
+        let routed = tokio::spawn(async move { bridge::route(&request, &files, Intent::Read, agent.as_deref()).await }).await;
+        match routed {
+            Ok(Routed::Read { editor, read }) => read::render(&read.files, &wanted, Some(&editor)),
+            Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
+            Ok(Routed::NoEditor { .. }) => {
+                let w = wanted.clone();
+                match tokio::task::spawn_blocking(move || catch_panic("multiedit_read", || read::from_disk(&w))).await {
+                    Ok(Ok(Ok(files))) => read::render(&files, &wanted, None),
+                    Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
+                    Ok(Err(bug)) => internal(bug),
+                    Err(e) => internal(format!("multiedit hit an internal error in multiedit_read ({e}); please report it.")),
+                }
+            }
+            Ok(Routed::Editor { editor, .. }) => internal(format!("{editor} answered a read with a plan's result; nothing was read. Please report it.")),
+            Err(e) => internal(format!("multiedit hit an internal error while reading through the editors ({e}). Please report it.")),
+        }
     }
 
     #[tool(
@@ -139,7 +198,7 @@ impl Server {
         )
     )]
     async fn multiedit_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let preview = arguments.get("preview").and_then(Value::as_bool).unwrap_or(false);
+        let intent = if arguments.get("preview").and_then(Value::as_bool).unwrap_or(false) { Intent::Preview } else { Intent::Apply };
         let value = Value::Object(arguments);
         let checked = catch_panic("multiedit_patch", || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
             let request = PatchRequest::from_value(&value, &["preview"])?;
@@ -153,7 +212,7 @@ impl Server {
             Ok((request.to_value(&root), plan, files))
         });
         match checked {
-            Ok(Ok((request, plan, files))) => self.route(request, plan, files, preview, agent(&context)).await,
+            Ok(Ok((request, plan, files))) => self.route(request, plan, files, intent, agent(&context)).await,
             Ok(Err(refusal)) => render::refusal(&refusal, None),
             Err(bug) => internal(bug),
         }
@@ -205,8 +264,8 @@ impl ServerHandler for Server {
 impl Server {
     /// Validates the plan, offers it to an editor that has every file open, and applies it on disk
     /// only when no editor was sent it.
-    async fn run(&self, arguments: JsonObject, preview: bool, agent: Option<String>) -> CallToolResult {
-        let what = if preview { "multiedit_preview" } else { "multiedit" };
+    async fn run(&self, arguments: JsonObject, intent: Intent, agent: Option<String>) -> CallToolResult {
+        let what = if intent == Intent::Preview { "multiedit_preview" } else { "multiedit" };
         let value = Value::Object(arguments);
         let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
             let plan = engine::plan_from_value(&value)?;
@@ -218,22 +277,23 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
             Err(bug) => return internal(bug),
         };
-        self.route(value, plan, files, preview, agent).await
+        self.route(value, plan, files, intent, agent).await
     }
 
     /// Offers the plan (`value`: as the editor's command takes it) to an editor that has every file
     /// open, and applies it on disk only when no editor was sent it; one plan at a time.
-    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, preview: bool, agent: Option<String>) -> CallToolResult {
+    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, intent: Intent, agent: Option<String>) -> CallToolResult {
         if let Err(refusal) = self.confined(&plan) {
             return render::refusal(&refusal, None);
         }
         let _turn = self.turn.lock().await;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
-        let routed = tokio::spawn(async move { bridge::route(&value, &files, preview, agent.as_deref()).await }).await;
+        let routed = tokio::spawn(async move { bridge::route(&value, &files, intent, agent.as_deref()).await }).await;
         match routed {
-            Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, preview),
+            Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
-            Ok(Routed::NoEditor { reason }) => on_disk(plan, preview, &reason).await,
+            Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason).await,
+            Ok(Routed::Read { editor, .. }) => internal(format!("{editor} answered a plan with a read; check the files there. Please report it.")),
             Err(e) => internal(format!(
                 "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \
                  to disk. If an editor received the plan, check it there. Please report it."
@@ -258,7 +318,8 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
 }
 
 /// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
-async fn on_disk(plan: Plan, preview: bool, reason: &str) -> CallToolResult {
+async fn on_disk(plan: Plan, intent: Intent, reason: &str) -> CallToolResult {
+    let preview = intent == Intent::Preview;
     let what = if preview { "multiedit_preview" } else { "multiedit" };
     let done = tokio::task::spawn_blocking(move || {
         catch_panic(what, || {

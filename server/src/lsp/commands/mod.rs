@@ -2,6 +2,7 @@
 
 pub mod apply;
 pub mod preview;
+pub mod read;
 
 use serde_json::Value;
 use tower_lsp_server::jsonrpc;
@@ -17,7 +18,27 @@ use super::catch_panic;
 use crate::engine::Refusal;
 use crate::result::PlanResult;
 
-pub use super::capabilities::{ALL, APPLY, PREVIEW};
+pub use super::capabilities::{ALL, APPLY, PREVIEW, READ};
+pub use crate::bridge::Intent;
+
+/// The command an intent runs as.
+pub fn command(intent: Intent) -> &'static str {
+    match intent {
+        Intent::Apply => APPLY,
+        Intent::Preview => PREVIEW,
+        Intent::Read => READ,
+    }
+}
+
+/// The intent of one of the server's commands.
+pub fn intent(command: &str) -> Option<Intent> {
+    match command {
+        APPLY => Some(Intent::Apply),
+        PREVIEW => Some(Intent::Preview),
+        READ => Some(Intent::Read),
+        _ => None,
+    }
+}
 
 /// Why a command gave no result.
 #[derive(Debug)]
@@ -38,14 +59,14 @@ impl Failure {
     }
 }
 
-/// Runs `multiedit.apply` (or, with `preview`, `multiedit.preview`) on `arguments`: the one function
-/// behind both the editor's `workspace/executeCommand` and a plan arriving through the bridge, so the
-/// two are validated, ordered, applied and answered alike.
-pub async fn run(session: &Session, client: &Client, preview: bool, arguments: &[Value]) -> Result<Value, Failure> {
-    if preview {
-        preview::run(session, client, arguments).await
-    } else {
-        apply::run(session, client, arguments).await
+/// Runs the command of `intent` on `arguments`: the one function behind both the editor's
+/// `workspace/executeCommand` and a request arriving through the bridge, so the two are validated,
+/// ordered, applied and answered alike.
+pub async fn run(session: &Session, client: &Client, intent: Intent, arguments: &[Value]) -> Result<Value, Failure> {
+    match intent {
+        Intent::Apply => apply::run(session, client, arguments).await,
+        Intent::Preview => preview::run(session, client, arguments).await,
+        Intent::Read => catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?,
     }
 }
 

@@ -1,0 +1,59 @@
+//! `multiedit.read`: files as the user sees them, the editor's buffers with their unsaved changes, else
+//! the disk, confined to the workspace as a plan is. What `multiedit_read` gives an agent whose own
+//! file reads see only the disk.
+
+use serde_json::Value;
+
+use super::Failure;
+use crate::engine::{self, Kind, Refusal};
+use crate::lsp::convert;
+use crate::lsp::session::Session;
+use crate::result::{Place, ReadFile, ReadResult};
+use crate::{disk, paths};
+
+/// The paths a read names: `{"file_path"}` or `{"files": [{"file_path"}, ...]}` (the shape of a plan,
+/// edits left out), the first argument of the command.
+pub fn paths_of(request: &Value) -> Result<Vec<String>, Refusal> {
+    let list: Vec<&Value> = match (request.get("file_path"), request.get("files")) {
+        (Some(one), None) => vec![one],
+        (None, Some(Value::Array(files))) if !files.is_empty() => files.iter().map(|f| f.get("file_path").unwrap_or(&Value::Null)).collect(),
+        _ => {
+            return Err(Refusal::input(
+                "multiedit.read takes {\"file_path\": \"/abs/path\"} or {\"files\": [{\"file_path\": \"/abs/path\"}, ...]}",
+            ))
+        }
+    };
+    list.into_iter()
+        .enumerate()
+        .map(|(i, v)| v.as_str().map(str::to_string).ok_or_else(|| Refusal::input(format!("file {i}'s `file_path` must be a string, not {v}"))))
+        .collect()
+}
+
+pub fn run(session: &Session, arguments: &[Value]) -> Result<Value, Failure> {
+    let request = arguments.first().ok_or_else(|| Failure::Refused(Refusal::input("multiedit.read takes the files to read as its argument")))?;
+    let config = session.config();
+    let mut files = Vec::new();
+    for file_path in paths_of(request).map_err(Failure::Refused)? {
+        let path = paths::to_path(&file_path).map_err(Failure::Refused)?;
+        let open = session.documents.find(&convert::path_key(&path));
+        config.workspace.check(&file_path, &path, open.is_some()).map_err(Failure::Refused)?;
+        let on_disk = disk::read(&path).map_err(|r| Failure::Refused(r.in_file(&file_path)))?;
+        files.push(match open {
+            Some(doc) => {
+                let text = doc.rope.to_string();
+                let differs_from_disk = on_disk.as_deref() != Some(text.as_bytes());
+                ReadFile { file_path, text, source: Place::Editor, differs_from_disk }
+            }
+            None => {
+                let bytes = on_disk.ok_or_else(|| Failure::Refused(not_found(&file_path)))?;
+                let text = engine::decode(&file_path, &bytes).map_err(Failure::Refused)?.to_string();
+                ReadFile { file_path, text, source: Place::Disk, differs_from_disk: false }
+            }
+        });
+    }
+    Ok(serde_json::to_value(ReadResult { files }).expect("a read serialises"))
+}
+
+pub fn not_found(file_path: &str) -> Refusal {
+    Refusal::new(Kind::FileNotFound, format!("File does not exist: {file_path}. Nothing was read.")).in_file(file_path)
+}
