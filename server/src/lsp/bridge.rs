@@ -320,11 +320,11 @@ use crate::bridge::Intent;
     #[tokio::test]
     async fn a_plan_is_handed_over_with_its_sender_and_its_answer_comes_back() {
         let (handoffs, mut handed) = mpsc::channel(1);
-        let line = json!({"token": "t", "plan": {"file_path": "/w/a.txt"}, "preview": true, "agent": "Claude Code"}).to_string();
+        let line = json!({"token": "t", "plan": {"file_path": "/w/a.txt"}, "intent": "preview", "agent": "Claude Code"}).to_string();
         let client = client();
         let serving = tokio::spawn(async move { handle(line.as_bytes(), "t", &handoffs, &client, "process 7".into()).await });
         let handoff = handed.recv().await.expect("handed over");
-        assert!(handoff.preview);
+        assert_eq!(handoff.intent, Intent::Preview);
         assert_eq!(handoff.arguments, vec![json!({"file_path": "/w/a.txt"}), json!({"agent": "Claude Code"})]);
         assert_eq!(handoff.peer, "process 7");
         handoff.reply.send(Answer::Result(json!({"ok": true}))).unwrap();
