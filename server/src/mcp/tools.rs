@@ -32,14 +32,16 @@ set replace_all: true to change every occurrence (a rename).
 a file that does not exist creates it.
 
 Where it applies: if an editor running multiedit has a workspace folder holding every file, the plan goes \
-into that editor's buffers (unsaved changes included, one undo step); otherwise the files are written to \
-disk atomically. The result says which. Through an editor it also lists the errors the change introduced \
+into that editor's buffers (unsaved changes included, one undo step) and the editor saves the files that \
+had no unsaved changes of the user's; otherwise the files are written to disk atomically. The result says \
+which, and per file whether the edit is on disk (where tests, compilers and git look). Through an editor it also lists the errors the change introduced \
 and those it resolved, from the editor's language servers (diagnostics: \"warnings\" adds warnings); fix \
 what you introduced.
 
 On a refusal nothing was changed. The result gives the exact reason, its kind, the failing edit \
 (edit_index, counted from 0) and a hint: the closest text in the file with its line number and what \
-differs. Fix the plan (or read the file again) and send the whole plan again.";
+differs. Fix the plan (or read the file again, with multiedit_read to see the user's unsaved text) and \
+send the whole plan again.";
 
 pub const PREVIEW_DESCRIPTION: &str = "\
 Check a MultiEdit plan without changing anything: the same input and the same checks as the multiedit \
