@@ -4,13 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
-import { affectsServer, formatEdits, reviewPolicy, serverSettings } from './config';
+import { affectsServer, formatEdits, openEditedFiles, reviewPolicy, serverSettings } from './config';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { formatTouched } from './formatHost';
 import { DIAGNOSTICS_METHOD, PlanResult, SAVE_METHOD, SaveParams } from './lsp_ext';
 import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
 import { isPlanResult } from './render';
 import { SaveHost } from './saveHost';
+import { openUnshown } from './tabs';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 import { LspWorkspaceEdit } from './workspaceEdit';
 
@@ -42,6 +43,8 @@ export class MultiEditClient implements vscode.Disposable {
   lastAppliedEdit: unknown;
   /** Its label, the undo entry's name: "Claude Code: 3 edits to 2 files". */
   lastAppliedLabel: string | undefined;
+  /** How many of its files no tab showed and were opened (`multiedit.openEditedFiles`). */
+  lastOpenedFiles = 0;
   /** The running plan's own `format_edits`; unset, the setting decides (an agent's plan over the bridge). */
   private formatNext: boolean | undefined;
   private readonly appliedEmitter = new vscode.EventEmitter<string>();
@@ -50,7 +53,7 @@ export class MultiEditClient implements vscode.Disposable {
   /** Answers the server's multiedit/diagnostics. */
   private readonly diagnostics: DiagnosticsHost;
   /** Answers the server's multiedit/save. */
-  private readonly saves: SaveHost;
+  readonly saves: SaveHost;
 
   private setState(state: ServerState): void {
     this.serverState = state;
@@ -184,6 +187,9 @@ export class MultiEditClient implements vscode.Disposable {
             if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) {
               this.lastAppliedEdit = params.edit;
               this.lastAppliedLabel = params.label;
+              // Before the answer, so before the server asks to save: a saved document nothing shows
+              // would be dropped, and its diagnostics with it.
+              this.lastOpenedFiles = openEditedFiles() ? await openUnshown(params.edit as LspWorkspaceEdit, this.log) : 0;
               this.appliedEmitter.fire(params.label ?? 'MultiEdit');
             }
             return result;

@@ -11,13 +11,16 @@ function documentOf(uri: string): vscode.TextDocument | undefined {
   return vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
 }
 
+/** Read-only as VS Code judges it: no write permission bit (it refuses to save such a file, even as root), or no write access. */
 function readOnly(doc: vscode.TextDocument): boolean {
   if (doc.uri.scheme !== 'file') return false;
   try {
+    if ((fs.statSync(doc.uri.fsPath).mode & 0o222) === 0) return true;
     fs.accessSync(doc.uri.fsPath, fs.constants.W_OK);
     return false;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EACCES' || (e as NodeJS.ErrnoException).code === 'EROFS' || (e as NodeJS.ErrnoException).code === 'EPERM';
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EROFS' || code === 'EPERM';
   }
 }
 
@@ -44,12 +47,20 @@ async function saveOne(file: SaveFile, deadline: Promise<typeof RUNNING>, log: v
 }
 
 export class SaveHost {
+  /**
+   * Runs between the edit and its save: the end-to-end tests' stand-in for a user who types right after
+   * the edit (testCommands.ts). Unset in use.
+   */
+  beforeSaving: ((uris: string[]) => Promise<void>) | undefined;
+
   constructor(private readonly log: vscode.LogOutputChannel) {}
 
   async handle(params: SaveParams): Promise<SaveAnswer> {
     if (params.phase === 'before') {
       return { unsaved: params.uris.filter((u) => documentOf(u)?.isDirty === true) };
     }
+    await this.beforeSaving?.(params.files.map((f) => f.uri));
+    const started = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<typeof RUNNING>((resolve) => {
       timer = setTimeout(() => resolve(RUNNING), params.timeoutMs);
@@ -57,6 +68,8 @@ export class SaveHost {
     try {
       const files = await Promise.all(params.files.map((f) => saveOne(f, deadline, this.log)));
       for (const f of files) if (f.status !== 'saved') this.log.info(`not saved (${f.status}): ${vscode.Uri.parse(f.uri).fsPath}`);
+      const saved = files.filter((f) => f.status === 'saved').length;
+      this.log.info(`multiedit/save: ${saved} of ${files.length} files saved in ${(performance.now() - started).toFixed(1)} ms`);
       return { files };
     } finally {
       clearTimeout(timer);

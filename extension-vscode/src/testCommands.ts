@@ -82,6 +82,21 @@ export function registerTestCommands(ctx: Ctx): vscode.Disposable[] {
       seen.toolResult = text;
       write({ command: 'invokeTool', toolResult: text });
     }),
+    // The user types `text` at the start of `file` between the next plan's edit and its save: the save
+    // must see the document moved on and leave it unsaved.
+    vscode.commands.registerCommand('multiedit.test.typeBeforeSave', async (input?: { file: string; text: string }) => {
+      const req = input ?? (JSON.parse(fs.readFileSync(`${testSettings().stateFile}.type-input.json`, 'utf8')) as { file: string; text: string });
+      const target = vscode.Uri.file(req.file).toString();
+      ctx.client.saves.beforeSaving = async (uris) => {
+        if (!uris.some((u) => vscode.Uri.parse(u).toString() === target)) return;
+        ctx.client.saves.beforeSaving = undefined;
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(req.file));
+        const edit = new vscode.WorkspaceEdit();
+        edit.insert(doc.uri, new vscode.Position(0, 0), req.text);
+        await vscode.workspace.applyEdit(edit);
+      };
+      write({ command: 'typeBeforeSave', armed: req });
+    }),
     // Changes a setting through the configuration service (as the Settings editor does).
     vscode.commands.registerCommand('multiedit.test.updateSetting', async (input?: { key: string; value: unknown }) => {
       const req = input ?? (JSON.parse(fs.readFileSync(`${testSettings().stateFile}.setting-input.json`, 'utf8')) as { key: string; value: unknown });

@@ -65,10 +65,10 @@ function installedBinary() {
   throw new Error(`no bin/multiedit under ${extDir}`);
 }
 
-/** One call of the MCP tool `multiedit`, as an agent in a terminal makes it (tests/mcp/call.py); `env`: what it adds to the environment. */
-function callMcp(plan, env = {}) {
+/** One call of an MCP tool (`multiedit` unless named), as an agent in a terminal makes it (tests/mcp/call.py); `env`: what it adds to the environment. */
+function callMcp(plan, env = {}, tool = 'multiedit') {
   if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
-  const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), 'multiedit', JSON.stringify(plan)], {
+  const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), tool, JSON.stringify(plan)], {
     env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -460,6 +460,19 @@ const calcText = [
 const brokenCall = /^New errors: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)$/m;
 const typed = 'typed line\n';
 
+// Saving (multiedit/save): the edit is on disk where the user had nothing unsaved.
+const saveOpen = path.join(ws, 'save-open.js');
+const saveHidden = path.join(ws, 'save-hidden.txt');
+const saveNew = path.join(ws, 'save-new.txt');
+const saveMoveOld = path.join(ws, 'save-move-old.txt');
+const saveMoveNew = path.join(ws, 'save-move-new.txt');
+const saveDirty = path.join(ws, 'save-dirty.ts');
+const saveTyped = path.join(ws, 'save-typed.txt');
+const saveFmt = path.join(ws, 'save-fmt.ts');
+const saveLocked = path.join(ws, 'save-locked.txt');
+const saveMany = path.join(ws, 'save-many');
+const notOnDisk = 'so this edit is not on disk yet: tests, compilers and git will not see it until the file is saved.';
+
 const results = [];
 
 async function test(name, fn) {
@@ -566,6 +579,16 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'stale.patch'), stalePatchText);
   fs.writeFileSync(path.join(ws, 'bad.multiedit.json'), '{\n  "mode": "sometimes",\n  "edits": [{"old_string": "a"}]\n}\n');
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings, null, 2));
+  fs.writeFileSync(saveOpen, 'console.log("old output");\n');
+  fs.writeFileSync(saveHidden, 'hidden: before\n');
+  fs.writeFileSync(saveMoveOld, 'moved: before\n');
+  fs.writeFileSync(saveDirty, 'export const a = 1;\n');
+  fs.writeFileSync(saveTyped, 'typed: before\n');
+  fs.writeFileSync(saveFmt, 'export function f(a: number) {\n    return a;\n}\n');
+  fs.writeFileSync(saveLocked, 'locked: before\n');
+  fs.chmodSync(saveLocked, 0o444);
+  fs.mkdirSync(saveMany);
+  for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(saveMany, `m${i}.txt`), `count ${i}: 0\n`);
 
   installVsix();
   const { child, url } = await startCodeServer();
@@ -865,6 +888,132 @@ async function runTests() {
     } finally {
       await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.formatEdits', value: false }, 'updateSetting');
     }
+  });
+
+  await test('saving: an MCP agent\'s patch over an open saved file, a file no tab shows, a created file and a moved file is on disk when the tool answers, no buffer left dirty; node runs the edited script', async () => {
+    await clearNotifications();
+    await openFile('save-open.js');
+    const patch = [
+      '*** Begin Patch',
+      '*** Update File: save-open.js',
+      '@@',
+      '-console.log("old output");',
+      '+console.log("new output");',
+      '*** Update File: save-hidden.txt',
+      '@@',
+      '-hidden: before',
+      '+hidden: after',
+      '*** Add File: save-new.txt',
+      '+created by the agent',
+      '*** Update File: save-move-old.txt',
+      '*** Move to: save-move-new.txt',
+      '@@',
+      '-moved: before',
+      '+moved: after',
+      '*** End Patch',
+      '',
+    ].join('\n');
+    const answer = callMcp({ patch, root: ws }, {}, 'multiedit_patch');
+    log('MCP answer:', JSON.stringify(answer.text.split('\n').slice(-2)));
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
+    // On disk when the tool answered: read now, before any other step.
+    assertEqual(fs.readFileSync(saveOpen, 'utf8'), 'console.log("new output");\n', 'save-open.js on disk');
+    assertEqual(fs.readFileSync(saveHidden, 'utf8'), 'hidden: after\n', 'save-hidden.txt on disk');
+    assertEqual(fs.readFileSync(saveNew, 'utf8'), 'created by the agent\n', 'save-new.txt on disk');
+    assertEqual(fs.existsSync(saveMoveOld), false, 'save-move-old.txt moved away');
+    assertEqual(fs.readFileSync(saveMoveNew, 'utf8'), 'moved: after\n', 'save-move-new.txt on disk');
+    assertEqual(JSON.stringify(answer.structured.files.map((f) => f.on_disk)), JSON.stringify(['saved', 'saved', 'saved', 'saved']), 'on_disk per file');
+    assertMatch(answer.text, /\nApplied in the buffers of .+\.\nSaved: the edits are on disk \(4 files\)\.\n/, 'the text says the edit is on disk');
+    const state = await dumpState();
+    const dirty = state.documents.filter((d) => d.dirty && /save-/.test(d.path));
+    assertEqual(JSON.stringify(dirty.map((d) => d.path)), '[]', 'no dirty buffer left');
+    // The agent's next step reads the disk.
+    const run = spawnSync(path.join(node24, 'node'), [saveOpen], { encoding: 'utf8', timeout: 30_000 });
+    assertEqual(run.stdout, 'new output\n', 'node runs the edited script');
+  });
+
+  await test('saving: through the LM tool, a file with the user\'s unsaved changes is not saved and the result says so; a file typed into right after the edit is not saved', async () => {
+    await clearNotifications();
+    await openFile('save-dirty.ts');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('// mine\n', { delay: 20 });
+    await expectActiveText('export const a = 1;\n// mine\n', 'typed text');
+    let state = await invokeLmTool({ file_path: saveDirty, edits: [{ old_string: 'a = 1', new_string: 'a = 2' }] });
+    assertMatch(state.toolResult, /^Applied 1 edit/, 'tool result');
+    assertEqual(state.toolResult.includes(`save-dirty.ts has unsaved changes of the user's in the editor, ${notOnDisk}`), true, `the result says the disk lacks the edit: ${state.toolResult}`);
+    state = await expectActiveText('export const a = 2;\n// mine\n', 'the buffer holds both texts');
+    assertEqual(state.activeEditor.dirty, true, 'still unsaved');
+    assertEqual(fs.readFileSync(saveDirty, 'utf8'), 'export const a = 1;\n', 'the disk is unchanged');
+
+    await openFile('save-typed.txt');
+    await runTestCommand('MultiEdit: Test: Type Before the Next Save', 'type-input', { file: saveTyped, text: 'typed ' }, 'typeBeforeSave');
+    state = await invokeLmTool({ file_path: saveTyped, edits: [{ old_string: 'before', new_string: 'after' }] });
+    assertEqual(state.toolResult.includes('save-typed.txt was changed in the editor right after the edit, so it was not saved: this edit is not on disk yet;'), true, `the result: ${state.toolResult}`);
+    await openFile('save-typed.txt');
+    state = await expectActiveText('typed typed: after\n', 'the buffer: the edit and the typing');
+    assertEqual(state.activeEditor.dirty, true, 'not saved');
+    assertEqual(fs.readFileSync(saveTyped, 'utf8'), 'typed: before\n', 'the disk is unchanged');
+  });
+
+  await test('saving: with format on save the disk has the formatted text and the agent gets it; a read-only file is reported not saved, its buffer keeping the edit', async () => {
+    await clearNotifications();
+    await typescriptUp();
+    await openFile('save-fmt.ts');
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'editor.formatOnSave', value: true }, 'updateSetting');
+    try {
+      const answer = callMcp({ file_path: saveFmt, edits: [{ old_string: 'return a;', new_string: 'const  b=a+1;\n    return b;' }] });
+      assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+      const formatted = 'export function f(a: number) {\n    const b = a + 1;\n    return b;\n}\n';
+      assertEqual(fs.readFileSync(saveFmt, 'utf8'), formatted, 'the disk has what format on save made');
+      assertEqual(answer.structured.files[0].on_disk, 'saved', 'on_disk');
+      assertEqual(JSON.stringify(answer.structured.now_reads), JSON.stringify([{ file_path: saveFmt, first_line: 2, last_line: 3, text: '    const b = a + 1;\n    return b;' }]), 'now_reads: the saved text');
+      assertMatch(answer.text, /Saved: the edit is on disk\.\n[\s\S]*They now read \(match these in your next old_string\):\n\S+save-fmt\.ts, lines 2-3:\n    const b = a \+ 1;\n    return b;$/, 'the text');
+    } finally {
+      await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'editor.formatOnSave', value: false }, 'updateSetting');
+    }
+
+    await openFile('save-locked.txt');
+    const answer = callMcp({ file_path: saveLocked, edits: [{ old_string: 'before', new_string: 'after' }] });
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured.files[0].on_disk, 'read_only', 'on_disk');
+    assertMatch(answer.text, /\nsave-locked\.txt could not be saved: the file is read-only\. This edit is in the editor only, not on disk: tests, compilers and git will not see it until the file is saved\.\n/, 'the text');
+    const state = await expectActiveText('locked: after\n', 'the buffer keeps the edit');
+    assertEqual(state.activeEditor.dirty, true, 'unsaved');
+    assertEqual(fs.readFileSync(saveLocked, 'utf8'), 'locked: before\n', 'the disk is unchanged');
+  });
+
+  await test('saving: what it adds to an agent\'s call, 1 file and 20 files (figures in the log)', async () => {
+    await clearNotifications();
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const figures = {};
+    const count = new Map();
+    for (const n of [1, 20]) {
+      const files = Array.from({ length: n }, (_, i) => path.join(saveMany, `m${i}.txt`));
+      const times = { clean: [], never: [] };
+      for (let r = 0; r < 7; r++) {
+        for (const save of r % 2 ? ['never', 'clean'] : ['clean', 'never']) {
+          const edits = files.map((f) => {
+            const at = count.get(f) ?? 0;
+            count.set(f, at + 1);
+            return { file_path: f, edits: [{ old_string: `: ${at}\n`, new_string: `: ${at + 1}\n` }] };
+          });
+          const t0 = performance.now();
+          const answer = callMcp({ save, files: edits });
+          times[save].push(performance.now() - t0);
+          assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+          const expected = save === 'clean' ? 'saved' : 'save_off';
+          assertEqual(answer.structured.files.every((f) => f.on_disk === expected), true, `${save}: every file ${expected} (${answer.text})`);
+          // A call with `never` leaves the buffers unsaved, which the next call must not find.
+          if (save === 'never') await runCommandQuiet('File: Save All Files');
+        }
+      }
+      figures[n] = { clean: median(times.clean), never: median(times.never) };
+    }
+    const saveLog = outputChannelLog().match(/multiedit\/save: \d+ of \d+ files saved in [\d.]+ ms/g) ?? [];
+    log(`saving figures (median of 7 MCP calls each): 1 file ${figures[1].clean.toFixed(0)} ms with saving, ${figures[1].never.toFixed(0)} ms without; 20 files ${figures[20].clean.toFixed(0)} ms with, ${figures[20].never.toFixed(0)} ms without; the editor's own save time, last entries: ${saveLog.slice(-3).join('; ')}`);
+    fs.writeFileSync(path.join(artifacts, 'save-figures.json'), JSON.stringify({ figures, saveLog }, null, 2));
+    assertEqual(saveLog.length > 0, true, 'the editor logs its save time');
   });
 
   await test('the plan schema checks *.multiedit.json files', async () => {

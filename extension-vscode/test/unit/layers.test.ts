@@ -14,7 +14,7 @@ const LAYERS: [string, string[]][] = [
   ['flows', ['apply', 'changes']],
   ['context', ['ctx']],
   ['client', ['client', 'diagnosticsHost', 'formatHost', 'saveHost']],
-  ['editor helpers', ['config', 'util', 'highlight', 'previewContent']],
+  ['editor helpers', ['config', 'util', 'highlight', 'previewContent', 'tabs']],
   ['protocol and pure logic', ['lsp_ext', 'plan', 'render', 'workspaceEdit', 'locate', 'formatting', 'diagnostics', 'status', 'serverPath', 'assist']],
 ];
 
