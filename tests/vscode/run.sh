@@ -128,7 +128,7 @@ if ! grep -qE '^e2e: [0-9]+ passed, 0 failed$' "$ART/e2e.log"; then
   # screenshots and log in attempt-1/.
   echo "   the first e2e attempt failed; running the suite once more"
   mkdir -p "$ART/attempt-1"
-  mv "$ART"/*.png "$ART/e2e.log" "$ART/code-server.log" "$ART/attempt-1/" 2>/dev/null
+  mv "$ART"/*.png "$ART/e2e.log" "$ART/code-server.log" "$ART/multiedit-output.log" "$ART/attempt-1/" 2>/dev/null
   run_e2e
 fi
 e_line=$(grep -E '^e2e: [0-9]+ passed, [0-9]+ failed$' "$ART/e2e.log" | tail -1)
