@@ -73,19 +73,30 @@ pub struct Server {
     turn: Arc<tokio::sync::Mutex<()>>,
     /// The folders plans may touch, in an editor or on disk; `None`: anywhere (`--allow-outside`).
     confine: Option<Arc<Folders>>,
+    /// Plans may name files inside `.git` folders (`--allow-dot-git`).
+    allow_dot_git: bool,
 }
 
 impl Server {
-    pub fn new(confine: Option<Folders>) -> Server {
-        Server { turn: Arc::new(tokio::sync::Mutex::new(())), confine: confine.map(Arc::new) }
+    pub fn new(confine: Option<Folders>, allow_dot_git: bool) -> Server {
+        Server { turn: Arc::new(tokio::sync::Mutex::new(())), confine: confine.map(Arc::new), allow_dot_git }
     }
 
-    /// Refuses a plan with a file (or a move's target) outside the folders the server may edit.
+    /// Refuses a plan with a file (or a move's target) outside the folders the server may edit, or
+    /// inside a `.git` folder.
     fn confined(&self, plan: &Plan) -> Result<(), engine::Refusal> {
-        let Some(folders) = &self.confine else { return Ok(()) };
-        folders.confine_plan(plan, &format!("the folders this MCP server may edit ({})", folders.listed()), OPT_OUT)
+        if let Some(folders) = &self.confine {
+            folders.confine_plan(plan, &format!("the folders this MCP server may edit ({})", folders.listed()), OPT_OUT)?;
+        }
+        if self.allow_dot_git {
+            return Ok(());
+        }
+        paths::refuse_git_dir(plan, self.confine.as_deref(), GIT_OPT_OUT)
     }
 }
+
+/// How to let `multiedit mcp` edit inside `.git` folders, for its refusals.
+const GIT_OPT_OUT: &str = "To allow it, start the server as `multiedit mcp --allow-dot-git`, in the agent's MCP configuration.";
 
 /// How to widen what `multiedit mcp` may edit, for its refusals.
 const OPT_OUT: &str = "By default it edits only inside the folder it was started in (the agent's project). To \

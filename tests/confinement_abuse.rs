@@ -1,0 +1,173 @@
+//! A hostile patch or plan, and a racing process, against the confinement of every front end:
+//! - patch paths inside `.git` (in any case, and as Windows or macOS read it), in every format, through
+//!   `multiedit apply`, `multiedit mcp` and `multiedit lsp`; an agent's plans into `.git` through
+//!   `multiedit mcp` unless it was started with `--allow-dot-git`;
+//! - plan and patch paths inside multiedit's own private folders (journals, the bridge);
+//! - symbolic links named by a patch: moved and deleted as links, never chmodded through;
+//! - a process that swaps a folder of the project with a link to a folder outside while plans run.
+//!
+//! Every refusal is checked for its exact text and the tree around the plan for being unchanged (every
+//! name, type, mode, owner and byte: `support::disk`).
+
+use crate::support::disk as disk_support;
+use crate::support::lsp as lsp_support;
+use crate::support::mcp::Raw;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use disk_support::snapshot;
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_multiedit");
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `multiedit ARGS` with standard input `input`, its private folders under `state`.
+fn run(args: &[&str], input: &str, state: &Path) -> Run {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("XDG_STATE_HOME", state.join("state"))
+        .env("XDG_RUNTIME_DIR", state.join("runtime"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+/// A scratch folder: `proj/` (a git work tree: `.git/config`, `.git/hooks/`, `a.txt`), `outside/`,
+/// and `priv/` for the private folders of the runs.
+struct Tree {
+    _tmp: tempfile::TempDir,
+    top: PathBuf,
+    proj: PathBuf,
+    state: PathBuf,
+}
+
+fn tree() -> Tree {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().canonicalize().unwrap();
+    let (proj, state) = (top.join("proj"), top.join("priv"));
+    std::fs::create_dir_all(proj.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(top.join("outside")).unwrap();
+    std::fs::create_dir_all(state.join("runtime")).unwrap();
+    std::fs::write(proj.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(proj.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(top.join("outside/secret.txt"), "secret\n").unwrap();
+    Tree { _tmp: tmp, top, proj, state }
+}
+
+/// The patches that try to reach `.git`, each with the path and component its refusal names.
+fn git_patches() -> Vec<(&'static str, String, &'static str, &'static str)> {
+    let hook = "diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout\nnew file mode 100755\nindex 0000000..1111111\n\
+                --- /dev/null\n+++ b/.git/hooks/post-checkout\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch /tmp/pwned\n";
+    let config = "--- a/.git/config\n+++ b/.git/config\n@@ -1,2 +1,3 @@\n [core]\n \tbare = false\n+\tfsmonitor = \"touch /tmp/pwned\"\n";
+    let envelope = "*** Begin Patch\n*** Add File: .GIT/hooks/pre-commit\n+#!/bin/sh\n*** End Patch\n";
+    let blocks = ".git/config\n<<<<<<< SEARCH\n[core]\n=======\n[core]\n\tfsmonitor = x\n>>>>>>> REPLACE\n";
+    let moved = "diff --git a/a.txt b/git~1/config\nsimilarity index 100%\nrename from a.txt\nrename to git~1/config\n";
+    let ntfs = "*** Begin Patch\n*** Update File: .git. /config\n@@\n-[core]\n+[core]\n+\thooksPath = x\n*** End Patch\n";
+    let hfs = "--- a/.g\u{200c}it/config\n+++ b/.g\u{200c}it/config\n@@ -1 +1 @@\n-[core]\n+[alias]\n";
+    vec![
+        ("diff", hook.to_string(), ".git/hooks/post-checkout", ".git"),
+        ("diff", config.to_string(), ".git/config", ".git"),
+        ("apply-patch", envelope.to_string(), ".GIT/hooks/pre-commit", ".GIT"),
+        ("search-replace", blocks.to_string(), ".git/config", ".git"),
+        ("diff", moved.to_string(), "git~1/config", "git~1"),
+        ("apply-patch", ntfs.to_string(), ".git. /config", ".git. "),
+        ("diff", hfs.to_string(), ".g\u{200c}it/config", ".g\u{200c}it"),
+    ]
+}
+
+fn git_refusal(path: &str, component: &str) -> String {
+    let why = if component.eq_ignore_ascii_case(".git") {
+        "is .git (in any letter case)"
+    } else if component.contains('\u{200c}') {
+        "is what macOS reads as .git (it holds invisible characters that macOS ignores in names)"
+    } else {
+        "is what Windows reads as .git (.git or its short name git~1, followed by dots, spaces or a `:` stream)"
+    };
+    format!(
+        "Cannot apply the patch: its path {path} has the component `{component}`, which {why}. Like git apply, multiedit \
+         refuses a patch path inside a .git folder, where a planted file (a hook, the config) makes git run commands. \
+         Nothing was changed."
+    )
+}
+
+#[test]
+fn a_patch_never_reaches_a_git_folder_in_any_format_or_front_end() {
+    let t = tree();
+    let before = snapshot(&t.top);
+    let root = t.proj.to_str().unwrap();
+    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&t.proj));
+    for (k, (format, patch, path, component)) in git_patches().into_iter().enumerate() {
+        let message = git_refusal(path, component);
+        let cli = run(&["apply", "--root", root, "--format", format, "-"], &patch, &t.state);
+        assert_eq!((cli.code, cli.stderr.trim_end(), cli.stdout.as_str()), (1, message.as_str(), ""), "multiedit apply, {format}:\n{patch}");
+        let json = run(&["apply", "--json", "--root", root, "--allow-outside", "-"], &patch, &t.state);
+        let result: Value = serde_json::from_str(&json.stdout).unwrap();
+        assert_eq!((result["error"]["kind"].as_str(), result["message"].as_str()), (Some("invalid_plan"), Some(message.as_str())), "--json, --allow-outside:\n{patch}");
+        let (is_error, text) = mcp.call(k as i64 + 1, "multiedit_patch", json!({"patch": patch}));
+        assert!(is_error, "multiedit_patch:\n{text}");
+        assert_eq!(text, message, "multiedit_patch");
+        let e = ed.apply(json!({"patch": patch, "root": root})).expect_err("multiedit.apply of a patch into .git");
+        assert_eq!((e["data"]["kind"].as_str(), e["data"]["message"].as_str()), (Some("invalid_plan"), Some(message.as_str())), "{e}");
+    }
+    assert_eq!(snapshot(&t.top), before, "nothing changed");
+    ed.shutdown();
+}
+
+#[test]
+fn an_agents_plan_into_a_git_folder_is_refused_unless_the_server_allows_it() {
+    let t = tree();
+    std::fs::create_dir(t.proj.join("src")).unwrap();
+    let before = snapshot(&t.top);
+    let p = t.proj.display().to_string();
+    // A link inside the project to git's config: the plan would edit its target.
+    std::os::unix::fs::symlink(".git/config", t.proj.join("settings")).unwrap();
+    let env = [("XDG_STATE_HOME", t.state.join("state")), ("XDG_RUNTIME_DIR", t.state.join("runtime"))];
+    let env: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let mut mcp = Raw::start(&t.proj, &[], &env);
+    let fsmonitor = json!([{"old_string": "[core]", "new_string": "[core]\n\tfsmonitor = \"touch /tmp/pwned\""}]);
+    let opt_out = "Nothing was changed. To allow it, start the server as `multiedit mcp --allow-dot-git`, in the agent's MCP configuration.";
+    let because = "An agent's plan may not change git's own files, where a planted hook or setting makes git run commands.";
+    for (id, (tool, plan, message)) in [
+        ("multiedit", json!({"file_path": format!("{p}/.git/config"), "edits": fsmonitor}),
+         format!("Cannot edit {p}/.git/config: it lies inside a .git folder (its component `.git` is .git (in any letter case)). {because} {opt_out}")),
+        ("multiedit_preview", json!({"file_path": format!("{p}/.Git/hooks/post-checkout"), "edits": [{"old_string": "", "new_string": "#!/bin/sh\n"}]}),
+         format!("Cannot edit {p}/.Git/hooks/post-checkout: it lies inside a .git folder (its component `.Git` is .git (in any letter case)). {because} {opt_out}")),
+        ("multiedit", json!({"file_path": format!("{p}/settings"), "edits": fsmonitor}),
+         format!("Cannot edit {p}/settings: it lies inside a .git folder (its component `.git` is .git (in any letter case)). {because} {opt_out}")),
+        ("multiedit", json!({"files": [{"file_path": format!("{p}/a.txt"), "edits": [{"old_string": "alpha", "new_string": "beta"}]},
+                                       {"file_path": format!("{p}/src/../.git/hooks/pre-commit"), "edits": [{"old_string": "", "new_string": "#!/bin/sh\n"}]}]}),
+         format!("Cannot edit {p}/src/../.git/hooks/pre-commit: it lies inside a .git folder (its component `.git` is .git (in any letter case)). {because} {opt_out}")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (is_error, text) = mcp.call(id as i64 + 1, tool, plan);
+        assert!(is_error, "{text}");
+        assert_eq!(text, message, "{tool}");
+    }
+    drop(mcp);
+    let mut after = snapshot(&t.top);
+    after.remove(Path::new("proj/settings"));
+    assert_eq!(after, before, "nothing changed");
+    // Allowed: the same plan applies; and a user's own JSON plan through `multiedit apply` always does.
+    let mut mcp = Raw::start(&t.proj, &["--allow-dot-git"], &env);
+    let (is_error, text) = mcp.call(1, "multiedit", json!({"file_path": format!("{p}/.git/config"), "edits": fsmonitor}));
+    assert!(!is_error, "{text}");
+    assert_eq!(std::fs::read_to_string(t.proj.join(".git/config")).unwrap(), "[core]\n\tfsmonitor = \"touch /tmp/pwned\"\n\tbare = false\n");
+    let plan = json!({"file_path": format!("{p}/.git/config"), "edits": [{"old_string": "\tfsmonitor = \"touch /tmp/pwned\"\n", "new_string": ""}]});
+    let cli = run(&["apply", "-"], &plan.to_string(), &t.state);
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(std::fs::read_to_string(t.proj.join(".git/config")).unwrap(), "[core]\n\tbare = false\n");
+}
