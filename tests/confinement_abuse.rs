@@ -171,3 +171,64 @@ fn an_agents_plan_into_a_git_folder_is_refused_unless_the_server_allows_it() {
     assert_eq!(cli.code, 0, "{}", cli.stderr);
     assert_eq!(std::fs::read_to_string(t.proj.join(".git/config")).unwrap(), "[core]\n\tbare = false\n");
 }
+
+#[test]
+fn no_plan_or_patch_reaches_multiedits_private_folders_whatever_the_root() {
+    let t = tree();
+    // The root is the home folder, which holds the journals' folder and, here, the bridge's.
+    let home = t.top.join("home");
+    let (state, runtime) = (home.join(".local/state"), home.join("run"));
+    std::fs::create_dir_all(state.join("multiedit")).unwrap();
+    std::fs::create_dir_all(runtime.join("multiedit")).unwrap();
+    std::fs::set_permissions(state.join("multiedit"), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(runtime.join("multiedit"), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(".local/state", home.join("st")).unwrap();
+    let before = snapshot(&t.top);
+    let h = home.display().to_string();
+    let journal = serde_json::to_string(&json!({
+        "multiedit_journal": 3, "plan": "4242-feed", "pid": 4242, "started": null, "time": 0, "committed": true,
+        "folders": [t.top.join("outside")],
+        "files": [{"target": t.top.join("outside/secret.txt"), "temp": null, "new": false, "len": null, "hash": null, "delete": true}],
+    }))
+    .unwrap();
+    let journal_dir = format!("{h}/.local/state/multiedit");
+    let refusal = |name: &str, folder: &str| {
+        format!(
+            "Cannot edit {name}: it lies inside {folder}, a private folder of multiedit's own (its journals and the editors' \
+             bridge), which no plan or patch may touch. Nothing was changed."
+        )
+    };
+    let env = [("HOME", home.clone()), ("XDG_STATE_HOME", state.clone()), ("XDG_RUNTIME_DIR", runtime.clone())];
+    let env: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let mut mcp = Raw::start(&home, &[], &env);
+    let plant = |path: &str| json!({"file_path": path, "edits": [{"old_string": "", "new_string": journal}]});
+    let cases = [
+        ("multiedit", plant(&format!("{journal_dir}/journal-4242-feed.json")), refusal(&format!("{journal_dir}/journal-4242-feed.json"), &journal_dir)),
+        ("multiedit", plant(&format!("{h}/st/multiedit/journal-4242-feed.json")), refusal(&format!("{h}/st/multiedit/journal-4242-feed.json"), &journal_dir)),
+        ("multiedit_preview", plant(&format!("{h}/run/multiedit/1.json")), refusal(&format!("{h}/run/multiedit/1.json"), &format!("{h}/run/multiedit"))),
+        ("multiedit_patch", json!({"patch": format!("*** Begin Patch\n*** Add File: .local/state/multiedit/journal-4242-feed.json\n+{journal}\n*** End Patch\n")}),
+         refusal(&format!("{journal_dir}/journal-4242-feed.json"), &journal_dir)),
+    ];
+    for (id, (tool, plan, message)) in cases.into_iter().enumerate() {
+        let (is_error, text) = mcp.call(id as i64 + 1, tool, plan);
+        assert!(is_error, "{tool}: {text}");
+        assert_eq!(text, message, "{tool}");
+    }
+    drop(mcp);
+    // `multiedit apply` with the root at home: a patch, and a JSON plan the user runs.
+    let patch = format!("--- /dev/null\n+++ b/.local/state/multiedit/journal-4242-feed.json\n@@ -0,0 +1 @@\n+{journal}\n");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["apply", "--root", &h, "-"]).envs(env.iter().map(|(k, v)| (*k, *v))).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), patch.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let name = format!("{journal_dir}/journal-4242-feed.json");
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stderr).trim_end()), (Some(1), refusal(&name, &journal_dir).as_str()));
+    // The language server, its workspace the home folder.
+    let options = lsp_support::Options { env: env.iter().map(|(k, v)| (k.to_string(), v.to_path_buf())).collect(), ..lsp_support::Options::new(&home) };
+    let mut ed = lsp_support::Editor::start(options);
+    let e = ed.apply(plant(&format!("{h}/run/multiedit/x.json"))).expect_err("a plan into the bridge's folder");
+    assert_eq!(e["data"]["message"].as_str(), Some(refusal(&format!("{h}/run/multiedit/x.json"), &format!("{h}/run/multiedit")).as_str()), "{e}");
+    ed.shutdown();
+    assert_eq!(snapshot(&t.top), before, "nothing changed");
+}

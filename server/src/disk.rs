@@ -14,6 +14,7 @@ pub mod journal;
 pub mod plan;
 mod private;
 pub use journal::{recover, Recovered};
+pub use private::refuse_inside as refuse_private;
 
 /// Prefix of the temporary files (`.multiedit-<plan>-<random>.tmp`), so that a later run can remove
 /// what a killed run left (`journal`).

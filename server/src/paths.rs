@@ -65,7 +65,7 @@ fn missing(next: PathBuf, (is, noun): (&str, &str), after: Vec<Component>) -> Re
 }
 
 /// The path with `.` and `..` taken textually, as a URI's dot segments are (RFC 3986 5.2.4).
-fn lexical(path: &Path) -> PathBuf {
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -144,17 +144,22 @@ impl Folders {
 
     /// `confine` for every path a plan touches: its files and where it moves them.
     pub fn confine_plan(&self, plan: &Plan, what: &str, opt_out: &str) -> Result<(), Refusal> {
-        for f in &plan.files {
-            let moved = match &f.op {
-                FileOp::MoveTo(to) => Some(to.as_str()),
-                _ => None,
-            };
-            for name in std::iter::once(f.file_path.as_str()).chain(moved) {
-                self.confine(name, &to_path(name)?, what, opt_out)?;
-            }
+        for name in names(plan) {
+            self.confine(name, &to_path(name)?, what, opt_out)?;
         }
         Ok(())
     }
+}
+
+/// Every path a plan touches, as it names them: its files and where it moves them.
+pub fn names(plan: &Plan) -> impl Iterator<Item = &str> {
+    plan.files.iter().flat_map(|f| {
+        let moved = match &f.op {
+            FileOp::MoveTo(to) => Some(to.as_str()),
+            _ => None,
+        };
+        std::iter::once(f.file_path.as_str()).chain(moved)
+    })
 }
 
 /// For `multiedit mcp`'s plans: refuses a file (or a move's target) inside a `.git` folder, as read
@@ -162,27 +167,21 @@ impl Folders {
 /// `None`). An agent's plan naming git's own files (a hook, `config`) would make git run commands of
 /// its choosing; `opt_out` says how the user allows it.
 pub fn refuse_git_dir(plan: &Plan, folders: Option<&Folders>, opt_out: &str) -> Result<(), Refusal> {
-    for f in &plan.files {
-        let moved = match &f.op {
-            FileOp::MoveTo(to) => Some(to.as_str()),
-            _ => None,
-        };
-        for name in std::iter::once(f.file_path.as_str()).chain(moved) {
-            let path = to_path(name)?;
-            let readings = [Some(lexical(&path)), real_path(&path).ok()];
-            for reading in readings.iter().flatten() {
-                let below = folders
-                    .and_then(|fs| fs.0.iter().filter(|f| reading.starts_with(f)).max_by_key(|f| f.as_os_str().len()))
-                    .and_then(|f| reading.strip_prefix(f).ok())
-                    .unwrap_or(reading);
-                if let Some((component, why)) = multiedit_engine::formats::git_path::refused_component(&below.to_string_lossy()) {
-                    let message = format!(
-                        "Cannot edit {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
-                         plan may not change git's own files, where a planted hook or setting makes git run commands. \
-                         Nothing was changed. {opt_out}"
-                    );
-                    return Err(Refusal::new(Kind::OutsideWorkspace, message).in_file(name));
-                }
+    for name in names(plan) {
+        let path = to_path(name)?;
+        let readings = [Some(lexical(&path)), real_path(&path).ok()];
+        for reading in readings.iter().flatten() {
+            let below = folders
+                .and_then(|fs| fs.0.iter().filter(|f| reading.starts_with(f)).max_by_key(|f| f.as_os_str().len()))
+                .and_then(|f| reading.strip_prefix(f).ok())
+                .unwrap_or(reading);
+            if let Some((component, why)) = multiedit_engine::formats::git_path::refused_component(&below.to_string_lossy()) {
+                let message = format!(
+                    "Cannot edit {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
+                     plan may not change git's own files, where a planted hook or setting makes git run commands. \
+                     Nothing was changed. {opt_out}"
+                );
+                return Err(Refusal::new(Kind::OutsideWorkspace, message).in_file(name));
             }
         }
     }

@@ -49,6 +49,8 @@ pub struct Options {
     pub args: Vec<String>,
     /// Offer `workspace.workspaceEdit.changeAnnotationSupport`.
     pub change_annotations: bool,
+    /// Environment variables the server is started with (its private folders: `HOME`, `XDG_*`).
+    pub env: Vec<(String, PathBuf)>,
 }
 
 impl Options {
@@ -61,6 +63,7 @@ impl Options {
             offer_utf8: false,
             args: Vec::new(),
             change_annotations: false,
+            env: Vec::new(),
         }
     }
 }
@@ -238,6 +241,7 @@ impl Editor {
         let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
             .arg("lsp")
             .args(&opts.args)
+            .envs(opts.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -19,6 +19,7 @@ pub type Applied = (Outcome, Option<String>);
 /// (its diff is then against the files as that plan left them), as it does any journal it ignored.
 pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) -> Result<Applied, Refusal> {
     let paths_on_disk: Vec<PathBuf> = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<_, _>>()?;
+    super::refuse_private(plan)?;
     // Every folder the plan reads or writes, moves' targets included, in one look.
     let mut folders_of_plan = paths_on_disk.clone();
     for f in &plan.files {

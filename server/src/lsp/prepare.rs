@@ -176,6 +176,7 @@ pub fn prepare(
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
     let (plan, call) = plan_argument(config, command, arguments)?;
+    disk::refuse_private(&plan)?;
     let mut read = Vec::with_capacity(plan.files.len());
     let mut files = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();

@@ -192,14 +192,7 @@ fn agent(context: &RequestContext<RoleServer>) -> Option<String> {
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
 fn plan_paths(plan: &Plan) -> Result<Vec<PathBuf>, engine::Refusal> {
-    let mut out = Vec::new();
-    for f in &plan.files {
-        out.push(paths::to_path(&f.file_path)?);
-        if let engine::FileOp::MoveTo(to) = &f.op {
-            out.push(paths::to_path(to)?);
-        }
-    }
-    Ok(out)
+    paths::names(plan).map(paths::to_path).collect()
 }
 
 #[tool_handler]
