@@ -232,3 +232,71 @@ fn no_plan_or_patch_reaches_multiedits_private_folders_whatever_the_root() {
     ed.shutdown();
     assert_eq!(snapshot(&t.top), before, "nothing changed");
 }
+
+/// A `replace_all` of one byte by 1 MiB in a file of 1 MiB would need a terabyte: it aborted the
+/// process (SIGABRT) and, through MCP, ended the session. Refused before anything is built.
+#[test]
+fn an_edit_whose_result_passes_the_size_limit_is_refused_before_it_is_built() {
+    let t = tree();
+    let big = t.proj.join("big.txt");
+    std::fs::write(&big, "a".repeat(1 << 20)).unwrap();
+    let before = snapshot(&t.top);
+    let plan = json!({"file_path": big, "edits": [{"old_string": "a", "new_string": "b".repeat(1 << 20), "replace_all": true}]});
+    let message = "The edit would make the file 1099511627776 bytes long (1048576 replacements of 1048576 bytes), more than the \
+                   268435456 bytes (256 MiB) multiedit lets a file grow to. Nothing was changed.";
+    // Under an address-space limit of 2 GiB, which the terabyte would pass.
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -v 2097152; exec \"$0\" apply --json -", BIN])
+        .env("XDG_STATE_HOME", t.state.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!((out.status.code(), result["error"]["kind"].as_str(), result["message"].as_str()), (Some(1), Some("too_large"), Some(message)));
+    // Through MCP: an error result, and the session goes on.
+    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let (is_error, text) = mcp.call(1, "multiedit", plan);
+    assert!(is_error);
+    assert_eq!(text, message);
+    assert_eq!(snapshot(&t.top), before, "nothing changed");
+    let (is_error, text) = mcp.call(2, "multiedit", json!({"file_path": t.proj.join("a.txt"), "edits": [{"old_string": "alpha", "new_string": "beta"}]}));
+    assert!(!is_error, "{text}");
+}
+
+/// Every staged text stayed open until its rename: a plan of more files than the open-file limit was
+/// refused "Too many open files" (240 files at macOS's default of 256). Each is now closed once
+/// written, and flushed a few at a time.
+#[test]
+fn a_plan_of_more_files_than_the_open_file_limit_applies() {
+    let t = tree();
+    let mut files = Vec::new();
+    for k in 0..300 {
+        let dir = t.proj.join(["one", "two", "three"][k % 3]);
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join(format!("f{k}.txt"));
+        std::fs::write(&f, format!("line {k}\n")).unwrap();
+        files.push(json!({"file_path": f, "edits": [{"old_string": format!("line {k}"), "new_string": format!("edited {k}")}]}));
+    }
+    let plan = json!({"files": files}).to_string();
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -n 64; exec \"$0\" apply -", BIN])
+        .env("XDG_STATE_HOME", t.state.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for k in 0..300 {
+        let f = t.proj.join(["one", "two", "three"][k % 3]).join(format!("f{k}.txt"));
+        assert_eq!(std::fs::read_to_string(f).unwrap(), format!("edited {k}\n"));
+    }
+    let left: Vec<_> = ["one", "two", "three"].iter().flat_map(|d| std::fs::read_dir(t.proj.join(d)).unwrap()).filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}

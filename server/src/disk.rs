@@ -139,8 +139,9 @@ pub struct Write1 {
 
 struct Staged {
     target: PathBuf,
-    /// `None` for a file the plan deletes.
-    temp: Option<tempfile::NamedTempFile>,
+    /// `None` for a file the plan deletes. Closed once written (`sync_all` opens it again to flush it):
+    /// a plan may hold more files than the process may have open.
+    temp: Option<tempfile::TempPath>,
     before: Option<Vec<u8>>,
     /// The permission bits the target had, to put them back if a later rename fails.
     mode: Option<u32>,
@@ -203,7 +204,7 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             .iter()
             .map(|s| journal::Entry {
                 target: s.target.clone(),
-                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
+                temp: s.temp.as_ref().map(|t| t.to_path_buf()),
                 new: s.before.is_none(),
                 len: Some(s.len),
                 hash: Some(s.hash.clone()),
@@ -376,11 +377,22 @@ fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync
     (done, failure)
 }
 
-/// fsyncs every staged text, and the prepared journal record, `THREADS` at a time.
+/// fsyncs every staged text, and the prepared journal record, `THREADS` at a time: each text opened
+/// again, flushed and closed, so no more than `THREADS` are open at once.
 fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>) -> Result<(), Refusal> {
-    let mut files: Vec<(&Path, &fs::File)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_file()))).collect();
-    files.extend(record.map(|r| (r.path(), r.file())));
-    parallel(files, THREADS, |(target, f)| f.sync_all().map_err(|e| io_refusal(target, "flush", &e))).into_iter().collect()
+    let texts: Vec<(&Path, &Path)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_ref()))).collect();
+    let flush = |(target, temp): (&Path, &Path)| flush_file(temp).map_err(|e| io_refusal(target, "flush", &e));
+    parallel(texts, THREADS, flush).into_iter().collect::<Result<(), Refusal>>()?;
+    match record {
+        Some(r) => r.file().sync_all().map_err(|e| io_refusal(r.path(), "flush", &e)),
+        None => Ok(()),
+    }
+}
+
+/// Flushes the file at `path` to the disk. Read access is enough for fsync on Unix; Windows asks for
+/// write access to flush.
+fn flush_file(path: &Path) -> std::io::Result<()> {
+    fs::OpenOptions::new().read(true).write(cfg!(windows)).open(path)?.sync_all()
 }
 
 /// Undoes what a failed commit did, last first (best effort: each file put back atomically, with the
@@ -394,7 +406,7 @@ fn roll_back(done: Vec<Undo>, prefix: &str) {
             Undo::Replaced(path, Some(bytes), mode) => {
                 let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
                 if let Ok(Staged { temp: Some(temp), .. }) = stage(w, path.clone(), &folder(&path), false, prefix) {
-                    if temp.as_file().sync_all().is_ok() {
+                    if flush_file(&temp).is_ok() {
                         let _ = temp.persist(&path);
                     }
                 }
@@ -455,7 +467,7 @@ fn stage(w: Write1, target: PathBuf, dir: &Path, replaces_folder: bool, prefix: 
         }
         (None, None) => {}
     }
-    Ok(Staged { target, temp: Some(temp), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
+    Ok(Staged { target, temp: Some(temp.into_temp_path()), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
 }
 
 /// The permission bits of the file at `path` (links followed), for a move that keeps them.
