@@ -43,6 +43,20 @@ fn run(args: &[&str], input: &str, state: &Path) -> Run {
     Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
 
+/// `multiedit ARGS` (split at spaces) under the shell's `limit` (`ulimit -n 64`), fed `input`.
+fn limited(limit: &str, args: &str, input: &str, state: &Path) -> std::process::Output {
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("{limit}; exec \"$0\" {args}"), BIN])
+        .env("XDG_STATE_HOME", state.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// A scratch folder: `proj/` (a git work tree: `.git/config`, `.git/hooks/`, `a.txt`), `outside/`,
 /// and `priv/` for the private folders of the runs.
 struct Tree {
@@ -245,16 +259,7 @@ fn an_edit_whose_result_passes_the_size_limit_is_refused_before_it_is_built() {
     let message = "The edit would make the file 1099511627776 bytes long (1048576 replacements of 1048576 bytes), more than the \
                    268435456 bytes (256 MiB) multiedit lets a file grow to. Nothing was changed.";
     // Under an address-space limit of 2 GiB, which the terabyte would pass.
-    let mut child = Command::new("sh")
-        .args(["-c", "ulimit -v 2097152; exec \"$0\" apply --json -", BIN])
-        .env("XDG_STATE_HOME", t.state.join("state"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = limited("ulimit -v 2097152", "apply --json -", &plan.to_string(), &t.state);
     let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     assert_eq!((out.status.code(), result["error"]["kind"].as_str(), result["message"].as_str()), (Some(1), Some("too_large"), Some(message)));
     // Through MCP: an error result, and the session goes on.
@@ -282,16 +287,7 @@ fn a_plan_of_more_files_than_the_open_file_limit_applies() {
         files.push(json!({"file_path": f, "edits": [{"old_string": format!("line {k}"), "new_string": format!("edited {k}")}]}));
     }
     let plan = json!({"files": files}).to_string();
-    let mut child = Command::new("sh")
-        .args(["-c", "ulimit -n 64; exec \"$0\" apply -", BIN])
-        .env("XDG_STATE_HOME", t.state.join("state"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = limited("ulimit -n 64", "apply -", &plan, &t.state);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     for k in 0..300 {
         let f = t.proj.join(["one", "two", "three"][k % 3]).join(format!("f{k}.txt"));
