@@ -296,3 +296,37 @@ fn a_plan_of_more_files_than_the_open_file_limit_applies() {
     let left: Vec<_> = ["one", "two", "three"].iter().flat_map(|d| std::fs::read_dir(t.proj.join(d)).unwrap()).filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+/// A bridge folder made first by another user (a squatter in a shared temporary folder) turned the
+/// bridge off, and `multiedit mcp` then wrote on disk behind an editor that may hold the files
+/// unsaved. Now it refuses, naming the folder and the fix.
+#[test]
+fn a_bridge_folder_that_cannot_be_trusted_stops_mcp_from_writing() {
+    let t = tree();
+    let bridge = t.state.join("runtime/multiedit");
+    std::fs::create_dir(&bridge).unwrap();
+    let why = if disk_support::is_root() {
+        std::os::unix::fs::chown(&bridge, Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        format!("{} is owned by uid 65534, not by this user (uid 0)", bridge.display())
+    } else {
+        std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        format!("{} has mode 0777, which lets other users in (0700 is required)", bridge.display())
+    };
+    let before = snapshot(&t.top);
+    let b = bridge.display();
+    let message = format!(
+        "Cannot apply the plan: the editors' bridge folder {b} cannot be trusted ({why}), so multiedit cannot see whether an \
+         editor holds these files with unsaved changes, and it writes nothing behind one. Nothing was changed. Remove {b} if \
+         it is not yours, or set XDG_RUNTIME_DIR to a private folder (mode 0700) for the editor and the agent alike."
+    );
+    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let a = t.proj.join("a.txt");
+    let (is_error, text) = mcp.call(1, "multiedit", json!({"file_path": a, "edits": [{"old_string": "alpha", "new_string": "beta"}]}));
+    assert!(is_error, "{text}");
+    assert_eq!(text, message);
+    let (is_error, text) = mcp.call(2, "multiedit_patch", json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"}));
+    assert!(is_error, "{text}");
+    assert_eq!(text, message);
+    assert_eq!(snapshot(&t.top), before, "nothing changed");
+}

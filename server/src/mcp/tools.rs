@@ -238,6 +238,7 @@ impl Server {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, preview),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { reason }) => on_disk(plan, preview, &reason).await,
+            Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Err(e) => internal(format!(
                 "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \
                  to disk. If an editor received the plan, check it there. Please report it."
