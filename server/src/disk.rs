@@ -244,7 +244,7 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     if let Some(record) = record {
         journal.commit(record)?;
     }
-    let (done, failed) = apply_all(staged, &steps, &crash);
+    let (done, failed) = apply_all(staged, &steps, &crash, &prefix);
     let touched: Vec<PathBuf> = touched.into_iter().collect();
     if let Some(refusal) = failed {
         // The plan had committed; putting back what was already done (then dropping the journal) is
@@ -254,8 +254,14 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
         parallel(touched, THREADS, |d| sync_dir(&d));
         return Err(refusal);
     }
-    // The renames reach the disk before the journal goes.
+    // The renames reach the disk before the journal goes; the deleted files, kept aside until now,
+    // go just before it (a crash between: recovery rolls forward, which removes them).
     parallel(touched, THREADS, |d| sync_dir(&d));
+    for undo in &done {
+        if let Undo::Aside(_, aside) = undo {
+            let _ = fs::remove_file(aside);
+        }
+    }
     journal.finish();
     Ok(())
 }
@@ -303,15 +309,19 @@ enum Undo {
     Removed(PathBuf, Option<u32>),
     /// A folder made for a new file.
     Made(PathBuf),
+    /// A file the plan deletes, moved aside (the target, where it waits): put back as it was, the
+    /// same file with its owner, mode and links, if the commit fails.
+    Aside(PathBuf, PathBuf),
 }
 
 /// The changes of a committed plan, in the order that lets a file and a folder trade names: the
 /// deletions, the folders removed (deepest first), the folders made (shallowest first), then the new
 /// texts renamed into place. Stops at the first failure; returns what was done, and that failure.
-fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt) -> (Vec<Undo>, Option<Refusal>) {
+fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt, prefix: &str) -> (Vec<Undo>, Option<Refusal>) {
     let renamed = std::sync::atomic::AtomicUsize::new(0);
     let (deletions, texts): (Vec<Staged>, Vec<Staged>) = staged.into_iter().partition(|s| s.temp.is_none());
-    let (mut done, failed) = rename_all(deletions, crash, &renamed);
+    let aside = Aside { steps, prefix, count: std::sync::atomic::AtomicUsize::new(0) };
+    let (mut done, failed) = rename_all(deletions, crash, &renamed, &aside);
     if failed.is_some() {
         return (done, failed);
     }
@@ -332,15 +342,59 @@ fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::Crash
         }
         crash.at("mkdir", k + 1);
     }
-    let (more, failed) = rename_all(texts, crash, &renamed);
+    let (more, failed) = rename_all(texts, crash, &renamed, &aside);
     done.extend(more);
     (done, failed)
 }
 
-/// Renames every staged text over its target (and deletes what the plan deletes), the folders on
+/// Where the files a plan deletes wait for the end of its commit: under a name of the plan's own
+/// temporary files (so recovery removes them when it rolls forward), in the file's folder or, when
+/// the commit removes that folder, the nearest one of it that stays.
+struct Aside<'a> {
+    steps: &'a folders::Steps,
+    prefix: &'a str,
+    count: std::sync::atomic::AtomicUsize,
+}
+
+impl Aside<'_> {
+    fn path(&self, target: &Path) -> PathBuf {
+        let mut dir = folder(target);
+        while self.steps.remove.contains(&dir) {
+            dir = folder(&dir);
+        }
+        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        dir.join(format!("{}deleted-{n}{TEMP_SUFFIX}", self.prefix))
+    }
+
+    /// Moves `target` aside; refused where that would cross file systems (a folder the commit removes
+    /// that is a mount point: removing it would fail too).
+    fn put(&self, target: &Path) -> Result<PathBuf, Refusal> {
+        let aside = self.path(target);
+        match fs::rename(target, &aside) {
+            Ok(()) => Ok(aside),
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => Err(Refusal::new(
+                Kind::Io,
+                format!(
+                    "Cannot delete {}: it is on another file system than {} (its folder is a mount point), where the \
+                     commit keeps it until every file is in place. Nothing was changed.",
+                    target.display(),
+                    folder(&aside).display()
+                ),
+            )),
+            Err(e) => Err(io_refusal(target, "delete", &e)),
+        }
+    }
+}
+
+/// Renames every staged text over its target (and moves aside what the plan deletes), the folders on
 /// several threads; stops at the first failure. Returns what was replaced, and that failure.
 /// `renamed` counts the targets done, for the test hook.
-fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync::atomic::AtomicUsize) -> (Vec<Undo>, Option<Refusal>) {
+fn rename_all(
+    staged: Vec<Staged>,
+    crash: &journal::CrashAt,
+    renamed: &std::sync::atomic::AtomicUsize,
+    aside: &Aside<'_>,
+) -> (Vec<Undo>, Option<Refusal>) {
     let staged_count = staged.len();
     let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<Staged>> = std::collections::BTreeMap::new();
     for s in staged {
@@ -355,15 +409,18 @@ fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync
                 break;
             }
             let result = match s.temp {
-                None => fs::remove_file(&s.target),
-                Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| ()).map_err(|e| e.error),
-                Some(temp) => temp.persist(&s.target).map(|_| ()).map_err(|e| e.error),
+                None => aside.put(&s.target).map(Some),
+                Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| None).map_err(|e| io_refusal(&s.target, "replace", &e.error)),
+                Some(temp) => temp.persist(&s.target).map(|_| None).map_err(|e| io_refusal(&s.target, "replace", &e.error)),
             };
-            if let Err(e) = result {
-                failed.store(true, std::sync::atomic::Ordering::SeqCst);
-                return (done, Some(io_refusal(&s.target, "replace", &e)));
+            match result {
+                Err(refusal) => {
+                    failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return (done, Some(refusal));
+                }
+                Ok(Some(aside)) => done.push(Undo::Aside(s.target, aside)),
+                Ok(None) => done.push(Undo::Replaced(s.target, s.before, s.mode)),
             }
-            done.push(Undo::Replaced(s.target, s.before, s.mode));
             crash.at("rename", renamed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
         }
         (done, None)
@@ -420,6 +477,9 @@ fn roll_back(done: Vec<Undo>, prefix: &str) {
             }
             Undo::Made(dir) => {
                 let _ = fs::remove_dir(&dir);
+            }
+            Undo::Aside(path, aside) => {
+                let _ = fs::rename(&aside, &path);
             }
         }
     }

@@ -21,9 +21,12 @@
 //!    fsynced with the new texts (one round of fsyncs, not two); after the re-check it is renamed over
 //!    the first one, and the private folder fsynced. A record with folder steps is format 4, which a
 //!    run knowing only format 3 refuses.
-//! 4. In this order, so that a file and a folder can trade names: the deletions, the folders removed,
-//!    the folders made, then the temporary files renamed over their targets (deletions and renames by
-//!    folder on several threads); then each folder touched is fsynced once.
+//! 4. In this order, so that a file and a folder can trade names: the deletions (each file moved aside
+//!    under a name of the plan's temporary files, in its folder or the nearest one the commit keeps,
+//!    so that a failed commit puts back the same file, owner and all), the folders removed, the
+//!    folders made, then the temporary files renamed over their targets (deletions and renames by
+//!    folder on several threads); then each folder touched is fsynced once, and the files moved
+//!    aside are removed.
 //! 5. The record is removed.
 //!
 //! Recovery, for a record whose writer is gone, by any run whose plan has a file in one of the
@@ -308,8 +311,8 @@ fn alive(pid: u32, started: Option<u64>, file: &Path) -> bool {
 /// steps, in order: `record` (the first record written to its temporary file, not yet renamed into
 /// place), `begin` (the first record written), `staged` (a file of the plan staged: its new
 /// text written to its temporary file, or a deletion noted), `synced` (all of them fsynced), `commit`
-/// (the committed record renamed: the commit point), `rename` (a target deleted, the deletions
-/// first), `rmdir` (a folder removed), `mkdir` (a folder made), `rename` again (a target replaced, the
+/// (the committed record renamed: the commit point), `rename` (a target deleted, that is moved
+/// aside, the deletions first), `rmdir` (a folder removed), `mkdir` (a folder made), `rename` again (a target replaced, the
 /// count going on), `done` (the record removed). A single-file plan that makes or removes no folder
 /// does not pass `commit`.
 pub(super) struct CrashAt(Option<(String, usize, bool)>);
@@ -738,7 +741,8 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
 fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
-        if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file()) {
+        // A deleted file waiting aside may be a symbolic link: that link is removed, never followed.
+        if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
             let _ = fs::remove_file(e.path());
         }
     }
