@@ -330,3 +330,47 @@ fn a_bridge_folder_that_cannot_be_trusted_stops_mcp_from_writing() {
     assert_eq!(text, message);
     assert_eq!(snapshot(&t.top), before, "nothing changed");
 }
+
+/// A patch's symbolic links: before, deleting a link deleted its target (the link left dangling),
+/// renaming one wrote its target's text to a regular file and deleted the target, a mode-only diff
+/// chmodded the target, and a path through a linked folder was followed.
+#[test]
+fn symbolic_links_named_by_a_patch_are_acted_on_as_links_or_refused() {
+    let t = tree();
+    let p = t.proj.display().to_string();
+    std::fs::write(t.proj.join("target.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink("target.txt", t.proj.join("link")).unwrap();
+    std::fs::create_dir(t.proj.join("real")).unwrap();
+    std::fs::write(t.proj.join("real/f.txt"), "f\n").unwrap();
+    std::os::unix::fs::symlink("real", t.proj.join("sub")).unwrap();
+    let before = snapshot(&t.top);
+    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&t.proj));
+    let refused = [
+        ("diff --git a/link b/link\nold mode 100644\nnew mode 100755\n",
+         format!("Cannot change the mode of {p}/link: it is a symbolic link, and a patch sets modes only on regular files (git apply refuses it as the wrong type). Nothing was changed.")),
+        ("diff --git a/link b/moved\nsimilarity index 100%\nrename from link\nrename to moved\n",
+         format!("Cannot move {p}/link to {p}/moved: it is a symbolic link, and multiedit writes only regular files (git apply moves the link itself). Nothing was changed. Move the link with `git mv` or `mv`.")),
+        ("--- a/sub/f.txt\n+++ b/sub/f.txt\n@@ -1 +1 @@\n-f\n+g\n",
+         format!("Cannot apply the patch to {p}/sub/f.txt: {p}/sub is a symbolic link, and like git apply, multiedit follows no link in a patch's path (a file beyond a link may lie anywhere). Nothing was changed.")),
+        ("*** Begin Patch\n*** Add File: sub/new.txt\n+planted\n*** End Patch\n",
+         format!("Cannot apply the patch to {p}/sub/new.txt: {p}/sub is a symbolic link, and like git apply, multiedit follows no link in a patch's path (a file beyond a link may lie anywhere). Nothing was changed.")),
+    ];
+    for (k, (patch, message)) in refused.iter().enumerate() {
+        let cli = run(&["apply", "--root", &p, "-"], patch, &t.state);
+        assert_eq!((cli.code, cli.stderr.trim_end()), (if message.contains("mode of") || message.contains("Cannot move") { 2 } else { 1 }, message.as_str()), "{patch}");
+        let (is_error, text) = mcp.call(k as i64 + 1, "multiedit_patch", json!({"patch": patch}));
+        assert!(is_error, "{text}");
+        assert_eq!(&text, message);
+        let e = ed.preview(json!({"patch": patch, "root": p})).expect_err("refused by the language server");
+        assert_eq!(e["data"]["message"].as_str(), Some(message.as_str()), "{e}");
+    }
+    assert_eq!(snapshot(&t.top), before, "nothing changed");
+    // Deleting the link removes the link, as git does; the file it points to stays.
+    let delete = "diff --git a/link b/link\ndeleted file mode 100644\n--- a/link\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
+    let cli = run(&["apply", "--root", &p, "-"], delete, &t.state);
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert!(std::fs::symlink_metadata(t.proj.join("link")).is_err(), "the link is gone");
+    assert_eq!(std::fs::read_to_string(t.proj.join("target.txt")).unwrap(), "x\n", "its target stays");
+    ed.shutdown();
+}

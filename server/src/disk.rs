@@ -157,8 +157,13 @@ fn folder(path: &Path) -> PathBuf {
 
 /// The file a write replaces: symlinks are followed, so the link's target is what changes. A new
 /// file is named with the links of its folders resolved, as the journal must name it (its folders
-/// may not exist yet: the commit makes them).
+/// may not exist yet: the commit makes them). A deletion names the entry itself, its folders
+/// resolved: a symbolic link the plan deletes is removed, as git removes it, never its target.
 fn target_of(w: &Write1) -> PathBuf {
+    if w.after.is_none() {
+        let (Some(dir), Some(name)) = (w.path.parent(), w.path.file_name()) else { return w.path.clone() };
+        return fs::canonicalize(dir).map(|d| d.join(name)).unwrap_or(w.path.clone());
+    }
     if w.before.is_some() {
         return fs::canonicalize(&w.path).unwrap_or(w.path.clone());
     }

@@ -162,6 +162,35 @@ pub fn names(plan: &Plan) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Refuses a patch's path (its files and move targets, joined to `root`) that goes through a
+/// symbolic link below `root`, as `git apply` refuses a file "beyond a symbolic link": a link in a
+/// patch's path may lead anywhere, and the patch's author chose neither. The last component may be a
+/// link (an edit reaches the file it points to; a deletion removes the link). Paths outside `root`
+/// are the confinement's business.
+pub fn refuse_patch_links(plan: &Plan, root: &Path) -> Result<(), Refusal> {
+    for name in names(plan) {
+        let path = lexical(&to_path(name)?);
+        let Ok(below) = path.strip_prefix(root) else { continue };
+        let mut at = root.to_path_buf();
+        let mut parts = below.components().peekable();
+        while let Some(c) = parts.next() {
+            at.push(c);
+            if parts.peek().is_none() {
+                break;
+            }
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                let message = format!(
+                    "Cannot apply the patch to {name}: {} is a symbolic link, and like git apply, multiedit follows no \
+                     link in a patch's path (a file beyond a link may lie anywhere). Nothing was changed.",
+                    at.display()
+                );
+                return Err(Refusal::new(Kind::OutsideWorkspace, message).in_file(name));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// For `multiedit mcp`'s plans: refuses a file (or a move's target) inside a `.git` folder, as read
 /// textually and with its links resolved, below whichever of `folders` holds it (anywhere when
 /// `None`). An agent's plan naming git's own files (a hook, `config`) would make git run commands of

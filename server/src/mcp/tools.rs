@@ -160,6 +160,7 @@ impl Server {
             let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
             let root = request.root.clone().unwrap_or(here);
             let plan = request.plan(Some(&root))?;
+            paths::refuse_patch_links(&plan, &root)?;
             let files = plan_paths(&plan)?;
             Ok((request.to_value(&root), plan, files))
         });
