@@ -357,9 +357,21 @@ fn a_registry_open_to_others_is_ignored_and_said() {
     );
     fs::set_permissions(&socket, fs::Permissions::from_mode(0o600)).unwrap();
 
+    // A folder open to others: no editor can be trusted, nor can a disk write behind one be ruled out.
     fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o755)).unwrap();
-    let reason = no_editor(route_now(&p, std::slice::from_ref(&a), false));
-    assert!(reason.starts_with(&format!("ignored the bridge folder: {} has mode 0755", env.registry.display())), "{reason}");
+    let r = env.registry.display();
+    match route_now(&p, std::slice::from_ref(&a), false) {
+        Routed::Blind { refusal } => assert_eq!(
+            (refusal.kind.as_str(), refusal.message.as_str()),
+            ("not_applied", format!(
+                "Cannot apply the plan: the editors' bridge folder {r} cannot be trusted ({r} has mode 0755, which lets other \
+                 users in (0700 is required)), so multiedit cannot see whether an editor holds these files with unsaved \
+                 changes, and it writes nothing behind one. Nothing was changed. Remove {r} if it is not yours, or set \
+                 XDG_RUNTIME_DIR to a private folder (mode 0700) for the editor and the agent alike."
+            ).as_str())
+        ),
+        other => panic!("expected Blind, got {other:?}"),
+    }
     fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o700)).unwrap();
 
     // A server that finds the folder open to others does not listen in it.

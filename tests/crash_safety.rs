@@ -766,3 +766,44 @@ fn a_kill_at_every_step_of_a_file_and_folder_trading_names_leaves_the_old_tree_o
         eprintln!("killed after {step}: next run in folder {i} {}", if had_journal { what } else { "found nothing" });
     }
 }
+
+/// A run killed before its first record was renamed into place left `.record-<plan>-*.tmp` in the
+/// private folder, where no record named its plan and so no later run removed it. The next run that
+/// writes removes it; a dry run writes nothing and leaves it.
+#[test]
+fn a_record_left_by_a_run_killed_before_its_first_rename_is_removed_by_the_next_run() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (one, two) = (work.path().join("one"), work.path().join("two"));
+    for d in [&one, &two] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::write(d.join("a.txt"), "alpha\n").unwrap();
+        std::fs::write(d.join("b.txt"), "beta\n").unwrap();
+    }
+    let plan = |d: &Path| {
+        let p = d.join("plan.json");
+        let files: Vec<serde_json::Value> = ["a.txt", "b.txt"].iter().map(|f| serde_json::json!({"file_path": d.join(f), "edits": [{"old_string": "\n", "new_string": "!\n"}]})).collect();
+        std::fs::write(&p, serde_json::json!({"files": files}).to_string()).unwrap();
+        p
+    };
+    let run = |plan: &Path, extra: &[&str], crash: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.env("XDG_STATE_HOME", state.path()).arg("apply").args(extra).arg(plan).stdout(Stdio::null()).stderr(Stdio::piped());
+        if let Some(step) = crash {
+            c.env("MULTIEDIT_TEST_CRASH_AT", step);
+        }
+        c.output().unwrap()
+    };
+    let private = state.path().join("multiedit");
+    let records = || names_in(&private, |n| n.starts_with(".record-") && n.ends_with(".tmp"));
+    let killed = run(&plan(&one), &[], Some("record:1"));
+    assert_eq!(killed.status.code(), None, "killed: {}", stderr(&killed));
+    assert_eq!(records().len(), 1, "the killed run's record is left");
+    let dry = run(&plan(&two), &["--dry-run"], None);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert_eq!(records().len(), 1, "a dry run writes nothing");
+    let next = run(&plan(&two), &[], None);
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(records(), Vec::<PathBuf>::new(), "removed by the next run");
+    assert_eq!(std::fs::read_to_string(one.join("a.txt")).unwrap(), "alpha\n", "the killed plan changed nothing");
+}

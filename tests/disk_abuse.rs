@@ -159,7 +159,7 @@ fn a_planted_journal_is_ignored_and_named_by_apply_and_dry_run() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ignored_line(&journal).as_str()), "{}", r.stdout);
     let mut expected = before.clone();
     for (f, text) in [(&a, "ALPHA\n"), (&b, "BETA\n")] {
-        expected.get_mut(f.strip_prefix(&base).unwrap()).unwrap().2 = text.as_bytes().to_vec();
+        expected.get_mut(f.strip_prefix(&base).unwrap()).unwrap().3 = text.as_bytes().to_vec();
     }
     let mut after = snapshot(&base);
     // The private folder the apply made for its own journal (mode 0700), empty again.
@@ -193,7 +193,7 @@ fn a_planted_journal_is_ignored_by_the_language_servers_preview_and_apply() {
     assert_eq!(logged, [format!("multiedit.preview: {line}"), format!("multiedit.apply: {line}")]);
     // The editor (this test's, which saves what it is sent) changed a.txt; nothing else changed.
     let mut expected = before.clone();
-    expected.get_mut(Path::new("repo/a.txt")).unwrap().2 = b"ALPHA\n".to_vec();
+    expected.get_mut(Path::new("repo/a.txt")).unwrap().3 = b"ALPHA\n".to_vec();
     assert_eq!(snapshot(&base), expected);
     ed.shutdown();
 }
@@ -284,7 +284,7 @@ fn a_journal_others_could_have_written_is_named_and_never_used() {
         let r = apply(&plan, &state, &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         let mut expected = before.clone();
-        expected.get_mut(Path::new("repo/a.txt")).unwrap().2 = b"kept\n".to_vec();
+        expected.get_mut(Path::new("repo/a.txt")).unwrap().3 = b"kept\n".to_vec();
         if (folder_mode, file_mode) == (0o700, 0o600) {
             let said = format!(
                 "multiedit: completed an interrupted plan of process 999999 from 1970-01-01 00:00:00 UTC (2 files: {}, {}) before applying this one\n",

@@ -340,3 +340,38 @@ fn a_corrupt_journal_is_refused_and_nothing_changes() {
     refused(&run, &msg, &dir, &before);
     assert_eq!(snapshot(state.path()), before_state);
 }
+
+/// A file the plan deletes was removed, and written anew from its bytes when a later step failed:
+/// owned by whoever ran multiedit (root), a new inode. It is now moved aside until the commit ends and
+/// put back itself: the same inode, owner, mode and bytes.
+#[test]
+fn a_deleted_file_put_back_after_a_failed_commit_is_the_same_file() {
+    let root = tempfile::tempdir().unwrap();
+    let (gone, b) = (root.path().join("sub/gone.txt"), root.path().join("b.txt"));
+    std::fs::create_dir(root.path().join("sub")).unwrap();
+    std::fs::write(&gone, "bye\n").unwrap();
+    std::fs::set_permissions(&gone, std::fs::Permissions::from_mode(0o640)).unwrap();
+    if is_root() {
+        std::os::unix::fs::chown(&gone, Some(65534), Some(65534)).unwrap();
+    }
+    std::fs::write(&b, "two\n").unwrap();
+    if !immutable(&b, true) {
+        eprintln!("skipped: chattr +i is not available here");
+        return;
+    }
+    let before = snapshot(root.path());
+    let inode = std::fs::metadata(&gone).unwrap().ino();
+    let diff = "diff --git a/sub/gone.txt b/sub/gone.txt\ndeleted file mode 100640\n--- a/sub/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+                --- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-two\n+TWO\n";
+    let aux = tempfile::tempdir().unwrap();
+    let patch = aux.path().join("change.diff");
+    std::fs::write(&patch, diff).unwrap();
+    let run = Command::new(BIN).args(["apply", "--root"]).arg(root.path()).arg(&patch).env("XDG_STATE_HOME", aux.path()).output().unwrap();
+    immutable(&b, false);
+    assert_eq!(
+        (run.status.code(), String::from_utf8_lossy(&run.stderr).as_ref()),
+        (Some(2), format!("Cannot replace {}: Operation not permitted (os error 1). Nothing was changed.\n", b.display()).as_str())
+    );
+    assert_eq!(snapshot(root.path()), before, "every name, mode, owner and byte as it was");
+    assert_eq!(std::fs::metadata(&gone).unwrap().ino(), inode, "the same file, not a copy");
+}

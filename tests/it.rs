@@ -6,6 +6,7 @@
 mod support;
 
 mod cli;
+mod confinement_abuse;
 mod crash_safety;
 mod differential;
 mod disk_abuse;

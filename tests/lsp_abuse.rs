@@ -92,6 +92,8 @@ struct Raw {
     stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
     stderr: Arc<Mutex<String>>,
+    /// What the server logged (`window/logMessage`), as it arrives.
+    logged: Arc<Mutex<Vec<String>>>,
 }
 
 fn frame(v: &Value) -> Vec<u8> {
@@ -122,6 +124,8 @@ impl Raw {
             sink.lock().unwrap().push_str(&s);
         });
         let (tx, rx) = mpsc::channel();
+        let logged = Arc::new(Mutex::new(Vec::new()));
+        let log = logged.clone();
         std::thread::spawn(move || {
             // The server's own output must always be well framed.
             let mut r = BufReader::new(stdout);
@@ -141,12 +145,16 @@ impl Raw {
                 if r.read_exact(&mut body).is_err() {
                     return;
                 }
-                if tx.send(serde_json::from_slice(&body).expect("the server sends JSON")).is_err() {
+                let msg: Value = serde_json::from_slice(&body).expect("the server sends JSON");
+                if msg["method"] == "window/logMessage" {
+                    log.lock().unwrap().push(msg["params"]["message"].as_str().unwrap_or_default().to_string());
+                }
+                if tx.send(msg).is_err() {
                     return;
                 }
             }
         });
-        Raw { child, stdin, rx, stderr }
+        Raw { child, stdin, rx, stderr, logged }
     }
 
     fn send(&mut self, bytes: &[u8]) {
@@ -324,6 +332,34 @@ fn an_absurd_content_length_does_not_kill_the_server() {
     raw.send(b"Content-Length: 999999999999\r\n\r\n{}");
     std::thread::sleep(Duration::from_millis(300));
     assert!(raw.alive(), "the server died\nstderr: {}", raw.stderr());
+    no_panic(&raw.stderr());
+}
+
+/// Any message nested deeper than serde_json's limit of 128 levels ended the session (exit 1). Now a
+/// frame nested past 100 levels is dropped with a warning in the log, and the next command answers.
+#[test]
+fn a_frame_nested_past_the_parsers_limit_is_dropped_and_the_server_lives() {
+    let (_d, ws, mut raw) = raw_workspace();
+    raw.initialize(1, &ws);
+    for (k, depth) in [101usize, 127, 128, 5_000].into_iter().enumerate() {
+        let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let notification = format!(r#"{{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{{"settings":{nested}}}}}"#);
+        let request = format!(r#"{{"jsonrpc":"2.0","id":{},"method":"workspace/executeCommand","params":{{"command":"multiedit.preview","arguments":{nested}}}}}"#, 100 + k);
+        for body in [notification, request] {
+            raw.send(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+        }
+    }
+    raw.check(2, &ws);
+    // The warnings are sent as they are met, but may reach the editor after that answer.
+    let dropped = || raw.logged.lock().unwrap().iter().filter(|m| m.as_str() == "Dropped a message: it nests arrays and objects more than 100 levels deep").count();
+    let deadline = Instant::now() + WAIT;
+    while dropped() < 8 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(dropped(), 8, "a warning for each frame: {:?}", raw.logged.lock().unwrap());
+    assert!(raw.alive(), "the server died\nstderr: {}", raw.stderr());
+    raw.request(3, "shutdown", Value::Null);
+    assert!(raw.response(3, WAIT).is_some(), "shutdown answered");
     no_panic(&raw.stderr());
 }
 

@@ -126,6 +126,19 @@ fn malformed_requests_are_answered_with_the_right_json_rpc_error() {
     assert_eq!(a["id"], 7, "{a}");
     assert_eq!(a["error"]["code"], -32600, "{a}");
     assert!(a["error"]["message"].as_str().unwrap().starts_with("Invalid Request: the message is longer than 67108864 bytes"), "{a}");
+    // Nested past serde_json's limit (128 levels): a parse error with its id, the session kept.
+    for (k, depth) in [127usize, 128, 5_000].into_iter().enumerate() {
+        let id = 20 + k as i64;
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"multiedit","arguments":{{"edits":{}{}}}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        raw.send_bytes(format!("{line}\n").as_bytes());
+        let a = raw.next();
+        assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(id), Some(-32700)), "{a}");
+        assert!(a["error"]["message"].as_str().unwrap().starts_with("Parse error: the line is not JSON (recursion limit exceeded"), "{a}");
+    }
     // And the server goes on: a plan in its folder is applied.
     let f = work.path().join("a.txt");
     std::fs::write(&f, "alpha\n").unwrap();

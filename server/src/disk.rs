@@ -14,6 +14,7 @@ pub mod journal;
 pub mod plan;
 mod private;
 pub use journal::{recover, Recovered};
+pub use private::refuse_inside as refuse_private;
 
 /// Prefix of the temporary files (`.multiedit-<plan>-<random>.tmp`), so that a later run can remove
 /// what a killed run left (`journal`).
@@ -138,8 +139,9 @@ pub struct Write1 {
 
 struct Staged {
     target: PathBuf,
-    /// `None` for a file the plan deletes.
-    temp: Option<tempfile::NamedTempFile>,
+    /// `None` for a file the plan deletes. Closed once written (`sync_all` opens it again to flush it):
+    /// a plan may hold more files than the process may have open.
+    temp: Option<tempfile::TempPath>,
     before: Option<Vec<u8>>,
     /// The permission bits the target had, to put them back if a later rename fails.
     mode: Option<u32>,
@@ -155,8 +157,13 @@ fn folder(path: &Path) -> PathBuf {
 
 /// The file a write replaces: symlinks are followed, so the link's target is what changes. A new
 /// file is named with the links of its folders resolved, as the journal must name it (its folders
-/// may not exist yet: the commit makes them).
+/// may not exist yet: the commit makes them). A deletion names the entry itself, its folders
+/// resolved: a symbolic link the plan deletes is removed, as git removes it, never its target.
 fn target_of(w: &Write1) -> PathBuf {
+    if w.after.is_none() {
+        let (Some(dir), Some(name)) = (w.path.parent(), w.path.file_name()) else { return w.path.clone() };
+        return fs::canonicalize(dir).map(|d| d.join(name)).unwrap_or(w.path.clone());
+    }
     if w.before.is_some() {
         return fs::canonicalize(&w.path).unwrap_or(w.path.clone());
     }
@@ -202,7 +209,7 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             .iter()
             .map(|s| journal::Entry {
                 target: s.target.clone(),
-                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
+                temp: s.temp.as_ref().map(|t| t.to_path_buf()),
                 new: s.before.is_none(),
                 len: Some(s.len),
                 hash: Some(s.hash.clone()),
@@ -242,7 +249,7 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     if let Some(record) = record {
         journal.commit(record)?;
     }
-    let (done, failed) = apply_all(staged, &steps, &crash);
+    let (done, failed) = apply_all(staged, &steps, &crash, &prefix);
     let touched: Vec<PathBuf> = touched.into_iter().collect();
     if let Some(refusal) = failed {
         // The plan had committed; putting back what was already done (then dropping the journal) is
@@ -252,8 +259,14 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
         parallel(touched, THREADS, |d| sync_dir(&d));
         return Err(refusal);
     }
-    // The renames reach the disk before the journal goes.
+    // The renames reach the disk before the journal goes; the deleted files, kept aside until now,
+    // go just before it (a crash between: recovery rolls forward, which removes them).
     parallel(touched, THREADS, |d| sync_dir(&d));
+    for undo in &done {
+        if let Undo::Aside(_, aside) = undo {
+            let _ = fs::remove_file(aside);
+        }
+    }
     journal.finish();
     Ok(())
 }
@@ -301,15 +314,19 @@ enum Undo {
     Removed(PathBuf, Option<u32>),
     /// A folder made for a new file.
     Made(PathBuf),
+    /// A file the plan deletes, moved aside (the target, where it waits): put back as it was, the
+    /// same file with its owner, mode and links, if the commit fails.
+    Aside(PathBuf, PathBuf),
 }
 
 /// The changes of a committed plan, in the order that lets a file and a folder trade names: the
 /// deletions, the folders removed (deepest first), the folders made (shallowest first), then the new
 /// texts renamed into place. Stops at the first failure; returns what was done, and that failure.
-fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt) -> (Vec<Undo>, Option<Refusal>) {
+fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt, prefix: &str) -> (Vec<Undo>, Option<Refusal>) {
     let renamed = std::sync::atomic::AtomicUsize::new(0);
     let (deletions, texts): (Vec<Staged>, Vec<Staged>) = staged.into_iter().partition(|s| s.temp.is_none());
-    let (mut done, failed) = rename_all(deletions, crash, &renamed);
+    let aside = Aside { steps, prefix, count: std::sync::atomic::AtomicUsize::new(0) };
+    let (mut done, failed) = rename_all(deletions, crash, &renamed, &aside);
     if failed.is_some() {
         return (done, failed);
     }
@@ -330,15 +347,59 @@ fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::Crash
         }
         crash.at("mkdir", k + 1);
     }
-    let (more, failed) = rename_all(texts, crash, &renamed);
+    let (more, failed) = rename_all(texts, crash, &renamed, &aside);
     done.extend(more);
     (done, failed)
 }
 
-/// Renames every staged text over its target (and deletes what the plan deletes), the folders on
+/// Where the files a plan deletes wait for the end of its commit: under a name of the plan's own
+/// temporary files (so recovery removes them when it rolls forward), in the file's folder or, when
+/// the commit removes that folder, the nearest one of it that stays.
+struct Aside<'a> {
+    steps: &'a folders::Steps,
+    prefix: &'a str,
+    count: std::sync::atomic::AtomicUsize,
+}
+
+impl Aside<'_> {
+    fn path(&self, target: &Path) -> PathBuf {
+        let mut dir = folder(target);
+        while self.steps.remove.contains(&dir) {
+            dir = folder(&dir);
+        }
+        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        dir.join(format!("{}deleted-{n}{TEMP_SUFFIX}", self.prefix))
+    }
+
+    /// Moves `target` aside; refused where that would cross file systems (a folder the commit removes
+    /// that is a mount point: removing it would fail too).
+    fn put(&self, target: &Path) -> Result<PathBuf, Refusal> {
+        let aside = self.path(target);
+        match fs::rename(target, &aside) {
+            Ok(()) => Ok(aside),
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => Err(Refusal::new(
+                Kind::Io,
+                format!(
+                    "Cannot delete {}: it is on another file system than {} (its folder is a mount point), where the \
+                     commit keeps it until every file is in place. Nothing was changed.",
+                    target.display(),
+                    folder(&aside).display()
+                ),
+            )),
+            Err(e) => Err(io_refusal(target, "delete", &e)),
+        }
+    }
+}
+
+/// Renames every staged text over its target (and moves aside what the plan deletes), the folders on
 /// several threads; stops at the first failure. Returns what was replaced, and that failure.
 /// `renamed` counts the targets done, for the test hook.
-fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync::atomic::AtomicUsize) -> (Vec<Undo>, Option<Refusal>) {
+fn rename_all(
+    staged: Vec<Staged>,
+    crash: &journal::CrashAt,
+    renamed: &std::sync::atomic::AtomicUsize,
+    aside: &Aside<'_>,
+) -> (Vec<Undo>, Option<Refusal>) {
     let staged_count = staged.len();
     let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<Staged>> = std::collections::BTreeMap::new();
     for s in staged {
@@ -353,15 +414,18 @@ fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync
                 break;
             }
             let result = match s.temp {
-                None => fs::remove_file(&s.target),
-                Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| ()).map_err(|e| e.error),
-                Some(temp) => temp.persist(&s.target).map(|_| ()).map_err(|e| e.error),
+                None => aside.put(&s.target).map(Some),
+                Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| None).map_err(|e| io_refusal(&s.target, "replace", &e.error)),
+                Some(temp) => temp.persist(&s.target).map(|_| None).map_err(|e| io_refusal(&s.target, "replace", &e.error)),
             };
-            if let Err(e) = result {
-                failed.store(true, std::sync::atomic::Ordering::SeqCst);
-                return (done, Some(io_refusal(&s.target, "replace", &e)));
+            match result {
+                Err(refusal) => {
+                    failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return (done, Some(refusal));
+                }
+                Ok(Some(aside)) => done.push(Undo::Aside(s.target, aside)),
+                Ok(None) => done.push(Undo::Replaced(s.target, s.before, s.mode)),
             }
-            done.push(Undo::Replaced(s.target, s.before, s.mode));
             crash.at("rename", renamed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
         }
         (done, None)
@@ -375,11 +439,22 @@ fn rename_all(staged: Vec<Staged>, crash: &journal::CrashAt, renamed: &std::sync
     (done, failure)
 }
 
-/// fsyncs every staged text, and the prepared journal record, `THREADS` at a time.
+/// fsyncs every staged text, and the prepared journal record, `THREADS` at a time: each text opened
+/// again, flushed and closed, so no more than `THREADS` are open at once.
 fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>) -> Result<(), Refusal> {
-    let mut files: Vec<(&Path, &fs::File)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_file()))).collect();
-    files.extend(record.map(|r| (r.path(), r.file())));
-    parallel(files, THREADS, |(target, f)| f.sync_all().map_err(|e| io_refusal(target, "flush", &e))).into_iter().collect()
+    let texts: Vec<(&Path, &Path)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_ref()))).collect();
+    let flush = |(target, temp): (&Path, &Path)| flush_file(temp).map_err(|e| io_refusal(target, "flush", &e));
+    parallel(texts, THREADS, flush).into_iter().collect::<Result<(), Refusal>>()?;
+    match record {
+        Some(r) => r.file().sync_all().map_err(|e| io_refusal(r.path(), "flush", &e)),
+        None => Ok(()),
+    }
+}
+
+/// Flushes the file at `path` to the disk. Read access is enough for fsync on Unix; Windows asks for
+/// write access to flush.
+fn flush_file(path: &Path) -> std::io::Result<()> {
+    fs::OpenOptions::new().read(true).write(cfg!(windows)).open(path)?.sync_all()
 }
 
 /// Undoes what a failed commit did, last first (best effort: each file put back atomically, with the
@@ -393,7 +468,7 @@ fn roll_back(done: Vec<Undo>, prefix: &str) {
             Undo::Replaced(path, Some(bytes), mode) => {
                 let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
                 if let Ok(Staged { temp: Some(temp), .. }) = stage(w, path.clone(), &folder(&path), false, prefix) {
-                    if temp.as_file().sync_all().is_ok() {
+                    if flush_file(&temp).is_ok() {
                         let _ = temp.persist(&path);
                     }
                 }
@@ -407,6 +482,9 @@ fn roll_back(done: Vec<Undo>, prefix: &str) {
             }
             Undo::Made(dir) => {
                 let _ = fs::remove_dir(&dir);
+            }
+            Undo::Aside(path, aside) => {
+                let _ = fs::rename(&aside, &path);
             }
         }
     }
@@ -454,7 +532,7 @@ fn stage(w: Write1, target: PathBuf, dir: &Path, replaces_folder: bool, prefix: 
         }
         (None, None) => {}
     }
-    Ok(Staged { target, temp: Some(temp), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
+    Ok(Staged { target, temp: Some(temp.into_temp_path()), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
 }
 
 /// The permission bits of the file at `path` (links followed), for a move that keeps them.

@@ -65,7 +65,7 @@ fn missing(next: PathBuf, (is, noun): (&str, &str), after: Vec<Component>) -> Re
 }
 
 /// The path with `.` and `..` taken textually, as a URI's dot segments are (RFC 3986 5.2.4).
-fn lexical(path: &Path) -> PathBuf {
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -152,17 +152,77 @@ impl Folders {
 
     /// `confine` for every path a plan touches: its files and where it moves them.
     pub fn confine_plan(&self, plan: &Plan, what: &str, opt_out: &str) -> Result<(), Refusal> {
-        for f in &plan.files {
-            let moved = match &f.op {
-                FileOp::MoveTo(to) => Some(to.as_str()),
-                _ => None,
-            };
-            for name in std::iter::once(f.file_path.as_str()).chain(moved) {
-                self.confine(name, &to_path(name)?, what, opt_out)?;
-            }
+        for name in names(plan) {
+            self.confine(name, &to_path(name)?, what, opt_out)?;
         }
         Ok(())
     }
+}
+
+/// Every path a plan touches, as it names them: its files and where it moves them.
+pub fn names(plan: &Plan) -> impl Iterator<Item = &str> {
+    plan.files.iter().flat_map(|f| {
+        let moved = match &f.op {
+            FileOp::MoveTo(to) => Some(to.as_str()),
+            _ => None,
+        };
+        std::iter::once(f.file_path.as_str()).chain(moved)
+    })
+}
+
+/// Refuses a patch's path (its files and move targets, joined to `root`) that goes through a
+/// symbolic link below `root`, as `git apply` refuses a file "beyond a symbolic link": a link in a
+/// patch's path may lead anywhere, and the patch's author chose neither. The last component may be a
+/// link (an edit reaches the file it points to; a deletion removes the link). Paths outside `root`
+/// are the confinement's business.
+pub fn refuse_patch_links(plan: &Plan, root: &Path) -> Result<(), Refusal> {
+    for name in names(plan) {
+        let path = lexical(&to_path(name)?);
+        let Ok(below) = path.strip_prefix(root) else { continue };
+        let mut at = root.to_path_buf();
+        let mut parts = below.components().peekable();
+        while let Some(c) = parts.next() {
+            at.push(c);
+            if parts.peek().is_none() {
+                break;
+            }
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                let message = format!(
+                    "Cannot apply the patch to {name}: {} is a symbolic link, and like git apply, multiedit follows no \
+                     link in a patch's path (a file beyond a link may lie anywhere). Nothing was changed.",
+                    at.display()
+                );
+                return Err(Refusal::new(Kind::OutsideWorkspace, message).in_file(name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// For `multiedit mcp`'s plans: refuses a file (or a move's target) inside a `.git` folder, as read
+/// textually and with its links resolved, below whichever of `folders` holds it (anywhere when
+/// `None`). An agent's plan naming git's own files (a hook, `config`) would make git run commands of
+/// its choosing; `opt_out` says how the user allows it.
+pub fn refuse_git_dir(plan: &Plan, folders: Option<&Folders>, opt_out: &str) -> Result<(), Refusal> {
+    for name in names(plan) {
+        let path = to_path(name)?;
+        let readings = [Some(lexical(&path)), real_path(&path).ok()];
+        for reading in readings.iter().flatten() {
+            let below = folders
+                .and_then(|fs| fs.0.iter().filter(|f| reading.starts_with(f)).max_by_key(|f| f.as_os_str().len()))
+                .and_then(|f| reading.strip_prefix(f).ok())
+                .unwrap_or(reading);
+            if let Some((component, why)) = multiedit_engine::formats::git_path::refused_component(&below.to_string_lossy()) {
+                let message = format!(
+                    "Cannot edit {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
+                     plan may not change git's own files, where a planted hook or setting makes git run commands. \
+                     Nothing was changed. {opt_out}"
+                );
+                return Err(Refusal::new(Kind::OutsideWorkspace, message).in_file(name));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Outside {

@@ -1,12 +1,14 @@
-//! What the disk tests share: a snapshot of a folder tree that never opens anything but a regular
-//! file (reading a FIFO would block, a device might never end), and whether the test runs as root.
+//! What the disk tests share: a snapshot of a folder tree (every name, type, mode, owner and byte)
+//! that never opens anything but a regular file (reading a FIFO would block, a device might never
+//! end), and whether the test runs as root.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// Relative name -> (type and mode bits, device number, bytes of a regular file or a link's target).
-pub type Snapshot = BTreeMap<PathBuf, (u32, u64, Vec<u8>)>;
+/// Relative name -> (type and mode bits, device number, owner (uid, gid), bytes of a regular file or a
+/// link's target).
+pub type Snapshot = BTreeMap<PathBuf, (u32, u64, (u32, u32), Vec<u8>)>;
 
 pub fn snapshot(root: &Path) -> Snapshot {
     let mut out = BTreeMap::new();
@@ -25,7 +27,7 @@ pub fn snapshot(root: &Path) -> Snapshot {
             } else {
                 Vec::new()
             };
-            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), (m.mode(), m.rdev(), content));
+            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), (m.mode(), m.rdev(), (m.uid(), m.gid()), content));
         }
     }
     out

@@ -51,6 +51,8 @@ pub struct Options {
     pub change_annotations: bool,
     /// Announce `experimental.multiedit.save`: answer `multiedit/save` as an editor saves.
     pub save_support: bool,
+    /// Environment variables the server is started with (its private folders: `HOME`, `XDG_*`).
+    pub env: Vec<(String, PathBuf)>,
 }
 
 impl Options {
@@ -64,6 +66,7 @@ impl Options {
             args: Vec::new(),
             change_annotations: false,
             save_support: false,
+            env: Vec::new(),
         }
     }
 }
@@ -247,6 +250,7 @@ impl Editor {
         let mut child = Command::new(env!("CARGO_BIN_EXE_multiedit"))
             .arg("lsp")
             .args(&opts.args)
+            .envs(opts.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

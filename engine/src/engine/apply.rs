@@ -311,6 +311,10 @@ impl<'p> FileRun<'p> {
                 self.fail(r.at(i))?;
                 continue;
             }
+            if let Err(r) = fits(&cs, &found, &new_text) {
+                self.fail(r.at(i))?;
+                continue;
+            }
             let made = cs.apply(&found, &new_text);
             if let Some(placer) = &placer {
                 placer.changed();
@@ -377,6 +381,33 @@ impl<'p> FileRun<'p> {
 
 /// Checks that need no search: a no-op edit, and an empty old_string past the first edit (the file
 /// exists by then).
+/// The most a file's text may grow to by its edits (256 MiB): a `replace_all` of a short text by a
+/// long one multiplies a file, and past what the process may allocate it would abort rather than
+/// refuse. Checked before the replacements are built.
+pub const MAX_TEXT: usize = 256 << 20;
+
+/// Refuses replacing `found` in the current text of `cs` by `new` when the result would pass `MAX_TEXT`.
+fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), Refusal> {
+    let removed: usize = found.iter().map(|(a, b)| b - a).sum();
+    let added = found.len().checked_mul(new.len());
+    let len = added.and_then(|a| (cs.current_len() - removed).checked_add(a));
+    match len {
+        Some(len) if len <= MAX_TEXT => Ok(()),
+        _ => {
+            let size = len.map_or_else(|| "more bytes than can be counted".to_string(), |l| format!("{l} bytes"));
+            Err(Refusal::new(
+                Kind::TooLarge,
+                format!(
+                    "The edit would make the file {size} long ({} replacements of {} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
+                     multiedit lets a file grow to. Nothing was changed.",
+                    found.len(),
+                    new.len()
+                ),
+            ))
+        }
+    }
+}
+
 fn precheck(old: &str, new: &str) -> Result<(), Refusal> {
     if old == new {
         return Err(Refusal::no_op());

@@ -19,7 +19,7 @@ mod text;
 pub mod tolerant;
 
 pub use anchor::cap as sentence;
-pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome};
+pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome, MAX_TEXT};
 pub use changeset::Replacement;
 pub use eol::apply_replacements;
 pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan, Save};

@@ -31,6 +31,8 @@ pub enum Kind {
     Busy,
     /// multiedit itself failed (a bug caught before it could change anything).
     InternalError,
+    /// An edit's result would pass the size a file's text may reach (`engine::MAX_TEXT`).
+    TooLarge,
 }
 
 impl Kind {
@@ -52,6 +54,7 @@ impl Kind {
             Kind::NotApplied => "not_applied",
             Kind::Busy => "busy",
             Kind::InternalError => "internal_error",
+            Kind::TooLarge => "too_large",
         }
     }
 }

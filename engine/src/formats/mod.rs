@@ -15,6 +15,7 @@ use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Matching, Options, P
 mod blocks;
 mod error;
 mod envelope;
+pub mod git_path;
 #[cfg(test)]
 mod test_support;
 mod unified;
@@ -153,9 +154,13 @@ fn first_line(s: &str) -> &str {
 }
 
 /// Turns a patch into the engine's plan: each path resolved against `root` (absolute paths are kept),
-/// each hunk an anchored edit. Without a root, a relative path is refused.
+/// each hunk an anchored edit. Without a root, a relative path is refused, and so is a path `git
+/// apply` refuses as unsafe (`git_path`), in every format.
 pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<Plan, Refusal> {
     let resolve = |p: &str| -> Result<String, Refusal> {
+        if let Some(refused) = git_path::refusal_text(p) {
+            return Err(Refusal::invalid(refused).in_file(p));
+        }
         let path = Path::new(p);
         if path.is_absolute() || p.starts_with("file://") {
             return Ok(p.to_string());

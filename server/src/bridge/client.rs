@@ -32,6 +32,9 @@ pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Optio
         }
     }
     let dir = registry::folder();
+    if let Some(refusal) = untrusted(&dir) {
+        return Routed::Blind { refusal };
+    }
     let scan = match registry::scan(&dir) {
         Ok(scan) => scan,
         Err(reason) => return no_editor(reason),
@@ -48,6 +51,23 @@ pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Optio
         }
     }
     no_editor(no_editor_reason(files, running, candidates.len(), &notes))
+}
+
+/// The refusal for a bridge folder that exists but is not this user's private folder: a squatter's
+/// folder (made first by another user, in a shared temporary folder), one open to others, a link.
+/// Editors registered elsewhere cannot be seen from here, and a plan written on disk could land
+/// behind one holding the files unsaved.
+fn untrusted(dir: &Path) -> Option<Refusal> {
+    std::fs::symlink_metadata(dir).ok()?;
+    let why = registry::check_private(dir, registry::Expect::Folder).err()?;
+    Some(not_applied(format!(
+        "Cannot apply the plan: the editors' bridge folder {} cannot be trusted ({why}), so multiedit cannot see whether \
+         an editor holds these files with unsaved changes, and it writes nothing behind one. Nothing was changed. \
+         Remove {} if it is not yours, or set XDG_RUNTIME_DIR to a private folder (mode 0700) for the editor and \
+         the agent alike.",
+        dir.display(),
+        dir.display()
+    )))
 }
 
 /// Whether every file lies inside one of the editor's workspace folders, judged as the editor's

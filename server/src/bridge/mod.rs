@@ -58,6 +58,10 @@ pub enum Routed {
     /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words
     /// fit for the result text ("no editor has /x open"). Nothing was sent.
     NoEditor { reason: String },
+    /// The bridge folder is there but cannot be trusted (another user's, or open to others), so no
+    /// editor can be seen, nor whether one holds the files with unsaved changes: refused, never
+    /// written on disk behind it.
+    Blind { refusal: Refusal },
 }
 
 /// Why there is no bridge on this platform.

@@ -74,6 +74,9 @@ fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Res
     if !args.allow_outside && (format != Format::Plan || args.root.is_some()) {
         confine(&plan, &root, args.root.is_some())?;
     }
+    if format != Format::Plan {
+        crate::paths::refuse_patch_links(&plan, &root)?;
+    }
     disk::plan::apply(&plan, args.dry_run, recovered)
 }
 

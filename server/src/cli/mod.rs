@@ -56,7 +56,8 @@ enum Command {
         Agents start it themselves: `multiedit setup` writes their configuration, or add it by hand, \
         e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
         It edits only inside the folder it was started in (the agent's project), whether through an editor \
-        or on disk, unless given other folders with --root or told --allow-outside.")]
+        or on disk, unless given other folders with --root or told --allow-outside. Plans never touch a \
+        .git folder unless told --allow-dot-git; patches never do.")]
     Mcp(McpArgs),
     /// Add `multiedit mcp` to your AI agents' MCP configuration
     #[command(long_about = "Add `multiedit mcp` to your AI agents' MCP configuration.\n\n\
@@ -121,6 +122,10 @@ struct McpArgs {
     /// Let plans edit files anywhere this user may write
     #[arg(long, conflicts_with = "root")]
     allow_outside: bool,
+    /// Let plans edit files inside .git folders (hooks, config: what makes git run commands); patches
+    /// never may, as with git apply
+    #[arg(long)]
+    allow_dot_git: bool,
 }
 
 #[derive(Args)]
@@ -170,7 +175,7 @@ pub fn main() -> ExitCode {
             });
             crate::lsp::run(level)
         }
-        Command::Mcp(a) => crate::mcp::run(crate::mcp::Options { roots: a.root, allow_outside: a.allow_outside }),
+        Command::Mcp(a) => crate::mcp::run(crate::mcp::Options { roots: a.root, allow_outside: a.allow_outside, allow_dot_git: a.allow_dot_git }),
         Command::Setup(a) => setup::run(&a),
         Command::Doctor => doctor::run(),
         Command::Completions { shell } => {

@@ -21,9 +21,12 @@
 //!    fsynced with the new texts (one round of fsyncs, not two); after the re-check it is renamed over
 //!    the first one, and the private folder fsynced. A record with folder steps is format 4, which a
 //!    run knowing only format 3 refuses.
-//! 4. In this order, so that a file and a folder can trade names: the deletions, the folders removed,
-//!    the folders made, then the temporary files renamed over their targets (deletions and renames by
-//!    folder on several threads); then each folder touched is fsynced once.
+//! 4. In this order, so that a file and a folder can trade names: the deletions (each file moved aside
+//!    under a name of the plan's temporary files, in its folder or the nearest one the commit keeps,
+//!    so that a failed commit puts back the same file, owner and all), the folders removed, the
+//!    folders made, then the temporary files renamed over their targets (deletions and renames by
+//!    folder on several threads); then each folder touched is fsynced once, and the files moved
+//!    aside are removed.
 //! 5. The record is removed.
 //!
 //! Recovery, for a record whose writer is gone, by any run whose plan has a file in one of the
@@ -140,7 +143,11 @@ impl Journal {
         match private::ensure() {
             Ok(dir) => {
                 let path = dir.join(record_name(&journal.record.plan));
-                match write_record(&journal.record, &path, about) {
+                let written = stage_record(&journal.record, &path, about).and_then(|temp| {
+                    journal.crash.at("record", 1);
+                    persist_record(temp, &path)
+                });
+                match written {
                     Ok(()) => journal.path = Some(path),
                     Err(refusal) if targets.len() > 1 => return Err(refusal),
                     Err(_) => {}
@@ -253,10 +260,6 @@ fn persist_record(temp: tempfile::NamedTempFile, path: &Path) -> Result<(), Refu
     temp.persist(path).map(|_| ()).map_err(|e| io_refusal(path, "write the journal", &e.error))
 }
 
-/// Writes the record whole (a temporary file renamed over it), not flushed: the first record.
-fn write_record(record: &Record, path: &Path, about: &Path) -> Result<(), Refusal> {
-    persist_record(stage_record(record, path, about)?, path)
-}
 
 /// Length and hash of a new text, recorded so that recovery renames only a complete temporary file.
 /// FNV-1a over 8-byte words: a check against a torn or foreign file, not against an adversary (the
@@ -283,26 +286,33 @@ fn start_time(pid: u32) -> Option<u64> {
 
 /// Whether the journal's writer may still be running (then its journal is its own business).
 fn writer_alive(record: &Record, journal: &Path) -> bool {
-    if record.pid == std::process::id() {
+    alive(record.pid, record.started, journal)
+}
+
+/// Whether process `pid`, started at `started` (clock ticks since boot; `None`: any start), may still
+/// be writing `file`.
+fn alive(pid: u32, started: Option<u64>, file: &Path) -> bool {
+    if pid == std::process::id() {
         return true;
     }
     if Path::new("/proc/self/stat").exists() {
-        return match start_time(record.pid) {
+        return match start_time(pid) {
             None => false,
-            Some(t) => record.started.is_none_or(|s| s == t),
+            Some(t) => started.is_none_or(|s| s == t),
         };
     }
     // No /proc: a journal younger than a minute is taken for a live one.
-    fs::metadata(journal).and_then(|m| m.modified()).map(|t| t.elapsed().map_or(true, |d| d.as_secs() <= 60)).unwrap_or(true)
+    fs::metadata(file).and_then(|m| m.modified()).map(|t| t.elapsed().map_or(true, |d| d.as_secs() <= 60)).unwrap_or(true)
 }
 
 /// Test hook, read only by `disk::commit`: `MULTIEDIT_TEST_CRASH_AT=<step>:<n>` kills the process
 /// (SIGKILL, as a crash would: no destructor runs) right after the n-th time the commit passes
 /// `<step>`; `<step>:<n>:stop` stops it (SIGSTOP) instead, so a test can look at a live writer. The
-/// steps, in order: `begin` (the first record written), `staged` (a file of the plan staged: its new
+/// steps, in order: `record` (the first record written to its temporary file, not yet renamed into
+/// place), `begin` (the first record written), `staged` (a file of the plan staged: its new
 /// text written to its temporary file, or a deletion noted), `synced` (all of them fsynced), `commit`
-/// (the committed record renamed: the commit point), `rename` (a target deleted, the deletions
-/// first), `rmdir` (a folder removed), `mkdir` (a folder made), `rename` again (a target replaced, the
+/// (the committed record renamed: the commit point), `rename` (a target deleted, that is moved
+/// aside, the deletions first), `rmdir` (a folder removed), `mkdir` (a folder made), `rename` again (a target replaced, the
 /// count going on), `done` (the record removed). A single-file plan that makes or removes no folder
 /// does not pass `commit`.
 pub(super) struct CrashAt(Option<(String, usize, bool)>);
@@ -571,6 +581,9 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
             met.push(Recovered::Ignored { journal, why: format!("{problem}, so a journal there cannot be trusted") });
         }
     }
+    if !dry_run {
+        remove_orphan_records(&private_dirs);
+    }
     for path in records_in(&private_dirs) {
         if let Err(problem) = private::check(&path, false) {
             // Removed since it was listed: its run finished (or was recovered) meanwhile.
@@ -600,6 +613,28 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
         }
     }
     Ok(met)
+}
+
+/// Removes the records' temporary files (`.record-<plan>-*.tmp`) that a killed run left before its
+/// first record was renamed into place: no record names that plan, so no recovery would ever meet
+/// them. Those of a plan whose record exists are its recovery's; those of a live writer are its own.
+fn remove_orphan_records(dirs: &[PathBuf]) {
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(".record-")).filter(|n| n.ends_with(TEMP_SUFFIX)) else { continue };
+            // `<pid>-<hex>-<random>.tmp`: the plan is the first two parts.
+            let mut parts = rest.splitn(3, '-');
+            let (Some(pid), Some(hex)) = (parts.next(), parts.next()) else { continue };
+            let Ok(pid) = pid.parse::<u32>() else { continue };
+            let path = e.path();
+            if dir.join(record_name(&format!("{pid}-{hex}"))).exists() || alive(pid, None, &path) || private::check(&path, false).is_err() {
+                continue;
+            }
+            let _ = fs::remove_file(&path);
+        }
+    }
 }
 
 /// `recover`, adding to `met` what it did not hold already (a run that looks at one file at a time
@@ -706,7 +741,8 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
 fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
-        if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file()) {
+        // A deleted file waiting aside may be a symbolic link: that link is removed, never followed.
+        if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
             let _ = fs::remove_file(e.path());
         }
     }

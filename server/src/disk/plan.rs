@@ -19,6 +19,7 @@ pub type Applied = (Outcome, Option<String>);
 /// (its diff is then against the files as that plan left them), as it does any journal it ignored.
 pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) -> Result<Applied, Refusal> {
     let paths_on_disk: Vec<PathBuf> = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<_, _>>()?;
+    super::refuse_private(plan)?;
     // Every folder the plan reads or writes, moves' targets included, in one look.
     let mut folders_of_plan = paths_on_disk.clone();
     for f in &plan.files {
@@ -26,6 +27,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
             folders_of_plan.push(paths::to_path(to)?);
         }
     }
+    links_acted_on(plan, &paths_on_disk)?;
     recovered.extend(super::recover(&folders_of_plan, dry_run)?);
     let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
     for (f, p) in plan.files.iter().zip(&paths_on_disk) {
@@ -84,6 +86,33 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     }
     super::commit(writes)?;
     Ok((outcome, None))
+}
+
+/// Refuses what a plan would do to a symbolic link (`paths`: its files' paths) other than edit the
+/// file it points to or delete the link itself: set a mode (git apply: "wrong type"; a chmod would
+/// reach the target), or move it (git moves the link itself; a writer of regular files would leave it
+/// and write its target's text anew). Shared by the disk path and the language server.
+pub fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refusal> {
+    for (f, p) in plan.files.iter().zip(paths) {
+        if !std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
+        let what = match &f.op {
+            _ if f.mode.is_some() => format!(
+                "Cannot change the mode of {}: it is a symbolic link, and a patch sets modes only on regular files (git \
+                 apply refuses it as the wrong type). Nothing was changed.",
+                f.file_path
+            ),
+            FileOp::MoveTo(to) => format!(
+                "Cannot move {} to {to}: it is a symbolic link, and multiedit writes only regular files (git apply \
+                 moves the link itself). Nothing was changed. Move the link with `git mv` or `mv`.",
+                f.file_path
+            ),
+            _ => continue,
+        };
+        return Err(Refusal::new(engine::Kind::Io, what).in_file(&f.file_path));
+    }
+    Ok(())
 }
 
 /// The paths that `plan` empties (its files deleted or moved away), `paths` being the paths of its

@@ -10,6 +10,8 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use crate::engine::{Kind, Plan, Refusal};
+
 /// The folders a journal may be in, the preferred one first (which may not exist yet).
 pub fn candidates() -> Vec<PathBuf> {
     let mut out = Vec::with_capacity(2);
@@ -20,6 +22,46 @@ pub fn candidates() -> Vec<PathBuf> {
     }
     out.push(std::env::temp_dir().join(format!("multiedit-state-{}", uid())));
     out
+}
+
+/// Every folder multiedit keeps to itself: the journals' candidates, whichever this run would choose
+/// (another run, with another environment, may choose another), and the bridge's registry folders.
+fn all_private() -> Vec<PathBuf> {
+    let mut out = candidates();
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|d| d.is_absolute()) {
+        out.push(home.join(".local/state/multiedit"));
+    }
+    out.push(crate::bridge::registry::folder());
+    out.push(std::env::temp_dir().join(format!("multiedit-{}", uid())));
+    // As named, and with their links resolved, as a plan's path is compared both ways.
+    let real: Vec<PathBuf> = out.iter().filter_map(|d| fs::canonicalize(d).ok()).collect();
+    out.extend(real);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Refuses a plan with a file (or a move's target) inside one of multiedit's private folders, as read
+/// and with its links resolved: a journal planted there would be taken for this user's own, and the
+/// next run would carry it out. Whatever the root: an MCP server started in the home folder has the
+/// state folder inside it.
+pub fn refuse_inside(plan: &Plan) -> Result<(), Refusal> {
+    let private = all_private();
+    for name in crate::paths::names(plan) {
+        let path = crate::paths::to_path(name)?;
+        let readings = [Some(crate::paths::lexical(&path)), crate::paths::real_path(&path).ok()];
+        let Some(folder) = private.iter().find(|d| readings.iter().flatten().any(|r| r.starts_with(d))) else { continue };
+        return Err(Refusal::new(
+            Kind::OutsideWorkspace,
+            format!(
+                "Cannot edit {name}: it lies inside {}, a private folder of multiedit's own (its journals and the \
+                 editors' bridge), which no plan or patch may touch. Nothing was changed.",
+                folder.display()
+            ),
+        )
+        .in_file(name));
+    }
+    Ok(())
 }
 
 /// The first candidate that is (or can be made) private; `Err` says why none is.

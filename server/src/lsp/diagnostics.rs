@@ -10,11 +10,13 @@
 //! plan's replacements (which the server knows exactly), is not reported. Clients that did not
 //! announce it are never sent the request and pay nothing.
 
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ropey::Rope;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tower_lsp_server::ls_types::{Position, Range};
 use tower_lsp_server::Client;
 
@@ -417,34 +419,57 @@ fn raw(v: &Value) -> Option<Raw> {
     })
 }
 
-/// The diagnostics an answer holds for `uri` (the answer's keys compared as the server compares URIs).
-fn for_uri<'a>(answer: &'a Value, uri: &str) -> Vec<&'a Value> {
-    let key = convert::uri_key(uri);
-    answer
-        .get("diagnostics")
-        .and_then(Value::as_object)
-        .map(|m: &Map<String, Value>| {
-            m.iter().filter(|(k, _)| convert::uri_key(k) == key).flat_map(|(_, v)| v.as_array().into_iter().flatten()).collect()
-        })
-        .unwrap_or_default()
+/// The diagnostics of an answer, by URI key (as the server compares URIs): read once per answer, so
+/// a plan of many files does not scan every key of it for each.
+fn by_uri(answer: &Value) -> HashMap<String, Vec<&Value>> {
+    let mut out: HashMap<String, Vec<&Value>> = HashMap::new();
+    for (k, v) in answer.get("diagnostics").and_then(Value::as_object).into_iter().flatten() {
+        out.entry(convert::uri_key(k)).or_default().extend(v.as_array().into_iter().flatten());
+    }
+    out
 }
 
-/// A byte offset of the text before the edit, in the text after it. An offset inside a replaced span
-/// goes to the start of its replacement (`end_side`: to its end).
-fn map_offset(reps: &[Replacement], offset: usize, end_side: bool) -> usize {
-    let mut shift: isize = 0;
-    for r in reps {
-        if r.end <= offset {
-            // Wholly before (an insertion right at the offset too: the text moves after it).
+/// Byte offsets of the text before a change mapped into the text after it: `reps` sorted and apart,
+/// with the running sum of their length changes, so each offset costs a binary search, not a pass
+/// over every replacement (a plan of thousands of replacements meets tens of thousands of
+/// diagnostics).
+struct OffsetMap<'a> {
+    reps: &'a [Replacement],
+    /// `shifts[k]`: the length change of `reps[..k]`.
+    shifts: Vec<isize>,
+}
+
+impl<'a> OffsetMap<'a> {
+    fn new(reps: &'a [Replacement]) -> Self {
+        let mut shifts = Vec::with_capacity(reps.len() + 1);
+        let mut shift = 0isize;
+        shifts.push(0);
+        for r in reps {
             shift += r.text.len() as isize - (r.end - r.start) as isize;
-        } else if r.start < offset {
-            let start = (r.start as isize + shift).max(0) as usize;
-            return if end_side { start + r.text.len() } else { start };
-        } else {
-            break;
+            shifts.push(shift);
+        }
+        OffsetMap { reps, shifts }
+    }
+
+    /// An offset inside a replaced span goes to the start of its replacement (`end_side`: to its
+    /// end); one right at an insertion moves after it.
+    fn map(&self, offset: usize, end_side: bool) -> usize {
+        // The replacements wholly before the offset (ends are ordered: the spans are sorted and apart).
+        let k = self.reps.partition_point(|r| r.end <= offset);
+        let shift = self.shifts[k];
+        match self.reps.get(k) {
+            Some(r) if r.start < offset => {
+                let start = (r.start as isize + shift).max(0) as usize;
+                if end_side { start + r.text.len() } else { start }
+            }
+            _ => (offset as isize + shift).max(0) as usize,
         }
     }
-    (offset as isize + shift).max(0) as usize
+}
+
+#[cfg(test)]
+fn map_offset(reps: &[Replacement], offset: usize, end_side: bool) -> usize {
+    OffsetMap::new(reps).map(offset, end_side)
 }
 
 /// 1-based line and column (characters) of a char index.
@@ -470,6 +495,22 @@ fn item(file_path: &str, rope: &Rope, start: usize, end: usize, d: &Raw) -> Item
     }
 }
 
+/// What makes two diagnostics the same: severity, source, code and message, on the same line.
+#[derive(PartialEq, Eq, Hash)]
+struct Same<'a> {
+    severity: u64,
+    source: Option<&'a str>,
+    code: Option<&'a str>,
+    message: &'a str,
+    line: usize,
+}
+
+impl<'a> Same<'a> {
+    fn of(i: &'a Item) -> Self {
+        Same { severity: i.severity, source: i.source.as_deref(), code: i.code.as_deref(), message: &i.message, line: i.line }
+    }
+}
+
 /// The delta of one plan: per file, the diagnostics after the edit that were not there before (mapped
 /// through the replacements), and those before that are gone. Two diagnostics are the same when their
 /// severity, source, code and message agree and they start on the same line once mapped.
@@ -478,6 +519,8 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
         after.get(field).and_then(Value::as_array).map(|p| p.iter().filter_map(Value::as_str).map(convert::uri_key).collect()).unwrap_or_default()
     };
     let (pending, unchecked, quiet) = (listed("pending"), listed("unchecked"), listed("quiet"));
+    let (before_of, after_of) = (by_uri(before), by_uri(after));
+    let none = Vec::new();
     let mut out = Delta::default();
     for e in edited {
         let key = convert::uri_key(&e.uri);
@@ -493,7 +536,8 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
             out.differs.push(e.file_path.to_string());
             continue;
         }
-        let fresh = !e.was_open && for_uri(before, &e.uri).is_empty();
+        let (was, now) = (before_of.get(&key).unwrap_or(&none), after_of.get(&key).unwrap_or(&none));
+        let fresh = !e.was_open && was.is_empty();
         out.checked += usize::from(!fresh);
         if quiet.contains(&key) {
             // Not republished: the editor still holds the old diagnostics at their old places.
@@ -507,35 +551,46 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
         let new_rope = Rope::from_str(e.after);
         let keep = |d: &Raw| options.report.keeps(d.severity);
         // Before: mapped into the text after the edit.
-        let mut old: Vec<(Item, bool)> = for_uri(before, &e.uri)
-            .into_iter()
+        let (plan_map, then_map) = (OffsetMap::new(e.replacements), OffsetMap::new(e.then));
+        let old: Vec<Item> = was
+            .iter()
+            .copied()
             .filter_map(raw)
             .filter(keep)
             .map(|d| {
                 let to_byte = |p: Position| old_rope.char_to_byte(convert::position_to_char(&old_rope, p, encoding));
-                let mapped = |offset: usize, end_side: bool| map_offset(e.then, map_offset(e.replacements, offset, end_side), end_side);
+                let mapped = |offset: usize, end_side: bool| then_map.map(plan_map.map(offset, end_side), end_side);
                 let start = mapped(to_byte(d.range.start), false).min(new_rope.len_bytes());
                 let end = mapped(to_byte(d.range.end), true).clamp(start, new_rope.len_bytes());
                 let (start, end) = (new_rope.byte_to_char(start), new_rope.byte_to_char(end));
-                (item(e.file_path, &new_rope, start, end, &d), false)
+                item(e.file_path, &new_rope, start, end, &d)
             })
             .collect();
-        for d in for_uri(after, &e.uri).into_iter().filter_map(raw).filter(keep) {
+        // The old diagnostics by what makes two the same, each list in the old order: a new one takes
+        // the first old one still unmatched, found by a lookup rather than a scan of them all.
+        let hasher = std::hash::RandomState::new();
+        let mut unmatched: HashMap<u64, VecDeque<usize>> = HashMap::new();
+        for (i, o) in old.iter().enumerate() {
+            unmatched.entry(hasher.hash_one(Same::of(o))).or_default().push_back(i);
+        }
+        let mut matched = vec![false; old.len()];
+        for d in now.iter().copied().filter_map(raw).filter(keep) {
             let range = convert::range_to_chars(&new_rope, d.range, encoding);
             let now = item(e.file_path, &new_rope, range.start, range.end, &d);
             if fresh {
                 out.present.push(now);
                 continue;
             }
-            let same = |o: &Item| {
-                o.severity == now.severity && o.source == now.source && o.code == now.code && o.message == now.message && o.line == now.line
-            };
-            match old.iter_mut().find(|(o, matched)| !*matched && same(o)) {
-                Some((_, matched)) => *matched = true,
+            let same = Same::of(&now);
+            let bucket = unmatched.get_mut(&hasher.hash_one(&same));
+            // A bucket holds equal diagnostics, bar a hash collision: the first one matches.
+            let hit = bucket.and_then(|b| b.iter().position(|&i| Same::of(&old[i]) == same).and_then(|at| b.remove(at)));
+            match hit {
+                Some(i) => matched[i] = true,
                 None => out.introduced.push(now),
             }
         }
-        out.resolved.extend(old.into_iter().filter(|(_, matched)| !matched).map(|(o, _)| o));
+        out.resolved.extend(old.into_iter().zip(matched).filter(|(_, m)| !m).map(|(o, _)| o));
     }
     out
 }
@@ -558,6 +613,39 @@ mod tests {
     fn run(before_text: &str, reps: &[Replacement], after_text: &str, before: Vec<Value>, after: Vec<Value>, options: Options) -> Delta {
         let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, then: &[], differs: false, was_open: true }];
         delta(options, Encoding::Utf16, &edited, &json!({"diagnostics": {URI: before}}), &json!({"diagnostics": {URI: after}}))
+    }
+
+    /// A client may answer with tens of thousands of diagnostics (before: every new one was compared
+    /// with every old one, and each mapped through every replacement; 60,000 stalled the server 38 s).
+    #[test]
+    fn a_flood_of_diagnostics_costs_near_linear_time() {
+        let time = |n: usize| {
+            let text = "x\n".repeat(n);
+            // A replacement every 2 lines, and every diagnostic replaced by another: none matches.
+            let reps: Vec<Replacement> = (0..n / 2).map(|k| rep(4 * k, 4 * k + 1, "yy")).collect();
+            let mut after_text = String::new();
+            let mut at = 0;
+            for r in &reps {
+                after_text.push_str(&text[at..r.start]);
+                after_text.push_str(&r.text);
+                at = r.end;
+            }
+            after_text.push_str(&text[at..]);
+            let before: Vec<Value> = (0..n as u32).map(|l| diag(l, 0, 1, "same", 1)).collect();
+            let after: Vec<Value> = (0..n as u32).map(|l| diag(l, 0, 1, "other", 1)).collect();
+            (0..3)
+                .map(|_| {
+                    let start = Instant::now();
+                    let d = run(&text, &reps, &after_text, before.clone(), after.clone(), Options::default());
+                    assert_eq!((d.introduced.len(), d.resolved.len()), (n, n));
+                    start.elapsed()
+                })
+                .min()
+                .unwrap()
+        };
+        let (small, large) = (time(1_000), time(8_000));
+        eprintln!("diagnostics delta: 1,000 in {small:?}, 8,000 in {large:?}");
+        assert!(large < small * 16, "8 times the diagnostics took {large:?} against {small:?}");
     }
 
     #[test]

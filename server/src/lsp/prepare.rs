@@ -163,7 +163,11 @@ pub fn patch_plan(config: &Config, value: &Value) -> Result<engine::Plan, Refusa
         [one] => Some(one.clone()),
         _ => None,
     };
-    request.plan(fallback.as_deref())
+    let plan = request.plan(fallback.as_deref())?;
+    if let Some(root) = request.root.as_deref().or(fallback.as_deref()) {
+        paths::refuse_patch_links(&plan, root)?;
+    }
+    Ok(plan)
 }
 
 /// A file of the plan as read: where it is on disk and where its text came from.
@@ -185,6 +189,7 @@ pub fn prepare(
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
     let (plan, call) = plan_argument(config, command, arguments)?;
+    disk::refuse_private(&plan)?;
     let mut read = Vec::with_capacity(plan.files.len());
     let mut files = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -222,6 +227,7 @@ pub fn prepare(
     }
     let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
     let paths_on_disk: Vec<PathBuf> = read.iter().map(|r| r.path.clone()).collect();
+    disk::plan::links_acted_on(&plan, &paths_on_disk)?;
     // A file is moved only onto a path that is free in the editor and on disk, and inside the workspace.
     let targets = disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
         let open = session.documents.find(&convert::path_key(target));

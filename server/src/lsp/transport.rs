@@ -4,7 +4,9 @@
 //! byte for byte. A wrong Content-Length costs the frames it overlaps, not the session: the reader
 //! finds the next header wherever it lies. A dropped frame that is still a request, with a method and
 //! an integer or string id (its method not a string, another `jsonrpc` version), gets its Invalid
-//! Request error: its sender waits for that id, and silence would hang it (`invalid_request`).
+//! Request error: its sender waits for that id, and silence would hang it (`invalid_request`). A frame
+//! nested deeper than `MAX_DEPTH` is dropped before the framework's parser (which ends the session past
+//! its own limit) sees it.
 
 use std::sync::Arc;
 
@@ -73,7 +75,43 @@ fn invalid_request(body: &[u8], why: &str) -> Option<Vec<u8>> {
     serde_json::to_vec(&request).ok()
 }
 
+/// How deep a frame may nest arrays and objects. The framework parses with serde_json, which gives up
+/// past 128 levels and then ends the session; no LSP message nests near this deep.
+pub const MAX_DEPTH: usize = 100;
+
+/// Whether `body` nests arrays and objects deeper than `limit`, found by one pass over its bytes
+/// (brackets inside strings skipped), before any parser recurses into it.
+fn nested_deeper_than(body: &[u8], limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn is_message(body: &[u8]) -> Result<(), String> {
+    if nested_deeper_than(body, MAX_DEPTH) {
+        return Err(format!("it nests arrays and objects more than {MAX_DEPTH} levels deep"));
+    }
     let p: Probe = serde_json::from_slice(body).map_err(|e| format!("it is not JSON-RPC ({e})"))?;
     if p.jsonrpc != "2.0" {
         return Err(format!("its jsonrpc is {:?}, not \"2.0\"", p.jsonrpc));
@@ -277,6 +315,11 @@ mod tests {
             assert!(is_message(frame.as_bytes()).is_err(), "{frame}");
         }
         assert!(is_message(br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#).is_ok(), "any i64 is an id");
+        // Nested past the limit, whatever brackets its strings hold.
+        let nested = |depth: usize, text: &str| format!(r#"{{"jsonrpc":"2.0","method":"x","params":{}"{text}"{}}}"#, "[".repeat(depth), "]".repeat(depth));
+        assert!(is_message(nested(99, "]]]]").as_bytes()).is_ok());
+        assert!(is_message(nested(99, "[[[[\\\"[[").as_bytes()).is_ok());
+        assert_eq!(is_message(nested(100, "").as_bytes()), Err("it nests arrays and objects more than 100 levels deep".into()));
     }
 
     #[test]

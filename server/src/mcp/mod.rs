@@ -27,6 +27,8 @@ pub use tools::{MULTIEDIT_DESCRIPTION, PREVIEW_DESCRIPTION};
 pub struct Options {
     pub roots: Vec<PathBuf>,
     pub allow_outside: bool,
+    /// Plans may name files inside `.git` folders.
+    pub allow_dot_git: bool,
 }
 
 /// The folders plans may touch (`None`: anywhere), or why the options cannot be used.
@@ -57,6 +59,7 @@ fn confinement(options: Options) -> Result<Option<Folders>, String> {
 
 /// Runs the server on standard input/output until the client closes it.
 pub fn run(options: Options) -> ExitCode {
+    let allow_dot_git = options.allow_dot_git;
     let confine = match confinement(options) {
         Ok(c) => c,
         Err(why) => {
@@ -64,7 +67,7 @@ pub fn run(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::process::block_on("multiedit mcp", || serve(tools::Server::new(confine))).unwrap_or(ExitCode::from(2))
+    crate::process::block_on("multiedit mcp", || serve(tools::Server::new(confine, allow_dot_git))).unwrap_or(ExitCode::from(2))
 }
 
 /// Standard input and output as rmcp's stdio transport takes them, framed by `transport`.

@@ -85,19 +85,30 @@ pub struct Server {
     turn: Arc<tokio::sync::Mutex<()>>,
     /// The folders plans may touch, in an editor or on disk; `None`: anywhere (`--allow-outside`).
     confine: Option<Arc<Folders>>,
+    /// Plans may name files inside `.git` folders (`--allow-dot-git`).
+    allow_dot_git: bool,
 }
 
 impl Server {
-    pub fn new(confine: Option<Folders>) -> Server {
-        Server { turn: Arc::new(tokio::sync::Mutex::new(())), confine: confine.map(Arc::new) }
+    pub fn new(confine: Option<Folders>, allow_dot_git: bool) -> Server {
+        Server { turn: Arc::new(tokio::sync::Mutex::new(())), confine: confine.map(Arc::new), allow_dot_git }
     }
 
-    /// Refuses a plan with a file (or a move's target) outside the folders the server may edit.
+    /// Refuses a plan with a file (or a move's target) outside the folders the server may edit, or
+    /// inside a `.git` folder.
     fn confined(&self, plan: &Plan) -> Result<(), engine::Refusal> {
-        let Some(folders) = &self.confine else { return Ok(()) };
-        folders.confine_plan(plan, &format!("the folders this MCP server may edit ({})", folders.listed()), OPT_OUT)
+        if let Some(folders) = &self.confine {
+            folders.confine_plan(plan, &format!("the folders this MCP server may edit ({})", folders.listed()), OPT_OUT)?;
+        }
+        if self.allow_dot_git {
+            return Ok(());
+        }
+        paths::refuse_git_dir(plan, self.confine.as_deref(), GIT_OPT_OUT)
     }
 }
+
+/// How to let `multiedit mcp` edit inside `.git` folders, for its refusals.
+const GIT_OPT_OUT: &str = "To allow it, start the server as `multiedit mcp --allow-dot-git`, in the agent's MCP configuration.";
 
 /// How to widen what `multiedit mcp` may edit, for its refusals.
 const OPT_OUT: &str = "By default it edits only inside the folder it was started in (the agent's project). To \
@@ -165,6 +176,18 @@ impl Server {
                 }
             }
         }
+        // Confined as a plan is: nothing of .git (unless allowed) nor of multiedit's private folders.
+        let as_plan = Plan {
+            files: wanted.iter().map(|w| engine::FilePlan::edit(w.file_path.clone(), Vec::new())).collect(),
+            options: engine::Options::default(),
+        };
+        if let Err(refusal) = self.confined(&as_plan).and_then(|()| crate::disk::refuse_private(&as_plan)) {
+            let refusal = engine::Refusal {
+                message: refusal.message.replacen("Cannot edit", "Cannot read", 1).replace("Nothing was changed.", "Nothing was read."),
+                ..refusal
+            };
+            return render::refusal(&refusal, None);
+        }
         let request = serde_json::json!({"files": wanted.iter().map(|w| serde_json::json!({"file_path": w.file_path})).collect::<Vec<_>>()});
         let files: Vec<PathBuf> = wanted.iter().map(|w| w.path.clone()).collect();
         let agent = agent(&context);
@@ -182,6 +205,8 @@ impl Server {
                     Err(e) => internal(format!("multiedit hit an internal error in multiedit_read ({e}); please report it.")),
                 }
             }
+            // The disk may lack what an editor it cannot see holds: refused, as a plan is.
+            Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Ok(Routed::Editor { editor, .. }) => internal(format!("{editor} answered a read with a plan's result; nothing was read. Please report it.")),
             Err(e) => internal(format!("multiedit hit an internal error while reading through the editors ({e}). Please report it.")),
         }
@@ -210,6 +235,7 @@ impl Server {
             let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
             let root = request.root.clone().unwrap_or(here);
             let plan = request.plan(Some(&root))?;
+            paths::refuse_patch_links(&plan, &root)?;
             let files = plan_paths(&plan)?;
             Ok((request.to_value(&root), plan, files))
         });
@@ -242,14 +268,7 @@ fn agent(context: &RequestContext<RoleServer>) -> Option<String> {
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
 fn plan_paths(plan: &Plan) -> Result<Vec<PathBuf>, engine::Refusal> {
-    let mut out = Vec::new();
-    for f in &plan.files {
-        out.push(paths::to_path(&f.file_path)?);
-        if let engine::FileOp::MoveTo(to) = &f.op {
-            out.push(paths::to_path(to)?);
-        }
-    }
-    Ok(out)
+    paths::names(plan).map(paths::to_path).collect()
 }
 
 #[tool_handler]
@@ -295,6 +314,7 @@ impl Server {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason).await,
+            Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Ok(Routed::Read { editor, .. }) => internal(format!("{editor} answered a plan with a read; check the files there. Please report it.")),
             Err(e) => internal(format!(
                 "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \

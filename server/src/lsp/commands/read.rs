@@ -33,7 +33,16 @@ pub fn run(session: &Session, arguments: &[Value]) -> Result<Value, Failure> {
     let request = arguments.first().ok_or_else(|| Failure::Refused(Refusal::input("multiedit.read takes the files to read as its argument")))?;
     let config = session.config();
     let mut files = Vec::new();
-    for file_path in paths_of(request).map_err(Failure::Refused)? {
+    let names = paths_of(request).map_err(Failure::Refused)?;
+    // Nothing of multiedit's private folders is read (the bridge's tokens are there).
+    let as_plan = engine::Plan {
+        files: names.iter().map(|n| engine::FilePlan::edit(n.clone(), Vec::new())).collect(),
+        options: engine::Options::default(),
+    };
+    disk::refuse_private(&as_plan).map_err(|r| {
+        Failure::Refused(Refusal { message: r.message.replacen("Cannot edit", "Cannot read", 1).replace("Nothing was changed.", "Nothing was read."), ..r })
+    })?;
+    for file_path in names {
         let path = paths::to_path(&file_path).map_err(Failure::Refused)?;
         let open = session.documents.find(&convert::path_key(&path));
         config.workspace.check(&file_path, &path, open.is_some()).map_err(Failure::Refused)?;
