@@ -928,7 +928,7 @@ fn an_agents_plan_is_approved_once_declined_or_withdrawn_at_the_bound() {
     let mut ed = env.start(o);
     let (_, result) = editor_result(route_via(&mut ed, &two("beta", "gamma"), &files, false, Answer::Apply));
     assert_eq!(ed.approvals_seen.len(), 1);
-    assert_eq!(ed.approvals_seen[0]["timeoutMs"], 30_000, "the bound an agent's approval has");
+    assert_eq!(ed.approvals_seen[0]["timeoutMs"], 25_000, "the bound an agent's approval has");
     assert_eq!(ed.edits_seen.len(), 1, "applied once, as approved");
     let annotations = &ed.edits_seen[0]["edit"]["changeAnnotations"];
     assert!(annotations.is_null() || !annotations.to_string().contains("\"needsConfirmation\":true"), "no second review: {annotations}");

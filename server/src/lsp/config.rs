@@ -11,7 +11,7 @@ use super::workspace::Workspace;
 
 pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an agent's plan waits for the user's approval at most.
-pub const AGENT_APPROVAL: Duration = Duration::from_secs(30);
+pub const AGENT_APPROVAL: Duration = Duration::from_secs(25);
 
 /// The client's capabilities and options, read from `initialize`.
 #[derive(Debug, Clone)]

@@ -34,7 +34,7 @@ fn not_applied(message: String) -> Failure {
 /// settling, the call is answered within `crate::bridge::wire::AGENT_ANSWER`.
 pub const AGENT_TURN: Duration = Duration::from_secs(5);
 pub use crate::lsp::config::AGENT_APPROVAL;
-pub const AGENT_APPLY: Duration = Duration::from_secs(5);
+pub const AGENT_APPLY: Duration = Duration::from_secs(10);
 
 pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
     if !session.config().apply_edit {
