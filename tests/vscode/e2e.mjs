@@ -1410,7 +1410,7 @@ async function runTests() {
       const editor = () => /Refused by the multiedit of (.+) \(checked against its buffers\); nothing was changed\.$/;
 
       let call = callMcpAsync(plan, { MCP_CLIENT_NAME: 'claude-code' });
-      await waitForNotification(/MultiEdit: Claude Code wants to apply 1 edit to 1 file\. \(Withdrawn if you do not decide within 30 s\.\)/);
+      await waitForNotification(/MultiEdit: Claude Code wants to apply 1 edit to 1 file\. \(Withdrawn if you do not decide within 25 s\.\)/);
       await screenshot('agent-approval');
       await clickNotificationButton('Discard');
       let answer = await call;

@@ -28,15 +28,18 @@ fn not_applied(message: String) -> Failure {
     Failure::Refused(Refusal::new(Kind::NotApplied, message))
 }
 
-/// An agent's call through the bridge is answered within these, whatever the editor's own timeout
-/// (`applyEditTimeoutMs`, which a reviewing editor sets long): its turn behind other plans, the user's
-/// approval, and the editor's answer to the edit. With saving (`save::SAVE_BOUND`) and the diagnostics'
-/// settling, the call is answered within `crate::bridge::wire::AGENT_ANSWER`.
+/// An agent's call through the bridge is answered within `AGENT_CALL`, whatever the editor's own
+/// timeout (`applyEditTimeoutMs`, which a reviewing editor sets long): its turn behind other plans at
+/// most `AGENT_TURN`, the user's approval at most `AGENT_APPROVAL`, and the editor's answer to the edit
+/// whatever is left but `AFTER_APPLY`, kept for the save (`save::SAVE_BOUND`) and the diagnostics. The
+/// caller (`multiedit mcp`) waits `crate::bridge::wire::AGENT_ANSWER`, a little more.
+pub const AGENT_CALL: Duration = Duration::from_secs(50);
 pub const AGENT_TURN: Duration = Duration::from_secs(5);
 pub use crate::lsp::config::AGENT_APPROVAL;
-pub const AGENT_APPLY: Duration = Duration::from_secs(10);
+const AFTER_APPLY: Duration = Duration::from_secs(10);
 
 pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
+    let deadline = tokio::time::Instant::now() + AGENT_CALL;
     if !session.config().apply_edit {
         return Err(not_applied(format!(
             "The editor does not support workspace/applyEdit (it did not set the client capability \
@@ -87,8 +90,10 @@ pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: 
         // (change annotations) waits for the user as long as an approval would.
         let timeout = match origin {
             Origin::Editor => config.apply_edit_timeout,
-            Origin::Bridge if prepared.review && !config.approve_support => config.apply_edit_timeout.min(config.agent_approval),
-            Origin::Bridge => config.apply_edit_timeout.min(AGENT_APPLY),
+            Origin::Bridge => {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now()).saturating_sub(AFTER_APPLY);
+                config.apply_edit_timeout.min(left).max(Duration::from_secs(1))
+            }
         };
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
         let mut changes = session.documents.watch();
