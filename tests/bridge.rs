@@ -881,3 +881,69 @@ fn an_agent_reads_the_editors_unsaved_text_and_is_told_the_disk_is_older() {
     assert_eq!(ed.text(&a), buffer, "nothing changed");
     assert!(ed.edits_seen.is_empty());
 }
+
+/// An agent's plan needs no approval by default (its own client asked the user); with `agentReview`
+/// on, the editor asks once for the whole plan (`multiedit/approve`): discarded, approved, or left
+/// undecided past the bound, each answered with what happened, and a withdrawn plan never applied.
+#[test]
+fn an_agents_plan_is_approved_once_declined_or_withdrawn_at_the_bound() {
+    let env = setup();
+    let a = env.ws.join("a.txt");
+    let b = env.ws.join("b.txt");
+    let two = |old: &str, new: &str| {
+        json!({"files": [
+            {"file_path": a, "edits": [{"old_string": old, "new_string": new}]},
+            {"file_path": b, "edits": [{"old_string": old, "new_string": new}]},
+        ]})
+    };
+    let files = [a.clone(), b.clone()];
+    fs::write(&a, "alpha\n").unwrap();
+    fs::write(&b, "alpha\n").unwrap();
+
+    // Default: applied at once, nothing asked.
+    let mut o = Options::new(&env.ws);
+    o.approve = Some("discard");
+    let mut ed = env.start(o);
+    let (_, result) = editor_result(route_via(&mut ed, &two("alpha", "beta"), &files, false, Answer::Apply));
+    assert_eq!(result["files"].as_array().unwrap().len(), 2);
+    assert!(ed.approvals_seen.is_empty(), "no approval asked: {:?}", ed.approvals_seen);
+    drop(ed);
+
+    for (decision, text) in [
+        ("discard", "The user discarded the change in the editor (MultiEdit: 2 edits to 2 files). Nothing was changed. Do not send it again unchanged: ask the user what they want instead."),
+        ("never", "The user did not decide on the change within 300 ms, so it was withdrawn from the editor and will not be applied. Nothing was changed. Ask the user, then send the plan again if they want it."),
+    ] {
+        let mut o = Options::new(&env.ws);
+        o.approve = Some(decision);
+        o.init_options = json!({"agentReview": "always", "agentApprovalMs": 300});
+        let mut ed = env.start(o);
+        ed.open(&a, "beta\n");
+        let refusal = refused(route_via(&mut ed, &two("beta", "gamma"), &files, false, Answer::Apply));
+        assert_eq!(refusal.message, text, "{decision}");
+        assert_eq!(refusal.kind, if decision == "discard" { Kind::Declined } else { Kind::Undecided });
+        assert_eq!(ed.approvals_seen.len(), 1, "asked once");
+        let asked = &ed.approvals_seen[0];
+        assert_eq!(asked["label"], "MultiEdit: 2 edits to 2 files");
+        assert_eq!(asked["timeoutMs"], 300);
+        assert!(asked["edit"]["documentChanges"].as_array().is_some_and(|c| c.len() == 2), "the edit to show: {asked}");
+        // Nothing was sent to apply, then or later.
+        ed.drain(Duration::from_millis(500));
+        assert!(ed.edits_seen.is_empty(), "{decision}: never applied");
+        assert_eq!(ed.text(&a), "beta\n");
+        assert_eq!(fs::read_to_string(&b).unwrap(), "beta\n");
+    }
+
+    let mut o = Options::new(&env.ws);
+    o.approve = Some("apply");
+    // An editor that waits long for its own reviews (as VS Code's extension does): an agent's is still bounded.
+    o.init_options = json!({"agentReview": "always", "applyEditTimeoutMs": 1_800_000});
+    let mut ed = env.start(o);
+    let (_, result) = editor_result(route_via(&mut ed, &two("beta", "gamma"), &files, false, Answer::Apply));
+    assert_eq!(ed.approvals_seen.len(), 1);
+    assert_eq!(ed.approvals_seen[0]["timeoutMs"], 25_000, "the bound an agent's approval has");
+    assert_eq!(ed.edits_seen.len(), 1, "applied once, as approved");
+    let annotations = &ed.edits_seen[0]["edit"]["changeAnnotations"];
+    assert!(annotations.is_null() || !annotations.to_string().contains("\"needsConfirmation\":true"), "no second review: {annotations}");
+    assert_eq!(result["files"][0]["edits_applied"], 1);
+    assert_eq!(fs::read_to_string(&a).unwrap(), "gamma\n");
+}

@@ -943,6 +943,23 @@ fn edits_carry_change_annotations_and_review_asks_for_confirmation() {
     assert!(annotations(&r["edit"]).iter().all(|(_, confirm)| !confirm));
     let e = ed.execute("multiedit.preview", json!([one.clone(), {"review": "maybe"}]), Answer::Apply).unwrap_err();
     assert_eq!(e["data"]["kind"], "invalid_plan", "{e}");
+    // A review the editor answers `applied: false` while no document changed: the user declined it,
+    // and the refusal says so (not "a document probably changed").
+    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([two_files(&ws), {"review": "always"}]), Answer::Refuse));
+    assert_eq!(kind, "declined");
+    assert_eq!(
+        data["message"],
+        "The user declined the change in the editor's review (MultiEdit: 3 edits to 2 files), or left every edit of it out. \
+         Nothing was changed. Do not send it again unchanged: ask the user what they want instead."
+    );
+    assert_eq!(ed.text(&a), "alpha beta gamma\n");
+    // Without a review, the editor's silence is said as it is.
+    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([one.clone()]), Answer::Refuse));
+    assert_eq!(kind, "not_applied");
+    assert_eq!(
+        data["message"],
+        "The editor did not apply the change and did not say why; no document changed since the plan was checked. Nothing was changed."
+    );
     // The annotated edit applies like the plain one.
     ed.execute("multiedit.apply", json!([two_files(&ws), {"review": "always"}]), Answer::Apply).expect("applied");
     assert_eq!(ed.text(&a), "ALPHA beta GAMMA\n");

@@ -35,9 +35,10 @@ function filesAfter(result: PlanResult): string[] {
   return (result.files ?? []).filter((f) => !f.deleted).map((f) => f.moved_to ?? f.file_path).filter(Boolean);
 }
 
-/** A plan the user discarded in the Refactor Preview: not a refusal, nothing was applied. */
-function declinedInReview(ctx: Ctx, plan: EditRequest | undefined, err: unknown): boolean {
-  return !!plan && ctx.client.reviews(plan) && toRefusal(err).data?.kind === 'not_applied';
+/** A plan the user discarded when asked to approve it: not a refusal, nothing was applied. */
+function declinedInReview(err: unknown): boolean {
+  const kind = toRefusal(err).data?.kind;
+  return kind === 'declined' || kind === 'undecided';
 }
 
 /** Where a plan comes from: the editor it was taken from, or who sent it (the undo entry names them). */
@@ -54,7 +55,7 @@ export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: 
       ctx.client.apply(plan, agent),
     );
   } catch (err) {
-    if (declinedInReview(ctx, plan, err)) ctx.updateStatus({ outcome: 'declined', text: planTitle(plan) });
+    if (declinedInReview(err)) ctx.updateStatus({ outcome: 'declined', text: planTitle(plan) });
     else ctx.updateStatus({ outcome: 'refused', text: refusalLocation(toRefusal(err)) || planTitle(plan) });
     throw err;
   }
@@ -79,7 +80,7 @@ export async function notifyResult(ctx: Ctx, result: PlanResult, plan?: EditRequ
 }
 
 async function notifyDeclined(ctx: Ctx, plan: EditRequest): Promise<void> {
-  const text = `MultiEdit: ${planTitle(plan)} not applied: the review was discarded, nothing changed.`;
+  const text = `MultiEdit: ${planTitle(plan)} not applied: discarded, nothing changed.`;
   ctx.shown({ notification: text, refusal: undefined });
   ctx.log.info(text);
   ctx.updateStatus({ outcome: 'declined', text: planTitle(plan) });
@@ -87,7 +88,7 @@ async function notifyDeclined(ctx: Ctx, plan: EditRequest): Promise<void> {
 }
 
 export async function notifyRefusal(ctx: Ctx, err: unknown, plan?: EditRequest, source?: PlanSource): Promise<void> {
-  if (plan && declinedInReview(ctx, plan, err)) return notifyDeclined(ctx, plan);
+  if (plan && declinedInReview(err)) return notifyDeclined(ctx, plan);
   const refusal = toRefusal(err);
   const text = err instanceof PlanError ? `MultiEdit: ${err.message}` : renderRefusalNotification(refusal, plan ?? source?.plan);
   ctx.shown({ notification: text, refusal });

@@ -7,10 +7,12 @@ import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOpt
 import { affectsServer, formatEdits, openEditedFiles, reviewPolicy, serverSettings } from './config';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { formatTouched } from './formatHost';
-import { DIAGNOSTICS_METHOD, PlanResult, SAVE_METHOD, SaveParams } from './lsp_ext';
-import { EditRequest, reviewArgument, reviewFor, serverArguments } from './plan';
+import { APPROVE_METHOD, ApproveParams, DIAGNOSTICS_METHOD, PlanResult, SAVE_METHOD, SaveParams } from './lsp_ext';
+import { EditRequest, reviewArgument, serverArguments } from './plan';
 import { isPlanResult } from './render';
 import { SaveHost } from './saveHost';
+import { ApproveHost } from './approveHost';
+import { PreviewContent } from './previewContent';
 import { openUnshown } from './tabs';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 import { LspWorkspaceEdit } from './workspaceEdit';
@@ -54,6 +56,8 @@ export class MultiEditClient implements vscode.Disposable {
   private readonly diagnostics: DiagnosticsHost;
   /** Answers the server's multiedit/save. */
   readonly saves: SaveHost;
+  /** Answers the server's multiedit/approve. */
+  private readonly approvals: ApproveHost;
 
   private setState(state: ServerState): void {
     this.serverState = state;
@@ -63,9 +67,11 @@ export class MultiEditClient implements vscode.Disposable {
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
+    previews: PreviewContent,
   ) {
     this.diagnostics = new DiagnosticsHost(log);
     this.saves = new SaveHost(log);
+    this.approvals = new ApproveHost(previews, log);
     this.disposables.push(
       this.diagnostics,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -166,7 +172,9 @@ export class MultiEditClient implements vscode.Disposable {
         allowOutsideWorkspace: settings.allowOutsideWorkspace,
         bridge: settings.bridge,
         review: settings.review,
-        // A review in the Refactor Preview waits for the user: give the editor's answer time.
+        // Agents outside VS Code (MCP): their own client asked the user already, unless this is set.
+        agentReview: settings.approveAgentPlans ? 'always' : 'never',
+        // An approval waits for the user: give it time (the server bounds an agent's own wait).
         applyEditTimeoutMs: 30 * 60 * 1000,
         // What an applied plan did to the diagnostics of the edited files, answered by this.diagnostics.
         diagnostics: settings.diagnostics,
@@ -204,10 +212,12 @@ export class MultiEditClient implements vscode.Disposable {
     const client = new LanguageClient('multiedit', 'MultiEdit', serverOptions, clientOptions);
     client.onRequest(DIAGNOSTICS_METHOD, (params) => this.diagnostics.handle(params));
     client.onRequest(SAVE_METHOD, (params: SaveParams) => this.saves.handle(params));
-    // LSP has no request to save a document: multiedit's is announced as an experimental capability.
+    client.onRequest(APPROVE_METHOD, (params: ApproveParams) => this.approvals.handle(params));
+    // LSP has no request to save a document, nor one for a single approval of a whole edit: multiedit's
+    // are announced as experimental capabilities.
     client.registerFeature({
       fillClientCapabilities: (capabilities) => {
-        capabilities.experimental = { ...(capabilities.experimental as object | undefined), multiedit: { save: true } };
+        capabilities.experimental = { ...(capabilities.experimental as object | undefined), multiedit: { save: true, approve: true } };
       },
       initialize: () => undefined,
       getState: () => ({ kind: 'static' }),
@@ -248,11 +258,6 @@ export class MultiEditClient implements vscode.Disposable {
 
   isRunning(): boolean {
     return this.client?.state === State.Running;
-  }
-
-  /** Whether the plan goes through the editor's review (the plan's `review`, else `multiedit.review`). */
-  reviews(plan: EditRequest): boolean {
-    return reviewFor(plan, reviewPolicy());
   }
 
   private async execute(command: string, plan: EditRequest, agent?: string): Promise<PlanResult> {

@@ -8,7 +8,7 @@ function section(): vscode.WorkspaceConfiguration {
 }
 
 /** Settings whose change restarts the server (they are its command line or initialization options). */
-const SERVER_SETTINGS = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics', 'multiedit.save'];
+const SERVER_SETTINGS = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics', 'multiedit.save', 'multiedit.approveAgentPlans'];
 
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
   return SERVER_SETTINGS.some((s) => e.affectsConfiguration(s));
@@ -50,6 +50,7 @@ export function serverSettings() {
     review: c.get<string>('review') ?? 'multiFile',
     diagnostics: diagnosticsOption(c),
     save: c.get<SavePolicy>('save') ?? 'clean',
+    approveAgentPlans: c.get<boolean>('approveAgentPlans') === true,
   };
 }
 

@@ -35,7 +35,7 @@ export class Ctx implements vscode.Disposable {
   readonly onDidShow = this.shownEmitter.event;
   /** Diagnostics on plan files: the edit a refusal names, until the plan changes. */
   readonly planDiagnostics = vscode.languages.createDiagnosticCollection('multiedit');
-  readonly previews = new PreviewContent();
+  readonly previews: PreviewContent;
   readonly highlighter = new Highlighter();
   private readonly statusItem = vscode.window.createStatusBarItem('multiedit.status', vscode.StatusBarAlignment.Right, 100);
   private lastOutcome: LastOutcome | undefined;
@@ -47,7 +47,8 @@ export class Ctx implements vscode.Disposable {
     context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
   ) {
-    this.client = new MultiEditClient(context, log);
+    this.previews = new PreviewContent();
+    this.client = new MultiEditClient(context, log, this.previews);
     this.statusItem.name = 'MultiEdit';
     this.statusItem.command = 'multiedit.showLogs';
     this.disposables.push(

@@ -145,3 +145,24 @@ export interface SaveAnswer {
   unsaved?: string[];
   files?: SavedFile[];
 }
+
+// ---- multiedit/approve, a request from the server to an editor that announces
+// `experimental.multiedit.approve` (server/src/lsp/ext.rs)
+
+export const APPROVE_METHOD = 'multiedit/approve';
+
+export interface ApproveParams {
+  /** "Claude Code: 3 edits to 2 files". */
+  label: string;
+  agent?: string;
+  /** The WorkspaceEdit sent if the user applies it. */
+  edit: unknown;
+  /** The server gives up after this and never applies the change. */
+  timeoutMs: number;
+}
+
+export type Decision = 'apply' | 'discard';
+
+export interface ApproveAnswer {
+  decision: Decision;
+}

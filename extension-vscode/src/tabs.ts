@@ -12,7 +12,10 @@ export function filesLeft(edit: LspWorkspaceEdit | undefined) {
     .map((f) => (f.newUri ? { ...f, uri: f.newUri } : f));
 }
 
-/** Opens, as tabs that keep the focus where it was, the edit's files that no tab shows; returns how many. */
+/** Tabs opened for one edit at most: a plan over hundreds of files (a rename) must not bury the user's own tabs. */
+export const MAX_OPENED = 10;
+
+/** Opens, as tabs that keep the focus where it was, the edit's files that no tab shows (at most `MAX_OPENED`); returns how many. */
 export async function openUnshown(edit: LspWorkspaceEdit | undefined, log: vscode.LogOutputChannel): Promise<number> {
   const shown = new Set(
     vscode.window.tabGroups.all
@@ -25,6 +28,7 @@ export async function openUnshown(edit: LspWorkspaceEdit | undefined, log: vscod
   for (const f of filesLeft(edit)) {
     const uri = uriOf(f.uri);
     if (shown.has(uri.toString())) continue;
+    if (opened === MAX_OPENED) break;
     try {
       await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: true });
       opened++;

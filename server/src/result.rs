@@ -182,6 +182,21 @@ pub struct EditedLines {
     pub text: String,
 }
 
+/// The deepest folder that holds every path (`/` at least).
+fn common_folder(paths: &[&str]) -> String {
+    let mut common: Vec<&str> = match paths.first() {
+        Some(p) => p.rsplit_once('/').map_or(vec![], |(dir, _)| dir.split('/').collect()),
+        None => return "/".into(),
+    };
+    for p in &paths[1..] {
+        let dir: Vec<&str> = p.rsplit_once('/').map_or(vec![], |(d, _)| d.split('/').collect());
+        let same = common.iter().zip(&dir).take_while(|(a, b)| a == b).count();
+        common.truncate(same);
+    }
+    let joined = common.join("/");
+    if joined.is_empty() { "/".into() } else { joined }
+}
+
 /// A field that is present (even as `null`) is `Some`.
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
@@ -189,6 +204,8 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 
 /// Lines of `now_reads` the text gives a model, all regions together.
 const NOW_READS_TEXT_LINES: usize = 200;
+/// Past this many files, the text a model reads summarises the plan instead of giving every edit.
+pub const SUMMARY_FILES: usize = 5;
 
 impl PlanResult {
     /// The result of an applied (or checked) plan, before any front end's fields.
@@ -268,6 +285,54 @@ impl PlanResult {
         ))
     }
 
+    /// The engine's message as a model reads it: whole for a plan of a few files; past `SUMMARY_FILES`,
+    /// the counts and every file by name, grouped by folder, and in full only the edits that failed.
+    /// `message` itself stays whole.
+    pub fn message_for_model(&self) -> String {
+        if self.files.len() <= SUMMARY_FILES {
+            return self.message.clone();
+        }
+        let edits: usize = self.files.iter().map(|f| f.edits_applied).sum();
+        let replacements: usize = self.files.iter().map(|f| f.replacements).sum();
+        let paths: Vec<&str> = self.files.iter().map(|f| f.file_path.as_str()).collect();
+        let root = common_folder(&paths);
+        let mut folders: Vec<(String, Vec<String>)> = Vec::new();
+        for f in &self.files {
+            let rel = f.file_path.strip_prefix(&root).unwrap_or(&f.file_path).trim_start_matches('/');
+            let (dir, name) = match rel.rfind('/') {
+                Some(i) => (rel[..=i].to_string(), rel[i + 1..].to_string()),
+                None => (String::new(), rel.to_string()),
+            };
+            let mut name = match (&f.moved_to, f.deleted, f.created) {
+                (Some(to), ..) => format!("{name} → {}", to.rsplit('/').next().unwrap_or(to)),
+                (None, true, _) => format!("{name} (deleted)"),
+                (None, false, true) => format!("{name} (new)"),
+                _ => name,
+            };
+            if f.edits_applied > 1 {
+                name.push_str(&format!(" ({} edits)", f.edits_applied));
+            }
+            match folders.iter_mut().find(|(d, _)| *d == dir) {
+                Some((_, names)) => names.push(name),
+                None => folders.push((dir, vec![name])),
+            }
+        }
+        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        let mut out = format!(
+            "Applied {} ({}) to {} in {root}:",
+            plural(edits, "edit"),
+            plural(replacements, "replacement"),
+            plural(self.files.len(), "file")
+        );
+        for (dir, names) in folders {
+            out.push_str(&format!("\n{}{}", if dir.is_empty() { String::new() } else { format!("{dir}: ") }, names.join(", ")));
+        }
+        for r in &self.edits_failed {
+            out.push_str(&format!("\nSkipped: {}", r.full_text()));
+        }
+        out
+    }
+
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a result serialises")
     }
@@ -334,6 +399,46 @@ mod tests {
         assert!(text.contains(&format!("/w/a, lines 1-150:\n{}\n\n", lines(150))), "{text}");
         assert!(text.ends_with("\n\n/w/b, lines 3-53: not shown (51 lines; read them from the file)\n\n/w/c, line 9: not shown (1 line; read it from the file)"), "{text}");
         assert_eq!(r.now_reads.len(), 3, "the structured field keeps every region whole");
+    }
+
+    fn file(path: &str, edits: usize) -> FileResult {
+        FileResult {
+            file_path: path.into(),
+            edits_applied: edits,
+            replacements: edits,
+            created: false,
+            tiers: vec![],
+            deleted: false,
+            moved_to: None,
+            mode: None,
+            offsets: vec![],
+            version: None,
+            mode_applied: None,
+            on_disk: None,
+        }
+    }
+
+    #[test]
+    fn a_many_file_result_is_summarised_for_a_model_and_names_every_file() {
+        let mut r = PlanResult::refused(String::new(), None);
+        r.ok = true;
+        for i in 0..200 {
+            let dir = if i < 150 { "src/parts" } else { "tests" };
+            r.files.push(file(&format!("/home/me/project/{dir}/part_{i:03}.ts"), 1 + usize::from(i == 7)));
+            r.message.push_str(&format!("Applied 1 edit to /home/me/project/{dir}/part_{i:03}.ts:\n1. Replaced \"total\" with \"sum\"\n\n"));
+        }
+        let text = r.message_for_model();
+        assert!(text.len() < 4096, "{} bytes", text.len());
+        assert!(r.message.len() > 4 * text.len(), "the message stays whole");
+        assert!(text.starts_with("Applied 201 edits (201 replacements) to 200 files in /home/me/project:\nsrc/parts/: part_000.ts, "), "{text}");
+        assert!(text.contains("part_007.ts (2 edits), part_008.ts"), "{text}");
+        assert!(text.contains("\ntests/: part_150.ts, "), "{text}");
+        for i in 0..200 {
+            assert!(text.contains(&format!("part_{i:03}.ts")), "part_{i:03}.ts is named");
+        }
+        // A few files: the engine's words, as Claude Code gives them.
+        r.files.truncate(SUMMARY_FILES);
+        assert_eq!(r.message_for_model(), r.message);
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub struct Options {
     pub save_support: bool,
     /// Environment variables the server is started with (its private folders: `HOME`, `XDG_*`).
     pub env: Vec<(String, PathBuf)>,
+    /// Announce `experimental.multiedit.approve` and answer `multiedit/approve` so: `Some("apply")`,
+    /// `Some("discard")`, or `Some("never")` (never answer, as a user who does not decide).
+    pub approve: Option<&'static str>,
 }
 
 impl Options {
@@ -67,6 +70,7 @@ impl Options {
             change_annotations: false,
             save_support: false,
             env: Vec::new(),
+            approve: None,
         }
     }
 }
@@ -90,6 +94,9 @@ pub struct Editor {
     pub formats: Option<fn(&str) -> String>,
     /// What `multiedit/save` requests carried, in order.
     pub saves_seen: Vec<Value>,
+    /// What `multiedit/approve` requests carried, in order.
+    pub approvals_seen: Vec<Value>,
+    approve: Option<&'static str>,
     /// The user's typing when the server asks to save (after the edit, before the save).
     pub types_before_save: Vec<(PathBuf, usize, usize, String)>,
     /// The editor's format on save: run on each buffer it saves, its didChange before the answer.
@@ -284,6 +291,8 @@ impl Editor {
             types_first: Vec::new(),
             formats: None,
             saves_seen: Vec::new(),
+            approvals_seen: Vec::new(),
+            approve: opts.approve,
             types_before_save: Vec::new(),
             formats_on_save: None,
             stderr,
@@ -306,7 +315,7 @@ impl Editor {
             workspace["workspaceEdit"]["changeAnnotationSupport"] = json!({"groupsOnLabel": true});
         }
         let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
-        let experimental = if opts.save_support { json!({"multiedit": {"save": true}}) } else { json!({}) };
+        let experimental = json!({"multiedit": {"save": opts.save_support, "approve": opts.approve.is_some()}});
         let params = json!({
             "processId": std::process::id(),
             "clientInfo": {"name": "multiedit test editor", "version": "1"},
@@ -427,6 +436,13 @@ impl Editor {
                         };
                         self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
                     }
+                }
+            }
+            "multiedit/approve" => {
+                self.approvals_seen.push(msg["params"].clone());
+                match self.approve {
+                    Some("never") | None => {}
+                    Some(decision) => self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"decision": decision}})),
                 }
             }
             "multiedit/save" => {

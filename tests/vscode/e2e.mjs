@@ -66,6 +66,25 @@ function installedBinary() {
 }
 
 /** One call of an MCP tool (`multiedit` unless named), as an agent in a terminal makes it (tests/mcp/call.py); `env`: what it adds to the environment. */
+/** `callMcp` without blocking the test (which must click the editor meanwhile): a promise of the result. */
+function callMcpAsync(plan, env = {}, tool = 'multiedit') {
+  return new Promise((resolve, reject) => {
+    const child = spawn(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), tool, JSON.stringify(plan)], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill(), 90_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`call.py failed (${code}): ${err}`));
+      else resolve(JSON.parse(out));
+    });
+  });
+}
+
 function callMcp(plan, env = {}, tool = 'multiedit') {
   if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
   const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), tool, JSON.stringify(plan)], {
@@ -352,8 +371,16 @@ async function showBeside(left, right) {
   await sleep(1500);
 }
 
-async function clickNotificationButton(label) {
+async function clickNotificationButton(label, { fromCentre = false } = {}) {
   const button = page.locator('.notifications-toasts .monaco-button', { hasText: label }).first();
+  if (fromCentre && !(await button.isVisible().catch(() => false))) {
+    await runCommandQuiet('Notifications: Show Notifications');
+    const inCentre = page.locator('.notifications-center .monaco-button', { hasText: label }).first();
+    await inCentre.waitFor({ state: 'visible', timeout: 10_000 });
+    await inCentre.click();
+    await runCommandQuiet('Notifications: Hide Notifications');
+    return;
+  }
   await button.waitFor({ state: 'visible', timeout: 10_000 });
   await button.click();
 }
@@ -473,6 +500,16 @@ const saveLocked = path.join(ws, 'save-locked.txt');
 const saveMany = path.join(ws, 'save-many');
 const notOnDisk = 'so this edit is not on disk yet: tests, compilers and git will not see it until the file is saved.';
 
+const manyFile = (i) => path.join(ws, 'many', `part-${String(i).padStart(3, '0')}.ts`);
+
+/** After a setting that restarts the server: wait until the new one runs and its bridge is registered. */
+async function waitForServerRestart() {
+  await sleep(1500);
+  await waitFor(async () => (await dumpState()).serverRunning, 'the server running again', 30_000, 500);
+  await waitFor(() => fs.existsSync(path.join(runtimeDir, 'multiedit')) && fs.readdirSync(path.join(runtimeDir, 'multiedit')).some((f) => f.endsWith('.json')), 'its bridge registered', 20_000, 250);
+  await sleep(500);
+}
+
 const results = [];
 
 async function test(name, fn) {
@@ -588,6 +625,11 @@ async function main() {
   fs.writeFileSync(saveLocked, 'locked: before\n');
   fs.chmodSync(saveLocked, 0o444);
   fs.mkdirSync(saveMany);
+  fs.mkdirSync(path.join(ws, 'many'));
+  for (let i = 0; i < 200; i++) fs.writeFileSync(manyFile(i), `export const total = ${i};\n`);
+  fs.writeFileSync(path.join(ws, 'agent-one.txt'), 'agent one\n');
+  fs.writeFileSync(path.join(ws, 'agent-two.txt'), 'agent two\n');
+  fs.writeFileSync(path.join(ws, 'agent-three.txt'), 'agent three\n');
   for (let i = 0; i < 20; i++) for (const set of ['clean', 'never']) fs.writeFileSync(path.join(saveMany, `${set}-${i}.txt`), `count ${i}: 0\n`);
 
   installVsix();
@@ -1294,53 +1336,122 @@ async function runTests() {
     assertEqual(fs.existsSync(patchNew), false, 'nothing applied');
   });
 
-  await test('review: untick one edit in the Refactor Preview, apply, one Ctrl+Z reverts the rest', async () => {
+  await test('approval: a two-file palette plan is approved once, in one step, with its diff; Discard applies nothing; one Ctrl+Z reverts what Apply All applied', async () => {
     await clearNotifications();
     await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'multiFile' }, 'updateSetting');
-    await openFile('review.multiedit.json');
-    await runCommand('MultiEdit: Apply Plan from Active Editor');
-    const panel = page.locator('.bulk-edit-panel');
-    await panel.waitFor({ state: 'visible', timeout: 20_000 });
-    await sleep(1000);
-    // entries of a review start unticked in VS Code: tick each edit but the one on "third"
-    const rows = panel.locator('.monaco-list-row[aria-level="2"]');
-    await waitFor(async () => (await rows.count()) === 3, 'three edit rows', 10_000);
-    for (let i = 0; i < 3; i++) {
-      const row = rows.nth(i);
-      const text = await row.innerText();
-      if (/third/.test(text)) continue;
-      await row.locator('.edit-checkbox').click();
-      await sleep(200);
+    try {
+      await openFile('review.multiedit.json');
+      await runCommand('MultiEdit: Apply Plan from Active Editor');
+      await waitForNotification(/MultiEdit: Apply 3 edits to 2 files\./);
+      await sleep(500);
+      await screenshot('approval-one-step');
+      assertEqual(await page.locator('.bulk-edit-panel').isVisible().catch(() => false), false, 'no Refactor Preview');
+      await clickNotificationButton('Discard');
+      await waitForNotification(/not applied: discarded, nothing changed/);
+      let state = await dumpState();
+      assertEqual(docText(state, revA) ?? fs.readFileSync(revA, 'utf8'), 'first: one\nsecond line\nthird: three\n', 'rev-a.txt after Discard');
+      assertEqual(fs.readFileSync(revB, 'utf8'), 'second file: two\n', 'rev-b.txt after Discard');
+
+      await clearNotifications();
+      await openFile('review.multiedit.json');
+      await runCommand('MultiEdit: Apply Plan from Active Editor');
+      await waitForNotification(/MultiEdit: Apply 3 edits to 2 files\./);
+      await clickNotificationButton('Apply All');
+      state = await waitFor(async () => {
+        const s = await dumpState();
+        return docText(s, revA) === 'first: ONE\nsecond line\nthird: THREE\n' && docText(s, revB) === 'second file: TWO\n' ? s : undefined;
+      }, 'every edit applied', 10_000);
+      await clearNotifications();
+      await openFile('rev-a.txt');
+      await undoOnce();
+      await waitFor(async () => {
+        const s = await dumpState();
+        return docText(s, revA) === 'first: one\nsecond line\nthird: three\n' && docText(s, revB) === 'second file: two\n' ? s : undefined;
+      }, 'one Ctrl+Z to revert both files', 10_000);
+    } finally {
+      await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.review', value: 'never' }, 'updateSetting');
     }
-    await sleep(500);
-    await screenshot('review-refactor-preview');
-    const apply = panel.locator('.monaco-button', { hasText: /^Apply$/ }).first();
-    if (await apply.isVisible().catch(() => false)) await apply.click();
-    else await runCommand('Refactor Preview: Apply Refactoring');
-    await waitForNotification(/Applied|refused|not applied/i);
-    let state = await waitFor(async () => {
-      const s = await dumpState();
-      return docText(s, revA) === 'first: ONE\nsecond line\nthird: three\n' && docText(s, revB) === 'second file: TWO\n' ? s : undefined;
-    }, 'the kept edits only', 10_000).catch(async () => {
-      const s = await dumpState();
-      throw new Error(`rev-a: ${JSON.stringify(docText(s, revA))}, rev-b: ${JSON.stringify(docText(s, revB))}`);
-    });
+  });
+
+  await test('agents outside VS Code, default settings: a two-file and a 200-file MCP plan apply with no approval, within the bound; the 200-file text is under 4 KB and names every file', async () => {
     await clearNotifications();
-    await openFile('rev-a.txt');
-    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
-    await page.keyboard.press('Control+Z');
-    const across = page.locator('.monaco-dialog-box .monaco-button', { hasText: /Undo in 2 Files/ }).first();
-    if (await across.waitFor({ state: 'visible', timeout: 5000 }).then(() => true).catch(() => false)) {
-      await screenshot('review-undo-across-files');
-      await across.click();
+    const two = { files: [
+      { file_path: path.join(ws, 'agent-one.txt'), edits: [{ old_string: 'one', new_string: 'ONE' }] },
+      { file_path: path.join(ws, 'agent-two.txt'), edits: [{ old_string: 'two', new_string: 'TWO' }] },
+    ] };
+    let t0 = performance.now();
+    let answer = callMcp(two, { MCP_CLIENT_NAME: 'claude-code' });
+    const twoMs = performance.now() - t0;
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(fs.readFileSync(path.join(ws, 'agent-two.txt'), 'utf8'), 'agent two\n'.replace('two', 'TWO'), 'applied and saved');
+    const many = { files: Array.from({ length: 200 }, (_, i) => ({ file_path: manyFile(i), edits: [{ old_string: 'total', new_string: 'sum' }] })) };
+    t0 = performance.now();
+    answer = callMcp(many, { MCP_CLIENT_NAME: 'claude-code' });
+    const manyMs = performance.now() - t0;
+    log(`agents: a two-file plan answered in ${twoMs.toFixed(0)} ms, a 200-file plan in ${manyMs.toFixed(0)} ms; the 200-file text is ${Buffer.byteLength(answer.text)} bytes`);
+    assertEqual(answer.is_error, false, `MCP result (${answer.text.slice(0, 500)})`);
+    assertEqual(Buffer.byteLength(answer.text) < 4096, true, `the text a model reads is under 4 KB (${Buffer.byteLength(answer.text)} bytes)`);
+    for (let i = 0; i < 200; i++) if (!answer.text.includes(path.basename(manyFile(i)))) throw new Error(`${path.basename(manyFile(i))} is not named: ${answer.text}`);
+    assertMatch(answer.text, /^Applied 200 edits \(200 replacements\) to 200 files in \S+\/many:\n/, 'the summary');
+    assertMatch(answer.text, /\nSaved: the edits are on disk \(200 files\)\.\n/, 'on disk');
+    assertEqual(answer.structured.files.length, 200, 'the structured result is whole');
+    assertEqual(answer.structured.message.split('Applied 1 edit to').length - 1, 200, 'its message is whole');
+    assertEqual(manyMs < 55_000, true, `answered within the bound (${manyMs} ms)`);
+    assertEqual(fs.readFileSync(manyFile(199), 'utf8'), 'export const sum = 199;\n', 'the last file on disk');
+  });
+
+  await test('agents outside VS Code, approval on: declined, approved in one step, and left undecided past 25 s (withdrawn, never applied later), each with the text the agent reads', async () => {
+    await clearNotifications();
+    await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.approveAgentPlans', value: true }, 'updateSetting');
+    try {
+      await waitForServerRestart();
+      const file = path.join(ws, 'agent-three.txt');
+      const plan = { file_path: file, edits: [{ old_string: 'three', new_string: 'THREE' }] };
+      const editor = () => /Refused by the multiedit of (.+) \(checked against its buffers\); nothing was changed\.$/;
+
+      let call = callMcpAsync(plan, { MCP_CLIENT_NAME: 'claude-code' });
+      await waitForNotification(/MultiEdit: Claude Code wants to apply 1 edit to 1 file\. \(Withdrawn if you do not decide within 25 s\.\)/);
+      await screenshot('agent-approval');
+      await clickNotificationButton('Discard');
+      let answer = await call;
+      assertEqual(answer.is_error, true, 'declined');
+      assertEqual(answer.structured.kind, 'declined', 'kind');
+      assertMatch(answer.text, /^The user discarded the change in the editor \(Claude Code: 1 edit to 1 file\)\. Nothing was changed\. Do not send it again unchanged: ask the user what they want instead\.\n\nRefused by the multiedit of .+$/, 'the declined text');
+      assertMatch(answer.text, editor(), 'names the editor');
+      assertEqual(fs.readFileSync(file, 'utf8'), 'agent three\n', 'nothing changed');
+
+      await clearNotifications();
+      call = callMcpAsync(plan, { MCP_CLIENT_NAME: 'claude-code' });
+      await waitForNotification(/Claude Code wants to apply 1 edit to 1 file/);
+      await clickNotificationButton('Apply All');
+      answer = await call;
+      assertEqual(answer.is_error, false, `approved (${answer.text})`);
+      assertMatch(answer.text, /^Applied 1 edit to \S+agent-three\.txt:\n1\. Replaced "three" with "THREE"\n\nApplied in the buffers of .+\.\nSaved: the edit is on disk\./, 'the applied text');
+      assertEqual(fs.readFileSync(file, 'utf8'), 'agent THREE\n', 'applied once');
+
+      await clearNotifications();
+      const back = { file_path: file, edits: [{ old_string: 'THREE', new_string: 'three' }] };
+      const t0 = performance.now();
+      call = callMcpAsync(back, { MCP_CLIENT_NAME: 'claude-code' });
+      await waitForNotification(/Claude Code wants to apply 1 edit to 1 file/);
+      answer = await call;
+      const waited = performance.now() - t0;
+      assertEqual(answer.is_error, true, 'undecided');
+      assertEqual(answer.structured.kind, 'undecided', 'kind');
+      assertMatch(answer.text, /^The user did not decide on the change within 25 s, so it was withdrawn from the editor and will not be applied\. Nothing was changed\. Ask the user, then send the plan again if they want it\.\n\nRefused by the multiedit of .+$/, 'the undecided text');
+      assertEqual(waited < 40_000, true, `answered at the bound (${waited} ms)`);
+      // The question cannot be taken back: a late Apply All, from the notification centre if the toast
+      // has gone there, applies nothing.
+      await clickNotificationButton('Apply All', { fromCentre: true });
+      await waitForNotification(/was withdrawn after 25 s without a decision; nothing was applied/);
+      await sleep(1000);
+      assertEqual(fs.readFileSync(file, 'utf8'), 'agent THREE\n', 'never applied later');
+      const state = await dumpState();
+      assertEqual(docText(state, file) ?? 'agent THREE\n', 'agent THREE\n', 'the buffer too');
+    } finally {
+      await runTestCommand('MultiEdit: Test: Update Setting', 'setting-input', { key: 'multiedit.approveAgentPlans', value: false }, 'updateSetting');
+      await waitForServerRestart();
     }
-    state = await waitFor(async () => {
-      const s = await dumpState();
-      return docText(s, revA) === 'first: one\nsecond line\nthird: three\n' && docText(s, revB) === 'second file: two\n' ? s : undefined;
-    }, 'one Ctrl+Z to revert both files', 10_000).catch(async () => {
-      const s = await dumpState();
-      throw new Error(`after Ctrl+Z: rev-a: ${JSON.stringify(docText(s, revA))}, rev-b: ${JSON.stringify(docText(s, revB))}`);
-    });
   });
 
   await test('an assistant outside the editor (MCP) edits a dirty buffer; one Ctrl+Z undoes it', async () => {

@@ -26,6 +26,10 @@ pub enum Kind {
     OutsideWorkspace,
     /// The editor did not apply the change (it changed meanwhile or the client refused).
     NotApplied,
+    /// The user declined the change in the editor (its approval, or its review).
+    Declined,
+    /// The user did not decide on the change in time: it was withdrawn and will not be applied.
+    Undecided,
     /// An editor that holds the files is running but did not take the plan in time: nothing was
     /// changed anywhere; try again.
     Busy,
@@ -52,6 +56,8 @@ impl Kind {
             Kind::Io => "io",
             Kind::OutsideWorkspace => "outside_workspace",
             Kind::NotApplied => "not_applied",
+            Kind::Declined => "declined",
+            Kind::Undecided => "undecided",
             Kind::Busy => "busy",
             Kind::InternalError => "internal_error",
             Kind::TooLarge => "too_large",

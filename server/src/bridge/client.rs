@@ -186,7 +186,7 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, intent: Intent, agent: O
              it again."
         )),
     };
-    let wait = Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN;
+    let wait = (Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN).min(wire::AGENT_ANSWER);
     Ok(match read_answer(read, wait).await {
         Ok(Answer::Result(result)) if intent == Intent::Read => match serde_json::from_value::<ReadResult>(result) {
             Ok(read) => Routed::Read { editor, read },

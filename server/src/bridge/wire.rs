@@ -30,6 +30,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to the server's applyEdit timeout for validating the plan and carrying the answer.
 pub const ANSWER_MARGIN: Duration = Duration::from_secs(30);
+/// The longest a caller waits for an editor's answer, whatever that editor's applyEdit timeout: under
+/// the minute MCP clients commonly give a tool call. The server bounds each step of an agent's plan
+/// to answer within it (`lsp::commands::apply::AGENT_*`, `lsp::save::SAVE_BOUND`).
+pub const AGENT_ANSWER: Duration = Duration::from_secs(55);
 /// Requests a server serves at once; more are answered "busy" at once.
 pub const MAX_CONNECTIONS: usize = 8;
 

@@ -10,6 +10,8 @@ use crate::engine::Save;
 use super::workspace::Workspace;
 
 pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an agent's plan waits for the user's approval at most.
+pub const AGENT_APPROVAL: Duration = Duration::from_secs(25);
 
 /// The client's capabilities and options, read from `initialize`.
 #[derive(Debug, Clone)]
@@ -34,6 +36,15 @@ pub struct Config {
     pub change_annotations: bool,
     /// When the editor is asked to have the user review a plan (initialization option `review`).
     pub review: Review,
+    /// ... a plan from an agent outside the editor, through the bridge (initialization option
+    /// `agentReview`, default never: the agent's own client is where the user decides what it may do).
+    pub agent_review: Review,
+    /// How long an agent's plan waits for the user's approval (initialization option `agentApprovalMs`,
+    /// at most the default, `commands::apply::AGENT_APPROVAL`, so that the agent's call stays within its bound).
+    pub agent_approval: Duration,
+    /// The client asks the user's one approval itself: it answers `multiedit/approve` (client capability
+    /// `experimental.multiedit.approve`). Without it, a review is asked with change annotations.
+    pub approve_support: bool,
     /// The client answers `multiedit/diagnostics` (initialization option `diagnostics`).
     pub diagnostics: Option<diagnostics::Options>,
     /// The client saves documents on request: it answers `multiedit/save` (client capability
@@ -92,6 +103,9 @@ impl Default for Config {
             client_name: None,
             change_annotations: false,
             review: Review::Never,
+            agent_review: Review::Never,
+            agent_approval: AGENT_APPROVAL,
+            approve_support: false,
             diagnostics: None,
             save_support: false,
             save: Save::Clean,
@@ -126,6 +140,7 @@ impl Config {
             client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
             change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
             save_support: flag(&["experimental", "multiedit", "save"]),
+            approve_support: flag(&["experimental", "multiedit", "approve"]),
             ..Config::default()
         };
 
@@ -143,6 +158,12 @@ impl Config {
                         ("review", v) if Review::from_value(v).is_some() => {
                             config.review = Review::from_value(v).unwrap_or_default();
                         }
+                        ("agentReview", v) if Review::from_value(v).is_some() => {
+                            config.agent_review = Review::from_value(v).unwrap_or_default();
+                        }
+                        ("agentApprovalMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
+                            config.agent_approval = Duration::from_millis(v.as_u64().unwrap_or(0)).min(AGENT_APPROVAL);
+                        }
                         ("diagnostics", v) => match diagnostics::Options::from_value(v) {
                             Ok(d) => config.diagnostics = d,
                             Err(why) => warnings.push(why),
@@ -153,7 +174,7 @@ impl Config {
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
                              (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
-                             (true or false), review (\"never\", \"multiFile\" or \"always\"), diagnostics and save (\"clean\", \"all\" or \"never\")."
+                             (true or false), review (\"never\", \"multiFile\" or \"always\"), agentReview (the same, for agents' plans through the bridge), agentApprovalMs, diagnostics and save (\"clean\", \"all\" or \"never\")."
                         )),
                     }
                 }

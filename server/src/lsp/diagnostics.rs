@@ -28,6 +28,8 @@ use crate::result::PlanResult;
 pub const METHOD: &str = "multiedit/diagnostics";
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2000);
 pub const DEFAULT_MAX: usize = 20;
+/// Files named in one sentence of the text; the rest are counted.
+const NAMES_SHOWN: usize = 10;
 /// Added to the settle bound for the client's answer to travel: a client that never answers must not
 /// hold the command.
 const ANSWER_MARGIN: Duration = Duration::from_millis(1000);
@@ -345,7 +347,14 @@ impl Delta {
                 texts.iter().map(|t| format!("\n  {t}")).collect()
             }
         };
-        let names = |files: &[String]| files.iter().map(|p| shown(p, folders)).collect::<Vec<_>>().join(", ");
+        // A many-file plan's lists are cut: a model needs the files with errors, not every quiet one.
+        let names = |files: &[String]| {
+            let mut out = files.iter().take(NAMES_SHOWN).map(|p| shown(p, folders)).collect::<Vec<_>>().join(", ");
+            if files.len() > NAMES_SHOWN {
+                out.push_str(&format!(" and {} more", files.len() - NAMES_SHOWN));
+            }
+            out
+        };
         if !self.introduced.is_empty() {
             let label = if warnings { "New errors and warnings" } else { "New errors" };
             lines.push(format!("{label}:{}", list(&self.introduced, introduced)));

@@ -5,6 +5,47 @@
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::request::Request;
 
+/// `multiedit/approve`, from the server to an editor that announced it (client capability
+/// `experimental.multiedit.approve: true`): one approval for a whole plan, before its edit is sent.
+/// The editor shows the change (its diff) and the user applies all of it, or discards it; there are no
+/// entries to tick one by one. The server gives up at `timeout_ms` and never applies the plan after
+/// that, whatever the editor answers later.
+pub enum ApproveRequest {}
+
+impl Request for ApproveRequest {
+    type Params = ApproveParams;
+    type Result = ApproveAnswer;
+    const METHOD: &'static str = "multiedit/approve";
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveParams {
+    /// What the change is called: "Claude Code: 3 edits to 2 files".
+    pub label: String,
+    /// Who sent the plan, when it was an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The WorkspaceEdit that is sent if the user applies it, to show as a diff.
+    pub edit: tower_lsp_server::ls_types::WorkspaceEdit,
+    /// How long the server waits for the decision.
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Decision {
+    /// Apply the whole change.
+    Apply,
+    /// Apply nothing.
+    Discard,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApproveAnswer {
+    pub decision: Decision,
+}
+
 /// `multiedit/save`, from the server to an editor that announced it (client capability
 /// `experimental.multiedit.save: true`): which documents hold changes the disk lacks, before the edit;
 /// and, once the editor applied it, saving the edited documents, each only while it is still at the

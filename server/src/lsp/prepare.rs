@@ -50,6 +50,8 @@ pub struct Prepared {
     pub diagnostics: Option<Report>,
     /// The call's `save` option, else the plan's (else the client's initialization option holds).
     pub save: Option<engine::Save>,
+    /// The user is asked before the edit applies (the call's `review`, else the rule for its origin).
+    pub review: bool,
 }
 
 impl Prepared {
@@ -184,6 +186,7 @@ struct Read {
 pub fn prepare(
     session: &Session,
     config: &Config,
+    review: Review,
     command: &str,
     arguments: &[Value],
     recovered: &mut Vec<disk::Recovered>,
@@ -287,15 +290,17 @@ pub fn prepare(
         }
         edits.push(file_edit);
     }
+    let review = call.review.unwrap_or(review).applies(plan.files.len());
     let annotations = config.change_annotations.then(|| convert::Annotations {
         labels,
-        needs_confirmation: call.review.unwrap_or(config.review).applies(plan.files.len()),
+        // An editor that asks the one approval itself (`multiedit/approve`) gets an edit to apply as is.
+        needs_confirmation: review && !config.approve_support,
     });
     let edit = convert::annotated_workspace_edit(edits, config.document_changes, annotations);
     // The call's option, else the plan's own field.
     let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
     let save = call.save.or(plan.options.save);
-    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save })
+    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save, review })
 }
 
 /// A refusal about text the plan did not find, in a file the editor holds with changes the disk lacks:

@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::bridge::{Handoff, Host};
-use super::commands::{self, Failure};
+use super::commands::{self, Failure, Origin};
 use super::logging::log;
 use super::session::Session;
 use super::sync::Arrivals;
@@ -84,7 +84,7 @@ impl LanguageServer for Backend {
             )));
         };
         self.bridge.touch();
-        commands::run(&self.session, &self.client, intent, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
+        commands::run(&self.session, &self.client, intent, Origin::Editor, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -107,7 +107,7 @@ pub async fn run_handoffs(mut handoffs: mpsc::Receiver<Handoff>, session: Arc<Se
             let Handoff { intent, arguments, peer, reply } = handoff;
             // In line behind what the editor had sent when the plan arrived, like a command arriving now.
             arrivals.wait_turn().await;
-            let outcome = commands::run(&session, &client, intent, &arguments).await;
+            let outcome = commands::run(&session, &client, intent, Origin::Bridge, &arguments).await;
             let command = commands::command(intent);
             let (said, answer) = match outcome {
                 Ok(result) => ("done".to_string(), Answer::Result(result)),

@@ -46,7 +46,7 @@ pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Re
         recovered: recovered.iter().map(Recovered::to_json).collect(),
         ..PlanResult::of(outcome)
     };
-    let message = &common.message;
+    let message = &common.message_for_model();
     let text = match diff {
         Some(d) => format!("{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."),
         None => format!("{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change."),
@@ -61,7 +61,7 @@ pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Re
 pub fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallToolResult {
     let preview = intent == Intent::Preview;
     let answer = PlanResult { editor: Some(editor.to_string()), edit: None, ..answer };
-    let message = &answer.message;
+    let message = &answer.message_for_model();
     let text = if preview {
         let diff = answer.diff.as_deref().unwrap_or_default();
         format!("{diff}Preview, nothing applied. {message}\nChecked against the buffers of {editor}.")

@@ -13,7 +13,8 @@ use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
-use super::{prepare_logged, result_json, Failure, APPLY};
+use super::{prepare_logged, result_json, Failure, Origin, APPLY};
+use crate::lsp::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::config::Config;
 use crate::lsp::diagnostics;
@@ -27,7 +28,18 @@ fn not_applied(message: String) -> Failure {
     Failure::Refused(Refusal::new(Kind::NotApplied, message))
 }
 
-pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
+/// An agent's call through the bridge is answered within `AGENT_CALL`, whatever the editor's own
+/// timeout (`applyEditTimeoutMs`, which a reviewing editor sets long): its turn behind other plans at
+/// most `AGENT_TURN`, the user's approval at most `AGENT_APPROVAL`, and the editor's answer to the edit
+/// whatever is left but `AFTER_APPLY`, kept for the save (`save::SAVE_BOUND`) and the diagnostics. The
+/// caller (`multiedit mcp`) waits `crate::bridge::wire::AGENT_ANSWER`, a little more.
+pub const AGENT_CALL: Duration = Duration::from_secs(50);
+pub const AGENT_TURN: Duration = Duration::from_secs(5);
+pub use crate::lsp::config::AGENT_APPROVAL;
+const AFTER_APPLY: Duration = Duration::from_secs(10);
+
+pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
+    let deadline = tokio::time::Instant::now() + AGENT_CALL;
     if !session.config().apply_edit {
         return Err(not_applied(format!(
             "The editor does not support workspace/applyEdit (it did not set the client capability \
@@ -37,7 +49,10 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     }
     // Plans take turns, so the second of two plans for one file is checked against the first's result.
     // The wait is bounded like the editor's answer, so a caller that gave up is never served later.
-    let wait = session.config().apply_edit_timeout;
+    let wait = match origin {
+        Origin::Editor => session.config().apply_edit_timeout,
+        Origin::Bridge => session.config().apply_edit_timeout.min(AGENT_TURN),
+    };
     let Ok(turn) = tokio::time::timeout(wait, session.plans.lock()).await else {
         return Err(Failure::Refused(Refusal::new(
             Kind::Busy,
@@ -49,12 +64,20 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         )));
     };
     let mut rechecks = 0;
+    let mut approved = false;
     loop {
-        let (config, prepared) = match prepare_logged(session, client, APPLY, arguments).await {
+        let (config, prepared) = match prepare_logged(session, client, APPLY, origin, arguments).await {
             Err(Failure::Refused(r)) if rechecks > 0 => return Err(Failure::Refused(changed_meanwhile(r))),
             other => other?,
         };
         check_abilities(&config, &prepared)?;
+        // One approval for the whole plan, asked by an editor that can (`multiedit/approve`); a plan
+        // checked again after the user typed is not asked twice.
+        if prepared.review && config.approve_support && !approved {
+            let bound = if origin == Origin::Bridge { config.apply_edit_timeout.min(config.agent_approval) } else { config.apply_edit_timeout };
+            approve(client, &prepared, bound).await?;
+            approved = true;
+        }
         // Editors show the label as the undo entry and in their review.
         // Asks a client that reports diagnostics for those of the files before the edit.
         let uris: Vec<String> = prepared.files.iter().filter_map(|f| f.uri.clone()).collect();
@@ -63,7 +86,15 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
         let open: Vec<String> = prepared.files.iter().filter(|f| f.version.is_some()).filter_map(|f| f.uri.clone()).collect();
         let saving = Saving::start(client, config.save_support, prepared.save.unwrap_or(config.save), open).await;
         let params = ApplyWorkspaceEditParams { label: Some(prepared.label()), edit: prepared.edit.clone() };
-        let timeout = config.apply_edit_timeout;
+        // An agent does not wait on the editor longer than its call may last; a review in the editor
+        // (change annotations) waits for the user as long as an approval would.
+        let timeout = match origin {
+            Origin::Editor => config.apply_edit_timeout,
+            Origin::Bridge => {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now()).saturating_sub(AFTER_APPLY);
+                config.apply_edit_timeout.min(left).max(Duration::from_secs(1))
+            }
+        };
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
         let mut changes = session.documents.watch();
         // A client that never answers must not hold this handler, one of the few that run at once, forever.
@@ -110,11 +141,27 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                     log(client, MessageType::LOG, format!("{APPLY}: a document changed before the editor applied the plan; checking it again")).await;
                     continue;
                 }
-                let reason = response.failure_reason.map(|r| format!(" (the editor said: {r})")).unwrap_or_default();
-                return Err(not_applied(format!(
-                    "The editor did not apply the change{reason}. A document probably changed after the plan was \
-                     checked against it, or the editor refused the edit. Nothing was changed; run the plan again."
-                )));
+                // No document changed: the editor's answer is about the edit itself.
+                return Err(Failure::Refused(match (response.failure_reason, prepared.review && !config.approve_support) {
+                    (Some(reason), _) => Refusal::new(
+                        Kind::NotApplied,
+                        format!("The editor refused the change (it said: {reason}). Nothing was changed."),
+                    ),
+                    (None, true) => Refusal::new(
+                        Kind::Declined,
+                        format!(
+                            "The user declined the change in the editor's review ({}), or left every edit of it out. Nothing \
+                             was changed. Do not send it again unchanged: ask the user what they want instead.",
+                            prepared.label()
+                        ),
+                    ),
+                    (None, false) => Refusal::new(
+                        Kind::NotApplied,
+                        "The editor did not apply the change and did not say why; no document changed since the plan \
+                         was checked. Nothing was changed."
+                            .to_string(),
+                    ),
+                }));
             }
             Ok(Err(e)) => {
                 return Err(not_applied(format!(
@@ -131,6 +178,41 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
                 )))
             }
         }
+    }
+}
+
+/// Asks the editor for the user's one approval of the whole plan; `Err` with the refusal to answer when
+/// the user discarded it or did not decide within `bound` (then it is never applied: this command is
+/// done with it, whatever the editor answers later).
+async fn approve(client: &Client, prepared: &Prepared, bound: Duration) -> Result<(), Failure> {
+    let params = ApproveParams {
+        label: prepared.label(),
+        agent: prepared.agent.clone(),
+        edit: prepared.edit.clone(),
+        timeout_ms: bound.as_millis() as u64,
+    };
+    match tokio::time::timeout(bound, client.send_request::<ApproveRequest>(params)).await {
+        Ok(Ok(ApproveAnswer { decision: Decision::Apply })) => Ok(()),
+        Ok(Ok(ApproveAnswer { decision: Decision::Discard })) => Err(Failure::Refused(Refusal::new(
+            Kind::Declined,
+            format!(
+                "The user discarded the change in the editor ({}). Nothing was changed. Do not send it again \
+                 unchanged: ask the user what they want instead.",
+                prepared.label()
+            ),
+        ))),
+        Ok(Err(e)) => Err(not_applied(format!(
+            "The editor could not ask the user to approve the change ({}). Nothing was changed.",
+            e.message
+        ))),
+        Err(_) => Err(Failure::Refused(Refusal::new(
+            Kind::Undecided,
+            format!(
+                "The user did not decide on the change within {}, so it was withdrawn from the editor and will not be \
+                 applied. Nothing was changed. Ask the user, then send the plan again if they want it.",
+                if bound.subsec_millis() == 0 { format!("{} s", bound.as_secs()) } else { format!("{} ms", bound.as_millis()) }
+            ),
+        ))),
     }
 }
 

@@ -21,6 +21,15 @@ use crate::result::PlanResult;
 pub use super::capabilities::{ALL, APPLY, PREVIEW, READ};
 pub use crate::bridge::Intent;
 
+/// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
+/// through the bridge. An agent's plan is approved by the rule for agents (`agentReview`) and waited
+/// for within the bound an agent's call has (`apply::AGENT_BOUNDS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Editor,
+    Bridge,
+}
+
 /// The command an intent runs as.
 pub fn command(intent: Intent) -> &'static str {
     match intent {
@@ -62,9 +71,9 @@ impl Failure {
 /// Runs the command of `intent` on `arguments`: the one function behind both the editor's
 /// `workspace/executeCommand` and a request arriving through the bridge, so the two are validated,
 /// ordered, applied and answered alike.
-pub async fn run(session: &Session, client: &Client, intent: Intent, arguments: &[Value]) -> Result<Value, Failure> {
+pub async fn run(session: &Session, client: &Client, intent: Intent, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
     match intent {
-        Intent::Apply => apply::run(session, client, arguments).await,
+        Intent::Apply => apply::run(session, client, origin, arguments).await,
         Intent::Preview => preview::run(session, client, arguments).await,
         Intent::Read => catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?,
     }
@@ -101,13 +110,19 @@ async fn prepare_logged(
     session: &Session,
     client: &Client,
     command: &str,
+    origin: Origin,
     arguments: &[Value],
 ) -> Result<(Config, Prepared), Failure> {
     let config = session.config();
+    // A plan names its own review, else the rule for its origin holds.
+    let review = match origin {
+        Origin::Editor => config.review,
+        Origin::Bridge => config.agent_review,
+    };
     let mut recovered = Vec::new();
     // Everything up to the first await is synchronous: the documents are read exactly as the
     // notifications before this command left them.
-    let prepared = catch_panic(command, || prepare(session, &config, command, arguments, &mut recovered));
+    let prepared = catch_panic(command, || prepare(session, &config, review, command, arguments, &mut recovered));
     for r in &recovered {
         log(client, MessageType::INFO, format!("{command}: {}", r.report("before reading this plan's files"))).await;
     }

@@ -4,14 +4,14 @@
 use serde_json::Value;
 use tower_lsp_server::Client;
 
-use super::{prepare_logged, result_json, Failure, PREVIEW};
+use super::{prepare_logged, result_json, Failure, Origin, PREVIEW};
 use crate::engine::diff;
 use crate::lsp::convert::edit_json;
 use crate::lsp::session::Session;
 use crate::result::PlanResult;
 
 pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
-    let (_, prepared) = prepare_logged(session, client, PREVIEW, arguments).await?;
+    let (_, prepared) = prepare_logged(session, client, PREVIEW, Origin::Editor, arguments).await?;
     let diff: String =
         prepared.each().map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or(""))).collect();
     let result = PlanResult { diff: Some(diff), edit: Some(edit_json(&prepared.edit)), ..result_json(&prepared) };
