@@ -145,7 +145,7 @@ pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: 
                 return Err(Failure::Refused(match (response.failure_reason, prepared.review && !config.approve_support) {
                     (Some(reason), _) => Refusal::new(
                         Kind::NotApplied,
-                        format!("The editor refused the change (it said: {reason}). Nothing was changed."),
+                        format!("The editor did not apply the change (the editor said: {reason}). Nothing was changed."),
                     ),
                     (None, true) => Refusal::new(
                         Kind::Declined,
