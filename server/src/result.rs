@@ -47,7 +47,7 @@ pub struct PlanResult {
     pub diff: Option<String>,
     /// `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send (not passed on by MCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edit: Option<Value>,
+    pub edit: Option<tower_lsp_server::ls_types::WorkspaceEdit>,
     /// `multiedit.apply`: how many times the plan was checked again after a document changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rechecked: Option<usize>,
@@ -65,7 +65,7 @@ pub struct PlanResult {
     pub now_reads_text: Option<String>,
     /// `multiedit.apply` with a client that reports diagnostics: the delta (`lsp::diagnostics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<Value>,
+    pub diagnostics: Option<DiagnosticsSummary>,
     /// The delta in words, as the MCP tool text ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics_text: Option<String>,
@@ -130,6 +130,61 @@ pub struct FileResult {
     /// `multiedit.apply`, a file that stays (not deleted): whether the editor's edit is on disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disk: Option<OnDisk>,
+}
+
+/// What an applied plan did to the editor's diagnostics. `available: false` alone when the editor
+/// did not report them for this change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticsSummary {
+    pub available: bool,
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<DiagnosticsDelta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticsDelta {
+    /// `errors` or `warnings` (errors and warnings).
+    pub report: String,
+    /// New since the edit, at their lines after it.
+    pub introduced: Vec<DiagnosticItem>,
+    /// There before the edit and gone since, at their mapped lines.
+    pub resolved: Vec<DiagnosticItem>,
+    /// In files the editor had not open before the edit: nothing to compare with.
+    pub present: Vec<DiagnosticItem>,
+    /// Left out past the client's `max`.
+    pub omitted: usize,
+    /// Files whose diagnostics had not settled at the bound: nothing said of them.
+    pub pending: Vec<String>,
+    /// Files no language server checks.
+    pub unchecked: Vec<String>,
+    /// Files whose language server sent no update in its usual time: taken as unchanged.
+    pub quiet: Vec<String>,
+    /// Files whose text changed after the editor applied the plan (typed since).
+    pub not_compared: Vec<String>,
+    /// Files not open before the edit (with `present`).
+    pub not_open_before: Vec<String>,
+    /// From the edit to the client's answer.
+    pub waited_ms: u64,
+    /// From the edit to the last diagnostics change the client saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_ms: Option<u64>,
+    /// This server's own time for the delta.
+    pub delta_ms: f64,
+}
+
+/// One diagnostic as a result reports it: 1-based line and column (characters), after the edit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticItem {
+    pub file_path: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    /// `error`, `warning`, `information` or `hint`.
+    pub severity: String,
+    pub source: Option<String>,
+    pub code: Option<String>,
+    pub message: String,
 }
 
 /// Whether an edit the editor applied is on disk, where tests, compilers, git and a file read look.

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use ropey::Rope;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{
     AnnotatedTextEdit, ChangeAnnotation, CreateFile, DeleteFile, DeleteFileOptions, DocumentChangeOperation,
@@ -356,10 +356,6 @@ pub fn refusal_error(r: &Refusal) -> Error {
 /// A failure of the server itself (not of the plan).
 pub fn internal_error(message: String) -> Error {
     Error { code: ErrorCode::InternalError, message: message.into(), data: None }
-}
-
-pub fn edit_json(edit: &WorkspaceEdit) -> Value {
-    serde_json::to_value(edit).unwrap_or_else(|e| json!({ "error": e.to_string() }))
 }
 
 #[cfg(test)]

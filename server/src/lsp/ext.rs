@@ -2,8 +2,11 @@
 //! mirror is `extension-vscode/src/lsp_ext.ts`, under the same names; docs/protocol.md says what each
 //! means.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::request::Request;
+use tower_lsp_server::ls_types::{NumberOrString, Range};
 
 /// `multiedit/approve`, from the server to an editor that announced it (client capability
 /// `experimental.multiedit.approve: true`): one approval for a whole plan, before its edit is sent.
@@ -119,4 +122,76 @@ pub enum SaveStatus {
     Failed,
     /// Still saving at `timeout_ms`: whether it will reach the disk is not known yet.
     Running,
+}
+
+/// `multiedit/diagnostics`, from the server to an editor that announced it (initialization option
+/// `diagnostics`): the diagnostics of the plan's documents just before its edit, and once the editor's
+/// language servers have checked the new text (`lsp::diagnostics`).
+pub enum DiagnosticsRequest {}
+
+impl Request for DiagnosticsRequest {
+    type Params = DiagnosticsParams;
+    type Result = DiagnosticsAnswer;
+    const METHOD: &'static str = "multiedit/diagnostics";
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "camelCase")]
+pub enum DiagnosticsParams {
+    /// What the documents show now, before the edit.
+    Before { uris: Vec<String> },
+    /// What they show once their language servers published for the edited text, waiting at most
+    /// `settle_ms` for them.
+    #[serde(rename_all = "camelCase")]
+    After { uris: Vec<String>, settle_ms: u64 },
+}
+
+/// The answer to either phase: a client's odd entry is skipped, never the whole answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsAnswer {
+    /// Per document URI, its diagnostics.
+    #[serde(default)]
+    pub diagnostics: BTreeMap<String, Vec<Lenient<ReportedDiagnostic>>>,
+    /// Phase `after`: documents whose diagnostics were not updated within the bound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
+    /// ... whose language server sent no update in its usual time: taken as unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quiet: Vec<String>,
+    /// ... that no language server checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<String>,
+    /// From the edit to the answer, as the client measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    /// From the edit to the last diagnostics change the client saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_ms: Option<u64>,
+}
+
+/// An LSP diagnostic as an editor reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportedDiagnostic {
+    pub range: Range,
+    /// 1 error .. 4 hint; none counts as an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<NumberOrString>,
+    pub message: String,
+}
+
+/// An entry read leniently: one a client wrote wrong is `None`, and the rest of its answer still counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Lenient<T>(pub Option<T>);
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        Ok(Lenient(serde_json::from_value(value).ok()))
+    }
 }

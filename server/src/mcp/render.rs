@@ -124,7 +124,10 @@ mod tests {
         );
         let mut with = answer.clone();
         with["diagnostics_text"] = json!("New errors: a.txt:1:1 bad (x 1)");
-        with["diagnostics"] = json!({"available": true, "introduced": [{"file_path": "/w/a.txt", "line": 1}]});
+        with["diagnostics"] = json!({"available": true, "report": "errors", "omitted": 0, "waited_ms": 5, "delta_ms": 0.1,
+            "introduced": [{"file_path": "/w/a.txt", "line": 1, "column": 1, "end_line": 1, "end_column": 2, "severity": "error",
+                "source": "x", "code": "1", "message": "bad"}],
+            "resolved": [], "present": [], "pending": [], "unchecked": [], "quiet": [], "not_compared": [], "not_open_before": []});
         let checked = editor("Neovim", read(&with), Intent::Apply);
         assert!(text(&checked).ends_with("Applied in the buffers of Neovim.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&checked));
         assert_eq!(checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"], 1);

@@ -6,7 +6,6 @@ use tower_lsp_server::Client;
 
 use super::{prepare_logged, result_json, Failure, Origin, PREVIEW};
 use crate::engine::diff;
-use crate::lsp::convert::edit_json;
 use crate::lsp::session::Session;
 use crate::result::PlanResult;
 
@@ -14,6 +13,6 @@ pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Res
     let (_, prepared) = prepare_logged(session, client, PREVIEW, Origin::Editor, arguments).await?;
     let diff: String =
         prepared.each().map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or(""))).collect();
-    let result = PlanResult { diff: Some(diff), edit: Some(edit_json(&prepared.edit)), ..result_json(&prepared) };
+    let result = PlanResult { diff: Some(diff), edit: Some(prepared.edit.clone()), ..result_json(&prepared) };
     Ok(result.to_value())
 }

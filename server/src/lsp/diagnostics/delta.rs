@@ -1,238 +1,18 @@
-//! What an applied plan did to the editor's diagnostics: the errors (and, on request, warnings) it
-//! introduced and those it resolved, from the user's own language servers.
-//!
-//! The server cannot see diagnostics: the editor can. A client that announces it (initialization
-//! option `diagnostics`) answers the request `multiedit/diagnostics` twice per plan: `phase: "before"`
-//! just before `workspace/applyEdit` (what the documents show now) and `phase: "after"` once the editor
-//! applied it (what they show once the language servers have published for the new text, or at the
-//! settle bound, with the files still pending). The delta is computed here, once for every client:
-//! a diagnostic that was there before and is still there at the same place, mapped through the
-//! plan's replacements (which the server knows exactly), is not reported. Clients that did not
-//! announce it are never sent the request and pay nothing.
+//! The delta itself, pure: the diagnostics before the edit mapped through the plan's replacements
+//! (and what the editor changed after it), matched against those after it.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use ropey::Rope;
-use serde_json::{json, Value};
-use tower_lsp_server::ls_types::{Position, Range};
-use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{NumberOrString, Position, Range};
 
-use super::convert::{self, Encoding};
-use super::documents::Documents;
+use super::{Edited, Options};
 use crate::engine::Replacement;
-use crate::result::PlanResult;
-
-pub const METHOD: &str = "multiedit/diagnostics";
-pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2000);
-pub const DEFAULT_MAX: usize = 20;
-/// Files named in one sentence of the text; the rest are counted.
-const NAMES_SHOWN: usize = 10;
-/// Added to the settle bound for the client's answer to travel: a client that never answers must not
-/// hold the command.
-const ANSWER_MARGIN: Duration = Duration::from_millis(1000);
-/// The "before" snapshot is answered at once by a well-behaved client.
-const BEFORE_TIMEOUT: Duration = Duration::from_millis(1000);
-
-/// Which diagnostics are reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Report {
-    Off,
-    Errors,
-    Warnings,
-}
-
-impl Report {
-    /// `"off"`, `"errors"`, `"warnings"` (errors and warnings), or a boolean (`true`: errors).
-    pub fn from_value(v: &Value) -> Option<Report> {
-        match v {
-            Value::Bool(true) => Some(Report::Errors),
-            Value::Bool(false) => Some(Report::Off),
-            Value::String(s) => match s.as_str() {
-                "off" => Some(Report::Off),
-                "errors" => Some(Report::Errors),
-                "warnings" => Some(Report::Warnings),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    /// A plan's own `diagnostics` field.
-    pub fn from_plan(d: crate::engine::Diagnostics) -> Report {
-        match d {
-            crate::engine::Diagnostics::Errors => Report::Errors,
-            crate::engine::Diagnostics::Warnings => Report::Warnings,
-            crate::engine::Diagnostics::Off => Report::Off,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Report::Off => "off",
-            Report::Errors => "errors",
-            Report::Warnings => "warnings",
-        }
-    }
-
-    /// LSP severities 1 (error) and 2 (warning); a diagnostic without one counts as an error.
-    fn keeps(self, severity: u64) -> bool {
-        match self {
-            Report::Off => false,
-            Report::Errors => severity == 1,
-            Report::Warnings => severity <= 2,
-        }
-    }
-}
-
-/// The initialization option `diagnostics`: present (and not `false`) when the client answers
-/// `multiedit/diagnostics`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    pub report: Report,
-    pub settle: Duration,
-    pub max: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { report: Report::Errors, settle: DEFAULT_SETTLE, max: DEFAULT_MAX }
-    }
-}
-
-impl Options {
-    /// `true`, or `{"report"?: "errors"|"warnings"|"off", "settleMs"?: n, "max"?: n}`; `false` or
-    /// `null` mean the client does not answer. `Err` names what is wrong.
-    pub fn from_value(v: &Value) -> Result<Option<Options>, String> {
-        let mut o = Options::default();
-        match v {
-            Value::Null | Value::Bool(false) => return Ok(None),
-            Value::Bool(true) => {}
-            Value::Object(map) => {
-                for (key, value) in map {
-                    match (key.as_str(), value) {
-                        ("report", v) if Report::from_value(v).is_some() => o.report = Report::from_value(v).unwrap_or(Report::Errors),
-                        ("settleMs", v) if v.as_u64().is_some() => o.settle = Duration::from_millis(v.as_u64().unwrap_or(0).min(60_000)),
-                        ("max", v) if v.as_u64().is_some() => o.max = v.as_u64().unwrap_or(0) as usize,
-                        _ => {
-                            return Err(format!(
-                                "Ignoring diagnostics.{key}={value}: diagnostics takes report (\"errors\", \"warnings\" \
-                                 or \"off\"), settleMs and max (numbers)"
-                            ))
-                        }
-                    }
-                }
-            }
-            other => return Err(format!("Ignoring diagnostics={other}: expected true, false or an object")),
-        }
-        Ok(Some(o))
-    }
-}
-
-/// One edited document, as the delta needs it.
-pub struct Edited<'a> {
-    pub file_path: &'a str,
-    pub uri: String,
-    pub before: &'a str,
-    /// The text once the editor applied the plan: the plan's, or the editor's where it changed the
-    /// edit (`now_reads`).
-    pub after: &'a str,
-    pub replacements: &'a [Replacement],
-    /// What the editor changed on top of the plan's text (offsets in it), taking it to `after`.
-    pub then: &'a [Replacement],
-    /// The text changed after the editor applied the plan (typed since): nothing maps its diagnostics.
-    pub differs: bool,
-    /// The editor had the document open before the edit (else its language servers may never have
-    /// checked it: no diagnostics before means nothing to compare with).
-    pub was_open: bool,
-}
-
-/// A plan's diagnostics watch: the snapshot taken before its edit, and the options for this call.
-pub struct Watch {
-    options: Options,
-    before: Option<Value>,
-}
-
-impl Watch {
-    /// Takes the "before" snapshot when the client answers the request and the call wants a delta
-    /// (`None` otherwise: nothing is sent, nothing is added to the result).
-    pub async fn start(client: &Client, options: Option<Options>, report: Option<Report>, uris: Vec<String>) -> Option<Watch> {
-        let mut options = options?;
-        options.report = report.unwrap_or(options.report);
-        if options.report == Report::Off || uris.is_empty() {
-            return None;
-        }
-        Some(Watch { options, before: before(client, &uris).await })
-    }
-
-    /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
-    /// to `result` (`diagnostics` and `diagnostics_text`). `edited`: the plan's files that stay in the
-    /// editor; `folders`: the workspace's, which the text's paths are shown relative to.
-    pub async fn finish(
-        self,
-        documents: &Documents,
-        client: &Client,
-        encoding: Encoding,
-        folders: &[PathBuf],
-        mut edited: Vec<Edited<'_>>,
-        result: &mut PlanResult,
-    ) {
-        let started = Instant::now();
-        let answer = match self.before {
-            Some(_) => after(client, &edited, self.options.settle).await,
-            None => None,
-        };
-        let (Some(before), Some(after)) = (self.before, answer) else {
-            result.diagnostics = Some(json!({"available": false}));
-            result.diagnostics_text = Some("The editor did not report diagnostics for this change.".into());
-            return;
-        };
-        let computing = Instant::now();
-        // Compared once the client answered: every didChange it sent before its answer has been applied.
-        // `after` is the text the editor had when it answered applyEdit, its own changes included.
-        for e in &mut edited {
-            e.differs = documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after);
-        }
-        let delta = delta(self.options, encoding, &edited, &before, &after);
-        let mut summary = delta.to_json(self.options);
-        // The wait for the language servers (as the client measured it, from the edit), apart from the
-        // time this server spent on the delta.
-        summary["waited_ms"] = after.get("waitedMs").cloned().unwrap_or_else(|| json!(started.elapsed().as_millis() as u64));
-        if let Some(published) = after.get("publishedMs") {
-            summary["published_ms"] = published.clone();
-        }
-        summary["delta_ms"] = json!(computing.elapsed().as_secs_f64() * 1000.0);
-        result.diagnostics_text = Some(delta.text(self.options, folders));
-        result.diagnostics = Some(summary);
-    }
-}
-
-/// The custom request; its params and result are JSON, read leniently (a client's odd answer must not
-/// fail the plan it already applied).
-enum DiagnosticsRequest {}
-
-impl tower_lsp_server::ls_types::request::Request for DiagnosticsRequest {
-    type Params = Value;
-    type Result = Value;
-    const METHOD: &'static str = METHOD;
-}
-
-/// Asks the client what the documents show now. `None` when it does not answer in time or errs: the
-/// plan then goes on without a delta (and says so).
-async fn before(client: &Client, uris: &[String]) -> Option<Value> {
-    let params = json!({"phase": "before", "uris": uris});
-    tokio::time::timeout(BEFORE_TIMEOUT, client.send_request::<DiagnosticsRequest>(params)).await.ok()?.ok()
-}
-
-/// Asks the client for the diagnostics once settled; `None` when it does not answer within the bound
-/// (plus the time to travel) or errs.
-async fn after(client: &Client, edited: &[Edited<'_>], settle: Duration) -> Option<Value> {
-    let uris: Vec<&str> = edited.iter().map(|e| e.uri.as_str()).collect();
-    let params = json!({"phase": "after", "uris": uris, "settleMs": settle.as_millis() as u64});
-    tokio::time::timeout(settle + ANSWER_MARGIN, client.send_request::<DiagnosticsRequest>(params)).await.ok()?.ok()
-}
+use crate::lsp::convert::{self, Encoding};
+use crate::lsp::ext::{DiagnosticsAnswer, ReportedDiagnostic};
+use crate::result::{DiagnosticItem, DiagnosticsDelta};
 
 /// A diagnostic as reported: 1-based line and column (in characters) in the text after the edit.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,13 +38,21 @@ impl Item {
         }
     }
 
-    fn to_json(&self) -> Value {
-        json!({"file_path": self.file_path, "line": self.line, "column": self.column, "end_line": self.end_line,
-               "end_column": self.end_column, "severity": self.severity_name(), "source": self.source,
-               "code": self.code, "message": self.message})
+    fn to_result(&self) -> DiagnosticItem {
+        DiagnosticItem {
+            file_path: self.file_path.clone(),
+            line: self.line,
+            column: self.column,
+            end_line: self.end_line,
+            end_column: self.end_column,
+            severity: self.severity_name().to_string(),
+            source: self.source.clone(),
+            code: self.code.clone(),
+            message: self.message.clone(),
+        }
     }
 
-    fn to_text(&self, folders: &[std::path::PathBuf]) -> String {
+    pub(super) fn to_text(&self, folders: &[std::path::PathBuf]) -> String {
         let shown = shown(&self.file_path, folders);
         let tag = match (&self.source, &self.code) {
             (Some(s), Some(c)) => format!(" ({s} {c})"),
@@ -277,7 +65,7 @@ impl Item {
 }
 
 /// A file as the model is shown it: relative to the workspace folder holding it, else as it is.
-fn shown(file_path: &str, folders: &[std::path::PathBuf]) -> String {
+pub(super) fn shown(file_path: &str, folders: &[std::path::PathBuf]) -> String {
     let path = Path::new(file_path);
     folders.iter().find_map(|f| path.strip_prefix(f).ok()).unwrap_or(path).display().to_string()
 }
@@ -305,101 +93,40 @@ pub struct Delta {
 
 impl Delta {
     /// How many of `introduced`, `resolved` and `present` are listed, in that order, within `max`.
-    fn shown(&self, max: usize) -> [usize; 3] {
+    pub(super) fn shown(&self, max: usize) -> [usize; 3] {
         let introduced = self.introduced.len().min(max);
         let resolved = self.resolved.len().min(max - introduced);
         [introduced, resolved, self.present.len().min(max - introduced - resolved)]
     }
 
-    fn omitted(&self, max: usize) -> usize {
+    pub(super) fn omitted(&self, max: usize) -> usize {
         self.introduced.len() + self.resolved.len() + self.present.len() - self.shown(max).iter().sum::<usize>()
     }
 
-    fn to_json(&self, options: Options) -> Value {
+    /// The delta as a result carries it, with the times the caller measured.
+    pub fn to_summary(&self, options: Options, waited_ms: u64, published_ms: Option<u64>, delta_ms: f64) -> DiagnosticsDelta {
         let [introduced, resolved, present] = self.shown(options.max);
-        let items = |list: &[Item], n: usize| list.iter().take(n).map(Item::to_json).collect::<Vec<_>>();
-        json!({
-            "available": true,
-            "report": options.report.as_str(),
-            "introduced": items(&self.introduced, introduced),
-            "resolved": items(&self.resolved, resolved),
-            "present": items(&self.present, present),
-            "omitted": self.omitted(options.max),
-            "pending": self.pending,
-            "unchecked": self.unchecked,
-            "quiet": self.quiet,
-            "not_compared": self.differs,
-            "not_open_before": self.fresh,
-        })
+        let items = |list: &[Item], n: usize| list.iter().take(n).map(Item::to_result).collect::<Vec<_>>();
+        DiagnosticsDelta {
+            report: options.report.as_str().to_string(),
+            introduced: items(&self.introduced, introduced),
+            resolved: items(&self.resolved, resolved),
+            present: items(&self.present, present),
+            omitted: self.omitted(options.max),
+            pending: self.pending.clone(),
+            unchecked: self.unchecked.clone(),
+            quiet: self.quiet.clone(),
+            not_compared: self.differs.clone(),
+            not_open_before: self.fresh.clone(),
+            waited_ms,
+            published_ms,
+            delta_ms,
+        }
     }
 
-    /// The compact text a model reads.
-    pub fn text(&self, options: Options, folders: &[std::path::PathBuf]) -> String {
-        let warnings = options.report == Report::Warnings;
-        let what = if warnings { "errors or warnings" } else { "errors" };
-        let mut lines = Vec::new();
-        let [introduced, resolved, present] = self.shown(options.max);
-        let list = |items: &[Item], n: usize| -> String {
-            let texts: Vec<String> = items.iter().take(n).map(|i| i.to_text(folders)).collect();
-            if texts.len() == 1 {
-                format!(" {}", texts[0])
-            } else {
-                texts.iter().map(|t| format!("\n  {t}")).collect()
-            }
-        };
-        // A many-file plan's lists are cut: a model needs the files with errors, not every quiet one.
-        let names = |files: &[String]| {
-            let mut out = files.iter().take(NAMES_SHOWN).map(|p| shown(p, folders)).collect::<Vec<_>>().join(", ");
-            if files.len() > NAMES_SHOWN {
-                out.push_str(&format!(" and {} more", files.len() - NAMES_SHOWN));
-            }
-            out
-        };
-        if !self.introduced.is_empty() {
-            let label = if warnings { "New errors and warnings" } else { "New errors" };
-            lines.push(format!("{label}:{}", list(&self.introduced, introduced)));
-        } else if self.checked > 0 {
-            lines.push(format!("No new {what}."));
-        }
-        if resolved > 0 {
-            lines.push(format!("Resolved:{}", list(&self.resolved, resolved)));
-        }
-        if present > 0 {
-            let with: Vec<String> = self.fresh.iter().filter(|f| self.present.iter().any(|i| &i.file_path == *f)).cloned().collect();
-            lines.push(format!("Now in {} (not open before the edit, so not compared):{}", names(&with), list(&self.present, present)));
-        }
-        let clean: Vec<String> = self.fresh.iter().filter(|f| !self.present.iter().any(|i| &i.file_path == *f)).cloned().collect();
-        if !clean.is_empty() {
-            lines.push(format!("No {what} in {} after the edit.", names(&clean)));
-        }
-        let omitted = self.omitted(options.max);
-        if omitted > 0 {
-            lines.push(format!("... and {omitted} more (structured result: diagnostics)."));
-        }
-        if !self.pending.is_empty() {
-            lines.push(format!(
-                "Diagnostics still pending after {} ms (not checked): {}.",
-                options.settle.as_millis(),
-                names(&self.pending)
-            ));
-        }
-        if !self.quiet.is_empty() {
-            lines.push(format!("No diagnostics update for {} after the edit: taken as unchanged.", names(&self.quiet)));
-        }
-        if !self.differs.is_empty() {
-            lines.push(format!(
-                "Diagnostics not compared for {}: the text changed after the editor applied the plan (typed since).",
-                names(&self.differs)
-            ));
-        }
-        if !self.unchecked.is_empty() {
-            lines.push(format!("No diagnostics for {}: no language server checks it.", names(&self.unchecked)));
-        }
-        lines.join("\n")
-    }
 }
 
-/// One LSP diagnostic, read leniently; `None` for an entry without a usable range or message.
+/// One reported diagnostic as the delta reads it: its severity and code made plain.
 struct Raw {
     range: Range,
     severity: u64,
@@ -408,32 +135,25 @@ struct Raw {
     message: String,
 }
 
-fn position(v: &Value) -> Option<Position> {
-    Some(Position::new(v.get("line")?.as_u64()? as u32, v.get("character")?.as_u64()? as u32))
-}
-
-fn raw(v: &Value) -> Option<Raw> {
-    let range = v.get("range")?;
-    let code = match v.get("code") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
-    };
-    Some(Raw {
-        range: Range::new(position(range.get("start")?)?, position(range.get("end")?)?),
-        severity: v.get("severity").and_then(Value::as_u64).unwrap_or(1),
-        source: v.get("source").and_then(Value::as_str).map(String::from),
-        code,
-        message: v.get("message")?.as_str()?.to_string(),
-    })
+fn raw(d: &ReportedDiagnostic) -> Raw {
+    Raw {
+        range: d.range,
+        severity: d.severity.unwrap_or(1),
+        source: d.source.clone(),
+        code: d.code.as_ref().map(|c| match c {
+            NumberOrString::Number(n) => n.to_string(),
+            NumberOrString::String(s) => s.clone(),
+        }),
+        message: d.message.clone(),
+    }
 }
 
 /// The diagnostics of an answer, by URI key (as the server compares URIs): read once per answer, so
 /// a plan of many files does not scan every key of it for each.
-fn by_uri(answer: &Value) -> HashMap<String, Vec<&Value>> {
-    let mut out: HashMap<String, Vec<&Value>> = HashMap::new();
-    for (k, v) in answer.get("diagnostics").and_then(Value::as_object).into_iter().flatten() {
-        out.entry(convert::uri_key(k)).or_default().extend(v.as_array().into_iter().flatten());
+fn by_uri(answer: &DiagnosticsAnswer) -> HashMap<String, Vec<&ReportedDiagnostic>> {
+    let mut out: HashMap<String, Vec<&ReportedDiagnostic>> = HashMap::new();
+    for (k, v) in &answer.diagnostics {
+        out.entry(convert::uri_key(k)).or_default().extend(v.iter().filter_map(|d| d.0.as_ref()));
     }
     out
 }
@@ -523,11 +243,9 @@ impl<'a> Same<'a> {
 /// The delta of one plan: per file, the diagnostics after the edit that were not there before (mapped
 /// through the replacements), and those before that are gone. Two diagnostics are the same when their
 /// severity, source, code and message agree and they start on the same line once mapped.
-pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before: &Value, after: &Value) -> Delta {
-    let listed = |field: &str| -> Vec<String> {
-        after.get(field).and_then(Value::as_array).map(|p| p.iter().filter_map(Value::as_str).map(convert::uri_key).collect()).unwrap_or_default()
-    };
-    let (pending, unchecked, quiet) = (listed("pending"), listed("unchecked"), listed("quiet"));
+pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before: &DiagnosticsAnswer, after: &DiagnosticsAnswer) -> Delta {
+    let listed = |uris: &[String]| -> Vec<String> { uris.iter().map(|u| convert::uri_key(u)).collect() };
+    let (pending, unchecked, quiet) = (listed(&after.pending), listed(&after.unchecked), listed(&after.quiet));
     let (before_of, after_of) = (by_uri(before), by_uri(after));
     let none = Vec::new();
     let mut out = Delta::default();
@@ -563,8 +281,7 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
         let (plan_map, then_map) = (OffsetMap::new(e.replacements), OffsetMap::new(e.then));
         let old: Vec<Item> = was
             .iter()
-            .copied()
-            .filter_map(raw)
+            .map(|d| raw(d))
             .filter(keep)
             .map(|d| {
                 let to_byte = |p: Position| old_rope.char_to_byte(convert::position_to_char(&old_rope, p, encoding));
@@ -583,7 +300,7 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
             unmatched.entry(hasher.hash_one(Same::of(o))).or_default().push_back(i);
         }
         let mut matched = vec![false; old.len()];
-        for d in now.iter().copied().filter_map(raw).filter(keep) {
+        for d in now.iter().map(|d| raw(d)).filter(keep) {
             let range = convert::range_to_chars(&new_rope, d.range, encoding);
             let now = item(e.file_path, &new_rope, range.start, range.end, &d);
             if fresh {
@@ -607,6 +324,20 @@ pub fn delta(options: Options, encoding: Encoding, edited: &[Edited<'_>], before
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
+    use std::time::{Duration, Instant};
+    use super::super::Report;
+
+    /// `delta` on answers written as JSON, read as the server reads a client's.
+    fn delta_of(options: Options, encoding: Encoding, edited: &[Edited<'_>], before: &Value, after: &Value) -> Delta {
+        let read = |v: &Value| -> DiagnosticsAnswer { serde_json::from_value(v.clone()).expect("an answer") };
+        delta(options, encoding, edited, &read(before), &read(after))
+    }
+
+    /// The delta as a result carries it, as JSON.
+    fn summary(d: &Delta, options: Options) -> Value {
+        serde_json::to_value(d.to_summary(options, 0, None, 0.0)).unwrap()
+    }
 
     fn rep(start: usize, end: usize, text: &str) -> Replacement {
         Replacement { start, end, text: text.into() }
@@ -621,7 +352,7 @@ mod tests {
 
     fn run(before_text: &str, reps: &[Replacement], after_text: &str, before: Vec<Value>, after: Vec<Value>, options: Options) -> Delta {
         let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: reps, then: &[], differs: false, was_open: true }];
-        delta(options, Encoding::Utf16, &edited, &json!({"diagnostics": {URI: before}}), &json!({"diagnostics": {URI: after}}))
+        delta_of(options, Encoding::Utf16, &edited, &json!({"diagnostics": {URI: before}}), &json!({"diagnostics": {URI: after}}))
     }
 
     /// A client may answer with tens of thousands of diagnostics (before: every new one was compared
@@ -716,14 +447,14 @@ mod tests {
         let mut edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: editor_text, replacements: &reps, then: &then, differs: false, was_open: true }];
         let before = json!({"diagnostics": {URI: [error(0), error(2)]}});
         let after = json!({"diagnostics": {URI: [error(0), new_error, error(3)]}});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &before, &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &before, &after);
         assert_eq!(
             d.text(Options::default(), &["/w".into()]),
             "New errors: calc.ts:3:8 Argument of type 'string' is not assignable to parameter of type 'number'. (ts 2345)"
         );
         // Mapped through the plan alone, the error below would land a line short: resolved, and new.
         edited[0].then = &[];
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &before, &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &before, &after);
         assert_eq!((d.introduced.len(), d.resolved.len()), (2, 1));
     }
 
@@ -740,7 +471,7 @@ mod tests {
         let options = Options { report: Report::Warnings, max: 2, ..Options::default() };
         let d = run(text, &[], text, vec![], after, options);
         assert_eq!(d.introduced.len(), 4);
-        let summary = d.to_json(options);
+        let summary = summary(&d, options);
         assert_eq!(summary["introduced"].as_array().unwrap().len(), 2);
         assert_eq!(summary["omitted"], 2);
         assert_eq!(
@@ -753,7 +484,7 @@ mod tests {
     fn pending_files_are_named_not_guessed() {
         let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a", after: "b", replacements: &[], then: &[], differs: false, was_open: true }];
         let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "stale", 1)]}, "pending": [URI]});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert!(d.introduced.is_empty());
         assert_eq!(d.pending, ["/w/calc.ts"]);
         assert_eq!(d.text(Options::default(), &["/w".into()]), "Diagnostics still pending after 2000 ms (not checked): calc.ts.");
@@ -766,10 +497,10 @@ mod tests {
             Edited { file_path: "/w/notes.txt", uri: "file:///w/notes.txt".into(), before: "a", after: "b", replacements: &[], then: &[], differs: false, was_open: true },
         ];
         let after = json!({"diagnostics": {}, "unchecked": ["file:///w/notes.txt"]});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert_eq!(d.text(Options::default(), &["/w".into()]), "No new errors.\nNo diagnostics for notes.txt: no language server checks it.");
         let after = json!({"diagnostics": {}, "unchecked": [URI, "file:///w/notes.txt"]});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &after);
         assert_eq!(d.text(Options::default(), &["/w".into()]), "No diagnostics for calc.ts, notes.txt: no language server checks it.");
     }
 
@@ -781,7 +512,7 @@ mod tests {
         let stale = vec![diag(1, 0, 1, "old", 1)];
         let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: before_text, after: after_text, replacements: &[rep(0, 0, "x\n")], then: &[], differs: false, was_open: true }];
         let after = json!({"diagnostics": {URI: stale.clone()}, "quiet": [URI]});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: stale}}), &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: stale}}), &after);
         assert!(d.introduced.is_empty() && d.resolved.is_empty(), "{d:?}");
         assert_eq!(d.text(Options::default(), &["/w".into()]), "No new errors.\nNo diagnostics update for calc.ts after the edit: taken as unchanged.");
     }
@@ -790,18 +521,18 @@ mod tests {
     fn a_file_not_open_before_shows_its_errors_as_present_not_as_new() {
         let mut edited = vec![Edited { file_path: "/w/calc.ts", uri: URI.into(), before: "a\n", after: "b\n", replacements: &[], then: &[], differs: false, was_open: false }];
         let after = json!({"diagnostics": {URI: [diag(0, 0, 1, "bad", 1)]}});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
         assert!(d.introduced.is_empty());
         assert_eq!(d.text(Options::default(), &["/w".into()]), "Now in calc.ts (not open before the edit, so not compared): calc.ts:1:1 bad (ts 1)");
-        let clean = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &json!({"diagnostics": {}}));
+        let clean = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {}}), &json!({"diagnostics": {}}));
         assert_eq!(clean.text(Options::default(), &["/w".into()]), "No errors in calc.ts after the edit.");
-        assert_eq!(d.to_json(Options::default())["not_open_before"], json!(["/w/calc.ts"]));
+        assert_eq!(summary(&d, Options::default())["not_open_before"], json!(["/w/calc.ts"]));
         // A language server that checks closed files too had published for it: compared as usual.
         let before = json!({"diagnostics": {URI: [diag(0, 0, 1, "old", 1)]}});
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &before, &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &before, &after);
         assert_eq!((d.introduced.len(), d.resolved.len(), d.present.len()), (1, 1, 0));
         edited[0].was_open = true;
-        let d = delta(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
+        let d = delta_of(Options::default(), Encoding::Utf16, &edited, &json!({"diagnostics": {URI: []}}), &after);
         assert_eq!((d.introduced.len(), d.present.len()), (1, 0));
     }
 
@@ -812,7 +543,7 @@ mod tests {
         for (enc, col) in [(Encoding::Utf16, 3), (Encoding::Utf8, 5)] {
             let edited = [Edited { file_path: "/w/calc.ts", uri: URI.into(), before: text, after: text, replacements: &[], then: &[], differs: false, was_open: true }];
             let after = json!({"diagnostics": {URI: [diag(0, col, col + 1, "bad", 1)]}});
-            let d = delta(Options::default(), enc, &edited, &json!({"diagnostics": {URI: []}}), &after);
+            let d = delta_of(Options::default(), enc, &edited, &json!({"diagnostics": {URI: []}}), &after);
             assert_eq!((d.introduced[0].line, d.introduced[0].column, d.introduced[0].end_column), (1, 3, 4), "{enc:?}");
         }
     }
