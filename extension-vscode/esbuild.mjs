@@ -18,7 +18,8 @@ if (tests) {
     target: 'node20',
     outdir: 'out/test',
     sourcemap: 'inline',
-    external: ['vscode'],
+    // The TypeScript compiler (lsp_ext.test.ts reads lsp_ext.ts with it) is loaded from node_modules.
+    external: ['vscode', 'typescript'],
     logLevel: 'warning',
   });
 } else {

@@ -2,7 +2,7 @@
 // are before a plan's edit, and once the language servers have published for the new text. The delta
 // itself is computed by the server. No `vscode` import: unit-tested with node's test runner; the
 // wiring to VS Code is in diagnosticsHost.ts.
-import type { LspDiagnostic } from './lsp_ext';
+import type { ReportedDiagnostic } from './lsp_ext';
 
 
 /** The parts of a `vscode.Diagnostic` that are read (severity 0 error .. 3 hint). */
@@ -14,8 +14,8 @@ export interface DiagnosticLike {
   message: string;
 }
 
-export function toLsp(d: DiagnosticLike): LspDiagnostic {
-  const out: LspDiagnostic = {
+export function toLsp(d: DiagnosticLike): ReportedDiagnostic {
+  const out: ReportedDiagnostic = {
     range: {
       start: { line: d.range.start.line, character: d.range.start.character },
       end: { line: d.range.end.line, character: d.range.end.character },

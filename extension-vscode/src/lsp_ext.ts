@@ -1,9 +1,14 @@
 // Every message and type multiedit adds to LSP, as the extension sees them: the mirror of
-// server/src/lsp/ext.rs, under the same names (docs/protocol.md says what each means). No `vscode` import.
+// server/src/lsp/ext.rs and server/src/result.rs, under the same names (docs/protocol.md says what each
+// means). Their fields are checked against lsp_ext.shape.json, which the server's own test writes from
+// the Rust types (test/unit/lsp_ext.test.ts): a field added on one side only fails a test, and so does
+// one that the server may leave out but this side takes as always there (the reverse is allowed: a
+// result read leniently). No `vscode` import.
 
 /** `workspace/executeCommand` commands the server offers; each takes a plan or patch, then CallOptions. */
 export const SERVER_APPLY = 'multiedit.apply';
 export const SERVER_PREVIEW = 'multiedit.preview';
+export const SERVER_READ = 'multiedit.read';
 
 export type ReviewPolicy = 'never' | 'multiFile' | 'always';
 
@@ -12,52 +17,75 @@ export type SavePolicy = 'clean' | 'all' | 'never';
 
 export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
 
-/** The call's options: the review decided here, and the request's own `diagnostics` when it has one. */
+/** The call's options, the commands' second argument: the review decided here, and the request's own `diagnostics` when it has one. */
 export interface CallOptions {
   review: boolean | ReviewPolicy;
   /** Who sent the plan: the server labels the edit with it ("Chat agent: 2 edits to 2 files"). */
   agent?: string;
   diagnostics?: DiagnosticsReport;
+  save?: SavePolicy;
 }
 
 // ---- the result of multiedit.apply / multiedit.preview (server/src/result.rs)
+
+export interface PlanResult {
+  ok: boolean;
+  message: string;
+  files?: FileResult[];
+  /** In `mode: partial`, the refusals of the edits that were skipped. */
+  edits_failed?: RefusalData[];
+  error?: RefusalData;
+  dry_run?: boolean;
+  preview?: boolean;
+  applied_in?: Place;
+  checked_in?: Place;
+  editor?: string;
+  diff?: string;
+  /** `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send. */
+  edit?: unknown;
+  rechecked?: number;
+  recovered?: unknown[];
+  /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
+  now_reads?: EditedLines[];
+  /** The same in the words every front end gives a model. */
+  now_reads_text?: string;
+  /** What the plan did to the editor's diagnostics (multiedit/diagnostics; docs/protocol.md). */
+  diagnostics?: DiagnosticsSummary;
+  /** The same, as the compact text a model reads. */
+  diagnostics_text?: string;
+  /** Whether each file's edit is on disk, in the words a model reads. */
+  on_disk_text?: string;
+}
 
 export interface FileResult {
   file_path: string;
   edits_applied?: number;
   replacements?: number;
   created?: boolean;
+  /** Edits matched by `match: tolerant`, with how. */
+  tiers?: TierResult[];
   /** A patch deleted the file. */
   deleted?: boolean;
   /** A patch moved the file here (after its edits). */
   moved_to?: string;
-  /** Edits matched by `match: tolerant`, with how. */
-  tiers?: { edit_index: number; tier: string }[];
+  mode?: string;
+  offsets?: OffsetResult[];
   version?: number | null;
+  mode_applied?: boolean;
   /** Through an editor: whether the file's edit is on disk (`multiedit/save`). */
   on_disk?: OnDisk;
 }
 
-/** Whether an edit the editor applied is on disk, where tests, compilers and git look. */
-export type OnDisk = 'saved' | 'user_changes' | 'changed_since' | 'save_off' | 'no_save_support' | 'read_only' | 'save_failed' | 'save_running';
+export interface TierResult {
+  edit_index: number;
+  tier: string;
+}
 
-export interface PlanResult {
-  ok: boolean;
-  message: string;
-  files?: FileResult[];
-  edits_failed?: unknown[];
-  diff?: string;
-  edit?: unknown;
-  /** What the plan did to the editor's diagnostics (multiedit/diagnostics; docs/protocol.md). */
-  diagnostics?: unknown;
-  /** The same, as the compact text a model reads. */
-  diagnostics_text?: string;
-  /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
-  now_reads?: EditedLines[];
-  /** The same in the words every front end gives a model (server/src/result.rs). */
-  now_reads_text?: string;
-  /** Whether each file's edit is on disk, in the words a model reads. */
-  on_disk_text?: string;
+export interface OffsetResult {
+  edit_index: number;
+  hunk?: string | null;
+  line?: number | null;
+  offset: number;
 }
 
 /** Lines of a file as the editor has them after the edit (the server's `now_reads`; docs/protocol.md). */
@@ -69,6 +97,42 @@ export interface EditedLines {
   text: string;
 }
 
+export type Place = 'editor' | 'disk';
+
+/** Whether an edit the editor applied is on disk, where tests, compilers and git look. */
+export type OnDisk = 'saved' | 'user_changes' | 'changed_since' | 'save_off' | 'no_save_support' | 'read_only' | 'save_failed' | 'save_running';
+
+/** `available: false` alone when the editor did not report diagnostics for the change. */
+export interface DiagnosticsSummary {
+  available: boolean;
+  report?: string;
+  introduced?: DiagnosticItem[];
+  resolved?: DiagnosticItem[];
+  present?: DiagnosticItem[];
+  omitted?: number;
+  pending?: string[];
+  unchecked?: string[];
+  quiet?: string[];
+  not_compared?: string[];
+  not_open_before?: string[];
+  waited_ms?: number;
+  published_ms?: number;
+  delta_ms?: number;
+}
+
+export interface DiagnosticItem {
+  file_path: string;
+  line: number;
+  column: number;
+  end_line: number;
+  end_column: number;
+  severity: string;
+  source?: string | null;
+  code?: string | null;
+  message: string;
+}
+
+/** The engine's refusal (the server's `Refusal`): a JSON-RPC error's `data`. */
 export interface RefusalData {
   kind?: string;
   edit_index?: number;
@@ -77,44 +141,49 @@ export interface RefusalData {
   hint?: string;
 }
 
+/** `multiedit.read`: files as the user sees them. */
+export interface ReadResult {
+  files: ReadFile[];
+}
+
+export interface ReadFile {
+  file_path: string;
+  text: string;
+  source: Place;
+  differs_from_disk?: boolean;
+}
 
 // ---- multiedit/diagnostics, a request from the server to the editor
 
 export const DIAGNOSTICS_METHOD = 'multiedit/diagnostics';
 
+export type DiagnosticsParams = { phase: 'before'; uris: string[] } | { phase: 'after'; uris: string[]; settleMs: number };
+
 /** An LSP diagnostic, as the request answers with. */
-export interface LspDiagnostic {
+export interface ReportedDiagnostic {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  severity: number;
+  severity?: number;
   source?: string;
   code?: string | number;
   message: string;
 }
 
-/** The request's params. */
-export interface DiagnosticsParams {
-  phase: 'before' | 'after';
-  uris: string[];
-  settleMs?: number;
-}
-
-export interface AfterAnswer {
-  diagnostics: Record<string, LspDiagnostic[]>;
+export interface DiagnosticsAnswer {
+  diagnostics?: Record<string, ReportedDiagnostic[]>;
   /** URIs whose diagnostics were not updated within the bound: the server reports nothing for them. */
-  pending: string[];
+  pending?: string[];
   /** URIs whose language server sent no update within its usual time: taken as unchanged. */
-  quiet: string[];
+  quiet?: string[];
   /** URIs no language server checks (none is known for their language): not waited for. */
-  unchecked: string[];
+  unchecked?: string[];
   /** From the edit to the answer. */
-  waitedMs: number;
+  waitedMs?: number;
   /** From the edit to the last diagnostics change seen for an edited document (absent: none seen). */
   publishedMs?: number;
 }
 
-
 // ---- multiedit/save, a request from the server to an editor that announces
-// `experimental.multiedit.save` (server/src/lsp/ext.rs)
+// `experimental.multiedit.save`
 
 export const SAVE_METHOD = 'multiedit/save';
 
@@ -127,7 +196,7 @@ export type SaveParams =
 export interface SaveFile {
   uri: string;
   /** The version the edit left the document at; null: the server has not seen it. */
-  version: number | null;
+  version?: number | null;
 }
 
 export type SaveStatus = 'saved' | 'changed' | 'closed' | 'readOnly' | 'failed' | 'running';
@@ -147,7 +216,7 @@ export interface SaveAnswer {
 }
 
 // ---- multiedit/approve, a request from the server to an editor that announces
-// `experimental.multiedit.approve` (server/src/lsp/ext.rs)
+// `experimental.multiedit.approve`
 
 export const APPROVE_METHOD = 'multiedit/approve';
 

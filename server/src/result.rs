@@ -16,6 +16,7 @@ use crate::engine::{FileOp, Outcome, Refusal, Tier};
 
 /// A plan's result. Fields are written in this order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanResult {
     /// `false` only for `multiedit apply --json`'s refusal, which also sets `error`.
     pub ok: bool,
@@ -23,9 +24,11 @@ pub struct PlanResult {
     pub message: String,
     pub files: Vec<FileResult>,
     /// In `mode: partial`, the refusals of the edits that were skipped.
+    #[cfg_attr(test, schemars(with = "Vec<RefusalShape>"))]
     pub edits_failed: Vec<Refusal>,
     /// `multiedit apply --json`: the refusal (`ok` is then false, `files` empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "Option<RefusalShape>"))]
     pub error: Option<Refusal>,
     /// `multiedit apply --json`: whether it was a dry run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +50,7 @@ pub struct PlanResult {
     pub diff: Option<String>,
     /// `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send (not passed on by MCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "Option<serde_json::Value>"))]
     pub edit: Option<tower_lsp_server::ls_types::WorkspaceEdit>,
     /// `multiedit.apply`: how many times the plan was checked again after a document changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,11 +81,13 @@ pub struct PlanResult {
 
 /// `multiedit.read` (and the bridge's `read`): files as the user sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReadResult {
     pub files: Vec<ReadFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReadFile {
     pub file_path: String,
     /// The editor's buffer, unsaved changes included; else the file on disk.
@@ -95,6 +101,7 @@ pub struct ReadFile {
 
 /// Where an MCP call ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Place {
     Editor,
@@ -103,6 +110,7 @@ pub enum Place {
 
 /// What the plan did to one file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FileResult {
     pub file_path: String,
     pub edits_applied: usize,
@@ -135,6 +143,7 @@ pub struct FileResult {
 /// What an applied plan did to the editor's diagnostics. `available: false` alone when the editor
 /// did not report them for this change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DiagnosticsSummary {
     pub available: bool,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
@@ -142,6 +151,7 @@ pub struct DiagnosticsSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DiagnosticsDelta {
     /// `errors` or `warnings` (errors and warnings).
     pub report: String,
@@ -174,6 +184,7 @@ pub struct DiagnosticsDelta {
 
 /// One diagnostic as a result reports it: 1-based line and column (characters), after the edit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DiagnosticItem {
     pub file_path: String,
     pub line: usize,
@@ -189,6 +200,7 @@ pub struct DiagnosticItem {
 
 /// Whether an edit the editor applied is on disk, where tests, compilers, git and a file read look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OnDisk {
     /// The editor saved the file: the disk has the edit (and what save participants made of it).
@@ -210,12 +222,15 @@ pub enum OnDisk {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TierResult {
     pub edit_index: usize,
+    #[cfg_attr(test, schemars(with = "String"))]
     pub tier: Tier,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OffsetResult {
     pub edit_index: usize,
     /// The hunk's name (`hunk 2 of src/a.rs, at line 40`).
@@ -228,6 +243,7 @@ pub struct OffsetResult {
 /// Lines of a file as the editor has them after applying a plan: the lines a plan's edit touched,
 /// widened to whatever the editor changed on or next to them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EditedLines {
     pub file_path: String,
     /// 1-based, inclusive.
@@ -250,6 +266,22 @@ fn common_folder(paths: &[&str]) -> String {
     }
     let joined = common.join("/");
     if joined.is_empty() { "/".into() } else { joined }
+}
+
+/// The engine's `Refusal` as it travels (`crate::engine::Refusal` serialises so), for the check that
+/// the extension mirrors the wire types (`lsp::ext`).
+#[cfg(test)]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+pub struct RefusalShape {
+    kind: String,
+    #[schemars(default)]
+    edit_index: Option<usize>,
+    #[schemars(default)]
+    file_path: Option<String>,
+    message: String,
+    #[schemars(default)]
+    hint: Option<String>,
 }
 
 /// A field that is present (even as `null`) is `Some`.

@@ -22,6 +22,7 @@ impl Request for ApproveRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApproveParams {
     /// What the change is called: "Claude Code: 3 edits to 2 files".
@@ -30,12 +31,14 @@ pub struct ApproveParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// The WorkspaceEdit that is sent if the user applies it, to show as a diff.
+    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
     pub edit: tower_lsp_server::ls_types::WorkspaceEdit,
     /// How long the server waits for the decision.
     pub timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Decision {
     /// Apply the whole change.
@@ -45,6 +48,7 @@ pub enum Decision {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ApproveAnswer {
     pub decision: Decision,
 }
@@ -62,6 +66,7 @@ impl Request for SaveRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "phase", rename_all = "camelCase")]
 pub enum SaveParams {
     /// Just before `workspace/applyEdit`: which of `uris` have unsaved changes in the editor.
@@ -74,6 +79,7 @@ pub enum SaveParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SaveFile {
     pub uri: String,
     /// The document's version once the edit was applied (`null`: the server has not seen the document:
@@ -83,6 +89,7 @@ pub struct SaveFile {
 
 /// The answer to either phase: `unsaved` to `before`, `files` to `after`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SaveAnswer {
     /// Phase `before`: the URIs whose documents have changes the disk lacks.
@@ -94,6 +101,7 @@ pub struct SaveAnswer {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SavedFile {
     pub uri: String,
@@ -108,6 +116,7 @@ pub struct SavedFile {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum SaveStatus {
     /// On disk, with the edit (and whatever save participants made of it).
@@ -136,6 +145,7 @@ impl Request for DiagnosticsRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "phase", rename_all = "camelCase")]
 pub enum DiagnosticsParams {
     /// What the documents show now, before the edit.
@@ -148,6 +158,7 @@ pub enum DiagnosticsParams {
 
 /// The answer to either phase: a client's odd entry is skipped, never the whole answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DiagnosticsAnswer {
     /// Per document URI, its diagnostics.
@@ -172,7 +183,9 @@ pub struct DiagnosticsAnswer {
 
 /// An LSP diagnostic as an editor reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReportedDiagnostic {
+    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
     pub range: Range,
     /// 1 error .. 4 hint; none counts as an error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,12 +193,14 @@ pub struct ReportedDiagnostic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "Option<serde_json::Value>"))]
     pub code: Option<NumberOrString>,
     pub message: String,
 }
 
 /// An entry read leniently: one a client wrote wrong is `None`, and the rest of its answer still counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Lenient<T>(pub Option<T>);
 
@@ -193,5 +208,107 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = serde_json::Value::deserialize(d)?;
         Ok(Lenient(serde_json::from_value(value).ok()))
+    }
+}
+
+/// The shape of every wire type (its fields, and whether each may be left out; an enum's values),
+/// from which the extension's mirror (`extension-vscode/src/lsp_ext.ts`) is checked on both sides:
+/// this test fails when the Rust types move away from `extension-vscode/src/lsp_ext.shape.json`
+/// (`MULTIEDIT_BLESS=1` rewrites it), and the extension's unit test when `lsp_ext.ts` does.
+#[cfg(test)]
+mod shape {
+    use std::collections::BTreeMap;
+
+    use schemars::JsonSchema;
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+    use crate::result::{PlanResult, ReadResult};
+
+    /// Holds every type the extension mirrors, so that each lands in the schema's `$defs`.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Wire {
+        plan_result: PlanResult,
+        read_result: ReadResult,
+        save_params: SaveParams,
+        save_answer: SaveAnswer,
+        approve_params: ApproveParams,
+        approve_answer: ApproveAnswer,
+        diagnostics_params: DiagnosticsParams,
+        diagnostics_answer: DiagnosticsAnswer,
+    }
+
+    /// An object's fields: `true` when it may be left out.
+    fn fields(schema: &Value, defs: &Map<String, Value>) -> BTreeMap<String, bool> {
+        let mut out = BTreeMap::new();
+        let required: Vec<&str> = schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        for name in schema["properties"].as_object().into_iter().flatten().map(|(k, _)| k) {
+            out.insert(name.clone(), !required.contains(&name.as_str()));
+        }
+        // A flattened part, or a variant of a tagged union: its fields join (optional where some variant lacks them).
+        for list in ["allOf", "oneOf", "anyOf"] {
+            let parts: Vec<&Value> = schema[list].as_array().into_iter().flatten().collect();
+            let shapes: Vec<BTreeMap<String, bool>> = parts.iter().map(|p| fields(resolve(p, defs), defs)).filter(|f| !f.is_empty()).collect();
+            for (i, f) in shapes.iter().enumerate() {
+                for (name, optional) in f {
+                    let everywhere = shapes.iter().all(|g| g.contains_key(name));
+                    let optional = *optional || (list != "allOf" && !everywhere);
+                    out.entry(name.clone()).and_modify(|o: &mut bool| *o |= optional).or_insert(optional);
+                }
+                let _ = i;
+            }
+        }
+        out
+    }
+
+    fn resolve<'a>(v: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+        match v["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+            Some(name) => &defs[name],
+            None => v,
+        }
+    }
+
+    /// A string enum's values, else `None`.
+    fn values(schema: &Value) -> Option<Vec<String>> {
+        if let Some(list) = schema["enum"].as_array() {
+            return Some(list.iter().filter_map(|v| v.as_str().map(String::from)).collect());
+        }
+        let one_of = schema["oneOf"].as_array()?;
+        one_of.iter().map(|v| v["const"].as_str().map(String::from).or_else(|| v["enum"][0].as_str().map(String::from))).collect()
+    }
+
+    pub fn shape() -> Value {
+        let schema = serde_json::to_value(schemars::schema_for!(Wire)).unwrap();
+        let defs = schema["$defs"].as_object().cloned().unwrap_or_default();
+        let mut out = Map::new();
+        for (name, def) in &defs {
+            if name == "RefusalShape" || name.starts_with("Lenient") {
+                continue;
+            }
+            let entry = match values(def) {
+                Some(values) => json!({"values": values}),
+                None => json!({"fields": fields(def, &defs)}),
+            };
+            out.insert(name.clone(), entry);
+        }
+        Value::Object(out)
+    }
+
+    #[test]
+    fn the_shape_file_of_the_extension_is_these_types() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension-vscode/src/lsp_ext.shape.json");
+        let now = serde_json::to_string_pretty(&shape()).unwrap() + "\n";
+        if std::env::var_os("MULTIEDIT_BLESS").is_some() {
+            std::fs::write(&path, &now).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == now,
+            "{} is not the shape of the wire types in server/src/lsp/ext.rs and server/src/result.rs. Change \
+             extension-vscode/src/lsp_ext.ts to match, then run `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib shape`.\n\
+             now:\n{now}",
+            path.display()
+        );
     }
 }
