@@ -238,7 +238,7 @@ impl Server {
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, preview),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
-            Ok(Routed::NoEditor { reason }) => on_disk(plan, preview, &reason).await,
+            Ok(Routed::NoEditor { reason }) => on_disk(plan, preview, &reason, self.confine.clone()).await,
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Err(e) => internal(format!(
                 "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \
@@ -264,12 +264,12 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
 }
 
 /// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
-async fn on_disk(plan: Plan, preview: bool, reason: &str) -> CallToolResult {
+async fn on_disk(plan: Plan, preview: bool, reason: &str, confine: Option<Arc<Folders>>) -> CallToolResult {
     let what = if preview { "multiedit_preview" } else { "multiedit" };
     let done = tokio::task::spawn_blocking(move || {
         catch_panic(what, || {
             let mut recovered = Vec::new();
-            let result = crate::disk::plan::apply(&plan, preview, &mut recovered);
+            let result = crate::disk::plan::apply(&plan, preview, &mut recovered, confine.as_deref());
             (result, recovered)
         })
     })
