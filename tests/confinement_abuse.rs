@@ -443,3 +443,53 @@ fn a_folder_swapped_with_a_link_outside_never_carries_a_write_out() {
     eprintln!("swapped {swaps} times: {applied} plans applied, {refused} refused");
     assert_eq!(snapshot(&outside), outside_before, "nothing was written outside the root");
 }
+
+/// The commit makes the folder a new file needs; a process that puts a link to a folder outside in
+/// its place first (after the checks, at the commit point) had it taken for "made meanwhile by
+/// someone else: theirs" and the new file written through it. A folder that appears between two
+/// steps is a change of the world: refused, and nothing outside written.
+#[test]
+fn a_folder_that_appears_before_its_mkdir_is_refused_not_written_through() {
+    let t = tree();
+    let (proj, outside) = (t.proj.clone(), t.top.join("outside"));
+    let plan = json!({"files": [
+        {"file_path": proj.join("a.txt"), "edits": [{"old_string": "alpha", "new_string": "beta"}]},
+        {"file_path": proj.join("made/new.txt"), "edits": [{"old_string": "", "new_string": "planted\n"}]},
+    ]});
+    let before = snapshot(&t.top);
+    let mut child = Command::new(BIN)
+        .args(["apply", "--root", proj.to_str().unwrap(), "-"])
+        .env("XDG_STATE_HOME", t.state.join("state"))
+        .env("MULTIEDIT_TEST_CRASH_AT", "commit:1:stop")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.to_string().as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        if stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('T') {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the writer did not stop at its commit point");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::os::unix::fs::symlink(&outside, proj.join("made")).unwrap();
+    // SAFETY: kill(2) on a child of this test.
+    unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).trim_end()),
+        (Some(1), format!("{}/made appeared while the plan was being applied. Nothing was changed; run the plan again.", proj.display()).as_str())
+    );
+    let mut after = snapshot(&t.top);
+    after.remove(Path::new("proj/made"));
+    // The private folder is not part of the tree the plan touches.
+    after.retain(|p, _| !p.starts_with("priv/state"));
+    let mut before = before;
+    before.retain(|p, _| !p.starts_with("priv/state"));
+    assert_eq!(after, before, "nothing changed, outside least of all");
+}

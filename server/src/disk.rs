@@ -17,7 +17,7 @@ mod opened;
 pub mod plan;
 mod private;
 
-use opened::Opened;
+pub(crate) use opened::Opened;
 pub use journal::{recover, Recovered};
 pub use private::refuse_inside as refuse_private;
 
@@ -158,7 +158,7 @@ fn folder_or_here(dir: &Path) -> &Path {
 }
 
 /// `read_regular` of the file `name` in the open folder `dir`.
-fn read_in(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_in(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> std::io::Result<Vec<u8>> {
     let mut file = dir.open_with(name, opened::no_follow().read(true))?.into_std();
     let meta = file.metadata()?;
     // A directory fails on its own when read, with the system's words.
@@ -738,7 +738,7 @@ fn sync_dir(dir: &Path) {
 }
 
 /// fsyncs the open folder `dir` (best effort).
-fn sync_in(opened: &Opened, dir: &Path) {
+pub(crate) fn sync_in(opened: &Opened, dir: &Path) {
     if let Ok(d) = opened.dir(dir).and_then(|d| opened::as_file(&d)) {
         let _ = d.sync_all();
     }

@@ -682,9 +682,16 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 return Err(refuse(format!("it names the folder {}, outside its folders", dir.display())));
             }
         }
+        // The record's paths were resolved by its writer: each folder is opened along them without
+        // following a link (`opened`), so one swapped in since cannot lead the recovery elsewhere.
+        let opened = super::Opened::default();
+        fn entry<'p>(opened: &super::Opened, p: &'p Path) -> std::io::Result<(std::sync::Arc<cap_std::fs::Dir>, &'p std::ffi::OsStr)> {
+            opened.parent(p)
+        }
+        let sync = |d: &Path| super::sync_in(&opened, d);
         for f in record.files.iter().filter(|f| f.delete) {
-            match fs::remove_file(&f.target) {
-                Ok(()) => sync_dir(&super::folder(&f.target)),
+            match entry(&opened, &f.target).and_then(|(d, name)| d.remove_file(name)) {
+                Ok(()) => sync(&super::folder(&f.target)),
                 // Gone, or its folder already replaced by a new file, or itself by a new folder.
                 Err(e) if super::folders::absent(&e) => {}
                 Err(_) if record.make_dirs.contains(&f.target) && f.target.is_dir() => {}
@@ -692,8 +699,11 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
             }
         }
         for dir in &record.remove_dirs {
-            match fs::remove_dir(dir) {
-                Ok(()) => sync_dir(&super::folder(dir)),
+            match entry(&opened, dir).and_then(|(d, name)| d.remove_dir(name)) {
+                Ok(()) => {
+                    opened.forget(dir);
+                    sync(&super::folder(dir))
+                }
                 // Removed already, and perhaps already replaced by its new file.
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
                 // A folder it was in is already a new file.
@@ -703,9 +713,10 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
             }
         }
         for dir in &record.make_dirs {
-            match fs::create_dir(dir) {
-                Ok(()) => sync_dir(&super::folder(dir)),
-                Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {}
+            match entry(&opened, dir).and_then(|(d, name)| d.create_dir(name)) {
+                Ok(()) => sync(&super::folder(dir)),
+                // Made before the crash: a folder, never a link put there since.
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && opened.dir(dir).is_ok() => {}
                 Err(e) => return Err(refuse(format!("the folder {} cannot be created ({})", dir.display(), os(&e)))),
             }
         }
@@ -715,15 +726,18 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 return Err(refuse(format!("{} is not one of its temporary files", temp.display())));
             }
             // A link or anything but a regular file in its place is not the text it recorded.
-            let bytes = match fs::symlink_metadata(temp) {
+            let (temp_dir, temp_name) = entry(&opened, temp).map_err(|e| refuse(format!("{} cannot be read ({})", temp.display(), os(&e))))?;
+            let bytes = match temp_dir.symlink_metadata(temp_name) {
                 Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
-                Ok(m) if m.is_file() => read_regular(temp).ok(),
+                Ok(m) if m.is_file() => super::read_in(&temp_dir, temp_name).ok(),
                 _ => None,
             };
             if bytes.as_ref().map(|b| b.len() as u64) != f.len || bytes.as_deref().map(digest) != f.hash {
                 return Err(refuse(format!("{}, the new text of {}, is not the text it recorded", temp.display(), f.target.display())));
             }
-            fs::rename(temp, &f.target).map_err(|e| refuse(format!("{} cannot be replaced ({})", f.target.display(), os(&e))))?;
+            entry(&opened, &f.target)
+                .and_then(|(d, name)| temp_dir.rename(temp_name, &d, name))
+                .map_err(|e| refuse(format!("{} cannot be replaced ({})", f.target.display(), os(&e))))?;
         }
     }
     // What is left: temporary files of the plan (all of them when it never committed), then the record.
@@ -733,18 +747,22 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     }
     // A committed record the run had written and fsynced but not yet renamed into place.
     let staged = record_temp_prefix(&record.plan);
-    remove_matching(&super::folder(path), |n| n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX));
+    let private = fs::canonicalize(super::folder(path)).unwrap_or_else(|_| super::folder(path));
+    remove_matching(&private, |n| n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX));
     let _ = fs::remove_file(path);
     Ok(record.committed)
 }
 
+/// Removes the entries of folder `dir` (opened without following a link) whose names match.
 fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let opened = super::Opened::default();
+    let Ok(handle) = opened.dir(dir) else { return };
+    let Ok(entries) = handle.entries() else { return };
     for e in entries.flatten() {
         // A deleted file waiting aside may be a symbolic link: that link is removed, never followed.
         if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
-            let _ = fs::remove_file(e.path());
+            let _ = handle.remove_file(e.file_name());
         }
     }
-    sync_dir(dir);
+    super::sync_in(&opened, dir);
 }
