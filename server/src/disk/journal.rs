@@ -8,7 +8,9 @@
 //! plans this user's own multiedit wrote.
 //!
 //! 1. The *record* `journal-<plan>.json` is written in the private folder: the plan, its writer (pid
-//!    and start time), its folders and files. Its temporary files are all named `.multiedit-<plan>-*.tmp`.
+//!    and start time), its folders and files, each named relative to the record's `root`, the folder
+//!    that holds them all (format 5). Its paths are the writer's resolved paths, and recovery takes
+//!    each step along them in folders opened without following a link (`disk::opened`). Its temporary files are all named `.multiedit-<plan>-*.tmp`.
 //! 2. Every new text is written to a temporary file beside its target, or, when the target's folder
 //!    does not exist yet (a new folder, or one that takes the name of a file the plan deletes), in the
 //!    nearest folder of it that does; the record's folders include those. Then all of them are fsynced
@@ -67,6 +69,9 @@ const FORMAT: u32 = 3;
 /// 4: a record that also removes or makes folders (`remove_dirs`, `make_dirs`): written only then, so
 /// that a run knowing format 3 alone refuses it rather than roll it forward without its folders.
 const FORMAT_FOLDERS: u32 = 4;
+/// 5: what this version writes: format 4 with every path relative to the record's `root` (the
+/// folder that holds them all), which runs knowing only 3 and 4 refuse.
+const FORMAT_ROOTED: u32 = 5;
 
 #[derive(Serialize, Deserialize, Clone)]
 pub(super) struct Record {
@@ -89,6 +94,50 @@ pub(super) struct Record {
     /// Folders that new files need, shallowest first, made after those removals (committed record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     make_dirs: Vec<PathBuf>,
+    /// Format 5: the folder every path of the record is relative to (held absolute in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root: Option<PathBuf>,
+}
+
+impl Record {
+    /// Every path of the record, for `rooted` and `absolute`.
+    fn paths_mut(&mut self) -> impl Iterator<Item = &mut PathBuf> {
+        let files = self.files.iter_mut().flat_map(|f| std::iter::once(&mut f.target).chain(f.temp.as_mut()));
+        self.folders.iter_mut().chain(files).chain(self.remove_dirs.iter_mut()).chain(self.make_dirs.iter_mut())
+    }
+
+    /// The record as it is written: format 5, its paths relative to the folder that holds them all.
+    fn rooted(&self) -> Record {
+        let mut out = self.clone();
+        let mut root: Option<PathBuf> = None;
+        for p in out.paths_mut() {
+            root = Some(match root {
+                None => p.clone(),
+                Some(r) => r.ancestors().find(|a| p.starts_with(a)).map(Path::to_path_buf).unwrap_or_default(),
+            });
+        }
+        let root = root.unwrap_or_default();
+        for p in out.paths_mut() {
+            *p = p.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
+        }
+        out.multiedit_journal = FORMAT_ROOTED;
+        out.root = Some(root);
+        out
+    }
+
+    /// A format 5 record read back, its paths absolute again; `None` when they do not stay below
+    /// its root (an absolute path or a `..` in them).
+    fn absolute(mut self) -> Option<Record> {
+        let root = self.root.take().filter(|r| r.is_absolute())?;
+        for p in self.paths_mut() {
+            if p.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+                return None;
+            }
+            *p = if p.as_os_str().is_empty() { root.clone() } else { root.join(&*p) };
+        }
+        self.multiedit_journal = FORMAT_FOLDERS;
+        Some(self)
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -137,6 +186,7 @@ impl Journal {
             files,
             remove_dirs: Vec::new(),
             make_dirs: Vec::new(),
+            root: None,
         };
         let mut journal = Journal { record, path: None, crash };
         let about = &targets[0].0;
@@ -245,7 +295,7 @@ impl Prepared {
 
 /// The record written whole to a temporary file beside `path` (deleted if it is dropped).
 fn stage_record(record: &Record, path: &Path, about: &Path) -> Result<tempfile::NamedTempFile, Refusal> {
-    let bytes = serde_json::to_vec_pretty(record).map_err(|e| {
+    let bytes = serde_json::to_vec_pretty(&record.rooted()).map_err(|e| {
         Refusal::new(Kind::Io, format!("Cannot write the journal of {}: {e}. Nothing was changed.", about.display()))
     })?;
     let journal_refusal = |e: &std::io::Error| io_refusal(path, "write the journal", e);
@@ -531,6 +581,11 @@ fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
     }
     let record: Record = serde_json::from_slice(&bytes)
         .map_err(|e| journal_refusal(path, &format!("it is not a journal this version can read ({e})")))?;
+    let record = match record.multiedit_journal {
+        FORMAT_ROOTED => record.absolute().ok_or_else(|| journal_refusal(path, "its paths do not stay below its root"))?,
+        _ if record.root.is_some() => return Err(journal_refusal(path, "it is not a journal this version can read")),
+        _ => record,
+    };
     let named = path.file_name().and_then(|n| n.to_str()) == Some(record_name(&record.plan).as_str());
     let format_ok = match record.multiedit_journal {
         FORMAT => record.remove_dirs.is_empty() && record.make_dirs.is_empty(),
@@ -765,4 +820,37 @@ fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
         }
     }
     super::sync_in(&opened, dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_names_its_paths_relative_to_its_root_and_reads_back_whole() {
+        let entry = |t: &str, temp: Option<&str>| Entry { target: t.into(), temp: temp.map(PathBuf::from), new: false, len: Some(1), hash: None, delete: false };
+        let record = Record {
+            multiedit_journal: FORMAT_FOLDERS,
+            plan: "1-a".into(),
+            pid: 1,
+            started: None,
+            time: 0,
+            committed: true,
+            folders: vec!["/w/p/src".into(), "/w/p/doc".into()],
+            files: vec![entry("/w/p/src/a.rs", Some("/w/p/src/.multiedit-1-a-x.tmp")), entry("/w/p/doc/b.md", None)],
+            remove_dirs: vec!["/w/p/doc/old".into()],
+            make_dirs: vec![],
+            root: None,
+        };
+        let written = serde_json::to_value(record.rooted()).unwrap();
+        assert_eq!((written["multiedit_journal"].as_u64(), written["root"].as_str()), (Some(5), Some("/w/p")));
+        assert_eq!(written["folders"], serde_json::json!(["src", "doc"]));
+        assert_eq!(written["files"][0]["temp"], "src/.multiedit-1-a-x.tmp");
+        let back = serde_json::from_value::<Record>(written.clone()).unwrap().absolute().unwrap();
+        assert_eq!((back.folders.clone(), back.files[0].target.clone(), back.remove_dirs.clone()), (record.folders, record.files[0].target.clone(), record.remove_dirs));
+        // A path that would leave the root is not a record this version acts on.
+        let mut escaping = written;
+        escaping["files"][1]["target"] = "../../etc/passwd".into();
+        assert!(serde_json::from_value::<Record>(escaping).unwrap().absolute().is_none());
+    }
 }
