@@ -460,7 +460,7 @@ impl Aside<'_> {
         });
         match moved {
             Ok(()) => Ok(aside),
-            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => Err(Refusal::new(
+            Err(e) if cross_device(&e) => Err(Refusal::new(
                 Kind::Io,
                 format!(
                     "Cannot delete {}: it is on another file system than {} (its folder is a mount point), where the \
@@ -472,6 +472,14 @@ impl Aside<'_> {
             Err(e) => Err(io_refusal(target, "delete", &e)),
         }
     }
+}
+
+/// The rename would cross file systems (EXDEV; Windows says ERROR_NOT_SAME_DEVICE, 17).
+fn cross_device(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    return e.raw_os_error() == Some(libc::EXDEV);
+    #[cfg(not(unix))]
+    return e.raw_os_error() == Some(17);
 }
 
 /// Renames every staged text over its target (and moves aside what the plan deletes), the folders on
