@@ -8,7 +8,9 @@
 //! plans this user's own multiedit wrote.
 //!
 //! 1. The *record* `journal-<plan>.json` is written in the private folder: the plan, its writer (pid
-//!    and start time), its folders and files. Its temporary files are all named `.multiedit-<plan>-*.tmp`.
+//!    and start time), its folders and files, each named relative to the record's `root`, the folder
+//!    that holds them all (format 5). Its paths are the writer's resolved paths, and recovery takes
+//!    each step along them in folders opened without following a link (`disk::opened`). Its temporary files are all named `.multiedit-<plan>-*.tmp`.
 //! 2. Every new text is written to a temporary file beside its target, or, when the target's folder
 //!    does not exist yet (a new folder, or one that takes the name of a file the plan deletes), in the
 //!    nearest folder of it that does; the record's folders include those. Then all of them are fsynced
@@ -67,6 +69,9 @@ const FORMAT: u32 = 3;
 /// 4: a record that also removes or makes folders (`remove_dirs`, `make_dirs`): written only then, so
 /// that a run knowing format 3 alone refuses it rather than roll it forward without its folders.
 const FORMAT_FOLDERS: u32 = 4;
+/// 5: what this version writes: format 4 with every path relative to the record's `root` (the
+/// folder that holds them all), which runs knowing only 3 and 4 refuse.
+const FORMAT_ROOTED: u32 = 5;
 
 #[derive(Serialize, Deserialize, Clone)]
 pub(super) struct Record {
@@ -89,6 +94,50 @@ pub(super) struct Record {
     /// Folders that new files need, shallowest first, made after those removals (committed record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     make_dirs: Vec<PathBuf>,
+    /// Format 5: the folder every path of the record is relative to (held absolute in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root: Option<PathBuf>,
+}
+
+impl Record {
+    /// Every path of the record, for `rooted` and `absolute`.
+    fn paths_mut(&mut self) -> impl Iterator<Item = &mut PathBuf> {
+        let files = self.files.iter_mut().flat_map(|f| std::iter::once(&mut f.target).chain(f.temp.as_mut()));
+        self.folders.iter_mut().chain(files).chain(self.remove_dirs.iter_mut()).chain(self.make_dirs.iter_mut())
+    }
+
+    /// The record as it is written: format 5, its paths relative to the folder that holds them all.
+    fn rooted(&self) -> Record {
+        let mut out = self.clone();
+        let mut root: Option<PathBuf> = None;
+        for p in out.paths_mut() {
+            root = Some(match root {
+                None => p.clone(),
+                Some(r) => r.ancestors().find(|a| p.starts_with(a)).map(Path::to_path_buf).unwrap_or_default(),
+            });
+        }
+        let root = root.unwrap_or_default();
+        for p in out.paths_mut() {
+            *p = p.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
+        }
+        out.multiedit_journal = FORMAT_ROOTED;
+        out.root = Some(root);
+        out
+    }
+
+    /// A format 5 record read back, its paths absolute again; `None` when they do not stay below
+    /// its root (an absolute path or a `..` in them).
+    fn absolute(mut self) -> Option<Record> {
+        let root = self.root.take().filter(|r| r.is_absolute())?;
+        for p in self.paths_mut() {
+            if p.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+                return None;
+            }
+            *p = if p.as_os_str().is_empty() { root.clone() } else { root.join(&*p) };
+        }
+        self.multiedit_journal = FORMAT_FOLDERS;
+        Some(self)
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -137,6 +186,7 @@ impl Journal {
             files,
             remove_dirs: Vec::new(),
             make_dirs: Vec::new(),
+            root: None,
         };
         let mut journal = Journal { record, path: None, crash };
         let about = &targets[0].0;
@@ -245,7 +295,7 @@ impl Prepared {
 
 /// The record written whole to a temporary file beside `path` (deleted if it is dropped).
 fn stage_record(record: &Record, path: &Path, about: &Path) -> Result<tempfile::NamedTempFile, Refusal> {
-    let bytes = serde_json::to_vec_pretty(record).map_err(|e| {
+    let bytes = serde_json::to_vec_pretty(&record.rooted()).map_err(|e| {
         Refusal::new(Kind::Io, format!("Cannot write the journal of {}: {e}. Nothing was changed.", about.display()))
     })?;
     let journal_refusal = |e: &std::io::Error| io_refusal(path, "write the journal", e);
@@ -531,6 +581,11 @@ fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
     }
     let record: Record = serde_json::from_slice(&bytes)
         .map_err(|e| journal_refusal(path, &format!("it is not a journal this version can read ({e})")))?;
+    let record = match record.multiedit_journal {
+        FORMAT_ROOTED => record.absolute().ok_or_else(|| journal_refusal(path, "its paths do not stay below its root"))?,
+        _ if record.root.is_some() => return Err(journal_refusal(path, "it is not a journal this version can read")),
+        _ => record,
+    };
     let named = path.file_name().and_then(|n| n.to_str()) == Some(record_name(&record.plan).as_str());
     let format_ok = match record.multiedit_journal {
         FORMAT => record.remove_dirs.is_empty() && record.make_dirs.is_empty(),
@@ -682,9 +737,16 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 return Err(refuse(format!("it names the folder {}, outside its folders", dir.display())));
             }
         }
+        // The record's paths were resolved by its writer: each folder is opened along them without
+        // following a link (`opened`), so one swapped in since cannot lead the recovery elsewhere.
+        let opened = super::Opened::default();
+        fn entry<'p>(opened: &super::Opened, p: &'p Path) -> std::io::Result<(std::sync::Arc<cap_std::fs::Dir>, &'p std::ffi::OsStr)> {
+            opened.parent(p)
+        }
+        let sync = |d: &Path| super::sync_in(&opened, d);
         for f in record.files.iter().filter(|f| f.delete) {
-            match fs::remove_file(&f.target) {
-                Ok(()) => sync_dir(&super::folder(&f.target)),
+            match entry(&opened, &f.target).and_then(|(d, name)| d.remove_file(name)) {
+                Ok(()) => sync(&super::folder(&f.target)),
                 // Gone, or its folder already replaced by a new file, or itself by a new folder.
                 Err(e) if super::folders::absent(&e) => {}
                 Err(_) if record.make_dirs.contains(&f.target) && f.target.is_dir() => {}
@@ -692,8 +754,11 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
             }
         }
         for dir in &record.remove_dirs {
-            match fs::remove_dir(dir) {
-                Ok(()) => sync_dir(&super::folder(dir)),
+            match entry(&opened, dir).and_then(|(d, name)| d.remove_dir(name)) {
+                Ok(()) => {
+                    opened.forget(dir);
+                    sync(&super::folder(dir))
+                }
                 // Removed already, and perhaps already replaced by its new file.
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
                 // A folder it was in is already a new file.
@@ -703,9 +768,10 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
             }
         }
         for dir in &record.make_dirs {
-            match fs::create_dir(dir) {
-                Ok(()) => sync_dir(&super::folder(dir)),
-                Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {}
+            match entry(&opened, dir).and_then(|(d, name)| d.create_dir(name)) {
+                Ok(()) => sync(&super::folder(dir)),
+                // Made before the crash: a folder, never a link put there since.
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && opened.dir(dir).is_ok() => {}
                 Err(e) => return Err(refuse(format!("the folder {} cannot be created ({})", dir.display(), os(&e)))),
             }
         }
@@ -715,15 +781,18 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 return Err(refuse(format!("{} is not one of its temporary files", temp.display())));
             }
             // A link or anything but a regular file in its place is not the text it recorded.
-            let bytes = match fs::symlink_metadata(temp) {
+            let (temp_dir, temp_name) = entry(&opened, temp).map_err(|e| refuse(format!("{} cannot be read ({})", temp.display(), os(&e))))?;
+            let bytes = match temp_dir.symlink_metadata(temp_name) {
                 Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
-                Ok(m) if m.is_file() => read_regular(temp).ok(),
+                Ok(m) if m.is_file() => super::read_in(&temp_dir, temp_name).ok(),
                 _ => None,
             };
             if bytes.as_ref().map(|b| b.len() as u64) != f.len || bytes.as_deref().map(digest) != f.hash {
                 return Err(refuse(format!("{}, the new text of {}, is not the text it recorded", temp.display(), f.target.display())));
             }
-            fs::rename(temp, &f.target).map_err(|e| refuse(format!("{} cannot be replaced ({})", f.target.display(), os(&e))))?;
+            entry(&opened, &f.target)
+                .and_then(|(d, name)| temp_dir.rename(temp_name, &d, name))
+                .map_err(|e| refuse(format!("{} cannot be replaced ({})", f.target.display(), os(&e))))?;
         }
     }
     // What is left: temporary files of the plan (all of them when it never committed), then the record.
@@ -733,18 +802,55 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     }
     // A committed record the run had written and fsynced but not yet renamed into place.
     let staged = record_temp_prefix(&record.plan);
-    remove_matching(&super::folder(path), |n| n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX));
+    let private = fs::canonicalize(super::folder(path)).unwrap_or_else(|_| super::folder(path));
+    remove_matching(&private, |n| n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX));
     let _ = fs::remove_file(path);
     Ok(record.committed)
 }
 
+/// Removes the entries of folder `dir` (opened without following a link) whose names match.
 fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let opened = super::Opened::default();
+    let Ok(handle) = opened.dir(dir) else { return };
+    let Ok(entries) = handle.entries() else { return };
     for e in entries.flatten() {
         // A deleted file waiting aside may be a symbolic link: that link is removed, never followed.
         if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
-            let _ = fs::remove_file(e.path());
+            let _ = handle.remove_file(e.file_name());
         }
     }
-    sync_dir(dir);
+    super::sync_in(&opened, dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_names_its_paths_relative_to_its_root_and_reads_back_whole() {
+        let entry = |t: &str, temp: Option<&str>| Entry { target: t.into(), temp: temp.map(PathBuf::from), new: false, len: Some(1), hash: None, delete: false };
+        let record = Record {
+            multiedit_journal: FORMAT_FOLDERS,
+            plan: "1-a".into(),
+            pid: 1,
+            started: None,
+            time: 0,
+            committed: true,
+            folders: vec!["/w/p/src".into(), "/w/p/doc".into()],
+            files: vec![entry("/w/p/src/a.rs", Some("/w/p/src/.multiedit-1-a-x.tmp")), entry("/w/p/doc/b.md", None)],
+            remove_dirs: vec!["/w/p/doc/old".into()],
+            make_dirs: vec![],
+            root: None,
+        };
+        let written = serde_json::to_value(record.rooted()).unwrap();
+        assert_eq!((written["multiedit_journal"].as_u64(), written["root"].as_str()), (Some(5), Some("/w/p")));
+        assert_eq!(written["folders"], serde_json::json!(["src", "doc"]));
+        assert_eq!(written["files"][0]["temp"], "src/.multiedit-1-a-x.tmp");
+        let back = serde_json::from_value::<Record>(written.clone()).unwrap().absolute().unwrap();
+        assert_eq!((back.folders.clone(), back.files[0].target.clone(), back.remove_dirs.clone()), (record.folders, record.files[0].target.clone(), record.remove_dirs));
+        // A path that would leave the root is not a record this version acts on.
+        let mut escaping = written;
+        escaping["files"][1]["target"] = "../../etc/passwd".into();
+        assert!(serde_json::from_value::<Record>(escaping).unwrap().absolute().is_none());
+    }
 }

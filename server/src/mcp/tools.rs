@@ -313,7 +313,7 @@ impl Server {
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
-            Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason).await,
+            Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason, self.confine.clone()).await,
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Ok(Routed::Read { editor, .. }) => internal(format!("{editor} answered a plan with a read; check the files there. Please report it.")),
             Err(e) => internal(format!(
@@ -340,13 +340,13 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
 }
 
 /// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
-async fn on_disk(plan: Plan, intent: Intent, reason: &str) -> CallToolResult {
+async fn on_disk(plan: Plan, intent: Intent, reason: &str, confine: Option<Arc<Folders>>) -> CallToolResult {
     let preview = intent == Intent::Preview;
     let what = if preview { "multiedit_preview" } else { "multiedit" };
     let done = tokio::task::spawn_blocking(move || {
         catch_panic(what, || {
             let mut recovered = Vec::new();
-            let result = crate::disk::plan::apply(&plan, preview, &mut recovered);
+            let result = crate::disk::plan::apply(&plan, preview, &mut recovered, confine.as_deref());
             (result, recovered)
         })
     })
