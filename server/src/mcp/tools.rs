@@ -197,8 +197,9 @@ impl Server {
             Ok(Routed::Read { editor, read }) => read::render(&read.files, &wanted, Some(&editor)),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { .. }) => {
-                let w = wanted.clone();
-                match tokio::task::spawn_blocking(move || catch_panic("multiedit_read", || read::from_disk(&w))).await {
+                let (w, confine) = (wanted.clone(), self.confine.clone());
+                let what = confine.as_ref().map(|f| format!("the folders this MCP server may read ({})", f.listed())).unwrap_or_default();
+                match tokio::task::spawn_blocking(move || catch_panic("multiedit_read", || read::from_disk(&w, confine.as_deref(), &what, OPT_OUT))).await {
                     Ok(Ok(Ok(files))) => read::render(&files, &wanted, None),
                     Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
                     Ok(Err(bug)) => internal(bug),
