@@ -15,7 +15,8 @@ pub mod folders;
 pub mod journal;
 mod opened;
 pub mod plan;
-mod private;
+pub mod atomic;
+pub mod private;
 
 pub(crate) use opened::Opened;
 pub use journal::{recover, Recovered};
