@@ -97,7 +97,7 @@ fn finish(args: &Args, recovered: &[disk::Recovered], result: Result<(Outcome, O
             Ok((outcome, diff)) => PlanResult { dry_run: Some(args.dry_run), diff: diff.clone(), ..PlanResult::of(outcome) },
             Err(r) => PlanResult::refusal(r),
         };
-        let report = PlanResult { recovered: recovered.iter().map(disk::Recovered::to_json).collect(), ..report };
+        let report = PlanResult { recovered: recovered.iter().map(disk::Recovered::to_entry).collect(), ..report };
         out(&format!("{}\n", serde_json::to_string_pretty(&report).expect("a result serialises")));
         return code;
     }
