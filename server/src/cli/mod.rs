@@ -6,6 +6,7 @@
 
 mod apply;
 pub mod doctor;
+mod route;
 pub mod setup;
 
 use std::process::ExitCode;
