@@ -478,7 +478,7 @@ fn codex_cli_connects_after_setup() {
     assert_eq!(ours["serverInfo"]["name"], "multiedit", "{ours}");
     let mut tools: Vec<&str> = ours["tools"].as_object().unwrap_or_else(|| panic!("{ours}")).keys().map(String::as_str).collect();
     tools.sort();
-    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read"]);
+    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_write"]);
 }
 
 #[test]
@@ -785,7 +785,7 @@ fn gemini_cli_offers_multiedit_and_not_its_own_editing_after_route_edits() {
         (model.gemini_tools(), plain(&err(&o)))
     };
     let (tools, said) = offered(&e);
-    for ours in ["mcp_multiedit_multiedit", "mcp_multiedit_multiedit_patch", "mcp_multiedit_multiedit_read"] {
+    for ours in ["mcp_multiedit_multiedit", "mcp_multiedit_multiedit_patch", "mcp_multiedit_multiedit_read", "mcp_multiedit_multiedit_write"] {
         assert!(tools.iter().any(|t| t == ours), "{ours} offered: {tools:?}\n{said}");
     }
     assert!(!tools.iter().any(|t| t == "replace" || t == "write_file"), "{tools:?}");
@@ -862,7 +862,7 @@ fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
     let (tools, servers, log) = session(&e);
     assert!(!tools.iter().any(|t| t == "Edit" || t == "Write"), "{tools:?}");
     assert!(tools.iter().any(|t| t == "NotebookEdit") && tools.iter().any(|t| t == "Read"), "{tools:?}");
-    for ours in ["mcp__multiedit__multiedit", "mcp__multiedit__multiedit_patch", "mcp__multiedit__multiedit_read"] {
+    for ours in ["mcp__multiedit__multiedit", "mcp__multiedit__multiedit_patch", "mcp__multiedit__multiedit_read", "mcp__multiedit__multiedit_write"] {
         assert!(tools.iter().any(|t| t == ours), "{ours}: {tools:?}");
     }
     assert_eq!(servers, json!([{"name": "multiedit", "status": "connected", "source": "project"}]));

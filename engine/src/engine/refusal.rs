@@ -31,6 +31,9 @@ pub enum Kind {
     Busy,
     /// multiedit itself failed (a bug caught before it could change anything).
     InternalError,
+    /// A whole-file write whose file is not the text the caller read (its sha256 differs), or that
+    /// replaces a file without saying which text it read.
+    Stale,
 }
 
 impl Kind {
@@ -52,6 +55,7 @@ impl Kind {
             Kind::NotApplied => "not_applied",
             Kind::Busy => "busy",
             Kind::InternalError => "internal_error",
+            Kind::Stale => "stale",
         }
     }
 }
