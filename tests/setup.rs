@@ -876,3 +876,26 @@ fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
     let (tools, _, _) = session(&e);
     assert!(tools.iter().any(|t| t == "Edit") && tools.iter().any(|t| t == "Write"), "back after the undo: {tools:?}");
 }
+
+/// `multiedit doctor` tells, per agent connected, whether its edits go through multiedit or around it.
+#[test]
+fn doctor_says_whose_edits_go_through_multiedit() {
+    let e = env();
+    assert_eq!(e.run(&["setup", "claude-code", "gemini", "opencode", "codex"]).status.code(), Some(0));
+    let said = out(&e.run(&["doctor"]));
+    assert!(said.contains("Their edits (through multiedit, or around it with the agent's own tools):\n"), "{said}");
+    assert!(said.contains("  claude-code: around multiedit: its own edit tools are on (`multiedit setup claude-code --route-edits` turns them off)\n"), "{said}");
+    assert!(said.contains("  gemini: around multiedit: its own edit tools are on (`multiedit setup gemini --user --route-edits` turns them off)\n"), "{said}");
+    assert!(said.contains("  codex: around multiedit: Codex CLI has no switch for apply_patch: its edits go around multiedit (--agents-md asks it in AGENTS.md)\n"), "{said}");
+
+    assert_eq!(e.run(&["setup", "claude-code", "opencode", "codex", "--route-edits", "--agents-md"]).status.code(), Some(0));
+    assert_eq!(e.run(&["setup", "gemini", "--user", "--route-edits"]).status.code(), Some(0));
+    let o = e.run(&["doctor"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let local = e.project.join(".claude/settings.local.json").display().to_string();
+    assert!(said.contains(&format!("  claude-code: routed through multiedit: Edit and Write denied (Edit in {local}, Write in {local})\n")), "{said}");
+    assert!(said.contains(&format!("  opencode: routed through multiedit: permission.edit is \"deny\" in {}\n", e.project.join("opencode.json").display())), "{said}");
+    assert!(said.contains(&format!("  gemini: routed through multiedit: replace and write_file denied by {}\n", e.home.join(".gemini/policies/multiedit.toml").display())), "{said}");
+    assert!(said.contains(&format!("  codex: around multiedit: Codex CLI has no switch for apply_patch; {} asks it to edit with multiedit (an instruction, not enforced)\n", e.project.join("AGENTS.md").display())), "{said}");
+}
