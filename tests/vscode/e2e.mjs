@@ -1514,8 +1514,9 @@ async function runTests() {
     if (!plain || plain.waited > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
-  await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary', async () => {
+  await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary, their edits routed through MultiEdit when chosen', async () => {
     const mcpJson = path.join(ws, '.mcp.json');
+    const claudeLocal = path.join(ws, '.claude', 'settings.local.json');
     const vscodeJson = path.join(ws, '.vscode', 'mcp.json');
     fs.writeFileSync(mcpJson, JSON.stringify({ mcpServers: { other: { command: 'other-server' } } }, null, 2) + '\n');
     await clearNotifications();
@@ -1526,10 +1527,17 @@ async function runTests() {
     await screenshot('connect-agents-pick');
     await page.locator('.quick-input-widget .quick-input-action, .quick-input-widget .monaco-button', { hasText: /OK/ }).first().click()
       .catch(() => page.keyboard.press('Enter'));
+    // Then how their edits go: through MultiEdit, their own edit tools off.
+    const routeRow = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Route their edits through MultiEdit' }).first();
+    await routeRow.waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot('connect-agents-route');
+    await routeRow.click();
     const dialog = page.locator('.monaco-dialog-box');
     await dialog.waitFor({ state: 'visible', timeout: 15_000 });
     const detail = await dialog.innerText();
     assertMatch(detail, /would have (created|changed|updated) .*\.mcp\.json/s, 'the dry run shown before writing');
+    assertMatch(detail, /would have created \S*settings\.local\.json \(edits routed through multiedit\)/, 'the routing shown too');
+    assertEqual(fs.existsSync(claudeLocal), false, 'no routing written before Connect');
     assertEqual(fs.readFileSync(mcpJson, 'utf8').includes('multiedit'), false, 'nothing written before Connect');
     await screenshot('connect-agents-confirm');
     await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Connect$/ }).first().click();
@@ -1542,6 +1550,8 @@ async function runTests() {
     assertEqual(JSON.stringify(claude.mcpServers.multiedit?.args), '["mcp"]', 'with mcp');
     const vs = JSON.parse(fs.readFileSync(vscodeJson, 'utf8'));
     assertEqual(JSON.stringify(vs.servers?.multiedit?.args), '["mcp"]', 'VS Code agent mode too');
+    const local = JSON.parse(fs.readFileSync(claudeLocal, 'utf8'));
+    assertEqual(JSON.stringify(local.permissions?.deny), '["Edit","Write"]', "Claude Code's own edit tools off");
     await clearNotifications();
   });
 

@@ -242,7 +242,7 @@ pub fn run(args: &SetupArgs) -> ExitCode {
         let done = if args.undo_route_edits {
             super::route::undo(agent, scope, &project, args.agents_md, args.dry_run)
         } else {
-            setup_one(agent, scope, &project, &exe, args.dry_run).and_then(|said| {
+            setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(|said| {
                 if !args.route_edits {
                     return Ok(said);
                 }
@@ -267,7 +267,8 @@ pub fn run(args: &SetupArgs) -> ExitCode {
 }
 
 /// Sets one agent up; `Ok` says what was done (or would be, with `dry_run`).
-fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool) -> Result<String, String> {
+/// `approved`: routing follows, which approves the project's server itself (`route.rs`).
+fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool, approved: bool) -> Result<String, String> {
     let (path, real_scope) = agent.config_path(scope, project)?;
     let by_hand = format!("the server by hand: it runs {exe} with the argument mcp");
     let (path, before) = load(&path, &format!("add {by_hand}"))?;
@@ -292,7 +293,7 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
     write_atomic(&path, &after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let mut said = format!("{}: {verb} {shown}{note}:\n", agent.name());
     said.push_str(&line_diff(old, &after));
-    if agent == Agent::ClaudeCode && real_scope == Scope::Project {
+    if agent == Agent::ClaudeCode && real_scope == Scope::Project && !approved {
         said.push_str(
             "  Claude Code asks once before it runs a server of .mcp.json: start claude in this folder and approve \
              multiedit (or add it to enabledMcpjsonServers in ~/.claude/settings.json).\n",
