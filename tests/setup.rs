@@ -669,7 +669,7 @@ fn routing_leaves_a_file_it_cannot_change_safely_and_names_it() {
     assert_eq!(fs::read_to_string(e.project.join(".claude/settings.local.json")).unwrap(), jsonc);
     assert!(err(&o).contains("claude-code: ") && err(&o).contains("settings.local.json is not plain JSON") && err(&o).contains("left unchanged"), "{}", err(&o));
     // OpenCode's `permission` set for every tool at once is the user's: left, and said.
-    assert!(out(&o).contains("permission is not an object (\"ask\"); left as it is"), "{}", out(&o));
+    assert!(out(&o).contains(&format!("opencode: edits not routed through multiedit in {}:\n  permission is not an object (\"ask\"); left as it is\n", e.project.join("opencode.json").display())), "{}", out(&o));
     assert_eq!(json_at(&e.project.join("opencode.json"))["permission"], "ask");
 }
 

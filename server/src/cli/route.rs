@@ -297,7 +297,11 @@ pub fn route(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_ru
         }
     };
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && wrote.is_empty()) {
-        return Ok(format!("{name}: edits already routed through multiedit in {shown}\n{notes}"));
+        // Nothing to write: all there already, or a setting of the user's stands in the way.
+        if notes.is_empty() {
+            return Ok(format!("{name}: edits already routed through multiedit in {shown}\n"));
+        }
+        return Ok(format!("{name}: edits not routed through multiedit in {shown}:\n{notes}"));
     }
     writable(&path, or_else)?;
     let verb = if before.is_some() { "updated" } else { "created" };
