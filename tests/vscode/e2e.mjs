@@ -1552,6 +1552,11 @@ async function runTests() {
     assertEqual(JSON.stringify(vs.servers?.multiedit?.args), '["mcp"]', 'VS Code agent mode too');
     const local = JSON.parse(fs.readFileSync(claudeLocal, 'utf8'));
     assertEqual(JSON.stringify(local.permissions?.deny), '["Edit","Write"]', "Claude Code's own edit tools off");
+    // The undo, with the same binary: the file setup made goes, and with it the record it kept of it
+    // (in this user's state folder, which this test must not leave behind).
+    const undo = spawnSync(bin, ['setup', 'claude-code', 'vscode', '--undo-route-edits'], { cwd: ws, encoding: 'utf8', timeout: 30_000 });
+    assertEqual(undo.status, 0, `undo (${undo.stdout}${undo.stderr})`);
+    assertEqual(fs.existsSync(path.join(ws, '.claude')), false, 'the folder setup made is gone');
     await clearNotifications();
   });
 
