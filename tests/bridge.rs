@@ -947,3 +947,64 @@ fn an_agents_plan_is_approved_once_declined_or_withdrawn_at_the_bound() {
     assert_eq!(result["files"][0]["edits_applied"], 1);
     assert_eq!(fs::read_to_string(&a).unwrap(), "gamma\n");
 }
+
+/// `multiedit_write` through the official MCP SDK, with an editor that holds the file: the new text
+/// reaches the buffer as the one line that changed (one WorkspaceEdit, versioned), given the sha256
+/// `multiedit_read` showed; a hash of the disk's text, behind the user's unsaved changes, is refused
+/// and changes nothing; a new file in the editor's folder is created by the editor.
+#[test]
+fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
+    let test = "an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read";
+    let Some(python) = mcp_support::python(test) else { return };
+    let env = setup();
+    let text = "one\ntwo\nthree\n";
+    let (mut ed, a) = env.with_open(text, text);
+    let read = tool_via(&mut ed, &python, "multiedit_read", &json!({"file_path": a}), &[]);
+    let sha = read["structured"]["files"][0]["sha256"].as_str().unwrap().to_string();
+    let answer = tool_via(&mut ed, &python, "multiedit_write", &json!({"file_path": a, "content": "one\nTWO\nthree\n", "sha256": sha}), &[]);
+    assert_eq!(answer["is_error"], false, "{answer}");
+    assert_eq!(answer["structured"]["applied_in"], "editor", "{answer}");
+    assert!(answer["text"].as_str().unwrap().starts_with(&format!("Applied 1 edit to {}:\n1. Applied the new text (3 lines; changed: line 2)", a.display())), "{answer}");
+    assert_eq!(ed.text(&a), "one\nTWO\nthree\n");
+    assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
+    let change = &ed.edits_seen[0]["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"]["version"], 1, "versioned against the buffer it was checked with");
+    assert_eq!(change["edits"].as_array().unwrap().len(), 1, "{change}");
+    assert_eq!(change["edits"][0]["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}), "only line 2");
+    assert_eq!(change["edits"][0]["newText"], "TWO\n");
+
+    // The user types into the buffer without saving; a write made from the disk's text is refused.
+    let disk_sha = {
+        use sha2::Digest;
+        sha2::Sha256::digest(fs::read(&a).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let typed = ed.text(&a).replace("one", "uno");
+    let (start, end, new) = lsp_support::span_edit(ed.text(&a), &typed);
+    let new = new.to_string();
+    ed.change(&a, start, end, &new);
+    ed.assert_server_agrees(&a);
+    let on_disk = fs::read_to_string(&a).unwrap();
+    let refused = tool_via(&mut ed, &python, "multiedit_write", &json!({"file_path": a, "content": "replaced\n", "sha256": disk_sha}), &[]);
+    assert_eq!(refused["is_error"], true, "{refused}");
+    assert_eq!(refused["structured"]["kind"], "stale");
+    assert_eq!(
+        refused["structured"]["hint"],
+        "The editor holds unsaved changes to this file that the disk lacks; the sha256 is of the text the user sees there. Read it with \
+         multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."
+    );
+    assert_eq!(ed.text(&a), typed, "the buffer untouched");
+    assert_eq!(fs::read_to_string(&a).unwrap(), on_disk, "the disk untouched");
+    assert_eq!(ed.edits_seen.len(), 1, "nothing more sent to the editor");
+
+    // A new file in the editor's folder: created through it.
+    let b = env.ws.join("b.txt");
+    let created = tool_via(&mut ed, &python, "multiedit_write", &json!({"file_path": b, "content": "made\n"}), &[]);
+    assert_eq!(created["is_error"], false, "{created}");
+    assert_eq!(created["structured"]["applied_in"], "editor");
+    assert_eq!(created["structured"]["files"][0]["created"], true);
+    assert_eq!(ed.edits_seen.len(), 2);
+    let ops = ed.edits_seen[1]["edit"]["documentChanges"].as_array().unwrap().clone();
+    assert_eq!(ops[0]["kind"], "create", "{ops:?}");
+    assert_eq!(ops[1]["edits"][0]["newText"], "made\n", "{ops:?}");
+    assert!(ed.shutdown().success());
+}

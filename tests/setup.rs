@@ -40,6 +40,7 @@ impl Env {
             .current_dir(&self.project)
             .env("HOME", &self.home)
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
             .env_remove("CODEX_HOME")
             .env("XDG_RUNTIME_DIR", &self.runtime)
             .output()
@@ -54,6 +55,30 @@ impl Env {
         }
         files.sort();
         files
+    }
+
+    /// The snapshot without multiedit's own state (the record of what `--route-edits` wrote), and
+    /// with every folder (an empty one too).
+    fn configs(&self) -> (Vec<(PathBuf, Vec<u8>)>, Vec<PathBuf>) {
+        let state = self.home.join(".local/state");
+        let files = self.snapshot().into_iter().filter(|(p, _)| !p.starts_with(&state)).collect();
+        let mut folders = Vec::new();
+        for root in [&self.home, &self.project] {
+            folders_in(root, &mut folders);
+        }
+        folders.retain(|d| !d.starts_with(&state) && !state.starts_with(d));
+        folders.sort();
+        (files, folders)
+    }
+}
+
+fn folders_in(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if fs::symlink_metadata(&p).unwrap().is_dir() {
+            out.push(p.clone());
+            folders_in(&p, out);
+        }
     }
 }
 
@@ -453,7 +478,7 @@ fn codex_cli_connects_after_setup() {
     assert_eq!(ours["serverInfo"]["name"], "multiedit", "{ours}");
     let mut tools: Vec<&str> = ours["tools"].as_object().unwrap_or_else(|| panic!("{ours}")).keys().map(String::as_str).collect();
     tools.sort();
-    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read"]);
+    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_write"]);
 }
 
 #[test]
@@ -523,4 +548,354 @@ fn read_only_files_and_dangling_links_are_left_and_named_and_crlf_is_kept() {
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("is read-only (mode 0444)") && err(&o).contains("is a symbolic link to"), "{}", err(&o));
     assert_eq!(e.snapshot(), before);
+}
+
+/// What each agent's own configuration holds of `--route-edits`, checked as the agent reads it.
+fn deny_of(path: &Path) -> Vec<String> {
+    json_at(path)["permissions"]["deny"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_byte() {
+    let e = env();
+    // What the user had: their own Claude Code rules, an OpenCode file with other settings, an AGENTS.md.
+    fs::create_dir(e.project.join(".claude")).unwrap();
+    let claude_local = e.project.join(".claude/settings.local.json");
+    fs::write(&claude_local, "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"],\n    \"deny\": [\n      \"Read(.env)\"\n    ]\n  }\n}\n").unwrap();
+    fs::write(e.project.join("opencode.json"), "{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"permission\": {\"bash\": \"ask\"}\n}\n").unwrap();
+    fs::write(e.project.join("AGENTS.md"), "# Project\n\nRun `make test`.\n").unwrap();
+    assert_eq!(e.run(&["setup", "all"]).status.code(), Some(0));
+    let connected = e.configs();
+
+    let o = e.run(&["setup", "all", "--route-edits", "--agents-md"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}{}", err(&o));
+    assert_eq!(deny_of(&claude_local), ["Read(.env)", "Edit", "Write"], "NotebookEdit stays: multiedit refuses notebooks");
+    assert_eq!(json_at(&claude_local)["enabledMcpjsonServers"], json!(["multiedit"]));
+    assert_eq!(json_at(&claude_local)["permissions"]["allow"], json!(["Bash(ls)"]));
+    assert!(!e.project.join(".claude/settings.json").exists(), "the team's file is not touched");
+    assert_eq!(json_at(&e.project.join("opencode.json"))["permission"], json!({"bash": "ask", "edit": "deny"}));
+    let agents_md = fs::read_to_string(e.project.join("AGENTS.md")).unwrap();
+    assert!(agents_md.starts_with("# Project\n\nRun `make test`.\n\n<!-- multiedit: route edits"), "{agents_md}");
+    assert!(agents_md.contains("multiedit_write"), "{agents_md}");
+    // Agents with no switch for one project are named, with why; nothing is written for them.
+    assert!(said.contains("gemini: edits not routed: Gemini CLI has no switch for one project that it reads without a warning"), "{said}");
+    assert!(said.contains("cursor: edits not routed: Cursor has no setting in a file"), "{said}");
+    assert!(said.contains("vscode: edits not routed: VS Code's agent mode has no setting in a file"), "{said}");
+    assert!(!e.project.join(".gemini/policies").exists() && !e.home.join(".gemini").exists());
+
+    // Twice: nothing changes.
+    let routed = e.snapshot();
+    let o = e.run(&["setup", "all", "--route-edits", "--agents-md"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(e.snapshot(), routed);
+    assert_eq!(out(&o).matches("edits already routed through multiedit").count(), 3, "{}", out(&o));
+
+    // A dry run of the undo writes nothing; the undo gives back every file as it was, byte for byte.
+    let o = e.run(&["setup", "all", "--undo-route-edits", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(e.snapshot(), routed);
+    let o = e.run(&["setup", "all", "--undo-route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(out(&o).matches("(as it was before setup, byte for byte)").count(), 3, "{}", out(&o));
+    assert_eq!(e.configs(), connected, "{}", out(&o));
+    let o = e.run(&["setup", "all", "--undo-route-edits"]);
+    assert_eq!(e.configs(), connected);
+    assert!(out(&o).contains("claude-code: nothing to undo in"), "{}", out(&o));
+}
+
+#[test]
+fn files_setup_made_for_routing_go_with_the_undo_and_a_rule_that_was_there_stays() {
+    let e = env();
+    // The user already denied Edit: setup adds only Write, and the undo takes back only Write.
+    fs::create_dir_all(e.home.join(".claude")).unwrap();
+    let user_claude = e.home.join(".claude/settings.json");
+    fs::write(&user_claude, r#"{"permissions": {"deny": ["Edit"]}}"#).unwrap();
+    let before = e.configs();
+    let o = e.run(&["setup", "claude-code", "gemini", "opencode", "codex", "--user", "--route-edits", "--agents-md"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert_eq!(deny_of(&user_claude), ["Edit", "Write"]);
+    let policy = e.home.join(".gemini/policies/multiedit.toml");
+    let rules: toml_edit::DocumentMut = fs::read_to_string(&policy).unwrap().parse().unwrap();
+    assert_eq!(rules["rule"][0]["decision"].as_str(), Some("deny"));
+    assert_eq!(rules["rule"][0]["toolName"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>(), ["replace", "write_file"]);
+    assert_eq!(json_at(&e.home.join(".config/opencode/opencode.json"))["permission"]["edit"], "deny");
+    assert!(fs::read_to_string(e.home.join(".codex/AGENTS.md")).unwrap().starts_with("<!-- multiedit: route edits"));
+    // The record of what was written is this user's alone.
+    let record = e.home.join(".local/state/multiedit/routes.json");
+    assert_eq!(fs::metadata(&record).unwrap().permissions().mode() & 0o777, 0o600);
+
+    let o = e.run(&["setup", "claude-code", "gemini", "opencode", "codex", "--user", "--undo-route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(fs::read_to_string(&user_claude).unwrap(), r#"{"permissions": {"deny": ["Edit"]}}"#);
+    assert!(!e.home.join(".gemini/policies").exists(), "the folder setup made for the policy goes too");
+    assert!(out(&o).contains(&format!("gemini: removed {}, which setup had made", policy.display())), "{}", out(&o));
+    // The MCP entries stay: only the routing is taken back.
+    let (files, _) = e.configs();
+    let (was, _) = &before;
+    let mcp_files: Vec<&PathBuf> = files.iter().map(|(p, _)| p).filter(|p| !was.iter().any(|(q, _)| q == *p)).collect();
+    assert_eq!(mcp_files, [&e.home.join(".claude.json"), &e.home.join(".codex/config.toml"), &e.home.join(".config/opencode/opencode.json"), &e.home.join(".gemini/settings.json")]);
+    assert!(json_at(&e.home.join(".config/opencode/opencode.json")).get("permission").is_none());
+}
+
+#[test]
+fn the_undo_leaves_a_rule_the_user_edited_and_says_so() {
+    let e = env();
+    assert_eq!(e.run(&["setup", "claude-code", "opencode", "--route-edits"]).status.code(), Some(0));
+    let claude_local = e.project.join(".claude/settings.local.json");
+    let text = fs::read_to_string(&claude_local).unwrap().replace("\"Write\"", "\"Write(src/**)\"");
+    fs::write(&claude_local, text).unwrap();
+    let opencode = e.project.join("opencode.json");
+    fs::write(&opencode, fs::read_to_string(&opencode).unwrap().replace("\"deny\"", "\"ask\"")).unwrap();
+
+    let o = e.run(&["setup", "claude-code", "opencode", "--undo-route-edits"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}{}", err(&o));
+    assert_eq!(deny_of(&claude_local), ["Write(src/**)"], "Edit taken back, the edited rule left");
+    assert!(said.contains("\"Write\" is no longer in permissions.deny as setup wrote it (changed or removed): nothing taken back for it"), "{said}");
+    assert_eq!(json_at(&opencode)["permission"]["edit"], "ask");
+    assert!(said.contains("permission.edit is now \"ask\", not the \"deny\" setup wrote: left as it is"), "{said}");
+}
+
+#[test]
+fn routing_leaves_a_file_it_cannot_change_safely_and_names_it() {
+    let e = env();
+    fs::create_dir(e.project.join(".claude")).unwrap();
+    let jsonc = "{\n  // mine\n  \"permissions\": {}\n}\n";
+    fs::write(e.project.join(".claude/settings.local.json"), jsonc).unwrap();
+    fs::write(e.project.join("opencode.json"), "{\"permission\": \"ask\"}").unwrap();
+    let o = e.run(&["setup", "claude-code", "opencode", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_eq!(fs::read_to_string(e.project.join(".claude/settings.local.json")).unwrap(), jsonc);
+    assert!(err(&o).contains("claude-code: ") && err(&o).contains("settings.local.json is not plain JSON") && err(&o).contains("left unchanged"), "{}", err(&o));
+    // OpenCode's `permission` set for every tool at once is the user's: left, and said.
+    assert!(out(&o).contains(&format!("opencode: edits not routed through multiedit in {}:\n  permission is not an object (\"ask\"); left as it is\n", e.project.join("opencode.json").display())), "{}", out(&o));
+    assert_eq!(json_at(&e.project.join("opencode.json"))["permission"], "ask");
+}
+
+/// A stand-in for a model's API on the loopback: it records every request's path and body and answers
+/// each with an error, so that an agent started against it shows which tools it would offer its model,
+/// offline. Stops when dropped.
+struct FakeModel {
+    addr: std::net::SocketAddr,
+    seen: std::sync::Arc<Mutex<Vec<(String, String)>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+use std::sync::Mutex;
+
+impl FakeModel {
+    fn start() -> FakeModel {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (seen2, stop2) = (seen.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(300);
+            while !stop2.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+                let Ok((stream, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                };
+                stream.set_nonblocking(false).unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                let _ = reader.read_line(&mut first);
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let path = first.split(' ').nth(1).unwrap_or_default().to_string();
+                seen2.lock().unwrap().push((path, String::from_utf8_lossy(&body).into_owned()));
+                let answer = r#"{"error":{"code":400,"message":"a test stand-in, not a model","status":"INVALID_ARGUMENT"}}"#;
+                let mut stream = stream;
+                let _ = write!(stream, "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len());
+            }
+        });
+        FakeModel { addr, seen, stop }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The function names of every request that declared tools (Gemini's API).
+    fn gemini_tools(&self) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        let mut names: Vec<String> = Vec::new();
+        for (_, body) in seen.iter() {
+            let Ok(v) = serde_json::from_str::<Value>(body) else { continue };
+            for t in v["tools"].as_array().into_iter().flatten() {
+                for f in t["functionDeclarations"].as_array().into_iter().flatten() {
+                    let name = f["name"].as_str().unwrap().to_string();
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        names
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Gemini CLI with edits routed: its policy (the user's policy folder) is read without a warning, its
+/// model is offered multiedit's tools and neither replace nor write_file; after the undo, they are back.
+#[test]
+fn gemini_cli_offers_multiedit_and_not_its_own_editing_after_route_edits() {
+    let Some(agents) = agent_bin("gemini") else { return };
+    let e = env();
+    let o = e.run(&["setup", "gemini", "--user", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // Signing in is the one setting a run against the stand-in needs: an API key, sent to it alone.
+    let settings = e.home.join(".gemini/settings.json");
+    let text = fs::read_to_string(&settings).unwrap().replacen('{', "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},", 1);
+    fs::write(&settings, text).unwrap();
+    let offered = |e: &Env| {
+        let model = FakeModel::start();
+        let o = Command::new("gemini")
+            .args(["-p", "hi", "-o", "stream-json", "--approval-mode", "yolo"])
+            .current_dir(&e.project)
+            .env("HOME", &e.home)
+            .env("PATH", path_with(agents.clone()))
+            .env_remove("XDG_CONFIG_HOME")
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .env("GEMINI_API_KEY", "test")
+            .env("GOOGLE_GEMINI_BASE_URL", model.url())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (model.gemini_tools(), plain(&err(&o)))
+    };
+    let (tools, said) = offered(&e);
+    for ours in ["mcp_multiedit_multiedit", "mcp_multiedit_multiedit_patch", "mcp_multiedit_multiedit_read", "mcp_multiedit_multiedit_write"] {
+        assert!(tools.iter().any(|t| t == ours), "{ours} offered: {tools:?}\n{said}");
+    }
+    assert!(!tools.iter().any(|t| t == "replace" || t == "write_file"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "read_file"), "{tools:?}");
+    assert!(!said.contains("Policy file") && !said.contains("deprecated") && !said.contains("Unrecognized"), "{said}");
+
+    assert_eq!(e.run(&["setup", "gemini", "--user", "--undo-route-edits"]).status.code(), Some(0));
+    let (tools, _) = offered(&e);
+    assert!(tools.iter().any(|t| t == "replace") && tools.iter().any(|t| t == "write_file"), "back after the undo: {tools:?}");
+}
+
+/// OpenCode with edits routed: its own listing of the build agent's tools has edit and write off,
+/// multiedit connected; after the undo they are on again.
+#[test]
+fn opencode_lists_its_editing_off_after_route_edits() {
+    let Some(agents) = agent_bin("opencode") else { return };
+    let e = env();
+    assert_eq!(e.run(&["setup", "opencode", "--route-edits"]).status.code(), Some(0));
+    let opencode = |e: &Env, args: &[&str]| {
+        Command::new("opencode")
+            .args(args)
+            .current_dir(&e.project)
+            .env("HOME", &e.home)
+            .env("PATH", path_with(agents.clone()))
+            .env_remove("XDG_CONFIG_HOME")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let tools = |e: &Env| {
+        let o = opencode(e, &["debug", "agent", "build"]);
+        let v: Value = serde_json::from_str(&out(&o)).unwrap_or_else(|x| panic!("{x}: {}{}", out(&o), err(&o)));
+        assert!(!plain(&err(&o)).to_lowercase().contains("warn"), "{}", err(&o));
+        (v["tools"]["edit"].clone(), v["tools"]["write"].clone())
+    };
+    assert_eq!(tools(&e), (json!(false), json!(false)));
+    let o = opencode(&e, &["mcp", "list"]);
+    assert!(plain(&out(&o)).contains("✓ multiedit connected"), "{}{}", out(&o), err(&o));
+    assert_eq!(e.run(&["setup", "opencode", "--undo-route-edits"]).status.code(), Some(0));
+    assert_eq!(tools(&e), (json!(true), json!(true)));
+}
+
+/// Claude Code with edits routed: its session's first message lists its tools and servers, before any
+/// request to a model: multiedit connected with its tools, Edit and Write gone, NotebookEdit kept, and
+/// its debug log says nothing against the settings written.
+#[test]
+fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
+    let Some(agents) = agent_bin("claude") else { return };
+    let e = env();
+    let o = e.run(&["setup", "claude-code", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let session = |e: &Env| {
+        let log = e.home.join("claude-debug.txt");
+        let _ = fs::remove_file(&log);
+        let o = Command::new("claude")
+            .args(["-p", "hi", "--output-format", "stream-json", "--verbose", "--debug-file"])
+            .arg(&log)
+            .current_dir(&e.project)
+            .env("HOME", &e.home)
+            .env("PATH", path_with(agents.clone()))
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let first = out(&o).lines().next().map(str::to_string).unwrap_or_default();
+        let init: Value = serde_json::from_str(&first).unwrap_or_else(|x| panic!("{x}: {}{}", out(&o), err(&o)));
+        assert_eq!(init["subtype"], "init", "{init}");
+        let tools: Vec<String> = init["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        (tools, init["mcp_servers"].clone(), fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (tools, servers, log) = session(&e);
+    assert!(!tools.iter().any(|t| t == "Edit" || t == "Write"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "NotebookEdit") && tools.iter().any(|t| t == "Read"), "{tools:?}");
+    for ours in ["mcp__multiedit__multiedit", "mcp__multiedit__multiedit_patch", "mcp__multiedit__multiedit_read", "mcp__multiedit__multiedit_write"] {
+        assert!(tools.iter().any(|t| t == ours), "{ours}: {tools:?}");
+    }
+    assert_eq!(servers, json!([{"name": "multiedit", "status": "connected", "source": "project"}]));
+    let complaints: Vec<&str> = log
+        .lines()
+        .filter(|l| (l.contains("[WARN]") || l.contains("[ERROR]")) && (l.contains("ettings") || l.contains("ermission") || l.contains("rule")))
+        .collect();
+    assert!(complaints.is_empty(), "{complaints:#?}");
+
+    assert_eq!(e.run(&["setup", "claude-code", "--undo-route-edits"]).status.code(), Some(0));
+    let (tools, _, _) = session(&e);
+    assert!(tools.iter().any(|t| t == "Edit") && tools.iter().any(|t| t == "Write"), "back after the undo: {tools:?}");
+}
+
+/// `multiedit doctor` tells, per agent connected, whether its edits go through multiedit or around it.
+#[test]
+fn doctor_says_whose_edits_go_through_multiedit() {
+    let e = env();
+    assert_eq!(e.run(&["setup", "claude-code", "gemini", "opencode", "codex"]).status.code(), Some(0));
+    let said = out(&e.run(&["doctor"]));
+    assert!(said.contains("Their edits (through multiedit, or around it with the agent's own tools):\n"), "{said}");
+    assert!(said.contains("  claude-code: around multiedit: its own edit tools are on (`multiedit setup claude-code --route-edits` turns them off)\n"), "{said}");
+    assert!(said.contains("  gemini: around multiedit: its own edit tools are on (`multiedit setup gemini --user --route-edits` turns them off)\n"), "{said}");
+    assert!(said.contains("  codex: around multiedit: Codex CLI has no switch for apply_patch: its edits go around multiedit (--agents-md asks it in AGENTS.md)\n"), "{said}");
+
+    assert_eq!(e.run(&["setup", "claude-code", "opencode", "codex", "--route-edits", "--agents-md"]).status.code(), Some(0));
+    assert_eq!(e.run(&["setup", "gemini", "--user", "--route-edits"]).status.code(), Some(0));
+    let o = e.run(&["doctor"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let local = e.project.join(".claude/settings.local.json").display().to_string();
+    assert!(said.contains(&format!("  claude-code: routed through multiedit: Edit and Write denied (Edit in {local}, Write in {local})\n")), "{said}");
+    assert!(said.contains(&format!("  opencode: routed through multiedit: permission.edit is \"deny\" in {}\n", e.project.join("opencode.json").display())), "{said}");
+    assert!(said.contains(&format!("  gemini: routed through multiedit: replace and write_file denied by {}\n", e.home.join(".gemini/policies/multiedit.toml").display())), "{said}");
+    assert!(said.contains(&format!("  codex: around multiedit: Codex CLI has no switch for apply_patch; {} asks it to edit with multiedit (an instruction, not enforced)\n", e.project.join("AGENTS.md").display())), "{said}");
 }

@@ -4,20 +4,7 @@
 // touch a file it cannot keep whole, are the binary's; the extension only asks and reports.
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
-
-export const AGENTS: { id: string; label: string; detail: string }[] = [
-  { id: 'claude-code', label: 'Claude Code', detail: '.mcp.json in this folder' },
-  { id: 'vscode', label: 'VS Code agent mode', detail: '.vscode/mcp.json in this folder' },
-  { id: 'cursor', label: 'Cursor', detail: '.cursor/mcp.json in this folder' },
-  { id: 'gemini', label: 'Gemini CLI', detail: '.gemini/settings.json in this folder' },
-  { id: 'opencode', label: 'OpenCode', detail: 'opencode.json in this folder' },
-  { id: 'codex', label: 'Codex CLI', detail: '~/.codex/config.toml (Codex reads only its user file)' },
-];
-
-/** The arguments of `multiedit setup` for the picked agents. */
-export function setupArgs(agents: string[], dryRun: boolean): string[] {
-  return ['setup', ...agents, '--project', ...(dryRun ? ['--dry-run'] : [])];
-}
+import { AGENTS, ROUTING, setupArgs } from './agentSetup';
 
 function run(command: string, args: string[], cwd: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
@@ -39,21 +26,28 @@ export async function connectAgents(command: string, log: vscode.LogOutputChanne
     { canPickMany: true, title: 'MultiEdit: connect AI agents to `multiedit mcp`', placeHolder: 'The agents to set up in this folder' },
   );
   if (!picked || picked.length === 0) return;
+  const routing = await vscode.window.showQuickPick(ROUTING, {
+    title: 'MultiEdit: how should their edits go?',
+    placeHolder: "Through MultiEdit (their own edit tools off), or only connected",
+  });
+  if (!routing) return;
   const agents = picked.map((p) => p.id);
+  const route = routing.route;
   const cwd = folder.uri.fsPath;
-  const dry = await run(command, setupArgs(agents, true), cwd);
-  log.info(`multiedit ${setupArgs(agents, true).join(' ')} (exit ${dry.code}):\n${dry.out}`);
+  const dry = await run(command, setupArgs(agents, true, route), cwd);
+  log.info(`multiedit ${setupArgs(agents, true, route).join(' ')} (exit ${dry.code}):\n${dry.out}`);
   const names = picked.map((p) => p.label).join(', ');
   const choice = await vscode.window.showInformationMessage(
-    `MultiEdit: connect ${names} to multiedit mcp?`,
+    route ? `MultiEdit: connect ${names} to multiedit mcp and route their edits through it?` : `MultiEdit: connect ${names} to multiedit mcp?`,
     { modal: true, detail: dry.out },
     'Connect',
   );
   if (choice !== 'Connect') return;
-  const done = await run(command, setupArgs(agents, false), cwd);
-  log.info(`multiedit ${setupArgs(agents, false).join(' ')} (exit ${done.code}):\n${done.out}`);
+  const done = await run(command, setupArgs(agents, false, route), cwd);
+  log.info(`multiedit ${setupArgs(agents, false, route).join(' ')} (exit ${done.code}):\n${done.out}`);
   if (done.code === 0) {
-    void vscode.window.showInformationMessage(`MultiEdit: ${names} now run multiedit mcp in this folder.`, 'Show Logs').then((p) => {
+    const how = route ? ', their edits routed through MultiEdit where they allow it (the log says which)' : '';
+    void vscode.window.showInformationMessage(`MultiEdit: ${names} now run multiedit mcp in this folder${how}.`, 'Show Logs').then((p) => {
       if (p === 'Show Logs') log.show(true);
     });
   } else {

@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod paths;
 pub mod process;
 pub mod result;
+pub mod write;
 
 // The pure engine is its own crate (no tokio, tower-lsp-server or rmcp); `crate::engine::…` and
 // `crate::formats::…` keep naming it here.

@@ -8,7 +8,8 @@ MCP_CLIENT_NAME and MCP_CLIENT_TITLE, when set, are the clientInfo it sends (as 
 
 Prints one JSON object: {"is_error", "text", "structured"}. The server inherits this process's
 environment (XDG_RUNTIME_DIR included), so it finds the editors a test started. It is started in the
-folder of the plan's (first) file (a patch's `root`), as an agent starts it in its project: `multiedit mcp` edits only inside
+folder of the plan's (first) file (a patch's `root`; for a new file in a new folder, the nearest folder
+that exists), as an agent starts it in its project: `multiedit mcp` edits only inside
 the folder it was started in.
 """
 
@@ -27,6 +28,9 @@ async def main():
         folder = plan.get("root") or os.getcwd()
     else:
         folder = os.path.dirname(plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"])
+        # A file a write creates may be in a folder it makes: the nearest folder that exists.
+        while not os.path.isdir(folder):
+            folder = os.path.dirname(folder)
     server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ), cwd=folder)
     async with stdio_client(server) as (read, write):
         name = os.environ.get("MCP_CLIENT_NAME")

@@ -21,6 +21,7 @@ BINARY, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 SCHEMA = json.load(open(SCHEMA_PATH))
 PATCH_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "patch.schema.json")))
 READ_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "read.schema.json")))
+WRITE_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "write.schema.json")))
 # Started in WORK, as an agent starts it in its project: `multiedit mcp` edits only inside that folder.
 SERVER = StdioServerParameters(command=BINARY, args=["mcp"], cwd=WORK)
 
@@ -66,10 +67,13 @@ def expect(cond, what, got):
         raise AssertionError(f"{what}; got:\n{got!r}")
 
 
-@case("tools/list: the four tools, the canonical schemas, annotations")
+@case("tools/list: the five tools, the canonical schemas, annotations")
 async def tools_list(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read"], "the four tools", sorted(tools))
+    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_write"], "the five tools", sorted(tools))
+    write_tool = tools.pop("multiedit_write")
+    expect(write_tool.input_schema == WRITE_SCHEMA, "multiedit_write's inputSchema equals server/schema/write.schema.json", write_tool.input_schema)
+    expect(write_tool.annotations.destructive_hint is True and "sha256" in write_tool.description, "multiedit_write: writes, asks for the hash", write_tool)
     read_tool = tools.pop("multiedit_read")
     expect(read_tool.input_schema == READ_SCHEMA, "multiedit_read's inputSchema equals server/schema/read.schema.json", read_tool.input_schema)
     expect(read_tool.annotations.read_only_hint is True and read_tool.annotations.destructive_hint is False, "multiedit_read: read-only", read_tool.annotations)
@@ -244,6 +248,40 @@ async def read_on_disk(client):
     expect(r.is_error and text_of(r) == f"File does not exist: {os.path.join(WORK, 'nope.txt')}. Nothing was read.", "a missing file", text_of(r))
 
 
+@case("multiedit_write on disk: create, replace with the right hash; a stale hash, a missing hash, a path outside refused")
+async def write_on_disk(client):
+    import hashlib
+    path = os.path.join(WORK, "sub", "written.txt")
+    r = await client.call_tool("multiedit_write", {"file_path": path, "content": "one\ntwo\n"})
+    expect(not r.is_error and read(path) == b"one\ntwo\n", "created, with its folder", text_of(r))
+    expect(text_of(r).startswith(f"Applied 1 edit to {path}:\n1. Created the file\n\nWritten to disk: "), "the text says so", text_of(r))
+    expect(r.structured_content["files"][0]["created"] is True and r.structured_content["applied_in"] == "disk", "structured", r.structured_content)
+    sha = hashlib.sha256(b"one\ntwo\n").hexdigest()
+    now = hashlib.sha256(b"one\nTWO\nthree\n").hexdigest()
+    r = await client.call_tool("multiedit_write", {"file_path": path, "content": "one\nTWO\nthree\n", "sha256": sha})
+    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "replaced with the hash it was read with", text_of(r))
+    expect(f"1. Applied the new text (3 lines; changed: lines 2-3)" in text_of(r), "which lines changed", text_of(r))
+    for args, kind, message in [
+        ({"content": "x\n", "sha256": sha}, "stale",
+         f"{path} is not the text you read: its sha256 is {now}, not {sha}. It changed since, or you read another text. Nothing was written.\n"
+         "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."),
+        ({"content": "x\n"}, "stale", f"{path} exists: to replace it, give the sha256 of its text as you read it. Nothing was written.\n"
+         "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."),
+    ]:
+        r = await client.call_tool("multiedit_write", {"file_path": path, **args})
+        expect(r.is_error and r.structured_content["kind"] == kind and text_of(r) == message, f"refused: {args}", text_of(r))
+    expect(read(path) == b"one\nTWO\nthree\n", "refusals wrote nothing", read(path))
+    outside = os.path.join(os.path.dirname(WORK.rstrip("/")), "planted.txt")
+    r = await client.call_tool("multiedit_write", {"file_path": outside, "content": "x"})
+    expect(r.is_error and r.structured_content["kind"] == "outside_workspace" and text_of(r).startswith(f"Cannot edit {outside}: it lies outside the folders this MCP server may edit ("),
+           "a file outside the folder it was started in is refused", text_of(r))
+    expect(not os.path.exists(outside), "nothing planted", outside)
+    # A CRLF file stays CRLF when the new text comes as lines.
+    crlf = write("crlf.txt", "a\r\nb\r\n")
+    r = await client.call_tool("multiedit_write", {"file_path": crlf, "content": "a\nB\n", "sha256": hashlib.sha256(b"a\r\nb\r\n").hexdigest()})
+    expect(not r.is_error and read(crlf) == b"a\r\nB\r\n", "the file's line breaks kept", (text_of(r), read(crlf)))
+
+
 @case("unknown tool: a JSON-RPC error")
 async def unknown_tool(client):
     try:
@@ -254,7 +292,7 @@ async def unknown_tool(client):
     raise AssertionError(f"expected a JSON-RPC error, got a result: {r}")
 
 
-CASES = [tools_list, apply_on_disk, patch_on_disk, preview, refusal, multi_file, invalid_arguments, read_on_disk, unknown_tool]
+CASES = [tools_list, apply_on_disk, patch_on_disk, preview, refusal, multi_file, invalid_arguments, read_on_disk, write_on_disk, unknown_tool]
 
 
 async def timed_first_answer(connect):

@@ -9,6 +9,7 @@
 // go to tests/artifacts/vscode/. Prints `e2e: N passed, M failed`. `--only 'a|b'` runs the tests whose
 // names contain a or b.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -498,6 +499,8 @@ const saveTyped = path.join(ws, 'save-typed.txt');
 const saveFmt = path.join(ws, 'save-fmt.ts');
 const saveLocked = path.join(ws, 'save-locked.txt');
 const saveMany = path.join(ws, 'save-many');
+const writeOpen = path.join(ws, 'write-open.txt');
+const writeNew = path.join(ws, 'write-new.txt');
 const notOnDisk = 'so this edit is not on disk yet: tests, compilers and git will not see it until the file is saved.';
 
 const manyFile = (i) => path.join(ws, 'many', `part-${String(i).padStart(3, '0')}.ts`);
@@ -623,6 +626,7 @@ async function main() {
   fs.writeFileSync(saveTyped, 'typed: before\n');
   fs.writeFileSync(saveFmt, 'export function f(a: number) {\n    return a;\n}\n');
   fs.writeFileSync(saveLocked, 'locked: before\n');
+  fs.writeFileSync(writeOpen, 'one\ntwo\nthree\n');
   fs.chmodSync(saveLocked, 0o444);
   fs.mkdirSync(saveMany);
   fs.mkdirSync(path.join(ws, 'many'));
@@ -979,6 +983,35 @@ async function runTests() {
     // The agent's next step reads the disk.
     const run = spawnSync(path.join(node24, 'node'), [saveOpen], { encoding: 'utf8', timeout: 30_000 });
     assertEqual(run.stdout, 'new output\n', 'node runs the edited script');
+  });
+
+  await test('multiedit_write through MCP: the new text lands in the open buffer as the one line that changed and is saved; a hash of the disk behind the user\'s typing is refused; a new file is created', async () => {
+    await clearNotifications();
+    await openFile('write-open.txt');
+    const sha = (text) => createHash('sha256').update(text).digest('hex');
+    let answer = callMcp({ file_path: writeOpen, content: 'one\nTWO\nthree\n', sha256: sha('one\ntwo\nthree\n') }, {}, 'multiedit_write');
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
+    assertMatch(answer.text, /^Applied 1 edit to \S+write-open\.txt:\n1\. Applied the new text \(3 lines; changed: line 2\)\n/, 'the text names the changed line');
+    let state = await expectActiveText('one\nTWO\nthree\n', 'the buffer has the new text');
+    assertEqual(fs.readFileSync(writeOpen, 'utf8'), 'one\nTWO\nthree\n', 'saved: the disk has it');
+    assertEqual(answer.structured.files[0].on_disk, 'saved', 'on_disk');
+
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('mine\n', { delay: 20 });
+    state = await expectActiveText('one\nTWO\nthree\nmine\n', 'typed, not saved');
+    answer = callMcp({ file_path: writeOpen, content: 'replaced\n', sha256: sha(fs.readFileSync(writeOpen)) }, {}, 'multiedit_write');
+    assertEqual(answer.is_error, true, `refused (${answer.text})`);
+    assertEqual(answer.structured.kind, 'stale', 'kind');
+    assertMatch(answer.text, /The editor holds unsaved changes to this file that the disk lacks/, 'the hint says why');
+    state = await expectActiveText('one\nTWO\nthree\nmine\n', 'the buffer untouched');
+    assertEqual(state.activeEditor.dirty, true, 'still unsaved');
+    assertEqual(fs.readFileSync(writeOpen, 'utf8'), 'one\nTWO\nthree\n', 'the disk untouched');
+
+    answer = callMcp({ file_path: writeNew, content: 'made by the agent\n' }, {}, 'multiedit_write');
+    assertEqual(answer.is_error, false, `MCP result (${answer.text})`);
+    assertEqual(answer.structured?.applied_in, 'editor', 'created through the editor');
+    assertEqual(fs.readFileSync(writeNew, 'utf8'), 'made by the agent\n', 'on disk');
   });
 
   await test('saving: through the LM tool, a file with the user\'s unsaved changes is not saved and the result says so; a file typed into right after the edit is not saved', async () => {
@@ -1594,8 +1627,9 @@ async function runTests() {
     if (!plain || plain.answered > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
-  await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary', async () => {
+  await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary, their edits routed through MultiEdit when chosen', async () => {
     const mcpJson = path.join(ws, '.mcp.json');
+    const claudeLocal = path.join(ws, '.claude', 'settings.local.json');
     const vscodeJson = path.join(ws, '.vscode', 'mcp.json');
     fs.writeFileSync(mcpJson, JSON.stringify({ mcpServers: { other: { command: 'other-server' } } }, null, 2) + '\n');
     await clearNotifications();
@@ -1606,10 +1640,17 @@ async function runTests() {
     await screenshot('connect-agents-pick');
     await page.locator('.quick-input-widget .quick-input-action, .quick-input-widget .monaco-button', { hasText: /OK/ }).first().click()
       .catch(() => page.keyboard.press('Enter'));
+    // Then how their edits go: through MultiEdit, their own edit tools off.
+    const routeRow = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Route their edits through MultiEdit' }).first();
+    await routeRow.waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot('connect-agents-route');
+    await routeRow.click();
     const dialog = page.locator('.monaco-dialog-box');
     await dialog.waitFor({ state: 'visible', timeout: 15_000 });
     const detail = await dialog.innerText();
     assertMatch(detail, /would have (created|changed|updated) .*\.mcp\.json/s, 'the dry run shown before writing');
+    assertMatch(detail, /would have created \S*settings\.local\.json \(edits routed through multiedit\)/, 'the routing shown too');
+    assertEqual(fs.existsSync(claudeLocal), false, 'no routing written before Connect');
     assertEqual(fs.readFileSync(mcpJson, 'utf8').includes('multiedit'), false, 'nothing written before Connect');
     await screenshot('connect-agents-confirm');
     await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Connect$/ }).first().click();
@@ -1622,6 +1663,13 @@ async function runTests() {
     assertEqual(JSON.stringify(claude.mcpServers.multiedit?.args), '["mcp"]', 'with mcp');
     const vs = JSON.parse(fs.readFileSync(vscodeJson, 'utf8'));
     assertEqual(JSON.stringify(vs.servers?.multiedit?.args), '["mcp"]', 'VS Code agent mode too');
+    const local = JSON.parse(fs.readFileSync(claudeLocal, 'utf8'));
+    assertEqual(JSON.stringify(local.permissions?.deny), '["Edit","Write"]', "Claude Code's own edit tools off");
+    // The undo, with the same binary: the file setup made goes, and with it the record it kept of it
+    // (in this user's state folder, which this test must not leave behind).
+    const undo = spawnSync(bin, ['setup', 'claude-code', 'vscode', '--undo-route-edits'], { cwd: ws, encoding: 'utf8', timeout: 30_000 });
+    assertEqual(undo.status, 0, `undo (${undo.stdout}${undo.stderr})`);
+    assertEqual(fs.existsSync(path.join(ws, '.claude')), false, 'the folder setup made is gone');
     await clearNotifications();
   });
 

@@ -17,6 +17,7 @@ mod report;
 mod search;
 mod text;
 pub mod tolerant;
+mod write;
 
 pub use anchor::cap as sentence;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome, MAX_TEXT};
@@ -26,6 +27,7 @@ pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, 
 pub use refusal::{Kind, Refusal};
 pub use text::{line_of, line_starts};
 pub use tolerant::Tier;
+pub use write::write_file;
 
 /// Decodes file bytes as UTF-8, or refuses: a file that is not UTF-8 is never edited (and never
 /// rewritten with replacement characters).

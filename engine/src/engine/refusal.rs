@@ -37,6 +37,9 @@ pub enum Kind {
     InternalError,
     /// An edit's result would pass the size a file's text may reach (`engine::MAX_TEXT`).
     TooLarge,
+    /// A whole-file write whose file is not the text the caller read (its sha256 differs), or that
+    /// replaces a file without saying which text it read.
+    Stale,
 }
 
 impl Kind {
@@ -61,6 +64,7 @@ impl Kind {
             Kind::Busy => "busy",
             Kind::InternalError => "internal_error",
             Kind::TooLarge => "too_large",
+            Kind::Stale => "stale",
         }
     }
 }

@@ -30,6 +30,7 @@ pub fn run() -> ExitCode {
     let project = std::env::current_dir().ok();
     let mut seen = Vec::new();
     let mut any = false;
+    let mut connected: Vec<Agent> = Vec::new();
     for agent in AGENTS {
         for scope in [Scope::Project, Scope::User] {
             let Some(project) = &project else { continue };
@@ -43,6 +44,9 @@ pub fn run() -> ExitCode {
                 Check::NotConfigured => {}
                 Check::Configured { program, args, exists } => {
                     any = true;
+                    if !connected.contains(&agent) {
+                        connected.push(agent);
+                    }
                     let state = if exists { "ok" } else { "MISSING: no such binary" };
                     if !exists {
                         problems += 1;
@@ -62,6 +66,22 @@ pub fn run() -> ExitCode {
     }
     if !any {
         said.push_str("  none (run `multiedit setup` to add multiedit to your agents)\n");
+    }
+    if let (false, Some(project)) = (connected.is_empty(), &project) {
+        said.push_str("\nTheir edits (through multiedit, or around it with the agent's own tools):\n");
+        for agent in connected {
+            let name = agent.name();
+            match super::route::routed(agent, project) {
+                Ok(Some(how)) => said.push_str(&format!("  {name}: routed through multiedit: {how}\n")),
+                Ok(None) => {
+                    let user = if agent == Agent::Gemini { " --user" } else { "" };
+                    said.push_str(&format!(
+                        "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
+                    ))
+                }
+                Err(why) => said.push_str(&format!("  {name}: around multiedit: {why}\n")),
+            }
+        }
     }
     if problems > 0 {
         said.push_str(&format!("\n{problems} problem{} found.\n", if problems == 1 { "" } else { "s" }));

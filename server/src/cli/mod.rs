@@ -6,6 +6,7 @@
 
 mod apply;
 pub mod doctor;
+mod route;
 pub mod setup;
 
 use std::process::ExitCode;
@@ -50,9 +51,10 @@ enum Command {
         \"review\": \"never\", \"diagnostics\": false}")]
     Lsp(LspArgs),
     /// Run the MCP server on standard input/output (started by an AI agent)
-    #[command(long_about = "Run a Model Context Protocol server on standard input/output with three tools: \
-        multiedit (apply a plan), multiedit_preview (its diff, nothing changed) and multiedit_patch (a unified \
-        diff, an apply_patch envelope or SEARCH/REPLACE blocks).\n\n\
+    #[command(long_about = "Run a Model Context Protocol server on standard input/output with five tools: \
+        multiedit (apply a plan), multiedit_preview (its diff, nothing changed), multiedit_patch (a unified \
+        diff, an apply_patch envelope or SEARCH/REPLACE blocks), multiedit_read (files as the editor holds \
+        them) and multiedit_write (create a file or replace its whole text).\n\n\
         Agents start it themselves: `multiedit setup` writes their configuration, or add it by hand, \
         e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
         It edits only inside the folder it was started in (the agent's project), whether through an editor \
@@ -67,12 +69,15 @@ enum Command {
         .vscode/mcp.json, .gemini/settings.json, opencode.json); with --user in your home folder. Codex CLI \
         only reads ~/.codex/config.toml. A file that cannot be changed safely (JSON with comments, a file \
         that does not parse) is left untouched and named in an error; the other agents are still set up.\n\n\
+        With --route-edits, each agent's own file-editing tools are turned off too, so that its edits go \
+        through multiedit (see docs/agents.md for what each agent gets); --undo-route-edits takes that back.\n\n\
         Exits 0 when every file was written (or already right), 1 when one was refused, 2 on a usage error.")]
     Setup(setup::SetupArgs),
     /// Check the installation: this binary, editors on the bridge, configured agents
     #[command(long_about = "Check the installation: the binary and its version, the editors running \
         `multiedit lsp` that `multiedit mcp` can reach (and why one cannot be reached), and the agents \
-        configured to run `multiedit mcp`, with whether each configuration points at a binary that exists.\n\n\
+        configured to run `multiedit mcp`, with whether each configuration points at a binary that exists, \
+        and whether each agent's edits go through multiedit or around it (its own edit tools).\n\n\
         Exits 0 when no problem was found, 1 otherwise.")]
     Doctor,
     /// Print a shell completion script

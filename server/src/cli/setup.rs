@@ -37,6 +37,18 @@ pub struct SetupArgs {
     /// Write nothing; print what would change
     #[arg(short = 'n', long)]
     dry_run: bool,
+    /// Also turn off each agent's own file-editing tools, so that its edits go through multiedit
+    /// (Claude Code: Edit and Write; Gemini CLI, with --user: replace and write_file; OpenCode: edit,
+    /// write and apply_patch). Codex CLI, Cursor and VS Code have no such switch: setup says so
+    #[arg(long, conflicts_with = "undo_route_edits")]
+    route_edits: bool,
+    /// Take back what --route-edits wrote (only what is still as it wrote it); the MCP entries stay
+    #[arg(long)]
+    undo_route_edits: bool,
+    /// With --route-edits for Codex CLI: write an instruction to edit with multiedit's tools into
+    /// AGENTS.md (Codex has no switch to turn apply_patch off)
+    #[arg(long)]
+    agents_md: bool,
 }
 
 /// The AGENT values: every agent's name (`Agent::name`, the one list of them), then `all`.
@@ -72,7 +84,7 @@ pub enum Format {
 
 /// The user's home folder: HOME, and on Windows USERPROFILE when HOME is unset (the agents' own
 /// user files live under it there too: `%USERPROFILE%\\.claude.json`, `.gemini`, `.cursor`, `.codex`).
-fn home() -> Result<PathBuf, String> {
+pub(super) fn home() -> Result<PathBuf, String> {
     let var = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|h| h.is_absolute());
     let found = if cfg!(windows) { var("HOME").or_else(|| var("USERPROFILE")) } else { var("HOME") };
     found.ok_or_else(|| {
@@ -96,7 +108,7 @@ fn vscode_user() -> Result<PathBuf, String> {
     Ok(config_home()?.join("Code/User"))
 }
 
-fn config_home() -> Result<PathBuf, String> {
+pub(super) fn config_home() -> Result<PathBuf, String> {
     match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
         Some(d) if d.is_absolute() => Ok(d),
         _ => Ok(home()?.join(".config")),
@@ -226,7 +238,23 @@ pub fn run(args: &SetupArgs) -> ExitCode {
     };
     let mut refused = false;
     for agent in agents {
-        match setup_one(agent, scope, &project, &exe, args.dry_run) {
+        let done = if args.undo_route_edits {
+            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run)
+        } else {
+            setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(|said| {
+                if !args.route_edits {
+                    return Ok(said);
+                }
+                match super::route::route(agent, scope, &project, args.agents_md, args.dry_run) {
+                    Ok(routed) => Ok(format!("{said}{routed}")),
+                    Err(why) => {
+                        out(&said);
+                        Err(why)
+                    }
+                }
+            })
+        };
+        match done {
             Ok(said) => out(&said),
             Err(why) => {
                 refused = true;
@@ -238,32 +266,12 @@ pub fn run(args: &SetupArgs) -> ExitCode {
 }
 
 /// Sets one agent up; `Ok` says what was done (or would be, with `dry_run`).
-fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool) -> Result<String, String> {
+/// `approved`: routing follows, which approves the project's server itself (`route.rs`).
+fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool, approved: bool) -> Result<String, String> {
     let (path, real_scope) = agent.config_path(scope, project)?;
     let by_hand = format!("the server by hand: it runs {exe} with the argument mcp");
-    // Write through a symbolic link (dotfiles kept elsewhere) rather than replacing it; a link to
-    // nothing is the user's (a dotfile not checked out yet, say), and a file put in its place would
-    // hide it.
-    let path = match std::fs::canonicalize(&path) {
-        Ok(real) => real,
-        Err(_) => match std::fs::read_link(&path) {
-            Ok(target) => {
-                return Err(format!(
-                    "{} is a symbolic link to {}, which does not exist; left unchanged. Create the file it points \
-                     to (or remove the link) and run setup again, or add {by_hand}",
-                    path.display(),
-                    target.display(),
-                ))
-            }
-            Err(_) => path,
-        },
-    };
+    let (path, before) = load(&path, &format!("add {by_hand}"))?;
     let shown = path.display().to_string();
-    let before = match std::fs::read(&path) {
-        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
-    };
     let old = before.as_deref().unwrap_or("");
     let after = match agent.format() {
         Format::Json { key } => merge_json(old, key, |existing| agent.json_entry(exe, existing)),
@@ -274,11 +282,7 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
     if before.as_deref() == Some(after.as_str()) {
         return Ok(format!("{}: {shown} already runs {exe} mcp{note}\n", agent.name()));
     }
-    // A file made read-only was made so on purpose; renaming over it would succeed all the same (the
-    // folder is writable, and root passes every check), so it is asked here.
-    if let Some(mode) = read_only_mode(&path) {
-        return Err(format!("{shown} is read-only (mode {mode:04o}); left unchanged. Make it writable and run setup again, or add {by_hand}"));
-    }
+    writable(&path, &format!("add {by_hand}"))?;
     let verb = if before.is_some() { "updated" } else { "created" };
     if dry_run {
         let mut said = format!("{}: would have {verb} {shown}{note}:\n", agent.name());
@@ -288,13 +292,52 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
     write_atomic(&path, &after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let mut said = format!("{}: {verb} {shown}{note}:\n", agent.name());
     said.push_str(&line_diff(old, &after));
-    if agent == Agent::ClaudeCode && real_scope == Scope::Project {
+    if agent == Agent::ClaudeCode && real_scope == Scope::Project && !approved {
         said.push_str(
             "  Claude Code asks once before it runs a server of .mcp.json: start claude in this folder and approve \
              multiedit (or add it to enabledMcpjsonServers in ~/.claude/settings.json).\n",
         );
     }
     Ok(said)
+}
+
+/// The file `path` names, links followed, and its text (`None`: it does not exist yet). Refused, with
+/// `or_else` (what the user may do instead) at the end: a link to nothing, a file that is not UTF-8 or
+/// cannot be read.
+pub(super) fn load(path: &Path, or_else: &str) -> Result<(PathBuf, Option<String>), String> {
+    // Write through a symbolic link (dotfiles kept elsewhere) rather than replacing it; a link to
+    // nothing is the user's (a dotfile not checked out yet, say), and a file put in its place would
+    // hide it.
+    let path = match std::fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(_) => match std::fs::read_link(path) {
+            Ok(target) => {
+                return Err(format!(
+                    "{} is a symbolic link to {}, which does not exist; left unchanged. Create the file it points \
+                     to (or remove the link) and run setup again, or {or_else}",
+                    path.display(),
+                    target.display(),
+                ))
+            }
+            Err(_) => path.to_path_buf(),
+        },
+    };
+    let shown = path.display();
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
+    };
+    Ok((path, text))
+}
+
+/// Refuses a file made read-only: it was made so on purpose, and renaming over it would succeed all
+/// the same (the folder is writable, and root passes every check).
+pub(super) fn writable(path: &Path, or_else: &str) -> Result<(), String> {
+    match read_only_mode(path) {
+        Some(mode) => Err(format!("{} is read-only (mode {mode:04o}); left unchanged. Make it writable and run setup again, or {or_else}", path.display())),
+        None => Ok(()),
+    }
 }
 
 /// The permission bits of a file nobody may write, if `path` is one.
@@ -313,7 +356,7 @@ fn read_only_mode(path: &Path) -> Option<u32> {
 }
 
 /// The changed lines of `new` against `old`, `-`/`+` prefixed, with a line of context around each.
-fn line_diff(old: &str, new: &str) -> String {
+pub(super) fn line_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b);
@@ -355,14 +398,14 @@ fn line_diff(old: &str, new: &str) -> String {
 }
 
 /// Writes `text` to `path` whole, keeping the old file's permissions. Creates the folder if missing.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+pub(super) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
     std::fs::create_dir_all(dir)?;
     crate::disk::atomic::write(path, text.as_bytes(), crate::disk::atomic::Mode::KeepOrShared)
 }
 
 /// A JSON object's members in file order, each value kept as its original text.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
+pub(super) struct Members<'a>(pub(super) Vec<(String, &'a RawValue)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -385,12 +428,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
 }
 
 /// Where `inner` (a slice of `outer`) starts in `outer`.
-fn offset_in(outer: &str, inner: &str) -> usize {
+pub(super) fn offset_in(outer: &str, inner: &str) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize
 }
 
 /// The indentation of the line holding byte `at`.
-fn indent_at(text: &str, at: usize) -> &str {
+pub(super) fn indent_at(text: &str, at: usize) -> &str {
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[start..];
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
@@ -399,7 +442,7 @@ fn indent_at(text: &str, at: usize) -> &str {
 /// `value` as JSON text to put at `indent` (its first line follows a key already on that line),
 /// indented by `unit` per level; `type`, `command`, `args` first. `compact`: on one line, as in a
 /// minified file.
-fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> String {
+pub(super) fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> String {
     const FIRST: [&str; 4] = ["type", "command", "args", "enabled"];
     let rank = |k: &str| FIRST.iter().position(|f| *f == k).unwrap_or(FIRST.len());
     let (nl, sep) = if compact { ("", ":") } else { ("\n", ": ") };
@@ -431,11 +474,11 @@ fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> String {
 /// Adds `text` as the last member of the object whose text is `object` (a slice of `whole`), or
 /// replaces nothing: returns the new text of `whole`. `members`: the object's members as parsed.
 /// A chunk of new lines in the file's line breaks: CRLF in a file that has them.
-fn eol(chunk: String, crlf: bool) -> String {
+pub(super) fn eol(chunk: String, crlf: bool) -> String {
     if crlf { chunk.replace('\n', "\r\n") } else { chunk }
 }
 
-fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value: &Value) -> String {
+pub(super) fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value: &Value) -> String {
     let crlf = whole.contains("\r\n");
     let start = offset_in(whole, object);
     let end = start + object.len(); // just past the closing brace
@@ -471,7 +514,7 @@ fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value
 
 /// The file's indentation unit (from its first indented line; two spaces if none) and the
 /// indentation of the line holding byte `at`.
-fn detect_indent(text: &str, at: usize) -> (String, String) {
+pub(super) fn detect_indent(text: &str, at: usize) -> (String, String) {
     let unit = text
         .lines()
         .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
@@ -481,7 +524,7 @@ fn detect_indent(text: &str, at: usize) -> (String, String) {
     (unit, indent_at(text, at).to_string())
 }
 
-fn refuse_parse(e: serde_json::Error, text: &str) -> String {
+pub(super) fn refuse_parse(e: serde_json::Error, text: &str) -> String {
     let comments = text.contains("//") || text.contains("/*");
     if comments {
         format!(

@@ -133,7 +133,7 @@ pub fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refusal> {
 
 /// Refuses a path that resolves outside `confine` now though the caller found it inside: a folder on
 /// its way was swapped for a link meanwhile.
-fn still_inside(confine: Option<&paths::Folders>, name: &str, real: &Path) -> Result<(), Refusal> {
+pub(crate) fn still_inside(confine: Option<&paths::Folders>, name: &str, real: &Path) -> Result<(), Refusal> {
     match confine {
         Some(folders) if !folders.as_slice().iter().any(|f| real.starts_with(f)) => Err(Refusal::new(
             engine::Kind::OutsideWorkspace,

@@ -19,7 +19,7 @@ use super::now_reads::EditorText;
 use super::save;
 use super::session::Session;
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
-use crate::{disk, formats, paths};
+use crate::{disk, formats, paths, write};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
 pub struct PreparedFile {
@@ -120,6 +120,7 @@ struct CallOptions {
 fn plan_argument(config: &Config, command: &str, arguments: &[Value]) -> Result<(engine::Plan, CallOptions), Refusal> {
     let plan_from_value = |v: &Value| match v.get("patch") {
         Some(_) => patch_plan(config, v),
+        None if write::is_write(v) => Ok(write::WriteRequest::from_value(v)?.plan()),
         None => engine::plan_from_value(v),
     };
     match arguments {
@@ -193,6 +194,8 @@ pub fn prepare(
 ) -> Result<Prepared, Refusal> {
     let (plan, call) = plan_argument(config, command, arguments)?;
     disk::refuse_private(&plan)?;
+    // A whole-file write (`crate::write`): its text checked against what the user sees, as read below.
+    let write = arguments.first().filter(|v| write::is_write(v)).map(write::WriteRequest::from_value).transpose()?;
     let mut read = Vec::with_capacity(plan.files.len());
     let mut files = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -237,7 +240,10 @@ pub fn prepare(
         config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
         Ok(open.is_some() || disk::read(target)?.is_some())
     })?;
-    let outcome = engine::apply_plan(&plan, &texts).map_err(|r| unsaved_hint(r, &plan, &read))?;
+    let outcome = match &write {
+        Some(w) => w.outcome(texts[0], || unsaved(&read[0]))?,
+        None => engine::apply_plan(&plan, &texts).map_err(|r| unsaved_hint(r, &plan, &read))?,
+    };
     editor_can_place(&plan, &outcome, &paths_on_disk, &targets)?;
 
     let mut edits = Vec::new();
@@ -311,12 +317,7 @@ fn unsaved_hint(r: Refusal, plan: &engine::Plan, read: &[Read]) -> Refusal {
         return r;
     }
     let Some(i) = plan.files.iter().position(|f| Some(f.file_path.as_str()) == r.file_path.as_deref()) else { return r };
-    let Read { path, source: Source::Open { rope, .. } } = &read[i] else { return r };
-    let differs = match disk::read(path) {
-        Ok(Some(bytes)) => *rope != String::from_utf8_lossy(&bytes).as_ref(),
-        _ => true,
-    };
-    if !differs {
+    if !unsaved(&read[i]) {
         return r;
     }
     let note = "The editor holds unsaved changes to this file that the disk lacks, and the plan was checked against \
@@ -326,6 +327,15 @@ fn unsaved_hint(r: Refusal, plan: &engine::Plan, read: &[Read]) -> Refusal {
         None => note.to_string(),
     };
     r.with_hint(Some(hint))
+}
+
+/// Whether the file is an editor's buffer holding changes that the disk lacks.
+fn unsaved(read: &Read) -> bool {
+    let Read { path, source: Source::Open { rope, .. } } = read else { return false };
+    match disk::read(path) {
+        Ok(Some(bytes)) => *rope != String::from_utf8_lossy(&bytes).as_ref(),
+        _ => true,
+    }
 }
 
 /// New files and move targets checked as the disk commit checks them (`disk::plan::folder_steps`): never

@@ -12,6 +12,7 @@ mod render;
 pub mod schema;
 mod tools;
 pub mod transport;
+mod write;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

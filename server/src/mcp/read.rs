@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::engine::{self, Refusal};
 use crate::result::{Place, ReadFile};
@@ -97,9 +96,9 @@ pub fn not_found(file_path: &str) -> Refusal {
     Refusal::new(engine::Kind::FileNotFound, format!("File does not exist: {file_path}. Nothing was read.")).in_file(file_path)
 }
 
-/// SHA-256 of the text, in hex.
+/// SHA-256 of the text, in hex: what a whole-file write gives back (`crate::write`).
 pub fn hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::write::sha256(text)
 }
 
 #[derive(Serialize)]

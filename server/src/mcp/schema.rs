@@ -38,6 +38,14 @@ pub fn read() -> Arc<JsonObject> {
     SCHEMA.get_or_init(|| object(READ_SCHEMA, "read.schema.json")).clone()
 }
 
+/// `multiedit_write`'s input: the file, its whole new text, the hash of the text it replaces.
+pub const WRITE_SCHEMA: &str = include_str!("../../schema/write.schema.json");
+
+pub fn write() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA.get_or_init(|| object(WRITE_SCHEMA, "write.schema.json")).clone()
+}
+
 fn object(text: &str, name: &str) -> Arc<JsonObject> {
     match serde_json::from_str(text) {
         Ok(serde_json::Value::Object(o)) => Arc::new(o),
@@ -49,7 +57,7 @@ fn object(text: &str, name: &str) -> Arc<JsonObject> {
 mod tests {
     #[test]
     fn an_object_schema_in_portable_keywords() {
-        for schema in [super::plan(), super::patch(), super::read()] {
+        for schema in [super::plan(), super::patch(), super::read(), super::write()] {
             portable(&schema);
         }
     }

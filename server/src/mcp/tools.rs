@@ -1,5 +1,5 @@
-//! The tools, `multiedit`, `multiedit_preview`, `multiedit_patch` and `multiedit_read`, and the server that
-//! offers them.
+//! The tools, `multiedit`, `multiedit_preview`, `multiedit_patch`, `multiedit_read` and
+//! `multiedit_write` (`write.rs`), and the server that offers them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::{read, render};
+use super::{read, render, write};
 use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
@@ -76,7 +76,7 @@ const INSTRUCTIONS: &str = "\
 multiedit applies exact find-and-replace edits to one or more files as one all-or-nothing change, through \
 the user's editor when it has the files open, otherwise on disk. Call multiedit_preview to see the diff \
 first, multiedit to apply, multiedit_read to read files as the editor holds them (unsaved changes \
-included). A result says whether the edit is on disk, where tests, compilers and git look.";
+included), multiedit_write to create a file or replace its whole text. A result says whether the edit is on disk, where tests, compilers and git look.";
 
 #[derive(Clone)]
 pub struct Server {
@@ -214,6 +214,33 @@ impl Server {
     }
 
     #[tool(
+        name = "multiedit_write",
+        description = write::DESCRIPTION,
+        input_schema = super::schema::write(),
+        annotations(
+            title = "MultiEdit: create a file or replace its whole text",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn multiedit_write(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let value = Value::Object(arguments);
+        let checked = catch_panic("multiedit_write", || -> Result<_, engine::Refusal> {
+            let request = crate::write::WriteRequest::from_value(&value)?;
+            let plan = request.plan();
+            let files = plan_paths(&plan)?;
+            Ok((request, plan, files))
+        });
+        match checked {
+            Ok(Ok((request, plan, files))) => self.route(value, plan, files, Intent::Apply, agent(&context), Some(request)).await,
+            Ok(Err(refusal)) => render::refusal(&refusal, None),
+            Err(bug) => internal(bug),
+        }
+    }
+
+    #[tool(
         name = "multiedit_patch",
         description = PATCH_DESCRIPTION,
         input_schema = super::schema::patch(),
@@ -241,7 +268,7 @@ impl Server {
             Ok((request.to_value(&root), plan, files))
         });
         match checked {
-            Ok(Ok((request, plan, files))) => self.route(request, plan, files, intent, agent(&context)).await,
+            Ok(Ok((request, plan, files))) => self.route(request, plan, files, intent, agent(&context), None).await,
             Ok(Err(refusal)) => render::refusal(&refusal, None),
             Err(bug) => internal(bug),
         }
@@ -299,12 +326,21 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
             Err(bug) => return internal(bug),
         };
-        self.route(value, plan, files, intent, agent).await
+        self.route(value, plan, files, intent, agent, None).await
     }
 
     /// Offers the plan (`value`: as the editor's command takes it) to an editor that has every file
     /// open, and applies it on disk only when no editor was sent it; one plan at a time.
-    async fn route(&self, value: Value, plan: Plan, files: Vec<PathBuf>, intent: Intent, agent: Option<String>) -> CallToolResult {
+    /// `write`: a whole-file write, written on disk by its own rule (`mcp/write.rs`).
+    pub(super) async fn route(
+        &self,
+        value: Value,
+        plan: Plan,
+        files: Vec<PathBuf>,
+        intent: Intent,
+        agent: Option<String>,
+        write: Option<crate::write::WriteRequest>,
+    ) -> CallToolResult {
         if let Err(refusal) = self.confined(&plan) {
             return render::refusal(&refusal, None);
         }
@@ -314,7 +350,10 @@ impl Server {
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
-            Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason, self.confine.clone()).await,
+            Ok(Routed::NoEditor { reason }) => match write {
+                Some(w) => write::on_disk(w, &reason, self.confine.clone()).await,
+                None => on_disk(plan, intent, &reason, self.confine.clone()).await,
+            },
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Ok(Routed::Read { editor, .. }) => internal(format!("{editor} answered a plan with a read; check the files there. Please report it.")),
             Err(e) => internal(format!(
@@ -367,7 +406,7 @@ async fn on_disk(plan: Plan, intent: Intent, reason: &str, confine: Option<Arc<F
     }
 }
 
-fn internal(message: String) -> CallToolResult {
+pub(super) fn internal(message: String) -> CallToolResult {
     crate::process::err(&format!("multiedit mcp: {message}\n"));
     render::internal(message)
 }

@@ -1,0 +1,133 @@
+//! A whole-file write (`{"file_path", "content", "sha256"?}`): the request, and the rule that guards
+//! it. Creating a file needs no hash; replacing one needs the sha256 of the text the caller read, as
+//! the user sees it (an editor's buffer with its unsaved changes, else the disk), so that a write made
+//! from an older text, or from the disk behind the user's unsaved changes, is refused rather than
+//! wiping what the caller never saw. The language server (`lsp/prepare.rs`, for `multiedit.apply`)
+//! and `multiedit mcp` on disk (`mcp/write.rs`) both check it here; the engine turns the text into
+//! line changes (`engine::write_file`).
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal};
+use crate::paths;
+
+/// SHA-256 of a text, in hex: what `multiedit_read` shows and a write must give back.
+pub fn sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteRequest {
+    pub file_path: String,
+    pub content: String,
+    /// The hash of the text the caller read (`None`: it means to create the file).
+    pub sha256: Option<String>,
+}
+
+/// Whether a request object is a write: `content` where a plan has `edits`.
+pub fn is_write(v: &Value) -> bool {
+    v.get("content").is_some() && v.get("edits").is_none() && v.get("files").is_none() && v.get("patch").is_none()
+}
+
+impl WriteRequest {
+    pub fn from_value(v: &Value) -> Result<WriteRequest, Refusal> {
+        let Some(obj) = v.as_object() else { return Err(Refusal::input("a write is an object: {\"file_path\", \"content\", \"sha256\"}")) };
+        if let Some(k) = obj.keys().find(|k| !["file_path", "content", "sha256"].contains(&k.as_str())) {
+            return Err(Refusal::input(format!("a write takes file_path, content and sha256; `{k}` is not one of them")));
+        }
+        let string = |name: &str| match obj.get(name) {
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            None => Ok(None),
+            Some(other) => Err(Refusal::input(format!("`{name}` must be a string, not {other}"))),
+        };
+        let file_path = string("file_path")?.ok_or_else(|| Refusal::input("`file_path` is missing: give the file's absolute path"))?;
+        let content = string("content")?.ok_or_else(|| Refusal::input("`content` is missing: give the whole new text of the file"))?;
+        if !paths::to_path(&file_path)?.is_absolute() {
+            return Err(Refusal::input(format!("`file_path` must be an absolute path, not {file_path}")));
+        }
+        let sha256 = string("sha256")?.map(|h| h.trim().to_ascii_lowercase());
+        if let Some(h) = &sha256 {
+            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(Refusal::input(format!("`sha256` must be 64 hexadecimal digits (as multiedit_read shows it), not {h:?}")));
+            }
+        }
+        Ok(WriteRequest { file_path, content, sha256 })
+    }
+
+    /// The write as a one-file plan, for what every plan goes through (confinement, the workspace, the
+    /// journal's recovery, the editor's labels): one edit whose new text is the content.
+    pub fn plan(&self) -> Plan {
+        Plan { files: vec![FilePlan::edit(self.file_path.clone(), vec![Edit::new("", &self.content)])], options: Default::default() }
+    }
+
+    /// What the write does to the file whose text the user sees is `current` (`None`: it does not
+    /// exist), or why it is refused. `unsaved`: whether that text is an editor's with changes the disk
+    /// lacks, asked only to explain a refusal.
+    pub fn outcome(&self, current: Option<&str>, unsaved: impl FnOnce() -> bool) -> Result<Outcome, Refusal> {
+        let path = &self.file_path;
+        let reread = "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows.";
+        match (current, &self.sha256) {
+            (None, Some(_)) => {
+                return Err(Refusal::new(
+                    Kind::FileNotFound,
+                    format!("File does not exist: {path}. Nothing was written. To create it, send no sha256."),
+                )
+                .in_file(path))
+            }
+            (Some(_), None) => {
+                return Err(Refusal::new(
+                    Kind::Stale,
+                    format!("{path} exists: to replace it, give the sha256 of its text as you read it. Nothing was written."),
+                )
+                .in_file(path)
+                .with_hint(Some(reread.into())))
+            }
+            (Some(text), Some(given)) if sha256(text) != *given => {
+                let now = sha256(text);
+                let why = if unsaved() {
+                    "The editor holds unsaved changes to this file that the disk lacks; the sha256 is of the text the user sees there. "
+                } else {
+                    ""
+                };
+                return Err(Refusal::new(
+                    Kind::Stale,
+                    format!("{path} is not the text you read: its sha256 is {now}, not {given}. It changed since, or you read another text. Nothing was written."),
+                )
+                .in_file(path)
+                .with_hint(Some(format!("{why}{reread}"))));
+            }
+            _ => {}
+        }
+        Ok(Outcome { files: vec![engine::write_file(current, path, &self.content)?] })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_request_names_what_to_fix() {
+        let r = |v: Value| WriteRequest::from_value(&v).unwrap_err().message;
+        assert_eq!(r(json!({"file_path": "a.txt", "content": ""})), "InputValidationError: `file_path` must be an absolute path, not a.txt");
+        assert_eq!(r(json!({"file_path": "/a", "content": "", "sha256": "abc"})), "InputValidationError: `sha256` must be 64 hexadecimal digits (as multiedit_read shows it), not \"abc\"");
+        assert_eq!(r(json!({"file_path": "/a", "content": 3})), "InputValidationError: `content` must be a string, not 3");
+        assert_eq!(r(json!({"file_path": "/a", "content": "", "mode": 1})), "InputValidationError: a write takes file_path, content and sha256; `mode` is not one of them");
+        assert!(is_write(&json!({"file_path": "/a", "content": ""})) && !is_write(&json!({"file_path": "/a", "edits": []})));
+    }
+
+    #[test]
+    fn replacing_needs_the_hash_of_the_text_the_user_sees() {
+        let w = |sha: Option<&str>| WriteRequest { file_path: "/w/a".into(), content: "new\n".into(), sha256: sha.map(str::to_string) };
+        let old = "old\n";
+        assert!(w(Some(&sha256(old))).outcome(Some(old), || false).is_ok());
+        let stale = w(Some(&sha256("older\n"))).outcome(Some(old), || true).unwrap_err();
+        assert_eq!(stale.kind, Kind::Stale);
+        assert!(stale.hint.unwrap().starts_with("The editor holds unsaved changes to this file that the disk lacks"));
+        assert_eq!(w(None).outcome(Some(old), || false).unwrap_err().kind, Kind::Stale);
+        assert_eq!(w(Some(&sha256(old))).outcome(None, || false).unwrap_err().kind, Kind::FileNotFound);
+        assert!(w(None).outcome(None, || false).unwrap().files[0].created);
+    }
+}
