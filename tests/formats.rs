@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Output;
 
 use crate::support::apply::apply_text;
+use crate::support::disk::folder;
 
 /// `multiedit apply --root ROOT ARGS -` with `patch` on standard input.
 fn apply(root: &Path, args: &[&str], patch: &str) -> Output {
@@ -18,17 +19,6 @@ fn stderr(o: &Output) -> String {
 }
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A folder holding `files`; returns it and a snapshot function of every file in it.
-fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let p = dir.path().join(name);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-    dir
 }
 
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {

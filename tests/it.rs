@@ -21,3 +21,4 @@ mod mcp;
 mod near_misses;
 mod nvim;
 mod paths;
+mod peers;

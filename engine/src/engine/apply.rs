@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::anchor::{Hunk, Placer};
 use super::changeset::{ChangeSet, Replacement};
-use super::eol::{apply_replacements, View};
+use super::eol::{self, apply_replacements, LineBreaks, View};
 use super::hints;
 use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
@@ -61,6 +61,8 @@ pub struct FileChange {
     pub edit_count: usize,
     /// The mode the patch gives the file (`0o100755`), as `FilePlan::mode`.
     pub mode: Option<u32>,
+    /// The style the edits' line breaks were written in, where the plan wrote them in another.
+    pub line_breaks: Option<LineBreaks>,
 }
 
 impl FileChange {
@@ -106,6 +108,7 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
                     failed: vec![r],
                     edit_count: fp.edits.len(),
                     mode: None,
+                    line_breaks: None,
                 });
             }
             Err(r) => return Err(r),
@@ -330,13 +333,19 @@ impl<'p> FileRun<'p> {
         }
         let view_reps = cs.finish();
         let original = self.original.unwrap_or("");
-        let (replacements, text) = if creating {
-            let text = apply_replacements(base, &view.to_original_replacements(view_reps));
-            (vec![Replacement { start: 0, end: original.len(), text: text.clone() }], text)
+        // The created content (edit 0) is the file's first text, written as given; what the later
+        // edits insert takes its line breaks.
+        let news = self.applied.iter().filter(|e| !(creating && e.edit_index == 0)).map(|e| e.new_string.as_str());
+        let (replacements, text, line_breaks) = if creating {
+            let reps = view.to_original_replacements(view_reps);
+            let line_breaks = eol::converted(&view, news, &reps);
+            let text = apply_replacements(base, &reps);
+            (vec![Replacement { start: 0, end: original.len(), text: text.clone() }], text, line_breaks)
         } else {
             let reps = view.to_original_replacements(view_reps);
+            let line_breaks = eol::converted(&view, news, &reps);
             let text = apply_replacements(original, &reps);
-            (reps, text)
+            (reps, text, line_breaks)
         };
         // Compared as whole texts: replacements that are each minimal can still undo one another (delete
         // "😀" at the start, insert "😀" further on, in "😀😀😀").
@@ -356,7 +365,7 @@ impl<'p> FileRun<'p> {
         }
         let created = creating && self.original.is_none();
         let op = self.plan.op.clone();
-        Ok(self.finish_op(op, text, replacements, created))
+        Ok(FileChange { line_breaks, ..self.finish_op(op, text, replacements, created) })
     }
 
     fn finish_op(self, op: FileOp, text: String, replacements: Vec<Replacement>, created: bool) -> FileChange {
@@ -370,6 +379,7 @@ impl<'p> FileRun<'p> {
             failed: self.failed,
             edit_count: self.plan.edits.len(),
             mode: self.plan.mode,
+            line_breaks: None,
         }
     }
 

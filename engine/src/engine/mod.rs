@@ -21,7 +21,7 @@ pub mod tolerant;
 pub use anchor::cap as sentence;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome};
 pub use changeset::Replacement;
-pub use eol::apply_replacements;
+pub use eol::{apply_replacements, LineBreaks};
 pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 pub use refusal::{Kind, Refusal};
 pub use text::{line_of, line_starts};

@@ -62,6 +62,9 @@ impl FileChange {
             out.push('\n');
             out.push_str(&edit_line(e));
         }
+        if let Some(b) = self.line_breaks {
+            out.push_str(&format!("\nLine breaks written {}.", b.describe()));
+        }
         if let Some(what) = what {
             out.push_str(&format!("\n{what}."));
         }
