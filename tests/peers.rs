@@ -188,3 +188,112 @@ fn line_breaks_of_either_style_still_only_match_what_the_file_has() {
     assert_eq!(v["files"][0]["tiers"], json!([{"edit_index": 0, "tier": "line_trimmed"}]));
     assert_eq!(v["files"][0]["line_breaks"], "lf");
 }
+
+// Tolerant matching (`"match": "tolerant"`, `--match tolerant`). Gemini CLI, Roo Code and Copilot Chat
+// give back the indentation a SEARCH or an old_string lacks, and take lines whose trailing blanks
+// differ; each adaptation multiedit cannot know the amount of is refused, with a hint that says why.
+
+/// The hint of a tolerant refusal that says why the adaptation is not certain.
+fn unsure(text: &str, old: &str, new: &str) -> String {
+    let e = tolerant(text, old, new).expect_err("a guess must be refused");
+    assert_eq!(e["kind"], "not_found", "{e}");
+    e["hint"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn an_old_string_lacking_the_files_indentation_gets_it_back_when_new_string_lacks_it_too() {
+    // Both strings written from column 0 for a block indented four spaces.
+    let (after, v) = tolerant("    if (ready) {\n        go();\n    }\n", "if (ready) {\n    go();\n}", "if (ready) {\n    stop();\n}").unwrap();
+    assert_eq!(after, "    if (ready) {\n        stop();\n    }\n");
+    assert_eq!(v["files"][0]["tiers"], json!([{"edit_index": 0, "tier": "indentation"}]));
+    assert!(v["message"].as_str().unwrap().ends_with("(matched ignoring indentation)"), "{v}");
+    // Two lines at one depth: the depth is given back to each, and the line after is untouched.
+    assert_eq!(tolerant("  first\n  second\n  third\n", "first\nsecond", "first-b\nsecond-b").unwrap().0, "  first-b\n  second-b\n  third\n");
+}
+
+#[test]
+fn a_new_string_already_at_the_files_depth_while_old_string_is_not_is_refused() {
+    // old_string lacks the file's two spaces, new_string has them: two spaces more, or none?
+    let text = "  // header\n\n  render() {}\n";
+    assert_eq!(
+        unsure(text, "\nrender() {}", "\n  paint() {}"),
+        "Matching ignoring indentation, old_string is at lines 2-3, but old_string's lines start at column 0 and new_string's at 2 spaces, while the file's are at 2 spaces there: whether new_string is indented as old_string is (and moves with it to the file's depth) or already as the file is cannot be known. Write old_string exactly as the file has it there, and new_string as it is to be written."
+    );
+    // old_string deeper than the file, new_string keeping a line at the file's depth.
+    assert_eq!(
+        unsure("  a();\n  b();\n", "    a();\n    b();", "  a();\n  c();"),
+        "Matching ignoring indentation, old_string is at lines 1-2, but new_string has the line \"a();\" at 2 spaces where old_string has it at 4 spaces and the file at 2 spaces: whether new_string is indented as old_string is (and moves with it to the file's depth) or already as the file is cannot be known. Write old_string exactly as the file has it there, and new_string as it is to be written."
+    );
+}
+
+#[test]
+fn lines_whose_depths_do_not_follow_the_files_are_refused_not_flattened() {
+    // The file has the two lines at different depths, old_string at one: Gemini CLI writes both
+    // replacement lines at the first line's depth; which depth each was meant to have cannot be known.
+    assert_eq!(
+        unsure("  hello\n    world\n", "hello\nworld", "goodbye\nmoon"),
+        "Matching ignoring indentation, old_string is at lines 1-2, but the file's lines do not keep the depths old_string's lines have relative to each other, so no re-indentation maps every line. Write old_string exactly as the file has it there, and new_string as it is to be written."
+    );
+    // Roo Code's SEARCH whose first line lost its indentation and whose other lines kept theirs.
+    let text = "class Box {\n    open() {\n        this.lid = 1;\n    }\n}\n";
+    let hint = unsure(text, "class Box {\n        open() {\n            this.lid = 1;\n        }", "class Box {\n        open() {\n            this.lid = 2;\n        }");
+    assert!(hint.contains("the file's lines do not keep the depths"), "{hint}");
+}
+
+#[test]
+fn tabs_for_spaces_need_the_files_own_unit_for_a_depth_old_string_does_not_show() {
+    // The file rises by two spaces; the plan's tab stands for four (lines 3-4): a line one tab deeper
+    // is 6 spaces in the file's unit or 8 in the plan's.
+    assert_eq!(
+        unsure("x\n  y\n    a\n    b\n", "\ta\n\tb", "\ta\n\t\tc"),
+        "Matching ignoring indentation, old_string is at lines 3-4, but new_string writes a depth old_string does not show, in tabs where the file has spaces or spaces where it has tabs, and the file's lines rise by 2, so how many spaces make a level (4 by old_string's lines) cannot be known. Write old_string exactly as the file has it there, and new_string as it is to be written."
+    );
+    // A file that rises by four: one tab more is four spaces more.
+    assert_eq!(tolerant("x\n    y\n    a\n    b\n", "\ta\n\tb", "\ta\n\tb\n\tc").unwrap().0, "x\n    y\n    a\n    b\n    c\n");
+    // At the depths old_string shows, the unit is not needed.
+    assert_eq!(tolerant("    a\n    b\n", "\ta\n\tb", "\ta\n\tc").unwrap().0, "    a\n    c\n");
+}
+
+#[test]
+fn a_file_mixing_tabs_and_spaces_is_refused_where_copilot_guesses() {
+    let text = "function f() {\n  \tlog(\"a\");\n\treturn 1;\n\n}\n";
+    let hint = unsure(text, "log(\"a\");\nreturn 1;\n", "log(\"b\");\nreturn 2;\n");
+    assert!(hint.contains("the file indents with tabs and with spaces alike, so which to write cannot be known"), "{hint}");
+}
+
+#[test]
+fn trailing_blanks_are_matched_and_the_kept_lines_are_the_files() {
+    // Copilot Chat: lines equal but for trailing blanks.
+    assert_eq!(tolerant("if (ok) {\n\treturn 1; \n}\n", "if (ok) {\n\treturn 1;\n}", "if (ok) {\n\treturn 0;\n}").unwrap().0, "if (ok) {\n\treturn 0;\n}\n");
+    assert_eq!(tolerant("alpha   \nbeta\ngamma\n", "alpha\nbeta", "one\ntwo").unwrap().0, "one\ntwo\ngamma\n");
+}
+
+#[test]
+fn a_word_that_differs_is_refused_with_the_word_named_not_matched_by_similarity() {
+    // Gemini CLI, Roo Code and Copilot Chat apply an old_string that is 90% like the file's text; which
+    // of the file's words the edit meant to keep cannot be known.
+    let e = tolerant("const results = fetch();\nreturn results.length;\n", "const result = fetch();\nreturn results.length;", "const data = fetch();\nreturn data.length;").unwrap_err();
+    assert_eq!(e["kind"], "not_found");
+    assert_eq!(e["hint"], "The closest text is at lines 1-2 and differs in its words: line 1 has \"results\" where old_string has \"result\". The file has there:\nconst results = fetch();\nreturn results.length;");
+    // Spacing inside a line is a difference too: the edit's own lines could depend on it.
+    let e = tolerant("  let  total = a +  b;\n", "let total = a + b;", "let total = a + b + c;").unwrap_err();
+    assert!(e["hint"].as_str().unwrap().contains("differs in spacing inside a line"), "{e}");
+}
+
+#[test]
+fn the_last_line_of_a_file_without_a_final_newline_takes_the_tolerant_tiers_too() {
+    // Roo Code: a SEARCH lacking the file's leading tab, on the file's last lines (no newline after).
+    let dir = folder(&[("t.js", "\tfunction test() {\n\t\treturn true;\n\t}")]);
+    let blocks = "t.js\n<<<<<<< SEARCH\nfunction test() {\n\treturn true;\n}\n=======\nfunction test() {\n\t// note\n\treturn false;\n}\n>>>>>>> REPLACE\n";
+    let v = applied(dir.path(), &["--match", "tolerant"], blocks);
+    assert_eq!(read(dir.path(), "t.js"), "\tfunction test() {\n\t\t// note\n\t\treturn false;\n\t}");
+    assert_eq!(v["files"][0]["tiers"], json!([{"edit_index": 0, "tier": "indentation"}]));
+    // Indented deeper than the file, last line without newline.
+    let dir = folder(&[("p.py", "def f():\n    return 1")]);
+    applied(dir.path(), &["--match", "tolerant"], "p.py\n<<<<<<< SEARCH\n        return 1\n=======\n        return 2\n>>>>>>> REPLACE\n");
+    assert_eq!(read(dir.path(), "p.py"), "def f():\n    return 2");
+    // Exact mode refuses the same blocks, the file unchanged.
+    let dir = folder(&[("p.py", "def f():\n    return 1")]);
+    let e = refused(dir.path(), &[], "p.py\n<<<<<<< SEARCH\n        return 1\n=======\n        return 2\n>>>>>>> REPLACE\n");
+    assert_eq!(e["kind"], "not_found");
+}

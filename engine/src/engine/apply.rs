@@ -303,6 +303,11 @@ impl<'p> FileRun<'p> {
                         self.fail(r.with_hint(Some(hints::tolerant_matches(tier, &lines))).at(i))?;
                         continue;
                     }
+                    tolerant::Found::Unsure { tier, lines, why } => {
+                        let r = Refusal::not_found(&edit.old_string);
+                        self.fail(r.with_hint(Some(hints::tolerant_unsure(tier, lines, &why))).at(i))?;
+                        continue;
+                    }
                     tolerant::Found::None => {}
                 }
             }
