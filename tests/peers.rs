@@ -53,21 +53,25 @@ fn plan(dir: &Path, name: &str, edits: &[(&str, &str)], extra: Value) -> String 
     p.to_string()
 }
 
-/// One edit of `text` in a file of its own: the file's text after it, or the refusal (the file then
-/// checked unchanged).
-fn edit(text: &str, old: &str, new: &str, extra: Value) -> Result<(String, Value), Value> {
-    let dir = folder(&[("f.txt", text)]);
-    let p = plan(dir.path(), "f.txt", &[(old, new)], extra);
-    let before = snapshot(dir.path());
-    let (o, v) = run(dir.path(), &[], &p);
+/// Runs `input` on `dir`: the text of its file `name` after it and the result, or the refusal (every
+/// file then checked unchanged).
+fn outcome(dir: &Path, args: &[&str], input: &str, name: &str) -> Result<(String, Value), Value> {
+    let before = snapshot(dir);
+    let (o, v) = run(dir, args, input);
     match o.status.code() {
-        Some(0) => Ok((read(dir.path(), "f.txt"), v)),
+        Some(0) => Ok((read(dir, name), v)),
         Some(1) => {
-            assert_eq!(snapshot(dir.path()), before, "a refusal changed the file");
+            assert_eq!(snapshot(dir), before, "a refusal changed a file");
             Err(v["error"].clone())
         }
         c => panic!("exit {c:?}: {v}"),
     }
+}
+
+/// One edit of `text` in a file of its own: the file's text after it, or the refusal.
+fn edit(text: &str, old: &str, new: &str, extra: Value) -> Result<(String, Value), Value> {
+    let dir = folder(&[("f.txt", text)]);
+    outcome(dir.path(), &[], &plan(dir.path(), "f.txt", &[(old, new)], extra), "f.txt")
 }
 
 fn exact(text: &str, old: &str, new: &str) -> String {
@@ -296,4 +300,199 @@ fn the_last_line_of_a_file_without_a_final_newline_takes_the_tolerant_tiers_too(
     let dir = folder(&[("p.py", "def f():\n    return 1")]);
     let e = refused(dir.path(), &[], "p.py\n<<<<<<< SEARCH\n        return 1\n=======\n        return 2\n>>>>>>> REPLACE\n");
     assert_eq!(e["kind"], "not_found");
+}
+
+// Roo Code's SEARCH/REPLACE blocks, as its apply_diff prompt defines them: the path beside the blocks
+// (`--file-path` here, `file_path` beside the patch in the MCP tool), `:start_line:` (and `:end_line:`)
+// then `-------` after `<<<<<<< SEARCH`, marker lines in content escaped with a backslash.
+
+/// Blocks for one file named by `--file-path`: the file's text after them.
+fn roo(text: &str, blocks: &str, args: &[&str]) -> Result<(String, Value), Value> {
+    let dir = folder(&[("src/view.ts", text)]);
+    outcome(dir.path(), &[&["--file-path", "src/view.ts"], args].concat(), blocks, "src/view.ts")
+}
+
+/// A Roo Code block: its start line, the lines to find and their replacement.
+fn block(start: usize, search: &str, replace: &str) -> String {
+    format!("<<<<<<< SEARCH\n:start_line:{start}\n-------\n{search}=======\n{replace}>>>>>>> REPLACE\n")
+}
+
+const SHAPES: &str = "function area(r) {\n    return 3 * r * r;\n}\n\nfunction side(a) {\n    return a;\n}\n";
+
+#[test]
+fn roo_blocks_with_start_lines_apply_and_their_headers_are_not_text() {
+    let blocks = block(2, "    return 3 * r * r;\n", "    return Math.PI * r * r;\n") + &block(5, "function side(a) {\n", "function side(a, b) {\n");
+    let (after, v) = roo(SHAPES, &blocks, &[]).unwrap();
+    assert_eq!(after, "function area(r) {\n    return Math.PI * r * r;\n}\n\nfunction side(a, b) {\n    return a;\n}\n");
+    assert_eq!(v["files"][0]["edits_applied"], 2);
+    assert!(v["message"].as_str().unwrap().contains("1. Applied SEARCH/REPLACE block 1 (src/view.ts, start line 2)"), "{v}");
+    // `:end_line:` may follow the start line; `<<<<<<< SEARCH>` (a stray angle Roo Code accepts) too.
+    let blocks = "<<<<<<< SEARCH>\n:start_line:1\n:end_line:1\n-------\nfunction area(r) {\n=======\nfunction area(radius) {\n>>>>>>> REPLACE\n";
+    assert_eq!(roo(SHAPES, blocks, &[]).unwrap().0, SHAPES.replacen("area(r)", "area(radius)", 1));
+}
+
+#[test]
+fn roo_blocks_are_detected_apart_from_aiders_and_clines() {
+    // No path line, no fence: only the request names the file, and detection still finds blocks.
+    let blocks = block(6, "    return a;\n", "    return a + b;\n");
+    assert_eq!(multiedit::formats::flavor(&blocks), Some(multiedit::formats::Flavor::Roo));
+    assert_eq!(roo(SHAPES, &blocks, &[]).unwrap().0, SHAPES.replace("return a;", "return a + b;"));
+    // The same change as Aider and Cline write it.
+    let aider = "src/view.ts\n<<<<<<< SEARCH\n    return a;\n=======\n    return a + b;\n>>>>>>> REPLACE\n";
+    let cline = "src/view.ts\n------- SEARCH\n    return a;\n=======\n    return a + b;\n+++++++ REPLACE\n";
+    assert_eq!(multiedit::formats::flavor(aider), Some(multiedit::formats::Flavor::Aider));
+    assert_eq!(multiedit::formats::flavor(cline), Some(multiedit::formats::Flavor::Cline));
+    for text in [aider, cline] {
+        let dir = folder(&[("src/view.ts", SHAPES)]);
+        applied(dir.path(), &[], text);
+        assert_eq!(read(dir.path(), "src/view.ts"), SHAPES.replace("return a;", "return a + b;"));
+    }
+}
+
+#[test]
+fn of_several_equal_places_the_one_nearest_the_start_line_wins_and_a_tie_is_refused() {
+    let text = "fn one() {\n    go();\n}\n\nfn two() {\n    go();\n}\n\nfn three() {\n    go();\n}\n";
+    // Lines 2, 6 and 10 hold the same line; a start line of 9 picks line 10.
+    let (after, v) = roo(text, &block(9, "    go();\n", "    stop();\n"), &[]).unwrap();
+    assert_eq!(after, "fn one() {\n    go();\n}\n\nfn two() {\n    go();\n}\n\nfn three() {\n    stop();\n}\n");
+    assert_eq!(v["files"][0]["offsets"], json!([{"edit_index": 0, "hunk": "SEARCH/REPLACE block 1 (src/view.ts, start line 9)", "line": 10, "offset": 1}]));
+    // A start line of 4 is two lines from line 2 and from line 6: refused, both named.
+    let e = roo(text, &block(4, "    go();\n", "    stop();\n"), &[]).unwrap_err();
+    assert_eq!(e["kind"], "ambiguous");
+    assert_eq!(e["message"], "SEARCH/REPLACE block 1 (src/view.ts, start line 4) matches lines 2 and 6, both 2 lines from line 4 where it is expected: add context lines to the hunk so that it matches one place.\nLines:\n    go();\n");
+    // Without a start line (Roo Code searches from the middle out), several places are refused.
+    let e = roo(text, "<<<<<<< SEARCH\n    go();\n=======\n    stop();\n>>>>>>> REPLACE\n", &[]).unwrap_err();
+    assert_eq!(e["message"], "SEARCH/REPLACE block 1 (src/view.ts) matches 3 places (lines 2, 6, 10): add lines around the change so that it matches one place.\nLines:\n    go();\n");
+}
+
+#[test]
+fn a_start_line_a_little_off_still_finds_the_one_place_and_one_far_off_is_refused() {
+    let mut text = String::new();
+    for i in 1..=120 {
+        text.push_str(&format!("line {i}\n"));
+    }
+    // Three lines off, and past the end of a short file.
+    assert!(roo(&text, &block(47, "line 50\n", "line fifty\n"), &[]).unwrap().0.contains("line 49\nline fifty\nline 51\n"));
+    assert_eq!(roo("a\nb\nc\n", &block(5, "c\n", "C\n"), &[]).unwrap().0, "a\nb\nC\n");
+    // Roo Code looks no further than 40 lines from the start line.
+    let e = roo(&text, &block(10, "line 100\n", "line hundred\n"), &[]).unwrap_err();
+    assert_eq!(e["kind"], "not_found");
+    assert_eq!(e["message"], "SEARCH/REPLACE block 1 (src/view.ts, start line 10) does not apply: its lines are at line 100, 90 lines from line 10 where its start line puts them, and a block is looked for within 40 lines of its start line: correct the start line.\nLines:\nline 100\n");
+    assert_eq!(roo("a\nb\nc\n", &block(1000, "c\n", "C\n"), &[]).unwrap_err()["kind"], "not_found");
+}
+
+#[test]
+fn start_lines_count_in_the_file_as_the_model_read_it() {
+    // The first block adds two lines above the second block's text: its start line still counts in
+    // the file as it was, as Roo Code counts it.
+    let text = "a\nb\nc\nd\ne\nx\ny\nx\n";
+    let blocks = block(1, "a\n", "a\na1\na2\n") + &block(8, "x\n", "X\n");
+    assert_eq!(roo(text, &blocks, &[]).unwrap().0, "a\na1\na2\nb\nc\nd\ne\nx\ny\nX\n");
+}
+
+#[test]
+fn roo_escaped_markers_find_and_write_conflict_markers() {
+    let text = "keep\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> feature\nend\n";
+    let blocks = "<<<<<<< SEARCH\n:start_line:2\n-------\n\\<<<<<<< HEAD\nmine\n\\=======\ntheirs\n\\>>>>>>> feature\n=======\nmine and theirs\n>>>>>>> REPLACE\n";
+    assert_eq!(roo(text, blocks, &[]).unwrap().0, "keep\nmine and theirs\nend\n");
+    // And written into the file: the escaped lines are content, unescaped.
+    let blocks = "<<<<<<< SEARCH\n:start_line:1\n-------\nkeep\n=======\nkeep\n\\-------\n\\:start_line:7\n>>>>>>> REPLACE\n";
+    assert!(roo(text, blocks, &[]).unwrap().0.starts_with("keep\n-------\n:start_line:7\n<<<<<<< HEAD\n"));
+}
+
+#[test]
+fn roo_line_numbers_in_search_are_taken_off_and_give_the_start_line() {
+    // As Roo Code's read_file shows lines; the replacement numbered too, or not at all.
+    let text = "class Counter {\n    constructor() {\n        this.n = 0;\n    }\n}";
+    let blocks = "<<<<<<< SEARCH\n1 | class Counter {\n2 |     constructor() {\n3 |         this.n = 0;\n=======\nclass Counter {\n    constructor() {\n        this.n = 1;\n>>>>>>> REPLACE\n";
+    assert_eq!(roo(text, blocks, &[]).unwrap().0, "class Counter {\n    constructor() {\n        this.n = 1;\n    }\n}");
+    let blocks = "<<<<<<< SEARCH\n 2 |     constructor() {\n 3 |         this.n = 0;\n=======\n 2 |     constructor() {\n 3 |         this.n = 2;\n>>>>>>> REPLACE\n";
+    assert_eq!(roo(text, blocks, &[]).unwrap().0, "class Counter {\n    constructor() {\n        this.n = 2;\n    }\n}");
+    // A table's own bars are kept.
+    assert_eq!(roo("|a|b|\n|1|2|\n", "<<<<<<< SEARCH\n2 | |1|2|\n=======\n2 | |1|3|\n>>>>>>> REPLACE\n", &[]).unwrap().0, "|a|b|\n|1|3|\n");
+    // The numbers choose between two equal places.
+    let text = "fn f() {\n    ok\n}\n\nfn f() {\n    ok\n}\n";
+    assert_eq!(roo(text, "<<<<<<< SEARCH\n5 | fn f() {\n6 |     ok\n=======\n5 | fn g() {\n6 |     ok\n>>>>>>> REPLACE\n", &[]).unwrap().0, "fn f() {\n    ok\n}\n\nfn g() {\n    ok\n}\n");
+    // The last line of a file without a newline, numbered.
+    assert_eq!(roo("one\ntwo\nthree", "<<<<<<< SEARCH\n1 | one\n2 | two\n3 | three\n=======\none\n2\nthree\n>>>>>>> REPLACE\n", &[]).unwrap().0, "one\n2\nthree");
+}
+
+#[test]
+fn numbers_that_do_not_count_up_are_the_files_text_and_refused_when_it_is_not() {
+    // Roo Code then strips whatever looks like a number or a bar (its "aggressive" fallback): which lines
+    // were the model's numbers and which the file's text cannot be known.
+    let text = "function t() {\n    return 1;\n}\n";
+    let e = roo(text, "<<<<<<< SEARCH\n:start_line:1\n-------\n1 | function t() {\n    return 1;\n3 | }\n=======\nfunction t() {\n    return 2;\n}\n>>>>>>> REPLACE\n", &[]).unwrap_err();
+    assert_eq!(e["kind"], "not_found");
+    let e = roo(text, "<<<<<<< SEARCH\n| function t() {\n|     return 1;\n=======\nfunction t() {\n    return 2;\n>>>>>>> REPLACE\n", &[]).unwrap_err();
+    assert_eq!(e["kind"], "not_found");
+}
+
+#[test]
+fn roo_deletes_with_an_empty_replacement() {
+    let text = "line 1\nline to go\nline 3";
+    assert_eq!(roo(text, "<<<<<<< SEARCH\n:start_line:2\n-------\n2 | line to go\n=======\n>>>>>>> REPLACE\n", &[]).unwrap().0, "line 1\nline 3");
+    let text = "fn f() {\n    if x {\n        // a\n        log();\n    }\n}\n";
+    assert_eq!(roo(text, &block(3, "        // a\n        log();\n", ""), &[]).unwrap().0, "fn f() {\n    if x {\n    }\n}\n");
+}
+
+#[test]
+fn roo_blocks_malformed_or_misplaced_are_refused_with_the_file_unchanged() {
+    let refuse = |blocks: &str| roo(SHAPES, blocks, &[]).unwrap_err()["message"].as_str().unwrap().to_string();
+    // A start line in the replacement (Roo Code refuses it too); escaped, it is content.
+    assert_eq!(
+        refuse("<<<<<<< SEARCH\n    return a;\n=======\n:start_line:6\n    return b;\n>>>>>>> REPLACE\n"),
+        "InputValidationError: SEARCH/REPLACE block 1: line 4 of the text (`:start_line:6`) is a start or end line in the replacement: they go right after `<<<<<<< SEARCH`; to write such a line into the file, escape it as `\\:start_line:6`"
+    );
+    // No divider, a divider first, no end: each refused.
+    assert!(refuse("<<<<<<< SEARCH\n    return a;\n>>>>>>> REPLACE\n").contains("without a `=======` line"));
+    assert!(refuse("=======\n    return a;\n>>>>>>> REPLACE\n").contains("is a SEARCH/REPLACE marker outside any block"));
+    assert!(refuse("<<<<<<< SEARCH\n    return a;\n=======\n    return b;\n").contains("has no `>>>>>>> REPLACE` line"));
+    // Two angles after SEARCH is no marker: the text holds no block.
+    assert!(refuse("<<<<<<< SEARCH>>\n    return a;\n=======\n    return b;\n>>>>>>> REPLACE\n").contains("outside any block"));
+    // The same lines to find and to write: nothing to do (Roo Code fails that block and applies the
+    // rest; multiedit refuses the whole patch).
+    let blocks = block(6, "    return a;\n", "    return a;\n") + &block(1, "function area(r) {\n", "function area(d) {\n");
+    assert_eq!(roo(SHAPES, &blocks, &[]).unwrap_err()["kind"], "no_op");
+}
+
+#[test]
+fn one_stale_block_refuses_them_all() {
+    // Roo Code and Cline apply the blocks that match and report the others; partial success is refused
+    // by design: the file stays as it was.
+    let blocks = block(2, "    return 3 * r * r;\n", "    return 4 * r * r;\n") + &block(6, "    return b;\n", "    return c;\n");
+    let e = roo(SHAPES, &blocks, &[]).unwrap_err();
+    assert_eq!(e["kind"], "not_found");
+    assert_eq!(e["edit_index"], 1);
+}
+
+#[test]
+fn roo_blocks_indented_otherwise_than_the_file_apply_under_tolerant() {
+    // Roo Code re-indents a SEARCH written without the file's indentation; multiedit does under
+    // `--match tolerant` (and refuses in exact mode, with a hint naming the indentation).
+    let text = "    function test() {\n        return true;\n    }\n";
+    let blocks = "<<<<<<< SEARCH\nfunction test() {\n    return true;\n}\n=======\nfunction test() {\n    return false;\n}\n>>>>>>> REPLACE\n";
+    assert_eq!(roo(text, blocks, &["--match", "tolerant"]).unwrap().0, "    function test() {\n        return false;\n    }\n");
+    let e = roo(text, blocks, &[]).unwrap_err();
+    assert!(e["hint"].as_str().unwrap().contains("differs in indentation"), "{e}");
+    // A replacement less indented than its SEARCH is written as it is (an exact match).
+    let text = "class A {\n    f() {\n        if (x) {\n            a();\n            b();\n        }\n    }\n}";
+    let blocks = "<<<<<<< SEARCH\n            a();\n            b();\n=======\n        a();\n        b();\n>>>>>>> REPLACE\n";
+    assert_eq!(roo(text, blocks, &[]).unwrap().0, "class A {\n    f() {\n        if (x) {\n        a();\n        b();\n        }\n    }\n}");
+}
+
+#[test]
+fn the_file_path_option_is_never_ignored() {
+    let dir = folder(&[("a.txt", "x\n"), ("b.txt", "y\n")]);
+    // A block that names another file than --file-path.
+    let e = refused(dir.path(), &["--file-path", "a.txt"], "b.txt\n<<<<<<< SEARCH\ny\n=======\nz\n>>>>>>> REPLACE\n");
+    assert_eq!(e["message"], "InputValidationError: SEARCH/REPLACE block 1 (line 2 of the text) names the file b.txt, and the request's file_path is a.txt: give the blocks' file in one place, or send the blocks of each file apart");
+    // With a format that names its files.
+    let e = refused(dir.path(), &["--file-path", "a.txt"], "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+w\n");
+    assert_eq!(e["message"], "InputValidationError: file_path (a.txt) names the file of SEARCH/REPLACE blocks that name none, but the text is a unified diff, which names its own files: leave file_path out");
+    let e = refused(dir.path(), &["--file-path", "a.txt"], &plan(dir.path(), "a.txt", &[("x", "w")], json!({})));
+    assert!(e["message"].as_str().unwrap().contains("but the text is a MultiEdit JSON plan, which names its own files"), "{e}");
+    // A path outside the root is refused as any patch path is.
+    let e = refused(dir.path(), &["--file-path", "../elsewhere.txt"], "<<<<<<< SEARCH\nx\n=======\nw\n>>>>>>> REPLACE\n");
+    assert_eq!(e["kind"], "outside_workspace");
 }

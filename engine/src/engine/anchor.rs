@@ -293,6 +293,14 @@ impl Placer {
                 let expected = stated as isize + self.offset;
                 let mut best: Vec<(isize, usize)> = c.iter().map(|&s| ((self.line(cs, s) as isize - expected).abs(), s)).collect();
                 best.sort_unstable();
+                if let Some(reach) = a.reach.filter(|&r| best[0].0 > r as isize) {
+                    return Err(refuse(format!(
+                        "its lines are at line {}, {} lines from line {expected} where its start line puts them, and a block is \
+                         looked for within {reach} lines of its start line: correct the start line",
+                        lines(&best.iter().map(|b| b.1).collect::<Vec<_>>()),
+                        best[0].0
+                    )));
+                }
                 if best.len() > 1 && best[0].0 == best[1].0 {
                     return Err(Refusal::new(
                         Kind::Ambiguous,

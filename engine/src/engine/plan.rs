@@ -64,6 +64,9 @@ pub struct Anchor {
     /// the previous hunk of the file was found is carried over, as `patch` does; two at the same
     /// distance are refused.
     pub line: Option<usize>,
+    /// With `line`: only places within this many lines of where the text is expected count (Roo Code's
+    /// start lines, which Roo looks no further from).
+    pub reach: Option<usize>,
     /// Only places at or after the end of the previous anchored edit of the file count, and the first
     /// wins (apply_patch: hunks come in file order).
     pub forward: bool,

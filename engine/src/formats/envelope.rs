@@ -416,6 +416,7 @@ mod tests {
             eof_newline_optional: true,
             bom: false,
             line: None,
+            reach: None,
             forward: true,
             after: after.map(String::from),
             at_start: false,
