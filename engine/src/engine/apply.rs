@@ -115,7 +115,7 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
         }
     }
     // A file deleted, moved, created or given a mode is a change even without an edit to its text.
-    if files.iter().all(|f| f.applied.is_empty() && f.op == FileOp::Edit && f.mode.is_none()) {
+    if files.iter().all(|f| f.replacements.is_empty() && !f.created && f.op == FileOp::Edit && f.mode.is_none()) {
         return Err(first_failure.unwrap_or_else(Refusal::unchanged));
     }
     Ok(Outcome { files })
@@ -244,7 +244,9 @@ impl<'p> FileRun<'p> {
             let edit = &edits[i];
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
                 let adds_lines = olds[i].is_empty() && !news[i].is_empty();
-                if let Err(r) = if adds_lines { Ok(()) } else { precheck(&olds[i], &news[i]) } {
+                // A hunk of only context lines (a moved file's) checks that its lines are there.
+                let checks = !olds[i].is_empty() && olds[i] == news[i];
+                if let Err(r) = if adds_lines || checks { Ok(()) } else { precheck(&olds[i], &news[i]) } {
                     self.fail(r.at(i))?;
                     continue;
                 }
@@ -257,7 +259,7 @@ impl<'p> FileRun<'p> {
                         continue;
                     }
                 };
-                let made = cs.apply(&[(p.start, p.end)], &new_text);
+                let made = if checks { Vec::new() } else { cs.apply(&[(p.start, p.end)], &new_text) };
                 placer.applied(&p, &new_text);
                 if let Some(t) = touching.as_mut() {
                     t.record(&cs, &made);
@@ -268,7 +270,7 @@ impl<'p> FileRun<'p> {
                     label: Some(anchor.label.clone()),
                     line: Some(p.line),
                     offset: p.offset,
-                    ..EditReport::new(i, &edit.old_string, &edit.new_string, 1)
+                    ..EditReport::new(i, &edit.old_string, &edit.new_string, usize::from(!checks))
                 });
                 continue;
             }
@@ -353,8 +355,12 @@ impl<'p> FileRun<'p> {
             (reps, text, line_breaks)
         };
         // Compared as whole texts: replacements that are each minimal can still undo one another (delete
-        // "😀" at the start, insert "😀" further on, in "😀😀😀").
-        if self.original == Some(text.as_str()) && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
+        // "😀" at the start, insert "😀" further on, in "😀😀😀"). A plan's own edits that change nothing
+        // are refused; a patch's hunks that leave one file as it was (a series that adds a line, then
+        // removes it) leave it alone, and the patch is refused only if no file changes at all.
+        let (replacements, line_breaks) = if self.original == Some(text.as_str()) { (Vec::new(), None) } else { (replacements, line_breaks) };
+        let patch = edits.iter().any(|e| e.anchor.is_some());
+        if replacements.is_empty() && !creating && !patch && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
             return Err(Refusal::unchanged());
         }
         if self.plan.op == FileOp::Delete && !text.is_empty() {

@@ -170,8 +170,22 @@ fn rewrite_lines(
 ) -> Result<String, String> {
     let region_lines: Vec<&str> = region.split('\n').take(old.len()).collect();
     let new_lines: Vec<&str> = new.split('\n').collect();
+    // Keys keep the indentation: a line new_string re-indents (a block wrapped in an `if`) is a change,
+    // not context to copy from the file.
+    let old_keys: Vec<&str> = old.iter().map(|l| l.trim_end()).collect();
+    let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
+    // new_string only keeps and removes old_string's lines: nothing is written but the file's own
+    // lines, so nothing needs re-indenting (Codex's trimmed tier removing lines).
+    let writes = |backwards| {
+        diff(&old_keys, &new_keys, backwards).iter().any(|op| match *op {
+            DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+                new_keys[new_index..new_index + new_len].iter().any(|l| !l.trim().is_empty())
+            }
+            _ => false,
+        })
+    };
     let reindent = match tier {
-        Tier::Indentation => {
+        Tier::Indentation if writes(false) || writes(true) => {
             let file_lines: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
             match Prefix::learn(old, &region_lines, &new_lines, mid_first, &file_lines) {
                 Fit::Exact(p) => Some(Shift::Prefix(p)),
@@ -216,10 +230,6 @@ fn rewrite_lines(
     if reindent.as_ref().is_some_and(Shift::moves) {
         same_frame(old, &region_lines, &new_lines, mid_first)?;
     }
-    // Keys keep the indentation: a line new_string re-indents (a block wrapped in an `if`) is a change,
-    // not context to copy from the file.
-    let old_keys: Vec<&str> = old.iter().map(|l| l.trim_end()).collect();
-    let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
     let n = old_keys.len().min(region_lines.len());
     let twin = (0..n).find(|&a| (0..n).any(|b| old_keys[a] == old_keys[b] && region_lines[a] != region_lines[b])).map(|a| old_keys[a].trim());
     both_ways(|backwards| {
