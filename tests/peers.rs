@@ -496,3 +496,29 @@ fn the_file_path_option_is_never_ignored() {
     let e = refused(dir.path(), &["--file-path", "../elsewhere.txt"], "<<<<<<< SEARCH\nx\n=======\nw\n>>>>>>> REPLACE\n");
     assert_eq!(e["kind"], "outside_workspace");
 }
+
+// What was adapted is reported the same way whatever the format: the tier of each edit or hunk and the
+// file's line-break conversion, in the JSON result and in the text.
+
+#[test]
+fn every_format_reports_its_tier_and_line_break_conversion_alike() {
+    let text = "fn main() {\r\n    let a = 1;\r\n    run(a);\r\n}\r\n";
+    let want = "fn main() {\r\n    let a = 1;\r\n    check(a);\r\n    run(a);\r\n}\r\n";
+    // The same change, written at column 0, as a plan, a unified diff, an envelope and blocks.
+    for k in 0..4 {
+        let dir = folder(&[("m.rs", text)]);
+        let input = match k {
+            0 => plan(dir.path(), "m.rs", &[("let a = 1;\nrun(a);", "let a = 1;\ncheck(a);\nrun(a);")], json!({})),
+            1 => "--- a/m.rs\n+++ b/m.rs\n@@ -2,2 +2,3 @@\n let a = 1;\n+check(a);\n run(a);\n".to_string(),
+            2 => "*** Begin Patch\n*** Update File: m.rs\n@@\n let a = 1;\n+check(a);\n run(a);\n*** End Patch\n".to_string(),
+            _ => "m.rs\n<<<<<<< SEARCH\nlet a = 1;\nrun(a);\n=======\nlet a = 1;\ncheck(a);\nrun(a);\n>>>>>>> REPLACE\n".to_string(),
+        };
+        let v = applied(dir.path(), &["--match", "tolerant"], &input);
+        assert_eq!(read(dir.path(), "m.rs"), want, "input {k}");
+        assert_eq!(v["files"][0]["tiers"], json!([{"edit_index": 0, "tier": "indentation"}]), "input {k}: {v}");
+        assert_eq!(v["files"][0]["line_breaks"], "crlf", "input {k}: {v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.contains("(matched ignoring indentation)"), "input {k}: {message}");
+        assert!(message.ends_with("\nLine breaks written as CRLF (\\r\\n), the file's line breaks."), "input {k}: {message}");
+    }
+}
