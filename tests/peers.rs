@@ -522,3 +522,202 @@ fn every_format_reports_its_tier_and_line_break_conversion_alike() {
         assert!(message.ends_with("\nLine breaks written as CRLF (\\r\\n), the file's line breaks."), "input {k}: {message}");
     }
 }
+
+// Gemini CLI's and OpenCode's edit tools, and Copilot Chat's replace_string_in_file: one old_string,
+// one new_string.
+
+#[test]
+fn replacement_text_is_taken_literally() {
+    // Gemini CLI: `$&`, `$1`, `$'`, `$$` in new_string are no patterns.
+    for (text, old, new, want) in [
+        ("cost: $100 and ' '\n", "cost: $100", "cost: $200", "cost: $200 and ' '\n"),
+        ("one\n", "one", "a$'b", "a$'b\n"),
+        ("hello world\n", "hello", "$&-x", "$&-x world\n"),
+        ("pre-mid-post\n", "mid", "n$`w", "pre-n$`w-post\n"),
+        ("test it\n", "test", "$1$2y", "$1$2y it\n"),
+        ("price value\n", "value", "$$100", "price $$100\n"),
+        ("| m('^[a-z]$')\n", "'^[a-z]$'", "'^[a-z]$' # new", "| m('^[a-z]$' # new)\n"),
+    ] {
+        assert_eq!(exact(text, old, new), want);
+    }
+}
+
+#[test]
+fn the_usual_refusals_leave_the_file_as_it_was() {
+    // Gemini CLI's and OpenCode's error classes: no such file, creating over one, no occurrence, more
+    // than one, nothing to change; every one a refusal with the file untouched.
+    let dir = folder(&[("t.txt", "one one two\n")]);
+    let e = refused(dir.path(), &[], &plan(dir.path(), "missing.txt", &[("a", "b")], json!({})));
+    assert_eq!((e["kind"].as_str(), e["message"].as_str()), (Some("file_not_found"), Some(format!("File does not exist: {}. To create it, make the first edit's old_string empty.", dir.path().join("missing.txt").display()).as_str())));
+    for (old, new, kind) in [("", "new", "file_exists"), ("absent", "x", "not_found"), ("one", "1", "ambiguous"), ("two", "two", "no_op"), ("", "", "no_op")] {
+        let e = refused(dir.path(), &[], &plan(dir.path(), "t.txt", &[(old, new)], json!({})));
+        assert_eq!(e["kind"], kind, "{old:?} -> {new:?}: {e}");
+    }
+    // replace_all (Gemini CLI's allow_multiple): every occurrence, at least one.
+    let all = |text: &str| {
+        let dir = folder(&[("t.txt", text)]);
+        let p = json!({"file_path": dir.path().join("t.txt"), "edits": [{"old_string": "one", "new_string": "1", "replace_all": true}]});
+        outcome(dir.path(), &[], &p.to_string(), "t.txt").map(|(t, _)| t)
+    };
+    assert_eq!(all("one one two\n").unwrap(), "1 1 two\n");
+    assert_eq!(all("one\n").unwrap(), "1\n");
+    assert_eq!(all("two\n").unwrap_err()["kind"], "not_found");
+    // A directory (OpenCode): refused as no file (an I/O error, exit 2), nothing changed.
+    let dir = folder(&[("d/inside.txt", "x\n")]);
+    let before = snapshot(dir.path());
+    let (o, v) = run(dir.path(), &[], &plan(dir.path(), "d", &[("a", "b")], json!({})));
+    assert_eq!((o.status.code(), v["error"]["kind"].as_str()), (Some(2), Some("io")));
+    assert_eq!(v["error"]["message"], format!("Cannot edit {}: it is a directory, not a file. Nothing was changed.", dir.path().join("d").display()));
+    assert_eq!(snapshot(dir.path()), before);
+    // A NUL in the path: Gemini CLI takes it out and edits the file without it; multiedit refuses the
+    // path (a path it would have to correct is not the path given).
+    let e = refused(dir.path(), &[], &json!({"file_path": format!("{}/in\u{0}side.txt", dir.path().join("d").display()), "edits": [{"old_string": "x", "new_string": "y"}]}).to_string());
+    assert_eq!(e["message"], "InputValidationError: MultiEdit failed due to the following issue:\n`file_path` contains a NUL character");
+}
+
+#[test]
+fn a_new_file_and_its_folders_are_made_from_an_empty_old_string() {
+    let dir = folder(&[]);
+    applied(dir.path(), &[], &plan(dir.path(), "deep/er/new.txt", &[("", "made")], json!({})));
+    assert_eq!(read(dir.path(), "deep/er/new.txt"), "made");
+    // An empty file takes it too (Copilot Chat); a file with text refuses it (Gemini CLI, Copilot Chat).
+    let dir = folder(&[("empty.txt", "")]);
+    applied(dir.path(), &[], &plan(dir.path(), "empty.txt", &[("", "now")], json!({})));
+    assert_eq!(read(dir.path(), "empty.txt"), "now");
+}
+
+#[test]
+fn a_byte_order_mark_stays_and_the_first_visible_line_matches() {
+    // OpenCode: the mark is kept and old_string matches the first line without it.
+    assert_eq!(exact("\u{feff}using System;\nclass T {}\n", "using System;", "using Up;"), "\u{feff}using Up;\nclass T {}\n");
+    // OpenCode also lets an empty old_string overwrite a file that has text: refused by design (the
+    // MultiEdit contract creates a file only where there is none or it is empty).
+    let dir = folder(&[("m.cs", "\u{feff}using System;\n")]);
+    let e = refused(dir.path(), &[], &plan(dir.path(), "m.cs", &[("", "using Up;\n")], json!({})));
+    assert_eq!(e["message"], "Cannot create new file - file already exists.");
+}
+
+#[test]
+fn model_parameters_spelt_in_camel_case_are_read_as_the_plans() {
+    // OpenCode normalises the other spelling of its parameters; multiedit reads OpenCode's own.
+    let dir = folder(&[("c.txt", "old content\n")]);
+    let p = json!({"filePath": dir.path().join("c.txt"), "edits": [{"oldString": "old", "newString": "new"}]});
+    applied(dir.path(), &[], &p.to_string());
+    assert_eq!(read(dir.path(), "c.txt"), "new content\n");
+    let p = json!({"files": [{"filePath": dir.path().join("c.txt"), "edits": [{"oldString": "new", "newString": "x", "replaceAll": true}]}]});
+    applied(dir.path(), &[], &p.to_string());
+    assert_eq!(read(dir.path(), "c.txt"), "x content\n");
+    // Both spellings of one parameter: refused.
+    let p = json!({"file_path": dir.path().join("c.txt"), "edits": [{"old_string": "x", "oldString": "x", "new_string": "y"}]});
+    let e = refused(dir.path(), &[], &p.to_string());
+    assert_eq!(e["message"], "InputValidationError: MultiEdit failed due to the following issue:\n`edits[0].oldString` and `edits[0].old_string` are the same parameter: give it once");
+}
+
+#[test]
+fn a_new_string_that_leaves_text_out_with_a_placeholder_is_refused() {
+    // Gemini CLI refuses "(rest of methods ...)" in new_string when old_string has no such line: the
+    // text it stands for would be lost.
+    let text = "class A {\n  one() {}\n  two() {}\n}\n";
+    let e = edit(text, "  one() {}\n  two() {}", "  one() { 1 }\n  (rest of methods ...)", json!({})).unwrap_err();
+    assert_eq!(e["message"], "InputValidationError: MultiEdit failed due to the following issue:\n`edits[0].new_string` has the line \"(rest of methods ...)\", which stands for text left out, and old_string has no such line: new_string is written as it is, so the text it stands for would be lost. Write that text in full");
+    assert_eq!(edit(text, "  two() {}", "  two() {}\n  // ... existing code ...", json!({})).unwrap_err()["kind"], "invalid_plan");
+    // The same line in old_string is the file's own text; in a string it is no placeholder.
+    let text = "x\n// ... existing code ...\ny\n";
+    assert_eq!(exact(text, "x\n// ... existing code ...", "x2\n// ... existing code ..."), "x2\n// ... existing code ...\ny\n");
+    assert_eq!(exact("msg = 'a'\n", "'a'", "'(rest of methods ...)'"), "msg = '(rest of methods ...)'\n");
+}
+
+#[test]
+fn only_what_changed_is_replaced() {
+    // Copilot Chat minimises its edits; so does multiedit: bytes outside the change are never written.
+    use multiedit::engine::{apply_plan, parse_plan};
+    let plan = json!({"file_path": "/w/m.txt", "edits": [{"old_string": "head kept middle changed tail kept", "new_string": "head kept middle updated tail kept"}]});
+    let o = apply_plan(&parse_plan(&plan.to_string()).unwrap(), &[Some("head kept middle changed tail kept\n")]).unwrap();
+    let r = &o.files[0].replacements;
+    assert_eq!((r.len(), r[0].start, r[0].end, r[0].text.as_str()), (1, 17, 22, "updat"));
+    let plan = json!({"file_path": "/w/m.txt", "edits": [{"old_string": "start\nline to change\nend", "new_string": "start\nmodified line\nend"}]});
+    let o = apply_plan(&parse_plan(&plan.to_string()).unwrap(), &[Some("start\nline to change\nend")]).unwrap();
+    let r = &o.files[0].replacements;
+    assert_eq!((r.len(), r[0].start, r[0].text.as_str()), (1, 6, "modified lin"), "line 2 from its first byte, up to the shared `e`");
+}
+
+#[test]
+fn exact_edits_of_the_copilot_suite_land_where_they_say() {
+    for (text, old, new, want) in [
+        ("say oldWord!", "oldWord", "newWord", "say newWord!"),
+        ("function h() {\n\tlog(\"w\");\n}", "log(\"w\");", "log(\"h w\");", "function h() {\n\tlog(\"h w\");\n}"),
+        ("l1\nl2\nl3", "l1\nl2", "n1\nn2", "n1\nn2\nl3"),
+        ("before\nto go\nafter", "to go\n", "", "before\nafter"),
+        ("before to go after", "to go ", "", "before after"),
+        ("Hello 世界! 🌍", "世界! 🌍", "世界! 🌎", "Hello 世界! 🌎"),
+        ("price $10.99 (sale)", "$10.99 (sale)", "$9.99 (deal)", "price $9.99 (deal)"),
+        ("content\nwith\nlines\n", "content\nwith\n", "new\ncontent\n", "new\ncontent\nlines\n"),
+        ("line1\n\n\nline4", "line1\n\n\nline4", "line1\n\nline3\nline4", "line1\n\nline3\nline4"),
+        ("w1     w2", "w1     w2", "w1 w2", "w1 w2"),
+        ("before\tafter", "\t", "    ", "before    after"),
+        ("f() {\n\t    mixed\n}", "\t    mixed", "    proper", "f() {\n    proper\n}"),
+    ] {
+        assert_eq!(exact(text, old, new), want, "{old:?}");
+    }
+    // Case matters; several single-character matches are refused.
+    assert_eq!(edit("Hello World", "hello world", "x", json!({})).unwrap_err()["kind"], "not_found");
+    assert_eq!(edit("hello world", "l", "L", json!({})).unwrap_err()["kind"], "ambiguous");
+    // An old_string of a line break in an empty file (Copilot writes new_string): there is no line
+    // break to replace, so multiedit refuses it.
+    assert_eq!(edit("", "\n", "hello", json!({})).unwrap_err()["kind"], "not_found");
+}
+
+// Cline's SEARCH/REPLACE blocks (`------- SEARCH` / `+++++++ REPLACE`).
+
+fn cline(text: &str, blocks: &str) -> Result<(String, Value), Value> {
+    let dir = folder(&[("c.txt", text)]);
+    outcome(dir.path(), &["--file-path", "c.txt"], blocks, "c.txt")
+}
+
+#[test]
+fn cline_blocks_apply_in_any_order_and_delete_with_an_empty_replacement() {
+    let b = |s: &str, r: &str| format!("------- SEARCH\n{s}=======\n{r}+++++++ REPLACE\n");
+    assert_eq!(cline("", &b("", "new content\n")).unwrap().0, "new content\n");
+    assert_eq!(cline("line1\nline2\nline3", &b("line2\n", "replaced\n")).unwrap().0, "line1\nreplaced\nline3");
+    assert_eq!(cline("First\nSecond\nThird\nFourth", &(b("First\n", "1st\n") + "\n" + &b("Third\n", "3rd\n"))).unwrap().0, "1st\nSecond\n3rd\nFourth");
+    assert_eq!(cline("line1\nline2\nline3\nline4", &(b("line2\n", "replaced\n") + &b("line4\n", ""))).unwrap().0, "line1\nreplaced\nline3\n");
+    assert_eq!(cline("line1\nline2\nline3\nline4", &(b("line1\n", "") + &b("line3\n", "replaced\n"))).unwrap().0, "line2\nreplaced\nline4");
+    // Out of order.
+    assert_eq!(cline("one\ntwo\nthree\nfour\nfive\n", &(b("four\n", "4\n") + &b("two\n", "2\n") + &b("five\n", "5\n"))).unwrap().0, "one\n2\nthree\n4\n5\n");
+    assert_eq!(cline("f() {\n\tconst a = 1;\n\tconst b = 2;\n\tconst c = 3;\n\n}", &(b("\tconst c = 3;\n", "\tconst c = 30;\n") + &b("\tconst a = 1;\n", "\tconst a = 10;\n"))).unwrap().0, "f() {\n\tconst a = 10;\n\tconst b = 2;\n\tconst c = 30;\n\n}");
+    assert_eq!(cline("header\n\nbody\n\nfooter\n", &(b("footer\n", "new footer\n") + &b("\nbody\n\n", "new body\n"))).unwrap().0, "header\nnew body\nnew footer\n");
+    // A replacement whose lines end with a blank line keeps it.
+    assert_eq!(cline("line1\nline2\nline3", "------- SEARCH\nline2\n=======\nreplaced\n\n+++++++ REPLACE\n").unwrap().0, "line1\nreplaced\n\nline3");
+}
+
+#[test]
+fn cline_blocks_malformed_or_unfinished_are_refused() {
+    for bad in [
+        "<<-- SEARCH\nline2\n=======\nr\n+++++++ REPLACE\n",
+        "-- SEARCH\nline2\n=======\nr\n+++++++ REPLACE\n",
+        "-------SEARCH\nline2\n=======\nr\n+++++++ REPLACE\n",
+        "------- SEARCH\nline2\n+++++++ REPLACE\nr\n",
+        "------- SEARCH\nline2\n+++++++ REPLACE\nfirst\n+++++++ REPLACE\n",
+        "------- SEARCH\nline2\n------- =======\nr\n+++++++ REPLACE\n",
+        "------- SEARCH\nnot there\n=======\nr\n+++++++ REPLACE\n",
+        // Cline applies a last block whose REPLACE marker never came; the answer may have been cut
+        // off mid-replacement, so multiedit refuses it.
+        "------- SEARCH\nline2\n=======\nreplaced\n",
+    ] {
+        let e = cline("line1\nline2\nline3", bad).unwrap_err();
+        assert!(matches!(e["kind"].as_str(), Some("invalid_plan" | "not_found")), "{bad:?}: {e}");
+    }
+    // A divider with trailing blanks is one (Aider and Roo Code read it so; Cline refuses it).
+    assert_eq!(cline("line1\nline2\nline3", "------- SEARCH\nline2\n======= \nr\n+++++++ REPLACE\n").unwrap().0, "line1\nr\nline3");
+}
+
+#[test]
+fn a_search_lacking_a_lines_indentation_gets_it_back_as_aider_and_gemini_give_it() {
+    // Cline writes `replaced` at column 0 for a file line ` line2 `; Aider and Gemini CLI give a
+    // SEARCH the indentation it lacks back. Peers disagree: multiedit follows Aider (docs/compatibility.md).
+    let (after, _) = {
+        let dir = folder(&[("c.txt", "line1\n line2 \nline3")]);
+        outcome(dir.path(), &["--file-path", "c.txt", "--match", "tolerant"], "------- SEARCH\nline2\n=======\nreplaced\n+++++++ REPLACE\n", "c.txt").unwrap()
+    };
+    assert_eq!(after, "line1\n replaced\nline3");
+}

@@ -102,9 +102,9 @@ impl Placer {
             // may end there without theirs, as an exact match may (`Placer::place`).
             let open_end = a.eof_newline_optional && !current.is_empty() && !current.ends_with('\n');
             'tries: for (old, new) in &tries {
-                let mut found = tolerant::find(&current, old, new);
+                let mut found = tolerant::find(&current, old, new, true);
                 if let (tolerant::Found::None, true, Some(short)) = (&found, open_end, old.strip_suffix('\n')) {
-                    found = match tolerant::find(&current, short, new.strip_suffix('\n').unwrap_or(new)) {
+                    found = match tolerant::find(&current, short, new.strip_suffix('\n').unwrap_or(new), true) {
                         tolerant::Found::One(m) if m.end != current.len() => tolerant::Found::None,
                         other => other,
                     };

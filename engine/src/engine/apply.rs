@@ -244,8 +244,9 @@ impl<'p> FileRun<'p> {
             let edit = &edits[i];
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
                 let adds_lines = olds[i].is_empty() && !news[i].is_empty();
-                // A hunk of only context lines (a moved file's) checks that its lines are there.
-                let checks = !olds[i].is_empty() && olds[i] == news[i];
+                // A hunk of only context lines in a file that is moved (Codex's pure move that states
+                // the lines it expects) checks that they are there.
+                let checks = matches!(self.plan.op, FileOp::MoveTo(_)) && !olds[i].is_empty() && olds[i] == news[i];
                 if let Err(r) = if adds_lines || checks { Ok(()) } else { precheck(&olds[i], &news[i]) } {
                     self.fail(r.at(i))?;
                     continue;
@@ -294,7 +295,7 @@ impl<'p> FileRun<'p> {
                 && matches!(edit.expect, Expect::One | Expect::Exactly(1))
             {
                 let current = cs.current_text();
-                match tolerant::find(&current, &olds[i], &news[i]) {
+                match tolerant::find(&current, &olds[i], &news[i], false) {
                     tolerant::Found::One(m) => {
                         found = vec![(m.start, m.end)];
                         new_text = Cow::Owned(m.new_text);
@@ -360,7 +361,7 @@ impl<'p> FileRun<'p> {
         // removes it) leave it alone, and the patch is refused only if no file changes at all.
         let (replacements, line_breaks) = if self.original == Some(text.as_str()) { (Vec::new(), None) } else { (replacements, line_breaks) };
         let patch = edits.iter().any(|e| e.anchor.is_some());
-        if replacements.is_empty() && !creating && !patch && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
+        if self.original == Some(text.as_str()) && !patch && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
             return Err(Refusal::unchanged());
         }
         if self.plan.op == FileOp::Delete && !text.is_empty() {

@@ -61,7 +61,8 @@ pub enum Found {
 /// (still correct) diff rather than a stall.
 const DIFF_BUDGET: Duration = Duration::from_millis(200);
 
-pub fn find(current: &str, old: &str, new: &str) -> Found {
+/// `whole_lines`: the text matches whole lines only (a hunk's), never from inside a line's indentation.
+pub fn find(current: &str, old: &str, new: &str, whole_lines: bool) -> Found {
     let lines = lines_with_offsets(current);
     let mut old_lines: Vec<&str> = old.split('\n').collect();
     let keeps_newline = old.ends_with('\n') && old_lines.len() > 1;
@@ -72,7 +73,7 @@ pub fn find(current: &str, old: &str, new: &str) -> Found {
     let tiers: [(Tier, SameLine); 2] =
         [(Tier::LineTrimmed, |a, b| a.trim_end() == b.trim_end()), (Tier::Indentation, |a, b| a.trim() == b.trim())];
     for (tier, same) in tiers {
-        let hits = find_lines(current, &lines, &old_lines, keeps_newline, same);
+        let hits = find_lines(current, &lines, &old_lines, keeps_newline, same, whole_lines);
         match hits.as_slice() {
             [] => continue,
             [hit] => {
@@ -123,12 +124,13 @@ fn find_lines(
     old: &[&str],
     keeps_newline: bool,
     same: fn(&str, &str) -> bool,
+    whole_lines: bool,
 ) -> Vec<LineHit> {
     let k = old.len();
     if k == 0 || k > lines.len() || old.iter().all(|l| l.trim().is_empty()) {
         return Vec::new();
     }
-    let first_unindented = indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
+    let first_unindented = !whole_lines && indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
     let mut hits = Vec::new();
     for c in 0..=lines.len() - k {
         let (offset, line) = lines[c];
