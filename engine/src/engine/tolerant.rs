@@ -270,11 +270,10 @@ fn base_of<'a>(lines: &[&'a str], mid_first: bool) -> Option<&'a str> {
 }
 
 /// old_string sits at another depth than the file's text, so new_string is moved by as much. That is
-/// right only if new_string was written where old_string is, not already where the file's text is;
-/// it is taken to be when new_string starts where old_string does and every line it shares with
-/// old_string but for indentation keeps old_string's, or when one line of it is one of old_string's
-/// whole (the model wrote around old_string's own lines). Otherwise which depth the model meant cannot
-/// be known.
+/// right only if new_string was written where old_string is, not already where the file's text is.
+/// It is taken to be when new_string starts at old_string's depth and, if it re-indents one of
+/// old_string's lines, also keeps one of them whole (it was written around old_string's own lines).
+/// Otherwise which depth the model meant cannot be known.
 fn same_frame(old: &[&str], region: &[&str], new: &[&str], mid_first: bool) -> Result<(), String> {
     let counted = |j: usize, l: &str| !(l.trim().is_empty() || (j == 0 && mid_first));
     let kept = new.iter().enumerate().any(|(k, n)| counted(k, n) && old.iter().enumerate().any(|(j, o)| counted(j, o) && o == n));

@@ -129,13 +129,7 @@ pub fn parse(text: &str, format: Format) -> Result<Patch, Refusal> {
 /// sends the path beside its blocks). Only blocks can leave their file out: a `file_path` with
 /// another format is refused, never ignored.
 pub fn parse_with(text: &str, format: Format, file_path: Option<&str>) -> Result<Patch, Refusal> {
-    if let (Some(p), Format::Diff | Format::ApplyPatch | Format::Plan) = (file_path, format) {
-        return Err(Refusal::input(format!(
-            "file_path ({p}) names the file of SEARCH/REPLACE blocks that name none, but the text is {}, which names \
-             its own files: leave file_path out",
-            format.describe()
-        )));
-    }
+    file_path_fits(format, file_path)?;
     match format {
         Format::Diff => Ok(unified::parse(text)?),
         Format::ApplyPatch => Ok(envelope::parse(text)?),
@@ -275,6 +269,18 @@ fn join(root: &Path, rel: &str) -> PathBuf {
     out
 }
 
+/// Refuses a `file_path` given with a format whose text names its own files.
+fn file_path_fits(format: Format, file_path: Option<&str>) -> Result<(), Refusal> {
+    match (file_path, format) {
+        (Some(p), Format::Diff | Format::ApplyPatch | Format::Plan) => Err(Refusal::input(format!(
+            "file_path ({p}) names the file of SEARCH/REPLACE blocks that name none, but the text is {}, which names \
+             its own files: leave file_path out",
+            format.describe()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The one entry every front end uses: `text` in whatever format (`None`: detect it), as a plan.
 /// Relative paths of a patch resolve against `root`; `matching` applies to patches (a plan names its
 /// own). The same as a `PatchRequest` with no `match` and no `file_path`.
@@ -366,9 +372,7 @@ impl PatchRequest {
             None => detect(&self.text).ok_or_else(|| unknown_format(&self.text))?,
         };
         if format == Format::Plan {
-            if self.file_path.is_some() {
-                return Err(parse_with(&self.text, format, self.file_path.as_deref()).expect_err("a plan takes no file_path"));
-            }
+            file_path_fits(format, self.file_path.as_deref())?;
             let mut plan = crate::engine::parse_plan(&self.text)?;
             if let Some(asked) = self.matching {
                 let own = serde_json::from_str::<serde_json::Value>(&self.text).ok().and_then(|v| v.get("match").and_then(|m| m.as_str().map(str::to_string)));
