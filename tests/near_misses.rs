@@ -476,6 +476,17 @@ fn partial_indentation_gives_the_right_text_or_a_refusal() {
             if strip_trailing(&file).contains(strip_trailing(&s_old).as_str()) || s_old == s_new {
                 return Err(TestCaseError::reject("not a tolerant case"));
             }
+            // A tab file that never aligns with spaces after its tabs, given a line that does by a plan
+            // in spaces: whether those spaces are alignment or levels no line of the file tells.
+            // (Aligned with at least two spaces, the fewest a plan takes for a level here.)
+            let aligned = |t: &str| t.lines().any(|l| l.starts_with('\t') && l.trim_start_matches('\t').starts_with("  "));
+            if unit == Unit::Tabs && aligned(&new) && !aligned(&file) {
+                return Err(TestCaseError::reject("alignment the file never shows"));
+            }
+            // A tab file none of whose lines starts with a tab reads as a file indented with spaces.
+            if unit == Unit::Tabs && !file.lines().any(|l| l.starts_with('\t')) {
+                return Err(TestCaseError::reject("the file does not show its unit"));
+            }
             let exact = written(run(&file, &old, &new, "exact"));
             let result = tolerant(&file, &s_old, &s_new);
             if which == 0 {

@@ -250,7 +250,7 @@ fn tabs_for_spaces_need_the_files_own_unit_for_a_depth_old_string_does_not_show(
     // is 6 spaces in the file's unit or 8 in the plan's.
     assert_eq!(
         unsure("x\n  y\n    a\n    b\n", "\ta\n\tb", "\ta\n\t\tc"),
-        "Matching ignoring indentation, old_string is at lines 3-4, but new_string writes a depth old_string does not show, in tabs where the file has spaces or spaces where it has tabs, and the file's lines rise by 2, so how many spaces make a level (4 by old_string's lines) cannot be known. Write old_string exactly as the file has it there, and new_string as it is to be written."
+        "Matching ignoring indentation, old_string is at lines 3-4, but new_string writes a depth old_string does not show, in tabs where the file has spaces, and the file's lines rise by 2, so how many spaces make a level (4 by old_string's lines) cannot be known. Write old_string exactly as the file has it there, and new_string as it is to be written."
     );
     // A file that rises by four: one tab more is four spaces more.
     assert_eq!(tolerant("x\n    y\n    a\n    b\n", "\ta\n\tb", "\ta\n\tb\n\tc").unwrap().0, "x\n    y\n    a\n    b\n    c\n");

@@ -215,10 +215,17 @@ fn rewrite_lines(
                         return Err(unsettled());
                     }
                     // Spaces for the file's tabs: read as levels, a deeper line's spaces past the run are
-                    // whole levels; read as the run exchanged, they are alignment kept as it is. Only
+                    // whole levels; read as the run exchanged, they are alignment kept as it is. In a file
+                    // that aligns with as many spaces after its tabs as the plan takes for a level, only
                     // old_string's own lines at two depths show that the plan's spaces are levels.
                     let depths: HashSet<&str> = old.iter().enumerate().filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first))).map(|(_, l)| indent_of(l)).collect();
-                    let aligns = matches!((r.plan, r.file), (Style::Spaces(_), Style::Tabs));
+                    let aligns = match (r.plan, r.file) {
+                        (Style::Spaces(u), Style::Tabs) => file_lines.iter().any(|l| {
+                            let after_tabs = indent_of(l).trim_start_matches('\t');
+                            after_tabs.len() < indent_of(l).len() && after_tabs.len() >= u && after_tabs.bytes().all(|b| b == b' ')
+                        }),
+                        _ => false,
+                    };
                     if aligns && depths.len() < 2 && new_lines.iter().any(|l| !l.trim().is_empty() && p.line(l) != r.line(l)) {
                         return Err(unsettled());
                     }
@@ -626,10 +633,11 @@ impl Reindent {
         Ok(reading)
     }
 
-    /// Tabs written for spaces or spaces for tabs: a depth old_string shows maps to the file's through
-    /// old_string's own lines, but a depth it does not show needs the spaces side's unit, which only
-    /// its own lines can tell (rising by it) and the reading must agree with. A file whose lines never
-    /// rise, or rise by another step, leaves the number of spaces to a level unknown.
+    /// Tabs written for a file's spaces: a depth old_string shows maps to the file's through
+    /// old_string's own lines, but a depth it does not show needs the file's unit, which only its own
+    /// lines can tell (rising by it) and the reading must agree with. A file whose lines never rise, or
+    /// rise by another step, leaves the number of spaces to a level unknown. (Spaces written for a
+    /// file's tabs need no such unit: a tab is one level.)
     fn unit_known(&self, old: &[&str], new: &[&str], mid_first: bool, region: &[&str], file_lines: &[&str]) -> Result<(), String> {
         let counted = |lines: &[&str]| -> Vec<usize> {
             lines
@@ -643,11 +651,10 @@ impl Reindent {
         if counted(new).iter().all(|l| shown.contains(l)) {
             return Ok(());
         }
-        let (unit, own, side) = match (self.plan, self.file) {
-            (Style::Tabs, Style::Spaces(u)) => (u, unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())), "the file's"),
-            (Style::Spaces(u), Style::Tabs) => (u, unit_of(old.iter().chain(new).copied()), "the plan's"),
-            _ => return Ok(()),
-        };
+        let (Style::Tabs, Style::Spaces(unit)) = (self.plan, self.file) else { return Ok(()) };
+        // A file that indents with tabs too does not say what its spaces are.
+        let spaced = uses_tabs(file_lines.iter().copied()) == Some(Some(false));
+        let own = if spaced { unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())) } else { None };
         if own == Some(unit) {
             return Ok(());
         }
@@ -656,7 +663,7 @@ impl Reindent {
             None => "never rise".into(),
         };
         Err(format!(
-            "new_string writes a depth old_string does not show, in tabs where the file has spaces or spaces where it has tabs, and {side} lines {seen}, so how many spaces make a level ({unit} by old_string's lines) cannot be known"
+            "new_string writes a depth old_string does not show, in tabs where the file has spaces, and the file's lines {seen}, so how many spaces make a level ({unit} by old_string's lines) cannot be known"
         ))
     }
 
