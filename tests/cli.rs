@@ -313,3 +313,32 @@ fn a_patch_stays_inside_its_root_unless_allowed() {
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
     assert_eq!(fs::read_to_string(proj.join("a.txt")).unwrap(), "beta\n");
 }
+
+/// `--match` is never ignored: a JSON plan that names no mode takes it; one whose own mode contradicts
+/// it is refused, naming both, with the file unchanged.
+#[test]
+fn the_match_flag_applies_to_a_plan_that_names_no_mode_and_a_contradiction_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.py");
+    fs::write(&f, "def f():\n    a = 1\n    return a\n").unwrap();
+    // Written without the file's indentation: only the tolerant tiers find it.
+    let edits = json!([{"old_string": "a = 1\nreturn a", "new_string": "a = 2\nreturn a"}]);
+    let o = apply(&["--match", "tolerant"], &json!({"file_path": f, "edits": edits}));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(out(&o), format!("Applied 1 edit to {}:\n1. Replaced \"a = 1\nreturn a\" with \"a = 2\nreturn a\" (matched ignoring indentation)\n", f.display()));
+    assert_eq!(fs::read_to_string(&f).unwrap(), "def f():\n    a = 2\n    return a\n");
+    // The plan's own mode, the same as the flag's: applied.
+    let o = apply(&["--match", "exact"], &json!({"file_path": f, "match": "exact", "edits": [{"old_string": "a = 2", "new_string": "a = 3"}]}));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // Contradicting it: refused, both named.
+    let o = apply(&["--match", "tolerant"], &json!({"file_path": f, "match": "exact", "edits": [{"old_string": "a = 3", "new_string": "a = 4"}]}));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        err(&o),
+        "InputValidationError: the plan's own \"match\" is \"exact\" and the request asks for \"tolerant\" (--match, or `match` beside the patch): they contradict each other, so nothing was applied. Give the matching mode once, in the plan or beside it\n"
+    );
+    assert_eq!(fs::read_to_string(&f).unwrap(), "def f():\n    a = 3\n    return a\n");
+    // Without the flag, a plan naming no mode is exact.
+    let o = apply(&[], &json!({"file_path": f, "edits": edits}));
+    assert_eq!(o.status.code(), Some(1));
+}

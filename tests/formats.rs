@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Output;
 
 use crate::support::apply::apply_text;
+use crate::support::disk::folder;
 
 /// `multiedit apply --root ROOT ARGS -` with `patch` on standard input.
 fn apply(root: &Path, args: &[&str], patch: &str) -> Output {
@@ -18,17 +19,6 @@ fn stderr(o: &Output) -> String {
 }
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A folder holding `files`; returns it and a snapshot function of every file in it.
-fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let p = dir.path().join(name);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-    dir
 }
 
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -607,4 +597,75 @@ fn envelopes_codex_rejects_are_refused_with_every_file_unchanged() {
         let e = refused(&files, patch);
         assert!(e.starts_with(start), "{patch}: {e}");
     }
+}
+
+#[test]
+fn a_move_whose_hunk_only_states_its_lines_moves_the_file_when_they_are_there() {
+    // Codex moves the file; the context lines are checked, not written.
+    let patch = "*** Begin Patch\n*** Update File: old/name.py\n*** Move to: new/name.py\n@@\n a = 1\n b = 2\n*** End Patch\n";
+    let dir = applied(&[("old/name.py", "a = 1\nb = 2\n")], &[], patch);
+    assert_eq!(read(dir.path(), "new/name.py"), "a = 1\nb = 2\n");
+    assert!(!dir.path().join("old/name.py").exists());
+    let dir = folder(&[("old/name.py", "a = 1\nb = 2\n")]);
+    let o = apply(dir.path(), &["--dry-run"], patch);
+    assert!(stdout(&o).ends_with(&format!("Applied 1 edit to {p}/old/name.py:\n1. Checked hunk 1 of old/name.py\nMoved {p}/old/name.py to {p}/new/name.py.\n", p = dir.path().display())), "{}", stdout(&o));
+    // Lines that are not there refuse the move, nothing moved.
+    let e = refused(&[("old/name.py", "a = 1\nb = 3\n")], patch);
+    assert!(e.starts_with("Hunk 1 of old/name.py does not apply: its lines are not in the file."), "{e}");
+    // Without a move, a hunk of only context still changes nothing and is refused.
+    let e = refused(&[("n.py", "a = 1\n")], "*** Begin Patch\n*** Update File: n.py\n@@\n a = 1\n*** End Patch\n");
+    assert!(e.contains("has no '-' or '+' line, only context"), "{e}");
+}
+
+#[test]
+fn under_tolerant_a_hunk_that_only_removes_lines_writes_nothing_but_the_files_own_lines() {
+    // Codex's trimmed tier: the removed line's indentation differs from the file's, and so does the
+    // context's relative depth, but nothing is re-indented: the kept lines are the file's.
+    let file = "def f():\n    x = 1\n      y = 2\n    return x\n";
+    let patch = "*** Begin Patch\n*** Update File: b.py\n@@\n     x = 1\n-    y = 2\n     return x\n*** End Patch\n";
+    let dir = applied(&[("b.py", file)], &["--match", "tolerant"], patch);
+    assert_eq!(read(dir.path(), "b.py"), "def f():\n    x = 1\n    return x\n");
+    // Exact mode refuses it.
+    let dir = folder(&[("b.py", file)]);
+    assert_eq!(apply(dir.path(), &[], patch).status.code(), Some(1));
+    assert_eq!(read(dir.path(), "b.py"), file);
+}
+
+#[test]
+fn a_series_that_restores_one_file_applies_the_others_as_git_apply_does() {
+    // The first diff adds a line to keep.txt and changes other.txt; the second removes that line.
+    let series = "\
+diff --git a/keep.txt b/keep.txt
+--- a/keep.txt
++++ b/keep.txt
+@@ -1,3 +1,4 @@
+ a
+ b
++new
+ c
+diff --git a/other.txt b/other.txt
+--- a/other.txt
++++ b/other.txt
+@@ -1 +1 @@
+-x
++y
+diff --git a/keep.txt b/keep.txt
+--- a/keep.txt
++++ b/keep.txt
+@@ -1,4 +1,3 @@
+ a
+ b
+-new
+ c
+";
+    let dir = folder(&[("keep.txt", "a\nb\nc\n"), ("other.txt", "x\n")]);
+    let o = apply(dir.path(), &[], series);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!((read(dir.path(), "keep.txt"), read(dir.path(), "other.txt")), ("a\nb\nc\n".to_string(), "y\n".to_string()));
+    assert!(stdout(&o).contains("Together they leave the file as it was: nothing was written to it."), "{}", stdout(&o));
+    // A series that restores every file it touches changes nothing: refused, as a plan that changes
+    // nothing is.
+    let restore_only: String = series.split("diff --git a/other.txt").next().unwrap().to_string() + &series[series.rfind("diff --git a/keep.txt").unwrap()..];
+    let e = refused(&[("keep.txt", "a\nb\nc\n")], &restore_only);
+    assert_eq!(e, "Original and edited file match exactly. Failed to apply edit.\n");
 }

@@ -24,3 +24,4 @@ mod mcp;
 mod near_misses;
 mod nvim;
 mod paths;
+mod peers;

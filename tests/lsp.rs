@@ -726,6 +726,22 @@ fn a_plan_the_users_typing_breaks_is_refused_with_what_is_there_now() {
 }
 
 #[test]
+fn typing_that_leaves_nothing_like_old_string_is_named_in_the_hint() {
+    let (_d, ws) = workspace();
+    let f = ws.join("f.rs");
+    let mut ed = start(&ws);
+    ed.open(&f, "# notes\nfn beta() { 0 }\n");
+    // The user types a whole new line over the one the plan edits: no line of the file resembles
+    // old_string any more, so the hint names what is there now.
+    ed.types_first.push((f.clone(), 8, 23, "const LIMIT: u8 = 7;".into()));
+    let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("fn beta() { 0 }", "fn beta() { 1 }")]))));
+    assert_eq!(kind, "not_found");
+    assert_eq!(data["hint"], "The document changed at line 2 while the plan was being applied. The file has there now:\nconst LIMIT: u8 = 7;", "{data}");
+    assert_eq!(ed.text(&f), "# notes\nconst LIMIT: u8 = 7;\n", "only the user's typing");
+    ed.assert_server_agrees(&f);
+}
+
+#[test]
 fn a_command_cancelled_while_waiting_for_the_editor_frees_the_server() {
     let (_d, ws) = workspace();
     let f = ws.join("f.txt");

@@ -69,7 +69,11 @@ fn the_extension_uses_the_canonical_patch_schema() {
     let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
     let tool = tools.iter().find(|t| t["name"] == "multiedit_patch").expect("the multiedit_patch language-model tool");
     // The same object as the MCP tool's, `preview` included (the extension sends it to
-    // multiedit.preview), but for the editor's own `format_edits`.
+    // multiedit.preview), but for the editor's own `format_edits`, and for `file_path`, which the MCP
+    // tool and the command line offer for blocks that name no file (the language server's commands
+    // take it too; the extension's tool does not offer it yet).
+    let mut canonical = canonical;
+    canonical["properties"].as_object_mut().unwrap().remove("file_path").expect("the canonical schema offers file_path");
     assert_eq!(
         vscode_only(&tool["inputSchema"], &["format_edits"]), canonical,
         "extension-vscode/package.json's multiedit_patch tool inputSchema differs from server/schema/patch.schema.json: \
@@ -243,4 +247,24 @@ fn the_plan_tool_gives_the_command_line_json() {
 fn umask_of_this_process() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     status.lines().find_map(|l| l.strip_prefix("Umask:")).map(|v| u32::from_str_radix(v.trim(), 8).unwrap()).unwrap()
+}
+
+/// Roo Code sends a file's path beside its SEARCH/REPLACE blocks: `multiedit_patch` takes it as
+/// `file_path` (relative to `root`, here the server's folder), for blocks that name no file; given with
+/// a format that names its own files, it is refused, never ignored.
+#[test]
+fn the_patch_tool_takes_the_blocks_file_beside_them() {
+    let (_work, root, runtime) = on_disk_folders();
+    std::fs::write(root.join("view.ts"), "let a = 1;\nlet b = 2;\n").unwrap();
+    let mut raw = Raw::start(&root, &[], &[("XDG_RUNTIME_DIR", &runtime), ("XDG_STATE_HOME", &runtime)]);
+    let blocks = "<<<<<<< SEARCH\n:start_line:2\n-------\nlet b = 2;\n=======\nlet b = 3;\n>>>>>>> REPLACE\n";
+    let (is_error, text) = raw.call(1, "multiedit_patch", serde_json::json!({"patch": blocks, "file_path": "view.ts"}));
+    assert!(!is_error, "{text}");
+    assert!(text.contains("1. Applied SEARCH/REPLACE block 1 (view.ts, start line 2)"), "{text}");
+    assert_eq!(std::fs::read_to_string(root.join("view.ts")).unwrap(), "let a = 1;\nlet b = 3;\n");
+    let diff = "--- a/view.ts\n+++ b/view.ts\n@@ -1 +1 @@\n-let a = 1;\n+let a = 0;\n";
+    let (is_error, text) = raw.call(2, "multiedit_patch", serde_json::json!({"patch": diff, "file_path": "view.ts"}));
+    assert!(is_error, "{text}");
+    assert!(text.starts_with("InputValidationError: file_path (view.ts) names the file of SEARCH/REPLACE blocks that name none, but the text is a unified diff"), "{text}");
+    assert_eq!(std::fs::read_to_string(root.join("view.ts")).unwrap(), "let a = 1;\nlet b = 3;\n");
 }

@@ -65,6 +65,8 @@ export interface FileResult {
   created?: boolean;
   /** Edits matched by `match: tolerant`, with how. */
   tiers?: TierResult[];
+  /** The style the edits' line breaks were written in, where the plan wrote them in another. */
+  line_breaks?: 'lf' | 'crlf' | 'nearest';
   /** A patch deleted the file. */
   deleted?: boolean;
   /** A patch moved the file here (after its edits). */

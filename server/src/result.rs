@@ -12,7 +12,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::engine::{FileOp, Outcome, Refusal, Tier};
+use crate::engine::{FileOp, LineBreaks, Outcome, Refusal, Tier};
 
 /// A plan's result. Fields are written in this order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,6 +118,11 @@ pub struct FileResult {
     pub created: bool,
     /// Edits matched by a tolerant tier.
     pub tiers: Vec<TierResult>,
+    /// What the edits' line breaks were written as, where the plan wrote them in another style
+    /// (`lf`, `crlf`, or `nearest` in a file that has both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
+    pub line_breaks: Option<LineBreaks>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -468,6 +473,7 @@ impl FileResult {
             replacements: f.replacement_count(),
             created: f.created,
             tiers: f.applied.iter().filter_map(|e| Some(TierResult { edit_index: e.edit_index, tier: e.tier? })).collect(),
+            line_breaks: f.line_breaks,
             deleted: f.op == FileOp::Delete,
             moved_to: match &f.op {
                 FileOp::MoveTo(to) => Some(to.clone()),
@@ -537,6 +543,7 @@ mod tests {
             version: None,
             mode_applied: None,
             on_disk: None,
+            line_breaks: None,
         }
     }
 
@@ -573,6 +580,7 @@ mod tests {
             replacements: 2,
             created: false,
             tiers: vec![TierResult { edit_index: 0, tier: Tier::Quotes }],
+            line_breaks: Some(LineBreaks::Crlf),
             deleted: false,
             moved_to: Some("/w/b".into()),
             mode: Some("100755".into()),

@@ -9,17 +9,20 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Writes the files of the patch into `root` and returns the patch: a hunk found 2 lines below where
-/// it says (an offset), a rename with an edit, a deletion and a mode-only change.
+/// it says (an offset), a rename with an edit, a deletion, a mode-only change and a line added to a
+/// CRLF file by an LF hunk (`line_breaks`).
 pub fn fixture(root: &Path) -> String {
     fs::write(root.join("a.txt"), "new top\nnew top 2\n1\n2\n3\n4\n5\n6\n7\n").unwrap();
     fs::write(root.join("old.txt"), "keep\nold body\n").unwrap();
     fs::write(root.join("gone.txt"), "bye\n").unwrap();
     fs::write(root.join("run.sh"), "echo hi\n").unwrap();
+    fs::write(root.join("dos.txt"), "one\r\ntwo\r\n").unwrap();
     "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -3,3 +3,3 @@\n 3\n-4\n+four\n 5\n\
      diff --git a/old.txt b/new.txt\nsimilarity index 60%\nrename from old.txt\nrename to new.txt\n--- a/old.txt\n+++ b/new.txt\n\
      @@ -1,2 +1,2 @@\n keep\n-old body\n+new body\n\
      diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
-     diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+     diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n\
+     diff --git a/dos.txt b/dos.txt\n--- a/dos.txt\n+++ b/dos.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n"
         .to_string()
 }
 
@@ -44,6 +47,7 @@ pub fn cli_json(scratch: &Path, patch: &str) -> Value {
     assert_eq!(files[1]["moved_to"], "ROOT/new.txt", "{files}");
     assert_eq!(files[2]["deleted"], true, "{files}");
     assert_eq!(files[3]["mode"], "100755", "{files}");
+    assert_eq!(files[4]["line_breaks"], "crlf", "{files}");
     files
 }
 
@@ -52,14 +56,15 @@ pub fn rooted(v: &Value, root: &Path) -> Value {
     serde_json::from_str(&v.to_string().replace(&root.display().to_string(), "ROOT")).unwrap()
 }
 
-/// Writes the files of the plan into `root` and returns the plan: a tolerant match (a `tiers` entry),
-/// an edit that fails and is skipped (`mode: partial`, an `edits_failed` entry) and a created file.
+/// Writes the files of the plan into `root` and returns the plan: a tolerant match (a `tiers` entry)
+/// adding a line to a CRLF file (`line_breaks`), an edit that fails and is skipped (`mode: partial`,
+/// an `edits_failed` entry) and a created file.
 pub fn plan_fixture(root: &Path) -> Value {
-    fs::write(root.join("p.txt"), "alpha  \nbeta\ngamma\n").unwrap();
+    fs::write(root.join("p.txt"), "alpha  \r\nbeta\r\ngamma\r\n").unwrap();
     let _ = fs::remove_file(root.join("made.txt"));
     serde_json::json!({"files": [
         {"file_path": root.join("p.txt"), "edits": [
-            {"old_string": "alpha\nbeta", "new_string": "ALPHA\nbeta"},
+            {"old_string": "alpha\nbeta", "new_string": "ALPHA\nbeta\nbeta 2"},
             {"old_string": "missing", "new_string": "x"},
         ]},
         {"file_path": root.join("made.txt"), "edits": [{"old_string": "", "new_string": "made\n"}]},
@@ -79,6 +84,7 @@ pub fn cli_plan_json(scratch: &Path) -> Value {
     assert_eq!((v["dry_run"].take(), v["diff"].take().is_string()), (Value::Bool(true), true), "{v}");
     let v = without(&rooted(&v, &root), &["dry_run", "diff"], &[]);
     assert_eq!(v["files"][0]["tiers"][0]["tier"], "line_trimmed", "{v}");
+    assert_eq!(v["files"][0]["line_breaks"], "crlf", "{v}");
     assert_eq!(v["files"][1]["created"], true, "{v}");
     assert_eq!(v["edits_failed"][0]["kind"], "not_found", "{v}");
     assert_eq!(v["edits_failed"][0]["file_path"], "ROOT/p.txt", "{v}");

@@ -94,14 +94,35 @@ impl Placer {
                 Err(_) => {}
             }
         }
+        // Why the tolerant tiers found no certain place, for the hint.
+        let mut tolerant_hint: Option<String> = None;
         if placed.is_err() && tolerant {
             let current = cs.current_text();
-            for (old, new) in &tries {
-                if let tolerant::Found::One(m) = tolerant::find(&current, old, new) {
-                    if let Ok(p) = self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written) {
-                        placed = Ok((p, Cow::Owned(m.new_text), Some(m.tier)));
-                        break;
+            // The file's last line has no newline and the format cannot say so: the hunk's lines
+            // may end there without theirs, as an exact match may (`Placer::place`).
+            let open_end = a.eof_newline_optional && !current.is_empty() && !current.ends_with('\n');
+            'tries: for (old, new) in &tries {
+                let mut found = tolerant::find(&current, old, new, true);
+                if let (tolerant::Found::None, true, Some(short)) = (&found, open_end, old.strip_suffix('\n')) {
+                    found = match tolerant::find(&current, short, new.strip_suffix('\n').unwrap_or(new), true) {
+                        tolerant::Found::One(m) if m.end != current.len() => tolerant::Found::None,
+                        other => other,
+                    };
+                }
+                match found {
+                    tolerant::Found::One(m) => {
+                        if let Ok(p) = self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written) {
+                            placed = Ok((p, Cow::Owned(m.new_text), Some(m.tier)));
+                            break 'tries;
+                        }
                     }
+                    tolerant::Found::Unsure { tier, lines, why } => {
+                        tolerant_hint.get_or_insert_with(|| hints::tolerant_unsure(tier, lines, &why));
+                    }
+                    tolerant::Found::Several { tier, lines } => {
+                        tolerant_hint.get_or_insert_with(|| hints::tolerant_matches(tier, &lines));
+                    }
+                    tolerant::Found::None => {}
                 }
             }
         }
@@ -115,7 +136,7 @@ impl Placer {
             }
             Ok(found) => Ok(found),
             Err(r) if r.kind == Kind::NotFound => {
-                let hint = hints::not_found(&cs.current_text(), hunk.old, hunk.new);
+                let hint = tolerant_hint.or_else(|| hints::not_found(&cs.current_text(), hunk.old, hunk.new));
                 Err(r.with_hint(hint))
             }
             Err(r) => Err(r),
@@ -272,6 +293,14 @@ impl Placer {
                 let expected = stated as isize + self.offset;
                 let mut best: Vec<(isize, usize)> = c.iter().map(|&s| ((self.line(cs, s) as isize - expected).abs(), s)).collect();
                 best.sort_unstable();
+                if let Some(reach) = a.reach.filter(|&r| best[0].0 > r as isize) {
+                    return Err(refuse(format!(
+                        "its lines are at line {}, {} lines from line {expected} where its start line puts them, and a block is \
+                         looked for within {reach} lines of its start line: correct the start line",
+                        lines(&best.iter().map(|b| b.1).collect::<Vec<_>>()),
+                        best[0].0
+                    )));
+                }
                 if best.len() > 1 && best[0].0 == best[1].0 {
                     return Err(Refusal::new(
                         Kind::Ambiguous,

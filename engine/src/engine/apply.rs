@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::anchor::{Hunk, Placer};
 use super::changeset::{ChangeSet, Replacement};
-use super::eol::{apply_replacements, View};
+use super::eol::{self, apply_replacements, LineBreaks, View};
 use super::hints;
 use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
@@ -61,6 +61,8 @@ pub struct FileChange {
     pub edit_count: usize,
     /// The mode the patch gives the file (`0o100755`), as `FilePlan::mode`.
     pub mode: Option<u32>,
+    /// The style the edits' line breaks were written in, where the plan wrote them in another.
+    pub line_breaks: Option<LineBreaks>,
 }
 
 impl FileChange {
@@ -106,13 +108,14 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
                     failed: vec![r],
                     edit_count: fp.edits.len(),
                     mode: None,
+                    line_breaks: None,
                 });
             }
             Err(r) => return Err(r),
         }
     }
     // A file deleted, moved, created or given a mode is a change even without an edit to its text.
-    if files.iter().all(|f| f.applied.is_empty() && f.op == FileOp::Edit && f.mode.is_none()) {
+    if files.iter().all(|f| f.replacements.is_empty() && !f.created && f.op == FileOp::Edit && f.mode.is_none()) {
         return Err(first_failure.unwrap_or_else(Refusal::unchanged));
     }
     Ok(Outcome { files })
@@ -241,7 +244,10 @@ impl<'p> FileRun<'p> {
             let edit = &edits[i];
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
                 let adds_lines = olds[i].is_empty() && !news[i].is_empty();
-                if let Err(r) = if adds_lines { Ok(()) } else { precheck(&olds[i], &news[i]) } {
+                // A hunk of only context lines in a file that is moved (Codex's pure move that states
+                // the lines it expects) checks that they are there.
+                let checks = matches!(self.plan.op, FileOp::MoveTo(_)) && !olds[i].is_empty() && olds[i] == news[i];
+                if let Err(r) = if adds_lines || checks { Ok(()) } else { precheck(&olds[i], &news[i]) } {
                     self.fail(r.at(i))?;
                     continue;
                 }
@@ -254,7 +260,7 @@ impl<'p> FileRun<'p> {
                         continue;
                     }
                 };
-                let made = cs.apply(&[(p.start, p.end)], &new_text);
+                let made = if checks { Vec::new() } else { cs.apply(&[(p.start, p.end)], &new_text) };
                 placer.applied(&p, &new_text);
                 if let Some(t) = touching.as_mut() {
                     t.record(&cs, &made);
@@ -265,7 +271,7 @@ impl<'p> FileRun<'p> {
                     label: Some(anchor.label.clone()),
                     line: Some(p.line),
                     offset: p.offset,
-                    ..EditReport::new(i, &edit.old_string, &edit.new_string, 1)
+                    ..EditReport::new(i, &edit.old_string, &edit.new_string, usize::from(!checks))
                 });
                 continue;
             }
@@ -289,7 +295,7 @@ impl<'p> FileRun<'p> {
                 && matches!(edit.expect, Expect::One | Expect::Exactly(1))
             {
                 let current = cs.current_text();
-                match tolerant::find(&current, &olds[i], &news[i]) {
+                match tolerant::find(&current, &olds[i], &news[i], false) {
                     tolerant::Found::One(m) => {
                         found = vec![(m.start, m.end)];
                         new_text = Cow::Owned(m.new_text);
@@ -298,6 +304,11 @@ impl<'p> FileRun<'p> {
                     tolerant::Found::Several { tier, lines } => {
                         let r = Refusal::ambiguous(lines.len(), &edit.old_string);
                         self.fail(r.with_hint(Some(hints::tolerant_matches(tier, &lines))).at(i))?;
+                        continue;
+                    }
+                    tolerant::Found::Unsure { tier, lines, why } => {
+                        let r = Refusal::not_found(&edit.old_string);
+                        self.fail(r.with_hint(Some(hints::tolerant_unsure(tier, lines, &why))).at(i))?;
                         continue;
                     }
                     tolerant::Found::None => {}
@@ -334,17 +345,27 @@ impl<'p> FileRun<'p> {
         }
         let view_reps = cs.finish();
         let original = self.original.unwrap_or("");
-        let (replacements, text) = if creating {
-            let text = apply_replacements(base, &view.to_original_replacements(view_reps));
-            (vec![Replacement { start: 0, end: original.len(), text: text.clone() }], text)
+        // The created content (edit 0) is the file's first text, written as given; what the later
+        // edits insert takes its line breaks.
+        let news = self.applied.iter().filter(|e| !(creating && e.edit_index == 0)).map(|e| e.new_string.as_str());
+        let (replacements, text, line_breaks) = if creating {
+            let reps = view.to_original_replacements(view_reps);
+            let line_breaks = eol::converted(&view, news, &reps);
+            let text = apply_replacements(base, &reps);
+            (vec![Replacement { start: 0, end: original.len(), text: text.clone() }], text, line_breaks)
         } else {
             let reps = view.to_original_replacements(view_reps);
+            let line_breaks = eol::converted(&view, news, &reps);
             let text = apply_replacements(original, &reps);
-            (reps, text)
+            (reps, text, line_breaks)
         };
         // Compared as whole texts: replacements that are each minimal can still undo one another (delete
-        // "😀" at the start, insert "😀" further on, in "😀😀😀").
-        if self.original == Some(text.as_str()) && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
+        // "😀" at the start, insert "😀" further on, in "😀😀😀"). A plan's own edits that change nothing
+        // are refused; a patch's hunks that leave one file as it was (a series that adds a line, then
+        // removes it) leave it alone, and the patch is refused only if no file changes at all.
+        let (replacements, line_breaks) = if self.original == Some(text.as_str()) { (Vec::new(), None) } else { (replacements, line_breaks) };
+        let patch = edits.iter().any(|e| e.anchor.is_some());
+        if self.original == Some(text.as_str()) && !patch && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
             return Err(Refusal::unchanged());
         }
         if self.plan.op == FileOp::Delete && !text.is_empty() {
@@ -360,7 +381,7 @@ impl<'p> FileRun<'p> {
         }
         let created = creating && self.original.is_none();
         let op = self.plan.op.clone();
-        Ok(self.finish_op(op, text, replacements, created))
+        Ok(FileChange { line_breaks, ..self.finish_op(op, text, replacements, created) })
     }
 
     fn finish_op(self, op: FileOp, text: String, replacements: Vec<Replacement>, created: bool) -> FileChange {
@@ -374,6 +395,7 @@ impl<'p> FileRun<'p> {
             failed: self.failed,
             edit_count: self.plan.edits.len(),
             mode: self.plan.mode,
+            line_breaks: None,
         }
     }
 

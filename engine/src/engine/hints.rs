@@ -53,6 +53,15 @@ pub fn tolerant_matches(tier: Tier, lines: &[(usize, usize)]) -> String {
     )
 }
 
+/// A tolerant tier that matched one place where writing new_string needs a guess.
+pub fn tolerant_unsure(tier: Tier, lines: (usize, usize), why: &str) -> String {
+    format!(
+        "Matching {}, old_string is at {}, but {why}. Write old_string exactly as the file has it there, and new_string as it is to be written.",
+        tier.describe(),
+        range(lines)
+    )
+}
+
 fn range((first, last): (usize, usize)) -> String {
     if first == last {
         format!("line {first}")

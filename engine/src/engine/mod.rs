@@ -22,7 +22,7 @@ mod write;
 pub use anchor::cap as sentence;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome, MAX_TEXT};
 pub use changeset::Replacement;
-pub use eol::apply_replacements;
+pub use eol::{apply_replacements, LineBreaks};
 pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan, Save};
 pub use refusal::{Kind, Refusal};
 pub use text::{line_of, line_starts};

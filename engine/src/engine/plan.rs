@@ -64,6 +64,9 @@ pub struct Anchor {
     /// the previous hunk of the file was found is carried over, as `patch` does; two at the same
     /// distance are refused.
     pub line: Option<usize>,
+    /// With `line`: only places within this many lines of where the text is expected count (Roo Code's
+    /// start lines, which Roo looks no further from).
+    pub reach: Option<usize>,
     /// Only places at or after the end of the previous anchored edit of the file count, and the first
     /// wins (apply_patch: hunks come in file order).
     pub forward: bool,
@@ -235,8 +238,33 @@ fn choice<T: Copy>(obj: &Map<String, Value>, key: &str, choices: &[(&str, T)], d
 const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics", "save"];
 const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics", "save"];
 
+/// The parameters other agents' edit tools spell in camelCase (OpenCode's `filePath`, `oldString`,
+/// `newString`, `replaceAll`), which a model trained on them sends: read as ours.
+const CAMEL: &[(&str, &str)] = &[
+    ("filePath", "file_path"),
+    ("oldString", "old_string"),
+    ("newString", "new_string"),
+    ("replaceAll", "replace_all"),
+    ("expectedReplacements", "expected_replacements"),
+];
+
+/// `obj` with camelCase parameters under their snake_case names; both spellings of one are refused.
+fn snake_case(obj: &Map<String, Value>, prefix: &str) -> Result<Map<String, Value>, Refusal> {
+    let mut out = obj.clone();
+    for (camel, snake) in CAMEL {
+        if let Some(v) = out.remove(*camel) {
+            if out.contains_key(*snake) {
+                return Err(issue(format_args!("`{prefix}{camel}` and `{prefix}{snake}` are the same parameter: give it once")));
+            }
+            out.insert(snake.to_string(), v);
+        }
+    }
+    Ok(out)
+}
+
 pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
     let Value::Object(obj) = value else { return Err(wrong_type("plan", "object", value)) };
+    let obj = &snake_case(obj, "")?;
     let options = Options {
         mode: choice(obj, "mode", &[("atomic", Mode::Atomic), ("partial", Mode::Partial)], Mode::Atomic)?,
         dialect: choice(
@@ -278,6 +306,7 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
         for (i, f) in list.iter().enumerate() {
             let prefix = format!("files[{i}].");
             let Value::Object(fo) = f else { return Err(wrong_type(&format!("files[{i}]"), "object", f)) };
+            let fo = &snake_case(fo, &prefix)?;
             check_fields(fo, &["file_path", "edits"], &prefix)?;
             files.push(file_plan(fo, &prefix)?);
         }
@@ -316,6 +345,35 @@ fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal
     Ok(FilePlan::edit(file_path, edits))
 }
 
+/// A line that stands for text left out (`(rest of methods ...)`, `// ... existing code ...`,
+/// `# rest of code ...`), as its phrase: models write them for code they did not repeat (Gemini CLI
+/// refuses them too). `None` for any other line.
+fn omission(line: &str) -> Option<String> {
+    const PHRASES: &[&str] = &[
+        "rest of", "rest of method", "rest of methods", "rest of code", "rest of the code", "rest of file", "rest of the file",
+        "unchanged code", "unchanged method", "unchanged methods", "existing code", "remaining code",
+    ];
+    let mut t = line.trim();
+    if !(t.contains("...") || t.contains('…')) {
+        return None;
+    }
+    for comment in ["//", "#", "--"] {
+        if let Some(rest) = t.strip_prefix(comment) {
+            t = rest.trim();
+        }
+    }
+    if let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        t = inner.trim();
+    }
+    let words: Vec<String> = t.replace("...", " ").replace('…', " ").split_whitespace().map(str::to_lowercase).collect();
+    let phrase = words.join(" ");
+    PHRASES.contains(&phrase.as_str()).then_some(phrase)
+}
+
+fn omissions(text: &str) -> Vec<String> {
+    text.lines().filter_map(omission).collect()
+}
+
 fn check_path(path: &str, prefix: &str) -> Result<(), Refusal> {
     let field = format!("{prefix}file_path");
     if path.is_empty() {
@@ -347,9 +405,18 @@ fn is_windows_absolute(path: &str) -> bool {
 fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
     let Value::Object(obj) = value else { return Err(wrong_type(at, "object", value)) };
     let prefix = format!("{at}.");
+    let obj = &snake_case(obj, &prefix)?;
     check_fields(obj, &["old_string", "new_string", "replace_all", "expected_replacements"], &prefix)?;
     let old_string = string_field(obj, "old_string", &prefix)?;
     let new_string = string_field(obj, "new_string", &prefix)?;
+    let kept = omissions(&old_string);
+    if let Some(line) = new_string.lines().find(|l| omission(l).is_some_and(|o| !kept.contains(&o))) {
+        return Err(issue(format_args!(
+            "`{prefix}new_string` has the line \"{}\", which stands for text left out, and old_string has no such line: \
+             new_string is written as it is, so the text it stands for would be lost. Write that text in full",
+            line.trim()
+        )));
+    }
     let replace_all = match obj.get("replace_all") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),

@@ -19,7 +19,8 @@ fn edit_line(e: &EditReport) -> String {
         return format!("{n}. Created the file");
     }
     if let Some(label) = &e.label {
-        let mut line = format!("{n}. Applied {label}");
+        let verb = if e.replacements == 0 { "Checked" } else { "Applied" };
+        let mut line = format!("{n}. {verb} {label}");
         if e.offset != 0 {
             let lines = if e.offset.abs() == 1 { "line" } else { "lines" };
             line.push_str(&format!(", found at line {} (offset {:+} {lines})", e.line.unwrap_or(0), e.offset));
@@ -61,6 +62,12 @@ impl FileChange {
         for e in &self.applied {
             out.push('\n');
             out.push_str(&edit_line(e));
+        }
+        if let Some(b) = self.line_breaks {
+            out.push_str(&format!("\nLine breaks written {}.", b.describe()));
+        }
+        if self.replacements.is_empty() && !self.created && !self.applied.is_empty() && self.op == FileOp::Edit && self.mode.is_none() {
+            out.push_str("\nTogether they leave the file as it was: nothing was written to it.");
         }
         if let Some(what) = what {
             out.push_str(&format!("\n{what}."));

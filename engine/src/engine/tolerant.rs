@@ -52,13 +52,17 @@ pub enum Found {
     One(TolerantMatch),
     /// The tier matched several places: their first and last lines, 1-based.
     Several { tier: Tier, lines: Vec<(usize, usize)> },
+    /// The tier matched one place (its first and last lines, 1-based), but writing new_string there
+    /// needs an adaptation whose amount cannot be known: `why`, a clause for the hint.
+    Unsure { tier: Tier, lines: (usize, usize), why: String },
 }
 
 /// Diffs of old_string against new_string are small in practice; a pathological pair gets a coarser
 /// (still correct) diff rather than a stall.
 const DIFF_BUDGET: Duration = Duration::from_millis(200);
 
-pub fn find(current: &str, old: &str, new: &str) -> Found {
+/// `whole_lines`: the text matches whole lines only (a hunk's), never from inside a line's indentation.
+pub fn find(current: &str, old: &str, new: &str, whole_lines: bool) -> Found {
     let lines = lines_with_offsets(current);
     let mut old_lines: Vec<&str> = old.split('\n').collect();
     let keeps_newline = old.ends_with('\n') && old_lines.len() > 1;
@@ -69,14 +73,14 @@ pub fn find(current: &str, old: &str, new: &str) -> Found {
     let tiers: [(Tier, SameLine); 2] =
         [(Tier::LineTrimmed, |a, b| a.trim_end() == b.trim_end()), (Tier::Indentation, |a, b| a.trim() == b.trim())];
     for (tier, same) in tiers {
-        let hits = find_lines(current, &lines, &old_lines, keeps_newline, same);
+        let hits = find_lines(current, &lines, &old_lines, keeps_newline, same, whole_lines);
         match hits.as_slice() {
             [] => continue,
             [hit] => {
                 let region = &current[hit.start..hit.end];
                 return match rewrite_lines(tier, &old_lines, region, new, hit.mid_first, &lines) {
-                    Some(new_text) => Found::One(TolerantMatch { start: hit.start, end: hit.end, new_text, tier }),
-                    None => Found::None,
+                    Ok(new_text) => Found::One(TolerantMatch { start: hit.start, end: hit.end, new_text, tier }),
+                    Err(why) => Found::Unsure { tier, lines: (hit.first + 1, hit.first + old_lines.len()), why },
                 };
             }
             _ => {
@@ -90,7 +94,11 @@ pub fn find(current: &str, old: &str, new: &str) -> Found {
         [] => Found::None,
         &[(s, e)] => match recurl(old, &current[s..e], new) {
             Some(new_text) => Found::One(TolerantMatch { start: s, end: e, new_text, tier: Tier::Quotes }),
-            None => Found::None,
+            None => {
+                let starts = line_starts(current);
+                let lines = (line_of(&starts, s), line_of(&starts, e.max(s + 1) - 1));
+                Found::Unsure { tier: Tier::Quotes, lines, why: "a quote or dash new_string adds could stand for either of two in old_string, so whether to write it typographic cannot be known".into() }
+            }
         },
         _ => {
             let starts = line_starts(current);
@@ -116,12 +124,13 @@ fn find_lines(
     old: &[&str],
     keeps_newline: bool,
     same: fn(&str, &str) -> bool,
+    whole_lines: bool,
 ) -> Vec<LineHit> {
     let k = old.len();
     if k == 0 || k > lines.len() || old.iter().all(|l| l.trim().is_empty()) {
         return Vec::new();
     }
-    let first_unindented = indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
+    let first_unindented = !whole_lines && indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
     let mut hits = Vec::new();
     for c in 0..=lines.len() - k {
         let (offset, line) = lines[c];
@@ -152,7 +161,7 @@ fn find_lines(
 
 /// new_string for a line-tier match: lines it keeps from old_string are the file's lines as they
 /// are; the lines it changes are written as the plan wrote them, re-indented in the file's unit and at
-/// the file's depth for the indentation tier. None when that re-indentation would be a guess.
+/// the file's depth for the indentation tier. `Err(why)` when that re-indentation would be a guess.
 fn rewrite_lines(
     tier: Tier,
     old: &[&str],
@@ -160,11 +169,25 @@ fn rewrite_lines(
     new: &str,
     mid_first: bool,
     lines: &[(usize, &str)],
-) -> Option<String> {
+) -> Result<String, String> {
     let region_lines: Vec<&str> = region.split('\n').take(old.len()).collect();
     let new_lines: Vec<&str> = new.split('\n').collect();
+    // Keys keep the indentation: a line new_string re-indents (a block wrapped in an `if`) is a change,
+    // not context to copy from the file.
+    let old_keys: Vec<&str> = old.iter().map(|l| l.trim_end()).collect();
+    let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
+    // new_string only keeps and removes old_string's lines: nothing is written but the file's own
+    // lines, so nothing needs re-indenting (Codex's trimmed tier removing lines).
+    let writes = |backwards| {
+        diff(&old_keys, &new_keys, backwards).iter().any(|op| match *op {
+            DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+                new_keys[new_index..new_index + new_len].iter().any(|l| !l.trim().is_empty())
+            }
+            _ => false,
+        })
+    };
     let reindent = match tier {
-        Tier::Indentation => {
+        Tier::Indentation if writes(false) || writes(true) => {
             let file_lines: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
             match Prefix::learn(old, &region_lines, &new_lines, mid_first, &file_lines) {
                 Fit::Exact(p) => Some(Shift::Prefix(p)),
@@ -181,8 +204,30 @@ fn rewrite_lines(
                         _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => Some((Style::Tabs, Style::Spaces(fl / pl))),
                         _ => None,
                     };
+                    let unsettled = || {
+                        format!(
+                            "new_string writes a depth that old_string's lines never show, and {} of the plan's stand for {} of the file's, which the file's indentation unit does not settle",
+                            show_indent(&p.plan),
+                            show_indent(&p.file)
+                        )
+                    };
                     if shown != Some((r.plan, r.file)) {
-                        return None;
+                        return Err(unsettled());
+                    }
+                    // Spaces for the file's tabs: read as levels, a deeper line's spaces past the run are
+                    // whole levels; read as the run exchanged, they are alignment kept as it is. In a file
+                    // that aligns with as many spaces after its tabs as the plan takes for a level, only
+                    // old_string's own lines at two depths show that the plan's spaces are levels.
+                    let depths: HashSet<&str> = old.iter().enumerate().filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first))).map(|(_, l)| indent_of(l)).collect();
+                    let aligns = match (r.plan, r.file) {
+                        (Style::Spaces(u), Style::Tabs) => file_lines.iter().any(|l| {
+                            let after_tabs = indent_of(l).trim_start_matches('\t');
+                            after_tabs.len() < indent_of(l).len() && after_tabs.len() >= u && after_tabs.bytes().all(|b| b == b' ')
+                        }),
+                        _ => false,
+                    };
+                    if aligns && depths.len() < 2 && new_lines.iter().any(|l| !l.trim().is_empty() && p.line(l) != r.line(l)) {
+                        return Err(unsettled());
                     }
                     Some(Shift::Units(r))
                 }
@@ -191,10 +236,11 @@ fn rewrite_lines(
         }
         _ => None,
     };
-    // Keys keep the indentation: a line new_string re-indents (a block wrapped in an `if`) is a change,
-    // not context to copy from the file.
-    let old_keys: Vec<&str> = old.iter().map(|l| l.trim_end()).collect();
-    let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
+    if reindent.as_ref().is_some_and(Shift::moves) {
+        same_frame(old, &region_lines, &new_lines, mid_first)?;
+    }
+    let n = old_keys.len().min(region_lines.len());
+    let twin = (0..n).find(|&a| (0..n).any(|b| old_keys[a] == old_keys[b] && region_lines[a] != region_lines[b])).map(|a| old_keys[a].trim());
     both_ways(|backwards| {
         let ops = diff(&old_keys, &new_keys, backwards);
         adapt_lines(&ops, &old_keys, &region_lines, &new_lines, |k, line| match &reindent {
@@ -202,6 +248,87 @@ fn rewrite_lines(
             _ => Some(Cow::Borrowed(line)),
         })
     })
+    .ok_or_else(|| {
+        let unwritable = new_lines.iter().enumerate().find(|&(k, l)| !(k == 0 && mid_first) && reindent.as_ref().is_some_and(|r| r.line(l).is_none()));
+        match (unwritable, twin) {
+            (Some((_, l)), _) => format!("new_string's line \"{}\" has an indentation that cannot be written at the file's depth in the file's unit", l.trim()),
+            (None, Some(t)) => format!("old_string has the line \"{t}\" twice and the file's two copies differ in their whitespace, so which one new_string keeps cannot be known"),
+            (None, None) => "new_string's lines pair with old_string's in more than one way, so which of the file's lines it keeps cannot be known".to_string(),
+        }
+    })
+}
+
+/// The run of leading whitespace that every counted line of `lines` starts with (a blank line, and
+/// old_string's first line when it starts inside a line of the file, are not counted); `None` when
+/// none counts.
+fn base_of<'a>(lines: &[&'a str], mid_first: bool) -> Option<&'a str> {
+    let mut base: Option<&str> = None;
+    for (j, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() || (j == 0 && mid_first) {
+            continue;
+        }
+        let indent = indent_of(l);
+        let common = base.map_or(indent.len(), |b| {
+            b.char_indices().zip(indent.chars()).find(|((_, a), c)| a != c).map_or(b.len().min(indent.len()), |((i, _), _)| i)
+        });
+        base = Some(&indent[..common]);
+    }
+    base
+}
+
+/// old_string sits at another depth than the file's text, so new_string is moved by as much. That is
+/// right only if new_string was written where old_string is, not already where the file's text is.
+/// It is taken to be when new_string starts at old_string's depth and, if it re-indents one of
+/// old_string's lines, also keeps one of them whole (it was written around old_string's own lines).
+/// Otherwise which depth the model meant cannot be known.
+fn same_frame(old: &[&str], region: &[&str], new: &[&str], mid_first: bool) -> Result<(), String> {
+    let counted = |j: usize, l: &str| !(l.trim().is_empty() || (j == 0 && mid_first));
+    let kept = new.iter().enumerate().any(|(k, n)| counted(k, n) && old.iter().enumerate().any(|(j, o)| counted(j, o) && o == n));
+    let moved = new.iter().enumerate().find(|&(k, n)| {
+        counted(k, n) && old.iter().enumerate().any(|(j, o)| counted(j, o) && o.trim() == n.trim() && indent_of(o) != indent_of(n))
+    });
+    if let (Some((_, n)), false) = (moved, kept) {
+        let o = old.iter().find(|o| o.trim() == n.trim()).map_or("", |o| indent_of(o));
+        let f = old.iter().zip(region).find(|(o, _)| o.trim() == n.trim()).map_or("", |(_, f)| indent_of(f));
+        return Err(format!(
+            "new_string has the line \"{}\" at {} where old_string has it at {} and the file at {}: whether new_string is indented \
+             as old_string is (and moves with it to the file's depth) or already as the file is cannot be known",
+            n.trim(),
+            show_indent(indent_of(n)),
+            show_indent(o),
+            show_indent(f)
+        ));
+    }
+    let (Some(o), Some(n)) = (base_of(old, mid_first), base_of(new, mid_first)) else { return Ok(()) };
+    if o == n {
+        return Ok(());
+    }
+    let file = old
+        .iter()
+        .zip(region)
+        .enumerate()
+        .find(|&(j, (l, _))| !(l.trim().is_empty() || (j == 0 && mid_first)) && indent_of(l) == o)
+        .map_or("", |(_, (_, f))| indent_of(f));
+    Err(format!(
+        "old_string's lines start at {} and new_string's at {}, while the file's are at {} there: whether new_string is indented \
+         as old_string is (and moves with it to the file's depth) or already as the file is cannot be known",
+        show_indent(o),
+        show_indent(n),
+        show_indent(file)
+    ))
+}
+
+/// An indentation in words: "column 0", "4 spaces", "1 tab", "1 tab and 2 spaces".
+fn show_indent(indent: &str) -> String {
+    let tabs = indent.chars().filter(|&c| c == '\t').count();
+    let spaces = indent.chars().count() - tabs;
+    let count = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+    match (tabs, spaces) {
+        (0, 0) => "column 0".to_string(),
+        (0, s) => count(s, "space"),
+        (t, 0) => count(t, "tab"),
+        (t, s) => format!("{} and {}", count(t, "tab"), count(s, "space")),
+    }
 }
 
 fn adapt_lines<'a>(
@@ -249,6 +376,21 @@ enum Shift {
 }
 
 impl Shift {
+    /// Whether it moves lines to another depth, rather than writing the same depth in the file's
+    /// characters (four spaces of the plan's for the file's tab).
+    fn moves(&self) -> bool {
+        match self {
+            Shift::Prefix(p) => {
+                let kind = |t: &str| t.chars().next();
+                p.plan != p.file && (p.plan.is_empty() || p.file.is_empty() || kind(&p.plan) == kind(&p.file))
+            }
+            Shift::Units(r) => match (r.plan, r.file) {
+                (Style::Spaces(a), Style::Spaces(b)) => r.shift != 0 || a != b,
+                _ => r.shift != 0,
+            },
+        }
+    }
+
     fn line(&self, line: &str) -> Option<String> {
         match self {
             Shift::Prefix(p) => p.line(line),
@@ -400,14 +542,14 @@ impl Style {
 }
 
 impl Reindent {
-    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Option<Reindent> {
+    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Result<Reindent, String> {
         let plan_lines = || old.iter().chain(new).copied();
         let plan_tabs = plan_lines().any(|l| l.starts_with('\t'));
         let decided = |t: Option<Option<bool>>| t.filter(Option::is_some);
         let file_tabs = match decided(uses_tabs(region.iter().copied())).or_else(|| uses_tabs(file_lines.iter().copied())) {
             Some(Some(tabs)) => tabs,
             // Tabs and spaces alike: the file does not say which to write.
-            Some(None) => return None,
+            Some(None) => return Err("the file indents with tabs and with spaces alike, so which to write cannot be known".into()),
             // No indented line anywhere: write the plan's own style.
             None => plan_tabs,
         };
@@ -473,7 +615,10 @@ impl Reindent {
         // One at the same depth is the likeliest (an assistant rarely misreads how deep a line is,
         // often which unit it uses).
         let same_depth = readings.iter().position(|r| r.shift == 0).unwrap_or(0);
-        let reading = (!readings.is_empty()).then(|| readings.swap_remove(same_depth))?;
+        if readings.is_empty() {
+            return Err("the file's lines do not keep the depths old_string's lines have relative to each other, so no re-indentation maps every line".into());
+        }
+        let reading = readings.swap_remove(same_depth);
         // In a one-space unit every indentation is whole levels, so a line new_string indents deeper
         // than any line of old_string could be levels or alignment: "   =" under " x" is three
         // levels or one and two spaces of alignment. That is a guess; refuse it.
@@ -481,10 +626,45 @@ impl Reindent {
             let shown: Vec<usize> = old.iter().filter(|l| !l.trim().is_empty()).map(|l| indent_of(l).len()).collect();
             let deepest = shown.iter().copied().max().unwrap_or(0);
             if new.iter().any(|l| !l.trim().is_empty() && indent_of(l).len() > deepest) {
-                return None;
+                return Err("the plan indents one space per level, so a line new_string indents deeper than old_string's could be deeper levels or alignment".into());
             }
         }
-        Some(reading)
+        reading.unit_known(old, new, mid_first, region, file_lines)?;
+        Ok(reading)
+    }
+
+    /// Tabs written for a file's spaces: a depth old_string shows maps to the file's through
+    /// old_string's own lines, but a depth it does not show needs the file's unit, which only its own
+    /// lines can tell (rising by it) and the reading must agree with. A file whose lines never rise, or
+    /// rise by another step, leaves the number of spaces to a level unknown. (Spaces written for a
+    /// file's tabs need no such unit: a tab is one level.)
+    fn unit_known(&self, old: &[&str], new: &[&str], mid_first: bool, region: &[&str], file_lines: &[&str]) -> Result<(), String> {
+        let counted = |lines: &[&str]| -> Vec<usize> {
+            lines
+                .iter()
+                .enumerate()
+                .filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first)))
+                .filter_map(|(_, l)| self.plan.parse(indent_of(l)).map(|(level, _)| level))
+                .collect()
+        };
+        let shown = counted(old);
+        if counted(new).iter().all(|l| shown.contains(l)) {
+            return Ok(());
+        }
+        let (Style::Tabs, Style::Spaces(unit)) = (self.plan, self.file) else { return Ok(()) };
+        // A file that indents with tabs too does not say what its spaces are.
+        let spaced = uses_tabs(file_lines.iter().copied()) == Some(Some(false));
+        let own = if spaced { unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())) } else { None };
+        if own == Some(unit) {
+            return Ok(());
+        }
+        let seen = match own {
+            Some(o) => format!("rise by {o}"),
+            None => "never rise".into(),
+        };
+        Err(format!(
+            "new_string writes a depth old_string does not show, in tabs where the file has spaces, and the file's lines {seen}, so how many spaces make a level ({unit} by old_string's lines) cannot be known"
+        ))
     }
 
     fn line(&self, line: &str) -> Option<String> {

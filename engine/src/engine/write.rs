@@ -61,6 +61,7 @@ fn change(file_path: &str, created: bool, replacements: Vec<Replacement>, text: 
         failed: Vec::new(),
         edit_count: 1,
         mode: None,
+        line_breaks: None,
     }
 }
 

@@ -355,7 +355,9 @@ impl Section {
             return Ok(());
         }
         let k = self.hunks.len() + 1;
-        if !h.changes {
+        // A file that is moved may state the lines it expects without changing them (Codex moves it):
+        // such a hunk only checks them.
+        if !h.changes && self.move_to.is_none() {
             return Err(ParseError::at(h.line, format!(
                 "hunk {k} of {} (line {} of the patch) has no '-' or '+' line, only context: it \
                  changes nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk",
@@ -416,6 +418,7 @@ mod tests {
             eof_newline_optional: true,
             bom: false,
             line: None,
+            reach: None,
             forward: true,
             after: after.map(String::from),
             at_start: false,
@@ -551,6 +554,10 @@ mod tests {
     fn a_move_alone_is_a_move_without_hunks() {
         let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "*** End Patch"]);
         assert_eq!(files(Format::ApplyPatch, &t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]);
+        // A move whose hunk has only context keeps the hunk, which checks the lines.
+        let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "@@", " fn main() {}", "*** End Patch"]);
+        let check = hunk("fn main() {}\n", "fn main() {}\n", anchor(None, false, "hunk 1 of a.rs"));
+        assert_eq!(files(Format::ApplyPatch, &t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![check])]);
     }
 
     #[test]

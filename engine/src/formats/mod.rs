@@ -20,6 +20,7 @@ pub mod git_path;
 mod test_support;
 mod unified;
 
+pub use blocks::{flavor, Flavor, ROO_REACH};
 pub use error::ParseError;
 
 /// The formats `multiedit apply --format` and the `format` field name.
@@ -119,13 +120,21 @@ pub fn detect(text: &str) -> Option<Format> {
     None
 }
 
-/// Parses `text` as `format`, or as whatever `detect` finds. A text that is no format is refused with
-/// what each parser expected and where it stopped.
+/// Parses `text` as `format`. A text that is no format is refused with what each parser expected and
+/// where it stopped.
 pub fn parse(text: &str, format: Format) -> Result<Patch, Refusal> {
+    parse_with(text, format, None)
+}
+
+/// Parses `text` as `format`, SEARCH/REPLACE blocks that name no file taking `file_path` (Roo Code
+/// sends the path beside its blocks). Only blocks can leave their file out: a `file_path` with
+/// another format is refused, never ignored.
+pub fn parse_with(text: &str, format: Format, file_path: Option<&str>) -> Result<Patch, Refusal> {
+    file_path_fits(format, file_path)?;
     match format {
         Format::Diff => Ok(unified::parse(text)?),
         Format::ApplyPatch => Ok(envelope::parse(text)?),
-        Format::SearchReplace => Ok(blocks::parse(text)?),
+        Format::SearchReplace => Ok(blocks::parse(text, file_path)?),
         Format::Plan => Err(Refusal::input("a JSON plan is not a patch; parse it with engine::parse_plan")),
     }
 }
@@ -265,31 +274,41 @@ fn join(root: &Path, rel: &str) -> PathBuf {
     out
 }
 
-/// The one entry every front end uses: `text` in whatever format (`None`: detect it), as a plan.
-/// Relative paths of a patch resolve against `root`; `matching` applies to patches (a plan names its
-/// own).
-pub fn plan_from_text(text: &str, format: Option<Format>, root: Option<&Path>, matching: Matching) -> Result<(Plan, Format), Refusal> {
-    let format = match format {
-        Some(f) => f,
-        None => detect(text).ok_or_else(|| unknown_format(text))?,
-    };
-    if format == Format::Plan {
-        return Ok((crate::engine::parse_plan(text)?, format));
+/// Refuses a `file_path` given with a format whose text names its own files.
+fn file_path_fits(format: Format, file_path: Option<&str>) -> Result<(), Refusal> {
+    match (file_path, format) {
+        (Some(p), Format::Diff | Format::ApplyPatch | Format::Plan) => Err(Refusal::input(format!(
+            "file_path ({p}) names the file of SEARCH/REPLACE blocks that name none, but the text is {}, which names \
+             its own files: leave file_path out",
+            format.describe()
+        ))),
+        _ => Ok(()),
     }
-    let patch = parse(text, format)?;
-    Ok((to_plan(&patch, root, Options { matching, ..Options::default() })?, format))
 }
 
-/// A patch as the language server's commands, the bridge and the MCP tool take it:
-/// `{"patch": TEXT, "format"?, "root"?, "match"?}`, checked field by field like a plan.
+/// The one entry every front end uses: `text` in whatever format (`None`: detect it), as a plan.
+/// Relative paths of a patch resolve against `root`; `matching` applies to patches (a plan names its
+/// own). The same as a `PatchRequest` with no `match` and no `file_path`.
+pub fn plan_from_text(text: &str, format: Option<Format>, root: Option<&Path>, matching: Matching) -> Result<(Plan, Format), Refusal> {
+    let matching = (matching == Matching::Tolerant).then_some(matching);
+    PatchRequest { text: text.to_string(), format, root: root.map(Path::to_path_buf), matching, file_path: None }.plan_and_format(None)
+}
+
+/// A patch as the language server's commands, the bridge, the MCP tool and `multiedit apply` take it:
+/// `{"patch": TEXT, "format"?, "root"?, "match"?, "file_path"?}`, checked field by field like a plan.
 #[derive(Debug, Clone)]
 pub struct PatchRequest {
     pub text: String,
     /// `None`: detect it.
     pub format: Option<Format>,
     pub root: Option<PathBuf>,
-    pub matching: Matching,
+    /// `None`: not given (exact for a patch; a plan's own for a plan).
+    pub matching: Option<Matching>,
+    /// The file of SEARCH/REPLACE blocks that name none (relative to the root, or absolute).
+    pub file_path: Option<String>,
 }
+
+const REQUEST_FIELDS: [&str; 5] = ["patch", "format", "root", "match", "file_path"];
 
 impl PatchRequest {
     /// `extra`: fields the caller handles itself (the MCP tool's `preview`).
@@ -298,9 +317,10 @@ impl PatchRequest {
         let invalid = |what: String| Refusal::input(format!("{what}"));
         let Value::Object(obj) = value else { return Err(invalid("the patch request must be an object: {\"patch\": \"...\"}".into())) };
         for key in obj.keys() {
-            if !["patch", "format", "root", "match"].contains(&key.as_str()) && !extra.contains(&key.as_str()) {
+            if !REQUEST_FIELDS.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
                 return Err(invalid(format!(
-                    "An unexpected parameter `{key}` was provided with `patch` (allowed: patch, format, root, match{})",
+                    "An unexpected parameter `{key}` was provided with `patch` (allowed: {}{})",
+                    REQUEST_FIELDS.join(", "),
                     extra.iter().map(|e| format!(", {e}")).collect::<String>()
                 )));
             }
@@ -318,8 +338,9 @@ impl PatchRequest {
             Some(_) => return Err(invalid("`format` must be a string".into())),
         };
         let matching = match obj.get("match").map(Value::as_str) {
-            None | Some(Some("exact")) => Matching::Exact,
-            Some(Some("tolerant")) => Matching::Tolerant,
+            None => None,
+            Some(Some("exact")) => Some(Matching::Exact),
+            Some(Some("tolerant")) => Some(Matching::Tolerant),
             _ => return Err(invalid("`match` must be \"exact\" or \"tolerant\"".into())),
         };
         let root = match obj.get("root") {
@@ -330,13 +351,55 @@ impl PatchRequest {
             },
             Some(_) => return Err(invalid("`root` must be a string: the folder the patch's paths start from".into())),
         };
-        Ok(PatchRequest { text, format, root, matching })
+        let file_path = match obj.get("file_path") {
+            None => None,
+            Some(Value::String(p)) if !p.trim().is_empty() && !p.contains('\0') => Some(p.clone()),
+            Some(_) => {
+                return Err(invalid(
+                    "`file_path` must be a non-empty string: the path of the file the SEARCH/REPLACE blocks edit, relative to `root` or absolute".into(),
+                ))
+            }
+        };
+        Ok(PatchRequest { text, format, root, matching, file_path })
     }
 
     /// The plan, relative paths resolved against `root`, else `fallback`.
     pub fn plan(&self, fallback: Option<&Path>) -> Result<Plan, Refusal> {
+        self.plan_and_format(fallback).map(|(plan, _)| plan)
+    }
+
+    /// The plan and the format the text was read as. A JSON plan takes the request's `match` where it
+    /// names none of its own; one whose own contradicts it is refused, naming both: a mode the caller
+    /// gave is never ignored.
+    pub fn plan_and_format(&self, fallback: Option<&Path>) -> Result<(Plan, Format), Refusal> {
+        let format = match self.format {
+            Some(f) => f,
+            None => detect(&self.text).ok_or_else(|| unknown_format(&self.text))?,
+        };
+        if format == Format::Plan {
+            file_path_fits(format, self.file_path.as_deref())?;
+            let mut plan = crate::engine::parse_plan(&self.text)?;
+            if let Some(asked) = self.matching {
+                let own = serde_json::from_str::<serde_json::Value>(&self.text).ok().and_then(|v| v.get("match").and_then(|m| m.as_str().map(str::to_string)));
+                match own {
+                    None => plan.options.matching = asked,
+                    Some(own) if own == matching_name(asked) => {}
+                    Some(own) => {
+                        return Err(Refusal::input(format!(
+                            "the plan's own \"match\" is \"{own}\" and the request asks for \"{}\" (--match, or `match` beside the \
+                             patch): they contradict each other, so nothing was applied. Give the matching mode once, in the \
+                             plan or beside it",
+                            matching_name(asked)
+                        )))
+                    }
+                }
+            }
+            return Ok((plan, format));
+        }
+        let patch = parse_with(&self.text, format, self.file_path.as_deref())?;
         let root = self.root.as_deref().or(fallback);
-        plan_from_text(&self.text, self.format, root, self.matching).map(|(plan, _)| plan)
+        let options = Options { matching: self.matching.unwrap_or_default(), ..Options::default() };
+        Ok((to_plan(&patch, root, options)?, format))
     }
 
     /// The request as JSON, with `root` set: what the MCP server forwards to an editor.
@@ -345,9 +408,19 @@ impl PatchRequest {
         if let Some(f) = self.format {
             v["format"] = f.name().into();
         }
-        if self.matching == Matching::Tolerant {
-            v["match"] = "tolerant".into();
+        if let Some(m) = self.matching {
+            v["match"] = matching_name(m).into();
+        }
+        if let Some(p) = &self.file_path {
+            v["file_path"] = p.as_str().into();
         }
         v
+    }
+}
+
+fn matching_name(m: Matching) -> &'static str {
+    match m {
+        Matching::Exact => "exact",
+        Matching::Tolerant => "tolerant",
     }
 }

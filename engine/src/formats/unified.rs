@@ -585,6 +585,7 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseErr
         }
         let anchor = Anchor {
             line: Some((h.old_start as isize + shift).max(0) as usize),
+            reach: None,
             forward: false,
             after: None,
             // As git apply does: a hunk at line 1 starts the file, one without trailing context ends it,

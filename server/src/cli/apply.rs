@@ -21,7 +21,10 @@ pub struct Args {
     pub root: Option<PathBuf>,
     /// Files outside the root may be touched.
     pub allow_outside: bool,
-    pub tolerant: bool,
+    /// `--match`; `None`: not given.
+    pub matching: Option<Matching>,
+    /// `--file-path`: the file of SEARCH/REPLACE blocks that name none.
+    pub file_path: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -66,8 +69,14 @@ fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Res
         Some(r) => std::path::absolute(r).map_err(|e| Refusal::new(Kind::Io, format!("Cannot use --root {}: {e}", r.display())))?,
         None => std::env::current_dir().map_err(|e| Refusal::new(Kind::Io, format!("Cannot read the current folder: {e}")))?,
     };
-    let matching = if args.tolerant { Matching::Tolerant } else { Matching::Exact };
-    let (plan, format) = formats::plan_from_text(text, args.format, Some(&root), matching)?;
+    let request = formats::PatchRequest {
+        text: text.to_string(),
+        format: args.format,
+        root: Some(root.clone()),
+        matching: args.matching,
+        file_path: args.file_path.clone(),
+    };
+    let (plan, format) = request.plan_and_format(None)?;
     // A patch's paths are someone else's text, read relative to the root: like `git apply`, they
     // stay inside it. A JSON plan names absolute paths the user chose; it is held to --root only
     // when one is given.

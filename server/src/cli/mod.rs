@@ -45,7 +45,7 @@ enum Command {
         Logs go to the editor (window/logMessage) at their level, up to --log-level (default debug: all); \
         standard error carries only failures that cannot reach the editor.\n\
         Commands: multiedit.apply and multiedit.preview, each taking one plan or one patch \
-        ({\"patch\": TEXT, \"format\", \"root\", \"match\"}) and optionally the call's options \
+        ({\"patch\": TEXT, \"format\", \"root\", \"match\", \"file_path\"}) and optionally the call's options \
         ({\"review\", \"agent\", \"diagnostics\"}). See docs/protocol.md.\n\
         Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true, \
         \"review\": \"never\", \"diagnostics\": false}")]
@@ -110,10 +110,15 @@ struct ApplyArgs {
     /// Let a patch (or a plan given with --root) touch files outside the root folder
     #[arg(long)]
     allow_outside: bool,
-    /// For patches: exact (the default), or tolerant, which also matches hunks whose whitespace,
-    /// indentation or quotes differ from the file, when the result is certain
-    #[arg(long = "match", value_name = "MATCH", default_value = "exact", value_parser = ["exact", "tolerant"])]
-    matching: String,
+    /// exact (the default), or tolerant, which also matches hunks and edits whose whitespace,
+    /// indentation or quotes differ from the file, when the result is certain. A JSON plan that names
+    /// its own "match" must name the same
+    #[arg(long = "match", value_name = "MATCH", value_parser = ["exact", "tolerant"])]
+    matching: Option<String>,
+    /// The file SEARCH/REPLACE blocks edit when they name none (as Roo Code sends it beside its
+    /// blocks): relative to the root folder, or absolute
+    #[arg(long, value_name = "PATH")]
+    file_path: Option<String>,
     /// The plan or patch: a file, or - for standard input
     #[arg(value_name = "PLAN")]
     plan: String,
@@ -169,7 +174,8 @@ pub fn main() -> ExitCode {
             format: crate::formats::Format::from_name(&a.format),
             root: a.root,
             allow_outside: a.allow_outside,
-            tolerant: a.matching == "tolerant",
+            matching: a.matching.map(|m| if m == "tolerant" { crate::engine::Matching::Tolerant } else { crate::engine::Matching::Exact }),
+            file_path: a.file_path,
         }),
         Command::Lsp(a) => {
             let level = a.log_level.map(|l| match l {

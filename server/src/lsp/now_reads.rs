@@ -84,6 +84,19 @@ fn line_hunks(old: &str, new: &str) -> Vec<Hunk> {
         .collect()
 }
 
+/// The lines of `now` that differ from `before` (a document the user typed in), as 1-based first and
+/// last line and their text: the changed run nearest to byte `near` of `before` (else the first one).
+/// `None` when the texts have the same lines.
+pub fn changed_lines(before: &str, now: &str, near: Option<usize>) -> Option<(usize, usize, String)> {
+    let hunks = line_hunks(before, now);
+    let at = near.map(|n| line_of(&line_starts(before), n));
+    let distance = |h: &Hunk| at.map_or(0, |l| if h.old.contains(&l) { 0 } else { h.old.start.abs_diff(l).min(h.old.end.abs_diff(l)) });
+    let hunk = hunks.iter().filter(|h| !h.new.is_empty()).min_by_key(|h| distance(h))?;
+    let lines: Vec<&str> = now.split_inclusive('\n').collect();
+    let text = lines[hunk.new.clone()].iter().map(|l| without_break(l)).collect::<Vec<_>>().join("\n");
+    Some((hunk.new.start + 1, hunk.new.end, text))
+}
+
 impl EditorText {
     /// The editor's text `now` of a file, read once it answered and its didChange arrived: `None` when
     /// it is the text the plan made (`plan`, from the engine's `replacements` of `before`), or still

@@ -53,7 +53,8 @@ pub const PATCH_DESCRIPTION: &str = "\
 Apply a patch in the format you already write: a unified diff (git diff: several files, new, deleted and \
 renamed files), an apply_patch envelope (*** Begin Patch / *** Update File: / *** Add File: / *** Delete \
 File: / *** Move to: / *** End Patch) or SEARCH/REPLACE blocks (the file's path on the line before \
-<<<<<<< SEARCH). The format is detected. Every hunk applies or nothing changes, across all files.
+<<<<<<< SEARCH, or given as file_path; Roo Code's :start_line: and ------- lines are read too). The format \
+is detected. Every hunk applies or nothing changes, across all files.
 
 Hunks are located by their lines, which must match the file exactly (match: tolerant also accepts \
 differences in whitespace, indentation and quotes when the result is certain); a diff's line numbers only \

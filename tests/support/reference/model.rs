@@ -6,7 +6,7 @@
 //!
 //! Line endings and the BOM are modelled the simple way the contract states them: matching happens in a
 //! "view" of the text without its UTF-8 BOM and, when the text contains CRLF, with every `\r\n` read as
-//! `\n` (plan strings are read the same way). The reference computes the final *view*; how the engine
+//! `\n`; plan strings are always read with `\r\n` as `\n`, so a file without CRLF gets `\n` line breaks. The reference computes the final *view*; how the engine
 //! writes a `\n` back as `\r\n` depends on where its composed replacements land, which the reference
 //! deliberately does not model. `compare.rs` says what is checked exactly and what as a property.
 
@@ -128,7 +128,7 @@ pub fn run_file(file: usize, original: Option<&str>, f: &File, partial: bool, cl
     }
 
     let (bom, crlf, view_before) = view(base);
-    let norm = |s: &str| if crlf { s.replace("\r\n", "\n") } else { s.to_string() };
+    let norm = |s: &str| s.replace("\r\n", "\n");
     let mut text = view_before.clone();
     let mut skip = vec![false; n];
 

@@ -65,9 +65,12 @@ pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: 
     };
     let mut rechecks = 0;
     let mut approved = false;
+    // The plan as it was checked before the editor refused it: what the user's typing changed is
+    // named against it.
+    let mut checked: Option<Prepared> = None;
     loop {
         let (config, prepared) = match prepare_logged(session, client, APPLY, origin, arguments).await {
-            Err(Failure::Refused(r)) if rechecks > 0 => return Err(Failure::Refused(changed_meanwhile(r))),
+            Err(Failure::Refused(r)) if rechecks > 0 => return Err(Failure::Refused(changed_meanwhile(r, checked.as_ref(), session))),
             other => other?,
         };
         check_abilities(&config, &prepared)?;
@@ -139,6 +142,7 @@ pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: 
                 if rechecks < RECHECKS && moved_on(session, &prepared, &mut changes, false, SETTLE).await {
                     rechecks += 1;
                     log(client, MessageType::LOG, format!("{APPLY}: a document changed before the editor applied the plan; checking it again")).await;
+                    checked = Some(prepared);
                     continue;
                 }
                 // No document changed: the editor's answer is about the edit itself.
@@ -259,13 +263,34 @@ fn editor_texts(session: &Session, prepared: &Prepared) -> Vec<Option<EditorText
         .collect()
 }
 
-/// A plan refused on its second check: the refusal says why the first check passed.
-fn changed_meanwhile(mut r: Refusal) -> Refusal {
+/// A plan refused on its second check: the refusal says why the first check passed. Where the text
+/// old_string needs was changed past recognition ("No line of the file resembles..."), the hint names
+/// what the document holds there now, as a refusal against a file names the closest text.
+fn changed_meanwhile(mut r: Refusal, checked: Option<&Prepared>, session: &Session) -> Refusal {
     r.message = format!(
         "A document changed while the editor was applying the plan; checked again against its new text: {}",
         r.message
     );
+    let unhelpful = r.hint.as_deref().is_none_or(|h| h.starts_with("No line of the file resembles"));
+    if r.kind == Kind::NotFound && unhelpful {
+        if let Some(hint) = checked.and_then(|p| typed_over(p, &r, session)) {
+            r.hint = Some(hint);
+        }
+    }
     r
+}
+
+/// The lines of the refused file that changed since `checked` was checked against it, nearest to
+/// where the refused edit's old_string was then, as the hint says them.
+fn typed_over(checked: &Prepared, r: &Refusal, session: &Session) -> Option<String> {
+    let (change, file) = checked.each().find(|(c, _)| r.file_path.as_deref() == Some(c.file_path.as_str()))?;
+    let before = file.before.as_deref()?;
+    let now = session.documents.find(&file.key)?.rope.to_string();
+    let old = r.edit_index.and_then(|i| change.applied.iter().find(|e| e.edit_index == i)).map(|e| e.old_string.as_str());
+    let near = old.and_then(|o| o.lines().find(|l| !l.trim().is_empty())).and_then(|l| before.find(l.trim()));
+    let (first, last, text) = crate::lsp::now_reads::changed_lines(before, &now, near)?;
+    let at = if first == last { format!("line {first}") } else { format!("lines {first}-{last}") };
+    Some(format!("The document changed at {at} while the plan was being applied. The file has there now:\n{text}"))
 }
 
 /// Refuses a plan whose file operations the editor cannot carry out.
