@@ -68,12 +68,8 @@ fn the_extension_uses_the_canonical_patch_schema() {
     let package = json(&root().join("extension-vscode/package.json"));
     let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
     let tool = tools.iter().find(|t| t["name"] == "multiedit_patch").expect("the multiedit_patch language-model tool");
-    // The same object as the MCP tool's, `preview` included (the extension sends it to
-    // multiedit.preview), but for the editor's own `format_edits`, and for `file_path`, which the MCP
-    // tool and the command line offer for blocks that name no file (the language server's commands
-    // take it too; the extension's tool does not offer it yet).
-    let mut canonical = canonical;
-    canonical["properties"].as_object_mut().unwrap().remove("file_path").expect("the canonical schema offers file_path");
+    // The same object as the MCP tool's, `preview` and `file_path` included (the extension sends them
+    // to multiedit.preview and the server), but for the editor's own `format_edits`.
     assert_eq!(
         vscode_only(&tool["inputSchema"], &["format_edits"]), canonical,
         "extension-vscode/package.json's multiedit_patch tool inputSchema differs from server/schema/patch.schema.json: \

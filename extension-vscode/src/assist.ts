@@ -247,6 +247,8 @@ export interface PatchToolInput {
   format?: PatchRequest['format'];
   root?: string;
   match?: PatchRequest['match'];
+  /** The file of SEARCH/REPLACE blocks that name none. */
+  file_path?: string;
   /** true: change nothing, answer with the diff (multiedit.preview). */
   preview?: boolean;
   /** true: the editor's formatter runs on the touched lines (multiedit.formatEdits otherwise). */
@@ -257,7 +259,7 @@ export interface PatchToolInput {
 export function patchToolRequest(input: PatchToolInput, deps: AssistDeps): PatchRequest {
   if (!input || typeof input.patch !== 'string') throw new PlanError('`patch` must be a string: the patch\'s text.');
   return preparePatch(
-    { patch: input.patch, format: input.format, root: input.root, match: input.match, format_edits: input.format_edits },
+    { patch: input.patch, format: input.format, root: input.root, match: input.match, file_path: input.file_path, format_edits: input.format_edits },
     { baseDir: deps.baseDir?.(), defaults: deps.defaults },
   );
 }

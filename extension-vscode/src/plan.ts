@@ -386,6 +386,8 @@ export type PatchRequest = {
   /** The folder the patch's relative paths start from. */
   root?: string;
   match?: 'exact' | 'tolerant';
+  /** The file of SEARCH/REPLACE blocks that name none (Roo Code's). */
+  file_path?: string;
   /** Extension-side only, like a plan's: whether the user reviews it in the Refactor Preview. */
   review?: unknown;
   /** Extension-side only: which diagnostics the result reports ("errors", "warnings", "off"). */
@@ -490,6 +492,7 @@ export function preparePatch(req: PatchRequest, opts: Pick<PrepareOptions, 'base
   if (root) out.root = root;
   const match = req.match ?? (opts.defaults?.match === 'tolerant' ? 'tolerant' : undefined);
   if (match !== undefined && match !== 'exact') out.match = match;
+  if (req.file_path !== undefined && req.file_path !== '') out.file_path = fileUriToPath(req.file_path);
   if (req.review !== undefined) out.review = req.review;
   if (req.diagnostics !== undefined) out.diagnostics = req.diagnostics;
   if (req.format_edits !== undefined) out.format_edits = req.format_edits;
