@@ -180,6 +180,7 @@ impl Server {
         let as_plan = Plan {
             files: wanted.iter().map(|w| engine::FilePlan::edit(w.file_path.clone(), Vec::new())).collect(),
             options: engine::Options::default(),
+            rename: None,
         };
         if let Err(refusal) = self.confined(&as_plan).and_then(|()| crate::disk::refuse_private(&as_plan)) {
             let refusal = engine::Refusal {
