@@ -20,6 +20,7 @@ mod lsp;
 mod lsp_abuse;
 mod lsp_diagnostics;
 mod lsp_save;
+mod lsp_symbols;
 mod mcp;
 mod near_misses;
 mod nvim;
