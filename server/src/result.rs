@@ -120,6 +120,34 @@ pub struct ReadFile {
     pub differs_from_disk: bool,
 }
 
+/// `multiedit.symbols` (and the bridge's `symbols`): a file's outline from the editor's language servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SymbolsResult {
+    pub file_path: String,
+    /// The outermost symbols, in file order, each with what it holds.
+    pub symbols: Vec<OutlineSymbol>,
+    /// The outline as an agent reads it: one symbol a line, indented by depth.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct OutlineSymbol {
+    pub name: String,
+    /// The name path a plan's `symbol` addresses it by (`Calculator/add`).
+    pub path: String,
+    /// `class`, `method`, `function`... (LSP's SymbolKind).
+    pub kind: String,
+    /// 1-based, inclusive.
+    pub line: usize,
+    pub end_line: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<OutlineSymbol>,
+}
+
 /// Where an MCP call ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

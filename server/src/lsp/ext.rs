@@ -322,7 +322,7 @@ mod shape {
     use serde_json::{json, Map, Value};
 
     use super::*;
-    use crate::result::{PlanResult, ReadResult};
+    use crate::result::{PlanResult, ReadResult, SymbolsResult};
 
     /// Holds every type the extension mirrors, so that each lands in the schema's `$defs`.
     #[derive(JsonSchema)]
@@ -330,6 +330,7 @@ mod shape {
     struct Wire {
         plan_result: PlanResult,
         read_result: ReadResult,
+        symbols_result: SymbolsResult,
         save_params: SaveParams,
         save_answer: SaveAnswer,
         approve_params: ApproveParams,

@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod preview;
 pub mod read;
+pub mod symbols;
 
 use serde_json::Value;
 use tower_lsp_server::jsonrpc;
@@ -14,12 +15,11 @@ use super::convert::{internal_error, refusal_error};
 use super::logging::log;
 use super::prepare::{prepare, Prepared};
 use super::session::Session;
-use super::symbols;
 use super::catch_panic;
 use crate::engine::Refusal;
 use crate::result::{PlanResult, RenameSummary, RenamedFile};
 
-pub use super::capabilities::{ALL, APPLY, PREVIEW, READ};
+pub use super::capabilities::{ALL, APPLY, PREVIEW, READ, SYMBOLS};
 pub use crate::bridge::Intent;
 
 /// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
@@ -37,6 +37,7 @@ pub fn command(intent: Intent) -> &'static str {
         Intent::Apply => APPLY,
         Intent::Preview => PREVIEW,
         Intent::Read => READ,
+        Intent::Symbols => SYMBOLS,
     }
 }
 
@@ -46,6 +47,7 @@ pub fn intent(command: &str) -> Option<Intent> {
         APPLY => Some(Intent::Apply),
         PREVIEW => Some(Intent::Preview),
         READ => Some(Intent::Read),
+        SYMBOLS => Some(Intent::Symbols),
         _ => None,
     }
 }
@@ -77,6 +79,7 @@ pub async fn run(session: &Session, client: &Client, intent: Intent, origin: Ori
         Intent::Apply => apply::run(session, client, origin, arguments).await,
         Intent::Preview => preview::run(session, client, arguments).await,
         Intent::Read => catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?,
+        Intent::Symbols => symbols::run(session, client, arguments).await,
     }
 }
 
@@ -125,7 +128,7 @@ async fn prepare_logged(
     let mut asked = 0;
     let answers = loop {
         asked += 1;
-        let answers = symbols::gather(session, client, &config, arguments).await.map_err(Failure::Refused)?;
+        let answers = crate::lsp::symbols::gather(session, client, &config, arguments).await.map_err(Failure::Refused)?;
         for (what, ms) in &answers.asked_ms {
             log(client, MessageType::LOG, format!("{command}: {what} from the editor in {ms} ms")).await;
         }

@@ -35,6 +35,7 @@ use super::config::Config;
 use super::convert::{self, Encoding};
 use super::ext::{RenameAnswer, RenameParams, RenameRequest, SymbolsAnswer, SymbolsParams, SymbolsRequest};
 use super::session::Session;
+use crate::result::SymbolsResult;
 use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal, RenameAt, Spans, Target};
 use crate::{disk, paths};
 
@@ -196,6 +197,25 @@ pub async fn gather(session: &Session, client: &Client, config: &Config, argumen
     }
     answers.settle(session).await;
     Ok(answers)
+}
+
+/// A file's outline from the editor's language servers (`multiedit.symbols`), read on the text the
+/// server holds at the version the editor computed it on (asked again, at most three times, while the
+/// user's typing moves it on).
+pub async fn outline_of(session: &Session, client: &Client, config: &Config, file_path: &str) -> Result<SymbolsResult, Refusal> {
+    if !config.symbols_support {
+        return Err(unsupported(config, "A file's outline", "symbols").in_file(file_path));
+    }
+    for _ in 0..3 {
+        let mut answers = Answers::default();
+        ask_symbols(&mut answers, session, client, config, file_path).await.map_err(|r| r.in_file(file_path))?;
+        answers.settle(session).await;
+        let asked = &answers.symbols[0];
+        let Some(doc) = session.documents.find(&asked.key).filter(|d| d.version == asked.answer.version) else { continue };
+        let read = outline::read(asked.answer.symbols.as_deref().unwrap_or_default(), &doc.rope, config.encoding).map_err(|why| misfit(file_path, &why))?;
+        return Ok(outline::result(file_path, &read));
+    }
+    Err(changed(file_path).in_file(file_path))
 }
 
 /// Asks the editor for a file's symbols, once per file; refused when no language server gives them.

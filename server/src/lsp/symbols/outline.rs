@@ -12,6 +12,7 @@
 use ropey::Rope;
 
 use crate::engine::{Kind, NamePath, Refusal};
+use crate::result::{OutlineSymbol, SymbolsResult};
 use crate::lsp::convert::{self, Encoding};
 use crate::lsp::ext::ReportedSymbol;
 use tower_lsp_server::ls_types::Position;
@@ -273,6 +274,44 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
     out.push_str("The file's outline (name paths to use):\n");
     out.push_str(&render(every, OUTLINE_HINT_LINES));
     out
+}
+
+/// Lines of outline `multiedit.symbols` gives.
+const OUTLINE_LINES: usize = 1000;
+
+/// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text.
+pub fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
+    fn tree(symbols: &[Symbol], prefix: &str) -> Vec<OutlineSymbol> {
+        let mut sorted: Vec<&Symbol> = symbols.iter().collect();
+        sorted.sort_by_key(|s| s.range.0);
+        sorted
+            .into_iter()
+            .map(|s| {
+                let path = if prefix.is_empty() { s.name.clone() } else { format!("{prefix}/{}", s.name) };
+                OutlineSymbol {
+                    name: s.name.clone(),
+                    kind: kind_name(s.kind).to_string(),
+                    line: s.lines.0,
+                    end_line: s.lines.1,
+                    detail: s.detail.clone(),
+                    children: tree(&s.children, &path),
+                    path,
+                }
+            })
+            .collect()
+    }
+    let every = all(symbols);
+    let text = if every.is_empty() {
+        format!("{file_path}: the language server gives no symbol for it.\n")
+    } else {
+        format!(
+            "{file_path}: {} symbol{}, as the editor's language servers give them (kind, name path for a plan's \"symbol\", lines):\n{}",
+            every.len(),
+            if every.len() == 1 { "" } else { "s" },
+            render(&every, OUTLINE_LINES)
+        )
+    };
+    SymbolsResult { file_path: file_path.to_string(), symbols: tree(symbols, ""), text }
 }
 
 /// Lines of outline a refusal's hint gives.
