@@ -9,6 +9,7 @@
 export const SERVER_APPLY = 'multiedit.apply';
 export const SERVER_PREVIEW = 'multiedit.preview';
 export const SERVER_READ = 'multiedit.read';
+export const SERVER_SYMBOLS = 'multiedit.symbols';
 
 export type ReviewPolicy = 'never' | 'multiFile' | 'always';
 
@@ -166,6 +167,26 @@ export interface ReadFile {
   text: string;
   source: Place;
   differs_from_disk?: boolean;
+}
+
+/** `multiedit.symbols`: a file's outline from the editor's language servers. */
+export interface SymbolsResult {
+  file_path: string;
+  symbols: OutlineSymbol[];
+  /** The outline as an agent reads it. */
+  text: string;
+}
+
+export interface OutlineSymbol {
+  name: string;
+  /** The name path a plan's `symbol` addresses it by (`Calculator/add`). */
+  path: string;
+  kind: string;
+  /** 1-based, inclusive. */
+  line: number;
+  end_line: number;
+  detail?: string;
+  children?: OutlineSymbol[];
 }
 
 // ---- multiedit/diagnostics, a request from the server to the editor
