@@ -182,16 +182,16 @@ fn symbol_refusals_say_what_to_fix_and_change_nothing() {
             notes.display()
         ),
     );
-    // An edit of the plan before the symbol edit changed the symbol's text.
+    // An edit of the plan before the symbol edit changed the text where the symbol begins.
     refused(
         ed.apply(json!({"file_path": calc, "edits": [
-            {"old_string": "return a - b;", "new_string": "return b - a;"},
+            {"old_string": "}\n\n  sub(a", "new_string": "}\n\n  diff(a"},
             {"symbol": "sub", "replace": "whole", "new_string": "sub() {}"},
         ]})),
         "overlaps",
-        "Method Calculator/sub (lines 8-10) lies in text that an earlier edit of this plan changed, so the place its language \
-         server gave no longer holds. Nothing was changed. Put this edit before the one that changes that text, or address it \
-         with old_string.",
+        "Method Calculator/sub (lines 8-10) begins or ends inside text that an earlier edit of this plan changed, so the place \
+         its language server gave no longer holds. Nothing was changed. Put this edit before the one that changes that text, or \
+         address it with old_string.",
     );
     assert!(ed.edits_seen.is_empty(), "nothing was sent to the editor");
     // The documents the editor opened to answer are untouched, like the disk.
@@ -343,17 +343,20 @@ fn rename_refusals_say_why_and_change_nothing() {
             a.display()
         ),
     );
-    // A symbol edit that holds an occurrence the rename changes.
-    ed.renames = Some(renamer(vec![(a.clone(), a_text.into())]));
-    refused(
-        ed.apply(json!({"rename": {"file_path": a, "symbol": "total", "new_name": "sum"}, "file_path": a, "edits": [{"symbol": "total", "replace": "whole", "new_string": "total = 1"}]})),
-        "overlaps",
-        "Variable total (line 1) lies in text that an earlier edit of this plan changed, so the place its language server gave \
-         no longer holds. Nothing was changed. Put this edit before the one that changes that text, or address it with old_string.",
-    );
     assert!(ed.edits_seen.is_empty());
     assert_eq!(ed.text(&a), a_text);
     assert_eq!((disk_support::snapshot(&ws), fs::read_to_string(&outside).unwrap()), before);
+
+    // The rename comes first; a symbol edit after it replaces the renamed text it holds.
+    ed.renames = Some(renamer(vec![(a.clone(), a_text.into())]));
+    let r = ed
+        .apply(json!({"rename": {"file_path": a, "symbol": "total", "new_name": "sum"}, "file_path": a, "edits": [{"symbol": "total", "replace": "whole", "new_string": "sum = 10"}]}))
+        .expect("applied");
+    assert_eq!(ed.text(&a), "export let sum = 10;\n");
+    assert_eq!(
+        r["message"],
+        format!("Renamed total to sum: 1 occurrence in 1 file.\n\nApplied 2 edits to {}:\n- Renamed total to sum (1 occurrence)\n1. Replaced variable total (line 1)", a.display())
+    );
 }
 
 #[test]

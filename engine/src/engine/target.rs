@@ -129,8 +129,9 @@ pub enum RenameAt {
 }
 
 /// Where each span of a resolved edit lies in the current text of `cs` (view positions, last first,
-/// so that applying one does not move the next), with its new text as the view writes it. Refused
-/// when a span lies in text an earlier edit changed, or does not fit the text it was resolved on.
+/// so that applying one does not move the next), with its new text as the view writes it. An earlier
+/// edit wholly inside a span goes with it; one that holds an end of a span, or a span that does not
+/// fit the text it was resolved on, is refused.
 pub(super) fn places(cs: &ChangeSet<'_>, view: &View<'_>, original: &str, spans: &Spans) -> Result<Vec<(usize, usize, String)>, Refusal> {
     let misfit = || {
         Refusal::new(
@@ -149,13 +150,15 @@ pub(super) fn places(cs: &ChangeSet<'_>, view: &View<'_>, original: &str, spans:
         if !view.text.is_char_boundary(a) || !view.text.is_char_boundary(b) {
             return Err(misfit());
         }
-        if !cs.is_intact(a, b) {
+        // Earlier edits wholly inside the span are replaced with it (a body that held a renamed name);
+        // one that holds an end of it leaves no place for that end.
+        if !cs.is_intact(a, a) || !cs.is_intact(b, b) {
             return Err(Refusal::new(
                 Kind::Overlaps,
                 format!(
-                    "{} lies in text that an earlier edit of this plan changed, so the place its language server gave no \
-                     longer holds. Nothing was changed. Put this edit before the one that changes that text, or address it \
-                     with old_string.",
+                    "{} begins or ends inside text that an earlier edit of this plan changed, so the place its language \
+                     server gave no longer holds. Nothing was changed. Put this edit before the one that changes that text, \
+                     or address it with old_string.",
                     super::anchor::cap(&spans.what)
                 ),
             ));
@@ -283,14 +286,19 @@ mod tests {
         assert_eq!(c.text, "let b = 1;\r\nprint(b);\r\n");
         assert_eq!(c.message(), "Applied 2 edits to /f:\n- Renamed a to b\n2. Replaced \"use(b)\" with \"print(b)\"");
         assert_eq!(c.applied[0].replacements, 2);
-        // After an edit that changed its text: refused, nothing applied.
-        let r = run(text, vec![Edit::new("use(a)", "use(c)"), renamed.clone()]).unwrap_err();
+        // After an edit that changed the text around an end of a span: refused, nothing applied.
+        let r = run(text, vec![Edit::new("e(a", "e(x"), renamed.clone()]).unwrap_err();
         assert_eq!((r.kind, r.edit_index), (Kind::Overlaps, Some(1)));
         assert_eq!(
             r.message,
-            "The rename lies in text that an earlier edit of this plan changed, so the place its language server gave no longer \
-             holds. Nothing was changed. Put this edit before the one that changes that text, or address it with old_string."
+            "The rename begins or ends inside text that an earlier edit of this plan changed, so the place its language server \
+             gave no longer holds. Nothing was changed. Put this edit before the one that changes that text, or address it with \
+             old_string."
         );
+        // An earlier edit wholly inside a span goes with it.
+        let body = spans(vec![Span { start: 12, end: 19, text: "print(b);".into() }], true);
+        let c = run(text, vec![Edit::new("use(a)", "use(q)"), body]).unwrap();
+        assert_eq!(c.text, "let a = 1;\r\nprint(b);\r\n");
         // An earlier edit elsewhere moves the places.
         let c = run(text, vec![Edit::new("1;", "100;"), renamed]).unwrap();
         assert_eq!(c.text, "let b = 100;\r\nuse(b);\r\n");

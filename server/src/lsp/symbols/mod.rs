@@ -10,9 +10,10 @@
 //! rule are those of every plan.
 //!
 //! Where the rename stands: first. Each file's rename edits are the file's first edit (unnumbered in
-//! the result), the plan's own edits after it, matching the renamed text; a symbol edit is placed on
-//! the text before the plan and mapped through the rename's edits, so a symbol edit whose span holds
-//! an occurrence the rename changes is refused (`overlaps`).
+//! the result), the plan's own edits after it: an old_string matches the renamed text, and a symbol
+//! edit, placed on the text before the plan, is mapped through the rename's edits. A symbol edit
+//! replaces the renamed occurrences its span holds (write new_string with the new name); one whose
+//! span begins or ends inside an edit made before it is refused (`overlaps`).
 //!
 //! `outline.rs` reads the symbols and name paths, `place.rs` the rules for each action, `braces.rs`
 //! the bodies, `rename.rs` the rename's edit.
