@@ -388,3 +388,36 @@ fn without_an_editor_symbol_plans_and_renames_are_refused_for_what_would_serve_t
         assert_eq!(fs::read_to_string(&calc).unwrap(), CALC);
     }
 }
+
+#[test]
+fn the_outline_names_each_symbol_by_the_path_a_plan_uses() {
+    let (_d, ws) = workspace();
+    let calc = ws.join("calc.ts");
+    fs::write(&calc, CALC).unwrap();
+    let mut ed = editor(&ws);
+    ed.symbols.insert(uri(&calc), calc_symbols(CALC));
+    let r = ed.execute("multiedit.symbols", json!([{"file_path": calc}]), lsp_support::Answer::Apply).expect("an outline");
+    assert_eq!(
+        r["text"],
+        format!(
+            "{}: 5 symbols, as the editor's language servers give them (kind, name path for a plan's \"symbol\", lines):\n\
+             class Calculator  (lines 1-11)\n  property Calculator/total  (line 2)\n  method Calculator/add  (lines 4-6)\n  \
+             method Calculator/sub  (lines 8-10)\nfunction main  (lines 13-15)\n",
+            calc.display()
+        )
+    );
+    assert_eq!(r["symbols"][0]["children"][1], json!({"name": "add", "path": "Calculator/add", "kind": "method", "line": 4, "end_line": 6}));
+    assert_eq!(r["symbols"][1]["path"], "main");
+    // A file no language server serves.
+    let notes = ws.join("notes.txt");
+    fs::write(&notes, "plain\n").unwrap();
+    refused(
+        ed.execute("multiedit.symbols", json!([{"file_path": notes}]), lsp_support::Answer::Apply),
+        "no_language_server",
+        &format!(
+            "No language server in multiedit test editor gives the symbols of {}: none runs for its language there (or none that \
+             can). Nothing was changed. Start one for it in the editor, or address the text with old_string.",
+            notes.display()
+        ),
+    );
+}
