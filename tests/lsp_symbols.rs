@@ -226,8 +226,8 @@ fn ambiguous_overloads_are_listed_and_one_is_chosen_by_its_place() {
         ed.apply(json!({"file_path": file, "edits": [{"symbol": "add", "replace": "body", "new_string": "return -a;"}]})),
         "symbol_ambiguous",
         &format!(
-            "Found 2 symbols named add in {}, but a symbol edit must name one. Name it by its container (Calculator/add), or by \
-             its place among them (add[0] is the first in the file).\nSymbol: add",
+            "Found 2 symbols named add in {}, but a symbol edit must name one: name it by its place among them (add[0] is the first \
+             in the file).\nSymbol: add",
             file.display()
         ),
     );

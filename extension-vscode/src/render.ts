@@ -180,8 +180,10 @@ export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refus
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };
   const where = refusalLocation(refusal);
-  if (outcome.patch) return `Error: the patch was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
-  return `Error: the edit plan was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
+  // "at edit 2 in a.ts", or only "in a.ts" for a refusal of no one edit (a rename's).
+  const at = where ? (where.startsWith('in ') ? ` ${where}` : ` at ${where}`) : '';
+  if (outcome.patch) return `Error: the patch was refused${at}; no file was changed.\n${renderRefusalText(refusal)}`;
+  return `Error: the edit plan was refused${at}; no file was changed.\n${renderRefusalText(refusal)}`;
 }
 
 function shorten(s: string, max = 60): string {

@@ -26,7 +26,8 @@ async def main():
     if "patch" in plan:
         folder = plan.get("root") or os.getcwd()
     else:
-        folder = os.path.dirname(plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"])
+        first = plan.get("file_path") or (plan["files"][0]["file_path"] if "files" in plan else plan["rename"]["file_path"])
+        folder = os.path.dirname(first)
     server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ), cwd=folder)
     async with stdio_client(server) as (read, write):
         name = os.environ.get("MCP_CLIENT_NAME")

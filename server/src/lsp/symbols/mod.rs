@@ -65,6 +65,8 @@ struct FileSymbols {
 
 #[derive(Debug)]
 struct Renaming {
+    /// The plan's rename file.
+    file_path: String,
     new_name: String,
     /// The name before, from the editor's prepare rename, else the symbol the plan named.
     old_name: Option<String>,
@@ -173,7 +175,10 @@ pub async fn gather(session: &Session, client: &Client, config: &Config, argumen
                 let (a, b) = found.symbol.selection;
                 (convert::byte_to_position(&doc.rope, a, config.encoding), Some(doc.rope.byte_slice(a..b).to_string()))
             }
-            RenameAt::Position { line, column } => (position_of(session, &key, &path, &r.file_path, *line, *column, config.encoding).map_err(fail)?, None),
+            RenameAt::Position { line, column } => {
+                let (position, word) = position_of(session, &key, &path, &r.file_path, *line, *column, config.encoding).map_err(fail)?;
+                (position, word)
+            }
         };
         let started = std::time::Instant::now();
         let params = RenameParams { uri: uri.clone(), position, new_name: r.new_name.clone() };
@@ -194,7 +199,7 @@ pub async fn gather(session: &Session, client: &Client, config: &Config, argumen
             Some(e) => rename::text_edits(e, &format!("The rename of {what}"))?,
             None => Vec::new(),
         };
-        answers.rename = Some(Renaming { new_name: r.new_name.clone(), old_name: placeholder.or(old_name), edits, versions });
+        answers.rename = Some(Renaming { file_path: r.file_path.clone(), new_name: r.new_name.clone(), old_name: placeholder.or(old_name), edits, versions });
     }
     answers.settle(session).await;
     Ok(answers)
@@ -273,8 +278,9 @@ fn misfit(file_path: &str, why: &str) -> Refusal {
     )
 }
 
-/// The position of 1-based `line` and `column` (in characters) of the file as the server holds it.
-fn position_of(session: &Session, key: &str, path: &Path, file_path: &str, line: usize, column: usize, enc: Encoding) -> Result<Position, Refusal> {
+/// The position of 1-based `line` and `column` (in characters) of the file as the server holds it,
+/// and the name written there (for the words of a refusal, when the editor gives none).
+fn position_of(session: &Session, key: &str, path: &Path, file_path: &str, line: usize, column: usize, enc: Encoding) -> Result<(Position, Option<String>), Refusal> {
     let rope = match session.documents.find(key) {
         Some(doc) => doc.rope,
         None => {
@@ -293,8 +299,12 @@ fn position_of(session: &Session, key: &str, path: &Path, file_path: &str, line:
     if column > chars + 1 {
         return Err(bad(format!("line {line} has {chars} characters, and column is {column}")));
     }
-    let byte = rope.line_to_byte(line - 1) + content.char_indices().nth(column - 1).map_or(content.len(), |(i, _)| i);
-    Ok(convert::byte_to_position(&rope, byte, enc))
+    let at = content.char_indices().nth(column - 1).map_or(content.len(), |(i, _)| i);
+    let name = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let start = content[..at].char_indices().rev().take_while(|(_, c)| name(*c)).last().map_or(at, |(i, _)| i);
+    let end = content[at..].char_indices().find(|(_, c)| !name(*c)).map_or(content.len(), |(i, _)| at + i);
+    let word = (start < end).then(|| content[start..end].to_string());
+    Ok((convert::byte_to_position(&rope, rope.line_to_byte(line - 1) + at, enc), word))
 }
 
 /// The files a plan's rename reaches, added to it before they are read.
@@ -396,7 +406,7 @@ pub fn resolve(plan: &mut Plan, answers: &Answers, expansion: &Expansion, texts:
         expansion.files.iter().find_map(|(i, edits)| rename::old_name(texts[*i]?, edits, enc)).unwrap_or_else(|| "the symbol".into())
     });
     if old_name == r.new_name {
-        return Err(rename::unchanged(&old_name, &r.new_name, "the new name is the name it has"));
+        return Err(rename::unchanged(&old_name, &r.new_name, "the new name is the name it has").in_file(&r.file_path));
     }
     let mut per_file = Vec::new();
     for (i, edits) in &expansion.files {
@@ -421,7 +431,7 @@ pub fn resolve(plan: &mut Plan, answers: &Answers, expansion: &Expansion, texts:
     let count = rename::count(&old_name, &r.new_name, &per_file);
     if count.files.is_empty() {
         let why = if r.edits.iter().all(|(_, e)| e.is_empty()) { "the language server's rename edits no file" } else { "every place it edits already reads so" };
-        return Err(rename::unchanged(&old_name, &r.new_name, why));
+        return Err(rename::unchanged(&old_name, &r.new_name, why).in_file(&r.file_path));
     }
     for (i, f) in plan.files.iter().enumerate() {
         resolved.keep[i] = !f.edits.is_empty();

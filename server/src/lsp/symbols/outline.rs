@@ -226,9 +226,13 @@ pub fn find<'s>(symbols: &'s [Symbol], wanted: &NamePath, file: &str) -> Result<
         (0, _) => {}
         (n, None) => {
             let listed: Vec<String> = candidates.iter().enumerate().map(|(i, f)| format!("{}[{i}]: {}", wanted.text, f.describe())).collect();
+            let mut paths: Vec<String> = candidates.iter().map(|f| f.path_text()).collect();
+            paths.dedup();
+            // Overloads share a path: only their place tells them apart.
+            let by_path = if paths.len() == n { format!(" or by its path ({})", paths.join(", ")) } else { String::new() };
             let message = format!(
-                "Found {n} symbols named {} in {file}, but a symbol edit must name one. Name it by its container \
-                 (Calculator/add), or by its place among them ({}[0] is the first in the file).\nSymbol: {}",
+                "Found {n} symbols named {} in {file}, but a symbol edit must name one: name it by its place among them \
+                 ({}[0] is the first in the file){by_path}.\nSymbol: {}",
                 wanted.text, wanted.text, wanted.text
             );
             return Err(Refusal::new(Kind::SymbolAmbiguous, message).with_hint(Some(format!("The symbols it names:\n{}", listed.join("\n")))));
@@ -376,8 +380,8 @@ mod tests {
         assert_eq!(r.kind, Kind::SymbolAmbiguous);
         assert_eq!(
             r.message,
-            "Found 2 symbols named add in /w/calc.cpp, but a symbol edit must name one. Name it by its container \
-             (Calculator/add), or by its place among them (add[0] is the first in the file).\nSymbol: add"
+            "Found 2 symbols named add in /w/calc.cpp, but a symbol edit must name one: name it by its place among them \
+             (add[0] is the first in the file).\nSymbol: add"
         );
         assert_eq!(r.hint.as_deref(), Some("The symbols it names:\nadd[0]: method Calculator/add (lines 3-5)\nadd[1]: method Calculator/add (lines 7-9)"));
 
