@@ -180,9 +180,15 @@ impl Found<'_> {
     pub fn describe(&self) -> String {
         let s = self.symbol;
         let lines = if s.lines.0 == s.lines.1 { format!("line {}", s.lines.0) } else { format!("lines {}-{}", s.lines.0, s.lines.1) };
-        match &s.detail {
-            Some(d) => format!("{} {} {} ({lines})", kind_name(s.kind), self.path_text(), d.lines().next().unwrap_or("")),
-            None => format!("{} {} ({lines})", kind_name(s.kind), self.path_text()),
+        format!("{} {} ({lines})", kind_name(s.kind), self.path_text())
+    }
+
+    /// The same with the detail its server gives (a signature, which tells overloads apart):
+    /// "function pick (line 1): int (int)".
+    pub fn describe_in_full(&self) -> String {
+        match self.symbol.detail.as_deref().and_then(|d| d.lines().next()) {
+            Some(d) => format!("{}: {d}", self.describe()),
+            None => self.describe(),
         }
     }
 }
@@ -225,7 +231,7 @@ pub fn find<'s>(symbols: &'s [Symbol], wanted: &NamePath, file: &str) -> Result<
         (n, Some(i)) if i < n => return Ok(candidates[i].clone()),
         (0, _) => {}
         (n, None) => {
-            let listed: Vec<String> = candidates.iter().enumerate().map(|(i, f)| format!("{}[{i}]: {}", wanted.text, f.describe())).collect();
+            let listed: Vec<String> = candidates.iter().enumerate().map(|(i, f)| format!("{}[{i}]: {}", wanted.text, f.describe_in_full())).collect();
             let mut paths: Vec<String> = candidates.iter().map(|f| f.path_text()).collect();
             paths.dedup();
             // Overloads share a path: only their place tells them apart.
@@ -238,7 +244,7 @@ pub fn find<'s>(symbols: &'s [Symbol], wanted: &NamePath, file: &str) -> Result<
             return Err(Refusal::new(Kind::SymbolAmbiguous, message).with_hint(Some(format!("The symbols it names:\n{}", listed.join("\n")))));
         }
         (n, Some(i)) => {
-            let listed: Vec<String> = candidates.iter().enumerate().map(|(k, f)| format!("[{k}]: {}", f.describe())).collect();
+            let listed: Vec<String> = candidates.iter().enumerate().map(|(k, f)| format!("[{k}]: {}", f.describe_in_full())).collect();
             let message = format!("Symbol not found in file: {} names {n} symbols in {file}, and [{i}] asks for one more.\nSymbol: {}", strip_index(&wanted.text), wanted.text);
             return Err(Refusal::new(Kind::SymbolNotFound, message).with_hint(Some(format!("The symbols it names:\n{}", listed.join("\n")))));
         }
@@ -272,7 +278,7 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.symbol.range.0.cmp(&b.1.symbol.range.0)));
     let mut out = String::new();
     if !scored.is_empty() {
-        let names: Vec<String> = scored.iter().take(3).map(|(_, f)| f.describe()).collect();
+        let names: Vec<String> = scored.iter().take(3).map(|(_, f)| f.describe_in_full()).collect();
         out.push_str(&format!("The closest: {}.\n", names.join("; ")));
     }
     out.push_str("The file's outline (name paths to use):\n");
