@@ -25,3 +25,4 @@ mod mcp;
 mod near_misses;
 mod nvim;
 mod paths;
+mod symbol_plans;

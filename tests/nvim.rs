@@ -233,6 +233,7 @@ local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FI
   os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
 local results = {}
 local function ms(t) return (vim.loop.hrtime() - t) / 1e6 end
+results.asked = {}
 
 local ok, err = pcall(function()
   vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
@@ -244,7 +245,12 @@ local ok, err = pcall(function()
     cmd = { bin, 'lsp' },
     root_dir = root,
     capabilities = symbols.capabilities(),
-    handlers = symbols.handlers,
+    handlers = vim.tbl_extend('force', symbols.handlers, {
+      -- The server logs how long each answer took (the figures in docs/performance.md).
+      ['window/logMessage'] = function(_, m)
+        if m.message:find('from the editor in') then table.insert(results.asked, m.message) end
+      end,
+    }),
     on_init = function() initialized = true end,
   })
   local function open(path)
@@ -309,7 +315,8 @@ fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
     std::fs::write(root.join("overloads.cpp"), OVERLOADS_CPP).unwrap();
     let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
     let r = nvim_support::run(&root, &format!("{SYMBOLS_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
-    eprintln!("multiedit.apply with clangd in Neovim: body and insert {} ms, rename {} ms", r["body"]["ms"], r["rename"]["ms"]);
+    eprintln!("multiedit.apply with clangd in Neovim: body and insert {} ms, rename {} ms; {}", r["body"]["ms"], r["rename"]["ms"], r["asked"]);
+    assert!(r["asked"].to_string().contains("symbols of") && r["asked"].to_string().contains("rename in"), "the server logs what it asked: {}", r["asked"]);
     assert!(r["body"]["error"].is_null(), "{}", r["body"]["error"]);
     assert_eq!(
         r["body"]["message"],
