@@ -339,7 +339,11 @@ fn clip(s: &str) -> String {
 fn label_for(file: &FilePlan, who: &[usize]) -> String {
     let pair = |i: usize| {
         let e = &file.edits[i];
-        format!("\"{}\" → \"{}\"", clip(&e.old_string), clip(&e.new_string))
+        match e.target.as_deref() {
+            // An edit placed by a symbol or a rename says what it does.
+            Some(engine::Target::Spans(spans)) => spans.summary.clone(),
+            _ => format!("\"{}\" → \"{}\"", clip(&e.old_string), clip(&e.new_string)),
+        }
     };
     match who {
         [i] => format!("Edit {}: {}", i + 1, pair(*i)),
