@@ -406,6 +406,12 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
         return symbol_edit(obj, &prefix);
     }
     if let Some(key) = ["replace", "insert"].into_iter().find(|k| obj.contains_key(*k)) {
+        if obj.contains_key("old_string") {
+            return Err(issue(format_args!(
+                "`{prefix}{key}` goes with `{prefix}symbol`, not with `{prefix}old_string`: leave it out (to replace every \
+                 occurrence of old_string, set `{prefix}replace_all`: true)"
+            )));
+        }
         return Err(issue(format_args!(
             "`{prefix}{key}` acts on a symbol: give `{prefix}symbol` (its name path, such as \"Calculator/add\") with it, \
              or find the text with `{prefix}old_string`"
