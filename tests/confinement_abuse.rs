@@ -27,7 +27,8 @@ struct Run {
     stderr: String,
 }
 
-/// `multiedit ARGS` with standard input `input`, its private folders under `state`.
+/// `multiedit ARGS` with standard input `input`, its private folders under `state`; failed after 30 s
+/// (a hang is a failure, not a stuck test).
 fn run(args: &[&str], input: &str, state: &Path) -> Run {
     let mut child = Command::new(BIN)
         .args(args)
@@ -39,6 +40,15 @@ fn run(args: &[&str], input: &str, state: &Path) -> Run {
         .spawn()
         .unwrap();
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("multiedit {args:?} hung for 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     let out = child.wait_with_output().unwrap();
     Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
@@ -373,4 +383,113 @@ fn symbolic_links_named_by_a_patch_are_acted_on_as_links_or_refused() {
     assert!(std::fs::symlink_metadata(t.proj.join("link")).is_err(), "the link is gone");
     assert_eq!(std::fs::read_to_string(t.proj.join("target.txt")).unwrap(), "x\n", "its target stays");
     ed.shutdown();
+}
+
+/// Swaps the names `a` and `b` (both in `dir`) atomically, over and over, until `stop`.
+fn swapper(dir: PathBuf, a: &'static str, b: &'static str, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let c = |n: &str| std::ffi::CString::new(dir.join(n).into_os_string().into_encoded_bytes()).unwrap();
+        let (a, b) = (c(a), c(b));
+        let mut swaps = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: two valid NUL-terminated paths; renameat2 has no other preconditions.
+            let r = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+            assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
+            swaps += 1;
+        }
+        swaps
+    })
+}
+
+/// A local process swaps a folder of the project with a link to a folder outside, in a loop, while
+/// plans run through `multiedit apply --root` and `multiedit mcp`: edits, new files, new folders. Not
+/// one byte may land outside, whatever each call answered (applied, or refused as changed, outside or
+/// unreadable). Before, the paths were resolved and confined once and then used again by name: a
+/// few dozen calls sufficed to write outside.
+#[test]
+fn a_folder_swapped_with_a_link_outside_never_carries_a_write_out() {
+    let t = tree();
+    let (proj, outside) = (t.proj.clone(), t.top.join("outside"));
+    std::fs::create_dir(proj.join("sub")).unwrap();
+    for d in [&proj.join("sub"), &outside] {
+        std::fs::write(d.join("f.txt"), "0\n").unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, proj.join("swap")).unwrap();
+    let outside_before = snapshot(&outside);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapping = swapper(proj.clone(), "sub", "swap", stop.clone());
+    let sub = proj.join("sub");
+    let plan = |k: usize| {
+        json!({"files": [
+            {"file_path": sub.join("f.txt"), "edits": [{"old_string": "\n", "new_string": "+\n"}]},
+            {"file_path": sub.join(format!("new-{k}.txt")), "edits": [{"old_string": "", "new_string": "planted\n"}]},
+            {"file_path": sub.join(format!("d{k}/deeper/new.txt")), "edits": [{"old_string": "", "new_string": "planted\n"}]},
+        ]})
+    };
+    let (mut applied, mut refused) = (0, 0);
+    let p = proj.display().to_string();
+    for k in 0..150 {
+        let cli = run(&["apply", "--root", &p, "-"], &plan(k).to_string(), &t.state);
+        if cli.code == 0 { applied += 1 } else { refused += 1 }
+        assert!(cli.code == 0 || cli.code == 1 || cli.code == 2, "{}", cli.stderr);
+    }
+    let mut mcp = Raw::start(&proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    for k in 150..450 {
+        let (is_error, _) = mcp.call(k as i64, "multiedit", plan(k));
+        if is_error { refused += 1 } else { applied += 1 }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapping.join().unwrap();
+    eprintln!("swapped {swaps} times: {applied} plans applied, {refused} refused");
+    assert_eq!(snapshot(&outside), outside_before, "nothing was written outside the root");
+}
+
+/// The commit makes the folder a new file needs; a process that puts a link to a folder outside in
+/// its place first (after the checks, at the commit point) had it taken for "made meanwhile by
+/// someone else: theirs" and the new file written through it. A folder that appears between two
+/// steps is a change of the world: refused, and nothing outside written.
+#[test]
+fn a_folder_that_appears_before_its_mkdir_is_refused_not_written_through() {
+    let t = tree();
+    let (proj, outside) = (t.proj.clone(), t.top.join("outside"));
+    let plan = json!({"files": [
+        {"file_path": proj.join("a.txt"), "edits": [{"old_string": "alpha", "new_string": "beta"}]},
+        {"file_path": proj.join("made/new.txt"), "edits": [{"old_string": "", "new_string": "planted\n"}]},
+    ]});
+    let before = snapshot(&t.top);
+    let mut child = Command::new(BIN)
+        .args(["apply", "--root", proj.to_str().unwrap(), "-"])
+        .env("XDG_STATE_HOME", t.state.join("state"))
+        .env("MULTIEDIT_TEST_CRASH_AT", "commit:1:stop")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.to_string().as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        if stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('T') {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the writer did not stop at its commit point");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::os::unix::fs::symlink(&outside, proj.join("made")).unwrap();
+    // SAFETY: kill(2) on a child of this test.
+    unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).trim_end()),
+        (Some(1), format!("{}/made appeared while the plan was being applied. Nothing was changed; run the plan again.", proj.display()).as_str())
+    );
+    let mut after = snapshot(&t.top);
+    after.remove(Path::new("proj/made"));
+    // The private folder is not part of the tree the plan touches.
+    after.retain(|p, _| !p.starts_with("priv/state"));
+    let mut before = before;
+    before.retain(|p, _| !p.starts_with("priv/state"));
+    assert_eq!(after, before, "nothing changed, outside least of all");
 }

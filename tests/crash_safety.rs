@@ -3,7 +3,7 @@
 //! byte, and no journal or temporary file behind.
 //!
 //! Three ways of killing: at every named step of the commit (the `MULTIEDIT_TEST_CRASH_AT` hook in
-//! `server/src/disk/journal.rs`), 1,000 times at random moments on small files, and 40 times at random
+//! `server/src/disk/journal/`), 1,000 times at random moments on small files, and 40 times at random
 //! moments on multi-megabyte files. Then: a running writer's journal is left alone, and a corrupt one is
 //! refused (`tests/disk_errors.rs`). Every run keeps its journals in one private folder for this test
 //! binary (`XDG_STATE_HOME`), as a user's runs share theirs.
@@ -204,7 +204,7 @@ impl Fixture {
     }
 }
 
-/// The steps of the commit for the fixture's plan, in order (see `CrashAt` in disk/journal.rs).
+/// The steps of the commit for the fixture's plan, in order (see `CrashAt` in disk/journal/crash.rs).
 const STEPS: &[&str] =
     &["begin:1", "staged:1", "staged:2", "staged:3", "synced:1", "commit:1", "rename:1", "rename:2", "rename:3", "done:1"];
 

@@ -24,10 +24,10 @@ export class ApproveHost {
     const question = `MultiEdit: ${who} ${what}.${seconds <= 120 ? ` (Withdrawn if you do not decide within ${seconds} s.)` : ''}`;
     this.log.info(`asking for approval: ${params.label}`);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    // A moment after the server's own bound: the server has given up by then and reports the plan as
-    // undecided, whatever this answers.
+    // The server's own bound, counted from when the question arrived: the server, which counted from
+    // when it asked, has given up by then and reports the plan as undecided, whatever this answers.
     const expired = new Promise<'expired'>((resolve) => {
-      timer = setTimeout(() => resolve('expired'), params.timeoutMs + 1000);
+      timer = setTimeout(() => resolve('expired'), params.timeoutMs);
     });
     const asked = vscode.window.showInformationMessage(question, APPLY_ALL, DISCARD);
     const pick = await Promise.race([asked, expired]);

@@ -73,6 +73,7 @@ export class DiagnosticsHost implements vscode.Disposable {
       this.openBefore = new Set(keys.filter((k) => this.languageOf(k) !== undefined));
       return { diagnostics: this.snapshot(uris) };
     }
+    const asked = performance.now();
     const recorder = this.recorder && keys.every((k) => this.recorder!.keys.has(k)) ? this.recorder : new ChangeRecorder(new Set(keys));
     const waitFor = keys.filter((k) => this.providerFor(k));
     // Silence means "unchanged" only for a document its language server had already checked: one
@@ -95,7 +96,8 @@ export class DiagnosticsHost implements vscode.Disposable {
         (settled.publishedMs !== undefined ? ` (last update ${settled.publishedMs} ms after the edit)` : '') +
         (pending.length ? `; still pending: ${pending.join(', ')}` : '') +
         (quiet.length ? `; no update for ${quiet.join(', ')}` : '') +
-        (unchecked.length ? `; no language server for ${unchecked.join(', ')}` : ''),
+        (unchecked.length ? `; no language server for ${unchecked.join(', ')}` : '') +
+        `; answered ${Math.round(performance.now() - asked)} ms after the request`,
     );
     return { diagnostics: this.snapshot(uris), pending, quiet, unchecked, waitedMs: settled.waitedMs, publishedMs: settled.publishedMs };
   }

@@ -45,7 +45,8 @@ export interface PlanResult {
   /** `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send. */
   edit?: unknown;
   rechecked?: number;
-  recovered?: unknown[];
+  /** On disk: interrupted plans completed or rolled back first, journals left or ignored. */
+  recovered?: RecoveredEntry[];
   /** Where the editor's text is not the plan's (its formatter ran on the edit): the touched lines as they now read. */
   now_reads?: EditedLines[];
   /** The same in the words every front end gives a model. */
@@ -114,6 +115,19 @@ export interface EditedLines {
 }
 
 export type Place = 'editor' | 'disk';
+
+/** An interrupted plan met before this one's files were read, and what was done with it. */
+export interface RecoveredEntry {
+  action: Recovery;
+  journal: string;
+  message: string;
+  plan?: string;
+  pid?: number;
+  time?: string;
+  files?: string[];
+}
+
+export type Recovery = 'completed' | 'rolled_back' | 'left' | 'ignored';
 
 /** Whether an edit the editor applied is on disk, where tests, compilers and git look. */
 export type OnDisk = 'saved' | 'user_changes' | 'changed_since' | 'save_off' | 'no_save_support' | 'read_only' | 'save_failed' | 'save_running';

@@ -7,12 +7,18 @@ use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
+use cap_fs_ext::DirExt;
+
 use crate::engine::{Kind, Refusal};
 
 pub mod folders;
 pub mod journal;
+mod opened;
 pub mod plan;
-mod private;
+pub mod atomic;
+pub mod private;
+
+pub(crate) use opened::Opened;
 pub use journal::{recover, Recovered};
 pub use private::refuse_inside as refuse_private;
 
@@ -40,6 +46,12 @@ fn os_error(e: &std::io::Error) -> String {
 /// regular file (a FIFO, a device, a socket, or a link to one) and an unreadable file are refused,
 /// without opening the file in a way that could block.
 pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
+    read_at(path, None)
+}
+
+/// `read` of the file a plan names `path`, whose bytes are read at `real`, the path it resolved to
+/// once (`resolve`): never resolved again, so a link swapped in since cannot lead the read elsewhere.
+pub fn read_at(path: &Path, real: Option<&Path>) -> Result<Option<Vec<u8>>, Refusal> {
     let meta = match fs::symlink_metadata(path) {
         Err(e) if folders::absent(&e) => return Ok(None),
         Err(e) => return Err(io_refusal(path, "read", &e)),
@@ -66,7 +78,28 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
         ));
     }
     not_regular(path, &meta, link.as_deref())?;
-    read_regular(path).map(Some).map_err(|e| io_refusal(path, "read", &e))
+    let real = match real {
+        Some(r) => r.to_path_buf(),
+        None => fs::canonicalize(path).map_err(|e| io_refusal(path, "read", &e))?,
+    };
+    let (dir, name) = Opened::default().parent(&real).map_err(|e| io_refusal(path, "read", &e))?;
+    read_in(&dir, name).map(Some).map_err(|e| io_refusal(path, "read", &e))
+}
+
+/// Where a plan's `path` is, resolved once, as the kernel resolves it (links followed): the file an
+/// edit changes (a link's target), the entry a deletion removes (`entry`: the link itself, its
+/// folders resolved), the path a new file takes. Everything after uses this path, folder by folder,
+/// without following a link (`opened`). Unresolvable: the path as given (reading it then says why).
+pub fn resolve(path: &Path, entry: bool) -> PathBuf {
+    let resolved = if entry {
+        match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => fs::canonicalize(folder_or_here(dir)).map(|d| d.join(name)).ok(),
+            _ => None,
+        }
+    } else {
+        fs::canonicalize(path).ok().or_else(|| crate::paths::real_path(path).ok())
+    };
+    resolved.unwrap_or_else(|| path.to_path_buf())
 }
 
 /// Refuses anything but a regular file: reading a FIFO blocks, a device may never end, and replacing
@@ -109,14 +142,25 @@ fn special_kind(t: &fs::FileType) -> &'static str {
     if t.is_dir() { "a directory" } else { "a special file" }
 }
 
-/// Reads a file that must be regular. It is opened without blocking (a FIFO put in its place after the
-/// check would otherwise wait for a writer forever) and checked again on the open handle.
+/// Reads a file that must be regular, at `path` with its links resolved: its folders are opened
+/// without following a link (`opened`), and so is the file itself, so that nothing swapped in since
+/// the path was resolved can lead the read elsewhere. It is opened without blocking (a FIFO put in
+/// its place after the check would otherwise wait for a writer forever) and checked again on the open
+/// handle.
 pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOCTTY);
-    let mut file = options.open(path)?;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Err(ErrorKind::InvalidInput.into()) };
+    let dir = Opened::default().dir(&fs::canonicalize(folder_or_here(dir))?)?;
+    read_in(&dir, name)
+}
+
+/// `dir`, or the current folder for the empty parent of a bare name.
+fn folder_or_here(dir: &Path) -> &Path {
+    if dir.as_os_str().is_empty() { Path::new(".") } else { dir }
+}
+
+/// `read_regular` of the file `name` in the open folder `dir`.
+pub(crate) fn read_in(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> std::io::Result<Vec<u8>> {
+    let mut file = dir.open_with(name, opened::no_follow().read(true))?.into_std();
     let meta = file.metadata()?;
     // A directory fails on its own when read, with the system's words.
     if !meta.is_file() && !meta.is_dir() {
@@ -141,7 +185,7 @@ struct Staged {
     target: PathBuf,
     /// `None` for a file the plan deletes. Closed once written (`sync_all` opens it again to flush it):
     /// a plan may hold more files than the process may have open.
-    temp: Option<tempfile::TempPath>,
+    temp: Option<Temp>,
     before: Option<Vec<u8>>,
     /// The permission bits the target had, to put them back if a later rename fails.
     mode: Option<u32>,
@@ -150,24 +194,39 @@ struct Staged {
     hash: String,
 }
 
+/// A new text waiting under a temporary name in an open folder: removed if dropped before its rename.
+struct Temp {
+    dir: std::sync::Arc<cap_std::fs::Dir>,
+    name: std::ffi::OsString,
+    /// Where it is, for the journal.
+    path: PathBuf,
+    renamed: bool,
+}
+
+impl Temp {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = self.dir.remove_file(&self.name);
+        }
+    }
+}
+
 /// The folder a file is in (`.` for a bare name).
 fn folder(path: &Path) -> PathBuf {
     path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
 }
 
-/// The file a write replaces: symlinks are followed, so the link's target is what changes. A new
-/// file is named with the links of its folders resolved, as the journal must name it (its folders
-/// may not exist yet: the commit makes them). A deletion names the entry itself, its folders
-/// resolved: a symbolic link the plan deletes is removed, as git removes it, never its target.
+/// The file a write replaces: its path as the caller resolved it (`resolve`), taken as it is. It is
+/// not resolved again: a link on it now was swapped in since, and the commit, which follows none,
+/// refuses it.
 fn target_of(w: &Write1) -> PathBuf {
-    if w.after.is_none() {
-        let (Some(dir), Some(name)) = (w.path.parent(), w.path.file_name()) else { return w.path.clone() };
-        return fs::canonicalize(dir).map(|d| d.join(name)).unwrap_or(w.path.clone());
-    }
-    if w.before.is_some() {
-        return fs::canonicalize(&w.path).unwrap_or(w.path.clone());
-    }
-    crate::paths::real_path(&w.path).unwrap_or(w.path.clone())
+    w.path.clone()
 }
 
 /// The folder steps of a commit (`folders::steps`) for `files`: each file's target, whether it is
@@ -177,8 +236,8 @@ fn steps_of<'a>(files: impl Iterator<Item = (&'a Path, bool, bool)> + Clone) -> 
     folders::steps(files.filter(|f| f.1 && !f.2).map(|f| f.0), &deleted)
 }
 
-/// Writes every file or none, also across a crash (see `journal`). Symlinks are followed: the link's
-/// target is what changes. Callers run `recover` over the plan's files before reading them. A new
+/// Writes every file or none, also across a crash (see `journal`). Each `Write1::path` is resolved
+/// already (`resolve`: a link's target for an edit, the link itself for a deletion). Callers run `recover` over the plan's files before reading them. A new
 /// file may take the name of a folder the plan empties, or have a folder where the plan deletes a
 /// file (`folders`): deletions come first, then the folders, then the new texts.
 ///
@@ -193,13 +252,13 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let begin: Vec<(PathBuf, bool)> = files().map(|(t, new, _)| (t.to_path_buf(), new)).collect();
     let mut journal = journal::Journal::begin(&begin, &staging, journal::CrashAt::from_env())?;
     let prefix = journal.temp_prefix();
+    let opened = Opened::default();
     // What the commit syncs at the end: every folder it changed an entry of.
     let mut touched: BTreeSet<PathBuf> = targets.iter().map(|t| folder(t)).chain(staging.iter().cloned()).collect();
     touched.extend(steps.remove.iter().chain(&steps.make).map(|d| folder(d)));
     let mut staged = Vec::with_capacity(writes.len());
     for ((w, target), dir) in writes.into_iter().zip(targets).zip(&staging) {
-        let replaces_folder = w.before.is_none() && steps.remove.contains(&target);
-        staged.push(stage(w, target, dir, replaces_folder, &prefix)?);
+        staged.push(stage(w, target, dir, &prefix, &opened)?);
         crash.at("staged", staged.len());
     }
     // One rename is atomic by itself: a single-file plan that makes or removes no folder needs no
@@ -209,7 +268,7 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             .iter()
             .map(|s| journal::Entry {
                 target: s.target.clone(),
-                temp: s.temp.as_ref().map(|t| t.to_path_buf()),
+                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
                 new: s.before.is_none(),
                 len: Some(s.len),
                 hash: Some(s.hash.clone()),
@@ -220,11 +279,11 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     } else {
         None
     };
-    sync_all(&staged, record.as_ref())?;
+    sync_all(&staged, record.as_ref(), &opened)?;
     crash.at("synced", 1);
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
     // runs started together on one file must not both pass the check against the same text.
-    let _locks = lock_folders(staged.iter().map(|s| folder(&s.target)).chain(staging.iter().cloned()));
+    let _locks = lock_in(&opened, staged.iter().map(|s| folder(&s.target)).chain(staging.iter().cloned()));
     // The texts were checked against what was read; refuse if anyone changed a file since (or a
     // folder that the commit removes or makes).
     let changed = |path: &Path| {
@@ -237,7 +296,7 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
         return Err(changed(&staged[0].target));
     }
     for s in staged.iter().filter(|s| !steps.remove.contains(&s.target)) {
-        let now = match read_regular(&s.target) {
+        let now = match recheck(&opened, s) {
             Ok(b) => Some(b),
             Err(e) if folders::absent(&e) => None,
             Err(e) => return Err(io_refusal(&s.target, "re-read", &e)),
@@ -249,26 +308,38 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     if let Some(record) = record {
         journal.commit(record)?;
     }
-    let (done, failed) = apply_all(staged, &steps, &crash, &prefix);
+    let (done, failed) = apply_all(staged, &steps, &crash, &prefix, &opened);
     let touched: Vec<PathBuf> = touched.into_iter().collect();
     if let Some(refusal) = failed {
         // The plan had committed; putting back what was already done (then dropping the journal) is
         // the one way left to keep it whole. A crash in the midst of that put-back is the one moment
         // the journal does not cover.
-        roll_back(done, &prefix);
-        parallel(touched, THREADS, |d| sync_dir(&d));
+        roll_back(done, &prefix, &opened);
+        parallel(touched, THREADS, |d| sync_in(&opened, &d));
         return Err(refusal);
     }
     // The renames reach the disk before the journal goes; the deleted files, kept aside until now,
     // go just before it (a crash between: recovery rolls forward, which removes them).
-    parallel(touched, THREADS, |d| sync_dir(&d));
+    parallel(touched, THREADS, |d| sync_in(&opened, &d));
     for undo in &done {
         if let Undo::Aside(_, aside) = undo {
-            let _ = fs::remove_file(aside);
+            if let Ok((dir, name)) = opened.parent(aside) {
+                let _ = dir.remove_file_or_symlink(name);
+            }
         }
     }
     journal.finish();
     Ok(())
+}
+
+/// The text of a staged file now, read in its open folder. A symbolic link the plan deletes was read
+/// through (its target's text is what the plan checked): so is it here, on the target resolved anew.
+fn recheck(opened: &Opened, s: &Staged) -> std::io::Result<Vec<u8>> {
+    let (dir, name) = opened.parent(&s.target)?;
+    if s.temp.is_none() && dir.symlink_metadata(name).is_ok_and(|m| m.file_type().is_symlink()) {
+        return read_regular(&fs::canonicalize(&s.target)?);
+    }
+    read_in(&dir, name)
 }
 
 /// How many files are fsynced, and folders renamed into, at a time. The file system then commits them
@@ -322,27 +393,35 @@ enum Undo {
 /// The changes of a committed plan, in the order that lets a file and a folder trade names: the
 /// deletions, the folders removed (deepest first), the folders made (shallowest first), then the new
 /// texts renamed into place. Stops at the first failure; returns what was done, and that failure.
-fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt, prefix: &str) -> (Vec<Undo>, Option<Refusal>) {
+fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt, prefix: &str, opened: &Opened) -> (Vec<Undo>, Option<Refusal>) {
     let renamed = std::sync::atomic::AtomicUsize::new(0);
     let (deletions, texts): (Vec<Staged>, Vec<Staged>) = staged.into_iter().partition(|s| s.temp.is_none());
-    let aside = Aside { steps, prefix, count: std::sync::atomic::AtomicUsize::new(0) };
+    let aside = Aside { steps, prefix, count: std::sync::atomic::AtomicUsize::new(0), opened };
     let (mut done, failed) = rename_all(deletions, crash, &renamed, &aside);
     if failed.is_some() {
         return (done, failed);
     }
     for (k, dir) in steps.remove.iter().enumerate() {
-        let mode = mode_of(dir);
-        if let Err(e) = fs::remove_dir(dir) {
-            return (done, Some(io_refusal(dir, "remove the folder", &e)));
+        let removed = opened.parent(dir).and_then(|(parent, name)| {
+            let mode = parent.open_dir_nofollow(name).and_then(|d| opened::as_file(&d)?.metadata()).ok().as_ref().map(mode_bits);
+            parent.remove_dir(name).map(|()| mode)
+        });
+        match removed {
+            Ok(mode) => done.push(Undo::Removed(dir.clone(), mode)),
+            Err(e) => return (done, Some(io_refusal(dir, "remove the folder", &e))),
         }
-        done.push(Undo::Removed(dir.clone(), mode));
+        opened.forget(dir);
         crash.at("rmdir", k + 1);
     }
     for (k, dir) in steps.make.iter().enumerate() {
-        match fs::create_dir(dir) {
+        match opened.parent(dir).and_then(|(parent, name)| parent.create_dir(name)) {
             Ok(()) => done.push(Undo::Made(dir.clone())),
-            // Made meanwhile by someone else: theirs, kept.
-            Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {}
+            // Made meanwhile by someone else (perhaps a link to elsewhere): the world changed since
+            // the plan was checked.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                let message = format!("{} appeared while the plan was being applied. Nothing was changed; run the plan again.", dir.display());
+                return (done, Some(Refusal::new(Kind::NotApplied, message)));
+            }
             Err(e) => return (done, Some(io_refusal(dir, "create the folder", &e))),
         }
         crash.at("mkdir", k + 1);
@@ -359,6 +438,7 @@ struct Aside<'a> {
     steps: &'a folders::Steps,
     prefix: &'a str,
     count: std::sync::atomic::AtomicUsize,
+    opened: &'a Opened,
 }
 
 impl Aside<'_> {
@@ -375,9 +455,13 @@ impl Aside<'_> {
     /// that is a mount point: removing it would fail too).
     fn put(&self, target: &Path) -> Result<PathBuf, Refusal> {
         let aside = self.path(target);
-        match fs::rename(target, &aside) {
+        let moved = self.opened.parent(target).and_then(|(dir, name)| {
+            let (to, to_name) = self.opened.parent(&aside)?;
+            opened::rename_new(&dir, name, &to, to_name)
+        });
+        match moved {
             Ok(()) => Ok(aside),
-            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => Err(Refusal::new(
+            Err(e) if cross_device(&e) => Err(Refusal::new(
                 Kind::Io,
                 format!(
                     "Cannot delete {}: it is on another file system than {} (its folder is a mount point), where the \
@@ -389,6 +473,14 @@ impl Aside<'_> {
             Err(e) => Err(io_refusal(target, "delete", &e)),
         }
     }
+}
+
+/// The rename would cross file systems (EXDEV; Windows says ERROR_NOT_SAME_DEVICE, 17).
+fn cross_device(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    return e.raw_os_error() == Some(libc::EXDEV);
+    #[cfg(not(unix))]
+    return e.raw_os_error() == Some(17);
 }
 
 /// Renames every staged text over its target (and moves aside what the plan deletes), the folders on
@@ -415,8 +507,17 @@ fn rename_all(
             }
             let result = match s.temp {
                 None => aside.put(&s.target).map(Some),
-                Some(temp) if s.before.is_none() => temp.persist_noclobber(&s.target).map(|_| None).map_err(|e| io_refusal(&s.target, "replace", &e.error)),
-                Some(temp) => temp.persist(&s.target).map(|_| None).map_err(|e| io_refusal(&s.target, "replace", &e.error)),
+                Some(mut temp) => {
+                    let renamed = aside.opened.parent(&s.target).and_then(|(dir, name)| {
+                        if s.before.is_none() {
+                            opened::rename_new(&temp.dir, &temp.name, &dir, name)
+                        } else {
+                            temp.dir.rename(&temp.name, &dir, name)
+                        }
+                    });
+                    temp.renamed = renamed.is_ok();
+                    renamed.map(|()| None).map_err(|e| io_refusal(&s.target, "replace", &e))
+                }
             };
             match result {
                 Err(refusal) => {
@@ -441,9 +542,9 @@ fn rename_all(
 
 /// fsyncs every staged text, and the prepared journal record, `THREADS` at a time: each text opened
 /// again, flushed and closed, so no more than `THREADS` are open at once.
-fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>) -> Result<(), Refusal> {
-    let texts: Vec<(&Path, &Path)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t.as_ref()))).collect();
-    let flush = |(target, temp): (&Path, &Path)| flush_file(temp).map_err(|e| io_refusal(target, "flush", &e));
+fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>, _opened: &Opened) -> Result<(), Refusal> {
+    let texts: Vec<(&Path, &Temp)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t))).collect();
+    let flush = |(target, temp): (&Path, &Temp)| flush_in(&temp.dir, &temp.name).map_err(|e| io_refusal(target, "flush", &e));
     parallel(texts, THREADS, flush).into_iter().collect::<Result<(), Refusal>>()?;
     match record {
         Some(r) => r.file().sync_all().map_err(|e| io_refusal(r.path(), "flush", &e)),
@@ -451,41 +552,53 @@ fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>) -> Result<(),
     }
 }
 
-/// Flushes the file at `path` to the disk. Read access is enough for fsync on Unix; Windows asks for
-/// write access to flush.
-fn flush_file(path: &Path) -> std::io::Result<()> {
-    fs::OpenOptions::new().read(true).write(cfg!(windows)).open(path)?.sync_all()
+/// Flushes the file `name` of the open folder `dir` to the disk. Read access is enough for fsync on
+/// Unix; Windows asks for write access to flush.
+fn flush_in(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> std::io::Result<()> {
+    dir.open_with(name, opened::no_follow().read(true).write(cfg!(windows)))?.sync_all()
 }
 
 /// Undoes what a failed commit did, last first (best effort: each file put back atomically, with the
 /// permission bits it had; each folder removed or made again).
-fn roll_back(done: Vec<Undo>, prefix: &str) {
+fn roll_back(done: Vec<Undo>, prefix: &str, opened: &Opened) {
     for undo in done.into_iter().rev() {
-        match undo {
-            Undo::Replaced(path, None, _) => {
-                let _ = fs::remove_file(&path);
+        let _ = put_back(undo, prefix, opened);
+    }
+}
+
+fn put_back(undo: Undo, prefix: &str, opened: &Opened) -> std::io::Result<()> {
+    match undo {
+        Undo::Replaced(path, None, _) => {
+            let (dir, name) = opened.parent(&path)?;
+            dir.remove_file(name)
+        }
+        Undo::Replaced(path, Some(bytes), mode) => {
+            let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
+            if let Ok(Staged { temp: Some(mut temp), .. }) = stage(w, path.clone(), &folder(&path), prefix, opened) {
+                flush_in(&temp.dir, &temp.name)?;
+                let (dir, name) = opened.parent(&path)?;
+                temp.dir.rename(&temp.name, &dir, name)?;
+                temp.renamed = true;
             }
-            Undo::Replaced(path, Some(bytes), mode) => {
-                let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
-                if let Ok(Staged { temp: Some(temp), .. }) = stage(w, path.clone(), &folder(&path), false, prefix) {
-                    if flush_file(&temp).is_ok() {
-                        let _ = temp.persist(&path);
-                    }
-                }
+            Ok(())
+        }
+        Undo::Removed(path, mode) => {
+            let (dir, name) = opened.parent(&path)?;
+            dir.create_dir(name)?;
+            if let Some(m) = mode {
+                set_mode(&opened::as_file(&dir.open_dir_nofollow(name)?)?, m)?;
             }
-            Undo::Removed(dir, mode) => {
-                if fs::create_dir(&dir).is_ok() {
-                    if let Some(m) = mode {
-                        let _ = set_mode(&dir, m);
-                    }
-                }
-            }
-            Undo::Made(dir) => {
-                let _ = fs::remove_dir(&dir);
-            }
-            Undo::Aside(path, aside) => {
-                let _ = fs::rename(&aside, &path);
-            }
+            Ok(())
+        }
+        Undo::Made(path) => {
+            let (dir, name) = opened.parent(&path)?;
+            opened.forget(&path);
+            dir.remove_dir(name)
+        }
+        Undo::Aside(path, aside) => {
+            let (from, from_name) = opened.parent(&aside)?;
+            let (to, name) = opened.parent(&path)?;
+            from.rename(from_name, &to, name)
         }
     }
 }
@@ -493,10 +606,20 @@ fn roll_back(done: Vec<Undo>, prefix: &str) {
 /// Writes the new text of `w` to a temporary file in `dir`, beside `target` or in the nearest folder
 /// of it that exists (not yet flushed: `sync_all`). The temporary file gets the permission bits the
 /// file will have: those `w` states, else the existing file's (and its owner, where we may give it),
-/// else those a new file gets from the umask. `replaces_folder`: the target is a folder the commit
-/// removes first.
-fn stage(w: Write1, target: PathBuf, dir: &Path, replaces_folder: bool, prefix: &str) -> Result<Staged, Refusal> {
-    let existing = if replaces_folder { None } else { fs::metadata(&target).ok() };
+/// else those a new file gets from the umask.
+fn stage(w: Write1, target: PathBuf, dir: &Path, prefix: &str, opened: &Opened) -> Result<Staged, Refusal> {
+    // What is at the target now, looked at in its open folder. A deletion moves the entry aside as it
+    // is (a link included); a folder where a new file goes is the folder steps' business.
+    let existing = if w.after.is_none() {
+        None
+    } else {
+        match opened.parent(&target).and_then(|(d, name)| d.open_with(name, opened::no_follow().read(true))) {
+            Ok(f) => Some(f.into_std().metadata().map_err(|e| io_refusal(&target, "examine", &e))?),
+            Err(e) if folders::absent(&e) => None,
+            Err(e) => return Err(io_refusal(&w.path, "read", &e)),
+        }
+    };
+    let existing = existing.filter(|m| !(m.is_dir() && w.before.is_none()));
     if let Some(meta) = &existing {
         not_regular(&w.path, meta, None)?;
     }
@@ -511,28 +634,45 @@ fn stage(w: Write1, target: PathBuf, dir: &Path, replaces_folder: bool, prefix: 
             format!("Cannot edit {}: the file is read-only. Nothing was changed.", w.path.display()),
         ));
     }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(prefix).suffix(TEMP_SUFFIX);
+    let in_dir = opened.dir(dir).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
     // A new file is created as any program creates one: 0666 less the umask. An existing file's new
-    // text starts private (0600, tempfile's default) until it has the file's own bits.
-    #[cfg(unix)]
-    if existing.is_none() && w.mode.is_none() {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let mut temp = builder.tempfile_in(dir).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
-    temp.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
+    // text starts private (0600) until it has the file's own bits.
+    let create_mode = if existing.is_none() && w.mode.is_none() { 0o666 } else { 0o600 };
+    let (file, name) = create_temp(&in_dir, prefix, create_mode).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
+    let temp = Temp { dir: in_dir, path: dir.join(&name), name, renamed: false };
+    let mut file = file.into_std();
+    file.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
     if let Some(meta) = &existing {
-        keep_owner(temp.as_file(), meta);
+        keep_owner(&file, meta);
     }
     match (w.mode, &existing) {
-        (Some(m), _) => set_mode(temp.path(), m).map_err(|e| io_refusal(&target, "set the permissions of", &e))?,
-        (None, Some(meta)) => {
-            fs::set_permissions(temp.path(), meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?
-        }
+        (Some(m), _) => set_mode(&file, m).map_err(|e| io_refusal(&target, "set the permissions of", &e))?,
+        (None, Some(meta)) => file.set_permissions(meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?,
         (None, None) => {}
     }
-    Ok(Staged { target, temp: Some(temp.into_temp_path()), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
+    Ok(Staged { target, temp: Some(temp), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
+}
+
+/// A new file `<prefix><random>.tmp` in the open folder `dir`, created with `mode` (less the umask),
+/// never over anything already there.
+fn create_temp(dir: &cap_std::fs::Dir, prefix: &str, mode: u32) -> std::io::Result<(cap_std::fs::File, std::ffi::OsString)> {
+    let mut options = opened::no_follow();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    loop {
+        let mut random = [0u8; 6];
+        getrandom::fill(&mut random).map_err(std::io::Error::other)?;
+        let letters: String = random.iter().map(|b| char::from(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[usize::from(*b) % 62])).collect();
+        let name = std::ffi::OsString::from(format!("{prefix}{letters}{TEMP_SUFFIX}"));
+        match dir.open_with(&name, &options) {
+            Ok(f) => return Ok((f, name)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The permission bits of the file at `path` (links followed), for a move that keeps them.
@@ -569,32 +709,46 @@ fn keep_owner(_: &fs::File, _: &fs::Metadata) {}
 /// Exclusive advisory locks on `folders`, taken in sorted order (so two runs cannot wait on each
 /// other) and released when dropped. Best effort: a folder that cannot be locked is not.
 fn lock_folders(folders: impl IntoIterator<Item = PathBuf>) -> Vec<fs::File> {
+    lock_in(&Opened::default(), folders.into_iter().filter_map(|d| fs::canonicalize(d).ok()))
+}
+
+/// `lock_folders` through the open folders of a commit. Each folder is locked once, however many
+/// of its names lead to it.
+fn lock_in(opened: &Opened, folders: impl IntoIterator<Item = PathBuf>) -> Vec<fs::File> {
     let mut dirs: Vec<PathBuf> = folders.into_iter().collect();
     dirs.sort();
     dirs.dedup();
-    dirs.iter().filter_map(|d| fs::File::open(d).ok()).filter(lock_exclusive).collect()
+    dirs.iter().filter_map(|d| opened.dir(d).and_then(|d| opened::as_file(&d)).ok()).filter(lock_exclusive).collect()
 }
 
 fn lock_exclusive(f: &fs::File) -> bool {
     f.lock().is_ok()
 }
 
+/// Sets the permission bits of an open file or folder (never through a path a link could redirect).
 #[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+fn set_mode(file: &fs::File, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7777))
+    file.set_permissions(fs::Permissions::from_mode(mode & 0o7777))
 }
 
 /// Permission bits other than read-only have no meaning here.
 #[cfg(not(unix))]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    let mut p = fs::metadata(path)?.permissions();
+fn set_mode(file: &fs::File, mode: u32) -> std::io::Result<()> {
+    let mut p = file.metadata()?.permissions();
     p.set_readonly(mode & 0o222 == 0);
-    fs::set_permissions(path, p)
+    file.set_permissions(p)
 }
 
 fn sync_dir(dir: &Path) {
-    if let Ok(d) = fs::File::open(dir) {
+    if let Ok(dir) = fs::canonicalize(dir) {
+        sync_in(&Opened::default(), &dir)
+    }
+}
+
+/// fsyncs the open folder `dir` (best effort).
+pub(crate) fn sync_in(opened: &Opened, dir: &Path) {
+    if let Ok(d) = opened.dir(dir).and_then(|d| opened::as_file(&d)) {
         let _ = d.sync_all();
     }
 }

@@ -56,9 +56,9 @@ pub struct PlanResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rechecked: Option<usize>,
     /// On disk: interrupted plans completed or rolled back first, journals left or ignored
-    /// (`disk::Recovered::to_json`).
+    /// (`disk::Recovered::to_entry`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recovered: Vec<Value>,
+    pub recovered: Vec<RecoveredEntry>,
     /// `multiedit.apply`, when the editor's text is not the text the plan made (its formatter ran on
     /// the edit, say): the edited lines as they read in the editor once it applied the plan, which the
     /// caller's next `old_string` must match (`lsp::now_reads`).
@@ -187,6 +187,41 @@ pub struct FileResult {
     /// `multiedit.apply`, a file that stays (not deleted): whether the editor's edit is on disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disk: Option<OnDisk>,
+}
+
+/// An interrupted plan met before this one's files were read, and what was done with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RecoveredEntry {
+    pub action: Recovery,
+    /// The record (in the private folder), or the look-alike file that was ignored.
+    pub journal: String,
+    /// In words, as the front ends print it.
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// The process that was writing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// When it started, `2025-01-02 03:04:05 UTC`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// It had committed: finished.
+    Completed,
+    /// It had not: its temporary files removed.
+    RolledBack,
+    /// Met by a dry run or a preview: left for the next run.
+    Left,
+    /// A file named like a journal beside the files: never read.
+    Ignored,
 }
 
 /// What an applied plan did to the editor's diagnostics. `available: false` alone when the editor

@@ -1444,7 +1444,8 @@ async function runTests() {
       assertMatch(answer.text, /^The user did not decide on the change within 25 s, so it was withdrawn from the editor and will not be applied\. Nothing was changed\. Ask the user, then send the plan again if they want it\.\n\nRefused by the multiedit of .+$/, 'the undecided text');
       assertEqual(waited < 40_000, true, `answered at the bound (${waited} ms)`);
       // The question cannot be taken back: a late Apply All, from the notification centre if the toast
-      // has gone there, applies nothing.
+      // has gone there, applies nothing (the editor's own clock may run a moment behind the server's).
+      await sleep(1500);
       await clickNotificationButton('Apply All', { fromCentre: true });
       await waitForNotification(/was withdrawn after 25 s without a decision; nothing was applied/);
       await sleep(1000);
@@ -1520,7 +1521,8 @@ async function runTests() {
       const d = (await dumpState()).documents.find((x) => x.path === calc);
       return d?.diagnostics.some((m) => /not assignable to type 'number'/.test(m));
     }, "TypeScript's diagnostics for calc.ts", 60_000, 1000);
-    const waits = () => [...outputChannelLog().matchAll(/diagnostics: 1 document\(s\), waited (\d+) ms(?: \(last update (\d+) ms after the edit\))?/g)];
+    // waited: from the edit (its save included); answered: from the request, the wait for the language servers alone.
+    const waits = () => [...outputChannelLog().matchAll(/diagnostics: 1 document\(s\), waited (\d+) ms(?: \(last update (\d+) ms after the edit\))?.*?; answered (\d+) ms after the request/g)];
     const seen = waits().length;
     const breakIt = { file_path: calc, edits: [{ old_string: 'add(1, 2)', new_string: "add(1, '2')" }] };
     const fixIt = { file_path: calc, edits: [{ old_string: "add(1, '2')", new_string: 'add(1, 2)' }] };
@@ -1584,7 +1586,7 @@ async function runTests() {
     said = await chat(fixIt);
     assertMatch(said, /No new errors\.  \nResolved: calc\.ts:7:29 Argument of type/, '@multiedit, the fix');
 
-    const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]) }));
+    const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]), answered: Number(m[3]) }));
     log(`diagnostics waits (ms): ${JSON.stringify(measured)}; plain text plan round trip ${elapsed} ms`);
     for (const m of measured.filter((x) => x.published !== undefined)) {
       if (m.waited - m.published > 100) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 100)`);
@@ -1592,7 +1594,7 @@ async function runTests() {
     const [clean, plain] = measured.filter((x) => x.published === undefined);
     log(`diagnostics: clean file ${clean?.waited} ms, plain text ${plain?.waited} ms`);
     if (!clean || clean.waited > 1500) throw new Error(`the clean file was waited for too long: ${JSON.stringify(measured)}`);
-    if (!plain || plain.waited > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
+    if (!plain || plain.answered > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
   await symbolTests({ test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, ws });

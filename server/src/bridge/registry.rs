@@ -11,9 +11,8 @@
 //! `route`. Entries are written whole (a temporary file renamed over the old one), so a reader never
 //! sees half of one.
 
-use std::fs::{self, DirBuilder, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -45,19 +44,7 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// The registry folder for this user (which may not exist yet).
-pub fn folder() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        // The XDG specification says to ignore a relative value.
-        Some(dir) if dir.is_absolute() => dir.join("multiedit"),
-        _ => std::env::temp_dir().join(format!("multiedit-{}", euid())),
-    }
-}
+pub use crate::disk::private::{bridge_folder as folder, check_private, Expect};
 
 pub fn entry_path(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!("{pid}.json"))
@@ -67,50 +54,10 @@ pub fn socket_path(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!("{pid}.sock"))
 }
 
-#[derive(Clone, Copy, PartialEq)]
-pub enum Expect {
-    Folder,
-    Socket,
-    File,
-}
-
-/// Checks that `path` is a `what` (not a link to one) owned by this user, with no access for group or
-/// others. `Err` says what is wrong, in words for the caller's reason.
-pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
-    let meta = fs::symlink_metadata(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
-    let t = meta.file_type();
-    let (is_kind, noun, mode) = match what {
-        Expect::Folder => (t.is_dir(), "a folder", "0700"),
-        Expect::Socket => (t.is_socket(), "a socket", "0600"),
-        Expect::File => (t.is_file(), "a regular file", "0600"),
-    };
-    if t.is_symlink() {
-        return Err(format!("{} is a symbolic link, not {noun}", path.display()));
-    }
-    if !is_kind {
-        return Err(format!("{} is not {noun}", path.display()));
-    }
-    if meta.uid() != euid() {
-        return Err(format!("{} is owned by uid {}, not by this user (uid {})", path.display(), meta.uid(), euid()));
-    }
-    let bits = meta.mode() & 0o777;
-    if bits & 0o077 != 0 {
-        return Err(format!(
-            "{} has mode {bits:04o}, which lets other users in ({mode} is required)",
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
 /// Creates the registry folder (mode 0700) if it is missing and checks that it is private.
 pub fn ensure_folder() -> Result<PathBuf, String> {
     let dir = folder();
-    match DirBuilder::new().recursive(false).mode(0o700).create(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create the bridge folder {} ({e})", dir.display())),
-    }
+    crate::disk::private::make_folder(&dir, false).map_err(|why| format!("cannot create the bridge folder: {why}"))?;
     check_private(&dir, Expect::Folder)?;
     Ok(dir)
 }
@@ -126,22 +73,16 @@ pub fn alive(pid: u32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
 }
 
-/// Writes the entry whole: a private temporary file, renamed over the old entry.
+/// Writes the entry whole, private: a reader finds the old entry or the new one, never a part.
 pub fn write(dir: &Path, entry: &Entry) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".{}.json.tmp", entry.pid));
     let body = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-    let _ = fs::remove_file(&tmp);
-    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
-    f.write_all(&body)?;
-    drop(f);
-    fs::rename(&tmp, entry_path(dir, entry.pid))
+    crate::disk::atomic::write(&entry_path(dir, entry.pid), &body, crate::disk::atomic::Mode::Private)
 }
 
 /// Removes a server's entry, then its socket (a reader that finds the entry finds the socket).
 pub fn remove(dir: &Path, pid: u32) {
     let _ = fs::remove_file(entry_path(dir, pid));
     let _ = fs::remove_file(socket_path(dir, pid));
-    let _ = fs::remove_file(dir.join(format!(".{pid}.json.tmp")));
 }
 
 /// What a look at the registry found: the usable entries of live servers, and notes on what was
@@ -223,10 +164,7 @@ pub fn scan(dir: &Path) -> Result<Scan, String> {
     Ok(scan)
 }
 
-/// Makes a socket file private (a socket is created with the process's umask).
-pub fn make_private(path: &Path) -> std::io::Result<()> {
-    fs::set_permissions(path, fs::Permissions::from_mode(0o600))
-}
+pub use crate::disk::private::make_file_private as make_private;
 
 /// A secret no other process can guess: 32 bytes from the operating system's random source, in hex.
 pub fn new_token() -> Result<String, String> {
@@ -243,6 +181,8 @@ pub fn same_token(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::DirBuilder;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 
     #[test]
     fn private_means_ours_and_closed() {

@@ -71,19 +71,20 @@ fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Res
     // A patch's paths are someone else's text, read relative to the root: like `git apply`, they
     // stay inside it. A JSON plan names absolute paths the user chose; it is held to --root only
     // when one is given.
-    if !args.allow_outside && (format != Format::Plan || args.root.is_some()) {
-        confine(&plan, &root, args.root.is_some())?;
+    let confined = !args.allow_outside && (format != Format::Plan || args.root.is_some());
+    let mut folders = Folders::default();
+    if confined {
+        folders.add(&root);
+        confine(&plan, &folders, &root, args.root.is_some())?;
     }
     if format != Format::Plan {
         crate::paths::refuse_patch_links(&plan, &root)?;
     }
-    disk::plan::apply(&plan, args.dry_run, recovered)
+    disk::plan::apply(&plan, args.dry_run, recovered, confined.then_some(&folders))
 }
 
 /// Refuses a plan with a file (or a move's target) outside `root`.
-fn confine(plan: &engine::Plan, root: &std::path::Path, given: bool) -> Result<(), Refusal> {
-    let mut folders = Folders::default();
-    folders.add(root);
+fn confine(plan: &engine::Plan, folders: &Folders, root: &std::path::Path, given: bool) -> Result<(), Refusal> {
     let what = if given { "the --root folder" } else { "the current folder, where the patch's paths start (--root)" };
     let what = format!("{what} {}", root.display());
     folders.confine_plan(plan, &what, "To allow paths outside it, add --allow-outside.")
@@ -96,7 +97,7 @@ fn finish(args: &Args, recovered: &[disk::Recovered], result: Result<(Outcome, O
             Ok((outcome, diff)) => PlanResult { dry_run: Some(args.dry_run), diff: diff.clone(), ..PlanResult::of(outcome) },
             Err(r) => PlanResult::refusal(r),
         };
-        let report = PlanResult { recovered: recovered.iter().map(disk::Recovered::to_json).collect(), ..report };
+        let report = PlanResult { recovered: recovered.iter().map(disk::Recovered::to_entry).collect(), ..report };
         out(&format!("{}\n", serde_json::to_string_pretty(&report).expect("a result serialises")));
         return code;
     }

@@ -8,7 +8,6 @@
 //! comments and formatting. Files are written whole: a temporary file beside them, renamed over.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -355,28 +354,11 @@ fn line_diff(old: &str, new: &str) -> String {
     said
 }
 
-/// Writes `text` to `path` whole: a temporary file in the same folder (with the old file's mode),
-/// synced, then renamed over it. Creates the folder if missing.
+/// Writes `text` to `path` whole, keeping the old file's permissions. Creates the folder if missing.
 fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".multiedit-setup-").tempfile_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    // The old file's permissions, as `disk` keeps them; a new file readable by all, as editors write
-    // one (a temporary file starts private).
-    match std::fs::metadata(path) {
-        Ok(m) => tmp.as_file().set_permissions(m.permissions())?,
-        #[cfg(unix)]
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?
-        }
-        #[cfg(not(unix))]
-        Err(_) => {}
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::disk::atomic::write(path, text.as_bytes(), crate::disk::atomic::Mode::KeepOrShared)
 }
 
 /// A JSON object's members in file order, each value kept as its original text.

@@ -17,7 +17,11 @@ pub type Applied = (Outcome, Option<String>);
 /// An interrupted plan of this user's met in a folder of this one is completed or rolled back before
 /// that folder is read, and reported in `recovered`; a dry run writes nothing, so it only reports it
 /// (its diff is then against the files as that plan left them), as it does any journal it ignored.
-pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) -> Result<Applied, Refusal> {
+///
+/// Each path is resolved once (`disk::resolve`) and used as resolved from then on: read, checked to lie
+/// in `confine` (the folders the caller confined the plan to, if any) and written, so a folder swapped
+/// with a link after the caller's check cannot carry the plan elsewhere.
+pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>, confine: Option<&paths::Folders>) -> Result<Applied, Refusal> {
     let paths_on_disk: Vec<PathBuf> = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<_, _>>()?;
     super::refuse_private(plan)?;
     // Every folder the plan reads or writes, moves' targets included, in one look.
@@ -29,8 +33,12 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     }
     links_acted_on(plan, &paths_on_disk)?;
     recovered.extend(super::recover(&folders_of_plan, dry_run)?);
+    let resolved: Vec<PathBuf> = plan.files.iter().zip(&paths_on_disk).map(|(f, p)| super::resolve(p, f.op == FileOp::Delete)).collect();
+    for (f, real) in plan.files.iter().zip(&resolved) {
+        still_inside(confine, &f.file_path, real)?;
+    }
     let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
-    for (f, p) in plan.files.iter().zip(&paths_on_disk) {
+    for ((f, p), real) in plan.files.iter().zip(&paths_on_disk).zip(&resolved) {
         if f.op == FileOp::Delete && p.is_dir() {
             // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
             let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
@@ -41,7 +49,9 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
             bytes.push(None);
             continue;
         }
-        bytes.push(super::read(p).map_err(|r| r.in_file(&f.file_path))?);
+        // A deleted link is read through (its target's text is what the hunk removes).
+        let real = (f.op != FileOp::Delete).then_some(real.as_path());
+        bytes.push(super::read_at(p, real).map_err(|r| r.in_file(&f.file_path))?);
     }
     let texts = plan
         .files
@@ -53,6 +63,12 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
     let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| {
         Ok(!(target.is_dir() && deleted.iter().any(|d| d.starts_with(target))) && super::read(target)?.is_some())
     })?;
+    let real_targets: Vec<Option<PathBuf>> = targets.iter().map(|t| t.as_deref().map(|t| super::resolve(t, false))).collect();
+    for (f, real) in plan.files.iter().zip(&real_targets) {
+        if let (FileOp::MoveTo(to), Some(real)) = (&f.op, real) {
+            still_inside(confine, to, real)?;
+        }
+    }
     let outcome = engine::apply_plan(plan, &texts)?;
     // Where the new files go, checked as the commit will (a dry run must refuse what the run would).
     folder_steps(&outcome, &paths_on_disk, &targets, &deleted)?;
@@ -66,7 +82,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>) 
         return Ok((outcome, Some(diff)));
     }
     let mut writes = Vec::new();
-    for (((f, path), before), target) in outcome.files.iter().zip(paths_on_disk).zip(bytes).zip(targets) {
+    for (((f, path), before), target) in outcome.files.iter().zip(resolved).zip(bytes).zip(real_targets) {
         // A new file gets what git gives a 100644 one, the umask's.
         let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
         match (&f.op, target) {
@@ -113,6 +129,24 @@ pub fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refusal> {
         return Err(Refusal::new(engine::Kind::Io, what).in_file(&f.file_path));
     }
     Ok(())
+}
+
+/// Refuses a path that resolves outside `confine` now though the caller found it inside: a folder on
+/// its way was swapped for a link meanwhile.
+fn still_inside(confine: Option<&paths::Folders>, name: &str, real: &Path) -> Result<(), Refusal> {
+    match confine {
+        Some(folders) if !folders.as_slice().iter().any(|f| real.starts_with(f)) => Err(Refusal::new(
+            engine::Kind::OutsideWorkspace,
+            format!(
+                "Cannot edit {name}: it now resolves to {}, outside the folders it may edit ({}): a folder on its way \
+                 changed while the plan was being applied. Nothing was changed.",
+                real.display(),
+                folders.listed()
+            ),
+        )
+        .in_file(name)),
+        _ => Ok(()),
+    }
 }
 
 /// The paths that `plan` empties (its files deleted or moved away), `paths` being the paths of its

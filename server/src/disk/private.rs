@@ -1,4 +1,7 @@
-//! The private per-user folder where multiedit keeps its journals: `$XDG_STATE_HOME/multiedit` (when
+//! multiedit's private folders, in one place: where the journals are kept and where the editors'
+//! bridge keeps its registry, and what makes a folder or file private (this user's, closed to others).
+//!
+//! The journals' folder: `$XDG_STATE_HOME/multiedit` (when
 //! that is an absolute path), else `~/.local/state/multiedit`; where neither can be made (a sandbox
 //! with a read-only home), `multiedit-state-<uid>` in the temporary folder. As the bridge's registry
 //! folder, it must be a real folder (not a link) owned by the user, mode 0700, and each journal in it a
@@ -31,7 +34,7 @@ fn all_private() -> Vec<PathBuf> {
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|d| d.is_absolute()) {
         out.push(home.join(".local/state/multiedit"));
     }
-    out.push(crate::bridge::registry::folder());
+    out.push(bridge_folder());
     out.push(std::env::temp_dir().join(format!("multiedit-{}", uid())));
     // As named, and with their links resolved, as a plan's path is compared both ways.
     let real: Vec<PathBuf> = out.iter().filter_map(|d| fs::canonicalize(d).ok()).collect();
@@ -93,7 +96,13 @@ pub fn existing() -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
 }
 
 fn make(dir: &Path) -> Result<(), String> {
-    if let Some(parent) = dir.parent() {
+    make_folder(dir, true)
+}
+
+/// Creates `dir` with no access for anyone else (and, with `parents`, the folders above it as the
+/// umask gives); one that exists is left as it is, for the caller to check (`check_private`).
+pub fn make_folder(dir: &Path, parents: bool) -> Result<(), String> {
+    if let Some(parent) = dir.parent().filter(|_| parents) {
         fs::create_dir_all(parent).map_err(|e| format!("{} cannot be created ({e})", parent.display()))?;
     }
     let mut builder = fs::DirBuilder::new();
@@ -107,30 +116,85 @@ fn make(dir: &Path) -> Result<(), String> {
 }
 
 /// Whether `path` is this user's private folder (`folder`) or file.
-#[cfg(unix)]
 pub fn check(path: &Path, folder: bool) -> Result<(), String> {
-    use crate::bridge::registry::{check_private, Expect};
     check_private(path, if folder { Expect::Folder } else { Expect::File })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Expect {
+    Folder,
+    Socket,
+    File,
+}
+
+/// Checks that `path` is a `what` (not a link to one) owned by this user, with no access for group or
+/// others. `Err` says what is wrong, in words for the caller's reason.
+#[cfg(unix)]
+pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = fs::symlink_metadata(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    let t = meta.file_type();
+    let (is_kind, noun, mode) = match what {
+        Expect::Folder => (t.is_dir(), "a folder", "0700"),
+        Expect::Socket => (t.is_socket(), "a socket", "0600"),
+        Expect::File => (t.is_file(), "a regular file", "0600"),
+    };
+    if t.is_symlink() {
+        return Err(format!("{} is a symbolic link, not {noun}", path.display()));
+    }
+    if !is_kind {
+        return Err(format!("{} is not {noun}", path.display()));
+    }
+    if meta.uid() != uid() {
+        return Err(format!("{} is owned by uid {}, not by this user (uid {})", path.display(), meta.uid(), uid()));
+    }
+    let bits = meta.mode() & 0o777;
+    if bits & 0o077 != 0 {
+        return Err(format!(
+            "{} has mode {bits:04o}, which lets other users in ({mode} is required)",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Without Unix owners and modes there is nothing to check beyond the kind.
 #[cfg(not(unix))]
-pub fn check(path: &Path, folder: bool) -> Result<(), String> {
+pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
     let meta = fs::symlink_metadata(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
-    if if folder { meta.is_dir() } else { meta.is_file() } {
-        Ok(())
-    } else {
-        Err(format!("{} is not a {}", path.display(), if folder { "folder" } else { "regular file" }))
+    let (is_kind, noun) = match what {
+        Expect::Folder => (meta.is_dir(), "a folder"),
+        Expect::Socket => (true, "a socket"),
+        Expect::File => (meta.is_file(), "a regular file"),
+    };
+    if is_kind { Ok(()) } else { Err(format!("{} is not {noun}", path.display())) }
+}
+
+/// Makes a file private to this user (a socket is created with the process's umask).
+#[cfg(unix)]
+pub fn make_file_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+}
+
+/// The folder the editors' bridge keeps its registry in, for this user (which may not exist yet):
+/// `$XDG_RUNTIME_DIR/multiedit` (the per-user runtime folder) when that is an absolute path, else
+/// `multiedit-<uid>` in the temporary folder.
+pub fn bridge_folder() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        // The XDG specification says to ignore a relative value.
+        Some(dir) if dir.is_absolute() => dir.join("multiedit"),
+        _ => std::env::temp_dir().join(format!("multiedit-{}", uid())),
     }
 }
 
 #[cfg(unix)]
-fn uid() -> u32 {
+pub fn uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
 #[cfg(not(unix))]
-fn uid() -> u32 {
+pub fn uid() -> u32 {
     0
 }

@@ -75,12 +75,18 @@ pub fn request(args: &Value) -> Result<Vec<Wanted>, Refusal> {
     }
 }
 
-/// The files read from disk: no editor holds them.
-pub fn from_disk(wanted: &[Wanted]) -> Result<Vec<ReadFile>, Refusal> {
+/// The files read from disk: no editor holds them. Each path is resolved once and confined again on
+/// what it resolved to, then read there without following a link (`disk::read_at`): a folder swapped
+/// for a link since the first check cannot lead the read outside `confine`.
+pub fn from_disk(wanted: &[Wanted], confine: Option<&paths::Folders>, what: &str, opt_out: &str) -> Result<Vec<ReadFile>, Refusal> {
     wanted
         .iter()
         .map(|w| {
-            let bytes = disk::read(&w.path).map_err(|r| r.in_file(&w.file_path))?.ok_or_else(|| not_found(&w.file_path))?;
+            let real = disk::resolve(&w.path, false);
+            if let Some(folders) = confine {
+                folders.confine_read(&w.file_path, &real, what, opt_out)?;
+            }
+            let bytes = disk::read_at(&w.path, Some(&real)).map_err(|r| r.in_file(&w.file_path))?.ok_or_else(|| not_found(&w.file_path))?;
             let text = engine::decode(&w.file_path, &bytes)?.to_string();
             Ok(ReadFile { file_path: w.file_path.clone(), text, source: Place::Disk, differs_from_disk: false })
         })

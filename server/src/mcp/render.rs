@@ -43,7 +43,7 @@ fn placed(result: PlanResult, place: Place, preview: bool) -> PlanResult {
 pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Recovered]) -> CallToolResult {
     let common = PlanResult {
         diff: diff.map(str::to_string),
-        recovered: recovered.iter().map(Recovered::to_json).collect(),
+        recovered: recovered.iter().map(Recovered::to_entry).collect(),
         ..PlanResult::of(outcome)
     };
     let message = &common.message_for_model();

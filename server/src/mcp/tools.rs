@@ -212,8 +212,9 @@ impl Server {
             Ok(Routed::Read { editor, read }) => read::render(&read.files, &wanted, Some(&editor)),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { .. }) => {
-                let w = wanted.clone();
-                match tokio::task::spawn_blocking(move || catch_panic("multiedit_read", || read::from_disk(&w))).await {
+                let (w, confine) = (wanted.clone(), self.confine.clone());
+                let what = confine.as_ref().map(|f| format!("the folders this MCP server may read ({})", f.listed())).unwrap_or_default();
+                match tokio::task::spawn_blocking(move || catch_panic("multiedit_read", || read::from_disk(&w, confine.as_deref(), &what, OPT_OUT))).await {
                     Ok(Ok(Ok(files))) => read::render(&files, &wanted, None),
                     Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
                     Ok(Err(bug)) => internal(bug),
@@ -356,7 +357,7 @@ impl Server {
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
-            Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason).await,
+            Ok(Routed::NoEditor { reason }) => on_disk(plan, intent, &reason, self.confine.clone()).await,
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Ok(Routed::Read { editor, .. } | Routed::Symbols { editor, .. }) => {
                 internal(format!("{editor} answered a plan with a read; check the files there. Please report it."))
@@ -385,13 +386,13 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
 }
 
 /// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
-async fn on_disk(plan: Plan, intent: Intent, reason: &str) -> CallToolResult {
+async fn on_disk(plan: Plan, intent: Intent, reason: &str, confine: Option<Arc<Folders>>) -> CallToolResult {
     let preview = intent == Intent::Preview;
     let what = if preview { "multiedit_preview" } else { "multiedit" };
     let done = tokio::task::spawn_blocking(move || {
         catch_panic(what, || {
             let mut recovered = Vec::new();
-            let result = crate::disk::plan::apply(&plan, preview, &mut recovered);
+            let result = crate::disk::plan::apply(&plan, preview, &mut recovered, confine.as_deref());
             (result, recovered)
         })
     })
