@@ -108,7 +108,7 @@ function figures(log) {
 }
 
 export async function symbolTests(h) {
-  const { test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, ws } = h;
+  const { test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, showBeside, ws } = h;
   const docText = (state, file) => state.documents.find((d) => d.path === file)?.text;
   const texts = async (f) => {
     const s = await dumpState();
@@ -161,6 +161,8 @@ export async function symbolTests(h) {
     assertEqual(got.store, want.store, 'lmstore.ts');
     assertEqual(got.useA, want.useA, 'lmuse-a.ts, its unsaved line kept');
     assertEqual(got.useB, want.useB, 'lmuse-b.ts');
+    fs.writeFileSync(path.join(ws, 'agent-result.md'), `# What the language model tool returned\n\n${state.toolResult}\n`);
+    await showBeside(path.basename(f.store), 'agent-result.md');
     await screenshot('symbols-tool-applied');
     await undoAll(f, before, 'the tool\'s plan');
     await screenshot('symbols-tool-undone');
