@@ -1008,3 +1008,52 @@ fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
     assert_eq!(ops[1]["edits"][0]["newText"], "made\n", "{ops:?}");
     assert!(ed.shutdown().success());
 }
+
+/// An agent's `multiedit_symbols` and a plan's rename reach the editor that holds the file through the
+/// bridge: the outline comes from its language servers, the rename is applied in its buffers, counted.
+#[test]
+fn symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_servers() {
+    let env = setup();
+    let Some(python) = mcp_support::python("symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_servers") else { return };
+    let a = env.ws.join("a.ts");
+    let text = "export let total = 0;\nexport function bump() { total += 1; }\n";
+    fs::write(&a, text).unwrap();
+    let mut opts = Options::new(&env.ws);
+    opts.symbols = true;
+    opts.rename = true;
+    let mut ed = env.start(opts);
+    ed.open(&a, text);
+    let at = |s: &str, i: usize| lsp_support::position(text, text.match_indices(s).nth(i).unwrap().0, lsp_support::Enc::Utf16);
+    let range = |s: &str, i: usize| json!({"start": at(s, i), "end": lsp_support::position(text, text.match_indices(s).nth(i).unwrap().0 + s.len(), lsp_support::Enc::Utf16)});
+    ed.symbols.insert(lsp_support::uri(&a), json!([
+        {"name": "total", "kind": 13, "range": range("total = 0", 0), "selectionRange": range("total", 0)},
+        {"name": "bump", "kind": 12, "range": range("function bump() { total += 1; }", 0), "selectionRange": range("bump", 0)},
+    ]));
+    let (uri, t) = (lsp_support::uri(&a), text.to_string());
+    ed.renames = Some(Box::new(move |p: &Value| {
+        let edits: Vec<Value> = t
+            .match_indices("total")
+            .map(|(i, _)| json!({"range": {"start": lsp_support::position(&t, i, lsp_support::Enc::Utf16), "end": lsp_support::position(&t, i + 5, lsp_support::Enc::Utf16)}, "newText": p["newName"]}))
+            .collect();
+        json!({"edit": {"changes": {uri.clone(): edits}}, "placeholder": "total"})
+    }));
+    let outline = tool_via(&mut ed, &python, "multiedit_symbols", &json!({"file_path": a}), &[]);
+    assert_eq!(outline["is_error"], false, "{outline}");
+    assert_eq!(
+        outline["text"],
+        format!(
+            "{}: 2 symbols, as the editor's language servers give them (kind, name path for a plan's \"symbol\", lines):\nvariable total  \
+             (line 1)\nfunction bump  (line 2)\nFrom multiedit test editor (multiedit lsp pid {}).",
+            a.display(),
+            ed.pid()
+        )
+    );
+    assert_eq!(outline["structured"]["symbols"][1]["path"], "bump");
+    let r = tool_via(&mut ed, &python, "multiedit", &json!({"rename": {"file_path": a, "symbol": "total", "new_name": "sum"}}), &[]);
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(r["structured"]["applied_in"], "editor");
+    assert_eq!(r["structured"]["rename"]["occurrences"], 2);
+    assert!(r["text"].as_str().unwrap().starts_with("Renamed total to sum: 2 occurrences in 1 file.\n\n"), "{r}");
+    assert_eq!(ed.text(&a), text.replace("total", "sum"));
+    assert_eq!(fs::read_to_string(&a).unwrap(), text, "the buffer is the editor's to save");
+}

@@ -106,7 +106,7 @@ fn edits_inside_a_large_inserted_block_cost_linear_time() {
             Edit::all("bazz", "q"),
             Edit::all("q", "foo"),
         ];
-        let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Options::default() };
+        let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Options::default(), rename: None };
         let t = std::time::Instant::now();
         let out = apply_plan(&plan, &[Some("start\nMARKER\nend\n")]).unwrap();
         assert_eq!(out.files[0].text, format!("start\n{block}\nend\n"));

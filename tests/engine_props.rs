@@ -42,6 +42,7 @@ fn edit() -> impl Strategy<Value = Edit> {
                 _ => Expect::Exactly(2),
             },
             anchor: None,
+            target: None,
         })
 }
 
@@ -51,7 +52,7 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 fn engine(text: &str, edits: Vec<Edit>) -> Result<String, Kind> {
-    let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default() };
+    let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default(), rename: None };
     match apply_plan(&plan, &[Some(text)]) {
         Ok(o) => {
             let f = &o.files[0];
@@ -94,7 +95,7 @@ proptest! {
                 let mut b = (a + len).min(t.len());
                 while !t.is_char_boundary(b) { b -= 1; }
                 let old = if b > a { &t[a..b] } else { "zz" };
-                Edit { old_string: old.to_string(), new_string: new.to_string(), expect: match e { 0 => Expect::One, 1 => Expect::All, _ => Expect::Exactly(2) }, anchor: None }
+                Edit { old_string: old.to_string(), new_string: new.to_string(), expect: match e { 0 => Expect::One, 1 => Expect::All, _ => Expect::Exactly(2) }, anchor: None, target: None }
             })
             .collect();
         prop_assert_eq!(engine(&t, edits.clone()), one_by_one(&t, &edits));
@@ -129,7 +130,7 @@ fn large_plans_see_text_that_earlier_edits_wrote() {
         edits.push(Edit::new(&format!("renamed_{i} = compute_fast"), &format!("renamed_{i}_v2 = compute_fast")));
         edits.push(Edit::new(&format!("({i}); // line {i}\nlet value_{}", i + 1), &format!("({i}); // line {i} (edited)\nlet value_{}", i + 1)));
     }
-    edits.push(Edit { old_string: "_v2 = compute_fast(".into(), new_string: "_v3 = compute_fast(".into(), expect: Expect::All, anchor: None });
+    edits.push(Edit { old_string: "_v2 = compute_fast(".into(), new_string: "_v3 = compute_fast(".into(), expect: Expect::All, anchor: None, target: None });
     let ours = engine(&text, edits.clone()).expect("applies");
     assert_eq!(Ok(ours.clone()), one_by_one(&text, &edits));
     assert_eq!(ours.matches("_v3 = compute_fast(").count(), 40);
@@ -186,7 +187,7 @@ proptest! {
     /// The unified diff built from the change, applied to the original, gives the new text.
     #[test]
     fn the_diff_turns_the_original_into_the_result(t in text(), edits in prop::collection::vec(edit(), 1..6)) {
-        let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default() };
+        let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default(), rename: None };
         if let Ok(o) = apply_plan(&plan, &[Some(&t)]) {
             let f = &o.files[0];
             let d = multiedit::engine::diff::unified("/p", &t, &f.replacements);

@@ -104,7 +104,9 @@ fn not_utf8_is_refused_with_the_offset() {
 fn plan_validation_names_the_field() {
     let cases: Vec<(Value, &str)> = vec![
         (json!({"file_path": "/a", "edits": [{"old_string": "a", "new_string": "b", "replace": true}]}),
-         "An unexpected parameter `edits[0].replace` was provided (allowed here: old_string, new_string, replace_all, expected_replacements)"),
+         "`edits[0].replace` goes with `edits[0].symbol`, not with `edits[0].old_string`: leave it out (to replace every occurrence of old_string, set `edits[0].replace_all`: true)"),
+        (json!({"file_path": "/a", "edits": [{"old_string": "a", "new_string": "b", "all": true}]}),
+         "An unexpected parameter `edits[0].all` was provided (allowed here: old_string, new_string, replace_all, expected_replacements, symbol, replace, insert)"),
         (json!({"file_path": "rel/a.txt", "edits": [{"old_string": "a", "new_string": "b"}]}),
          "`file_path` must be an absolute path (starting with /) or a file:// URI, but is \"rel/a.txt\""),
         (json!({"file_path": "/n.ipynb", "edits": [{"old_string": "a", "new_string": "b"}]}),

@@ -64,7 +64,7 @@ fn open_buffer_with_emoji_changed_incrementally_then_applied() {
     let mut ed = start(&ws);
     assert_eq!(ed.init_result["capabilities"]["positionEncoding"], "utf-16");
     let commands = &ed.init_result["capabilities"]["executeCommandProvider"]["commands"];
-    assert_eq!(commands, &json!(["multiedit.apply", "multiedit.preview", "multiedit.read"]));
+    assert_eq!(commands, &json!(["multiedit.apply", "multiedit.preview", "multiedit.read", "multiedit.symbols"]));
 
     ed.open(&a, "let 😀 = \"🎉x\"; // 😀😀 end\nfn main() {}\n");
     // Typing after the emoji: the ranges are UTF-16, so each emoji counts two.

@@ -695,7 +695,7 @@ fn random_change(rng: &mut Rng, text: &str, crlf: bool) -> (usize, usize, String
 fn engine_result(plan_edits: &[(String, String, bool)], text: &str) -> Result<String, &'static str> {
     use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
     let edits = plan_edits.iter().map(|(o, n, all)| if *all { Edit::all(o, n) } else { Edit::new(o, n) }).collect();
-    let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Options::default() };
+    let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Options::default(), rename: None };
     apply_plan(&plan, &[Some(text)]).map(|mut o| o.files.remove(0).text).map_err(|r| r.kind.as_str())
 }
 

@@ -58,6 +58,19 @@ fn vscode_only(schema: &Value, names: &[&str]) -> Value {
 }
 
 #[test]
+fn the_extension_uses_the_canonical_symbols_schema() {
+    let canonical = json(&root().join("server/schema/symbols.schema.json"));
+    assert_eq!(serde_json::from_str::<Value>(multiedit::mcp::schema::SYMBOLS_SCHEMA).unwrap(), canonical, "the binary's schema is the file");
+    let package = json(&root().join("extension-vscode/package.json"));
+    let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
+    let tool = tools.iter().find(|t| t["name"] == "multiedit_symbols").expect("the multiedit_symbols language-model tool");
+    assert_eq!(
+        tool["inputSchema"], canonical,
+        "extension-vscode/package.json's multiedit_symbols tool inputSchema differs from server/schema/symbols.schema.json: copy it over"
+    );
+}
+
+#[test]
 fn the_extension_uses_the_canonical_patch_schema() {
     let canonical = json(&root().join("server/schema/patch.schema.json"));
     assert_eq!(

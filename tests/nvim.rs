@@ -224,3 +224,124 @@ fn neovim_saves_the_clean_buffer_and_not_the_users_unsaved_one() {
          compilers and git will not see it until the file is saved."
     );
 }
+
+const CALC_C: &str = "int add(int a, int b) {\n  return a + b;\n}\n\nint twice(int x) {\n  return add(x, x);\n}\n\nint main(void) {\n  return twice(2);\n}\n";
+const OVERLOADS_CPP: &str = "int pick(int a) { return a; }\ndouble pick(double a) { return a; }\n";
+
+const SYMBOLS_SCRIPT: &str = r#"
+local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
+  os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
+local results = {}
+local function ms(t) return (vim.loop.hrtime() - t) / 1e6 end
+results.asked = {}
+
+local ok, err = pcall(function()
+  vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
+  local symbols = require('multiedit.symbols')
+  local clangd = vim.lsp.start_client({ name = 'clangd', cmd = { 'clangd' }, root_dir = root })
+  local initialized = false
+  local id = vim.lsp.start_client({
+    name = 'multiedit',
+    cmd = { bin, 'lsp' },
+    root_dir = root,
+    capabilities = symbols.capabilities(),
+    handlers = vim.tbl_extend('force', symbols.handlers, {
+      -- The server logs how long each answer took (the figures in docs/performance.md).
+      ['window/logMessage'] = function(_, m)
+        if m.message:find('from the editor in') then table.insert(results.asked, m.message) end
+      end,
+    }),
+    on_init = function() initialized = true end,
+  })
+  local function open(path)
+    vim.cmd('edit ' .. vim.fn.fnameescape(path))
+    local buf = vim.api.nvim_get_current_buf()
+    vim.lsp.buf_attach_client(buf, clangd)
+    vim.lsp.buf_attach_client(buf, id)
+    return buf
+  end
+  local buf = open(file)
+  local cpp = open(root .. '/overloads.cpp')
+  assert(vim.wait(15000, function() return initialized end, 20), 'multiedit did not initialize')
+  local client = vim.lsp.get_client_by_id(id)
+  -- clangd has parsed the file once it gives its symbols.
+  assert(vim.wait(60000, function()
+    local r = vim.lsp.get_client_by_id(clangd).request_sync('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 5000, buf)
+    return r and r.result and #r.result == 3
+  end, 200), 'clangd gave no symbols')
+
+  local function run(plan, on_buf)
+    local done, e, r = false, nil, nil
+    client.request('workspace/executeCommand', { command = 'multiedit.apply', arguments = { plan } },
+      function(er, res) e, r, done = er, res, true end, on_buf)
+    assert(vim.wait(60000, function() return done end, 10), 'no answer to multiedit.apply')
+    return { error = e and { message = e.message, kind = e.data and e.data.kind, hint = e.data and e.data.hint } or nil, message = r and r.message, rename = r and r.rename }
+  end
+
+  local t = vim.loop.hrtime()
+  results.body = run({ file_path = file, edits = {
+    { symbol = 'add', replace = 'body', new_string = 'return b + a;' },
+    { symbol = 'twice', insert = 'after', new_string = '\nint thrice(int x) {\n  return add(x, twice(x));\n}' },
+  } }, buf)
+  results.body.ms = ms(t)
+  results.after_body = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  t = vim.loop.hrtime()
+  results.rename = run({ rename = { file_path = file, symbol = 'twice', new_name = 'double_it' } }, buf)
+  results.rename.ms = ms(t)
+  results.after_rename = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  results.ambiguous = run({ file_path = root .. '/overloads.cpp', edits = { { symbol = 'pick', replace = 'body', new_string = 'return -a;' } } }, cpp)
+  results.cpp = vim.api.nvim_buf_get_lines(cpp, 0, -1, false)
+  vim.lsp.stop_client(id)
+  vim.lsp.stop_client(clangd)
+end)
+"#;
+
+/// Neovim with clangd: a C function's body replaced and a function inserted after another by symbol,
+/// a rename through clangd, and C++ overloads refused as ambiguous with each one's line.
+#[test]
+fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
+    if !nvim_support::available("neovim_edits_c_by_symbol_and_renames_through_clangd") {
+        return;
+    }
+    if std::process::Command::new("clangd").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but clangd is not installed: install Debian's clangd");
+        eprintln!("SKIPPED: clangd is not installed (apt-get install clangd)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("calc.c");
+    std::fs::write(&file, CALC_C).unwrap();
+    std::fs::write(root.join("overloads.cpp"), OVERLOADS_CPP).unwrap();
+    let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
+    let r = nvim_support::run(&root, &format!("{SYMBOLS_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
+    eprintln!("multiedit.apply with clangd in Neovim: body and insert {} ms, rename {} ms; {}", r["body"]["ms"], r["rename"]["ms"], r["asked"]);
+    assert!(r["asked"].to_string().contains("symbols of") && r["asked"].to_string().contains("rename in"), "the server logs what it asked: {}", r["asked"]);
+    assert!(r["body"]["error"].is_null(), "{}", r["body"]["error"]);
+    assert_eq!(
+        r["body"]["message"],
+        format!("Applied 2 edits to {}:\n1. Replaced the body of function add (lines 1-3)\n2. Inserted after function twice (lines 5-7)", file.display())
+    );
+    let with_body = "int add(int a, int b) {\n  return b + a;\n}\n\nint twice(int x) {\n  return add(x, x);\n}\n\nint thrice(int x) {\n  return add(x, twice(x));\n}\n\nint main(void) {\n  return twice(2);\n}";
+    assert_eq!(nvim_support::strings(&r["after_body"]).join("\n"), with_body);
+    assert!(r["rename"]["error"].is_null(), "{}", r["rename"]["error"]);
+    assert_eq!(
+        r["rename"]["message"],
+        format!("Renamed twice to double_it: 3 occurrences in 1 file.\n\nApplied 1 edit to {}:\n- Renamed twice to double_it (3 occurrences)", file.display())
+    );
+    assert_eq!(r["rename"]["rename"]["occurrences"], 3);
+    assert_eq!(nvim_support::strings(&r["after_rename"]).join("\n"), with_body.replace("twice", "double_it"));
+    assert_eq!(r["ambiguous"]["error"]["kind"], "symbol_ambiguous");
+    assert_eq!(
+        r["ambiguous"]["error"]["message"],
+        format!(
+            "Found 2 symbols named pick in {}, but a symbol edit must name one: name it by its place among them (pick[0] is the \
+             first in the file).\nSymbol: pick",
+            root.join("overloads.cpp").display()
+        )
+    );
+    assert_eq!(r["ambiguous"]["error"]["hint"], "The symbols it names:\npick[0]: function pick (line 1): int (int)\npick[1]: function pick (line 2): double (double)");
+    assert_eq!(nvim_support::strings(&r["cpp"]).join("\n") + "\n", OVERLOADS_CPP);
+    assert_eq!(std::fs::read_to_string(root.join("overloads.cpp")).unwrap(), OVERLOADS_CPP);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), CALC_C, "the buffers are Neovim's to save");
+}

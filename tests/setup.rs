@@ -478,7 +478,7 @@ fn codex_cli_connects_after_setup() {
     assert_eq!(ours["serverInfo"]["name"], "multiedit", "{ours}");
     let mut tools: Vec<&str> = ours["tools"].as_object().unwrap_or_else(|| panic!("{ours}")).keys().map(String::as_str).collect();
     tools.sort();
-    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_write"]);
+    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_symbols", "multiedit_write"]);
 }
 
 #[test]

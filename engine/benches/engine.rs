@@ -26,7 +26,7 @@ fn edits(text: &str, n: usize) -> Vec<Edit> {
 }
 
 fn plan(edits: Vec<Edit>) -> Plan {
-    Plan { files: vec![FilePlan::edit("/bench.rs", edits)], options: Options::default() }
+    Plan { files: vec![FilePlan::edit("/bench.rs", edits)], options: Options::default(), rename: None }
 }
 
 fn run(bencher: divan::Bencher, bytes: usize, n: usize) {

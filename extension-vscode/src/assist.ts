@@ -1,8 +1,8 @@
 // Logic of the chat participant and the language model tool, written against small interfaces
 // so that it runs (and is unit-tested) without VS Code.
-import { PlanResult, ReviewPolicy } from './lsp_ext';
-import { EditRequest, findRequest, isPatchRequest, PatchRequest, PlanError, planTargets, PrepareOptions, preparePatch, prepareRequest, reviewFor } from './plan';
-import { planTitle, Refusal, renderConfirmationMarkdown, renderRefusalMarkdown, renderResultMarkdown, renderToolResult, toRefusal } from './render';
+import { PlanResult, ReviewPolicy, SymbolsResult } from './lsp_ext';
+import { EditRequest, fileUriToPath, findRequest, isPatchRequest, PatchRequest, PlanError, planTargets, PrepareOptions, preparePatch, prepareRequest, reviewFor } from './plan';
+import { planTitle, Refusal, renderConfirmationMarkdown, renderRefusalMarkdown, renderRefusalText, renderResultMarkdown, renderToolResult, toRefusal } from './render';
 
 /** What the chat participant and the tool need from the editor and the server. */
 export interface AssistDeps {
@@ -19,6 +19,8 @@ export interface AssistDeps {
   reviewSetting?: ReviewPolicy;
   /** Sends a prompt to a language model and returns its whole answer; absent without a model. */
   askModel?(prompt: string): Promise<string>;
+  /** A file's outline from the language servers (`multiedit.symbols`). */
+  symbols?(filePath: string): Promise<SymbolsResult>;
 }
 
 export interface ChatOutput {
@@ -298,6 +300,38 @@ export async function invokePatchTool(input: PatchToolInput, deps: AssistDeps): 
   } catch (err) {
     const refusal = toRefusal(err);
     return { text: renderToolResult({ refusal, patch: true }), outcome: { plan: req, refusal } };
+  }
+}
+
+// ---- the multiedit_symbols tool ---------------------------------------------------------------
+
+export const SYMBOLS_TOOL_NAME = 'multiedit_symbols';
+
+/** The `multiedit_symbols` tool's input (`server/schema/symbols.schema.json`). */
+export interface SymbolsToolInput {
+  file_path: string;
+}
+
+/** The file the symbols tool is asked about: absolute, or relative to the workspace folder. */
+export function symbolsToolPath(input: SymbolsToolInput, deps: AssistDeps): string {
+  if (!input || typeof input.file_path !== 'string' || !input.file_path) throw new PlanError('`file_path` must be the path of the file whose outline to give.');
+  const p = fileUriToPath(input.file_path);
+  if (p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p)) return p;
+  const base = deps.baseDir?.();
+  if (!base) throw new PlanError(`\`file_path\` must be absolute (got "${input.file_path}").`);
+  return `${base.replace(/[\\/]+$/, '')}/${p.replace(/^\.\//, '')}`;
+}
+
+/** Runs the symbols tool: the outline as the server words it, or the refusal. */
+export async function invokeSymbolsTool(input: SymbolsToolInput, deps: AssistDeps): Promise<{ text: string; outcome: ChatOutcome }> {
+  try {
+    const path = symbolsToolPath(input, deps);
+    if (!deps.symbols) throw new PlanError('The language servers cannot be asked here.');
+    const outline = await deps.symbols(path);
+    return { text: outline.text.trimEnd(), outcome: {} };
+  } catch (err) {
+    const refusal = err instanceof PlanError ? { message: err.message } : toRefusal(err);
+    return { text: `Error: no outline; nothing was read.\n${renderRefusalText(refusal)}`, outcome: { refusal } };
   }
 }
 

@@ -7,11 +7,12 @@ import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOpt
 import { affectsServer, formatEdits, openEditedFiles, reviewPolicy, serverSettings } from './config';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { formatTouched } from './formatHost';
-import { APPROVE_METHOD, ApproveParams, DIAGNOSTICS_METHOD, PlanResult, SAVE_METHOD, SaveParams } from './lsp_ext';
+import { APPROVE_METHOD, ApproveParams, DIAGNOSTICS_METHOD, PlanResult, RENAME_METHOD, RenameParams, SAVE_METHOD, SaveParams, SERVER_SYMBOLS, SYMBOLS_METHOD, SymbolsParams, SymbolsResult } from './lsp_ext';
 import { EditRequest, reviewArgument, serverArguments } from './plan';
 import { isPlanResult } from './render';
 import { SaveHost } from './saveHost';
 import { ApproveHost } from './approveHost';
+import { Positions, SymbolsHost } from './symbolsHost';
 import { PreviewContent } from './previewContent';
 import { openUnshown } from './tabs';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
@@ -58,6 +59,8 @@ export class MultiEditClient implements vscode.Disposable {
   readonly saves: SaveHost;
   /** Answers the server's multiedit/approve. */
   private readonly approvals: ApproveHost;
+  /** Answers the server's multiedit/symbols and multiedit/rename. */
+  private readonly symbolsHost: SymbolsHost;
 
   private setState(state: ServerState): void {
     this.serverState = state;
@@ -72,6 +75,7 @@ export class MultiEditClient implements vscode.Disposable {
     this.diagnostics = new DiagnosticsHost(log);
     this.saves = new SaveHost(log);
     this.approvals = new ApproveHost(previews, log);
+    this.symbolsHost = new SymbolsHost(log, () => new Positions(this.client?.initializeResult?.capabilities.positionEncoding ?? 'utf-16'));
     this.disposables.push(
       this.diagnostics,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -213,11 +217,14 @@ export class MultiEditClient implements vscode.Disposable {
     client.onRequest(DIAGNOSTICS_METHOD, (params) => this.diagnostics.handle(params));
     client.onRequest(SAVE_METHOD, (params: SaveParams) => this.saves.handle(params));
     client.onRequest(APPROVE_METHOD, (params: ApproveParams) => this.approvals.handle(params));
-    // LSP has no request to save a document, nor one for a single approval of a whole edit: multiedit's
-    // are announced as experimental capabilities.
+    client.onRequest(SYMBOLS_METHOD, (params: SymbolsParams) => this.symbolsHost.symbols(params));
+    client.onRequest(RENAME_METHOD, (params: RenameParams) => this.symbolsHost.rename(params));
+    // LSP has no request to save a document, nor one for a single approval of a whole edit, nor for a
+    // client to give its other language servers' symbols and renames: multiedit's are announced as
+    // experimental capabilities.
     client.registerFeature({
       fillClientCapabilities: (capabilities) => {
-        capabilities.experimental = { ...(capabilities.experimental as object | undefined), multiedit: { save: true, approve: true } };
+        capabilities.experimental = { ...(capabilities.experimental as object | undefined), multiedit: { save: true, approve: true, symbols: true, rename: true } };
       },
       initialize: () => undefined,
       getState: () => ({ kind: 'static' }),
@@ -295,6 +302,18 @@ export class MultiEditClient implements vscode.Disposable {
 
   preview(plan: EditRequest): Promise<PlanResult> {
     return this.execute(SERVER_PREVIEW, plan);
+  }
+
+  /** A file's outline from the language servers (`multiedit.symbols`). */
+  async symbols(filePath: string): Promise<SymbolsResult> {
+    const client = await this.ensureStarted();
+    try {
+      return (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_SYMBOLS, arguments: [{ file_path: filePath }] })) as SymbolsResult;
+    } catch (err) {
+      const e = err as { message?: string; data?: unknown; code?: number };
+      this.log.warn(`${SERVER_SYMBOLS} refused: ${e.message ?? err}`);
+      throw new ServerError(e.message ?? String(err), e.data, e.code);
+    }
   }
 
   dispose(): void {

@@ -9,6 +9,7 @@
 export const SERVER_APPLY = 'multiedit.apply';
 export const SERVER_PREVIEW = 'multiedit.preview';
 export const SERVER_READ = 'multiedit.read';
+export const SERVER_SYMBOLS = 'multiedit.symbols';
 
 export type ReviewPolicy = 'never' | 'multiFile' | 'always';
 
@@ -56,6 +57,21 @@ export interface PlanResult {
   diagnostics_text?: string;
   /** Whether each file's edit is on disk, in the words a model reads. */
   on_disk_text?: string;
+  /** The plan's rename, through the editor's rename provider: the names and what it changed. */
+  rename?: RenameSummary;
+}
+
+export interface RenameSummary {
+  old_name: string;
+  new_name: string;
+  /** Every place it changed, in every file. */
+  occurrences: number;
+  files: RenamedFile[];
+}
+
+export interface RenamedFile {
+  file_path: string;
+  occurrences: number;
 }
 
 export interface FileResult {
@@ -169,6 +185,26 @@ export interface ReadFile {
   differs_from_disk?: boolean;
 }
 
+/** `multiedit.symbols`: a file's outline from the editor's language servers. */
+export interface SymbolsResult {
+  file_path: string;
+  symbols: OutlineSymbol[];
+  /** The outline as an agent reads it. */
+  text: string;
+}
+
+export interface OutlineSymbol {
+  name: string;
+  /** The name path a plan's `symbol` addresses it by (`Calculator/add`). */
+  path: string;
+  kind: string;
+  /** 1-based, inclusive. */
+  line: number;
+  end_line: number;
+  detail?: string;
+  children?: OutlineSymbol[];
+}
+
 // ---- multiedit/diagnostics, a request from the server to the editor
 
 export const DIAGNOSTICS_METHOD = 'multiedit/diagnostics';
@@ -250,4 +286,62 @@ export type Decision = 'apply' | 'discard';
 
 export interface ApproveAnswer {
   decision: Decision;
+}
+
+// ---- multiedit/symbols and multiedit/rename, requests from the server to an editor that announces
+// `experimental.multiedit.symbols` and `experimental.multiedit.rename`
+
+export const SYMBOLS_METHOD = 'multiedit/symbols';
+
+export interface SymbolsParams {
+  uri: string;
+}
+
+/** An LSP position and range (in the encoding the server negotiated: UTF-16 for VS Code). */
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+/** An LSP `DocumentSymbol` (its `kind` is LSP's SymbolKind, one more than vscode.SymbolKind). */
+export interface ReportedSymbol {
+  name: string;
+  detail?: string;
+  kind: number;
+  range: LspRange;
+  selectionRange: LspRange;
+  children?: ReportedSymbol[];
+}
+
+export interface SymbolsAnswer {
+  /** The version of the document the symbols were computed on. */
+  version: number;
+  /** null: no language server gives symbols for the document. */
+  symbols?: ReportedSymbol[] | null;
+}
+
+export const RENAME_METHOD = 'multiedit/rename';
+
+export interface RenameParams {
+  uri: string;
+  position: LspPosition;
+  newName: string;
+}
+
+export interface RenameAnswer {
+  /** The rename's WorkspaceEdit, unapplied (`changes`: URI -> text edits). */
+  edit?: { changes: Record<string, { range: LspRange; newText: string }[]> };
+  /** Per URI of a document the editor holds that the edit touches, its version. */
+  versions?: Record<string, number>;
+  /** The name as prepare rename gave it. */
+  placeholder?: string;
+  /** The language server refused: its words. */
+  refused?: string;
+  /** No rename provider for the document. */
+  noProvider?: boolean;
 }

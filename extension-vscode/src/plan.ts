@@ -3,10 +3,24 @@ import type { CallOptions, ReviewPolicy } from './lsp_ext';
 
 
 export interface PlanEdit {
-  old_string: string;
+  /** The exact text to replace; or, instead, `symbol` with `replace` or `insert`. */
+  old_string?: string;
   new_string: string;
   replace_all?: boolean;
   expected_replacements?: number;
+  /** A symbol's name path (`Calculator/add`), resolved by the editor's language servers. */
+  symbol?: string;
+  replace?: 'whole' | 'body';
+  insert?: 'before' | 'after';
+}
+
+/** A rename through the editor's rename provider (the plan's `rename`). */
+export interface PlanRename {
+  file_path?: string;
+  symbol?: string;
+  line?: number;
+  column?: number;
+  new_name: string;
 }
 
 export interface FilePlan {
@@ -18,6 +32,7 @@ export interface Plan {
   file_path?: string;
   edits?: PlanEdit[];
   files?: FilePlan[];
+  rename?: PlanRename;
   mode?: string;
   dialect?: string;
   match?: string;
@@ -87,7 +102,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function looksLikeEdit(v: unknown): boolean {
-  return isRecord(v) && typeof v.old_string === 'string' && 'new_string' in v;
+  return isRecord(v) && (typeof v.old_string === 'string' || typeof v.symbol === 'string') && 'new_string' in v;
 }
 
 /**
@@ -103,7 +118,7 @@ export function coercePlan(value: unknown): Plan | undefined {
     return undefined;
   }
   if (!isRecord(value)) return undefined;
-  if (Array.isArray(value.edits) || Array.isArray(value.files)) return { ...value } as Plan;
+  if (Array.isArray(value.edits) || Array.isArray(value.files) || isRecord(value.rename)) return { ...value } as Plan;
   if (looksLikeEdit(value)) {
     const { file_path, mode, dialect, match, ...edit } = value;
     const plan: Plan = { edits: [edit as unknown as PlanEdit] };
@@ -217,7 +232,8 @@ export function validatePlanShape(plan: Plan): void {
     if (!Array.isArray(edits) || edits.length === 0) throw new PlanError(`${where}: "edits" must be a non-empty array.`);
     edits.forEach((e, i) => {
       if (!isRecord(e)) throw new PlanError(`${where}: edit ${i + 1} must be an object.`);
-      if (typeof e.old_string !== 'string') throw new PlanError(`${where}: edit ${i + 1} needs "old_string" (a string).`);
+      if (e.symbol !== undefined && typeof e.symbol !== 'string') throw new PlanError(`${where}: edit ${i + 1}: "symbol" must be a string (a name path such as "Calculator/add").`);
+      if (e.symbol === undefined && typeof e.old_string !== 'string') throw new PlanError(`${where}: edit ${i + 1} needs "old_string" (a string), or "symbol".`);
       if (typeof e.new_string !== 'string') throw new PlanError(`${where}: edit ${i + 1} needs "new_string" (a string).`);
       if (e.replace_all !== undefined && typeof e.replace_all !== 'boolean')
         throw new PlanError(`${where}: edit ${i + 1}: "replace_all" must be true or false.`);
@@ -235,16 +251,19 @@ export function validatePlanShape(plan: Plan): void {
       if (!isRecord(f)) throw new PlanError(`files[${i}] must be an object.`);
       checkEdits(f.edits, `files[${i}]`);
     });
-  } else {
+  } else if (plan.edits !== undefined || plan.rename === undefined) {
     checkEdits(plan.edits, 'plan');
   }
+  if (plan.rename !== undefined && (!isRecord(plan.rename) || typeof plan.rename.new_name !== 'string'))
+    throw new PlanError('"rename" must be an object with "file_path", "symbol" (or "line" and "column") and "new_name".');
 }
 
 /** True when the plan (or one of its files) has no file_path. */
 export function needsTarget(plan: EditRequest): boolean {
   if (isPatchRequest(plan)) return false;
-  if (plan.files) return plan.files.some((f) => !f.file_path);
-  return !plan.file_path;
+  if (plan.files) return plan.files.some((f) => !f.file_path) || (!!plan.rename && !plan.rename.file_path);
+  if (plan.edits === undefined && plan.rename) return !plan.rename.file_path;
+  return !plan.file_path || (!!plan.rename && !plan.rename.file_path);
 }
 
 export interface PrepareOptions {
@@ -303,7 +322,8 @@ export function preparePlan(plan: Plan, opts: PrepareOptions = {}): Plan {
   const out: Plan = { ...plan };
   delete out.$schema; // allowed in plan files for editors, unknown to the server
   if (plan.files) out.files = plan.files.map((f, i) => ({ ...f, file_path: fix(f.file_path, `files[${i}]`) }));
-  else out.file_path = fix(plan.file_path, 'The plan');
+  else if (plan.edits !== undefined || !plan.rename) out.file_path = fix(plan.file_path, 'The plan');
+  if (plan.rename) out.rename = { ...plan.rename, file_path: fix(plan.rename.file_path, 'The rename') };
   for (const key of ['mode', 'dialect', 'match'] as const) {
     const v = opts.defaults?.[key];
     if (out[key] === undefined && v && v !== DEFAULTS[key]) out[key] = v;
@@ -355,14 +375,16 @@ export function reviewArgument(plan: EditRequest, setting: ReviewPolicy | undefi
 /** Paths the plan edits, in order (a patch: the files its headers name). */
 export function planTargets(plan: EditRequest): string[] {
   if (isPatchRequest(plan)) return patchHeaderFiles(plan.patch);
-  if (plan.files) return plan.files.map((f) => f.file_path ?? '');
-  return [plan.file_path ?? ''];
+  const own = plan.files ? plan.files.map((f) => f.file_path ?? '') : plan.edits !== undefined || !plan.rename ? [plan.file_path ?? ''] : [];
+  const renamed = plan.rename?.file_path;
+  return renamed !== undefined && !own.includes(renamed) ? [...own, renamed] : own;
 }
 
 export function planEditCount(plan: EditRequest): number {
   if (isPatchRequest(plan)) return 0;
-  if (plan.files) return plan.files.reduce((n, f) => n + (Array.isArray(f.edits) ? f.edits.length : 0), 0);
-  return Array.isArray(plan.edits) ? plan.edits.length : 0;
+  const rename = plan.rename ? 1 : 0;
+  if (plan.files) return rename + plan.files.reduce((n, f) => n + (Array.isArray(f.edits) ? f.edits.length : 0), 0);
+  return rename + (Array.isArray(plan.edits) ? plan.edits.length : 0);
 }
 
 /** Builds a single-file plan from old/new pairs (the "Replace in This File..." flow). */

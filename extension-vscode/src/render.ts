@@ -180,8 +180,10 @@ export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refus
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };
   const where = refusalLocation(refusal);
-  if (outcome.patch) return `Error: the patch was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
-  return `Error: the edit plan was refused${where ? ` at ${where}` : ''}; no file was changed.\n${renderRefusalText(refusal)}`;
+  // "at edit 2 in a.ts", or only "in a.ts" for a refusal of no one edit (a rename's).
+  const at = where ? (where.startsWith('in ') ? ` ${where}` : ` at ${where}`) : '';
+  if (outcome.patch) return `Error: the patch was refused${at}; no file was changed.\n${renderRefusalText(refusal)}`;
+  return `Error: the edit plan was refused${at}; no file was changed.\n${renderRefusalText(refusal)}`;
 }
 
 function shorten(s: string, max = 60): string {
@@ -192,7 +194,8 @@ function shorten(s: string, max = 60): string {
 /** One line per edit: `1. "old" → "new"` (with replace_all / expected_replacements notes). */
 export function describeEdits(edits: PlanEdit[]): string[] {
   return edits.map((e, i) => {
-    let line = `${i + 1}. ${JSON.stringify(shorten(e.old_string))} → ${JSON.stringify(shorten(e.new_string))}`;
+    const place = e.symbol !== undefined ? `${e.insert ? `insert ${e.insert}` : `replace ${e.replace ?? 'whole'} of`} ${e.symbol}:` : JSON.stringify(shorten(e.old_string ?? ''));
+    let line = `${i + 1}. ${place} → ${JSON.stringify(shorten(e.new_string))}`;
     if (e.replace_all) line += ' (all occurrences)';
     if (e.expected_replacements !== undefined) line += ` (${e.expected_replacements} occurrences)`;
     return line;
@@ -254,8 +257,9 @@ export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, res
     if (hasDiff) md += fence(cutDiff(diff!), 'diff') + '\n';
     return md;
   }
-  const files = plan.files ?? [{ file_path: plan.file_path, edits: plan.edits ?? [] }];
+  const files = plan.files ?? (plan.edits !== undefined ? [{ file_path: plan.file_path, edits: plan.edits }] : []);
   let md = `Apply **${escapeMarkdown(planTitle(plan))}**? All edits apply together, or none; one undo takes them back.\n\n`;
+  if (plan.rename) md += `Rename ${codeSpan(plan.rename.symbol ?? `line ${plan.rename.line}, column ${plan.rename.column}`)} of ${codeSpan(basename(plan.rename.file_path ?? ''))} to ${codeSpan(plan.rename.new_name)}, everywhere the language server finds it, first.\n\n`;
   for (const f of files) {
     const filePath = f.file_path ?? '';
     const n = f.edits?.length ?? 0;

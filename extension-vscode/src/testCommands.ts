@@ -65,16 +65,19 @@ export function registerTestCommands(ctx: Ctx): vscode.Disposable[] {
   return [
     record,
     vscode.commands.registerCommand('multiedit.test.dumpState', () => write({ command: 'dumpState' })),
-    // An input with `patch` goes to the multiedit_patch tool, any other to the multiedit tool.
+    // An input with `patch` goes to the multiedit_patch tool, `{"tool": name, "input": ...}` to the tool
+    // named, any other to the multiedit tool.
     vscode.commands.registerCommand('multiedit.test.invokeTool', async (input?: EditRequest) => {
       let toolInput = input;
       if (!toolInput) {
         const inputFile = `${testSettings().stateFile}.tool-input.json`;
         toolInput = JSON.parse(fs.readFileSync(inputFile, 'utf8')) as EditRequest;
       }
+      const named = toolInput as { tool?: unknown; input?: unknown };
+      const [tool, given] = typeof named.tool === 'string' ? [named.tool, named.input] : [isPatchRequest(toolInput) ? PATCH_TOOL_NAME : TOOL_NAME, toolInput];
       let text: string;
       try {
-        const result = await vscode.lm.invokeTool(isPatchRequest(toolInput) ? PATCH_TOOL_NAME : TOOL_NAME, { input: toolInput, toolInvocationToken: undefined });
+        const result = await vscode.lm.invokeTool(tool, { input: given as object, toolInvocationToken: undefined });
         text = result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
       } catch (err) {
         text = `invokeTool threw: ${(err as Error).message}`;

@@ -2,7 +2,7 @@
 // VS Code's side of src/assist.ts.
 import * as vscode from 'vscode';
 import { applyPlan } from './apply';
-import { AssistDeps, ChatOutcome, handleChatRequest, invokePatchTool, invokeTool, PATCH_TOOL_NAME, PatchToolInput, preparePatchToolInvocation, prepareToolInvocation, refusedToolResult, ToolPreparation } from './assist';
+import { AssistDeps, ChatOutcome, handleChatRequest, invokePatchTool, invokeSymbolsTool, invokeTool, PATCH_TOOL_NAME, PatchToolInput, preparePatchToolInvocation, prepareToolInvocation, refusedToolResult, SYMBOLS_TOOL_NAME, SymbolsToolInput, ToolPreparation } from './assist';
 import { planDefaults, reviewPolicy } from './config';
 import { Ctx } from './ctx';
 import { EditRequest } from './plan';
@@ -26,6 +26,7 @@ function assistDeps(ctx: Ctx, agent: string, model?: vscode.LanguageModelChat, t
     defaults: planDefaults(),
     apply: (plan) => applyPlan(ctx, plan, { agent }),
     preview: (plan) => ctx.client.preview(plan),
+    symbols: (filePath) => ctx.client.symbols(filePath),
     reviewSetting: reviewPolicy(),
     askModel: model
       ? async (prompt) => {
@@ -141,6 +142,19 @@ class MultiEditTool<T> implements vscode.LanguageModelTool<T> {
   }
 }
 
+/** `multiedit_symbols`: a file's outline from the language servers; reads only, so nothing to confirm. */
+class SymbolsTool implements vscode.LanguageModelTool<SymbolsToolInput> {
+  constructor(private readonly ctx: Ctx) {}
+
+  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<SymbolsToolInput>): vscode.PreparedToolInvocation {
+    return { invocationMessage: `MultiEdit: the outline of ${String(options.input?.file_path ?? '').split(/[\\/]/).pop()}` };
+  }
+
+  async invoke(options: vscode.LanguageModelToolInvocationOptions<SymbolsToolInput>) {
+    return toolResult(this.ctx, await invokeSymbolsTool(options.input, assistDeps(this.ctx, TOOL_CALLER)));
+  }
+}
+
 /** Registers the chat participant and the tools, where this VS Code has their APIs. */
 export function registerTools(ctx: Ctx): vscode.Disposable[] {
   const out: vscode.Disposable[] = [];
@@ -153,6 +167,7 @@ export function registerTools(ctx: Ctx): vscode.Disposable[] {
     out.push(
       vscode.lm.registerTool<EditRequest>(TOOL_NAME, new MultiEditTool(ctx, { prepare: prepareToolInvocation, invoke: invokeTool, patch: false })),
       vscode.lm.registerTool<PatchToolInput>(PATCH_TOOL_NAME, new MultiEditTool(ctx, { prepare: preparePatchToolInvocation, invoke: invokePatchTool, patch: true })),
+      vscode.lm.registerTool<SymbolsToolInput>(SYMBOLS_TOOL_NAME, new SymbolsTool(ctx)),
     );
   }
   return out;

@@ -17,10 +17,11 @@
 use std::sync::Arc;
 
 use multiedit::lsp::commands::{self, APPLY};
-use multiedit::lsp::config::Config;
+use multiedit::lsp::config::{Config, Review};
 use multiedit::lsp::notifications::{self, DID_CHANGE, DID_OPEN};
 use multiedit::lsp::prepare::prepare;
 use multiedit::lsp::session::Session;
+use multiedit::lsp::symbols::Answers;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -82,7 +83,7 @@ fn apply_handler(bencher: divan::Bencher) {
     let (session, config) = session_with(&text);
     let args = vec![plan(&text, 10)];
     bencher.bench_local(|| {
-        let prepared = prepare(&session, &config, APPLY, &args, &mut Vec::new()).expect("plan applies");
+        let prepared = prepare(&session, &config, Review::Never, APPLY, &args, &Answers::default(), &mut Vec::new()).expect("plan applies");
         let wire = serde_json::to_vec(&prepared.edit).unwrap();
         let result = commands::result_json(&prepared).to_value();
         (wire.len(), result)

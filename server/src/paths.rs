@@ -159,15 +159,19 @@ impl Folders {
     }
 }
 
-/// Every path a plan touches, as it names them: its files and where it moves them.
+/// Every path a plan touches, as it names them: its files, where it moves them, and the file its
+/// rename starts from (the other files a rename reaches only the editor knows, and confines).
 pub fn names(plan: &Plan) -> impl Iterator<Item = &str> {
-    plan.files.iter().flat_map(|f| {
-        let moved = match &f.op {
-            FileOp::MoveTo(to) => Some(to.as_str()),
-            _ => None,
-        };
-        std::iter::once(f.file_path.as_str()).chain(moved)
-    })
+    plan.files
+        .iter()
+        .flat_map(|f| {
+            let moved = match &f.op {
+                FileOp::MoveTo(to) => Some(to.as_str()),
+                _ => None,
+            };
+            std::iter::once(f.file_path.as_str()).chain(moved)
+        })
+        .chain(plan.rename.as_ref().map(|r| r.file_path.as_str()))
 }
 
 /// Refuses a patch's path (its files and move targets, joined to `root`) that goes through a

@@ -77,6 +77,27 @@ pub struct PlanResult {
     /// compilers and git an agent runs next will see (`lsp::save`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disk_text: Option<String>,
+    /// The plan's rename, through the editor's rename provider: the names and what it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rename: Option<RenameSummary>,
+}
+
+/// What a plan's rename changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RenameSummary {
+    pub old_name: String,
+    pub new_name: String,
+    /// Every place it changed, in every file.
+    pub occurrences: usize,
+    pub files: Vec<RenamedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RenamedFile {
+    pub file_path: String,
+    pub occurrences: usize,
 }
 
 /// `multiedit.read` (and the bridge's `read`): files as the user sees them.
@@ -97,6 +118,34 @@ pub struct ReadFile {
     /// The editor's text is not the disk's: it holds changes that are not saved.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub differs_from_disk: bool,
+}
+
+/// `multiedit.symbols` (and the bridge's `symbols`): a file's outline from the editor's language servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SymbolsResult {
+    pub file_path: String,
+    /// The outermost symbols, in file order, each with what it holds.
+    pub symbols: Vec<OutlineSymbol>,
+    /// The outline as an agent reads it: one symbol a line, indented by depth.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct OutlineSymbol {
+    pub name: String,
+    /// The name path a plan's `symbol` addresses it by (`Calculator/add`).
+    pub path: String,
+    /// `class`, `method`, `function`... (LSP's SymbolKind).
+    pub kind: String,
+    /// 1-based, inclusive.
+    pub line: usize,
+    pub end_line: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<OutlineSymbol>,
 }
 
 /// Where an MCP call ran.
@@ -372,6 +421,7 @@ impl PlanResult {
             diagnostics: None,
             diagnostics_text: None,
             on_disk_text: None,
+            rename: None,
         }
     }
 
@@ -419,6 +469,14 @@ impl PlanResult {
         if self.files.len() <= SUMMARY_FILES {
             return self.message.clone();
         }
+        if let Some(r) = &self.rename {
+            return format!("{}\n\n{}", r.text(), self.summary());
+        }
+        self.summary()
+    }
+
+    /// The counts, and every file by name, grouped by folder.
+    fn summary(&self) -> String {
         let edits: usize = self.files.iter().map(|f| f.edits_applied).sum();
         let replacements: usize = self.files.iter().map(|f| f.replacements).sum();
         let paths: Vec<&str> = self.files.iter().map(|f| f.file_path.as_str()).collect();
@@ -462,6 +520,14 @@ impl PlanResult {
 
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a result serialises")
+    }
+}
+
+impl RenameSummary {
+    /// "Renamed total to sum: 7 occurrences in 3 files."
+    pub fn text(&self) -> String {
+        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        format!("Renamed {} to {}: {} in {}.", self.old_name, self.new_name, plural(self.occurrences, "occurrence"), plural(self.files.len(), "file"))
     }
 }
 

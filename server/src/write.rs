@@ -58,7 +58,7 @@ impl WriteRequest {
     /// The write as a one-file plan, for what every plan goes through (confinement, the workspace, the
     /// journal's recovery, the editor's labels): one edit whose new text is the content.
     pub fn plan(&self) -> Plan {
-        Plan { files: vec![FilePlan::edit(self.file_path.clone(), vec![Edit::new("", &self.content)])], options: Default::default() }
+        Plan { files: vec![FilePlan::edit(self.file_path.clone(), vec![Edit::new("", &self.content)])], options: Default::default(), rename: None }
     }
 
     /// What the write does to the file whose text the user sees is `current` (`None`: it does not

@@ -27,7 +27,8 @@ async def main():
     if "patch" in plan:
         folder = plan.get("root") or os.getcwd()
     else:
-        folder = os.path.dirname(plan["file_path"] if "file_path" in plan else plan["files"][0]["file_path"])
+        first = plan.get("file_path") or (plan["files"][0]["file_path"] if "files" in plan else plan["rename"]["file_path"])
+        folder = os.path.dirname(first)
         # A file a write creates may be in a folder it makes: the nearest folder that exists.
         while not os.path.isdir(folder):
             folder = os.path.dirname(folder)

@@ -22,6 +22,7 @@ SCHEMA = json.load(open(SCHEMA_PATH))
 PATCH_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "patch.schema.json")))
 READ_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "read.schema.json")))
 WRITE_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "write.schema.json")))
+SYMBOLS_SCHEMA = json.load(open(os.path.join(os.path.dirname(SCHEMA_PATH), "symbols.schema.json")))
 # Started in WORK, as an agent starts it in its project: `multiedit mcp` edits only inside that folder.
 SERVER = StdioServerParameters(command=BINARY, args=["mcp"], cwd=WORK)
 
@@ -67,13 +68,17 @@ def expect(cond, what, got):
         raise AssertionError(f"{what}; got:\n{got!r}")
 
 
-@case("tools/list: the five tools, the canonical schemas, annotations")
+@case("tools/list: the six tools, the canonical schemas, annotations")
 async def tools_list(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_write"], "the five tools", sorted(tools))
+    expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_symbols", "multiedit_write"], "the six tools", sorted(tools))
     write_tool = tools.pop("multiedit_write")
     expect(write_tool.input_schema == WRITE_SCHEMA, "multiedit_write's inputSchema equals server/schema/write.schema.json", write_tool.input_schema)
     expect(write_tool.annotations.destructive_hint is True and "sha256" in write_tool.description, "multiedit_write: writes, asks for the hash", write_tool)
+    symbols = tools.pop("multiedit_symbols")
+    expect(symbols.input_schema == SYMBOLS_SCHEMA, "multiedit_symbols' inputSchema equals server/schema/symbols.schema.json", symbols.input_schema)
+    expect(symbols.annotations.read_only_hint is True and symbols.annotations.destructive_hint is False, "multiedit_symbols: read-only", symbols.annotations)
+    expect("language servers" in symbols.description and "name path" in symbols.description, "it says where the outline comes from", symbols.description)
     read_tool = tools.pop("multiedit_read")
     expect(read_tool.input_schema == READ_SCHEMA, "multiedit_read's inputSchema equals server/schema/read.schema.json", read_tool.input_schema)
     expect(read_tool.annotations.read_only_hint is True and read_tool.annotations.destructive_hint is False, "multiedit_read: read-only", read_tool.annotations)
@@ -133,6 +138,25 @@ async def patch_on_disk(client):
     expect(read(a) == b"one\nTWO\nthree\n" and read(b) == b"def f():\n    return 2\n", "nothing written", (read(a), read(b)))
     r = await client.call_tool("multiedit_patch", {"patch": diff, "root": "relative/dir"})
     expect(r.is_error is True and "`root` must be an absolute path" in text_of(r), "a relative root refused", text_of(r))
+
+
+@case("symbols without an editor: the outline, a symbol edit and a rename refused as needs_editor, nothing written")
+async def symbols_without_an_editor(client):
+    path = write("calc.ts", "export function add(a: number, b: number) {\n  return a + b;\n}\n")
+    before = read(path)
+    r = await client.call_tool("multiedit_symbols", {"file_path": path})
+    s = r.structured_content
+    expect(r.is_error is True and s["kind"] == "needs_editor", "the outline needs an editor", s)
+    expect(text_of(r).startswith(f"The outline of {path} comes from the language servers of an editor running multiedit lsp, and none was reached: "),
+           "it says why", text_of(r))
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": [{"symbol": "add", "replace": "body", "new_string": "return 0;"}]})
+    s = r.structured_content
+    expect(r.is_error is True and s["kind"] == "needs_editor" and s["edit_index"] == 0, "a symbol edit needs an editor", s)
+    expect(s["message"].startswith("Edit 1 names the symbol add, which is resolved by the language servers of an editor running multiedit lsp"), "the engine's words", s["message"])
+    expect(s["hint"].startswith("No editor took the plan: "), "the hint says why no editor took it", s)
+    r = await client.call_tool("multiedit", {"rename": {"file_path": path, "symbol": "add", "new_name": "sum"}})
+    expect(r.is_error is True and r.structured_content["kind"] == "needs_editor", "a rename needs an editor", r.structured_content)
+    expect(read(path) == before, "nothing written", read(path))
 
 
 @case("preview: the diff, nothing written")
@@ -292,7 +316,7 @@ async def unknown_tool(client):
     raise AssertionError(f"expected a JSON-RPC error, got a result: {r}")
 
 
-CASES = [tools_list, apply_on_disk, patch_on_disk, preview, refusal, multi_file, invalid_arguments, read_on_disk, write_on_disk, unknown_tool]
+CASES = [tools_list, apply_on_disk, patch_on_disk, symbols_without_an_editor, preview, refusal, multi_file, invalid_arguments, read_on_disk, write_on_disk, unknown_tool]
 
 
 async def timed_first_answer(connect):

@@ -56,6 +56,10 @@ pub struct Options {
     /// Announce `experimental.multiedit.approve` and answer `multiedit/approve` so: `Some("apply")`,
     /// `Some("discard")`, or `Some("never")` (never answer, as a user who does not decide).
     pub approve: Option<&'static str>,
+    /// Announce `experimental.multiedit.symbols` and `rename`: answer them from `Editor::symbols` and
+    /// `Editor::renames`.
+    pub symbols: bool,
+    pub rename: bool,
 }
 
 impl Options {
@@ -71,9 +75,15 @@ impl Options {
             save_support: false,
             env: Vec::new(),
             approve: None,
+            symbols: false,
+            rename: false,
         }
     }
 }
+
+/// How the scripted editor's language server renames: from the request's params, the answer's
+/// `edit`, `placeholder` or `refused` (the editor adds the versions of the documents it holds).
+pub type RenameServer = Box<dyn FnMut(&Value) -> Value>;
 
 pub struct Editor {
     child: Child,
@@ -104,6 +114,15 @@ pub struct Editor {
     pub stderr: Arc<Mutex<String>>,
     pub init_result: Value,
     document_changes: bool,
+    /// The document symbols its language server gives, per URI (`null`: none for that document). A
+    /// document the editor does not hold is opened from disk to answer, as VS Code does.
+    pub symbols: HashMap<String, Value>,
+    pub renames: Option<RenameServer>,
+    /// What `multiedit/symbols` and `multiedit/rename` requests carried, in order.
+    pub symbols_seen: Vec<Value>,
+    pub renames_seen: Vec<Value>,
+    /// The user's typing, one change per arriving `multiedit/symbols`, made after the editor answered.
+    pub types_after_symbols: Vec<(PathBuf, usize, usize, String)>,
 }
 
 pub fn uri(path: &Path) -> String {
@@ -298,6 +317,11 @@ impl Editor {
             stderr,
             init_result: Value::Null,
             document_changes: opts.document_changes,
+            symbols: HashMap::new(),
+            renames: None,
+            symbols_seen: Vec::new(),
+            renames_seen: Vec::new(),
+            types_after_symbols: Vec::new(),
         };
         let folders: Vec<Value> = opts
             .folders
@@ -315,7 +339,7 @@ impl Editor {
             workspace["workspaceEdit"]["changeAnnotationSupport"] = json!({"groupsOnLabel": true});
         }
         let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
-        let experimental = json!({"multiedit": {"save": opts.save_support, "approve": opts.approve.is_some()}});
+        let experimental = json!({"multiedit": {"save": opts.save_support, "approve": opts.approve.is_some(), "symbols": opts.symbols, "rename": opts.rename}});
         let params = json!({
             "processId": std::process::id(),
             "clientInfo": {"name": "multiedit test editor", "version": "1"},
@@ -444,6 +468,31 @@ impl Editor {
                     Some("never") | None => {}
                     Some(decision) => self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"decision": decision}})),
                 }
+            }
+            "multiedit/symbols" => {
+                self.symbols_seen.push(msg["params"].clone());
+                let u = msg["params"]["uri"].as_str().unwrap().to_string();
+                self.hold(&u);
+                let answer = json!({"version": self.buffers[&u].version, "symbols": self.symbols.get(&u).cloned().unwrap_or(Value::Null)});
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": answer}));
+                if !self.types_after_symbols.is_empty() {
+                    let (path, start, end, text) = self.types_after_symbols.remove(0);
+                    self.change(&path, start, end, &text);
+                }
+            }
+            "multiedit/rename" => {
+                self.renames_seen.push(msg["params"].clone());
+                let u = msg["params"]["uri"].as_str().unwrap().to_string();
+                self.hold(&u);
+                let mut answer = match self.renames.as_mut() {
+                    Some(rename) => rename(&msg["params"]),
+                    None => json!({"noProvider": true}),
+                };
+                let touched: Vec<String> = answer["edit"]["changes"].as_object().map(|c| c.keys().cloned().collect()).unwrap_or_default();
+                let versions: serde_json::Map<String, Value> =
+                    touched.into_iter().filter_map(|t| Some((t.clone(), json!(self.buffers.get(&t)?.version)))).collect();
+                answer["versions"] = Value::Object(versions);
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": answer}));
             }
             "multiedit/save" => {
                 self.saves_seen.push(msg["params"].clone());
@@ -630,6 +679,15 @@ impl Editor {
             }
         }
         Ok(edited)
+    }
+
+    /// Holds the document of `u`, opened from disk when it is not held yet (as VS Code loads a
+    /// document a command names).
+    fn hold(&mut self, u: &str) {
+        if !self.buffers.contains_key(u) {
+            let text = std::fs::read_to_string(path_of(u)).unwrap_or_default();
+            self.open_uri(u, &text);
+        }
     }
 
     pub fn open(&mut self, path: &Path, text: &str) {

@@ -17,6 +17,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
+import { symbolFixtures, symbolTests } from './symbols.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 
@@ -636,6 +638,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'agent-three.txt'), 'agent three\n');
   for (let i = 0; i < 20; i++) for (const set of ['clean', 'never']) fs.writeFileSync(path.join(saveMany, `${set}-${i}.txt`), `count ${i}: 0\n`);
 
+  symbolFixtures(ws);
   installVsix();
   const { child, url } = await startCodeServer();
   log('code-server at', url);
@@ -1626,6 +1629,8 @@ async function runTests() {
     if (!clean || clean.waited > 1500) throw new Error(`the clean file was waited for too long: ${JSON.stringify(measured)}`);
     if (!plain || plain.answered > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
+
+  await symbolTests({ test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, showBeside, ws });
 
   await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary, their edits routed through MultiEdit when chosen', async () => {
     const mcpJson = path.join(ws, '.mcp.json');

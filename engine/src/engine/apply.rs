@@ -9,6 +9,7 @@ use super::eol::{self, apply_replacements, LineBreaks, View};
 use super::hints;
 use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
+use super::target::Target;
 use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
 use super::tolerant::{self, Tier};
 
@@ -27,6 +28,10 @@ pub struct EditReport {
     pub label: Option<String>,
     pub line: Option<usize>,
     pub offset: isize,
+    /// An edit placed by a symbol or a rename: what the result says of it, and whether it is one of the
+    /// plan's numbered edits (`target::Spans`).
+    pub summary: Option<String>,
+    pub numbered: bool,
 }
 
 impl EditReport {
@@ -41,6 +46,8 @@ impl EditReport {
             label: None,
             line: None,
             offset: 0,
+            summary: None,
+            numbered: true,
         }
     }
 }
@@ -90,6 +97,9 @@ impl Outcome {
 /// that does not exist). All-or-nothing across files in atomic mode.
 pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Refusal> {
     assert_eq!(plan.files.len(), originals.len(), "one text per file of the plan");
+    if let Some(r) = super::target::unresolved(plan.rename.as_ref(), &plan.files) {
+        return Err(r);
+    }
     let mut files = Vec::with_capacity(plan.files.len());
     let mut first_failure: Option<Refusal> = None;
     for (fp, original) in plan.files.iter().zip(originals) {
@@ -175,7 +185,7 @@ impl<'p> FileRun<'p> {
         // the placer; an empty old text without such an anchor is a new file's content, or (a diff's
         // `@@ -0,0 +1,n @@`, anchored at both ends) lines added to a file that exists and is empty.
         let adds_at_a_place = first.anchor.as_ref().is_some_and(|a| a.forward || (a.at_end && !a.at_start));
-        if first.old_string.is_empty() && !adds_at_a_place {
+        if first.old_string.is_empty() && !adds_at_a_place && first.target.is_none() {
             if let Some(a) = &first.anchor {
                 // A hunk adding lines to an empty file (`@@ -0,0 +1,n @@`): the file must be there, empty.
                 match self.original {
@@ -219,7 +229,7 @@ impl<'p> FileRun<'p> {
         if self.opts.dialect == Dialect::ClaudeCode {
             // Claude Code validates every edit against the text as it was before any of them.
             for i in start..edits.len() {
-                if edits[i].anchor.is_some() {
+                if edits[i].anchor.is_some() || edits[i].target.is_some() {
                     continue;
                 }
                 if let Err(r) = precheck(&olds[i], &news[i]) {
@@ -242,6 +252,39 @@ impl<'p> FileRun<'p> {
                 continue;
             }
             let edit = &edits[i];
+            if let Some(target) = &edit.target {
+                let spans = match target.as_ref() {
+                    Target::Spans(spans) => spans,
+                    Target::Symbol { path, .. } => return Err(super::target::needs_editor(&format!("The symbol {}", path.text)).at(i)),
+                };
+                let places = match super::target::places(&cs, &view, base, spans) {
+                    Ok(p) => p,
+                    Err(r) => {
+                        self.fail(r.at(i))?;
+                        continue;
+                    }
+                };
+                if let Some(r) = places.iter().find_map(|(a, b, text)| fits(&cs, &[(*a, *b)], text).err()) {
+                    self.fail(r.at(i))?;
+                    continue;
+                }
+                for (a, b, text) in &places {
+                    let made = cs.apply(&[(*a, *b)], text);
+                    if let Some(t) = touching.as_mut() {
+                        t.record(&cs, &made);
+                    }
+                }
+                if let Some(placer) = &placer {
+                    placer.changed();
+                }
+                applied_news.push(&edit.new_string);
+                self.applied.push(EditReport {
+                    summary: Some(spans.summary.clone()),
+                    numbered: spans.numbered,
+                    ..EditReport::new(i, &edit.old_string, &edit.new_string, places.len())
+                });
+                continue;
+            }
             if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
                 let adds_lines = olds[i].is_empty() && !news[i].is_empty();
                 // A hunk of only context lines in a file that is moved (Codex's pure move that states

@@ -95,6 +95,30 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The view position of an original byte offset; `None` inside the mark or between a `\r` and
+    /// its `\n` (no place of the view is there).
+    pub fn to_view(&self, p: usize) -> Option<usize> {
+        let body = p.checked_sub(self.bom)?;
+        if self.crlf_at.is_empty() {
+            return Some(body);
+        }
+        // Each CRLF before `p` is one byte shorter in the view; `p` on a `\n` whose `\r` came first
+        // would split the pair.
+        let mut lo = 0;
+        let mut hi = self.crlf_at.len();
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            // The original offset of the `\r` of the mid-th CRLF.
+            let r = self.crlf_at[mid] + mid;
+            if r < body { lo = mid + 1 } else { hi = mid }
+        }
+        let before = lo;
+        if before > 0 && self.crlf_at[before - 1] + before - 1 + 1 == body {
+            return None;
+        }
+        Some(body - before)
+    }
+
     fn to_original(&self, p: usize) -> usize {
         p + self.bom + self.crlf_at.partition_point(|&q| q < p)
     }

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod refusal;
 mod report;
 mod search;
+pub mod target;
 mod text;
 pub mod tolerant;
 mod write;
@@ -26,6 +27,7 @@ pub use eol::{apply_replacements, LineBreaks};
 pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan, Save};
 pub use refusal::{Kind, Refusal};
 pub use text::{line_of, line_starts};
+pub use target::{NamePath, Rename, RenameAt, Span, Spans, SymbolAction, Target};
 pub use tolerant::Tier;
 pub use write::write_file;
 

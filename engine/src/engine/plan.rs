@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::refusal::Refusal;
+use super::target::{NamePath, Rename, RenameAt, SymbolAction, Target};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -52,6 +53,9 @@ pub struct Edit {
     /// Set for the hunks of line-based formats (diffs, apply_patch envelopes, SEARCH/REPLACE blocks):
     /// where the text must lie. `None` for plan edits, which match anywhere.
     pub anchor: Option<Box<Anchor>>,
+    /// Set when the edit is placed by a symbol (or is a rename's, or is resolved into exact spans)
+    /// instead of by `old_string`, which is then empty (`target.rs`).
+    pub target: Option<Box<Target>>,
 }
 
 /// Where a hunk's text may match. An anchored edit matches whole lines only: it starts at the start
@@ -104,7 +108,7 @@ pub enum FileOp {
 
 impl Edit {
     pub fn new(old: &str, new: &str) -> Self {
-        Edit { old_string: old.into(), new_string: new.into(), expect: Expect::One, anchor: None }
+        Edit { old_string: old.into(), new_string: new.into(), expect: Expect::One, anchor: None, target: None }
     }
     pub fn all(old: &str, new: &str) -> Self {
         Edit { expect: Expect::All, ..Edit::new(old, new) }
@@ -169,6 +173,8 @@ pub struct Options {
 pub struct Plan {
     pub files: Vec<FilePlan>,
     pub options: Options,
+    /// The plan's `rename`: applied first, each file's edits after it (`target.rs`).
+    pub rename: Option<Rename>,
 }
 
 pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
@@ -235,8 +241,8 @@ fn choice<T: Copy>(obj: &Map<String, Value>, key: &str, choices: &[(&str, T)], d
     })
 }
 
-const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics", "save"];
-const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics", "save"];
+const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics", "save", "rename"];
+const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics", "save", "rename"];
 
 /// The parameters other agents' edit tools spell in camelCase (OpenCode's `filePath`, `oldString`,
 /// `newString`, `replaceAll`), which a model trained on them sends: read as ours.
@@ -288,7 +294,12 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
             Some(_) => Some(choice(obj, "save", &[("clean", Save::Clean), ("all", Save::All), ("never", Save::Never)], Save::Clean)?),
         },
     };
-    let files = if obj.contains_key("files") {
+    let rename = obj.get("rename").map(rename).transpose()?;
+    let files = if rename.is_some() && !["files", "file_path", "edits"].iter().any(|k| obj.contains_key(*k)) {
+        // A plan may be a rename alone.
+        check_fields(obj, TOP_SINGLE, "")?;
+        Vec::new()
+    } else if obj.contains_key("files") {
         if obj.contains_key("file_path") || obj.contains_key("edits") {
             return Err(issue(
                 "Give either `files` (several files) or `file_path` with `edits` (one file), not both",
@@ -324,7 +335,48 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
         check_fields(obj, TOP_SINGLE, "")?;
         vec![file_plan(obj, "")?]
     };
-    Ok(Plan { files, options })
+    Ok(Plan { files, options, rename })
+}
+
+const RENAME_FIELDS: &[&str] = &["file_path", "symbol", "line", "column", "new_name"];
+
+/// `rename: {file_path, symbol | line + column, new_name}`.
+fn rename(value: &Value) -> Result<Rename, Refusal> {
+    let Value::Object(obj) = value else { return Err(wrong_type("rename", "object", value)) };
+    check_fields(obj, RENAME_FIELDS, "rename.")?;
+    let file_path = string_field(obj, "file_path", "rename.")?;
+    check_path(&file_path, "rename.")?;
+    let new_name = string_field(obj, "new_name", "rename.")?;
+    if new_name.trim().is_empty() || new_name.contains(['\n', '\r']) {
+        return Err(issue(format_args!("`rename.new_name` must be the new name, one line and not empty, but is {:?}", new_name)));
+    }
+    let whole = |key: &str| -> Result<Option<usize>, Refusal> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v @ Value::Number(n)) => match n.as_u64() {
+                Some(k) if k >= 1 => Ok(Some(usize::try_from(k).unwrap_or(usize::MAX))),
+                _ => Err(issue(format_args!("The parameter `rename.{key}` must be a whole number of at least 1 (lines and columns count from 1), but is {v}"))),
+            },
+            Some(other) => Err(wrong_type(&format!("rename.{key}"), "number", other)),
+        }
+    };
+    let (line, column) = (whole("line")?, whole("column")?);
+    let at = match (obj.get("symbol"), line, column) {
+        (Some(_), l, c) if l.is_some() || c.is_some() => {
+            return Err(issue("Give `rename.symbol` or `rename.line` with `rename.column`, not both"))
+        }
+        (Some(Value::String(s)), ..) => RenameAt::Symbol(NamePath::parse(s, "rename.symbol").map_err(issue)?),
+        (Some(other), ..) => return Err(wrong_type("rename.symbol", "string", other)),
+        (None, Some(line), Some(column)) => RenameAt::Position { line, column },
+        (None, None, None) => {
+            return Err(issue(
+                "`rename` needs the symbol to rename: `rename.symbol` (its name path, such as \"Calculator/total\"), or \
+                 `rename.line` and `rename.column` (1-based, the column in characters) of a place in its name",
+            ))
+        }
+        (None, ..) => return Err(issue("`rename.line` and `rename.column` go together: give both (1-based, the column in characters)")),
+    };
+    Ok(Rename { file_path, at, new_name })
 }
 
 fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal> {
@@ -402,11 +454,28 @@ fn is_windows_absolute(path: &str) -> bool {
     b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
 }
 
+const EDIT_FIELDS: &[&str] = &["old_string", "new_string", "replace_all", "expected_replacements", "symbol", "replace", "insert"];
+
 fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
     let Value::Object(obj) = value else { return Err(wrong_type(at, "object", value)) };
     let prefix = format!("{at}.");
     let obj = &snake_case(obj, &prefix)?;
-    check_fields(obj, &["old_string", "new_string", "replace_all", "expected_replacements"], &prefix)?;
+    check_fields(obj, EDIT_FIELDS, &prefix)?;
+    if obj.contains_key("symbol") {
+        return symbol_edit(obj, &prefix);
+    }
+    if let Some(key) = ["replace", "insert"].into_iter().find(|k| obj.contains_key(*k)) {
+        if obj.contains_key("old_string") {
+            return Err(issue(format_args!(
+                "`{prefix}{key}` goes with `{prefix}symbol`, not with `{prefix}old_string`: leave it out (to replace every \
+                 occurrence of old_string, set `{prefix}replace_all`: true)"
+            )));
+        }
+        return Err(issue(format_args!(
+            "`{prefix}{key}` acts on a symbol: give `{prefix}symbol` (its name path, such as \"Calculator/add\") with it, \
+             or find the text with `{prefix}old_string`"
+        )));
+    }
     let old_string = string_field(obj, "old_string", &prefix)?;
     let new_string = string_field(obj, "new_string", &prefix)?;
     let kept = omissions(&old_string);
@@ -446,5 +515,43 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
         (Some(true), None) => Expect::All,
         _ => Expect::One,
     };
-    Ok(Edit { old_string, new_string, expect, anchor: None })
+    Ok(Edit { old_string, new_string, expect, anchor: None, target: None })
+}
+
+/// `{"symbol", "replace": "whole" | "body"}` or `{"symbol", "insert": "before" | "after"}`, with
+/// `new_string`.
+fn symbol_edit(obj: &Map<String, Value>, prefix: &str) -> Result<Edit, Refusal> {
+    let path = match &obj["symbol"] {
+        Value::String(s) => NamePath::parse(s, &format!("{prefix}symbol")).map_err(issue)?,
+        other => return Err(wrong_type(&format!("{prefix}symbol"), "string", other)),
+    };
+    if let Some(key) = ["old_string", "replace_all", "expected_replacements"].into_iter().find(|k| obj.contains_key(*k)) {
+        return Err(issue(format_args!(
+            "`{prefix}symbol` places the edit, so `{prefix}{key}` has no place beside it: give either `symbol` (with \
+             `replace` or `insert`) or `old_string`"
+        )));
+    }
+    let pick = |key: &str, choices: &[(&str, SymbolAction)]| -> Result<Option<SymbolAction>, Refusal> {
+        let Some(v) = obj.get(key) else { return Ok(None) };
+        let Value::String(s) = v else { return Err(wrong_type(&format!("{prefix}{key}"), "string", v)) };
+        choices.iter().find(|(n, _)| n == s).map(|(_, a)| Some(*a)).ok_or_else(|| {
+            let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            issue(format_args!("The parameter `{prefix}{key}` must be one of {} but is \"{s}\"", names.join(", ")))
+        })
+    };
+    let replace = pick("replace", &[("whole", SymbolAction::Whole), ("body", SymbolAction::Body)])?;
+    let insert = pick("insert", &[("before", SymbolAction::Before), ("after", SymbolAction::After)])?;
+    let action = match (replace, insert) {
+        (Some(a), None) | (None, Some(a)) => a,
+        (Some(_), Some(_)) => return Err(issue(format_args!("Give `{prefix}replace` or `{prefix}insert`, not both"))),
+        (None, None) => {
+            return Err(issue(format_args!(
+                "`{prefix}symbol` names {}: say what to do with it, `{prefix}replace`: \"whole\" or \"body\", or \
+                 `{prefix}insert`: \"before\" or \"after\"",
+                path.text
+            )))
+        }
+    };
+    let new_string = string_field(obj, "new_string", prefix)?;
+    Ok(Edit { target: Some(Box::new(Target::Symbol { path, action })), ..Edit::new("", &new_string) })
 }

@@ -40,6 +40,21 @@ pub enum Kind {
     /// A whole-file write whose file is not the text the caller read (its sha256 differs), or that
     /// replaces a file without saying which text it read.
     Stale,
+    /// A symbol edit or a rename where nothing resolves symbols (on disk, or an editor that cannot ask
+    /// its language servers): it needs an editor running multiedit lsp.
+    NeedsEditor,
+    /// The file's language has no language server in the editor that gives symbols (or renames).
+    NoLanguageServer,
+    /// No symbol of the file has the name path (the hint gives the file's outline).
+    SymbolNotFound,
+    /// Several symbols have the name path (the hint lists each with its line).
+    SymbolAmbiguous,
+    /// `replace: "body"` where the file's own delimiters do not settle the body.
+    NoBody,
+    /// An edit placed by a symbol or a rename lies in text an earlier edit of the plan changed.
+    Overlaps,
+    /// The editor's language server refused the rename (its words are in the message).
+    RenameRefused,
 }
 
 impl Kind {
@@ -65,6 +80,13 @@ impl Kind {
             Kind::InternalError => "internal_error",
             Kind::TooLarge => "too_large",
             Kind::Stale => "stale",
+            Kind::NeedsEditor => "needs_editor",
+            Kind::NoLanguageServer => "no_language_server",
+            Kind::SymbolNotFound => "symbol_not_found",
+            Kind::SymbolAmbiguous => "symbol_ambiguous",
+            Kind::NoBody => "no_body",
+            Kind::Overlaps => "overlaps",
+            Kind::RenameRefused => "rename_refused",
         }
     }
 }

@@ -18,6 +18,9 @@ fn edit_line(e: &EditReport) -> String {
     if e.created {
         return format!("{n}. Created the file");
     }
+    if let Some(summary) = &e.summary {
+        return if e.numbered { format!("{n}. {summary}") } else { format!("- {summary}") };
+    }
     if let Some(label) = &e.label {
         let verb = if e.replacements == 0 { "Checked" } else { "Applied" };
         let mut line = format!("{n}. {verb} {label}");

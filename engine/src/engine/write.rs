@@ -47,6 +47,8 @@ fn report(text: &str) -> EditReport {
         label: None,
         line: None,
         offset: 0,
+        summary: None,
+        numbered: true,
     }
 }
 

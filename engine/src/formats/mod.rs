@@ -208,7 +208,7 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
             )));
         }
     }
-    Ok(Plan { files, options })
+    Ok(Plan { files, options, rename: None })
 }
 
 /// A hunk as an anchored edit. A diff of a file that starts with a byte order mark shows the mark in
@@ -245,6 +245,7 @@ fn edit_of(h: &Hunk, path: &str, literal: bool) -> Result<Edit, Refusal> {
         // a diff's `@@ -0,0 +1,n @@`, into a file that exists and is empty); without an anchor it is a
         // new file's content.
         anchor: (!old.is_empty() || h.anchor.forward || h.anchor.at_end || h.anchor.line == Some(0)).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
+        target: None,
     })
 }
 

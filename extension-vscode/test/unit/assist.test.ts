@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeTool, prepareToolInvocation, refusedToolResult, toolReviews } from '../../src/assist';
+import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeSymbolsTool, invokeTool, prepareToolInvocation, refusedToolResult, toolReviews } from '../../src/assist';
 import { PlanResult } from '../../src/lsp_ext';
 import { Plan } from '../../src/plan';
 import { recorder } from './support';
@@ -180,5 +180,28 @@ describe('language model tool', () => {
     const { text } = await invokeTool({ edits: [{ old_string: 'a', new_string: 'b' }] }, d);
     assert.equal(applied.length, 0);
     assert.match(text, /^Error: the edit plan was refused; no file was changed\.\nThe plan has no "file_path"/);
+  });
+});
+
+describe('the multiedit_symbols tool', () => {
+  it('gives the outline as the server words it, for a path relative to the workspace', async () => {
+    const asked: string[] = [];
+    const { d } = deps({
+      symbols: async (filePath) => {
+        asked.push(filePath);
+        return { file_path: filePath, symbols: [], text: `${filePath}: 1 symbol, ...\nfunction main  (lines 1-3)\n` };
+      },
+    });
+    const r = await invokeSymbolsTool({ file_path: 'src/main.ts' }, d);
+    assert.deepEqual(asked, ['/ws/src/main.ts']);
+    assert.equal(r.text, '/ws/src/main.ts: 1 symbol, ...\nfunction main  (lines 1-3)');
+  });
+
+  it('a refusal is the server\'s words', async () => {
+    const refused = Object.assign(new Error('No language server in Visual Studio Code gives the symbols of /ws/notes.txt: ...'), { data: { kind: 'no_language_server' } });
+    const { d } = deps({ symbols: async () => Promise.reject(refused) });
+    const r = await invokeSymbolsTool({ file_path: '/ws/notes.txt' }, d);
+    assert.equal(r.outcome.refusal?.data?.kind, 'no_language_server');
+    assert.match(r.text, /^Error: no outline; nothing was read\.\nNo language server in Visual Studio Code gives the symbols of \/ws\/notes\.txt/);
   });
 });

@@ -13,7 +13,7 @@ const LAYERS: [string, string[]][] = [
   ['commands and tools', ['commands', 'tools', 'preview', 'testCommands', 'agents', 'mcp']],
   ['flows', ['apply', 'changes']],
   ['context', ['ctx']],
-  ['client', ['client', 'diagnosticsHost', 'formatHost', 'saveHost', 'approveHost']],
+  ['client', ['client', 'diagnosticsHost', 'formatHost', 'saveHost', 'approveHost', 'symbolsHost']],
   ['editor helpers', ['config', 'util', 'highlight', 'previewContent', 'tabs']],
   ['protocol and pure logic', ['lsp_ext', 'plan', 'render', 'workspaceEdit', 'locate', 'formatting', 'diagnostics', 'status', 'serverPath', 'assist', 'agentSetup']],
 ];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { balancedJsonSpans, coercePlan, fencedBlocks, fileUriToPath, needsTarget, parsePlanText, planEditCount, PlanError, planFromPairs, planTargets, preparePlan, reviewFor, serverArguments, stripJsonComments, validatePlanShape } from '../../src/plan';
+import { balancedJsonSpans, coercePlan, fencedBlocks, fileUriToPath, needsTarget, parsePlanText, Plan, planEditCount, PlanError, planFromPairs, planTargets, preparePlan, reviewFor, serverArguments, stripJsonComments, validatePlanShape } from '../../src/plan';
 
 const single = { file_path: '/tmp/a.txt', edits: [{ old_string: 'a', new_string: 'b' }] };
 
@@ -166,5 +166,21 @@ describe('review', () => {
   });
   it('goes to the server as the call options, not in the plan', () => {
     assert.deepEqual(serverArguments({ ...one, review: true }, true), [one, { review: true }]);
+  });
+});
+
+describe('symbol edits and renames', () => {
+  it('a symbol edit is an edit, and a rename alone is a plan', () => {
+    const plan = parsePlanText('{"edits": [{"symbol": "Calculator/add", "replace": "body", "new_string": "return 0;"}]}');
+    assert.doesNotThrow(() => validatePlanShape(plan));
+    const prepared = preparePlan(plan, { targetPath: '/ws/calc.ts' });
+    assert.equal(prepared.file_path, '/ws/calc.ts');
+    const rename = parsePlanText('{"rename": {"file_path": "src/a.ts", "symbol": "total", "new_name": "sum"}}');
+    const renamed = preparePlan(rename, { baseDir: '/ws' });
+    assert.deepEqual(renamed, { rename: { file_path: '/ws/src/a.ts', symbol: 'total', new_name: 'sum' } });
+    assert.deepEqual(planTargets(renamed), ['/ws/src/a.ts']);
+    assert.equal(planEditCount(renamed), 1);
+    assert.throws(() => validatePlanShape({ edits: [{ new_string: 'x' }] } as Plan), /edit 1 needs "old_string" \(a string\), or "symbol"/);
+    assert.throws(() => validatePlanShape({ rename: { file_path: '/a' } } as unknown as Plan), /"rename" must be an object with "file_path", "symbol" \(or "line" and "column"\) and "new_name"/);
   });
 });

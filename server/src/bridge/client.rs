@@ -15,7 +15,7 @@ use super::registry::{self, Entry};
 use super::wire::{self, Answer, Intent, Request};
 use super::Routed;
 use crate::engine::{Kind, Refusal};
-use crate::result::{PlanResult, ReadResult};
+use crate::result::{PlanResult, ReadResult, SymbolsResult};
 use crate::paths::{real_path, Folders};
 
 pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Option<&str>) -> Routed {
@@ -190,6 +190,10 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, intent: Intent, agent: O
     Ok(match read_answer(read, wait).await {
         Ok(Answer::Result(result)) if intent == Intent::Read => match serde_json::from_value::<ReadResult>(result) {
             Ok(read) => Routed::Read { editor, read },
+            Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
+        },
+        Ok(Answer::Result(result)) if intent == Intent::Symbols => match serde_json::from_value::<SymbolsResult>(result) {
+            Ok(outline) => Routed::Symbols { editor, outline },
             Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
         },
         Ok(Answer::Result(result)) => match serde_json::from_value::<PlanResult>(result) {

@@ -31,10 +31,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::Refusal;
-use crate::result::{PlanResult, ReadResult};
+use crate::result::{PlanResult, ReadResult, SymbolsResult};
 
 /// What the caller wants done with a request's plan: which of the editor's own commands it runs as
-/// (`multiedit.apply`, `multiedit.preview`, `multiedit.read`).
+/// (`multiedit.apply`, `multiedit.preview`, `multiedit.read`, `multiedit.symbols`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Intent {
@@ -43,6 +43,8 @@ pub enum Intent {
     Preview,
     /// The files as the editor holds them; nothing changes.
     Read,
+    /// A file's outline from the editor's language servers; nothing changes.
+    Symbols,
 }
 
 /// What became of a plan offered to the editors.
@@ -53,6 +55,8 @@ pub enum Routed {
     Editor { editor: String, result: PlanResult },
     /// The editor's server read the files (`Intent::Read`) as the editor holds them.
     Read { editor: String, read: ReadResult },
+    /// The editor's language servers gave a file's outline (`Intent::Symbols`).
+    Symbols { editor: String, outline: SymbolsResult },
     /// The editor's server refused the plan; nothing was changed.
     Refused { editor: String, refusal: Refusal },
     /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words

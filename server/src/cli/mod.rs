@@ -54,7 +54,8 @@ enum Command {
     #[command(long_about = "Run a Model Context Protocol server on standard input/output with five tools: \
         multiedit (apply a plan), multiedit_preview (its diff, nothing changed), multiedit_patch (a unified \
         diff, an apply_patch envelope or SEARCH/REPLACE blocks), multiedit_read (files as the editor holds \
-        them) and multiedit_write (create a file or replace its whole text).\n\n\
+        them), multiedit_write (create a file or replace its whole text) and multiedit_symbols (a file's outline \
+        from the editor's language servers).\n\n\
         Agents start it themselves: `multiedit setup` writes their configuration, or add it by hand, \
         e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
         It edits only inside the folder it was started in (the agent's project), whether through an editor \

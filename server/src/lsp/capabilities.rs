@@ -13,7 +13,8 @@ use super::convert::Encoding;
 pub const APPLY: &str = "multiedit.apply";
 pub const PREVIEW: &str = "multiedit.preview";
 pub const READ: &str = "multiedit.read";
-pub const ALL: &[&str] = &[APPLY, PREVIEW, READ];
+pub const SYMBOLS: &str = "multiedit.symbols";
+pub const ALL: &[&str] = &[APPLY, PREVIEW, READ, SYMBOLS];
 
 pub fn initialize_result(config: &Config) -> InitializeResult {
     // Always stated, even for UTF-16: it is the answer to the client's offer.

@@ -52,6 +52,12 @@ pub struct Config {
     pub save_support: bool,
     /// Which edited files it is asked to save (initialization option `save`, default `clean`).
     pub save: Save,
+    /// The client gives its language servers' document symbols: it answers `multiedit/symbols`
+    /// (client capability `experimental.multiedit.symbols`).
+    pub symbols_support: bool,
+    /// The client renames through its language servers: it answers `multiedit/rename` (client
+    /// capability `experimental.multiedit.rename`).
+    pub rename_support: bool,
 }
 
 /// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
@@ -109,6 +115,8 @@ impl Default for Config {
             diagnostics: None,
             save_support: false,
             save: Save::Clean,
+            symbols_support: false,
+            rename_support: false,
         }
     }
 }
@@ -141,6 +149,8 @@ impl Config {
             change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
             save_support: flag(&["experimental", "multiedit", "save"]),
             approve_support: flag(&["experimental", "multiedit", "approve"]),
+            symbols_support: flag(&["experimental", "multiedit", "symbols"]),
+            rename_support: flag(&["experimental", "multiedit", "rename"]),
             ..Config::default()
         };
 

@@ -51,6 +51,17 @@ pub fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
         return rope.len_chars();
     }
     let start = rope.line_to_char(line);
+    let content = line_content(rope, line);
+    let col = pos.character as usize;
+    start
+        + match enc {
+            Encoding::Utf16 => content.utf16_cu_to_char(col.min(content.len_utf16_cu())),
+            Encoding::Utf8 => content.byte_to_char(col.min(content.len_bytes())),
+        }
+}
+
+/// Line `line` (which must exist) without its line break.
+pub fn line_content(rope: &Rope, line: usize) -> ropey::RopeSlice<'_> {
     let slice = rope.line(line);
     let mut len = slice.len_chars();
     if len > 0 && slice.char(len - 1) == '\n' {
@@ -59,13 +70,7 @@ pub fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
     if len > 0 && slice.char(len - 1) == '\r' {
         len -= 1;
     }
-    let content = slice.slice(..len);
-    let col = pos.character as usize;
-    start
-        + match enc {
-            Encoding::Utf16 => content.utf16_cu_to_char(col.min(content.len_utf16_cu())),
-            Encoding::Utf8 => content.byte_to_char(col.min(content.len_bytes())),
-        }
+    slice.slice(..len)
 }
 
 /// The LSP position of a byte offset (clamped to the text, and to the start of the character it falls in).
@@ -334,7 +339,11 @@ fn clip(s: &str) -> String {
 fn label_for(file: &FilePlan, who: &[usize]) -> String {
     let pair = |i: usize| {
         let e = &file.edits[i];
-        format!("\"{}\" → \"{}\"", clip(&e.old_string), clip(&e.new_string))
+        match e.target.as_deref() {
+            // An edit placed by a symbol or a rename says what it does.
+            Some(engine::Target::Spans(spans)) => spans.summary.clone(),
+            _ => format!("\"{}\" → \"{}\"", clip(&e.old_string), clip(&e.new_string)),
+        }
     };
     match who {
         [i] => format!("Edit {}: {}", i + 1, pair(*i)),

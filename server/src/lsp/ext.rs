@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::request::Request;
-use tower_lsp_server::ls_types::{NumberOrString, Range};
+use tower_lsp_server::ls_types::{NumberOrString, Position, Range};
 
 /// `multiedit/approve`, from the server to an editor that announced it (client capability
 /// `experimental.multiedit.approve: true`): one approval for a whole plan, before its edit is sent.
@@ -198,6 +198,105 @@ pub struct ReportedDiagnostic {
     pub message: String,
 }
 
+/// `multiedit/symbols`, from the server to an editor that announced it (client capability
+/// `experimental.multiedit.symbols: true`): the document symbols of one document from the editor's
+/// language servers (VS Code: `vscode.executeDocumentSymbolProvider`; Neovim: `textDocument/documentSymbol`
+/// of the attached servers), with the version of the text they were computed on. Positions are in the
+/// encoding multiedit negotiated. The editor loads a document it does not hold (and syncs it to
+/// multiedit like any other).
+pub enum SymbolsRequest {}
+
+impl Request for SymbolsRequest {
+    type Params = SymbolsParams;
+    type Result = SymbolsAnswer;
+    const METHOD: &'static str = "multiedit/symbols";
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SymbolsParams {
+    pub uri: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SymbolsAnswer {
+    /// The version of the document the symbols were computed on (the version the editor sends in
+    /// its didOpen and didChange).
+    pub version: i32,
+    /// The symbols, outermost first; `null` when no language server of the editor gives symbols for
+    /// this document.
+    #[serde(default)]
+    pub symbols: Option<Vec<ReportedSymbol>>,
+}
+
+/// An LSP `DocumentSymbol`, as the editor's language server gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ReportedSymbol {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// LSP's `SymbolKind` (5 class, 6 method, 12 function...).
+    pub kind: u32,
+    /// The whole symbol, as its language server spans it.
+    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    pub range: Range,
+    /// Its name.
+    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    pub selection_range: Range,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ReportedSymbol>,
+}
+
+/// `multiedit/rename`, from the server to an editor that announced it (client capability
+/// `experimental.multiedit.rename: true`): the editor's rename provider renames the symbol at
+/// `position` to `newName` (prepare rename first), and answers with its WorkspaceEdit, unapplied, and
+/// the version of every document it holds that the edit touches. multiedit applies it with the
+/// plan's other edits as one WorkspaceEdit.
+pub enum RenameRequest {}
+
+impl Request for RenameRequest {
+    type Params = RenameParams;
+    type Result = RenameAnswer;
+    const METHOD: &'static str = "multiedit/rename";
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RenameParams {
+    pub uri: String,
+    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    pub position: Position,
+    pub new_name: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RenameAnswer {
+    /// The rename's edit (`changes`, or `documentChanges` of text edits only); absent when refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "Option<serde_json::Value>"))]
+    pub edit: Option<tower_lsp_server::ls_types::WorkspaceEdit>,
+    /// Per URI of a document the editor holds that the edit touches, its version when the edit was
+    /// computed; a URI left out is a file the editor does not hold (its text is the disk's).
+    #[serde(default)]
+    pub versions: BTreeMap<String, i32>,
+    /// The name as prepare rename gave it (its placeholder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    /// The language server refused: its words ("You cannot rename this element.").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// No language server of the editor renames in this document.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_provider: bool,
+}
+
 /// An entry read leniently: one a client wrote wrong is `None`, and the rest of its answer still counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -223,7 +322,7 @@ mod shape {
     use serde_json::{json, Map, Value};
 
     use super::*;
-    use crate::result::{PlanResult, ReadResult};
+    use crate::result::{PlanResult, ReadResult, SymbolsResult};
 
     /// Holds every type the extension mirrors, so that each lands in the schema's `$defs`.
     #[derive(JsonSchema)]
@@ -231,12 +330,17 @@ mod shape {
     struct Wire {
         plan_result: PlanResult,
         read_result: ReadResult,
+        symbols_result: SymbolsResult,
         save_params: SaveParams,
         save_answer: SaveAnswer,
         approve_params: ApproveParams,
         approve_answer: ApproveAnswer,
         diagnostics_params: DiagnosticsParams,
         diagnostics_answer: DiagnosticsAnswer,
+        symbols_params: SymbolsParams,
+        symbols_answer: SymbolsAnswer,
+        rename_params: RenameParams,
+        rename_answer: RenameAnswer,
     }
 
     /// An object's fields: `true` when it may be left out.

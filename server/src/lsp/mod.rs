@@ -44,6 +44,7 @@ pub mod prepare;
 pub mod save;
 pub mod server;
 pub mod session;
+pub mod symbols;
 pub mod sync;
 pub mod transport;
 pub mod workspace;

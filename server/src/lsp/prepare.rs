@@ -18,6 +18,7 @@ use super::diagnostics::{Edited, Report};
 use super::now_reads::EditorText;
 use super::save;
 use super::session::Session;
+use super::symbols::{self, rename, Answers};
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::{disk, formats, paths, write};
 
@@ -52,6 +53,8 @@ pub struct Prepared {
     pub save: Option<engine::Save>,
     /// The user is asked before the edit applies (the call's `review`, else the rule for its origin).
     pub review: bool,
+    /// The plan's rename, counted (`symbols`).
+    pub renamed: Option<rename::Count>,
 }
 
 impl Prepared {
@@ -180,7 +183,8 @@ struct Read {
 }
 
 /// Validates the plan of `command`'s `arguments` against what the user sees and builds the
-/// WorkspaceEdit. An interrupted `multiedit apply` met in a folder of the plan is completed or rolled
+/// WorkspaceEdit. `answers`: what the editor's language servers said of the plan's symbols and rename
+/// (`symbols::gather`), computed on the texts this reads. An interrupted `multiedit apply` met in a folder of the plan is completed or rolled
 /// back before that folder is read (`multiedit.apply`; a preview only reports it), and added to
 /// `recovered` (kept even when the plan is then refused: it happened either way), as is a
 /// journal-like file it ignored.
@@ -190,9 +194,11 @@ pub fn prepare(
     review: Review,
     command: &str,
     arguments: &[Value],
+    answers: &Answers,
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
-    let (plan, call) = plan_argument(config, command, arguments)?;
+    let (mut plan, call) = plan_argument(config, command, arguments)?;
+    let expansion = symbols::expand(&mut plan, answers, config, session)?;
     disk::refuse_private(&plan)?;
     // A whole-file write (`crate::write`): its text checked against what the user sees, as read below.
     let write = arguments.first().filter(|v| write::is_write(v)).map(write::WriteRequest::from_value).transpose()?;
@@ -231,6 +237,17 @@ pub fn prepare(
         read.push(Read { path, source });
         files.push(PreparedFile { key, before, version, uri: None, uri_after: None });
     }
+    let versions: Vec<Option<i32>> = files.iter().map(|f| f.version).collect();
+    let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
+    let mut resolved = symbols::resolve(&mut plan, answers, &expansion, &texts, &versions, config.encoding)?;
+    if resolved.keep.contains(&false) {
+        // Files the rename reaches without changing them.
+        let keep = std::mem::take(&mut resolved.keep);
+        retain_by(&mut plan.files, &keep);
+        retain_by(&mut files, &keep);
+        retain_by(&mut read, &keep);
+        retain_by(&mut resolved.prepended, &keep);
+    }
     let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
     let paths_on_disk: Vec<PathBuf> = read.iter().map(|r| r.path.clone()).collect();
     disk::plan::links_acted_on(&plan, &paths_on_disk)?;
@@ -240,10 +257,11 @@ pub fn prepare(
         config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
         Ok(open.is_some() || disk::read(target)?.is_some())
     })?;
-    let outcome = match &write {
+    let mut outcome = match &write {
         Some(w) => w.outcome(texts[0], || unsaved(&read[0]))?,
-        None => engine::apply_plan(&plan, &texts).map_err(|r| unsaved_hint(r, &plan, &read))?,
+        None => engine::apply_plan(&plan, &texts).map_err(|r| resolved.renumber_refusal(unsaved_hint(r, &plan, &read), &plan.files))?,
     };
+    resolved.renumber(&mut outcome);
     editor_can_place(&plan, &outcome, &paths_on_disk, &targets)?;
 
     let mut edits = Vec::new();
@@ -306,7 +324,16 @@ pub fn prepare(
     // The call's option, else the plan's own field.
     let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
     let save = call.save.or(plan.options.save);
-    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save, review })
+    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save, review, renamed: resolved.count })
+}
+
+/// Keeps the items whose `keep` is true.
+fn retain_by<T>(items: &mut Vec<T>, keep: &[bool]) {
+    let mut i = 0;
+    items.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
 }
 
 /// A refusal about text the plan did not find, in a file the editor holds with changes the disk lacks:

@@ -10,6 +10,7 @@
 mod read;
 mod render;
 pub mod schema;
+mod symbols;
 mod tools;
 pub mod transport;
 mod write;

@@ -46,6 +46,14 @@ pub fn write() -> Arc<JsonObject> {
     SCHEMA.get_or_init(|| object(WRITE_SCHEMA, "write.schema.json")).clone()
 }
 
+/// `multiedit_symbols`' input: the file.
+pub const SYMBOLS_SCHEMA: &str = include_str!("../../schema/symbols.schema.json");
+
+pub fn symbols() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA.get_or_init(|| object(SYMBOLS_SCHEMA, "symbols.schema.json")).clone()
+}
+
 fn object(text: &str, name: &str) -> Arc<JsonObject> {
     match serde_json::from_str(text) {
         Ok(serde_json::Value::Object(o)) => Arc::new(o),
@@ -57,7 +65,7 @@ fn object(text: &str, name: &str) -> Arc<JsonObject> {
 mod tests {
     #[test]
     fn an_object_schema_in_portable_keywords() {
-        for schema in [super::plan(), super::patch(), super::read(), super::write()] {
+        for schema in [super::plan(), super::patch(), super::read(), super::write(), super::symbols()] {
             portable(&schema);
         }
     }

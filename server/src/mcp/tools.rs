@@ -9,7 +9,7 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::{read, render, write};
+use super::{read, render, symbols, write};
 use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
@@ -30,6 +30,13 @@ set replace_all: true to change every occurrence (a rename).
 - Edits apply in order, each to the text the previous edits left.
 - new_string is taken literally and must differ from old_string. An empty old_string as the first edit of \
 a file that does not exist creates it.
+
+By symbol, through the user's language servers: instead of old_string an edit may name a symbol of the file \
+(multiedit_symbols lists them): {\"symbol\": \"Calculator/add\", \"replace\": \"body\" or \"whole\", \"new_string\": ...}, \
+or {\"symbol\": ..., \"insert\": \"before\" or \"after\", \"new_string\": ...}; write new_string at the symbol's \
+indentation or from column 0. A plan may also rename a symbol everywhere it is used, through the editor's rename \
+provider: \"rename\": {\"file_path\", \"symbol\" (or \"line\" and \"column\"), \"new_name\"}; the rename comes first and \
+the plan's edits match the renamed text. Both need an editor running multiedit with a language server for the file.
 
 Where it applies: if an editor running multiedit has a workspace folder holding every file, the plan goes \
 into that editor's buffers (unsaved changes included, one undo step) and the editor saves the files that \
@@ -72,6 +79,13 @@ numbered as cat -n numbers them: the number and a tab come before each line and 
 file says whether the editor's text differs from the disk, and gives its sha256. Use it before an edit when \
 a multiedit refusal says the editor holds unsaved changes, or to see what the editor made of your edit. \
 At most limit lines per file (default 2000) from offset (1-based); longer lines are cut at 2000 characters.";
+
+pub const SYMBOLS_DESCRIPTION: &str = "\
+The outline of a file from the user's own language servers, through the editor that has the project open: \
+every symbol (class, method, function, field...) with its kind, its name path and its lines, nested as in the \
+file. Use it to address a symbol in a multiedit plan without reading the whole file: {\"symbol\": \"Calculator/add\", \
+\"replace\": \"body\", \"new_string\": ...}, or to rename one ({\"rename\": {\"file_path\", \"symbol\", \"new_name\"}}). \
+Needs an editor running multiedit with a language server for the file; otherwise it says so.";
 
 const INSTRUCTIONS: &str = "\
 multiedit applies exact find-and-replace edits to one or more files as one all-or-nothing change, through \
@@ -181,6 +195,7 @@ impl Server {
         let as_plan = Plan {
             files: wanted.iter().map(|w| engine::FilePlan::edit(w.file_path.clone(), Vec::new())).collect(),
             options: engine::Options::default(),
+            rename: None,
         };
         if let Err(refusal) = self.confined(&as_plan).and_then(|()| crate::disk::refuse_private(&as_plan)) {
             let refusal = engine::Refusal {
@@ -209,7 +224,9 @@ impl Server {
             }
             // The disk may lack what an editor it cannot see holds: refused, as a plan is.
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
-            Ok(Routed::Editor { editor, .. }) => internal(format!("{editor} answered a read with a plan's result; nothing was read. Please report it.")),
+            Ok(Routed::Editor { editor, .. } | Routed::Symbols { editor, .. }) => {
+                internal(format!("{editor} answered a read with something else; nothing was read. Please report it."))
+            }
             Err(e) => internal(format!("multiedit hit an internal error while reading through the editors ({e}). Please report it.")),
         }
     }
@@ -239,6 +256,32 @@ impl Server {
             Ok(Err(refusal)) => render::refusal(&refusal, None),
             Err(bug) => internal(bug),
         }
+    }
+
+    #[tool(
+        name = "multiedit_symbols",
+        description = SYMBOLS_DESCRIPTION,
+        input_schema = super::schema::symbols(),
+        annotations(
+            title = "MultiEdit: a file's outline from the language servers",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn multiedit_symbols(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let (file_path, path) = match catch_panic("multiedit_symbols", || symbols::request(&Value::Object(arguments))) {
+            Ok(Ok(wanted)) => wanted,
+            Ok(Err(refusal)) => return render::refusal(&refusal, None),
+            Err(bug) => return internal(bug),
+        };
+        let as_plan = Plan { files: vec![engine::FilePlan::edit(file_path.clone(), Vec::new())], options: engine::Options::default(), rename: None };
+        if let Err(refusal) = self.confined(&as_plan).and_then(|()| crate::disk::refuse_private(&as_plan)) {
+            return render::refusal(&refusal, None);
+        }
+        let _turn = self.turn.lock().await;
+        symbols::call(file_path, path, agent(&context)).await
     }
 
     #[tool(
@@ -356,7 +399,9 @@ impl Server {
                 None => on_disk(plan, intent, &reason, self.confine.clone()).await,
             },
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
-            Ok(Routed::Read { editor, .. }) => internal(format!("{editor} answered a plan with a read; check the files there. Please report it.")),
+            Ok(Routed::Read { editor, .. } | Routed::Symbols { editor, .. }) => {
+                internal(format!("{editor} answered a plan with a read; check the files there. Please report it."))
+            }
             Err(e) => internal(format!(
                 "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \
                  to disk. If an editor received the plan, check it there. Please report it."
@@ -399,6 +444,10 @@ async fn on_disk(plan: Plan, intent: Intent, reason: &str, confine: Option<Arc<F
             }
             match result {
                 Ok((outcome, diff)) => render::disk(&outcome, diff.as_deref(), reason, &recovered),
+                // What would serve it is an editor: say why none took the plan.
+                Err(refusal) if refusal.kind == engine::Kind::NeedsEditor => {
+                    render::refusal(&refusal.with_hint(Some(format!("No editor took the plan: {reason}."))), None)
+                }
                 Err(refusal) => render::refusal(&refusal, None),
             }
         }

@@ -45,6 +45,7 @@ fn write(request: &WriteRequest, confine: Option<&paths::Folders>) -> Result<(en
     disk::refuse_private(&engine::Plan {
         files: vec![engine::FilePlan::edit(request.file_path.clone(), Vec::new())],
         options: engine::Options::default(),
+        rename: None,
     })?;
     // An interrupted plan in this folder is finished (or rolled back) before the file is read.
     let recovered = disk::recover(std::slice::from_ref(&path), false)?;

@@ -36,6 +36,7 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
                             Expect::Exactly(n) => engine::Expect::Exactly(n),
                         },
                         anchor: None,
+                        target: None,
                     })
                     .collect(),
                 op: engine::FileOp::Edit,
@@ -50,6 +51,7 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
             diagnostics: None,
             save: None,
         },
+        rename: None,
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod preview;
 pub mod read;
+pub mod symbols;
 
 use serde_json::Value;
 use tower_lsp_server::jsonrpc;
@@ -16,9 +17,9 @@ use super::prepare::{prepare, Prepared};
 use super::session::Session;
 use super::catch_panic;
 use crate::engine::Refusal;
-use crate::result::PlanResult;
+use crate::result::{PlanResult, RenameSummary, RenamedFile};
 
-pub use super::capabilities::{ALL, APPLY, PREVIEW, READ};
+pub use super::capabilities::{ALL, APPLY, PREVIEW, READ, SYMBOLS};
 pub use crate::bridge::Intent;
 
 /// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
@@ -36,6 +37,7 @@ pub fn command(intent: Intent) -> &'static str {
         Intent::Apply => APPLY,
         Intent::Preview => PREVIEW,
         Intent::Read => READ,
+        Intent::Symbols => SYMBOLS,
     }
 }
 
@@ -45,6 +47,7 @@ pub fn intent(command: &str) -> Option<Intent> {
         APPLY => Some(Intent::Apply),
         PREVIEW => Some(Intent::Preview),
         READ => Some(Intent::Read),
+        SYMBOLS => Some(Intent::Symbols),
         _ => None,
     }
 }
@@ -76,6 +79,7 @@ pub async fn run(session: &Session, client: &Client, intent: Intent, origin: Ori
         Intent::Apply => apply::run(session, client, origin, arguments).await,
         Intent::Preview => preview::run(session, client, arguments).await,
         Intent::Read => catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?,
+        Intent::Symbols => symbols::run(session, client, arguments).await,
     }
 }
 
@@ -119,10 +123,31 @@ async fn prepare_logged(
         Origin::Editor => config.review,
         Origin::Bridge => config.agent_review,
     };
+    // What the editor's language servers say of the plan's symbols and rename, asked again (at most
+    // three times) while the user's typing moves the documents past the versions they were computed on.
+    let mut asked = 0;
+    let answers = loop {
+        asked += 1;
+        let answers = crate::lsp::symbols::gather(session, client, &config, arguments).await.map_err(Failure::Refused)?;
+        for (what, ms) in &answers.asked_ms {
+            log(client, MessageType::LOG, format!("{command}: {what} from the editor in {ms} ms")).await;
+        }
+        if answers.held(session) || asked == 3 {
+            break answers;
+        }
+    };
+    if !answers.held(session) {
+        return Err(Failure::Refused(Refusal::new(
+            crate::engine::Kind::NotApplied,
+            "The documents kept changing in the editor while its language servers were asked about the plan. Nothing was \
+             changed; send the plan again."
+                .to_string(),
+        )));
+    }
     let mut recovered = Vec::new();
-    // Everything up to the first await is synchronous: the documents are read exactly as the
-    // notifications before this command left them.
-    let prepared = catch_panic(command, || prepare(session, &config, review, command, arguments, &mut recovered));
+    // Everything from the check above to the first await is synchronous: the documents are read
+    // exactly as the notifications before this command left them, at the answers' versions.
+    let prepared = catch_panic(command, || prepare(session, &config, review, command, arguments, &answers, &mut recovered));
     for r in &recovered {
         log(client, MessageType::INFO, format!("{command}: {}", r.report("before reading this plan's files"))).await;
     }
@@ -134,6 +159,16 @@ async fn prepare_logged(
 /// was computed against (`null` for a file the editor has not opened).
 pub fn result_json(prepared: &Prepared) -> PlanResult {
     let mut report = PlanResult::of(&prepared.outcome);
+    if let Some(count) = &prepared.renamed {
+        let rename = RenameSummary {
+            old_name: count.old_name.clone(),
+            new_name: count.new_name.clone(),
+            occurrences: count.occurrences(),
+            files: count.files.iter().map(|(file_path, occurrences)| RenamedFile { file_path: file_path.clone(), occurrences: *occurrences }).collect(),
+        };
+        report.message = format!("{}\n\n{}", rename.text(), report.message);
+        report.rename = Some(rename);
+    }
     let mut unset = Vec::new();
     for (f, file) in report.files.iter_mut().zip(&prepared.files) {
         f.version = Some(file.version);

@@ -38,6 +38,7 @@ pub fn run(session: &Session, arguments: &[Value]) -> Result<Value, Failure> {
     let as_plan = engine::Plan {
         files: names.iter().map(|n| engine::FilePlan::edit(n.clone(), Vec::new())).collect(),
         options: engine::Options::default(),
+        rename: None,
     };
     disk::refuse_private(&as_plan).map_err(|r| {
         Failure::Refused(Refusal { message: r.message.replacen("Cannot edit", "Cannot read", 1).replace("Nothing was changed.", "Nothing was read."), ..r })

@@ -1,0 +1,68 @@
+//! `multiedit_symbols`: a file's outline from the user's language servers, through the editor that
+//! holds the file (the editor's `multiedit.symbols`). Without such an editor there are no symbols to
+//! give: multiedit reads none itself (docs/plans.md, "Symbols").
+
+use std::path::PathBuf;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{json, Value};
+
+use super::render;
+use crate::bridge::{self, Intent, Routed};
+use crate::engine::{Kind, Refusal};
+use crate::paths;
+use crate::result::SymbolsResult;
+
+/// The tool's one argument, `file_path`, as an absolute path.
+pub fn request(args: &Value) -> Result<(String, PathBuf), Refusal> {
+    if let Some(k) = args.as_object().and_then(|o| o.keys().find(|k| *k != "file_path")) {
+        return Err(Refusal::input(format!("multiedit_symbols takes file_path only; `{k}` is not it")));
+    }
+    let file_path = match args.get("file_path") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => return Err(Refusal::input(format!("`file_path` must be a string, not {other}"))),
+        None => return Err(Refusal::input("`file_path` is missing: give the absolute path of the file whose outline to give")),
+    };
+    let path = paths::to_path(&file_path)?;
+    if !path.is_absolute() {
+        return Err(Refusal::input(format!("`file_path` must be an absolute path, not {file_path}")));
+    }
+    Ok((file_path, path))
+}
+
+/// Asks the editor that holds the file; answers with its outline, or why there is none.
+pub async fn call(file_path: String, path: PathBuf, agent: Option<String>) -> CallToolResult {
+    let request = json!({"file_path": file_path});
+    let routed = tokio::spawn(async move { bridge::route(&request, &[path], Intent::Symbols, agent.as_deref()).await }).await;
+    match routed {
+        Ok(Routed::Symbols { editor, outline }) => render(&outline, &editor),
+        Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
+        Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
+        Ok(Routed::NoEditor { reason }) => render::refusal(&no_editor(&file_path, &reason), None),
+        Ok(_) => render::internal("The editor answered a request for symbols with something else. Please report it.".into()),
+        Err(e) => render::internal(format!("multiedit hit an internal error while asking the editors for symbols ({e}). Please report it.")),
+    }
+}
+
+/// The refusal when no editor holds the file.
+pub fn no_editor(file_path: &str, reason: &str) -> Refusal {
+    Refusal::new(
+        Kind::NeedsEditor,
+        format!(
+            "The outline of {file_path} comes from the language servers of an editor running multiedit lsp, and none was \
+             reached: {reason}. Nothing was read. Open the project in VS Code with the MultiEdit extension, or in Neovim with \
+             multiedit lsp and its symbols handler, then ask again."
+        ),
+    )
+    .in_file(file_path)
+}
+
+fn render(outline: &SymbolsResult, editor: &str) -> CallToolResult {
+    let text = format!("{}\nFrom {editor}.", outline.text.trim_end());
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    let mut structured = serde_json::to_value(outline).expect("an outline serialises");
+    structured["ok"] = json!(true);
+    structured["editor"] = json!(editor);
+    r.structured_content = Some(structured);
+    r
+}
