@@ -50,7 +50,12 @@ fn setup() -> Env {
     std::env::set_var("XDG_RUNTIME_DIR", &runtime);
     let ws = root.join("ws");
     fs::create_dir(&ws).unwrap();
-    Env { _lock: lock, _dir: dir, ws, registry: runtime.join("multiedit") }
+    Env {
+        _lock: lock,
+        _dir: dir,
+        ws,
+        registry: runtime.join("multiedit"),
+    }
 }
 
 impl Env {
@@ -87,12 +92,30 @@ fn plan(path: &Path, old: &str, new: &str) -> Value {
 }
 
 fn route_now(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(route(plan, files, if preview { Intent::Preview } else { Intent::Apply }, None))
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(route(
+        plan,
+        files,
+        if preview {
+            Intent::Preview
+        } else {
+            Intent::Apply
+        },
+        None,
+    ))
 }
 
 /// Calls `route` on another thread while `ed` acts as the editor, answering with `answer`.
-fn route_via(ed: &mut Editor, plan: &Value, files: &[PathBuf], preview: bool, answer: Answer) -> Routed {
+fn route_via(
+    ed: &mut Editor,
+    plan: &Value,
+    files: &[PathBuf],
+    preview: bool,
+    answer: Answer,
+) -> Routed {
     let (tx, rx) = mpsc::channel();
     let (plan, files) = (plan.clone(), files.to_vec());
     std::thread::spawn(move || tx.send(route_now(&plan, &files, preview)));
@@ -101,7 +124,13 @@ fn route_via(ed: &mut Editor, plan: &Value, files: &[PathBuf], preview: bool, an
 
 /// Calls an MCP tool as an agent does (the official Python SDK, `vars` its environment) on another thread
 /// while `ed` acts as the editor; the tool's result.
-fn tool_via(ed: &mut Editor, python: &Path, tool: &'static str, args: &Value, vars: &[(&'static str, &'static str)]) -> Value {
+fn tool_via(
+    ed: &mut Editor,
+    python: &Path,
+    tool: &'static str,
+    args: &Value,
+    vars: &[(&'static str, &'static str)],
+) -> Value {
     let (tx, rx) = mpsc::channel();
     let (python, args, vars) = (python.to_path_buf(), args.clone(), vars.to_vec());
     std::thread::spawn(move || {
@@ -113,7 +142,12 @@ fn tool_via(ed: &mut Editor, python: &Path, tool: &'static str, args: &Value, va
 
 /// Calls the MCP tool `multiedit` as an agent does (the official Python SDK, `vars` its environment) on
 /// another thread while `ed` acts as the editor; the tool's result.
-fn mcp_via(ed: &mut Editor, python: &Path, plan: &Value, vars: &[(&'static str, &'static str)]) -> Value {
+fn mcp_via(
+    ed: &mut Editor,
+    python: &Path,
+    plan: &Value,
+    vars: &[(&'static str, &'static str)],
+) -> Value {
     let (tx, rx) = mpsc::channel();
     let (python, plan, vars) = (python.to_path_buf(), plan.clone(), vars.to_vec());
     std::thread::spawn(move || {
@@ -152,7 +186,11 @@ fn engine_result(plan: &Value, text: &str, version: i32) -> Value {
     let mut expected = multiedit::result::PlanResult::of(&outcome).to_value();
     expected["files"][0]["version"] = json!(version);
     expected["files"][0]["on_disk"] = json!("no_save_support");
-    let name = std::path::Path::new(parsed.files[0].file_path.as_str()).file_name().unwrap().to_string_lossy().to_string();
+    let name = std::path::Path::new(parsed.files[0].file_path.as_str())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     expected["on_disk_text"] = json!(format!(
         "{name} was not saved: multiedit test editor cannot save a file on request (it does not answer multiedit/save), so \
          this edit is in its buffer only, not on disk: tests, compilers and git will not see it until the file is saved."
@@ -175,7 +213,10 @@ fn a_dirty_buffer_is_edited_in_the_editor_not_on_disk() {
     assert_eq!(entry["pid"], ed.pid());
     assert_eq!(entry["editor"], "multiedit test editor");
     assert_eq!(entry["folders"], json!([env.ws]));
-    assert_eq!(entry["socket"], json!(env.registry.join(format!("{}.sock", ed.pid()))));
+    assert_eq!(
+        entry["socket"],
+        json!(env.registry.join(format!("{}.sock", ed.pid())))
+    );
     assert_eq!(entry["token"].as_str().unwrap().len(), 64);
     assert_eq!(entry["apply_edit_timeout_ms"], 10_000);
     assert_eq!(mode(&env.registry), 0o700);
@@ -187,17 +228,48 @@ fn a_dirty_buffer_is_edited_in_the_editor_not_on_disk() {
         {"old_string": "main", "new_string": "start"},
     ]});
     let expected = engine_result(&p, buffer, 1);
-    let (editor, result) = editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
-    assert_eq!(editor, format!("multiedit test editor (multiedit lsp pid {})", ed.pid()));
-    assert_eq!(result, expected, "the result multiedit.apply gives, the engine's");
+    let (editor, result) = editor_result(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
+    assert_eq!(
+        editor,
+        format!("multiedit test editor (multiedit lsp pid {})", ed.pid())
+    );
+    assert_eq!(
+        result, expected,
+        "the result multiedit.apply gives, the engine's"
+    );
     assert_eq!(ed.edits_seen.len(), 1, "exactly one workspace/applyEdit");
-    assert_eq!(ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"]["version"], 1);
+    assert_eq!(
+        ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"]["version"],
+        1
+    );
     assert_eq!(ed.text(&a), "fn start() {\n    let new = 2; // 😀\n}\n");
-    assert_eq!(fs::read_to_string(&a).unwrap(), "what is on disk\n", "the disk is the editor's business");
+    assert_eq!(
+        fs::read_to_string(&a).unwrap(),
+        "what is on disk\n",
+        "the disk is the editor's business"
+    );
     ed.assert_server_agrees(&a);
-    let bridge_log: Vec<String> = ed.logged().into_iter().filter(|m| m.starts_with("bridge")).collect();
-    assert!(bridge_log.iter().any(|m| m.contains("listening at")), "{bridge_log:?}");
-    assert!(bridge_log.iter().any(|m| m.contains("multiedit.apply from process") && m.ends_with("done")), "{bridge_log:?}");
+    let bridge_log: Vec<String> = ed
+        .logged()
+        .into_iter()
+        .filter(|m| m.starts_with("bridge"))
+        .collect();
+    assert!(
+        bridge_log.iter().any(|m| m.contains("listening at")),
+        "{bridge_log:?}"
+    );
+    assert!(
+        bridge_log
+            .iter()
+            .any(|m| m.contains("multiedit.apply from process") && m.ends_with("done")),
+        "{bridge_log:?}"
+    );
 
     // A shutdown takes the entry and the socket away.
     let socket = PathBuf::from(entry["socket"].as_str().unwrap());
@@ -205,7 +277,10 @@ fn a_dirty_buffer_is_edited_in_the_editor_not_on_disk() {
     assert!(ed.shutdown().success());
     assert!(!env.entry_path(pid).exists() && !socket.exists());
     let reason = no_editor(route_now(&p, &[a], false));
-    assert!(reason.starts_with("no editor is running multiedit lsp with the bridge on"), "{reason}");
+    assert!(
+        reason.starts_with("no editor is running multiedit lsp with the bridge on"),
+        "{reason}"
+    );
 }
 
 /// What `route` brings back from the editor is the result `multiedit apply --json` gives for the same
@@ -218,7 +293,14 @@ fn the_bridge_brings_back_the_command_line_json() {
     let plan = report_support::plan_fixture(&env.ws);
     let files = [env.ws.join("p.txt"), env.ws.join("made.txt")];
     let (_, result) = editor_result(route_via(&mut ed, &plan, &files, false, Answer::Apply));
-    assert_eq!(report_support::without(&report_support::rooted(&result, &env.ws), &["on_disk_text"], &["version", "on_disk"]), cli);
+    assert_eq!(
+        report_support::without(
+            &report_support::rooted(&result, &env.ws),
+            &["on_disk_text"],
+            &["version", "on_disk"]
+        ),
+        cli
+    );
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }
 
@@ -227,11 +309,26 @@ fn a_preview_through_the_bridge_applies_nothing() {
     let env = setup();
     let (mut ed, a) = env.with_open("alpha\n", "alpha beta\n");
     let p = plan(&a, "beta", "gamma");
-    let (_, result) = editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), true, Answer::Apply));
+    let (_, result) = editor_result(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        true,
+        Answer::Apply,
+    ));
     let direct = ed.preview(p.clone()).unwrap();
-    assert_eq!(result, direct, "the same answer as multiedit.preview from the editor");
-    assert!(result["diff"].as_str().unwrap().contains("+alpha gamma"), "{result}");
-    assert!(ed.edits_seen.is_empty(), "a preview sends nothing to the editor");
+    assert_eq!(
+        result, direct,
+        "the same answer as multiedit.preview from the editor"
+    );
+    assert!(
+        result["diff"].as_str().unwrap().contains("+alpha gamma"),
+        "{result}"
+    );
+    assert!(
+        ed.edits_seen.is_empty(),
+        "a preview sends nothing to the editor"
+    );
     assert_eq!(ed.text(&a), "alpha beta\n");
     ed.assert_server_agrees(&a);
 }
@@ -243,37 +340,84 @@ fn refusals_come_back_exactly() {
 
     // Refused by the engine: the exact refusal, hint included, that the editor's own command gets.
     let p = plan(&a, "    two", "three");
-    let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
-    let engine_refusal = engine::apply_plan(&engine::plan_from_value(&p).unwrap(), &[Some("one\n\ttwo\n")]).unwrap_err();
+    let refusal = refused(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
+    let engine_refusal = engine::apply_plan(
+        &engine::plan_from_value(&p).unwrap(),
+        &[Some("one\n\ttwo\n")],
+    )
+    .unwrap_err();
     // The buffer is not the disk's text, so the hint also says so, and how to read what the editor has.
     let hint = format!(
         "{}\nThe editor holds unsaved changes to this file that the disk lacks, and the plan was checked against the editor's \
          text: read it as the editor has it (the multiedit_read tool) before writing old_string.",
         engine_refusal.hint.clone().unwrap()
     );
-    assert_eq!(refusal, engine_refusal.in_file(&a.display().to_string()).with_hint(Some(hint)));
+    assert_eq!(
+        refusal,
+        engine_refusal
+            .in_file(&a.display().to_string())
+            .with_hint(Some(hint))
+    );
     assert_eq!(refusal.kind, Kind::NotFound);
-    assert!(refusal.hint.as_deref().is_some_and(|h| h.contains("line 2")), "{refusal:?}");
+    assert!(
+        refusal
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("line 2")),
+        "{refusal:?}"
+    );
     let direct = ed.apply(p).unwrap_err();
     assert_eq!(serde_json::to_value(&refusal).unwrap(), direct["data"]);
 
     // Refused by the editor (applied: false): not_applied, nothing changed.
     let p = plan(&a, "one", "ONE");
-    let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Refuse));
+    let refusal = refused(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Refuse,
+    ));
     assert_eq!(refusal.kind, Kind::NotApplied);
-    assert!(refusal.message.contains("did not apply the change"), "{refusal:?}");
+    assert!(
+        refusal.message.contains("did not apply the change"),
+        "{refusal:?}"
+    );
 
     // Outside the workspace: the same confinement as for the editor's commands. No editor holds the
     // file, so nothing is sent at all.
     let outside = env.ws.parent().unwrap().join("outside.txt");
     fs::write(&outside, "one\n").unwrap();
-    let reason = no_editor(route_now(&plan(&outside, "one", "1"), std::slice::from_ref(&outside), false));
-    assert!(reason.starts_with(&format!("no editor has {} open", outside.display())), "{reason}");
+    let reason = no_editor(route_now(
+        &plan(&outside, "one", "1"),
+        std::slice::from_ref(&outside),
+        false,
+    ));
+    assert!(
+        reason.starts_with(&format!("no editor has {} open", outside.display())),
+        "{reason}"
+    );
     // A plan whose file list (given by the caller) says otherwise still meets the server's check.
-    let refusal = refused(route_via(&mut ed, &plan(&outside, "one", "1"), std::slice::from_ref(&a), false, Answer::Apply));
+    let refusal = refused(route_via(
+        &mut ed,
+        &plan(&outside, "one", "1"),
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(refusal.kind, Kind::OutsideWorkspace);
     assert_eq!(fs::read_to_string(&outside).unwrap(), "one\n");
-    assert_eq!(ed.edits_seen.len(), 1, "only the plan the editor refused reached it");
+    assert_eq!(
+        ed.edits_seen.len(),
+        1,
+        "only the plan the editor refused reached it"
+    );
 }
 
 /// Sends raw bytes on a server's socket and returns the answer line ("" if none).
@@ -297,7 +441,10 @@ fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
     let socket = PathBuf::from(entry["socket"].as_str().unwrap());
     let p = plan(&a, "alpha", "beta");
 
-    let wrong = format!("{}\n", json!({"token": "0".repeat(64), "plan": p, "intent": "apply"}));
+    let wrong = format!(
+        "{}\n",
+        json!({"token": "0".repeat(64), "plan": p, "intent": "apply"})
+    );
     let answer: Value = serde_json::from_str(&raw(&socket, wrong.as_bytes(), false)).unwrap();
     assert_eq!(answer, json!({"ok": false, "error": "wrong token"}));
     // Logged to the editor as a warning (stderr carries only failures that cannot reach the editor).
@@ -307,18 +454,43 @@ fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
         (&b"not json\n"[..], "malformed request"),
         (b"{}\n", "missing field"),
         (b"[1, 2]\n", "malformed request"),
-        (br#"{"token": "x", "plan": {}, "intent": "apply", "intnet": "read"}"#, "cut short"),
+        (
+            br#"{"token": "x", "plan": {}, "intent": "apply", "intnet": "read"}"#,
+            "cut short",
+        ),
     ] {
         let answer: Value = serde_json::from_str(&raw(&socket, bytes, true)).unwrap();
         assert_eq!(answer["ok"], false, "{answer}");
-        assert!(answer["error"].as_str().unwrap().contains(expect), "{answer} for {:?}", String::from_utf8_lossy(bytes));
+        assert!(
+            answer["error"].as_str().unwrap().contains(expect),
+            "{answer} for {:?}",
+            String::from_utf8_lossy(bytes)
+        );
     }
-    let typo = format!("{}\n", json!({"token": entry["token"], "plan": p, "intnet": "preview"}));
+    let typo = format!(
+        "{}\n",
+        json!({"token": entry["token"], "plan": p, "intnet": "preview"})
+    );
     let answer: Value = serde_json::from_str(&raw(&socket, typo.as_bytes(), true)).unwrap();
-    assert!(answer["error"].as_str().unwrap().contains("unknown field `intnet`"), "a misspelt intent must not apply: {answer}");
-    let unknown = format!("{}\n", json!({"token": entry["token"], "plan": p, "intent": "delete"}));
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `intnet`"),
+        "a misspelt intent must not apply: {answer}"
+    );
+    let unknown = format!(
+        "{}\n",
+        json!({"token": entry["token"], "plan": p, "intent": "delete"})
+    );
     let answer: Value = serde_json::from_str(&raw(&socket, unknown.as_bytes(), true)).unwrap();
-    assert!(answer["error"].as_str().unwrap().contains("unknown variant `delete`"), "an unknown intent is refused: {answer}");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown variant `delete`"),
+        "an unknown intent is refused: {answer}"
+    );
     // A line over the limit is refused after the limit, not read whole.
     let mut big = vec![b' '; 65 << 20];
     big.push(b'\n');
@@ -331,13 +503,22 @@ fn wrong_tokens_and_malformed_requests_are_refused_and_the_server_goes_on() {
     assert!(ed.edits_seen.is_empty(), "none of that reached the editor");
     assert_eq!(ed.text(&a), "alpha\n");
     // And the server still serves, the editor and the bridge alike.
-    editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    editor_result(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(ed.text(&a), "beta\n");
     ed.assert_server_agrees(&a);
 }
 
 fn ed_logged_wrong_token(ed: &Editor) -> Option<()> {
-    ed.logged().iter().any(|m| m.contains("refused a plan from process") && m.contains("wrong token")).then_some(())
+    ed.logged()
+        .iter()
+        .any(|m| m.contains("refused a plan from process") && m.contains("wrong token"))
+        .then_some(())
 }
 
 #[test]
@@ -352,7 +533,11 @@ fn a_registry_open_to_others_is_ignored_and_said() {
     fs::set_permissions(&socket, fs::Permissions::from_mode(0o666)).unwrap();
     let reason = no_editor(route_now(&p, std::slice::from_ref(&a), false));
     assert!(
-        reason.contains(&format!("ignored the editor at pid {}: {} has mode 0666", ed.pid(), socket.display())),
+        reason.contains(&format!(
+            "ignored the editor at pid {}: {} has mode 0666",
+            ed.pid(),
+            socket.display()
+        )),
         "{reason}"
     );
     fs::set_permissions(&socket, fs::Permissions::from_mode(0o600)).unwrap();
@@ -383,12 +568,24 @@ fn a_registry_open_to_others_is_ignored_and_said() {
     fs::set_permissions(&env.registry, fs::Permissions::from_mode(0o700)).unwrap();
 
     assert!(ed.edits_seen.is_empty());
-    editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
-    assert_eq!(fs::read_to_string(&a).unwrap(), "beta\n", "a closed file is edited by the editor");
+    editor_result(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
+    assert_eq!(
+        fs::read_to_string(&a).unwrap(),
+        "beta\n",
+        "a closed file is edited by the editor"
+    );
 }
 
 fn said_bridge_off(ed: &Editor) -> Option<String> {
-    ed.logged().into_iter().find(|m| m.starts_with("bridge off"))
+    ed.logged()
+        .into_iter()
+        .find(|m| m.starts_with("bridge off"))
 }
 
 #[test]
@@ -422,8 +619,17 @@ fn a_dead_editors_entry_is_removed_and_the_next_editor_tried() {
     let fake_entry = env.entry_path(me);
     fs::write(&fake_entry, fake.to_string()).unwrap();
     fs::set_permissions(&fake_entry, fs::Permissions::from_mode(0o600)).unwrap();
-    editor_result(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
-    assert!(!fake_entry.exists() && !fake_socket.exists(), "the dead socket's entry was removed");
+    editor_result(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
+    assert!(
+        !fake_entry.exists() && !fake_socket.exists(),
+        "the dead socket's entry was removed"
+    );
     assert_eq!(fs::read_to_string(&a).unwrap(), "beta\n");
     assert_eq!(ed.edits_seen.len(), 1);
 }
@@ -437,11 +643,21 @@ fn the_editor_can_turn_the_bridge_off() {
     opts.init_options = json!({"bridge": false});
     let mut ed = Editor::start(opts);
     let said = ed.serve_until(Answer::Apply, said_bridge_off);
-    assert_eq!(said, "bridge off: the initialization option bridge is false");
+    assert_eq!(
+        said,
+        "bridge off: the initialization option bridge is false"
+    );
     assert!(!env.entry_path(ed.pid()).exists());
     assert!(!env.registry.join(format!("{}.sock", ed.pid())).exists());
-    let reason = no_editor(route_now(&plan(&a, "alpha", "beta"), std::slice::from_ref(&a), false));
-    assert!(reason.starts_with("no editor is running multiedit lsp with the bridge on"), "{reason}");
+    let reason = no_editor(route_now(
+        &plan(&a, "alpha", "beta"),
+        std::slice::from_ref(&a),
+        false,
+    ));
+    assert!(
+        reason.starts_with("no editor is running multiedit lsp with the bridge on"),
+        "{reason}"
+    );
     assert_eq!(fs::read_to_string(&a).unwrap(), "alpha\n");
 }
 
@@ -462,9 +678,21 @@ fn the_most_recently_active_editor_whose_folders_hold_every_file_gets_the_plan()
     std::thread::sleep(Duration::from_millis(1100));
     first.change(&a, 0, 0, ">");
     first.assert_server_agrees(&a);
-    assert!(env.entry(first.pid())["last_active_ms"].as_u64() > env.entry(second.pid())["last_active_ms"].as_u64());
-    let (editor, _) = editor_result(route_via(&mut first, &plan(&a, "one", "1"), std::slice::from_ref(&a), false, Answer::Apply));
-    assert!(editor.ends_with(&format!("pid {})", first.pid())), "{editor}");
+    assert!(
+        env.entry(first.pid())["last_active_ms"].as_u64()
+            > env.entry(second.pid())["last_active_ms"].as_u64()
+    );
+    let (editor, _) = editor_result(route_via(
+        &mut first,
+        &plan(&a, "one", "1"),
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
+    assert!(
+        editor.ends_with(&format!("pid {})", first.pid())),
+        "{editor}"
+    );
     assert_eq!(first.text(&a), ">alpha 1\n");
 
     // A plan over two folders goes to the editor that has both, once it has both.
@@ -474,7 +702,14 @@ fn the_most_recently_active_editor_whose_folders_hold_every_file_gets_the_plan()
     ]});
     let files = [a.clone(), b.clone()];
     let reason = no_editor(route_now(&both, &files, false));
-    assert!(reason.starts_with(&format!("no editor has {}, {} open: none of the 2", a.display(), b.display())), "{reason}");
+    assert!(
+        reason.starts_with(&format!(
+            "no editor has {}, {} open: none of the 2",
+            a.display(),
+            b.display()
+        )),
+        "{reason}"
+    );
     second.notify(
         "workspace/didChangeWorkspaceFolders",
         json!({"event": {"added": [{"uri": lsp_support::uri(&other_ws), "name": "other"}], "removed": []}}),
@@ -485,7 +720,10 @@ fn the_most_recently_active_editor_whose_folders_hold_every_file_gets_the_plan()
         (v["folders"].as_array()?.len() == 2).then_some(())
     });
     let (editor, _) = editor_result(route_via(&mut second, &both, &files, false, Answer::Apply));
-    assert!(editor.ends_with(&format!("pid {})", second.pid())), "{editor}");
+    assert!(
+        editor.ends_with(&format!("pid {})", second.pid())),
+        "{editor}"
+    );
     assert_eq!(second.text(&a), "ALPHA two\n");
     assert_eq!(fs::read_to_string(&b).unwrap(), "BETA\n");
 }
@@ -499,7 +737,9 @@ fn rss_kib(pid: u32) -> u64 {
 #[test]
 fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
     let env = setup();
-    let text: String = (0..2000).map(|i| format!("line {i} of a document kept open\n")).collect();
+    let text: String = (0..2000)
+        .map(|i| format!("line {i} of a document kept open\n"))
+        .collect();
     let (mut ed, a) = env.with_open("on disk\n", &format!("value = 0\n{text}"));
 
     let (tx, rx) = mpsc::channel();
@@ -508,21 +748,31 @@ fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
     const WARM: usize = 100;
     const TOTAL: usize = 1000;
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let mut warm_rss = 0;
         let start = Instant::now();
         for i in 0..TOTAL {
             if i == WARM {
                 warm_rss = rss_kib(pid);
             }
-            let p = plan(&path, &format!("value = {i}\n"), &format!("value = {}\n", i + 1));
+            let p = plan(
+                &path,
+                &format!("value = {i}\n"),
+                &format!("value = {}\n", i + 1),
+            );
             let r = rt.block_on(route(&p, std::slice::from_ref(&path), Intent::Apply, None));
             let ok = matches!(r, Routed::Editor { .. });
             if tx.send((ok, format!("{r:?}"))).is_err() || !ok {
                 return;
             }
         }
-        let _ = tx.send((true, format!("done {warm_rss} {}", start.elapsed().as_millis())));
+        let _ = tx.send((
+            true,
+            format!("done {warm_rss} {}", start.elapsed().as_millis()),
+        ));
     });
     let mut n = 0;
     let summary = loop {
@@ -534,7 +784,11 @@ fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
         n += 1;
     };
     assert_eq!(n, TOTAL);
-    let parts: Vec<u64> = summary.split_whitespace().skip(1).map(|s| s.parse().unwrap()).collect();
+    let parts: Vec<u64> = summary
+        .split_whitespace()
+        .skip(1)
+        .map(|s| s.parse().unwrap())
+        .collect();
     let (warm, ms) = (parts[0], parts[1]);
     let end = rss_kib(pid);
     eprintln!(
@@ -542,7 +796,11 @@ fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
         ms as f64 / TOTAL as f64,
         end as i64 - warm as i64
     );
-    assert!(end <= warm + 2048, "the server's memory grew from {warm} KiB to {end} KiB over {} plans", TOTAL - WARM);
+    assert!(
+        end <= warm + 2048,
+        "the server's memory grew from {warm} KiB to {end} KiB over {} plans",
+        TOTAL - WARM
+    );
     assert_eq!(ed.edits_seen.len(), TOTAL, "one applyEdit per plan");
     assert!(ed.text(&a).starts_with(&format!("value = {TOTAL}\n")));
     ed.assert_server_agrees(&a);
@@ -577,25 +835,52 @@ fn neovim_applies_a_plan_from_the_bridge_as_one_undo_step() {
     let nvim = nvim_support::start(
         &root,
         NVIM_MIDDLE,
-        &[("XDG_RUNTIME_DIR", &runtime), ("MULTIEDIT_READY", &ready), ("MULTIEDIT_DONE", &done)],
+        &[
+            ("XDG_RUNTIME_DIR", &runtime),
+            ("MULTIEDIT_READY", &ready),
+            ("MULTIEDIT_DONE", &done),
+        ],
     );
     let file = nvim.file.clone();
-    let registered = || fs::read_dir(&env.registry).is_ok_and(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "json")));
-    wait_for("nvim to start its server", || ready.exists() || nvim.finished());
-    wait_for("the server's bridge entry", || registered() || nvim.finished());
+    let registered = || {
+        fs::read_dir(&env.registry).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+    };
+    wait_for("nvim to start its server", || {
+        ready.exists() || nvim.finished()
+    });
+    wait_for("the server's bridge entry", || {
+        registered() || nvim.finished()
+    });
     let routed = (!nvim.finished()).then(|| {
-        let edits: Vec<Value> =
-            nvim_support::PLAN_EDITS.iter().map(|(old, new)| json!({"old_string": old, "new_string": new})).collect();
-        let r = route_now(&json!({"file_path": file, "edits": edits}), std::slice::from_ref(&file), false);
+        let edits: Vec<Value> = nvim_support::PLAN_EDITS
+            .iter()
+            .map(|(old, new)| json!({"old_string": old, "new_string": new}))
+            .collect();
+        let r = route_now(
+            &json!({"file_path": file, "edits": edits}),
+            std::slice::from_ref(&file),
+            false,
+        );
         fs::write(&done, "").unwrap();
         r
     });
     let r = nvim.results();
     let (editor, result) = editor_result(routed.expect("routed"));
     assert!(editor.starts_with("Neovim (multiedit lsp pid "), "{editor}");
-    assert!(result["message"].as_str().is_some_and(|m| m.starts_with("Applied 3 edits to")), "{result}");
+    assert!(
+        result["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Applied 3 edits to")),
+        "{result}"
+    );
     nvim_support::assert_one_undo_step(&r, &file);
-    assert!(!registered(), "Neovim stopped the server, which removed its entry");
+    assert!(
+        !registered(),
+        "Neovim stopped the server, which removed its entry"
+    );
 }
 
 /// The whole way an agent's edit takes: an MCP client (the official Python SDK) calls `multiedit mcp`,
@@ -607,22 +892,44 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
     if !nvim_support::available(test) {
         return;
     }
-    let Some(python) = mcp_support::python(test) else { return };
+    let Some(python) = mcp_support::python(test) else {
+        return;
+    };
     let env = setup();
     let root = env.ws.clone();
     let (ready, done) = (root.join("ready"), root.join("done"));
     let runtime = env.registry.parent().unwrap().to_path_buf();
-    let vars = [("XDG_RUNTIME_DIR", runtime.as_path()), ("MULTIEDIT_READY", &ready), ("MULTIEDIT_DONE", &done)];
+    let vars = [
+        ("XDG_RUNTIME_DIR", runtime.as_path()),
+        ("MULTIEDIT_READY", &ready),
+        ("MULTIEDIT_DONE", &done),
+    ];
     let nvim = nvim_support::start(&root, NVIM_MIDDLE, &vars);
     let file = nvim.file.clone();
     let on_disk = fs::read(&file).unwrap();
-    let registered = || fs::read_dir(&env.registry).is_ok_and(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "json")));
-    wait_for("nvim to start its server", || ready.exists() || nvim.finished());
-    wait_for("the server's bridge entry", || registered() || nvim.finished());
+    let registered = || {
+        fs::read_dir(&env.registry).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+    };
+    wait_for("nvim to start its server", || {
+        ready.exists() || nvim.finished()
+    });
+    wait_for("the server's bridge entry", || {
+        registered() || nvim.finished()
+    });
     let answer = (!nvim.finished()).then(|| {
-        let edits: Vec<Value> =
-            nvim_support::PLAN_EDITS.iter().map(|(old, new)| json!({"old_string": old, "new_string": new})).collect();
-        let a = mcp_support::call(&python, "multiedit", &json!({"file_path": file, "edits": edits}), &vars[..1]);
+        let edits: Vec<Value> = nvim_support::PLAN_EDITS
+            .iter()
+            .map(|(old, new)| json!({"old_string": old, "new_string": new}))
+            .collect();
+        let a = mcp_support::call(
+            &python,
+            "multiedit",
+            &json!({"file_path": file, "edits": edits}),
+            &vars[..1],
+        );
         fs::write(&done, "").unwrap();
         a
     });
@@ -632,9 +939,16 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
     assert_eq!(answer["structured"]["applied_in"], "editor", "{answer}");
     let text = answer["text"].as_str().unwrap();
     assert!(text.starts_with("Applied 3 edits to"), "{text}");
-    assert!(text.contains("Applied in the buffers of Neovim (multiedit lsp pid "), "{text}");
+    assert!(
+        text.contains("Applied in the buffers of Neovim (multiedit lsp pid "),
+        "{text}"
+    );
     nvim_support::assert_one_undo_step(&r, &file);
-    assert_eq!(fs::read(&file).unwrap(), on_disk, "the file on disk is untouched");
+    assert_eq!(
+        fs::read(&file).unwrap(),
+        on_disk,
+        "the file on disk is untouched"
+    );
 }
 
 /// The agent's name travels with its plan: an MCP client that calls itself Claude Code (as Claude Code
@@ -643,11 +957,17 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
 #[test]
 fn the_editor_labels_an_agents_edit_with_the_agents_name() {
     let test = "the_editor_labels_an_agents_edit_with_the_agents_name";
-    let Some(python) = mcp_support::python(test) else { return };
+    let Some(python) = mcp_support::python(test) else {
+        return;
+    };
     let env = setup();
     let (mut ed, a) = env.with_open("on disk\n", "alpha beta\n");
     for (name, title, label) in [
-        ("claude-code", Some("Claude Code"), "Claude Code: 1 edit to 1 file"),
+        (
+            "claude-code",
+            Some("Claude Code"),
+            "Claude Code: 1 edit to 1 file",
+        ),
         ("codex-mcp-client", None, "Codex: 1 edit to 1 file"),
     ] {
         let mut vars = vec![("MCP_CLIENT_NAME", name)];
@@ -655,7 +975,8 @@ fn the_editor_labels_an_agents_edit_with_the_agents_name() {
         let answer = mcp_via(&mut ed, &python, &plan(&a, "alpha", name), &vars);
         assert_eq!(answer["is_error"], false, "{answer}");
         assert_eq!(ed.edits_seen.last().unwrap()["label"], label);
-        ed.apply(json!({"file_path": a, "edits": [{"old_string": name, "new_string": "alpha"}]})).expect("put back");
+        ed.apply(json!({"file_path": a, "edits": [{"old_string": name, "new_string": "alpha"}]}))
+            .expect("put back");
     }
     assert_eq!(ed.text(&a), "alpha beta\n");
     assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
@@ -667,11 +988,18 @@ fn the_editor_labels_an_agents_edit_with_the_agents_name() {
 #[test]
 fn an_agent_gets_the_edited_lines_as_the_editors_formatter_left_them() {
     let test = "an_agent_gets_the_edited_lines_as_the_editors_formatter_left_them";
-    let Some(python) = mcp_support::python(test) else { return };
+    let Some(python) = mcp_support::python(test) else {
+        return;
+    };
     let env = setup();
     let (mut ed, a) = env.with_open("on disk\n", "limit=10\n\nfactor=2\n");
     ed.formats = Some(lsp_support::format_statements);
-    let answer = mcp_via(&mut ed, &python, &plan(&a, "limit=10", "limit=20; floor=1"), &[("MCP_CLIENT_NAME", "claude-code")]);
+    let answer = mcp_via(
+        &mut ed,
+        &python,
+        &plan(&a, "limit=10", "limit=20; floor=1"),
+        &[("MCP_CLIENT_NAME", "claude-code")],
+    );
     assert_eq!(answer["is_error"], false, "{answer}");
     assert_eq!(ed.text(&a), "limit = 20;\nfloor = 1\n\nfactor = 2\n");
     let editor = answer["structured"]["editor"].as_str().unwrap();
@@ -724,15 +1052,31 @@ fn a_server_stopped_by_a_signal_removes_its_socket_and_entry() {
         let socket = PathBuf::from(env.entry(pid)["socket"].as_str().unwrap());
         assert!(socket.exists());
         send_signal(pid, signal);
-        wait_for(&format!("the server to remove its entry after SIG{signal}"), || !env.entry_path(pid).exists() && !socket.exists());
+        wait_for(
+            &format!("the server to remove its entry after SIG{signal}"),
+            || !env.entry_path(pid).exists() && !socket.exists(),
+        );
         let status = ed.wait_exit();
-        assert_eq!(status.code(), Some(1), "an exit without shutdown is 1, as the protocol asks (SIG{signal})");
-        assert!(ed.stderr_text().contains(&format!("stopped by SIG{signal}")), "{}", ed.stderr_text());
+        assert_eq!(
+            status.code(),
+            Some(1),
+            "an exit without shutdown is 1, as the protocol asks (SIG{signal})"
+        );
+        assert!(
+            ed.stderr_text()
+                .contains(&format!("stopped by SIG{signal}")),
+            "{}",
+            ed.stderr_text()
+        );
     }
 }
 
 fn send_signal(pid: u32, sig: &str) {
-    let sent = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
+    let sent = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
     assert!(sent.success());
 }
 
@@ -764,12 +1108,25 @@ fn a_busy_editor_gets_a_busy_refusal_never_a_write_behind_its_unsaved_buffer() {
     );
     assert_eq!(fs::read_to_string(&a).unwrap(), "on disk alpha\n");
     // Once it goes on, the half-sent plan is not carried out (no line break came), and the next works.
-    let (_, result) = editor_result(route_via(&mut ed, &plan(&a, "alpha", "beta"), std::slice::from_ref(&a), false, Answer::Apply));
+    let (_, result) = editor_result(route_via(
+        &mut ed,
+        &plan(&a, "alpha", "beta"),
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(result["ok"], true);
-    assert_eq!(ed.edits_seen.len(), 1, "only the second plan reached the editor");
+    assert_eq!(
+        ed.edits_seen.len(),
+        1,
+        "only the second plan reached the editor"
+    );
     assert_eq!(ed.text(&a), "unsaved beta\n");
     assert_eq!(fs::read_to_string(&a).unwrap(), "on disk alpha\n");
-    assert!(env.entry_path(pid).exists(), "a busy editor's entry is kept");
+    assert!(
+        env.entry_path(pid).exists(),
+        "a busy editor's entry is kept"
+    );
 }
 
 /// Every slot of the server taken by plans (one waiting for the editor, the others for their turn):
@@ -787,12 +1144,24 @@ fn a_server_with_every_slot_taken_answers_busy() {
     let (tx, rx) = mpsc::channel();
     for i in 0..8 {
         let (tx, a) = (tx.clone(), a.clone());
-        std::thread::spawn(move || tx.send(route_now(&plan(&a, "alpha", &format!("waiting {i}")), &[a], false)));
+        std::thread::spawn(move || {
+            tx.send(route_now(
+                &plan(&a, "alpha", &format!("waiting {i}")),
+                &[a],
+                false,
+            ))
+        });
     }
     // The editor takes the first plan's applyEdit and answers nothing; the seven others wait their turn.
-    ed.serve_until(Answer::Ignore, |ed| (!ed.edits_seen.is_empty()).then_some(()));
+    ed.serve_until(Answer::Ignore, |ed| {
+        (!ed.edits_seen.is_empty()).then_some(())
+    });
     std::thread::sleep(Duration::from_millis(300));
-    let refusal = refused(route_now(&plan(&a, "alpha", "ninth"), std::slice::from_ref(&a), false));
+    let refusal = refused(route_now(
+        &plan(&a, "alpha", "ninth"),
+        std::slice::from_ref(&a),
+        false,
+    ));
     assert_eq!(refusal.kind, Kind::Busy, "{refusal:?}");
     assert_eq!(
         refusal.message,
@@ -807,9 +1176,23 @@ fn a_server_with_every_slot_taken_answers_busy() {
         kinds.push(refused(r).kind);
     }
     assert!(kinds.contains(&Kind::NotApplied), "{kinds:?}");
-    assert!(kinds.iter().all(|k| matches!(k, Kind::NotApplied | Kind::Busy)), "{kinds:?}");
-    assert_eq!(ed.edits_seen.len(), kinds.iter().filter(|k| **k == Kind::NotApplied).count(), "one applyEdit per plan that had its turn");
-    assert!(!ed.edits_seen.iter().any(|e| e.to_string().contains("ninth")), "the ninth plan never reached the editor");
+    assert!(
+        kinds
+            .iter()
+            .all(|k| matches!(k, Kind::NotApplied | Kind::Busy)),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        ed.edits_seen.len(),
+        kinds.iter().filter(|k| **k == Kind::NotApplied).count(),
+        "one applyEdit per plan that had its turn"
+    );
+    assert!(
+        !ed.edits_seen
+            .iter()
+            .any(|e| e.to_string().contains("ninth")),
+        "the ninth plan never reached the editor"
+    );
     assert_eq!(ed.text(&a), "alpha\n");
     assert_eq!(fs::read_to_string(&a).unwrap(), "on disk\n");
 }
@@ -835,9 +1218,20 @@ fn a_path_through_a_missing_folder_is_routed_nowhere_and_refused_by_the_editor()
             env.ws.join("missing").display()
         )
     );
-    let refusal = refused(route_via(&mut ed, &p, std::slice::from_ref(&a), false, Answer::Apply));
+    let refusal = refused(route_via(
+        &mut ed,
+        &p,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(refusal.kind, Kind::OutsideWorkspace);
-    assert!(refusal.message.contains("does not exist, and the `..` after it cannot be resolved"), "{refusal:?}");
+    assert!(
+        refusal
+            .message
+            .contains("does not exist, and the `..` after it cannot be resolved"),
+        "{refusal:?}"
+    );
     assert!(ed.edits_seen.is_empty());
     assert!(!root.join("planted.txt").exists() && !env.ws.join("missing").exists());
 }
@@ -848,14 +1242,25 @@ fn a_path_through_a_missing_folder_is_routed_nowhere_and_refused_by_the_editor()
 #[test]
 fn an_agent_reads_the_editors_unsaved_text_and_is_told_the_disk_is_older() {
     let test = "an_agent_reads_the_editors_unsaved_text_and_is_told_the_disk_is_older";
-    let Some(python) = mcp_support::python(test) else { return };
+    let Some(python) = mcp_support::python(test) else {
+        return;
+    };
     let env = setup();
     let buffer = "fn main() {\n    let typed = 1;\n}\n";
     let (mut ed, a) = env.with_open("fn main() {\n    let old = 1;\n}\n", buffer);
-    let answer = tool_via(&mut ed, &python, "multiedit_read", &json!({"file_path": a}), &[]);
+    let answer = tool_via(
+        &mut ed,
+        &python,
+        "multiedit_read",
+        &json!({"file_path": a}),
+        &[],
+    );
     assert_eq!(answer["is_error"], false, "{answer}");
     let editor = format!("multiedit test editor (multiedit lsp pid {})", ed.pid());
-    let sha = answer["structured"]["files"][0]["sha256"].as_str().unwrap().to_string();
+    let sha = answer["structured"]["files"][0]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(sha.len(), 64);
     assert_eq!(
         answer["text"],
@@ -868,7 +1273,13 @@ fn an_agent_reads_the_editors_unsaved_text_and_is_told_the_disk_is_older() {
     assert_eq!(answer["structured"]["files"][0]["differs_from_disk"], true);
 
     // A plan written from the disk's text: refused, and the hint says why and what to read.
-    let refused = tool_via(&mut ed, &python, "multiedit", &plan(&a, "let old = 1;", "let new = 1;"), &[]);
+    let refused = tool_via(
+        &mut ed,
+        &python,
+        "multiedit",
+        &plan(&a, "let old = 1;", "let new = 1;"),
+        &[],
+    );
     assert_eq!(refused["is_error"], true);
     let hint = refused["structured"]["hint"].as_str().unwrap();
     assert!(
@@ -904,9 +1315,19 @@ fn an_agents_plan_is_approved_once_declined_or_withdrawn_at_the_bound() {
     let mut o = Options::new(&env.ws);
     o.approve = Some("discard");
     let mut ed = env.start(o);
-    let (_, result) = editor_result(route_via(&mut ed, &two("alpha", "beta"), &files, false, Answer::Apply));
+    let (_, result) = editor_result(route_via(
+        &mut ed,
+        &two("alpha", "beta"),
+        &files,
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(result["files"].as_array().unwrap().len(), 2);
-    assert!(ed.approvals_seen.is_empty(), "no approval asked: {:?}", ed.approvals_seen);
+    assert!(
+        ed.approvals_seen.is_empty(),
+        "no approval asked: {:?}",
+        ed.approvals_seen
+    );
     drop(ed);
 
     for (decision, text) in [
@@ -938,12 +1359,27 @@ fn an_agents_plan_is_approved_once_declined_or_withdrawn_at_the_bound() {
     // An editor that waits long for its own reviews (as VS Code's extension does): an agent's is still bounded.
     o.init_options = json!({"agentReview": "always", "applyEditTimeoutMs": 1_800_000});
     let mut ed = env.start(o);
-    let (_, result) = editor_result(route_via(&mut ed, &two("beta", "gamma"), &files, false, Answer::Apply));
+    let (_, result) = editor_result(route_via(
+        &mut ed,
+        &two("beta", "gamma"),
+        &files,
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(ed.approvals_seen.len(), 1);
-    assert_eq!(ed.approvals_seen[0]["timeoutMs"], 25_000, "the bound an agent's approval has");
+    assert_eq!(
+        ed.approvals_seen[0]["timeoutMs"], 25_000,
+        "the bound an agent's approval has"
+    );
     assert_eq!(ed.edits_seen.len(), 1, "applied once, as approved");
     let annotations = &ed.edits_seen[0]["edit"]["changeAnnotations"];
-    assert!(annotations.is_null() || !annotations.to_string().contains("\"needsConfirmation\":true"), "no second review: {annotations}");
+    assert!(
+        annotations.is_null()
+            || !annotations
+                .to_string()
+                .contains("\"needsConfirmation\":true"),
+        "no second review: {annotations}"
+    );
     assert_eq!(result["files"][0]["edits_applied"], 1);
     assert_eq!(fs::read_to_string(&a).unwrap(), "gamma\n");
 }
@@ -955,28 +1391,61 @@ fn an_agents_plan_is_approved_once_declined_or_withdrawn_at_the_bound() {
 #[test]
 fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
     let test = "an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read";
-    let Some(python) = mcp_support::python(test) else { return };
+    let Some(python) = mcp_support::python(test) else {
+        return;
+    };
     let env = setup();
     let text = "one\ntwo\nthree\n";
     let (mut ed, a) = env.with_open(text, text);
-    let read = tool_via(&mut ed, &python, "multiedit_read", &json!({"file_path": a}), &[]);
-    let sha = read["structured"]["files"][0]["sha256"].as_str().unwrap().to_string();
-    let answer = tool_via(&mut ed, &python, "multiedit_write", &json!({"file_path": a, "content": "one\nTWO\nthree\n", "sha256": sha}), &[]);
+    let read = tool_via(
+        &mut ed,
+        &python,
+        "multiedit_read",
+        &json!({"file_path": a}),
+        &[],
+    );
+    let sha = read["structured"]["files"][0]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let answer = tool_via(
+        &mut ed,
+        &python,
+        "multiedit_write",
+        &json!({"file_path": a, "content": "one\nTWO\nthree\n", "sha256": sha}),
+        &[],
+    );
     assert_eq!(answer["is_error"], false, "{answer}");
     assert_eq!(answer["structured"]["applied_in"], "editor", "{answer}");
-    assert!(answer["text"].as_str().unwrap().starts_with(&format!("Applied 1 edit to {}:\n1. Applied the new text (3 lines; changed: line 2)", a.display())), "{answer}");
+    assert!(
+        answer["text"].as_str().unwrap().starts_with(&format!(
+            "Applied 1 edit to {}:\n1. Applied the new text (3 lines; changed: line 2)",
+            a.display()
+        )),
+        "{answer}"
+    );
     assert_eq!(ed.text(&a), "one\nTWO\nthree\n");
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
     let change = &ed.edits_seen[0]["edit"]["documentChanges"][0];
-    assert_eq!(change["textDocument"]["version"], 1, "versioned against the buffer it was checked with");
+    assert_eq!(
+        change["textDocument"]["version"], 1,
+        "versioned against the buffer it was checked with"
+    );
     assert_eq!(change["edits"].as_array().unwrap().len(), 1, "{change}");
-    assert_eq!(change["edits"][0]["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}), "only line 2");
+    assert_eq!(
+        change["edits"][0]["range"],
+        json!({"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}),
+        "only line 2"
+    );
     assert_eq!(change["edits"][0]["newText"], "TWO\n");
 
     // The user types into the buffer without saving; a write made from the disk's text is refused.
     let disk_sha = {
         use sha2::Digest;
-        sha2::Sha256::digest(fs::read(&a).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+        sha2::Sha256::digest(fs::read(&a).unwrap())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
     };
     let typed = ed.text(&a).replace("one", "uno");
     let (start, end, new) = lsp_support::span_edit(ed.text(&a), &typed);
@@ -984,7 +1453,13 @@ fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
     ed.change(&a, start, end, &new);
     ed.assert_server_agrees(&a);
     let on_disk = fs::read_to_string(&a).unwrap();
-    let refused = tool_via(&mut ed, &python, "multiedit_write", &json!({"file_path": a, "content": "replaced\n", "sha256": disk_sha}), &[]);
+    let refused = tool_via(
+        &mut ed,
+        &python,
+        "multiedit_write",
+        &json!({"file_path": a, "content": "replaced\n", "sha256": disk_sha}),
+        &[],
+    );
     assert_eq!(refused["is_error"], true, "{refused}");
     assert_eq!(refused["structured"]["kind"], "stale");
     assert_eq!(
@@ -993,17 +1468,30 @@ fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
          multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."
     );
     assert_eq!(ed.text(&a), typed, "the buffer untouched");
-    assert_eq!(fs::read_to_string(&a).unwrap(), on_disk, "the disk untouched");
+    assert_eq!(
+        fs::read_to_string(&a).unwrap(),
+        on_disk,
+        "the disk untouched"
+    );
     assert_eq!(ed.edits_seen.len(), 1, "nothing more sent to the editor");
 
     // A new file in the editor's folder: created through it.
     let b = env.ws.join("b.txt");
-    let created = tool_via(&mut ed, &python, "multiedit_write", &json!({"file_path": b, "content": "made\n"}), &[]);
+    let created = tool_via(
+        &mut ed,
+        &python,
+        "multiedit_write",
+        &json!({"file_path": b, "content": "made\n"}),
+        &[],
+    );
     assert_eq!(created["is_error"], false, "{created}");
     assert_eq!(created["structured"]["applied_in"], "editor");
     assert_eq!(created["structured"]["files"][0]["created"], true);
     assert_eq!(ed.edits_seen.len(), 2);
-    let ops = ed.edits_seen[1]["edit"]["documentChanges"].as_array().unwrap().clone();
+    let ops = ed.edits_seen[1]["edit"]["documentChanges"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(ops[0]["kind"], "create", "{ops:?}");
     assert_eq!(ops[1]["edits"][0]["newText"], "made\n", "{ops:?}");
     assert!(ed.shutdown().success());
@@ -1014,7 +1502,11 @@ fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
 #[test]
 fn symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_servers() {
     let env = setup();
-    let Some(python) = mcp_support::python("symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_servers") else { return };
+    let Some(python) = mcp_support::python(
+        "symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_servers",
+    ) else {
+        return;
+    };
     let a = env.ws.join("a.ts");
     let text = "export let total = 0;\nexport function bump() { total += 1; }\n";
     fs::write(&a, text).unwrap();
@@ -1023,7 +1515,13 @@ fn symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_server
     opts.rename = true;
     let mut ed = env.start(opts);
     ed.open(&a, text);
-    let at = |s: &str, i: usize| lsp_support::position(text, text.match_indices(s).nth(i).unwrap().0, lsp_support::Enc::Utf16);
+    let at = |s: &str, i: usize| {
+        lsp_support::position(
+            text,
+            text.match_indices(s).nth(i).unwrap().0,
+            lsp_support::Enc::Utf16,
+        )
+    };
     let range = |s: &str, i: usize| json!({"start": at(s, i), "end": lsp_support::position(text, text.match_indices(s).nth(i).unwrap().0 + s.len(), lsp_support::Enc::Utf16)});
     ed.symbols.insert(lsp_support::uri(&a), json!([
         {"name": "total", "kind": 13, "range": range("total = 0", 0), "selectionRange": range("total", 0)},
@@ -1037,7 +1535,13 @@ fn symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_server
             .collect();
         json!({"edit": {"changes": {uri.clone(): edits}}, "placeholder": "total"})
     }));
-    let outline = tool_via(&mut ed, &python, "multiedit_symbols", &json!({"file_path": a}), &[]);
+    let outline = tool_via(
+        &mut ed,
+        &python,
+        "multiedit_symbols",
+        &json!({"file_path": a}),
+        &[],
+    );
     assert_eq!(outline["is_error"], false, "{outline}");
     assert_eq!(
         outline["text"],
@@ -1049,11 +1553,27 @@ fn symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_server
         )
     );
     assert_eq!(outline["structured"]["symbols"][1]["path"], "bump");
-    let r = tool_via(&mut ed, &python, "multiedit", &json!({"rename": {"file_path": a, "symbol": "total", "new_name": "sum"}}), &[]);
+    let r = tool_via(
+        &mut ed,
+        &python,
+        "multiedit",
+        &json!({"rename": {"file_path": a, "symbol": "total", "new_name": "sum"}}),
+        &[],
+    );
     assert_eq!(r["is_error"], false, "{r}");
     assert_eq!(r["structured"]["applied_in"], "editor");
     assert_eq!(r["structured"]["rename"]["occurrences"], 2);
-    assert!(r["text"].as_str().unwrap().starts_with("Renamed total to sum: 2 occurrences in 1 file.\n\n"), "{r}");
+    assert!(
+        r["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Renamed total to sum: 2 occurrences in 1 file.\n\n"),
+        "{r}"
+    );
     assert_eq!(ed.text(&a), text.replace("total", "sum"));
-    assert_eq!(fs::read_to_string(&a).unwrap(), text, "the buffer is the editor's to save");
+    assert_eq!(
+        fs::read_to_string(&a).unwrap(),
+        text,
+        "the buffer is the editor's to save"
+    );
 }

@@ -20,7 +20,11 @@ fn err(o: &Output) -> String {
 }
 
 fn temp_names(dir: &Path) -> Vec<String> {
-    fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".multiedit-")).collect()
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".multiedit-"))
+        .collect()
 }
 
 #[test]
@@ -29,12 +33,18 @@ fn applies_and_prints_the_seed_message() {
     let f = dir.path().join("song.txt");
     fs::write(&f, "a jolly swagman\nthe swagman\n").unwrap();
     let p = f.to_str().unwrap();
-    let o = apply(&[], &json!({"file_path": p, "edits": [
+    let o = apply(
+        &[],
+        &json!({"file_path": p, "edits": [
         {"old_string": "jolly", "new_string": "happy"},
-        {"old_string": "swagman", "new_string": "traveler", "replace_all": true}]}));
+        {"old_string": "swagman", "new_string": "traveler", "replace_all": true}]}),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(out(&o), format!("Applied 2 edits to {p}:\n1. Replaced \"jolly\" with \"happy\"\n2. Replaced \"swagman\" with \"traveler\"\n"));
-    assert_eq!(fs::read_to_string(&f).unwrap(), "a happy traveler\nthe traveler\n");
+    assert_eq!(
+        fs::read_to_string(&f).unwrap(),
+        "a happy traveler\nthe traveler\n"
+    );
     assert!(temp_names(dir.path()).is_empty());
 }
 
@@ -45,9 +55,12 @@ fn a_refusal_exits_1_and_changes_nothing() {
     let b = dir.path().join("b.txt");
     fs::write(&a, "alpha\n").unwrap();
     fs::write(&b, "beta beta\n").unwrap();
-    let o = apply(&[], &json!({"files": [
+    let o = apply(
+        &[],
+        &json!({"files": [
         {"file_path": a, "edits": [{"old_string": "alpha", "new_string": "ALPHA"}]},
-        {"file_path": b, "edits": [{"old_string": "beta", "new_string": "BETA"}]}]}));
+        {"file_path": b, "edits": [{"old_string": "beta", "new_string": "BETA"}]}]}),
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(out(&o), "");
     assert_eq!(err(&o), "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: beta\nMatches are at line 1 (2 matches).\n");
@@ -61,8 +74,11 @@ fn json_output_has_the_documented_shape() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("x.txt");
     fs::write(&f, "one two two\n").unwrap();
-    let o = apply(&["--json"], &json!({"file_path": f, "mode": "partial", "edits": [
-        {"old_string": "one", "new_string": "1"}, {"old_string": "two", "new_string": "2"}]}));
+    let o = apply(
+        &["--json"],
+        &json!({"file_path": f, "mode": "partial", "edits": [
+        {"old_string": "one", "new_string": "1"}, {"old_string": "two", "new_string": "2"}]}),
+    );
     assert_eq!(o.status.code(), Some(0));
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(v["ok"], true);
@@ -73,13 +89,19 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(v["edits_failed"][0]["edit_index"], 1);
     assert_eq!(fs::read_to_string(&f).unwrap(), "1 two two\n");
 
-    let o = apply(&["--json"], &json!({"file_path": f, "edits": [{"old_string": "zzz", "new_string": "y"}]}));
+    let o = apply(
+        &["--json"],
+        &json!({"file_path": f, "edits": [{"old_string": "zzz", "new_string": "y"}]}),
+    );
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(v["ok"], false);
     assert_eq!(v["error"]["kind"], "not_found");
     assert_eq!(v["error"]["edit_index"], 0);
-    assert_eq!(v["error"]["message"], "String to replace not found in file.\nString: zzz");
+    assert_eq!(
+        v["error"]["message"],
+        "String to replace not found in file.\nString: zzz"
+    );
 }
 
 #[test]
@@ -87,7 +109,10 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("d.txt");
     fs::write(&f, "l1\nl2\nl3\n").unwrap();
-    let o = apply(&["--dry-run"], &json!({"file_path": f, "edits": [{"old_string": "l2", "new_string": "L2"}]}));
+    let o = apply(
+        &["--dry-run"],
+        &json!({"file_path": f, "edits": [{"old_string": "l2", "new_string": "L2"}]}),
+    );
     assert_eq!(o.status.code(), Some(0));
     let p = f.display();
     assert_eq!(out(&o), format!("--- a{p}\n+++ b{p}\n@@ -1,3 +1,3 @@\n l1\n-l2\n+L2\n l3\nDry run, nothing written. Applied 1 edit to {p}:\n1. Replaced \"l2\" with \"L2\"\n"));
@@ -98,7 +123,10 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
 fn creates_files_and_missing_folders() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("new/deep/file.txt");
-    let o = apply(&[], &json!({"file_path": f, "edits": [{"old_string": "", "new_string": "fresh\n"}]}));
+    let o = apply(
+        &[],
+        &json!({"file_path": f, "edits": [{"old_string": "", "new_string": "fresh\n"}]}),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(fs::read_to_string(&f).unwrap(), "fresh\n");
 }
@@ -112,11 +140,20 @@ fn keeps_permissions_and_writes_through_symlinks() {
     fs::set_permissions(&real, fs::Permissions::from_mode(0o751)).unwrap();
     let link = dir.path().join("link.sh");
     symlink(&real, &link).unwrap();
-    let o = apply(&[], &json!({"file_path": link, "edits": [{"old_string": "hi", "new_string": "bye"}]}));
+    let o = apply(
+        &[],
+        &json!({"file_path": link, "edits": [{"old_string": "hi", "new_string": "bye"}]}),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert_eq!(fs::read_to_string(&real).unwrap(), "echo bye\n");
-    assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o751);
+    assert_eq!(
+        fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o751
+    );
 }
 
 #[test]
@@ -125,7 +162,10 @@ fn not_utf8_files_are_refused_byte_for_byte_unchanged() {
     let f = dir.path().join("latin1.txt");
     let bytes = b"caf\xe9 au lait\n".to_vec();
     fs::write(&f, &bytes).unwrap();
-    let o = apply(&[], &json!({"file_path": f, "edits": [{"old_string": "au", "new_string": "with"}]}));
+    let o = apply(
+        &[],
+        &json!({"file_path": f, "edits": [{"old_string": "au", "new_string": "with"}]}),
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(err(&o), format!("Cannot edit {}: it is not valid UTF-8 text (invalid byte at offset 3). The file was left unchanged.\n", f.display()));
     assert_eq!(fs::read(&f).unwrap(), bytes);
@@ -136,9 +176,13 @@ fn usage_and_io_errors_exit_2() {
     let o = Command::new(bin()).args(["apply"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).starts_with("multiedit: missing PLAN (a JSON file, or - for standard input)"));
-    let o = Command::new(bin()).args(["apply", "/nonexistent/plan.json"]).output().unwrap();
+    let o = Command::new(bin())
+        .args(["apply", "/nonexistent/plan.json"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).starts_with("Cannot read the plan /nonexistent/plan.json: No such file or directory"));
+    assert!(err(&o)
+        .starts_with("Cannot read the plan /nonexistent/plan.json: No such file or directory"));
     let o = Command::new(bin()).args(["frobnicate"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
@@ -149,7 +193,10 @@ fn the_shipped_example_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let target = dir.path().join("greeting.txt");
     fs::copy(root.join("examples/greeting.txt"), &target).unwrap();
-    let mut plan: Value = serde_json::from_str(&fs::read_to_string(root.join("examples/rename.multiedit.json")).unwrap()).unwrap();
+    let mut plan: Value = serde_json::from_str(
+        &fs::read_to_string(root.join("examples/rename.multiedit.json")).unwrap(),
+    )
+    .unwrap();
     plan["file_path"] = json!(target);
     let o = apply(&[], &plan);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -182,33 +229,74 @@ fn a_reader_that_goes_away_does_not_crash_the_run() {
 #[test]
 fn help_version_errors_and_completions() {
     let o = Command::new(bin()).arg("--version").output().unwrap();
-    assert_eq!((o.status.code(), out(&o)), (Some(0), format!("multiedit {}\n", env!("CARGO_PKG_VERSION"))));
+    assert_eq!(
+        (o.status.code(), out(&o)),
+        (
+            Some(0),
+            format!("multiedit {}\n", env!("CARGO_PKG_VERSION"))
+        )
+    );
     let o = Command::new(bin()).arg("--help").output().unwrap();
     assert_eq!(o.status.code(), Some(0));
     for sub in ["apply", "lsp", "mcp", "setup", "doctor", "completions"] {
         assert!(out(&o).contains(&format!("\n  {sub} ")), "{}", out(&o));
     }
-    let o = Command::new(bin()).args(["apply", "--help"]).output().unwrap();
+    let o = Command::new(bin())
+        .args(["apply", "--help"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0));
-    assert!(out(&o).contains("Exits 0 when the plan was applied, 1 when it was refused"), "{}", out(&o));
+    assert!(
+        out(&o).contains("Exits 0 when the plan was applied, 1 when it was refused"),
+        "{}",
+        out(&o)
+    );
     // No command: the help, on standard error, exit 2.
     let o = Command::new(bin()).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("Usage: multiedit <COMMAND>"), "{}", err(&o));
+    assert!(
+        err(&o).contains("Usage: multiedit <COMMAND>"),
+        "{}",
+        err(&o)
+    );
     // A mistyped flag is named, with the flag it was probably meant to be.
-    let o = Command::new(bin()).args(["apply", "--dry-rn", "-"]).output().unwrap();
+    let o = Command::new(bin())
+        .args(["apply", "--dry-rn", "-"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).starts_with("multiedit apply: unknown argument --dry-rn\n"), "{}", err(&o));
+    assert!(
+        err(&o).starts_with("multiedit apply: unknown argument --dry-rn\n"),
+        "{}",
+        err(&o)
+    );
     assert!(err(&o).contains("'--dry-run'"), "{}", err(&o));
-    let o = Command::new(bin()).args(["apply", "a.json", "b.json"]).output().unwrap();
+    let o = Command::new(bin())
+        .args(["apply", "a.json", "b.json"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).starts_with("multiedit apply: unexpected argument b.json\n"), "{}", err(&o));
+    assert!(
+        err(&o).starts_with("multiedit apply: unexpected argument b.json\n"),
+        "{}",
+        err(&o)
+    );
     for shell in ["bash", "zsh", "fish"] {
-        let o = Command::new(bin()).args(["completions", shell]).output().unwrap();
+        let o = Command::new(bin())
+            .args(["completions", shell])
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-        assert!(out(&o).contains("multiedit") && out(&o).contains("dry-run"), "{shell}: {}", out(&o));
+        assert!(
+            out(&o).contains("multiedit") && out(&o).contains("dry-run"),
+            "{shell}: {}",
+            out(&o)
+        );
     }
-    let o = Command::new(bin()).args(["completions", "tcsh"]).output().unwrap();
+    let o = Command::new(bin())
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("tcsh"), "{}", err(&o));
 }
@@ -222,7 +310,11 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
             let p = e.unwrap().path();
             let meta = fs::symlink_metadata(&p).unwrap();
             let what = if meta.file_type().is_symlink() {
-                fs::read_link(&p).unwrap().to_string_lossy().into_owned().into_bytes()
+                fs::read_link(&p)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+                    .into_bytes()
             } else if meta.is_dir() {
                 stack.push(p.clone());
                 b"<dir>".to_vec()
@@ -246,7 +338,11 @@ fn a_patch_stays_inside_its_root_unless_allowed() {
     let outside = top.join("outside.txt");
     fs::write(&outside, "secret\n").unwrap();
     std::os::unix::fs::symlink(&top, proj.join("out")).unwrap();
-    let (p, t, o) = (proj.display().to_string(), top.display().to_string(), outside.display().to_string());
+    let (p, t, o) = (
+        proj.display().to_string(),
+        top.display().to_string(),
+        outside.display().to_string(),
+    );
     let root_args = ["--root", p.as_str()];
     let diff = |path: &str| format!("--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-secret\n+pwned\n");
     let given = format!("the --root folder {p}");
@@ -297,19 +393,31 @@ fn a_patch_stays_inside_its_root_unless_allowed() {
     }
     // A JSON plan names its own absolute paths: without --root it goes anywhere, as before; given
     // --root, it is held to it too.
-    let plan = json!({"file_path": o, "edits": [{"old_string": "secret", "new_string": "plan"}]}).to_string();
+    let plan = json!({"file_path": o, "edits": [{"old_string": "secret", "new_string": "plan"}]})
+        .to_string();
     let out = apply_text(&proj, &root_args, &plan);
-    assert_eq!(err(&out), format!("Cannot edit {o}: it lies outside {given}. {opt_out}\n"));
+    assert_eq!(
+        err(&out),
+        format!("Cannot edit {o}: it lies outside {given}. {opt_out}\n")
+    );
     assert_eq!(snapshot(&top), before);
     let out = apply_text(&proj, &[], &plan);
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
     assert_eq!(fs::read_to_string(&outside).unwrap(), "plan\n");
     // Asked for: --allow-outside.
-    let out = apply_text(&proj, &["--root", &p, "--allow-outside"], &diff("../outside.txt").replace("secret", "plan"));
+    let out = apply_text(
+        &proj,
+        &["--root", &p, "--allow-outside"],
+        &diff("../outside.txt").replace("secret", "plan"),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
     assert_eq!(fs::read_to_string(&outside).unwrap(), "pwned\n");
     // Inside, `..` and links that stay inside work as ever.
-    let out = apply_text(&proj, &root_args, "--- a/x/../a.txt\n+++ b/x/../a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n");
+    let out = apply_text(
+        &proj,
+        &root_args,
+        "--- a/x/../a.txt\n+++ b/x/../a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
     assert_eq!(fs::read_to_string(proj.join("a.txt")).unwrap(), "beta\n");
 }
@@ -323,21 +431,36 @@ fn the_match_flag_applies_to_a_plan_that_names_no_mode_and_a_contradiction_is_re
     fs::write(&f, "def f():\n    a = 1\n    return a\n").unwrap();
     // Written without the file's indentation: only the tolerant tiers find it.
     let edits = json!([{"old_string": "a = 1\nreturn a", "new_string": "a = 2\nreturn a"}]);
-    let o = apply(&["--match", "tolerant"], &json!({"file_path": f, "edits": edits}));
+    let o = apply(
+        &["--match", "tolerant"],
+        &json!({"file_path": f, "edits": edits}),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(out(&o), format!("Applied 1 edit to {}:\n1. Replaced \"a = 1\nreturn a\" with \"a = 2\nreturn a\" (matched ignoring indentation)\n", f.display()));
-    assert_eq!(fs::read_to_string(&f).unwrap(), "def f():\n    a = 2\n    return a\n");
+    assert_eq!(
+        fs::read_to_string(&f).unwrap(),
+        "def f():\n    a = 2\n    return a\n"
+    );
     // The plan's own mode, the same as the flag's: applied.
-    let o = apply(&["--match", "exact"], &json!({"file_path": f, "match": "exact", "edits": [{"old_string": "a = 2", "new_string": "a = 3"}]}));
+    let o = apply(
+        &["--match", "exact"],
+        &json!({"file_path": f, "match": "exact", "edits": [{"old_string": "a = 2", "new_string": "a = 3"}]}),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     // Contradicting it: refused, both named.
-    let o = apply(&["--match", "tolerant"], &json!({"file_path": f, "match": "exact", "edits": [{"old_string": "a = 3", "new_string": "a = 4"}]}));
+    let o = apply(
+        &["--match", "tolerant"],
+        &json!({"file_path": f, "match": "exact", "edits": [{"old_string": "a = 3", "new_string": "a = 4"}]}),
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         err(&o),
         "InputValidationError: the plan's own \"match\" is \"exact\" and the request asks for \"tolerant\" (--match, or `match` beside the patch): they contradict each other, so nothing was applied. Give the matching mode once, in the plan or beside it\n"
     );
-    assert_eq!(fs::read_to_string(&f).unwrap(), "def f():\n    a = 3\n    return a\n");
+    assert_eq!(
+        fs::read_to_string(&f).unwrap(),
+        "def f():\n    a = 3\n    return a\n"
+    );
     // Without the flag, a plan naming no mode is exact.
     let o = apply(&[], &json!({"file_path": f, "edits": edits}));
     assert_eq!(o.status.code(), Some(1));

@@ -50,7 +50,11 @@ fn run(args: &[&str], input: &str, state: &Path) -> Run {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     let out = child.wait_with_output().unwrap();
-    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 /// `multiedit ARGS` (split at spaces) under the shell's `limit` (`ulimit -n 64`), fed `input`.
@@ -86,7 +90,12 @@ fn tree() -> Tree {
     std::fs::write(proj.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
     std::fs::write(proj.join("a.txt"), "alpha\n").unwrap();
     std::fs::write(top.join("outside/secret.txt"), "secret\n").unwrap();
-    Tree { _tmp: tmp, top, proj, state }
+    Tree {
+        _tmp: tmp,
+        top,
+        proj,
+        state,
+    }
 }
 
 /// The patches that try to reach `.git`, each with the path and component its refusal names.
@@ -94,19 +103,32 @@ fn git_patches() -> Vec<(&'static str, String, &'static str, &'static str)> {
     let hook = "diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout\nnew file mode 100755\nindex 0000000..1111111\n\
                 --- /dev/null\n+++ b/.git/hooks/post-checkout\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch /tmp/pwned\n";
     let config = "--- a/.git/config\n+++ b/.git/config\n@@ -1,2 +1,3 @@\n [core]\n \tbare = false\n+\tfsmonitor = \"touch /tmp/pwned\"\n";
-    let envelope = "*** Begin Patch\n*** Add File: .GIT/hooks/pre-commit\n+#!/bin/sh\n*** End Patch\n";
-    let blocks = ".git/config\n<<<<<<< SEARCH\n[core]\n=======\n[core]\n\tfsmonitor = x\n>>>>>>> REPLACE\n";
+    let envelope =
+        "*** Begin Patch\n*** Add File: .GIT/hooks/pre-commit\n+#!/bin/sh\n*** End Patch\n";
+    let blocks =
+        ".git/config\n<<<<<<< SEARCH\n[core]\n=======\n[core]\n\tfsmonitor = x\n>>>>>>> REPLACE\n";
     let moved = "diff --git a/a.txt b/git~1/config\nsimilarity index 100%\nrename from a.txt\nrename to git~1/config\n";
     let ntfs = "*** Begin Patch\n*** Update File: .git. /config\n@@\n-[core]\n+[core]\n+\thooksPath = x\n*** End Patch\n";
-    let hfs = "--- a/.g\u{200c}it/config\n+++ b/.g\u{200c}it/config\n@@ -1 +1 @@\n-[core]\n+[alias]\n";
+    let hfs =
+        "--- a/.g\u{200c}it/config\n+++ b/.g\u{200c}it/config\n@@ -1 +1 @@\n-[core]\n+[alias]\n";
     vec![
         ("diff", hook.to_string(), ".git/hooks/post-checkout", ".git"),
         ("diff", config.to_string(), ".git/config", ".git"),
-        ("apply-patch", envelope.to_string(), ".GIT/hooks/pre-commit", ".GIT"),
+        (
+            "apply-patch",
+            envelope.to_string(),
+            ".GIT/hooks/pre-commit",
+            ".GIT",
+        ),
         ("search-replace", blocks.to_string(), ".git/config", ".git"),
         ("diff", moved.to_string(), "git~1/config", "git~1"),
         ("apply-patch", ntfs.to_string(), ".git. /config", ".git. "),
-        ("diff", hfs.to_string(), ".g\u{200c}it/config", ".g\u{200c}it"),
+        (
+            "diff",
+            hfs.to_string(),
+            ".g\u{200c}it/config",
+            ".g\u{200c}it",
+        ),
     ]
 }
 
@@ -130,20 +152,49 @@ fn a_patch_never_reaches_a_git_folder_in_any_format_or_front_end() {
     let t = tree();
     let before = snapshot(&t.top);
     let root = t.proj.to_str().unwrap();
-    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut mcp = Raw::start(
+        &t.proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    );
     let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&t.proj));
     for (k, (format, patch, path, component)) in git_patches().into_iter().enumerate() {
         let message = git_refusal(path, component);
-        let cli = run(&["apply", "--root", root, "--format", format, "-"], &patch, &t.state);
-        assert_eq!((cli.code, cli.stderr.trim_end(), cli.stdout.as_str()), (1, message.as_str(), ""), "multiedit apply, {format}:\n{patch}");
-        let json = run(&["apply", "--json", "--root", root, "--allow-outside", "-"], &patch, &t.state);
+        let cli = run(
+            &["apply", "--root", root, "--format", format, "-"],
+            &patch,
+            &t.state,
+        );
+        assert_eq!(
+            (cli.code, cli.stderr.trim_end(), cli.stdout.as_str()),
+            (1, message.as_str(), ""),
+            "multiedit apply, {format}:\n{patch}"
+        );
+        let json = run(
+            &["apply", "--json", "--root", root, "--allow-outside", "-"],
+            &patch,
+            &t.state,
+        );
         let result: Value = serde_json::from_str(&json.stdout).unwrap();
-        assert_eq!((result["error"]["kind"].as_str(), result["message"].as_str()), (Some("invalid_plan"), Some(message.as_str())), "--json, --allow-outside:\n{patch}");
+        assert_eq!(
+            (result["error"]["kind"].as_str(), result["message"].as_str()),
+            (Some("invalid_plan"), Some(message.as_str())),
+            "--json, --allow-outside:\n{patch}"
+        );
         let (is_error, text) = mcp.call(k as i64 + 1, "multiedit_patch", json!({"patch": patch}));
         assert!(is_error, "multiedit_patch:\n{text}");
         assert_eq!(text, message, "multiedit_patch");
-        let e = ed.apply(json!({"patch": patch, "root": root})).expect_err("multiedit.apply of a patch into .git");
-        assert_eq!((e["data"]["kind"].as_str(), e["data"]["message"].as_str()), (Some("invalid_plan"), Some(message.as_str())), "{e}");
+        let e = ed
+            .apply(json!({"patch": patch, "root": root}))
+            .expect_err("multiedit.apply of a patch into .git");
+        assert_eq!(
+            (e["data"]["kind"].as_str(), e["data"]["message"].as_str()),
+            (Some("invalid_plan"), Some(message.as_str())),
+            "{e}"
+        );
     }
     assert_eq!(snapshot(&t.top), before, "nothing changed");
     ed.shutdown();
@@ -157,7 +208,10 @@ fn an_agents_plan_into_a_git_folder_is_refused_unless_the_server_allows_it() {
     let p = t.proj.display().to_string();
     // A link inside the project to git's config: the plan would edit its target.
     std::os::unix::fs::symlink(".git/config", t.proj.join("settings")).unwrap();
-    let env = [("XDG_STATE_HOME", t.state.join("state")), ("XDG_RUNTIME_DIR", t.state.join("runtime"))];
+    let env = [
+        ("XDG_STATE_HOME", t.state.join("state")),
+        ("XDG_RUNTIME_DIR", t.state.join("runtime")),
+    ];
     let env: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
     let mut mcp = Raw::start(&t.proj, &[], &env);
     let fsmonitor = json!([{"old_string": "[core]", "new_string": "[core]\n\tfsmonitor = \"touch /tmp/pwned\""}]);
@@ -187,13 +241,23 @@ fn an_agents_plan_into_a_git_folder_is_refused_unless_the_server_allows_it() {
     assert_eq!(after, before, "nothing changed");
     // Allowed: the same plan applies; and a user's own JSON plan through `multiedit apply` always does.
     let mut mcp = Raw::start(&t.proj, &["--allow-dot-git"], &env);
-    let (is_error, text) = mcp.call(1, "multiedit", json!({"file_path": format!("{p}/.git/config"), "edits": fsmonitor}));
+    let (is_error, text) = mcp.call(
+        1,
+        "multiedit",
+        json!({"file_path": format!("{p}/.git/config"), "edits": fsmonitor}),
+    );
     assert!(!is_error, "{text}");
-    assert_eq!(std::fs::read_to_string(t.proj.join(".git/config")).unwrap(), "[core]\n\tfsmonitor = \"touch /tmp/pwned\"\n\tbare = false\n");
+    assert_eq!(
+        std::fs::read_to_string(t.proj.join(".git/config")).unwrap(),
+        "[core]\n\tfsmonitor = \"touch /tmp/pwned\"\n\tbare = false\n"
+    );
     let plan = json!({"file_path": format!("{p}/.git/config"), "edits": [{"old_string": "\tfsmonitor = \"touch /tmp/pwned\"\n", "new_string": ""}]});
     let cli = run(&["apply", "-"], &plan.to_string(), &t.state);
     assert_eq!(cli.code, 0, "{}", cli.stderr);
-    assert_eq!(std::fs::read_to_string(t.proj.join(".git/config")).unwrap(), "[core]\n\tbare = false\n");
+    assert_eq!(
+        std::fs::read_to_string(t.proj.join(".git/config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
 }
 
 #[test]
@@ -204,8 +268,16 @@ fn no_plan_or_patch_reaches_multiedits_private_folders_whatever_the_root() {
     let (state, runtime) = (home.join(".local/state"), home.join("run"));
     std::fs::create_dir_all(state.join("multiedit")).unwrap();
     std::fs::create_dir_all(runtime.join("multiedit")).unwrap();
-    std::fs::set_permissions(state.join("multiedit"), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    std::fs::set_permissions(runtime.join("multiedit"), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(
+        state.join("multiedit"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        runtime.join("multiedit"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
     std::os::unix::fs::symlink(".local/state", home.join("st")).unwrap();
     let before = snapshot(&t.top);
     let h = home.display().to_string();
@@ -222,16 +294,47 @@ fn no_plan_or_patch_reaches_multiedits_private_folders_whatever_the_root() {
              bridge), which no plan or patch may touch. Nothing was changed."
         )
     };
-    let env = [("HOME", home.clone()), ("XDG_STATE_HOME", state.clone()), ("XDG_RUNTIME_DIR", runtime.clone())];
+    let env = [
+        ("HOME", home.clone()),
+        ("XDG_STATE_HOME", state.clone()),
+        ("XDG_RUNTIME_DIR", runtime.clone()),
+    ];
     let env: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
     let mut mcp = Raw::start(&home, &[], &env);
     let plant = |path: &str| json!({"file_path": path, "edits": [{"old_string": "", "new_string": journal}]});
     let cases = [
-        ("multiedit", plant(&format!("{journal_dir}/journal-4242-feed.json")), refusal(&format!("{journal_dir}/journal-4242-feed.json"), &journal_dir)),
-        ("multiedit", plant(&format!("{h}/st/multiedit/journal-4242-feed.json")), refusal(&format!("{h}/st/multiedit/journal-4242-feed.json"), &journal_dir)),
-        ("multiedit_preview", plant(&format!("{h}/run/multiedit/1.json")), refusal(&format!("{h}/run/multiedit/1.json"), &format!("{h}/run/multiedit"))),
-        ("multiedit_patch", json!({"patch": format!("*** Begin Patch\n*** Add File: .local/state/multiedit/journal-4242-feed.json\n+{journal}\n*** End Patch\n")}),
-         refusal(&format!("{journal_dir}/journal-4242-feed.json"), &journal_dir)),
+        (
+            "multiedit",
+            plant(&format!("{journal_dir}/journal-4242-feed.json")),
+            refusal(
+                &format!("{journal_dir}/journal-4242-feed.json"),
+                &journal_dir,
+            ),
+        ),
+        (
+            "multiedit",
+            plant(&format!("{h}/st/multiedit/journal-4242-feed.json")),
+            refusal(
+                &format!("{h}/st/multiedit/journal-4242-feed.json"),
+                &journal_dir,
+            ),
+        ),
+        (
+            "multiedit_preview",
+            plant(&format!("{h}/run/multiedit/1.json")),
+            refusal(
+                &format!("{h}/run/multiedit/1.json"),
+                &format!("{h}/run/multiedit"),
+            ),
+        ),
+        (
+            "multiedit_patch",
+            json!({"patch": format!("*** Begin Patch\n*** Add File: .local/state/multiedit/journal-4242-feed.json\n+{journal}\n*** End Patch\n")}),
+            refusal(
+                &format!("{journal_dir}/journal-4242-feed.json"),
+                &journal_dir,
+            ),
+        ),
     ];
     for (id, (tool, plan, message)) in cases.into_iter().enumerate() {
         let (is_error, text) = mcp.call(id as i64 + 1, tool, plan);
@@ -242,17 +345,45 @@ fn no_plan_or_patch_reaches_multiedits_private_folders_whatever_the_root() {
     // `multiedit apply` with the root at home: a patch, and a JSON plan the user runs.
     let patch = format!("--- /dev/null\n+++ b/.local/state/multiedit/journal-4242-feed.json\n@@ -0,0 +1 @@\n+{journal}\n");
     let mut cmd = Command::new(BIN);
-    cmd.args(["apply", "--root", &h, "-"]).envs(env.iter().map(|(k, v)| (*k, *v))).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(["apply", "--root", &h, "-"])
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), patch.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let name = format!("{journal_dir}/journal-4242-feed.json");
-    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stderr).trim_end()), (Some(1), refusal(&name, &journal_dir).as_str()));
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ),
+        (Some(1), refusal(&name, &journal_dir).as_str())
+    );
     // The language server, its workspace the home folder.
-    let options = lsp_support::Options { env: env.iter().map(|(k, v)| (k.to_string(), v.to_path_buf())).collect(), ..lsp_support::Options::new(&home) };
+    let options = lsp_support::Options {
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_path_buf()))
+            .collect(),
+        ..lsp_support::Options::new(&home)
+    };
     let mut ed = lsp_support::Editor::start(options);
-    let e = ed.apply(plant(&format!("{h}/run/multiedit/x.json"))).expect_err("a plan into the bridge's folder");
-    assert_eq!(e["data"]["message"].as_str(), Some(refusal(&format!("{h}/run/multiedit/x.json"), &format!("{h}/run/multiedit")).as_str()), "{e}");
+    let e = ed
+        .apply(plant(&format!("{h}/run/multiedit/x.json")))
+        .expect_err("a plan into the bridge's folder");
+    assert_eq!(
+        e["data"]["message"].as_str(),
+        Some(
+            refusal(
+                &format!("{h}/run/multiedit/x.json"),
+                &format!("{h}/run/multiedit")
+            )
+            .as_str()
+        ),
+        "{e}"
+    );
     ed.shutdown();
     assert_eq!(snapshot(&t.top), before, "nothing changed");
 }
@@ -269,11 +400,31 @@ fn an_edit_whose_result_passes_the_size_limit_is_refused_before_it_is_built() {
     let message = "The edit would make the file 1099511627776 bytes long (1048576 replacements of 1048576 bytes), more than the \
                    268435456 bytes (256 MiB) multiedit lets a file grow to. Nothing was changed.";
     // Under an address-space limit of 2 GiB, which the terabyte would pass.
-    let out = limited("ulimit -v 2097152", "apply --json -", &plan.to_string(), &t.state);
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
-    assert_eq!((out.status.code(), result["error"]["kind"].as_str(), result["message"].as_str()), (Some(1), Some("too_large"), Some(message)));
+    let out = limited(
+        "ulimit -v 2097152",
+        "apply --json -",
+        &plan.to_string(),
+        &t.state,
+    );
+    let result: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(
+        (
+            out.status.code(),
+            result["error"]["kind"].as_str(),
+            result["message"].as_str()
+        ),
+        (Some(1), Some("too_large"), Some(message))
+    );
     // Through MCP: an error result, and the session goes on.
-    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut mcp = Raw::start(
+        &t.proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    );
     let (is_error, text) = mcp.call(1, "multiedit", plan);
     assert!(is_error);
     assert_eq!(text, message);
@@ -298,12 +449,25 @@ fn a_plan_of_more_files_than_the_open_file_limit_applies() {
     }
     let plan = json!({"files": files}).to_string();
     let out = limited("ulimit -n 64", "apply -", &plan, &t.state);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for k in 0..300 {
-        let f = t.proj.join(["one", "two", "three"][k % 3]).join(format!("f{k}.txt"));
+        let f = t
+            .proj
+            .join(["one", "two", "three"][k % 3])
+            .join(format!("f{k}.txt"));
         assert_eq!(std::fs::read_to_string(f).unwrap(), format!("edited {k}\n"));
     }
-    let left: Vec<_> = ["one", "two", "three"].iter().flat_map(|d| std::fs::read_dir(t.proj.join(d)).unwrap()).filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    let left: Vec<_> = ["one", "two", "three"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(t.proj.join(d)).unwrap())
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
@@ -317,11 +481,19 @@ fn a_bridge_folder_that_cannot_be_trusted_stops_mcp_from_writing() {
     std::fs::create_dir(&bridge).unwrap();
     let why = if disk_support::is_root() {
         std::os::unix::fs::chown(&bridge, Some(65534), Some(65534)).unwrap();
-        std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        format!("{} is owned by uid 65534, not by this user (uid 0)", bridge.display())
+        std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        format!(
+            "{} is owned by uid 65534, not by this user (uid 0)",
+            bridge.display()
+        )
     } else {
-        std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-        format!("{} has mode 0777, which lets other users in (0700 is required)", bridge.display())
+        std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .unwrap();
+        format!(
+            "{} has mode 0777, which lets other users in (0700 is required)",
+            bridge.display()
+        )
     };
     let before = snapshot(&t.top);
     let b = bridge.display();
@@ -330,12 +502,27 @@ fn a_bridge_folder_that_cannot_be_trusted_stops_mcp_from_writing() {
          editor holds these files with unsaved changes, and it writes nothing behind one. Nothing was changed. Remove {b} if \
          it is not yours, or set XDG_RUNTIME_DIR to a private folder (mode 0700) for the editor and the agent alike."
     );
-    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut mcp = Raw::start(
+        &t.proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    );
     let a = t.proj.join("a.txt");
-    let (is_error, text) = mcp.call(1, "multiedit", json!({"file_path": a, "edits": [{"old_string": "alpha", "new_string": "beta"}]}));
+    let (is_error, text) = mcp.call(
+        1,
+        "multiedit",
+        json!({"file_path": a, "edits": [{"old_string": "alpha", "new_string": "beta"}]}),
+    );
     assert!(is_error, "{text}");
     assert_eq!(text, message);
-    let (is_error, text) = mcp.call(2, "multiedit_patch", json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"}));
+    let (is_error, text) = mcp.call(
+        2,
+        "multiedit_patch",
+        json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"}),
+    );
     assert!(is_error, "{text}");
     assert_eq!(text, message);
     assert_eq!(snapshot(&t.top), before, "nothing changed");
@@ -354,7 +541,14 @@ fn symbolic_links_named_by_a_patch_are_acted_on_as_links_or_refused() {
     std::fs::write(t.proj.join("real/f.txt"), "f\n").unwrap();
     std::os::unix::fs::symlink("real", t.proj.join("sub")).unwrap();
     let before = snapshot(&t.top);
-    let mut mcp = Raw::start(&t.proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut mcp = Raw::start(
+        &t.proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    );
     let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&t.proj));
     let refused = [
         ("diff --git a/link b/link\nold mode 100644\nnew mode 100755\n",
@@ -368,11 +562,24 @@ fn symbolic_links_named_by_a_patch_are_acted_on_as_links_or_refused() {
     ];
     for (k, (patch, message)) in refused.iter().enumerate() {
         let cli = run(&["apply", "--root", &p, "-"], patch, &t.state);
-        assert_eq!((cli.code, cli.stderr.trim_end()), (if message.contains("mode of") || message.contains("Cannot move") { 2 } else { 1 }, message.as_str()), "{patch}");
+        assert_eq!(
+            (cli.code, cli.stderr.trim_end()),
+            (
+                if message.contains("mode of") || message.contains("Cannot move") {
+                    2
+                } else {
+                    1
+                },
+                message.as_str()
+            ),
+            "{patch}"
+        );
         let (is_error, text) = mcp.call(k as i64 + 1, "multiedit_patch", json!({"patch": patch}));
         assert!(is_error, "{text}");
         assert_eq!(&text, message);
-        let e = ed.preview(json!({"patch": patch, "root": p})).expect_err("refused by the language server");
+        let e = ed
+            .preview(json!({"patch": patch, "root": p}))
+            .expect_err("refused by the language server");
         assert_eq!(e["data"]["message"].as_str(), Some(message.as_str()), "{e}");
     }
     assert_eq!(snapshot(&t.top), before, "nothing changed");
@@ -380,20 +587,42 @@ fn symbolic_links_named_by_a_patch_are_acted_on_as_links_or_refused() {
     let delete = "diff --git a/link b/link\ndeleted file mode 100644\n--- a/link\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
     let cli = run(&["apply", "--root", &p, "-"], delete, &t.state);
     assert_eq!(cli.code, 0, "{}", cli.stderr);
-    assert!(std::fs::symlink_metadata(t.proj.join("link")).is_err(), "the link is gone");
-    assert_eq!(std::fs::read_to_string(t.proj.join("target.txt")).unwrap(), "x\n", "its target stays");
+    assert!(
+        std::fs::symlink_metadata(t.proj.join("link")).is_err(),
+        "the link is gone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.proj.join("target.txt")).unwrap(),
+        "x\n",
+        "its target stays"
+    );
     ed.shutdown();
 }
 
 /// Swaps the names `a` and `b` (both in `dir`) atomically, over and over, until `stop`.
-fn swapper(dir: PathBuf, a: &'static str, b: &'static str, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<usize> {
+fn swapper(
+    dir: PathBuf,
+    a: &'static str,
+    b: &'static str,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
     std::thread::spawn(move || {
-        let c = |n: &str| std::ffi::CString::new(dir.join(n).into_os_string().into_encoded_bytes()).unwrap();
+        let c = |n: &str| {
+            std::ffi::CString::new(dir.join(n).into_os_string().into_encoded_bytes()).unwrap()
+        };
         let (a, b) = (c(a), c(b));
         let mut swaps = 0;
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
             // SAFETY: two valid NUL-terminated paths; renameat2 has no other preconditions.
-            let r = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+            let r = unsafe {
+                libc::renameat2(
+                    libc::AT_FDCWD,
+                    a.as_ptr(),
+                    libc::AT_FDCWD,
+                    b.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
             assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
             swaps += 1;
         }
@@ -429,19 +658,46 @@ fn a_folder_swapped_with_a_link_outside_never_carries_a_write_out() {
     let (mut applied, mut refused) = (0, 0);
     let p = proj.display().to_string();
     for k in 0..150 {
-        let cli = run(&["apply", "--root", &p, "-"], &plan(k).to_string(), &t.state);
-        if cli.code == 0 { applied += 1 } else { refused += 1 }
-        assert!(cli.code == 0 || cli.code == 1 || cli.code == 2, "{}", cli.stderr);
+        let cli = run(
+            &["apply", "--root", &p, "-"],
+            &plan(k).to_string(),
+            &t.state,
+        );
+        if cli.code == 0 {
+            applied += 1
+        } else {
+            refused += 1
+        }
+        assert!(
+            cli.code == 0 || cli.code == 1 || cli.code == 2,
+            "{}",
+            cli.stderr
+        );
     }
-    let mut mcp = Raw::start(&proj, &[], &[("XDG_STATE_HOME", &t.state.join("state")), ("XDG_RUNTIME_DIR", &t.state.join("runtime"))]);
+    let mut mcp = Raw::start(
+        &proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    );
     for k in 150..450 {
         let (is_error, _) = mcp.call(k as i64, "multiedit", plan(k));
-        if is_error { refused += 1 } else { applied += 1 }
+        if is_error {
+            refused += 1
+        } else {
+            applied += 1
+        }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let swaps = swapping.join().unwrap();
     eprintln!("swapped {swaps} times: {applied} plans applied, {refused} refused");
-    assert_eq!(snapshot(&outside), outside_before, "nothing was written outside the root");
+    assert_eq!(
+        snapshot(&outside),
+        outside_before,
+        "nothing was written outside the root"
+    );
 }
 
 /// The commit makes the folder a new file needs; a process that puts a link to a folder outside in
@@ -471,10 +727,16 @@ fn a_folder_that_appears_before_its_mkdir_is_refused_not_written_through() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
-        if stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('T') {
+        if stat[stat.rfind(')').unwrap() + 1..]
+            .trim_start()
+            .starts_with('T')
+        {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the writer did not stop at its commit point");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer did not stop at its commit point"
+        );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     std::os::unix::fs::symlink(&outside, proj.join("made")).unwrap();

@@ -48,7 +48,11 @@ struct Prepared<'a> {
 
 impl Prepared<'_> {
     fn plan_file(&self) -> Value {
-        let edits: Vec<Value> = self.edits.iter().map(|e| json!({"old_string": e.old, "new_string": e.new})).collect();
+        let edits: Vec<Value> = self
+            .edits
+            .iter()
+            .map(|e| json!({"old_string": e.old, "new_string": e.new}))
+            .collect();
         json!({"file_path": format!("/corpus/{}", self.path), "edits": edits})
     }
 }
@@ -73,7 +77,14 @@ fn prepare<'a>(commit: &'a Commit, variant: Variant) -> Vec<Option<Prepared<'a>>
                 }
             }
             let indent_unit = indent_unit(pre.iter().map(String::as_str).chain([post.as_str()]));
-            Some(Prepared { commit: &commit.id, path: &f.path, pre, post, edits, indent_unit })
+            Some(Prepared {
+                commit: &commit.id,
+                path: &f.path,
+                pre,
+                post,
+                edits,
+                indent_unit,
+            })
         })
         .collect()
 }
@@ -110,30 +121,53 @@ fn pct(n: usize, of: usize) -> String {
 }
 
 fn short(s: &str, max: usize) -> String {
-    let s: String = s.chars().take(max).collect::<String>().replace('\n', "⏎").replace('\t', "→");
+    let s: String = s
+        .chars()
+        .take(max)
+        .collect::<String>()
+        .replace('\n', "⏎")
+        .replace('\t', "→");
     format!("{s:?}")
 }
 
 /// The first line where `got` differs from `want`, both sides.
 fn first_difference(want: &str, got: &str) -> String {
     let (w, g): (Vec<&str>, Vec<&str>) = (want.split('\n').collect(), got.split('\n').collect());
-    let i = (0..w.len().max(g.len())).find(|&i| w.get(i) != g.get(i)).unwrap_or(0);
-    format!("line {}: want {} got {}", i + 1, short(w.get(i).unwrap_or(&"<none>"), 400), short(g.get(i).unwrap_or(&"<none>"), 400))
+    let i = (0..w.len().max(g.len()))
+        .find(|&i| w.get(i) != g.get(i))
+        .unwrap_or(0);
+    format!(
+        "line {}: want {} got {}",
+        i + 1,
+        short(w.get(i).unwrap_or(&"<none>"), 400),
+        short(g.get(i).unwrap_or(&"<none>"), 400)
+    )
 }
 
 fn exact_checks(commit: &Commit, files: &[Option<Prepared>], t: &mut ExactTally) {
     let mut all = Vec::new();
     for p in files {
         let Some(p) = p else {
-            t.failures.push(format!("{}: a file's hunks do not give its post-image", commit.id));
+            t.failures.push(format!(
+                "{}: a file's hunks do not give its post-image",
+                commit.id
+            ));
             continue;
         };
         t.files += 1;
         t.edits += p.edits.len();
         match run(&p.plan_file(), &[p.pre.as_deref()]) {
             Ok(o) if o.files[0].text == p.post => t.files_ok += 1,
-            Ok(o) => t.failures.push(format!("{} {}: wrong text, {}", p.commit, p.path, first_difference(&p.post, &o.files[0].text))),
-            Err(e) => t.failures.push(format!("{} {}: refused: {} {:?}", p.commit, p.path, e.message, e.edit_index)),
+            Ok(o) => t.failures.push(format!(
+                "{} {}: wrong text, {}",
+                p.commit,
+                p.path,
+                first_difference(&p.post, &o.files[0].text)
+            )),
+            Err(e) => t.failures.push(format!(
+                "{} {}: refused: {} {:?}",
+                p.commit, p.path, e.message, e.edit_index
+            )),
         }
         all.push(p);
     }
@@ -142,20 +176,30 @@ fn exact_checks(commit: &Commit, files: &[Option<Prepared>], t: &mut ExactTally)
     let texts: Vec<Option<&str>> = all.iter().map(|p| p.pre.as_deref()).collect();
     match run(&plan, &texts) {
         Ok(o) if o.files.iter().zip(&all).all(|(f, p)| f.text == p.post) => t.commits_ok += 1,
-        Ok(_) => t.failures.push(format!("{}: the commit's plan gives wrong text", commit.id)),
-        Err(e) => t.failures.push(format!("{}: the commit's plan is refused: {}", commit.id, e.message)),
+        Ok(_) => t
+            .failures
+            .push(format!("{}: the commit's plan gives wrong text", commit.id)),
+        Err(e) => t.failures.push(format!(
+            "{}: the commit's plan is refused: {}",
+            commit.id, e.message
+        )),
     }
 }
 
 fn sloppy_checks(p: &Prepared, mistake: Mistake, t: &mut SloppyTally) {
     let path = format!("/corpus/{}", p.path);
     for (i, e) in p.edits.iter().enumerate() {
-        let Some(s) = sloppy::apply(mistake, e, p.indent_unit) else { continue };
+        let Some(s) = sloppy::apply(mistake, e, p.indent_unit) else {
+            continue;
+        };
         t.cases += 1;
         let place = format!("{} {} edit {i}", p.commit, p.path);
         let edit = json!([{"old_string": s.old, "new_string": s.new}]);
         if mistake != Mistake::ChangedWord {
-            match run(&json!({"file_path": path, "edits": edit, "match": "tolerant"}), &[Some(&e.before)]) {
+            match run(
+                &json!({"file_path": path, "edits": edit, "match": "tolerant"}),
+                &[Some(&e.before)],
+            ) {
                 Ok(o) if o.files[0].text == e.after => t.recovered += 1,
                 Ok(o) => {
                     t.wrong += 1;
@@ -172,7 +216,10 @@ fn sloppy_checks(p: &Prepared, mistake: Mistake, t: &mut SloppyTally) {
             }
         }
         let line = s.line + 1;
-        let hint = match run(&json!({"file_path": path, "edits": edit}), &[Some(&e.before)]) {
+        let hint = match run(
+            &json!({"file_path": path, "edits": edit}),
+            &[Some(&e.before)],
+        ) {
             Err(r) if r.kind == Kind::NotFound => r.hint.unwrap_or_default(),
             Err(r) => format!("<refused as {} instead of not_found>", r.kind.as_str()),
             Ok(_) => "<applied in exact mode>".into(),
@@ -191,7 +238,11 @@ fn sloppy_checks(p: &Prepared, mistake: Mistake, t: &mut SloppyTally) {
                 Some((file, old)) => format!("line {line}, {file:?} vs {old:?}"),
                 None => format!("line {line}, {}", mistake.cause()[0]),
             };
-            t.hint_examples.push(format!("{place}: want {want}; old {}; hint {}", short(&s.old, 120), short(said, 200)));
+            t.hint_examples.push(format!(
+                "{place}: want {want}; old {}; hint {}",
+                short(&s.old, 120),
+                short(said, 200)
+            ));
         }
     }
 }
@@ -222,10 +273,14 @@ fn the_repository_history_replays_through_the_engine() {
         return;
     }
     let t0 = Instant::now();
-    let h = history::read(&root, MAX_COMMITS).unwrap_or_else(|e| panic!("reading the history: {e}"));
+    let h =
+        history::read(&root, MAX_COMMITS).unwrap_or_else(|e| panic!("reading the history: {e}"));
     let read_time = t0.elapsed();
 
-    let mut exact: Vec<(Variant, ExactTally)> = VARIANTS.iter().map(|&v| (v, ExactTally::default())).collect();
+    let mut exact: Vec<(Variant, ExactTally)> = VARIANTS
+        .iter()
+        .map(|&v| (v, ExactTally::default()))
+        .collect();
     let mut sloppy: Vec<SloppyTally> = SLOPPY.iter().map(|_| SloppyTally::default()).collect();
     for commit in &h.commits {
         for (variant, tally) in exact.iter_mut() {
@@ -233,7 +288,10 @@ fn the_repository_history_replays_through_the_engine() {
             exact_checks(commit, &files, tally);
             for ((v, mistake), t) in SLOPPY.iter().zip(sloppy.iter_mut()) {
                 if v == variant {
-                    files.iter().flatten().for_each(|p| sloppy_checks(p, *mistake, t));
+                    files
+                        .iter()
+                        .flatten()
+                        .for_each(|p| sloppy_checks(p, *mistake, t));
                 }
             }
         }
@@ -254,7 +312,17 @@ fn the_repository_history_replays_through_the_engine() {
     println!("\n| exact plans | commits | files | edits | single-file plans right | multi-file plans right |");
     println!("|---|---|---|---|---|---|");
     for (v, t) in &exact {
-        println!("| {} | {} | {} | {} | {}/{} | {}/{} |", v.name(), t.commits, t.files, t.edits, t.files_ok, t.files, t.commits_ok, t.commits);
+        println!(
+            "| {} | {} | {} | {} | {}/{} | {}/{} |",
+            v.name(),
+            t.commits,
+            t.files,
+            t.edits,
+            t.files_ok,
+            t.files,
+            t.commits_ok,
+            t.commits
+        );
     }
     println!("\n| sloppy edit | on | cases | tolerant: recovered | refused | WRONG text | exact hint: cause | line | both |");
     println!("|---|---|---|---|---|---|---|---|---|");
@@ -262,7 +330,11 @@ fn the_repository_history_replays_through_the_engine() {
         let (rec, refd, wrong) = if *m == Mistake::ChangedWord {
             ("-".into(), "-".into(), "-".into())
         } else {
-            (format!("{} ({})", t.recovered, pct(t.recovered, t.cases)), t.refused.to_string(), t.wrong.to_string())
+            (
+                format!("{} ({})", t.recovered, pct(t.recovered, t.cases)),
+                t.refused.to_string(),
+                t.wrong.to_string(),
+            )
         };
         println!(
             "| {} | {} | {} | {rec} | {refd} | {wrong} | {} | {} | {} |",
@@ -280,7 +352,11 @@ fn the_repository_history_replays_through_the_engine() {
             println!("EXACT FAILURE ({}): {f}", v.name());
         }
         if !t.failures.is_empty() {
-            problems.push(format!("{} exact failures on the {} variant", t.failures.len(), v.name()));
+            problems.push(format!(
+                "{} exact failures on the {} variant",
+                t.failures.len(),
+                v.name()
+            ));
         }
     }
     let wrong: usize = sloppy.iter().map(|t| t.wrong).sum();
@@ -298,11 +374,19 @@ fn the_repository_history_replays_through_the_engine() {
             Mistake::ChangedWord => MIN_HINT_ACCURACY_CHANGED_WORD,
         };
         if t.cases > 0 && (t.hint_both as f64) < min * t.cases as f64 {
-            problems.push(format!("hint accuracy for {} on {}: {} < {:.1}%", m.name(), v.name(), pct(t.hint_both, t.cases), min * 100.0));
+            problems.push(format!(
+                "hint accuracy for {} on {}: {} < {:.1}%",
+                m.name(),
+                v.name(),
+                pct(t.hint_both, t.cases),
+                min * 100.0
+            ));
         }
     }
     if wrong > MAX_WRONG_TEXTS {
-        problems.push(format!("{wrong} sloppy edits gave wrong text under tolerant matching"));
+        problems.push(format!(
+            "{wrong} sloppy edits gave wrong text under tolerant matching"
+        ));
     }
     assert!(base.edits > 0, "no edits derived from the history");
     assert!(problems.is_empty(), "{}", problems.join("\n"));

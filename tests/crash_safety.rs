@@ -26,7 +26,10 @@ fn old_text(tag: usize) -> String {
     // ~6 MB with a marker at each end: the plan only changes the markers, so the run's time goes to
     // reading and writing, and a torn write (a prefix, a mix) can never pass for either version.
     let line = "the quick brown fox jumps over the lazy dog, again and again and again\n";
-    format!("HEADER {tag} old\n{}TRAILER {tag} old\n", line.repeat(6_000_000 / line.len()))
+    format!(
+        "HEADER {tag} old\n{}TRAILER {tag} old\n",
+        line.repeat(6_000_000 / line.len())
+    )
 }
 
 fn new_text(old: &str) -> String {
@@ -82,7 +85,10 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
 
 fn apply(plan: &Path, crash_at: Option<&str>) -> Command {
     let mut c = bin();
-    c.arg("apply").arg(plan).stdout(Stdio::null()).stderr(Stdio::piped());
+    c.arg("apply")
+        .arg(plan)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     if let Some(step) = crash_at {
         c.env("MULTIEDIT_TEST_CRASH_AT", step);
     }
@@ -97,9 +103,16 @@ fn stderr(out: &Output) -> String {
 use crate::support::rng::Rng;
 
 fn seed() -> u64 {
-    std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
-    })
+    std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        })
 }
 
 /// A plan over three files in two folders, `one/a.txt` and `one/b.txt` edited and `two/c.txt`
@@ -124,10 +137,22 @@ impl Fixture {
         for d in &dirs {
             std::fs::create_dir(d).unwrap();
         }
-        let files = [dirs[0].join("a.txt"), dirs[0].join("b.txt"), dirs[1].join("c.txt")];
+        let files = [
+            dirs[0].join("a.txt"),
+            dirs[0].join("b.txt"),
+            dirs[1].join("c.txt"),
+        ];
         let body = "x".repeat(size);
-        let olds = [Some(format!("a old\n{body}")), Some(format!("b old\n{body}")), None];
-        let news = [format!("a new\n{body}"), format!("b new\n{body}"), format!("c new\n{body}")];
+        let olds = [
+            Some(format!("a old\n{body}")),
+            Some(format!("b old\n{body}")),
+            None,
+        ];
+        let news = [
+            format!("a new\n{body}"),
+            format!("b new\n{body}"),
+            format!("c new\n{body}"),
+        ];
         let plan = base.join("plan.json");
         let edit = serde_json::json!([{"old_string": "old", "new_string": "new"}]);
         let create = serde_json::json!([{"old_string": "", "new_string": news[2]}]);
@@ -145,7 +170,16 @@ impl Fixture {
             std::fs::write(&p, json.to_string()).unwrap();
             p
         });
-        let fx = Fixture { _root: root, base, dirs, files, olds, news, plan, others };
+        let fx = Fixture {
+            _root: root,
+            base,
+            dirs,
+            files,
+            olds,
+            news,
+            plan,
+            others,
+        };
         fx.reset();
         fx
     }
@@ -176,7 +210,11 @@ impl Fixture {
                 } else if now.as_deref() == Some(self.news[i].as_bytes()) {
                     true
                 } else {
-                    panic!("{when}: {} is neither old nor new ({:?} bytes)", f.display(), now.map(|b| b.len()));
+                    panic!(
+                        "{when}: {} is neither old nor new ({:?} bytes)",
+                        f.display(),
+                        now.map(|b| b.len())
+                    );
                 }
             })
             .collect()
@@ -191,22 +229,37 @@ impl Fixture {
     /// Runs the unrelated plan of folder `i` and returns its stderr; it must succeed.
     fn run_other(&self, i: usize, when: &str) -> String {
         let out = apply(&self.others[i], None).output().unwrap();
-        assert!(out.status.success(), "{when}: the unrelated run failed: {}", stderr(&out));
+        assert!(
+            out.status.success(),
+            "{when}: the unrelated run failed: {}",
+            stderr(&out)
+        );
         std::fs::write(self.dirs[i].join("other.txt"), "other old\n").unwrap();
         stderr(&out)
     }
 
     fn assert_clean(&self, when: &str) {
         for d in &self.dirs {
-            assert_eq!(leftovers(d), Vec::<PathBuf>::new(), "{when}: left in {}", d.display());
+            assert_eq!(
+                leftovers(d),
+                Vec::<PathBuf>::new(),
+                "{when}: left in {}",
+                d.display()
+            );
         }
-        assert_eq!(journals(&self.base), Vec::new(), "{when}: journal left in the private folder");
+        assert_eq!(
+            journals(&self.base),
+            Vec::new(),
+            "{when}: journal left in the private folder"
+        );
     }
 }
 
 /// The steps of the commit for the fixture's plan, in order (see `CrashAt` in disk/journal/crash.rs).
-const STEPS: &[&str] =
-    &["begin:1", "staged:1", "staged:2", "staged:3", "synced:1", "commit:1", "rename:1", "rename:2", "rename:3", "done:1"];
+const STEPS: &[&str] = &[
+    "begin:1", "staged:1", "staged:2", "staged:3", "synced:1", "commit:1", "rename:1", "rename:2",
+    "rename:3", "done:1",
+];
 
 #[test]
 fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_recovery() {
@@ -222,31 +275,67 @@ fn a_kill_at_every_step_of_the_commit_leaves_all_files_old_or_all_new_after_reco
         let child = apply(&fx.plan, Some(step)).spawn().unwrap();
         let pid = child.id();
         let out = child.wait_with_output().unwrap();
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(9), "{step}: not killed: {}", stderr(&out));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&out.status),
+            Some(9),
+            "{step}: not killed: {}",
+            stderr(&out)
+        );
         let staged_record = ["synced:1"].contains(step);
-        assert_eq!(staged_records(pid).len(), usize::from(staged_record), "{step}: the committed record not yet in place");
+        assert_eq!(
+            staged_records(pid).len(),
+            usize::from(staged_record),
+            "{step}: the committed record not yet in place"
+        );
         fx.states(step); // each file old or new, whatever the mix
         let committed = k >= STEPS.iter().position(|s| *s == "commit:1").unwrap();
         let had_journal = *step != "done:1";
-        assert_eq!(journals(&fx.base).len(), usize::from(had_journal), "{step}: the journal in the private folder");
+        assert_eq!(
+            journals(&fx.base).len(),
+            usize::from(had_journal),
+            "{step}: the journal in the private folder"
+        );
         // The next run, alternately in each folder, deals with what the killed one left: the journal
         // names both folders.
         let i = k % 2;
         let said = fx.run_other(i, step);
-        let what = if committed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
+        let what = if committed {
+            "completed an interrupted plan"
+        } else {
+            "rolled back an interrupted plan (it had not changed any file yet)"
+        };
         if had_journal {
-            assert!(said.starts_with(&format!("multiedit: {what} of process ")), "{step}: stderr was {said:?}");
             assert!(
-                said.ends_with(&format!("(3 files: {}, {}, {}) before applying this one\n", fx.files[0].display(), fx.files[1].display(), fx.files[2].display())),
+                said.starts_with(&format!("multiedit: {what} of process ")),
+                "{step}: stderr was {said:?}"
+            );
+            assert!(
+                said.ends_with(&format!(
+                    "(3 files: {}, {}, {}) before applying this one\n",
+                    fx.files[0].display(),
+                    fx.files[1].display(),
+                    fx.files[2].display()
+                )),
                 "{step}: stderr was {said:?}"
             );
         } else {
             assert_eq!(said, "", "{step}: nothing was left to recover");
         }
         fx.assert_clean(step);
-        assert_eq!(staged_records(pid), Vec::<PathBuf>::new(), "{step}: a staged record left after recovery");
-        assert_eq!(fx.whole(step), Some(committed), "{step}: files after recovery");
-        eprintln!("killed after {step}: next run in folder {i} {}", if had_journal { what } else { "found nothing" });
+        assert_eq!(
+            staged_records(pid),
+            Vec::<PathBuf>::new(),
+            "{step}: a staged record left after recovery"
+        );
+        assert_eq!(
+            fx.whole(step),
+            Some(committed),
+            "{step}: files after recovery"
+        );
+        eprintln!(
+            "killed after {step}: next run in folder {i} {}",
+            if had_journal { what } else { "found nothing" }
+        );
     }
 }
 
@@ -275,13 +364,19 @@ fn a_thousand_kills_at_random_moments_leave_no_mixed_plan_after_recovery() {
     for trial in 0..SMALL_TRIALS {
         fx.reset();
         let mut child = apply(&fx.plan, None).stderr(Stdio::null()).spawn().unwrap();
-        let delay = if rng.next() % 2 == 0 { rng.next() % (full * 12 / 10 + 1) } else { full / 2 + rng.next() % (full * 6 / 10 + 1) };
+        let delay = if rng.next() % 2 == 0 {
+            rng.next() % (full * 12 / 10 + 1)
+        } else {
+            full / 2 + rng.next() % (full * 6 / 10 + 1)
+        };
         std::thread::sleep(Duration::from_micros(delay));
         child.kill().unwrap();
         child.wait().unwrap();
         let when = format!("trial {trial}, kill after {delay} µs (CRASH_SEED={seed})");
         let journal = journals(&fx.base);
-        let committed = journal.iter().any(|(_, text)| text.contains("\"committed\": true"));
+        let committed = journal
+            .iter()
+            .any(|(_, text)| text.contains("\"committed\": true"));
         let any_journal = !journal.is_empty();
         let whole = fx.whole(&when);
         phases[match (any_journal, committed, whole) {
@@ -298,7 +393,10 @@ fn a_thousand_kills_at_random_moments_leave_no_mixed_plan_after_recovery() {
         fx.assert_clean(&when);
         match fx.whole(&format!("{when}, after recovery")) {
             None => mixed_after += 1,
-            Some(new) => assert!(new || !committed, "{when}: a committed plan was rolled back"),
+            Some(new) => assert!(
+                new || !committed,
+                "{when}: a committed plan was rolled back"
+            ),
         }
     }
     eprintln!(
@@ -312,7 +410,10 @@ fn a_thousand_kills_at_random_moments_leave_no_mixed_plan_after_recovery() {
         phases[3]
     );
     assert_eq!(mixed_after, 0, "plans left mixed after recovery");
-    assert!(phases[1] > 0 && phases[2] > 0, "the kills missed the commit: {phases:?}");
+    assert!(
+        phases[1] > 0 && phases[2] > 0,
+        "the kills missed the commit: {phases:?}"
+    );
 }
 
 #[test]
@@ -322,7 +423,11 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     for d in &dirs {
         std::fs::create_dir(d).unwrap();
     }
-    let files = [dirs[0].join("a.txt"), dirs[0].join("b.txt"), dirs[1].join("c.txt")];
+    let files = [
+        dirs[0].join("a.txt"),
+        dirs[0].join("b.txt"),
+        dirs[1].join("c.txt"),
+    ];
     let olds: Vec<String> = (0..files.len()).map(old_text).collect();
     let news: Vec<String> = olds.iter().map(|o| new_text(o)).collect();
     let plan = serde_json::json!({
@@ -346,7 +451,10 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     };
     let run = || {
         let mut c = bin();
-        c.arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::null());
+        c.arg("apply")
+            .arg(&plan_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         c
     };
     let check_states = |when: &str| -> Vec<bool> {
@@ -360,7 +468,11 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
                 } else if now == news[i].as_bytes() {
                     true
                 } else {
-                    panic!("{when}: {} is neither old nor new ({} bytes)", f.display(), now.len());
+                    panic!(
+                        "{when}: {} is neither old nor new ({} bytes)",
+                        f.display(),
+                        now.len()
+                    );
                 }
             })
             .collect()
@@ -383,18 +495,28 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     reset();
     let start = Instant::now();
     let mut child = run().spawn().unwrap();
-    let writing = first_temp(&mut child).expect("the run wrote no temporary file").duration_since(start);
+    let writing = first_temp(&mut child)
+        .expect("the run wrote no temporary file")
+        .duration_since(start);
     assert!(child.wait().unwrap().success());
     let full = start.elapsed();
     assert_eq!(check_states("complete run"), [true, true, true]);
 
-    let seed = std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
-    });
+    let seed = std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
     let mut rng = Rng(seed);
     let whole = full.as_micros() as u64 * 12 / 10 + 1;
     let write_span = (full - writing).as_micros() as u64 * 12 / 10 + 1;
-    let (mut all_old, mut all_new, mut mixed, mut temps_left, mut recovered, mut kills) = (0, 0, 0, 0, 0, 0);
+    let (mut all_old, mut all_new, mut mixed, mut temps_left, mut recovered, mut kills) =
+        (0, 0, 0, 0, 0, 0);
     let begun = Instant::now();
     while kills < KILLS && begun.elapsed() < BUDGET {
         reset();
@@ -410,7 +532,10 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
         child.wait().unwrap();
         kills += 1;
         let when = format!("kill {kills} after {delay:?} (CRASH_SEED={seed})");
-        if check_states(&when).iter().any(|&s| s != check_states(&when)[0]) {
+        if check_states(&when)
+            .iter()
+            .any(|&s| s != check_states(&when)[0])
+        {
             mixed += 1;
         }
         if dirs.iter().any(|d| !temps(d).is_empty()) {
@@ -419,12 +544,24 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
         // The next run in folder one completes or rolls back what the killed one left.
         std::fs::write(&other, "other old\n").unwrap();
         let out = bin().arg("apply").arg(&other_plan).output().unwrap();
-        assert!(out.status.success(), "{when}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{when}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         recovered += usize::from(!out.stderr.is_empty());
         for d in &dirs {
-            assert_eq!(leftovers(d), Vec::<PathBuf>::new(), "{when}: left after the next run");
+            assert_eq!(
+                leftovers(d),
+                Vec::<PathBuf>::new(),
+                "{when}: left after the next run"
+            );
         }
-        assert_eq!(journals(root.path()), Vec::new(), "{when}: journal left after the next run");
+        assert_eq!(
+            journals(root.path()),
+            Vec::new(),
+            "{when}: journal left after the next run"
+        );
         let states = check_states(&format!("{when}, after the next run"));
         match states.iter().filter(|&&s| s).count() {
             0 => all_old += 1,
@@ -434,10 +571,18 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
         // The next complete run applies the plan and removes what the killed one left.
         reset();
         let out = run().output().unwrap();
-        assert!(out.status.success(), "run after kill {kills}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "run after kill {kills}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(check_states("run after a kill"), [true, true, true]);
         for d in &dirs {
-            assert_eq!(temps(d), Vec::<PathBuf>::new(), "temporary files left after the run that followed kill {kills}");
+            assert_eq!(
+                temps(d),
+                Vec::<PathBuf>::new(),
+                "temporary files left after the run that followed kill {kills}"
+            );
         }
     }
     eprintln!(
@@ -447,7 +592,10 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     );
     assert!(kills >= 10, "only {kills} kills within the budget");
     // The kills must have landed while the files were being written, or the test proved nothing.
-    assert!(temps_left + mixed > 0, "no kill interrupted a write; the files are too small for this machine");
+    assert!(
+        temps_left + mixed > 0,
+        "no kill interrupted a write; the files are too small for this machine"
+    );
 }
 
 #[test]
@@ -457,7 +605,10 @@ fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
     // refused and the other program's change kept.
     let root = tempfile::tempdir().unwrap();
     let f = root.path().join("shared.txt");
-    let old = format!("HEADER old\n{}", "some text that another program appends to\n".repeat(400_000));
+    let old = format!(
+        "HEADER old\n{}",
+        "some text that another program appends to\n".repeat(400_000)
+    );
     let new = old.replacen("HEADER old", "HEADER new", 1);
     let plan_path = root.path().join("plan.json");
     let plan = serde_json::json!({"file_path": f, "edits": [{"old_string": "HEADER old", "new_string": "HEADER new"}]});
@@ -466,12 +617,23 @@ fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
     while refused == 0 && tries < 10 {
         tries += 1;
         std::fs::write(&f, &old).unwrap();
-        let mut child = bin().arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = bin()
+            .arg("apply")
+            .arg(&plan_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_micros(100));
         }
         use std::io::Write;
-        std::fs::OpenOptions::new().append(true).open(&f).unwrap().write_all(b"appended\n").unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&f)
+            .unwrap()
+            .write_all(b"appended\n")
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         let now = std::fs::read_to_string(&f).unwrap();
         match out.status.code() {
@@ -480,16 +642,26 @@ fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
                     String::from_utf8_lossy(&out.stderr),
                     format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.\n", f.display())
                 );
-                assert_eq!(now, format!("{old}appended\n"), "the other program's change was lost");
+                assert_eq!(
+                    now,
+                    format!("{old}appended\n"),
+                    "the other program's change was lost"
+                );
                 refused += 1;
             }
             // Finished before the append, or (the documented window) renamed right after the check.
-            Some(0) => assert!(now == format!("{new}appended\n") || now == new, "neither outcome"),
+            Some(0) => assert!(
+                now == format!("{new}appended\n") || now == new,
+                "neither outcome"
+            ),
             other => panic!("exit {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
         }
         assert_eq!(temps(root.path()), Vec::<PathBuf>::new());
     }
-    assert!(refused > 0, "the append never landed while the new text was being staged ({tries} tries)");
+    assert!(
+        refused > 0,
+        "the append never landed while the new text was being staged ({tries} tries)"
+    );
 }
 
 #[test]
@@ -506,7 +678,13 @@ fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
         tries += 1;
         let _ = std::fs::remove_dir(&f);
         std::fs::write(&f, &old).unwrap();
-        let mut child = bin().arg("apply").arg(&plan_path).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = bin()
+            .arg("apply")
+            .arg(&plan_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_micros(100));
         }
@@ -516,7 +694,13 @@ fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         match out.status.code() {
             Some(2) => {
-                assert_eq!(stderr, format!("Cannot re-read {}: Is a directory (os error 21). Nothing was changed.\n", f.display()));
+                assert_eq!(
+                    stderr,
+                    format!(
+                        "Cannot re-read {}: Is a directory (os error 21). Nothing was changed.\n",
+                        f.display()
+                    )
+                );
                 refused += 1;
             }
             // The run finished first: then the directory simply replaced the new file.
@@ -526,7 +710,10 @@ fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
         assert!(f.is_dir(), "the directory was replaced");
         assert_eq!(temps(root.path()), Vec::<PathBuf>::new());
     }
-    assert!(refused > 0, "the directory never appeared while the new text was being staged ({tries} tries)");
+    assert!(
+        refused > 0,
+        "the directory never appeared while the new text was being staged ({tries} tries)"
+    );
 }
 
 #[test]
@@ -536,7 +723,10 @@ fn two_runs_started_together_never_lose_an_update() {
     // update. Without a lock around the final check and the rename, about one pair in eight lost one.
     let root = tempfile::tempdir().unwrap();
     let f = root.path().join("shared.txt");
-    let old = format!("LINE-A old\n{}LINE-B old\n", "filler line of text\n".repeat(300_000));
+    let old = format!(
+        "LINE-A old\n{}LINE-B old\n",
+        "filler line of text\n".repeat(300_000)
+    );
     let plans: Vec<PathBuf> = ["A", "B"]
         .iter()
         .map(|tag| {
@@ -551,14 +741,35 @@ fn two_runs_started_together_never_lose_an_update() {
         std::fs::write(&f, &old).unwrap();
         let children: Vec<_> = plans
             .iter()
-            .map(|p| bin().arg("apply").arg(p).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
+            .map(|p| {
+                bin()
+                    .arg("apply")
+                    .arg(p)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
             .collect();
-        let codes: Vec<i32> = children.into_iter().map(|c| c.wait_with_output().unwrap().status.code().unwrap()).collect();
+        let codes: Vec<i32> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
+            .collect();
         let now = std::fs::read_to_string(&f).unwrap();
         let applied = [now.contains("LINE-A new"), now.contains("LINE-B new")];
         for k in 0..2 {
-            assert_eq!(codes[k] == 0, applied[k], "trial {trial}: run {k} exited {} but its edit is {}", codes[k], if applied[k] { "there" } else { "missing" });
-            assert!(codes[k] == 0 || codes[k] == 1, "trial {trial}: exit {}", codes[k]);
+            assert_eq!(
+                codes[k] == 0,
+                applied[k],
+                "trial {trial}: run {k} exited {} but its edit is {}",
+                codes[k],
+                if applied[k] { "there" } else { "missing" }
+            );
+            assert!(
+                codes[k] == 0 || codes[k] == 1,
+                "trial {trial}: exit {}",
+                codes[k]
+            );
         }
         match codes.iter().filter(|&&c| c == 0).count() {
             2 => both += 1,
@@ -596,12 +807,24 @@ fn runs_on_other_files_at_the_same_time_never_refuse_each_others_journals() {
                 std::fs::write(f, "old\n").unwrap();
             }
         }
-        let children: Vec<_> = plans.iter().map(|(plan, _)| apply(plan, None).spawn().unwrap()).collect();
+        let children: Vec<_> = plans
+            .iter()
+            .map(|(plan, _)| apply(plan, None).spawn().unwrap())
+            .collect();
         for (k, child) in children.into_iter().enumerate() {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "round {round}, run {k} was refused: {}", stderr(&out));
+            assert!(
+                out.status.success(),
+                "round {round}, run {k} was refused: {}",
+                stderr(&out)
+            );
             for f in &plans[k].1 {
-                assert_eq!(std::fs::read_to_string(f).unwrap(), "new\n", "round {round}: {}", f.display());
+                assert_eq!(
+                    std::fs::read_to_string(f).unwrap(),
+                    "new\n",
+                    "round {round}: {}",
+                    f.display()
+                );
             }
         }
     }
@@ -613,7 +836,10 @@ fn wait_stopped(pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        if stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('T') {
+        if stat[stat.rfind(')').unwrap() + 1..]
+            .trim_start()
+            .starts_with('T')
+        {
             return;
         }
         assert!(Instant::now() < deadline, "the writer did not stop");
@@ -631,25 +857,64 @@ fn a_running_writers_journal_is_left_alone() {
     wait_stopped(writer.id());
     // The writer's files (the other run stages its own temporary file beside them), and its journal.
     let tag = format!("-{}-", writer.id());
-    let writers = |d: &Path| -> Vec<PathBuf> { leftovers(d).into_iter().filter(|p| p.to_string_lossy().contains(&tag)).collect() };
+    let writers = |d: &Path| -> Vec<PathBuf> {
+        leftovers(d)
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains(&tag))
+            .collect()
+    };
     let left = [writers(&fx.dirs[0]), writers(&fx.dirs[1])];
-    assert_eq!((left[0].len(), left[1].len()), (2, 1), "the writer's temporary files: {left:?}");
-    let writers_journal = || -> Vec<(PathBuf, String)> { journals(&fx.base).into_iter().filter(|(p, _)| p.to_string_lossy().contains(&tag)).collect() };
+    assert_eq!(
+        (left[0].len(), left[1].len()),
+        (2, 1),
+        "the writer's temporary files: {left:?}"
+    );
+    let writers_journal = || -> Vec<(PathBuf, String)> {
+        journals(&fx.base)
+            .into_iter()
+            .filter(|(p, _)| p.to_string_lossy().contains(&tag))
+            .collect()
+    };
     let journal = writers_journal();
-    assert!(journal.len() == 1 && journal[0].1.contains("\"committed\": true"), "the writer's journal: {journal:?}");
+    assert!(
+        journal.len() == 1 && journal[0].1.contains("\"committed\": true"),
+        "the writer's journal: {journal:?}"
+    );
     let other = apply(&fx.others[0], None).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!([writers(&fx.dirs[0]), writers(&fx.dirs[1])], left, "the live writer's temporary files were touched");
-    assert_eq!(writers_journal(), journal, "the live writer's journal was touched");
-    assert_eq!(fx.states("while the writer is stopped"), [false, false, false]);
-    assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other old\n", "the other run did not wait for the locks");
-    let _ = Command::new("kill").arg("-CONT").arg(writer.id().to_string()).status().unwrap();
+    assert_eq!(
+        [writers(&fx.dirs[0]), writers(&fx.dirs[1])],
+        left,
+        "the live writer's temporary files were touched"
+    );
+    assert_eq!(
+        writers_journal(),
+        journal,
+        "the live writer's journal was touched"
+    );
+    assert_eq!(
+        fx.states("while the writer is stopped"),
+        [false, false, false]
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(),
+        "other old\n",
+        "the other run did not wait for the locks"
+    );
+    let _ = Command::new("kill")
+        .arg("-CONT")
+        .arg(writer.id().to_string())
+        .status()
+        .unwrap();
     let w = writer.wait_with_output().unwrap();
     assert!(w.status.success(), "writer: {}", stderr(&w));
     let o = other.wait_with_output().unwrap();
     assert!(o.status.success(), "other: {}", stderr(&o));
     assert_eq!(stderr(&o), "", "the other run said it recovered something");
-    assert_eq!(std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(), "other new\n");
+    assert_eq!(
+        std::fs::read_to_string(fx.dirs[0].join("other.txt")).unwrap(),
+        "other new\n"
+    );
     assert_eq!(fx.states("after both runs"), [true, true, true]);
     fx.assert_clean("after both runs");
 }
@@ -697,9 +962,16 @@ fn file_folder_tree(dir: &Path, new: bool) {
     let files: &[(&str, &str)] = if new {
         &[("one/x/inside", "inside new\n"), ("two/y", "y new\n")]
     } else {
-        &[("one/x", "x old\n"), ("two/y/inside", "y inside old\n"), ("two/y/sub/deep", "deep old\n")]
+        &[
+            ("one/x", "x old\n"),
+            ("two/y/inside", "y inside old\n"),
+            ("two/y/sub/deep", "deep old\n"),
+        ]
     };
-    for (name, text) in files.iter().chain(&[("one/other.txt", "other old\n"), ("two/other.txt", "other old\n")]) {
+    for (name, text) in files.iter().chain(&[
+        ("one/other.txt", "other old\n"),
+        ("two/other.txt", "other old\n"),
+    ]) {
         let path = dir.join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
@@ -709,8 +981,9 @@ fn file_folder_tree(dir: &Path, new: bool) {
 /// The commit's steps for `FILE_FOLDER_DIFF`: its five files staged (the deletions too), the three
 /// deletions, the folders `two/y/sub` and `two/y` removed, `one/x` made, the two new texts renamed.
 const FILE_FOLDER_STEPS: &[&str] = &[
-    "begin:1", "staged:1", "staged:2", "staged:3", "staged:4", "staged:5", "synced:1", "commit:1", "rename:1", "rename:2",
-    "rename:3", "rmdir:1", "rmdir:2", "mkdir:1", "rename:4", "rename:5", "done:1",
+    "begin:1", "staged:1", "staged:2", "staged:3", "staged:4", "staged:5", "synced:1", "commit:1",
+    "rename:1", "rename:2", "rename:3", "rmdir:1", "rmdir:2", "mkdir:1", "rename:4", "rename:5",
+    "done:1",
 ];
 
 #[test]
@@ -720,7 +993,10 @@ fn a_kill_at_every_step_of_a_file_and_folder_trading_names_leaves_the_old_tree_o
     let (tree, want_old, want_new) = (base.join("tree"), base.join("old"), base.join("new"));
     file_folder_tree(&want_old, false);
     file_folder_tree(&want_new, true);
-    let (old, new) = (disk_support::snapshot(&want_old), disk_support::snapshot(&want_new));
+    let (old, new) = (
+        disk_support::snapshot(&want_old),
+        disk_support::snapshot(&want_new),
+    );
     let diff = base.join("trade.diff");
     std::fs::write(&diff, FILE_FOLDER_DIFF).unwrap();
     let run = |crash_at: Option<&str>| {
@@ -732,7 +1008,11 @@ fn a_kill_at_every_step_of_a_file_and_folder_trading_names_leaves_the_old_tree_o
     file_folder_tree(&tree, false);
     let out = run(None);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(disk_support::snapshot(&tree), new, "the tree after the diff");
+    assert_eq!(
+        disk_support::snapshot(&tree),
+        new,
+        "the tree after the diff"
+    );
     assert_eq!(journals(&tree), Vec::new());
     let other = |i: usize| {
         let p = base.join(format!("other{i}.json"));
@@ -744,26 +1024,66 @@ fn a_kill_at_every_step_of_a_file_and_folder_trading_names_leaves_the_old_tree_o
     for (k, step) in FILE_FOLDER_STEPS.iter().enumerate() {
         file_folder_tree(&tree, false);
         let out = run(Some(step));
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(9), "{step}: not killed: {}", stderr(&out));
-        let committed = k >= FILE_FOLDER_STEPS.iter().position(|s| *s == "commit:1").unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&out.status),
+            Some(9),
+            "{step}: not killed: {}",
+            stderr(&out)
+        );
+        let committed = k
+            >= FILE_FOLDER_STEPS
+                .iter()
+                .position(|s| *s == "commit:1")
+                .unwrap();
         let had_journal = *step != "done:1";
-        assert_eq!(journals(&tree).len(), usize::from(had_journal), "{step}: the journal in the private folder");
+        assert_eq!(
+            journals(&tree).len(),
+            usize::from(had_journal),
+            "{step}: the journal in the private folder"
+        );
         // The next run, alternately in each folder, deals with what the killed one left.
         let i = k % 2;
         let o = apply(&others[i], None).output().unwrap();
-        assert!(o.status.success(), "{step}: the unrelated run failed: {}", stderr(&o));
+        assert!(
+            o.status.success(),
+            "{step}: the unrelated run failed: {}",
+            stderr(&o)
+        );
         let said = stderr(&o);
-        let what = if committed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
+        let what = if committed {
+            "completed an interrupted plan"
+        } else {
+            "rolled back an interrupted plan (it had not changed any file yet)"
+        };
         if had_journal {
-            assert!(said.starts_with(&format!("multiedit: {what} of process ")) && said.contains("(5 files: "), "{step}: stderr was {said:?}");
+            assert!(
+                said.starts_with(&format!("multiedit: {what} of process "))
+                    && said.contains("(5 files: "),
+                "{step}: stderr was {said:?}"
+            );
         } else {
             assert_eq!(said, "", "{step}: nothing was left to recover");
         }
-        std::fs::write(tree.join(["one", "two"][i]).join("other.txt"), "other old\n").unwrap();
+        std::fs::write(
+            tree.join(["one", "two"][i]).join("other.txt"),
+            "other old\n",
+        )
+        .unwrap();
         // Byte for byte and mode for mode, with no temporary file anywhere in the tree.
-        assert_eq!(disk_support::snapshot(&tree), if committed { new.clone() } else { old.clone() }, "{step}: the tree after recovery");
-        assert_eq!(journals(&tree), Vec::new(), "{step}: journal left in the private folder");
-        eprintln!("killed after {step}: next run in folder {i} {}", if had_journal { what } else { "found nothing" });
+        assert_eq!(
+            disk_support::snapshot(&tree),
+            if committed { new.clone() } else { old.clone() },
+            "{step}: the tree after recovery"
+        );
+        assert_eq!(
+            journals(&tree),
+            Vec::new(),
+            "{step}: journal left in the private folder"
+        );
+        eprintln!(
+            "killed after {step}: next run in folder {i} {}",
+            if had_journal { what } else { "found nothing" }
+        );
     }
 }
 
@@ -788,14 +1108,23 @@ fn a_record_left_by_a_run_killed_before_its_first_rename_is_removed_by_the_next_
     };
     let run = |plan: &Path, extra: &[&str], crash: Option<&str>| {
         let mut c = Command::new(BIN);
-        c.env("XDG_STATE_HOME", state.path()).arg("apply").args(extra).arg(plan).stdout(Stdio::null()).stderr(Stdio::piped());
+        c.env("XDG_STATE_HOME", state.path())
+            .arg("apply")
+            .args(extra)
+            .arg(plan)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         if let Some(step) = crash {
             c.env("MULTIEDIT_TEST_CRASH_AT", step);
         }
         c.output().unwrap()
     };
     let private = state.path().join("multiedit");
-    let records = || names_in(&private, |n| n.starts_with(".record-") && n.ends_with(".tmp"));
+    let records = || {
+        names_in(&private, |n| {
+            n.starts_with(".record-") && n.ends_with(".tmp")
+        })
+    };
     let killed = run(&plan(&one), &[], Some("record:1"));
     assert_eq!(killed.status.code(), None, "killed: {}", stderr(&killed));
     assert_eq!(records().len(), 1, "the killed run's record is left");
@@ -805,5 +1134,9 @@ fn a_record_left_by_a_run_killed_before_its_first_rename_is_removed_by_the_next_
     let next = run(&plan(&two), &[], None);
     assert!(next.status.success(), "{}", stderr(&next));
     assert_eq!(records(), Vec::<PathBuf>::new(), "removed by the next run");
-    assert_eq!(std::fs::read_to_string(one.join("a.txt")).unwrap(), "alpha\n", "the killed plan changed nothing");
+    assert_eq!(
+        std::fs::read_to_string(one.join("a.txt")).unwrap(),
+        "alpha\n",
+        "the killed plan changed nothing"
+    );
 }

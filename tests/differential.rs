@@ -26,11 +26,17 @@ proptest! {
 }
 
 fn replay_dir(dir: &str) -> usize {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(dir);
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();
-        if path.is_file() && path.file_name().is_some_and(|n| !n.to_string_lossy().starts_with('.')) {
+        if path.is_file()
+            && path
+                .file_name()
+                .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+        {
             reference::assert_agree(&std::fs::read(&path).unwrap());
             n += 1;
         }
@@ -49,26 +55,66 @@ fn fuzz_regressions_and_corpus_replay() {
 #[test]
 fn reference_follows_the_contract() {
     let one = |text: &str, edits: Vec<Edit>| {
-        let plan = Plan { files: vec![File { path: "/f".into(), edits }], partial: false, claude_code: false };
-        model::run(&plan, &[Some(text)]).map(|mut r| r.remove(0).unwrap().view_after).map_err(|f| f.kind)
+        let plan = Plan {
+            files: vec![File {
+                path: "/f".into(),
+                edits,
+            }],
+            partial: false,
+            claude_code: false,
+        };
+        model::run(&plan, &[Some(text)])
+            .map(|mut r| r.remove(0).unwrap().view_after)
+            .map_err(|f| f.kind)
     };
-    let e = |old: &str, new: &str, expect| Edit { old: old.into(), new: new.into(), expect };
+    let e = |old: &str, new: &str, expect| Edit {
+        old: old.into(),
+        new: new.into(),
+        expect,
+    };
     // Non-overlapping, leftmost count: "aa" occurs once in "aaa".
     assert_eq!(one("aaa", vec![e("aa", "b", Expect::One)]), Ok("ba".into()));
-    assert_eq!(one("aaaa", vec![e("aa", "b", Expect::One)]), Err("ambiguous"));
-    assert_eq!(one("aaaa", vec![e("aa", "b", Expect::Exactly(2))]), Ok("bb".into()));
-    assert_eq!(one("aaaa", vec![e("aa", "b", Expect::Exactly(3))]), Err("count_mismatch"));
+    assert_eq!(
+        one("aaaa", vec![e("aa", "b", Expect::One)]),
+        Err("ambiguous")
+    );
+    assert_eq!(
+        one("aaaa", vec![e("aa", "b", Expect::Exactly(2))]),
+        Ok("bb".into())
+    );
+    assert_eq!(
+        one("aaaa", vec![e("aa", "b", Expect::Exactly(3))]),
+        Err("count_mismatch")
+    );
     assert_eq!(one("x", vec![e("y", "z", Expect::All)]), Err("not_found"));
     // Sequential: the second edit sees the first one's result.
-    assert_eq!(one("ab", vec![e("a", "c", Expect::One), e("cb", "d", Expect::One)]), Ok("d".into()));
+    assert_eq!(
+        one(
+            "ab",
+            vec![e("a", "c", Expect::One), e("cb", "d", Expect::One)]
+        ),
+        Ok("d".into())
+    );
     // Edits that cancel out.
-    assert_eq!(one("ab", vec![e("a", "c", Expect::One), e("c", "a", Expect::One)]), Err("unchanged"));
+    assert_eq!(
+        one(
+            "ab",
+            vec![e("a", "c", Expect::One), e("c", "a", Expect::One)]
+        ),
+        Err("unchanged")
+    );
     assert_eq!(one("ab", vec![e("a", "a", Expect::One)]), Err("no_op"));
     assert_eq!(one("ab", vec![e("", "a", Expect::One)]), Err("file_exists"));
     // CRLF: a `\n` in the plan matches `\r\n`; the view reads `\r\n` as `\n`; the BOM stays out of matching.
-    assert_eq!(one("\u{feff}a\r\nb\r\n", vec![e("a\nb", "c\nd", Expect::One)]), Ok("c\nd\n".into()));
+    assert_eq!(
+        one("\u{feff}a\r\nb\r\n", vec![e("a\nb", "c\nd", Expect::One)]),
+        Ok("c\nd\n".into())
+    );
     // `$` and backslashes are literal.
-    assert_eq!(one("a", vec![e("a", "$&\\1", Expect::One)]), Ok("$&\\1".into()));
+    assert_eq!(
+        one("a", vec![e("a", "$&\\1", Expect::One)]),
+        Ok("$&\\1".into())
+    );
 }
 
 /// Partial mode in the claude-code dialect finds some failures while validating against the original
@@ -84,10 +130,16 @@ fn partial_failures_are_reported_in_edit_order() {
     )
     .unwrap();
     let out = apply_plan(&plan, &[Some("ax\nabß a")]).unwrap();
-    let failed: Vec<_> = out.failed().map(|r| (r.kind.as_str(), r.edit_index)).collect();
+    let failed: Vec<_> = out
+        .failed()
+        .map(|r| (r.kind.as_str(), r.edit_index))
+        .collect();
     assert_eq!(failed, [("apply_failed", Some(1)), ("no_op", Some(2))]);
     let message = out.message();
-    let (two, three) = (message.find("\n2. ").unwrap(), message.find("\n3. ").unwrap());
+    let (two, three) = (
+        message.find("\n2. ").unwrap(),
+        message.find("\n3. ").unwrap(),
+    );
     assert!(two < three, "{message}");
 }
 
@@ -98,7 +150,9 @@ fn partial_failures_are_reported_in_edit_order() {
 fn edits_inside_a_large_inserted_block_cost_linear_time() {
     use multiedit::engine::{apply_plan, Edit, FilePlan, Options, Plan};
     let time = |kb: usize| {
-        let block: String = (0..kb * 1024 / 16).map(|i| format!("call foo({:05});\n", i % 100_000)).collect();
+        let block: String = (0..kb * 1024 / 16)
+            .map(|i| format!("call foo({:05});\n", i % 100_000))
+            .collect();
         let edits = vec![
             Edit::new("MARKER", &block),
             Edit::all("foo", "bar"),
@@ -106,7 +160,11 @@ fn edits_inside_a_large_inserted_block_cost_linear_time() {
             Edit::all("bazz", "q"),
             Edit::all("q", "foo"),
         ];
-        let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Options::default(), rename: None };
+        let plan = Plan {
+            files: vec![FilePlan::edit("/f", edits)],
+            options: Options::default(),
+            rename: None,
+        };
         let t = std::time::Instant::now();
         let out = apply_plan(&plan, &[Some("start\nMARKER\nend\n")]).unwrap();
         assert_eq!(out.files[0].text, format!("start\n{block}\nend\n"));
@@ -114,6 +172,9 @@ fn edits_inside_a_large_inserted_block_cost_linear_time() {
     };
     let (small, large) = (time(100), time(800));
     // Eight times the text: linear work takes about eight times as long, quadratic sixty-four.
-    assert!(large < small * 24 + std::time::Duration::from_millis(50), "100 KB: {small:?}, 800 KB: {large:?}");
+    assert!(
+        large < small * 24 + std::time::Duration::from_millis(50),
+        "100 KB: {small:?}, 800 KB: {large:?}"
+    );
     // The fuzz input itself is `fuzz/regressions/slow-doubling`, replayed with the others.
 }

@@ -40,12 +40,18 @@ fn run(args: &[&str], state: &Path, umask: Option<&str>) -> Run {
     let mut cmd = match umask {
         Some(mask) => {
             let mut c = Command::new("sh");
-            c.arg("-c").arg(format!("umask {mask}; exec \"$0\" \"$@\"")).arg(BIN);
+            c.arg("-c")
+                .arg(format!("umask {mask}; exec \"$0\" \"$@\""))
+                .arg(BIN);
             c
         }
         None => Command::new(BIN),
     };
-    cmd.args(args).env("XDG_STATE_HOME", state).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .env("XDG_STATE_HOME", state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -136,15 +142,28 @@ fn a_planted_journal_is_ignored_and_named_by_apply_and_dry_run() {
     std::fs::write(&b, "beta\n").unwrap();
     let plans = base.join("plans");
     std::fs::create_dir(&plans).unwrap();
-    let plan = write_plan(&plans, "two.json", &json!({"files": [edit(&a, "alpha", "ALPHA"), edit(&b, "beta", "BETA")]}));
+    let plan = write_plan(
+        &plans,
+        "two.json",
+        &json!({"files": [edit(&a, "alpha", "ALPHA"), edit(&b, "beta", "BETA")]}),
+    );
     let single = write_plan(&plans, "one.json", &edit(&a, "alpha", "ALPHA"));
     let before = snapshot(&base);
 
     // Dry runs (one file and two): nothing anywhere changes, the journal is named.
     for p in [&single, &plan] {
         let r = apply(p, &state, &["--dry-run"]);
-        assert_eq!((r.code, r.stderr.as_str()), (0, ignored_line(&journal).as_str()), "{}", r.stdout);
-        assert!(r.stdout.contains("Dry run, nothing written."), "{}", r.stdout);
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (0, ignored_line(&journal).as_str()),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("Dry run, nothing written."),
+            "{}",
+            r.stdout
+        );
         assert_eq!(snapshot(&base), before, "a dry run changed something");
     }
     // --json names it too.
@@ -156,14 +175,21 @@ fn a_planted_journal_is_ignored_and_named_by_apply_and_dry_run() {
 
     // The apply: the plan's two files change, and nothing else.
     let r = apply(&plan, &state, &[]);
-    assert_eq!((r.code, r.stderr.as_str()), (0, ignored_line(&journal).as_str()), "{}", r.stdout);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (0, ignored_line(&journal).as_str()),
+        "{}",
+        r.stdout
+    );
     let mut expected = before.clone();
     for (f, text) in [(&a, "ALPHA\n"), (&b, "BETA\n")] {
         expected.get_mut(f.strip_prefix(&base).unwrap()).unwrap().3 = text.as_bytes().to_vec();
     }
     let mut after = snapshot(&base);
     // The private folder the apply made for its own journal (mode 0700), empty again.
-    let private = after.remove(Path::new("state/multiedit")).expect("the private folder");
+    let private = after
+        .remove(Path::new("state/multiedit"))
+        .expect("the private folder");
     assert_eq!(private.0, 0o040700);
     assert_eq!(after, expected);
 }
@@ -190,7 +216,13 @@ fn a_planted_journal_is_ignored_by_the_language_servers_preview_and_apply() {
         .collect();
     let line = ignored_line(&journal);
     let line = line.trim_end().strip_prefix("multiedit: ").unwrap();
-    assert_eq!(logged, [format!("multiedit.preview: {line}"), format!("multiedit.apply: {line}")]);
+    assert_eq!(
+        logged,
+        [
+            format!("multiedit.preview: {line}"),
+            format!("multiedit.apply: {line}")
+        ]
+    );
     // The editor (this test's, which saves what it is sent) changed a.txt; nothing else changed.
     let mut expected = before.clone();
     expected.get_mut(Path::new("repo/a.txt")).unwrap().3 = b"ALPHA\n".to_vec();
@@ -210,12 +242,40 @@ fn a_dry_run_reports_this_users_interrupted_plan_and_the_next_apply_completes_it
     std::fs::write(&a, "a old\n").unwrap();
     std::fs::write(&b, "b old\n").unwrap();
     std::fs::write(&other, "other old\n").unwrap();
-    let killed = write_plan(&base, "killed.json", &json!({"files": [edit(&a, "old", "new"), edit(&b, "old", "new")]}));
-    let out = Command::new(BIN).arg("apply").arg(&killed).env("XDG_STATE_HOME", &state).env("MULTIEDIT_TEST_CRASH_AT", "commit:1").output().unwrap();
-    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(9), "not killed");
-    let records: Vec<PathBuf> = std::fs::read_dir(state.join("multiedit")).unwrap().flatten().map(|e| e.path()).collect();
+    let killed = write_plan(
+        &base,
+        "killed.json",
+        &json!({"files": [edit(&a, "old", "new"), edit(&b, "old", "new")]}),
+    );
+    let out = Command::new(BIN)
+        .arg("apply")
+        .arg(&killed)
+        .env("XDG_STATE_HOME", &state)
+        .env("MULTIEDIT_TEST_CRASH_AT", "commit:1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(9),
+        "not killed"
+    );
+    let records: Vec<PathBuf> = std::fs::read_dir(state.join("multiedit"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     assert_eq!(records.len(), 1, "{records:?}");
-    let pid = records[0].file_name().unwrap().to_str().unwrap().strip_prefix("journal-").unwrap().split('-').next().unwrap().to_string();
+    let pid = records[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .strip_prefix("journal-")
+        .unwrap()
+        .split('-')
+        .next()
+        .unwrap()
+        .to_string();
     let unrelated = write_plan(&base, "other.json", &edit(&other, "old", "new"));
     let before = snapshot(&base);
 
@@ -228,14 +288,26 @@ fn a_dry_run_reports_this_users_interrupted_plan_and_the_next_apply_completes_it
         a.display(),
         b.display()
     );
-    assert!(r.stderr.starts_with(&prefix) && r.stderr.ends_with(&suffix), "{:?}", r.stderr);
+    assert!(
+        r.stderr.starts_with(&prefix) && r.stderr.ends_with(&suffix),
+        "{:?}",
+        r.stderr
+    );
     assert_eq!(snapshot(&base), before, "the dry run changed something");
 
     let r = apply(&unrelated, &state, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let prefix = format!("multiedit: completed an interrupted plan of process {pid} from ");
-    let suffix = format!(" UTC (2 files: {}, {}) before applying this one\n", a.display(), b.display());
-    assert!(r.stderr.starts_with(&prefix) && r.stderr.ends_with(&suffix), "{:?}", r.stderr);
+    let suffix = format!(
+        " UTC (2 files: {}, {}) before applying this one\n",
+        a.display(),
+        b.display()
+    );
+    assert!(
+        r.stderr.starts_with(&prefix) && r.stderr.ends_with(&suffix),
+        "{:?}",
+        r.stderr
+    );
     for (f, text) in [(&a, "a new\n"), (&b, "b new\n"), (&other, "other new\n")] {
         assert_eq!(std::fs::read_to_string(f).unwrap(), text);
     }
@@ -246,7 +318,11 @@ fn a_dry_run_reports_this_users_interrupted_plan_and_the_next_apply_completes_it
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "{left:?}");
-    assert_eq!(std::fs::read_dir(state.join("multiedit")).unwrap().count(), 0, "the journal stayed");
+    assert_eq!(
+        std::fs::read_dir(state.join("multiedit")).unwrap().count(),
+        0,
+        "the journal stayed"
+    );
 }
 
 #[test]
@@ -279,7 +355,11 @@ fn a_journal_others_could_have_written_is_named_and_never_used() {
         for v in ["v1.txt", "v2.txt", "a.txt"] {
             std::fs::write(repo.join(v), "keep\n").unwrap();
         }
-        let plan = write_plan(&base, "plan.json", &edit(&repo.join("a.txt"), "keep", "kept"));
+        let plan = write_plan(
+            &base,
+            "plan.json",
+            &edit(&repo.join("a.txt"), "keep", "kept"),
+        );
         let before = snapshot(&base);
         let r = apply(&plan, &state, &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
@@ -292,22 +372,40 @@ fn a_journal_others_could_have_written_is_named_and_never_used() {
                 repo.join("v2.txt").display()
             );
             assert_eq!(r.stderr, said);
-            for gone in ["repo/v1.txt", "repo/v2.txt", "state/multiedit/journal-999999-beef.json"] {
+            for gone in [
+                "repo/v1.txt",
+                "repo/v2.txt",
+                "state/multiedit/journal-999999-beef.json",
+            ] {
                 expected.remove(Path::new(gone));
             }
         } else {
-            let (what, bits, required) =
-                if folder_mode == 0o755 { (&private, "0755", "0700") } else { (&journal, "0644", "0600") };
-            let so = if folder_mode == 0o755 { "so a journal there cannot be trusted" } else { "so it cannot be trusted" };
+            let (what, bits, required) = if folder_mode == 0o755 {
+                (&private, "0755", "0700")
+            } else {
+                (&journal, "0644", "0600")
+            };
+            let so = if folder_mode == 0o755 {
+                "so a journal there cannot be trusted"
+            } else {
+                "so it cannot be trusted"
+            };
             let said = format!(
                 "multiedit: ignored {}: {} has mode {bits}, which lets other users in ({required} is required), {so}; nothing \
                  in it was used, and it was left as it is\n",
                 journal.display(),
                 what.display()
             );
-            assert_eq!(r.stderr, said, "folder {folder_mode:o}, journal {file_mode:o}");
+            assert_eq!(
+                r.stderr, said,
+                "folder {folder_mode:o}, journal {file_mode:o}"
+            );
         }
-        assert_eq!(snapshot(&base), expected, "folder {folder_mode:o}, journal {file_mode:o}");
+        assert_eq!(
+            snapshot(&base),
+            expected,
+            "folder {folder_mode:o}, journal {file_mode:o}"
+        );
     }
 }
 
@@ -315,15 +413,32 @@ fn a_journal_others_could_have_written_is_named_and_never_used() {
 
 /// The special files of this test: name, what the refusal calls it, and how to make it (None where
 /// this user cannot). The listener keeps the socket's name bound.
-fn make_special(dir: &Path, name: &str) -> Option<(&'static str, Option<std::os::unix::net::UnixListener>)> {
+fn make_special(
+    dir: &Path,
+    name: &str,
+) -> Option<(&'static str, Option<std::os::unix::net::UnixListener>)> {
     let p = dir.join(name);
-    let mknod = |kind: &str, major: &str, minor: &str| Command::new("mknod").arg(&p).args([kind, major, minor]).status().is_ok_and(|s| s.success());
+    let mknod = |kind: &str, major: &str, minor: &str| {
+        Command::new("mknod")
+            .arg(&p)
+            .args([kind, major, minor])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
     match name {
-        "fifo" => Command::new("mkfifo").arg(&p).status().unwrap().success().then_some(("a named pipe (FIFO)", None)),
+        "fifo" => Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap()
+            .success()
+            .then_some(("a named pipe (FIFO)", None)),
         // Copies of /dev/null and /dev/zero (an endless device), made here: /dev is never touched.
         "null" => (is_root() && mknod("c", "1", "3")).then_some(("a character device", None)),
         "zero" => (is_root() && mknod("c", "1", "5")).then_some(("a character device", None)),
-        "socket" => Some(("a socket", Some(std::os::unix::net::UnixListener::bind(&p).unwrap()))),
+        "socket" => Some((
+            "a socket",
+            Some(std::os::unix::net::UnixListener::bind(&p).unwrap()),
+        )),
         _ => unreachable!(),
     }
 }
@@ -353,19 +468,34 @@ fn special_files_are_refused_at_once_and_never_replaced() {
         let link = work.join(format!("link-to-{name}"));
         std::os::unix::fs::symlink(name, &link).unwrap();
         let before = snapshot(&dir);
-        for (path, is) in [(&node, what.to_string()), (&link, format!("a symbolic link to {name}, which is {what}"))] {
+        for (path, is) in [
+            (&node, what.to_string()),
+            (&link, format!("a symbolic link to {name}, which is {what}")),
+        ] {
             let expected = special_refusal(path, &is);
             let plans = [
                 ("edit", edit(path, "a", "b")),
                 ("create", edit(path, "", "new text\n")),
-                ("second file of a plan", json!({"files": [edit(&ok, "one", "two"), edit(path, "a", "b")]})),
+                (
+                    "second file of a plan",
+                    json!({"files": [edit(&ok, "one", "two"), edit(path, "a", "b")]}),
+                ),
             ];
             for (case, plan) in plans {
                 let p = write_plan(outside.path(), "plan.json", &plan);
                 for extra in [&[][..], &["--dry-run"][..]] {
                     let r = apply(&p, &state, extra);
-                    assert_eq!((r.code, r.stderr.as_str()), (2, expected.as_str()), "{name}, {case} {extra:?}: {}", r.stdout);
-                    assert_eq!(snapshot(&dir), before, "{name}, {case} {extra:?}: something changed");
+                    assert_eq!(
+                        (r.code, r.stderr.as_str()),
+                        (2, expected.as_str()),
+                        "{name}, {case} {extra:?}: {}",
+                        r.stdout
+                    );
+                    assert_eq!(
+                        snapshot(&dir),
+                        before,
+                        "{name}, {case} {extra:?}: something changed"
+                    );
                 }
             }
             // A patch that moves a file onto it.
@@ -373,9 +503,29 @@ fn special_files_are_refused_at_once_and_never_replaced() {
             let diff = format!("diff --git a/ok.txt b/{rel}\nsimilarity index 100%\nrename from ok.txt\nrename to {rel}\n");
             let p = outside.path().join("move.diff");
             std::fs::write(&p, &diff).unwrap();
-            let r = run(&["apply", "--format", "diff", "--root", work.to_str().unwrap(), p.to_str().unwrap()], &state, None);
-            assert_eq!((r.code, r.stderr.as_str()), (2, expected.as_str()), "{name}: a move onto it: {}", r.stdout);
-            assert_eq!(snapshot(&dir), before, "{name}: a move onto it changed something");
+            let r = run(
+                &[
+                    "apply",
+                    "--format",
+                    "diff",
+                    "--root",
+                    work.to_str().unwrap(),
+                    p.to_str().unwrap(),
+                ],
+                &state,
+                None,
+            );
+            assert_eq!(
+                (r.code, r.stderr.as_str()),
+                (2, expected.as_str()),
+                "{name}: a move onto it: {}",
+                r.stdout
+            );
+            assert_eq!(
+                snapshot(&dir),
+                before,
+                "{name}: a move onto it changed something"
+            );
         }
         tried.push(name);
     }
@@ -388,12 +538,27 @@ fn the_writer_never_replaces_a_special_file() {
     // What the reader refuses, the writer refuses too, should one appear after the read.
     let root = tempfile::tempdir().unwrap();
     let fifo = root.path().join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     for before in [Some(b"old\n".to_vec()), None] {
-        let w = multiedit::disk::Write1 { path: fifo.clone(), before, after: Some(b"new\n".to_vec()), mode: None };
+        let w = multiedit::disk::Write1 {
+            path: fifo.clone(),
+            before,
+            after: Some(b"new\n".to_vec()),
+            mode: None,
+        };
         let refusal = multiedit::disk::commit(vec![w]).unwrap_err();
-        assert_eq!(refusal.full_text(), special_refusal(&fifo, "a named pipe (FIFO)").trim_end());
-        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(
+            refusal.full_text(),
+            special_refusal(&fifo, "a named pipe (FIFO)").trim_end()
+        );
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
     }
 }
 
@@ -402,17 +567,29 @@ fn the_language_server_refuses_a_fifo_and_keeps_answering() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().canonicalize().unwrap();
     let (fifo, ok) = (ws.join("fifo"), ws.join("ok.txt"));
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     std::fs::write(&ok, "one\n").unwrap();
     let before = snapshot(&ws);
     let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&ws));
     let started = Instant::now();
-    for result in [ed.preview(edit(&fifo, "a", "b")), ed.apply(edit(&fifo, "a", "b"))] {
+    for result in [
+        ed.preview(edit(&fifo, "a", "b")),
+        ed.apply(edit(&fifo, "a", "b")),
+    ] {
         let error = result.expect_err("refused");
         let text = error.to_string();
-        assert!(text.contains(special_refusal(&fifo, "a named pipe (FIFO)").trim_end()), "{text}");
+        assert!(
+            text.contains(special_refusal(&fifo, "a named pipe (FIFO)").trim_end()),
+            "{text}"
+        );
     }
-    let result = ed.preview(edit(&ok, "one", "two")).expect("the next preview");
+    let result = ed
+        .preview(edit(&ok, "one", "two"))
+        .expect("the next preview");
     assert_eq!(result["ok"], json!(true));
     assert!(started.elapsed() < LIMIT);
     assert!(ed.shutdown().success());
@@ -429,7 +606,11 @@ fn new_files_follow_the_umask_and_moved_and_edited_files_keep_their_mode() {
         let state = dir.join("state");
         let work = dir.join("work");
         std::fs::create_dir(&work).unwrap();
-        let (script, secret, moved) = (work.join("run.sh"), work.join("secret.txt"), work.join("bin/run.sh"));
+        let (script, secret, moved) = (
+            work.join("run.sh"),
+            work.join("secret.txt"),
+            work.join("bin/run.sh"),
+        );
         std::fs::write(&script, "#!/bin/sh\necho old\n").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::write(&secret, "token old\n").unwrap();
@@ -437,13 +618,21 @@ fn new_files_follow_the_umask_and_moved_and_edited_files_keep_their_mode() {
         let umask = Some(mask);
 
         // A plan that creates a file (in a new folder) and edits one.
-        let plan = write_plan(&dir, "plan.json", &json!({"files": [
-            edit(&work.join("new/made.txt"), "", "made\n"),
-            edit(&secret, "old", "new"),
-        ]}));
+        let plan = write_plan(
+            &dir,
+            "plan.json",
+            &json!({"files": [
+                edit(&work.join("new/made.txt"), "", "made\n"),
+                edit(&secret, "old", "new"),
+            ]}),
+        );
         let r = run(&["apply", plan.to_str().unwrap()], &state, umask);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_eq!(mode(&work.join("new/made.txt")), created, "umask {mask}: a file the plan created");
+        assert_eq!(
+            mode(&work.join("new/made.txt")),
+            created,
+            "umask {mask}: a file the plan created"
+        );
         assert_eq!(mode(&secret), 0o600, "umask {mask}: an edited file");
 
         // A diff that creates a file (no mode stated), edits the script, then one that moves it.
@@ -451,16 +640,45 @@ fn new_files_follow_the_umask_and_moved_and_edited_files_keep_their_mode() {
                     --- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo old\n+echo new\n";
         let p = dir.join("one.diff");
         std::fs::write(&p, diff).unwrap();
-        let r = run(&["apply", "--format", "diff", "--root", work.to_str().unwrap(), p.to_str().unwrap()], &state, umask);
+        let r = run(
+            &[
+                "apply",
+                "--format",
+                "diff",
+                "--root",
+                work.to_str().unwrap(),
+                p.to_str().unwrap(),
+            ],
+            &state,
+            umask,
+        );
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_eq!(mode(&work.join("added.txt")), created, "umask {mask}: a file the diff created");
+        assert_eq!(
+            mode(&work.join("added.txt")),
+            created,
+            "umask {mask}: a file the diff created"
+        );
         assert_eq!(mode(&script), 0o755, "umask {mask}: an edited script");
         let diff = "diff --git a/run.sh b/bin/run.sh\nsimilarity index 100%\nrename from run.sh\nrename to bin/run.sh\n";
         std::fs::write(&p, diff).unwrap();
-        let r = run(&["apply", "--format", "diff", "--root", work.to_str().unwrap(), p.to_str().unwrap()], &state, umask);
+        let r = run(
+            &[
+                "apply",
+                "--format",
+                "diff",
+                "--root",
+                work.to_str().unwrap(),
+                p.to_str().unwrap(),
+            ],
+            &state,
+            umask,
+        );
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(!script.exists());
-        assert_eq!(std::fs::read_to_string(&moved).unwrap(), "#!/bin/sh\necho new\n");
+        assert_eq!(
+            std::fs::read_to_string(&moved).unwrap(),
+            "#!/bin/sh\necho new\n"
+        );
         assert_eq!(mode(&moved), 0o755, "umask {mask}: a moved script");
         // The private folder for journals is private whatever the umask.
         assert_eq!(mode(&state.join("multiedit")), 0o700);
@@ -477,8 +695,18 @@ fn a_mode_given_to_the_writer_is_set_exactly() {
     std::fs::write(&old, "old\n").unwrap();
     std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
     let writes = vec![
-        multiedit::disk::Write1 { path: new.clone(), before: None, after: Some(b"#!/bin/sh\n".to_vec()), mode: Some(0o777) },
-        multiedit::disk::Write1 { path: old.clone(), before: Some(b"old\n".to_vec()), after: Some(b"new\n".to_vec()), mode: Some(0o600) },
+        multiedit::disk::Write1 {
+            path: new.clone(),
+            before: None,
+            after: Some(b"#!/bin/sh\n".to_vec()),
+            mode: Some(0o777),
+        },
+        multiedit::disk::Write1 {
+            path: old.clone(),
+            before: Some(b"old\n".to_vec()),
+            after: Some(b"new\n".to_vec()),
+            mode: Some(0o600),
+        },
     ];
     multiedit::disk::commit(writes).expect("written");
     assert_eq!((mode(&new), mode(&old)), (0o777, 0o600));
@@ -491,11 +719,22 @@ fn the_mcp_server_refuses_a_fifo_and_keeps_answering() {
     let ws = root.path().canonicalize().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let (fifo, ok) = (ws.join("fifo"), ws.join("ok.txt"));
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     std::fs::write(&ok, "one\n").unwrap();
     let before = snapshot(&ws);
     // With no editor to hand plans to: its runtime and state folders are elsewhere.
-    let mut mcp = Raw::start(&ws, &[], &[("XDG_RUNTIME_DIR", outside.path()), ("XDG_STATE_HOME", outside.path())]);
+    let mut mcp = Raw::start(
+        &ws,
+        &[],
+        &[
+            ("XDG_RUNTIME_DIR", outside.path()),
+            ("XDG_STATE_HOME", outside.path()),
+        ],
+    );
     let expected = special_refusal(&fifo, "a named pipe (FIFO)");
     for (id, tool) in [(1, "multiedit_preview"), (2, "multiedit")] {
         let (is_error, text) = mcp.call(id, tool, edit(&fifo, "a", "b"));
@@ -531,7 +770,13 @@ fn a_file_and_a_folder_trade_names_only_when_the_plan_empties_what_it_replaces()
     let patch = dir.join("p.diff");
     let run_diff = |sections: &[String], dry: bool| {
         std::fs::write(&patch, sections.concat()).unwrap();
-        let mut args = vec!["apply", "--format", "diff", "--root", work.to_str().unwrap()];
+        let mut args = vec![
+            "apply",
+            "--format",
+            "diff",
+            "--root",
+            work.to_str().unwrap(),
+        ];
         if dry {
             args.push("--dry-run");
         }
@@ -587,7 +832,11 @@ fn a_file_and_a_folder_trade_names_only_when_the_plan_empties_what_it_replaces()
     for (sections, want) in &refusals {
         for dry in [true, false] {
             let r = run_diff(sections, dry);
-            assert_eq!((r.code, r.stderr.as_str()), (1, format!("{want}\n").as_str()), "dry run: {dry}");
+            assert_eq!(
+                (r.code, r.stderr.as_str()),
+                (1, format!("{want}\n").as_str()),
+                "dry run: {dry}"
+            );
             assert_eq!(snapshot(&work), before, "{want}: something changed");
         }
     }
@@ -607,8 +856,17 @@ fn a_file_and_a_folder_trade_names_only_when_the_plan_empties_what_it_replaces()
     let r = run_diff(&trade, false);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(work.join("x")).unwrap(), "x new\n");
-    assert_eq!(std::fs::read_to_string(work.join("f/inside")).unwrap(), "inside\n");
-    let names: Vec<String> = snapshot(&work).keys().map(|p| p.display().to_string()).collect();
+    assert_eq!(
+        std::fs::read_to_string(work.join("f/inside")).unwrap(),
+        "inside\n"
+    );
+    let names: Vec<String> = snapshot(&work)
+        .keys()
+        .map(|p| p.display().to_string())
+        .collect();
     assert_eq!(names, ["f", "f/inside", "x"]);
-    assert_eq!((mode(&work.join("x")), mode(&work.join("f/inside"))), (0o644, 0o644));
+    assert_eq!(
+        (mode(&work.join("x")), mode(&work.join("f/inside"))),
+        (0o644, 0o644)
+    );
 }

@@ -51,7 +51,12 @@ fn edit(path: &Path, old: &str, new: &str) -> Value {
 
 /// Asserts a refusal with exactly `message` (exit 2: an I/O error) and the folder exactly as before.
 fn refused(run: &Run, message: &str, root: &Path, before: &Snapshot) {
-    assert_eq!((run.code, run.stderr.as_str()), (2, format!("{message}\n").as_str()), "stdout: {}", run.stdout);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (2, format!("{message}\n").as_str()),
+        "stdout: {}",
+        run.stdout
+    );
     assert_eq!(&snapshot(root), before, "the folder changed");
 }
 
@@ -64,7 +69,13 @@ impl Tmpfs {
     fn mount(size: &str) -> Option<Tmpfs> {
         let dir = tempfile::tempdir().unwrap();
         let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
             .arg(dir.path())
             .status()
             .is_ok_and(|s| s.success());
@@ -78,7 +89,11 @@ impl Tmpfs {
         self.dir.path()
     }
     fn remount(&self, opts: &str) {
-        let s = Command::new("mount").args(["-o", &format!("remount,{opts}")]).arg(self.path()).status().unwrap();
+        let s = Command::new("mount")
+            .args(["-o", &format!("remount,{opts}")])
+            .arg(self.path())
+            .status()
+            .unwrap();
         assert!(s.success());
     }
 }
@@ -97,7 +112,15 @@ fn read_only_file_is_refused() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444)).unwrap();
     let before = snapshot(root.path());
     let run = apply(&edit(&f, "alpha", "gamma"));
-    refused(&run, &format!("Cannot edit {}: the file is read-only. Nothing was changed.", f.display()), root.path(), &before);
+    refused(
+        &run,
+        &format!(
+            "Cannot edit {}: the file is read-only. Nothing was changed.",
+            f.display()
+        ),
+        root.path(),
+        &before,
+    );
 }
 
 #[test]
@@ -153,7 +176,9 @@ fn read_only_file_system_is_refused() {
 
 #[test]
 fn full_disk_is_refused_and_no_other_file_of_the_plan_changes() {
-    let Some(fs) = Tmpfs::mount("64k") else { return };
+    let Some(fs) = Tmpfs::mount("64k") else {
+        return;
+    };
     let elsewhere = tempfile::tempdir().unwrap();
     let other = elsewhere.path().join("other.txt");
     std::fs::write(&other, "one two\n").unwrap();
@@ -166,7 +191,10 @@ fn full_disk_is_refused_and_no_other_file_of_the_plan_changes() {
         {"file_path": f, "edits": [{"old_string": "MARK", "new_string": "y".repeat(60_000)}]},
     ]});
     let run = apply(&plan);
-    let msg = format!("Cannot write {}: No space left on device (os error 28). Nothing was changed.", f.display());
+    let msg = format!(
+        "Cannot write {}: No space left on device (os error 28). Nothing was changed.",
+        f.display()
+    );
     refused(&run, &msg, fs.path(), &before);
     assert_eq!(snapshot(elsewhere.path()), before_other);
     // And with room again the same plan goes through.
@@ -199,7 +227,10 @@ fn write_error_is_refused() {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
-    let msg = format!("Cannot write {}: File too large (os error 27). Nothing was changed.", f.display());
+    let msg = format!(
+        "Cannot write {}: File too large (os error 27). Nothing was changed.",
+        f.display()
+    );
     refused(&run, &msg, root.path(), &before);
 }
 
@@ -211,13 +242,19 @@ fn directory_in_place_of_a_file_is_refused() {
     let d = root.path().join("was-a-file.txt");
     std::fs::create_dir(&d).unwrap();
     let before = snapshot(root.path());
-    for second in [json!([{"old_string": "a", "new_string": "b"}]), json!([{"old_string": "", "new_string": "new"}])] {
+    for second in [
+        json!([{"old_string": "a", "new_string": "b"}]),
+        json!([{"old_string": "", "new_string": "new"}]),
+    ] {
         let plan = json!({"files": [
             {"file_path": ok, "edits": [{"old_string": "one", "new_string": "two"}]},
             {"file_path": d, "edits": second},
         ]});
         let run = apply(&plan);
-        let msg = format!("Cannot edit {}: it is a directory, not a file. Nothing was changed.", d.display());
+        let msg = format!(
+            "Cannot edit {}: it is a directory, not a file. Nothing was changed.",
+            d.display()
+        );
         refused(&run, &msg, root.path(), &before);
     }
 }
@@ -229,7 +266,10 @@ fn dangling_symlink_is_refused() {
     let link = root.path().join("link.txt");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let before = snapshot(root.path());
-    for edits in [json!([{"old_string": "a", "new_string": "b"}]), json!([{"old_string": "", "new_string": "new"}])] {
+    for edits in [
+        json!([{"old_string": "a", "new_string": "b"}]),
+        json!([{"old_string": "", "new_string": "new"}]),
+    ] {
         let run = apply(&json!({"file_path": link, "edits": edits}));
         let msg = format!(
             "Cannot edit {}: it is a symbolic link to {}, which does not exist. Nothing was changed.",
@@ -249,7 +289,10 @@ fn symlink_to_a_file_edits_the_target_and_keeps_the_link() {
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
     std::os::unix::fs::symlink(&target, &link).unwrap();
     assert_eq!(apply(&edit(&link, "alpha", "beta")).code, 0);
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "beta\n");
     assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o640);
 }
@@ -274,7 +317,11 @@ fn file_that_is_not_utf8_is_refused_and_left_alone() {
 
 /// Sets or clears the immutable attribute; false where the file system or the user cannot.
 fn immutable(path: &Path, on: bool) -> bool {
-    Command::new("chattr").arg(if on { "+i" } else { "-i" }).arg(path).output().is_ok_and(|o| o.status.success())
+    Command::new("chattr")
+        .arg(if on { "+i" } else { "-i" })
+        .arg(path)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -283,7 +330,11 @@ fn a_rename_that_fails_puts_back_the_files_already_replaced() {
     // after another file was replaced. An immutable file (even root may not replace it) makes the
     // last rename fail: the edited file and the created one must be put back as they were.
     let root = tempfile::tempdir().unwrap();
-    let (a, c, b) = (root.path().join("a.txt"), root.path().join("sub/created.txt"), root.path().join("b.txt"));
+    let (a, c, b) = (
+        root.path().join("a.txt"),
+        root.path().join("sub/created.txt"),
+        root.path().join("b.txt"),
+    );
     std::fs::write(&a, "one\n").unwrap();
     std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o640)).unwrap();
     std::fs::write(&b, "two\n").unwrap();
@@ -301,11 +352,22 @@ fn a_rename_that_fails_puts_back_the_files_already_replaced() {
     immutable(&b, false);
     assert_eq!(
         (run.code, run.stderr.as_str()),
-        (2, format!("Cannot replace {}: Operation not permitted (os error 1). Nothing was changed.\n", b.display()).as_str())
+        (
+            2,
+            format!(
+                "Cannot replace {}: Operation not permitted (os error 1). Nothing was changed.\n",
+                b.display()
+            )
+            .as_str()
+        )
     );
     // The folder made for the created file is removed too: the commit made it, after its commit point.
     assert_eq!(snapshot(root.path()), before);
-    assert_eq!(apply(&plan).code, 0, "with b writable again the same plan goes through");
+    assert_eq!(
+        apply(&plan).code,
+        0,
+        "with b writable again the same plan goes through"
+    );
     assert_eq!(std::fs::read_to_string(&c).unwrap(), "new\n");
 }
 
@@ -325,7 +387,11 @@ fn a_corrupt_journal_is_refused_and_nothing_changes() {
     let journal = private.join("journal-999999-abc.json");
     std::fs::write(&journal, "{\"multiedit_journal\": 3, \"plan\"").unwrap();
     std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o600)).unwrap();
-    std::fs::write(dir.join(".multiedit-999999-abc-XyZ123.tmp"), "alpha? beta?\n").unwrap();
+    std::fs::write(
+        dir.join(".multiedit-999999-abc-XyZ123.tmp"),
+        "alpha? beta?\n",
+    )
+    .unwrap();
     let (before, before_state) = (snapshot(&dir), snapshot(state.path()));
     let run = apply_with(&edit(&f, "alpha", "gamma"), Path::new(BIN), |c| {
         c.env("XDG_STATE_HOME", state.path());
@@ -366,12 +432,36 @@ fn a_deleted_file_put_back_after_a_failed_commit_is_the_same_file() {
     let aux = tempfile::tempdir().unwrap();
     let patch = aux.path().join("change.diff");
     std::fs::write(&patch, diff).unwrap();
-    let run = Command::new(BIN).args(["apply", "--root"]).arg(root.path()).arg(&patch).env("XDG_STATE_HOME", aux.path()).output().unwrap();
+    let run = Command::new(BIN)
+        .args(["apply", "--root"])
+        .arg(root.path())
+        .arg(&patch)
+        .env("XDG_STATE_HOME", aux.path())
+        .output()
+        .unwrap();
     immutable(&b, false);
     assert_eq!(
-        (run.status.code(), String::from_utf8_lossy(&run.stderr).as_ref()),
-        (Some(2), format!("Cannot replace {}: Operation not permitted (os error 1). Nothing was changed.\n", b.display()).as_str())
+        (
+            run.status.code(),
+            String::from_utf8_lossy(&run.stderr).as_ref()
+        ),
+        (
+            Some(2),
+            format!(
+                "Cannot replace {}: Operation not permitted (os error 1). Nothing was changed.\n",
+                b.display()
+            )
+            .as_str()
+        )
     );
-    assert_eq!(snapshot(root.path()), before, "every name, mode, owner and byte as it was");
-    assert_eq!(std::fs::metadata(&gone).unwrap().ino(), inode, "the same file, not a copy");
+    assert_eq!(
+        snapshot(root.path()),
+        before,
+        "every name, mode, owner and byte as it was"
+    );
+    assert_eq!(
+        std::fs::metadata(&gone).unwrap().ino(),
+        inode,
+        "the same file, not a copy"
+    );
 }

@@ -7,13 +7,24 @@ use std::path::{Path, PathBuf};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The pages whose links are checked: the top-level ones, docs/ and the extension's README.
 fn pages() -> Vec<PathBuf> {
     let root = repo();
-    let mut out: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "extension-vscode/README.md"].iter().map(|p| root.join(p)).collect();
+    let mut out: Vec<PathBuf> = [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CONTRIBUTING.md",
+        "extension-vscode/README.md",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
     for entry in std::fs::read_dir(root.join("docs")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "md") {
@@ -41,11 +52,16 @@ struct Page {
 
 fn read_page(path: &Path) -> Page {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let (mut links, mut anchors, mut seen) = (Vec::new(), BTreeSet::new(), BTreeMap::<String, usize>::new());
+    let (mut links, mut anchors, mut seen) = (
+        Vec::new(),
+        BTreeSet::new(),
+        BTreeMap::<String, usize>::new(),
+    );
     let mut heading: Option<String> = None;
     for event in Parser::new(&text) {
         match event {
-            Event::Start(Tag::Link { dest_url, .. }) | Event::Start(Tag::Image { dest_url, .. }) => links.push(dest_url.to_string()),
+            Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. }) => links.push(dest_url.to_string()),
             Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
             Event::Text(t) | Event::Code(t) => {
                 if let Some(h) = heading.as_mut() {
@@ -55,7 +71,11 @@ fn read_page(path: &Path) -> Page {
             Event::End(TagEnd::Heading(_)) => {
                 let base = slug(&heading.take().unwrap_or_default());
                 let n = seen.entry(base.clone()).or_default();
-                anchors.insert(if *n == 0 { base.clone() } else { format!("{base}-{n}") });
+                anchors.insert(if *n == 0 {
+                    base.clone()
+                } else {
+                    format!("{base}-{n}")
+                });
                 *n += 1;
             }
             _ => {}
@@ -79,7 +99,11 @@ fn every_link_of_the_readme_and_the_docs_resolves() {
                 Some((f, a)) => (f, Some(a)),
                 None => (link.as_str(), None),
             };
-            let target = if file.is_empty() { page.clone() } else { page.parent().unwrap().join(file) };
+            let target = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
             let name = format!("{}: {link}", page.strip_prefix(repo()).unwrap().display());
             if !target.exists() {
                 broken.push(format!("{name} (no such file)"));
@@ -88,7 +112,10 @@ fn every_link_of_the_readme_and_the_docs_resolves() {
             if let Some(anchor) = anchor {
                 if target.extension().is_some_and(|e| e == "md") {
                     let target = target.canonicalize().unwrap();
-                    let anchors = &cache.entry(target.clone()).or_insert_with(|| read_page(&target)).anchors;
+                    let anchors = &cache
+                        .entry(target.clone())
+                        .or_insert_with(|| read_page(&target))
+                        .anchors;
                     if !anchors.contains(anchor) {
                         broken.push(format!("{name} (no heading with that anchor)"));
                     }
@@ -101,13 +128,25 @@ fn every_link_of_the_readme_and_the_docs_resolves() {
 
 #[test]
 fn slugs_follow_github() {
-    assert_eq!(slug("The MCP server: `multiedit mcp`"), "the-mcp-server-multiedit-mcp");
-    assert_eq!(slug("Diagnostics: what the edit introduced and resolved"), "diagnostics-what-the-edit-introduced-and-resolved");
-    assert_eq!(slug("1b. Tolerant matching writes"), "1b-tolerant-matching-writes");
+    assert_eq!(
+        slug("The MCP server: `multiedit mcp`"),
+        "the-mcp-server-multiedit-mcp"
+    );
+    assert_eq!(
+        slug("Diagnostics: what the edit introduced and resolved"),
+        "diagnostics-what-the-edit-introduced-and-resolved"
+    );
+    assert_eq!(
+        slug("1b. Tolerant matching writes"),
+        "1b-tolerant-matching-writes"
+    );
 }
 
 #[test]
 fn the_readme_stays_short() {
-    let lines = std::fs::read_to_string(repo().join("README.md")).unwrap().lines().count();
+    let lines = std::fs::read_to_string(repo().join("README.md"))
+        .unwrap()
+        .lines()
+        .count();
     assert!(lines <= 200, "README.md has {lines} lines; a newcomer reads it to the end under 200: move detail to docs/");
 }

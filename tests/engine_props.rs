@@ -1,6 +1,8 @@
 //! Property: applying the composed change to the original equals applying the edits one by one.
 
-use multiedit::engine::{apply_plan, apply_replacements, Edit, Expect, FilePlan, Kind, Options, Plan};
+use multiedit::engine::{
+    apply_plan, apply_replacements, Edit, Expect, FilePlan, Kind, Options, Plan,
+};
 use proptest::prelude::*;
 
 /// The obvious implementation: materialise the text, one search per edit.
@@ -27,12 +29,22 @@ fn one_by_one(text: &str, edits: &[Edit]) -> Result<String, Kind> {
 }
 
 fn piece() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "é", "😀", "\n", " ", "ba"]), 1..4)
-        .prop_map(|v| v.concat())
+    prop::collection::vec(
+        prop::sample::select(vec!["a", "b", "ab", "é", "😀", "\n", " ", "ba"]),
+        1..4,
+    )
+    .prop_map(|v| v.concat())
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
-    (piece(), prop::collection::vec(prop::sample::select(vec!["a", "b", "x", "é", "😀", "\n", ""]), 0..4), 0..3u8)
+    (
+        piece(),
+        prop::collection::vec(
+            prop::sample::select(vec!["a", "b", "x", "é", "😀", "\n", ""]),
+            0..4,
+        ),
+        0..3u8,
+    )
         .prop_map(|(old, new, e)| Edit {
             old_string: old,
             new_string: new.concat(),
@@ -47,12 +59,19 @@ fn edit() -> impl Strategy<Value = Edit> {
 }
 
 fn text() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "é", "😀", "\n", " ", "xyz", "ba"]), 0..60)
-        .prop_map(|v| v.concat())
+    prop::collection::vec(
+        prop::sample::select(vec!["a", "b", "ab", "é", "😀", "\n", " ", "xyz", "ba"]),
+        0..60,
+    )
+    .prop_map(|v| v.concat())
 }
 
 fn engine(text: &str, edits: Vec<Edit>) -> Result<String, Kind> {
-    let plan = Plan { files: vec![FilePlan::edit("/p", edits)], options: Options::default(), rename: None };
+    let plan = Plan {
+        files: vec![FilePlan::edit("/p", edits)],
+        options: Options::default(),
+        rename: None,
+    };
     match apply_plan(&plan, &[Some(text)]) {
         Ok(o) => {
             let f = &o.files[0];
@@ -121,16 +140,33 @@ proptest! {
 /// and across it: the one-pass index and the change-time tracker must see what a rescan would.
 #[test]
 fn large_plans_see_text_that_earlier_edits_wrote() {
-    let lines: Vec<String> = (0..400).map(|i| format!("let value_{i} = compute({i}); // line {i}\n")).collect();
+    let lines: Vec<String> = (0..400)
+        .map(|i| format!("let value_{i} = compute({i}); // line {i}\n"))
+        .collect();
     let text: String = lines.concat();
     let mut edits = Vec::new();
     for i in (0..400).step_by(10) {
         // Rewrite a line, then edit the rewritten text, then edit across it and the next line.
-        edits.push(Edit::new(&format!("let value_{i} = compute({i});"), &format!("let renamed_{i} = compute_fast({i});")));
-        edits.push(Edit::new(&format!("renamed_{i} = compute_fast"), &format!("renamed_{i}_v2 = compute_fast")));
-        edits.push(Edit::new(&format!("({i}); // line {i}\nlet value_{}", i + 1), &format!("({i}); // line {i} (edited)\nlet value_{}", i + 1)));
+        edits.push(Edit::new(
+            &format!("let value_{i} = compute({i});"),
+            &format!("let renamed_{i} = compute_fast({i});"),
+        ));
+        edits.push(Edit::new(
+            &format!("renamed_{i} = compute_fast"),
+            &format!("renamed_{i}_v2 = compute_fast"),
+        ));
+        edits.push(Edit::new(
+            &format!("({i}); // line {i}\nlet value_{}", i + 1),
+            &format!("({i}); // line {i} (edited)\nlet value_{}", i + 1),
+        ));
     }
-    edits.push(Edit { old_string: "_v2 = compute_fast(".into(), new_string: "_v3 = compute_fast(".into(), expect: Expect::All, anchor: None, target: None });
+    edits.push(Edit {
+        old_string: "_v2 = compute_fast(".into(),
+        new_string: "_v3 = compute_fast(".into(),
+        expect: Expect::All,
+        anchor: None,
+        target: None,
+    });
     let ours = engine(&text, edits.clone()).expect("applies");
     assert_eq!(Ok(ours.clone()), one_by_one(&text, &edits));
     assert_eq!(ours.matches("_v3 = compute_fast(").count(), 40);
@@ -143,8 +179,13 @@ fn patch(before: &str, diff: &str) -> Result<String, String> {
     let mut at = 0usize;
     let mut lines = diff.lines().skip(2).peekable();
     while let Some(h) = lines.next() {
-        let spec = h.strip_prefix("@@ -").and_then(|r| r.split(' ').next()).ok_or(format!("bad header {h}"))?;
-        let (s, c) = spec.split_once(',').map_or((spec, 1), |(s, c)| (s, c.parse().unwrap()));
+        let spec = h
+            .strip_prefix("@@ -")
+            .and_then(|r| r.split(' ').next())
+            .ok_or(format!("bad header {h}"))?;
+        let (s, c) = spec
+            .split_once(',')
+            .map_or((spec, 1), |(s, c)| (s, c.parse().unwrap()));
         let start: usize = s.parse().unwrap();
         let first = if c == 0 { start } else { start - 1 };
         if first < at {
@@ -165,7 +206,12 @@ fn patch(before: &str, diff: &str) -> Result<String, String> {
             match &l[..1] {
                 " " | "-" => {
                     if old.get(at) != Some(&text.as_str()) {
-                        return Err(format!("line {} is {:?}, the diff says {:?}", at + 1, old.get(at), text));
+                        return Err(format!(
+                            "line {} is {:?}, the diff says {:?}",
+                            at + 1,
+                            old.get(at),
+                            text
+                        ));
                     }
                     at += 1;
                     if &l[..1] == " " {

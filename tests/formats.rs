@@ -11,7 +11,11 @@ use crate::support::disk::folder;
 
 /// `multiedit apply --root ROOT ARGS -` with `patch` on standard input.
 fn apply(root: &Path, args: &[&str], patch: &str) -> Output {
-    apply_text(Path::new("."), &[&["--root", root.to_str().unwrap()], args].concat(), patch)
+    apply_text(
+        Path::new("."),
+        &[&["--root", root.to_str().unwrap()], args].concat(),
+        patch,
+    )
 }
 
 fn stderr(o: &Output) -> String {
@@ -24,7 +28,10 @@ fn stdout(o: &Output) -> String {
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for e in walk(dir) {
-        out.push((e.strip_prefix(dir).unwrap().display().to_string(), fs::read(&e).unwrap()));
+        out.push((
+            e.strip_prefix(dir).unwrap().display().to_string(),
+            fs::read(&e).unwrap(),
+        ));
     }
     out.sort();
     out
@@ -51,7 +58,11 @@ const APP: &str = "import os\n\ndef handler(event):\n    value = event.get(\"x\"
 
 #[test]
 fn envelope_adds_updates_moves_and_deletes_in_one_change() {
-    let dir = folder(&[("app.py", APP), ("old/name.py", "a = 1\nb = 2\n"), ("gone.txt", "bye\n")]);
+    let dir = folder(&[
+        ("app.py", APP),
+        ("old/name.py", "a = 1\nb = 2\n"),
+        ("gone.txt", "bye\n"),
+    ]);
     let patch = "\
 *** Begin Patch
 *** Add File: docs/notes.md
@@ -73,13 +84,30 @@ fn envelope_adds_updates_moves_and_deletes_in_one_change() {
 ";
     let o = apply(dir.path(), &[], patch);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "docs/notes.md"), "# Notes\n\nWritten by the patch.\n");
+    assert_eq!(
+        read(dir.path(), "docs/notes.md"),
+        "# Notes\n\nWritten by the patch.\n"
+    );
     // `@@ def other(event):` chose the second of two identical bodies.
-    assert_eq!(read(dir.path(), "app.py"), APP.replacen("event.get(\"x\")\n    return value\n", "event.get(\"x\")\n    return value\n", 1).replace("def other(event):\n    value = event.get(\"x\")", "def other(event):\n    value = event.get(\"y\")"));
+    assert_eq!(
+        read(dir.path(), "app.py"),
+        APP.replacen(
+            "event.get(\"x\")\n    return value\n",
+            "event.get(\"x\")\n    return value\n",
+            1
+        )
+        .replace(
+            "def other(event):\n    value = event.get(\"x\")",
+            "def other(event):\n    value = event.get(\"y\")"
+        )
+    );
     assert_eq!(read(dir.path(), "new/name.py"), "a = 1\nb = 3\n");
     assert!(!dir.path().join("old/name.py").exists() && !dir.path().join("gone.txt").exists());
     let out = stdout(&o);
-    assert!(out.contains("Moved ") && out.contains("Deleted ") && out.contains("Created the file"), "{out}");
+    assert!(
+        out.contains("Moved ") && out.contains("Deleted ") && out.contains("Created the file"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -92,7 +120,10 @@ fn envelope_with_a_stale_hunk_changes_no_file() {
     assert_eq!(snapshot(dir.path()), before, "nothing written");
     let e = stderr(&o);
     assert!(e.starts_with("Hunk 1 of b.py (after \"def f():\") does not apply: its lines are not in the file.\nLines:\n    return 3\n"), "{e}");
-    assert!(e.contains("line 2 has \"2\" where old_string has \"3\""), "the closest-text hint names the changed word: {e}");
+    assert!(
+        e.contains("line 2 has \"2\" where old_string has \"3\""),
+        "the closest-text hint names the changed word: {e}"
+    );
 }
 
 #[test]
@@ -107,7 +138,10 @@ fn adding_a_file_that_exists_is_refused_in_every_format() {
         assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         assert_eq!(v["error"]["kind"], "file_exists", "{v}");
-        assert_eq!(v["error"]["message"], "Cannot create new file - file already exists.");
+        assert_eq!(
+            v["error"]["message"],
+            "Cannot create new file - file already exists."
+        );
         assert_eq!(snapshot(dir.path()), before);
     }
 }
@@ -119,19 +153,28 @@ fn end_of_file_and_file_order_choose_between_equal_places() {
     let patch = "*** Begin Patch\n*** Update File: c.txt\n@@\n }\n-return 0\n+return 1\n }\n*** End of File\n*** End Patch\n";
     let o = apply(dir.path(), &[], patch);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "c.txt"), "}\nreturn 0\n}\nmiddle\n}\nreturn 1\n}\n");
+    assert_eq!(
+        read(dir.path(), "c.txt"),
+        "}\nreturn 0\n}\nmiddle\n}\nreturn 1\n}\n"
+    );
 
     // Two hunks with the same text: the second comes after the first.
     let dir = folder(&[("c.txt", text)]);
     let patch = "*** Begin Patch\n*** Update File: c.txt\n@@\n-return 0\n+return 1\n@@\n-return 0\n+return 2\n*** End Patch\n";
     let o = apply(dir.path(), &[], patch);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "c.txt"), "}\nreturn 1\n}\nmiddle\n}\nreturn 2\n}\n");
+    assert_eq!(
+        read(dir.path(), "c.txt"),
+        "}\nreturn 1\n}\nmiddle\n}\nreturn 2\n}\n"
+    );
 }
 
 #[test]
 fn search_replace_blocks_across_files_fenced_or_not() {
-    let dir = folder(&[("src/a.py", "def a():\n    return 1\n"), ("src/b.py", "B = 'b'\n")]);
+    let dir = folder(&[
+        ("src/a.py", "def a():\n    return 1\n"),
+        ("src/b.py", "B = 'b'\n"),
+    ]);
     let text = "\
 Here are the changes.
 
@@ -166,7 +209,11 @@ C = 3
     assert_eq!(read(dir.path(), "src/c.py"), "C = 3\n");
 
     // The marker variant of Cline and Roo Code.
-    let o = apply(dir.path(), &["--format", "search-replace"], "src/a.py\n------- SEARCH\n    return 2\n=======\n    return 3\n+++++++ REPLACE\n");
+    let o = apply(
+        dir.path(),
+        &["--format", "search-replace"],
+        "src/a.py\n------- SEARCH\n    return 2\n=======\n    return 3\n+++++++ REPLACE\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(read(dir.path(), "src/a.py"), "def a():\n    return 3\n");
 }
@@ -175,7 +222,11 @@ C = 3
 fn a_block_that_matches_twice_is_refused_with_both_lines() {
     let dir = folder(&[("d.py", "x = 1\ny = 2\nx = 1\n")]);
     let before = snapshot(dir.path());
-    let o = apply(dir.path(), &[], "d.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 5\n>>>>>>> REPLACE\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "d.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 5\n>>>>>>> REPLACE\n",
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(snapshot(dir.path()), before);
     assert!(
@@ -193,14 +244,25 @@ fn a_diff_hunk_goes_to_the_nearest_of_equal_places_and_a_tie_is_refused() {
     let text = format!("{block}x\nx\nx\nx\nx\nx\n{block}y\n");
     let dir = folder(&[("e.txt", &text)]);
     // Stated at line 10: the second copy (line 10), not the first (line 1).
-    let o = apply(dir.path(), &[], "--- a/e.txt\n+++ b/e.txt\n@@ -10,3 +10,3 @@\n a\n-b\n+B\n c\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "--- a/e.txt\n+++ b/e.txt\n@@ -10,3 +10,3 @@\n a\n-b\n+B\n c\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "e.txt"), format!("{block}x\nx\nx\nx\nx\nx\na\nB\nc\ny\n"));
+    assert_eq!(
+        read(dir.path(), "e.txt"),
+        format!("{block}x\nx\nx\nx\nx\nx\na\nB\nc\ny\n")
+    );
 
     // Stated halfway between two copies: refused, nothing written.
     let text = "a\nb\nc\nx\nx\nx\na\nb\nc\n";
     let dir = folder(&[("e.txt", text)]);
-    let o = apply(dir.path(), &[], "--- a/e.txt\n+++ b/e.txt\n@@ -4,3 +4,3 @@\n a\n-b\n+B\n c\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "--- a/e.txt\n+++ b/e.txt\n@@ -4,3 +4,3 @@\n a\n-b\n+B\n c\n",
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(read(dir.path(), "e.txt"), text);
     assert!(
@@ -213,7 +275,11 @@ fn a_diff_hunk_goes_to_the_nearest_of_equal_places_and_a_tie_is_refused() {
 #[test]
 fn a_crlf_file_takes_an_lf_diff_and_keeps_its_line_endings() {
     let dir = folder(&[("w.txt", "one\r\ntwo\r\nthree\r\n")]);
-    let o = apply(dir.path(), &[], "--- a/w.txt\n+++ b/w.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "--- a/w.txt\n+++ b/w.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(read(dir.path(), "w.txt"), "one\r\nTWO\r\nthree\r\n");
 }
@@ -227,12 +293,21 @@ fn a_diff_that_carries_cr_changes_exactly_those_bytes() {
     let to_crlf = "--- a/u.txt\n+++ b/u.txt\n@@ -1,2 +1,2 @@\n-one\n+one\r\n two\n";
     let o = apply(dir.path(), &[], &format!("{to_lf}{to_crlf}"));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!((read(dir.path(), "w.txt"), read(dir.path(), "u.txt")), ("one\ntwo\n".into(), "one\r\ntwo\n".into()));
+    assert_eq!(
+        (read(dir.path(), "w.txt"), read(dir.path(), "u.txt")),
+        ("one\ntwo\n".into(), "one\r\ntwo\n".into())
+    );
     // Now w.txt is LF: the CRLF lines of a diff are not its lines.
     let stale = "--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n-one\r\n+ONE\r\n two\r\n";
     let o = apply(dir.path(), &[], stale);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with("Hunk 1 of w.txt, at line 1 does not apply: its lines are not in the file."), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(
+            "Hunk 1 of w.txt, at line 1 does not apply: its lines are not in the file."
+        ),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(read(dir.path(), "w.txt"), "one\ntwo\n");
 }
 
@@ -246,7 +321,11 @@ fn tolerant_matching_takes_a_hunk_with_other_indentation_or_refuses() {
     assert_eq!(read(dir.path(), "m.rs"), file);
     let o = apply(dir.path(), &["--match", "tolerant"], patch);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "m.rs"), "fn main() {\n\tlet a = 1;\n\tlet b = 3;\n}\n", "the file's tabs kept");
+    assert_eq!(
+        read(dir.path(), "m.rs"),
+        "fn main() {\n\tlet a = 1;\n\tlet b = 3;\n}\n",
+        "the file's tabs kept"
+    );
 }
 
 #[test]
@@ -256,7 +335,11 @@ fn a_text_in_no_format_says_what_was_tried() {
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.starts_with("InputValidationError: the text is none of the formats multiedit applies. Tried, in order:\n- a MultiEdit JSON plan: not JSON"), "{e}");
-    for f in ["an apply_patch envelope: ", "a unified diff: ", "SEARCH/REPLACE blocks: "] {
+    for f in [
+        "an apply_patch envelope: ",
+        "a unified diff: ",
+        "SEARCH/REPLACE blocks: ",
+    ] {
         assert!(e.contains(f), "{f} in {e}");
     }
 }
@@ -264,10 +347,22 @@ fn a_text_in_no_format_says_what_was_tried() {
 #[test]
 fn a_relative_path_that_climbs_out_of_the_root_stays_a_path_the_user_can_read() {
     let dir = folder(&[("in/x.txt", "1\n")]);
-    let o = apply(&dir.path().join("in"), &["--dry-run"], "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-1\n+2\n");
+    let o = apply(
+        &dir.path().join("in"),
+        &["--dry-run"],
+        "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-1\n+2\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains(&format!("{}", dir.path().join("in/x.txt").display())), "{}", stdout(&o));
-    assert_eq!(read(dir.path(), "in/x.txt"), "1\n", "a dry run writes nothing");
+    assert!(
+        stdout(&o).contains(&format!("{}", dir.path().join("in/x.txt").display())),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        read(dir.path(), "in/x.txt"),
+        "1\n",
+        "a dry run writes nothing"
+    );
 }
 
 mod no_input_crashes {
@@ -279,12 +374,40 @@ mod no_input_crashes {
     /// refused, never a panic, and a plan that comes out runs on a small text without one either.
     fn fragments() -> impl Strategy<Value = String> {
         let pieces = vec![
-            "*** Begin Patch\n", "*** End Patch\n", "*** Update File: a.txt\n", "*** Add File: b.txt\n",
-            "*** Delete File: a.txt\n", "*** Move to: c.txt\n", "*** End of File\n", "@@\n", "@@ x\n",
-            "diff --git a/a.txt b/a.txt\n", "--- a/a.txt\n", "+++ b/a.txt\n", "--- /dev/null\n", "+++ /dev/null\n",
-            "@@ -1,2 +1,2 @@\n", "@@ -0,0 +1 @@\n", "@@ -3 +3,2 @@\n", "rename from a.txt\n", "rename to c.txt\n",
-            "\\ No newline at end of file\n", "a.txt\n", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n",
-            "------- SEARCH\n", "+++++++ REPLACE\n", "```\n", " x\n", "-x\n", "+y\n", "x\n", "\n", "\r\n", "é😀\n",
+            "*** Begin Patch\n",
+            "*** End Patch\n",
+            "*** Update File: a.txt\n",
+            "*** Add File: b.txt\n",
+            "*** Delete File: a.txt\n",
+            "*** Move to: c.txt\n",
+            "*** End of File\n",
+            "@@\n",
+            "@@ x\n",
+            "diff --git a/a.txt b/a.txt\n",
+            "--- a/a.txt\n",
+            "+++ b/a.txt\n",
+            "--- /dev/null\n",
+            "+++ /dev/null\n",
+            "@@ -1,2 +1,2 @@\n",
+            "@@ -0,0 +1 @@\n",
+            "@@ -3 +3,2 @@\n",
+            "rename from a.txt\n",
+            "rename to c.txt\n",
+            "\\ No newline at end of file\n",
+            "a.txt\n",
+            "<<<<<<< SEARCH\n",
+            "=======\n",
+            ">>>>>>> REPLACE\n",
+            "------- SEARCH\n",
+            "+++++++ REPLACE\n",
+            "```\n",
+            " x\n",
+            "-x\n",
+            "+y\n",
+            "x\n",
+            "\n",
+            "\r\n",
+            "é😀\n",
         ];
         prop::collection::vec(prop::sample::select(pieces), 0..24).prop_map(|v| v.concat())
     }
@@ -329,16 +452,25 @@ fn a_backslash_is_part_of_a_unix_file_name_and_a_lone_cr_ends_a_last_line() {
 #[test]
 fn an_envelope_or_block_edits_a_last_line_without_newline_and_keeps_it_so() {
     let dir = folder(&[("n.py", "x = 1\ny = 2")]);
-    let o = apply(dir.path(), &[], "*** Begin Patch\n*** Update File: n.py\n@@\n x = 1\n-y = 2\n+y = 3\n*** End Patch\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "*** Begin Patch\n*** Update File: n.py\n@@\n x = 1\n-y = 2\n+y = 3\n*** End Patch\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(read(dir.path(), "n.py"), "x = 1\ny = 3");
-    let o = apply(dir.path(), &[], "n.py\n<<<<<<< SEARCH\ny = 3\n=======\ny = 4\nz = 5\n>>>>>>> REPLACE\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "n.py\n<<<<<<< SEARCH\ny = 3\n=======\ny = 4\nz = 5\n>>>>>>> REPLACE\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(read(dir.path(), "n.py"), "x = 1\ny = 4\nz = 5");
 }
 
 #[test]
-fn a_byte_order_mark_in_a_diff_is_matched_only_where_the_file_has_one_and_changed_only_when_the_diff_says_so() {
+fn a_byte_order_mark_in_a_diff_is_matched_only_where_the_file_has_one_and_changed_only_when_the_diff_says_so(
+) {
     let bom = "\u{feff}";
     let diff = format!("--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n {bom}a\n-b\n+B\n c\n");
     let dir = folder(&[("b.txt", &format!("{bom}a\nb\nc\n"))]);
@@ -356,23 +488,43 @@ fn a_byte_order_mark_in_a_diff_is_matched_only_where_the_file_has_one_and_change
     let dir = folder(&[("b.txt", &format!("{bom}a\nb\n"))]);
     let o = apply(dir.path(), &[], &removes);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "b.txt"), "a\nb\n", "the mark removed, as git apply removes it");
+    assert_eq!(
+        read(dir.path(), "b.txt"),
+        "a\nb\n",
+        "the mark removed, as git apply removes it"
+    );
     let adds = format!("--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-a\n+{bom}a\n b\n");
     let o = apply(dir.path(), &[], &adds);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read(dir.path(), "b.txt"), format!("{bom}a\nb\n"), "the mark added back");
+    assert_eq!(
+        read(dir.path(), "b.txt"),
+        format!("{bom}a\nb\n"),
+        "the mark added back"
+    );
 }
 
 #[test]
 fn a_pure_rename_or_a_lone_delete_is_a_change_of_its_own() {
     let dir = folder(&[("a.txt", "x\n"), ("gone.txt", "bye\n")]);
-    let rename = "diff --git a/a.txt b/c.txt\nsimilarity index 100%\nrename from a.txt\nrename to c.txt\n";
+    let rename =
+        "diff --git a/a.txt b/c.txt\nsimilarity index 100%\nrename from a.txt\nrename to c.txt\n";
     let o = apply(dir.path(), &[], rename);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), format!("Moved {} to {}.\n", dir.path().join("a.txt").display(), dir.path().join("c.txt").display()));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "Moved {} to {}.\n",
+            dir.path().join("a.txt").display(),
+            dir.path().join("c.txt").display()
+        )
+    );
     assert_eq!(read(dir.path(), "c.txt"), "x\n");
     assert!(!dir.path().join("a.txt").exists());
-    let o = apply(dir.path(), &[], "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n");
+    let o = apply(
+        dir.path(),
+        &[],
+        "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!dir.path().join("gone.txt").exists());
 }
@@ -406,16 +558,32 @@ fn refused_in(files: &[(&str, &str)], patch: &str) -> (tempfile::TempDir, String
 fn a_hunk_of_only_added_lines_appends_or_follows_its_at_line() {
     let notes = "apples\npears\n";
     // `@@` alone: at the end of the file, as Codex appends a function a model adds.
-    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n+figs\n*** End Patch\n");
+    let dir = applied(
+        &[("n.txt", notes)],
+        &[],
+        "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n+figs\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums\nfigs\n");
     // With `*** End of File`, and without any `@@` in the first hunk.
-    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n+plums\n*** End of File\n*** End Patch\n");
+    let dir = applied(
+        &[("n.txt", notes)],
+        &[],
+        "*** Begin Patch\n*** Update File: n.txt\n+plums\n*** End of File\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums\n");
     // `@@ <line>`: right after that line.
-    let dir = applied(&[("n.txt", notes)], &[], "*** Begin Patch\n*** Update File: n.txt\n@@ apples\n+kiwis\n*** End Patch\n");
+    let dir = applied(
+        &[("n.txt", notes)],
+        &[],
+        "*** Begin Patch\n*** Update File: n.txt\n@@ apples\n+kiwis\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "n.txt"), "apples\nkiwis\npears\n");
     // A last line without a newline gets one before the added lines, and the file still ends without one.
-    let dir = applied(&[("n.txt", "apples\npears")], &[], "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n*** End Patch\n");
+    let dir = applied(
+        &[("n.txt", "apples\npears")],
+        &[],
+        "*** Begin Patch\n*** Update File: n.txt\n@@\n+plums\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "n.txt"), "apples\npears\nplums");
     // An added block does not move where the next hunk starts looking: a later hunk may change lines
     // above it (the order Codex accepts).
@@ -423,7 +591,10 @@ fn a_hunk_of_only_added_lines_appends_or_follows_its_at_line() {
     let dir = applied(&[("n.txt", notes)], &[], patch);
     assert_eq!(read(dir.path(), "n.txt"), "apples\nquinces\ncherries\n");
     // The line it names must be there.
-    let e = refused(&[("n.txt", notes)], "*** Begin Patch\n*** Update File: n.txt\n@@ bananas\n+kiwis\n*** End Patch\n");
+    let e = refused(
+        &[("n.txt", notes)],
+        "*** Begin Patch\n*** Update File: n.txt\n@@ bananas\n+kiwis\n*** End Patch\n",
+    );
     assert!(e.starts_with("Hunk 1 of n.txt (after \"bananas\") does not apply: the file has no line \"bananas\", the line the hunk says it follows."), "{e}");
 }
 
@@ -431,13 +602,25 @@ fn a_hunk_of_only_added_lines_appends_or_follows_its_at_line() {
 fn envelope_markers_with_spaces_blank_lines_and_an_add_after_an_update() {
     let files = [("w.txt", "red\ngreen\n")];
     // Spaces before `*** Begin Patch` and `*** Update File:`, after `*** End Patch`.
-    let dir = applied(&files, &[], " *** Begin Patch\n   *** Update File: w.txt  \n@@\n-green\n+blue\n*** End Patch  \n");
+    let dir = applied(
+        &files,
+        &[],
+        " *** Begin Patch\n   *** Update File: w.txt  \n@@\n-green\n+blue\n*** End Patch  \n",
+    );
     assert_eq!(read(dir.path(), "w.txt"), "red\nblue\n");
     // A blank line before `*** End Patch` is spacing, not a line the file must have.
-    let dir = applied(&files, &[], "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n");
+    let dir = applied(
+        &files,
+        &[],
+        "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "w.txt"), "pink\ngreen\n");
     // ...but it is context where the file has it.
-    let dir = applied(&[("w.txt", "red\nred\n\n")], &[], "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n");
+    let dir = applied(
+        &[("w.txt", "red\nred\n\n")],
+        &[],
+        "*** Begin Patch\n*** Update File: w.txt\n@@\n-red\n+pink\n\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "w.txt"), "red\npink\n\n");
     // An update that only adds lines, then a new file, in one patch.
     let patch = "*** Begin Patch\n*** Update File: w.txt\n@@\n+yellow\n\n*** Add File: more/x.txt\n+orange\n*** End Patch\n";
@@ -445,7 +628,11 @@ fn envelope_markers_with_spaces_blank_lines_and_an_add_after_an_update() {
     assert_eq!(read(dir.path(), "w.txt"), "red\ngreen\nyellow\n");
     assert_eq!(read(dir.path(), "more/x.txt"), "orange\n");
     // A rename without a hunk moves the file as it is.
-    let dir = applied(&files, &[], "*** Begin Patch\n*** Update File: w.txt\n*** Move to: sub/v.txt\n*** End Patch\n");
+    let dir = applied(
+        &files,
+        &[],
+        "*** Begin Patch\n*** Update File: w.txt\n*** Move to: sub/v.txt\n*** End Patch\n",
+    );
     assert_eq!(read(dir.path(), "sub/v.txt"), "red\ngreen\n");
     assert!(!dir.path().join("w.txt").exists());
 }
@@ -454,7 +641,13 @@ fn envelope_markers_with_spaces_blank_lines_and_an_add_after_an_update() {
 fn heredoc_wrappers_are_taken_off_when_well_formed_and_refused_when_not() {
     let files = [("h.txt", "one\n")];
     let body = "*** Begin Patch\n*** Update File: h.txt\n@@\n-one\n+two\n*** End Patch\n";
-    for (open, close) in [("<<EOF", "EOF"), ("<<'EOF'", "EOF"), ("<<\"EOF\"", "EOF"), ("apply_patch <<'PATCH'", "PATCH"), ("cd . && apply_patch <<-END", "END")] {
+    for (open, close) in [
+        ("<<EOF", "EOF"),
+        ("<<'EOF'", "EOF"),
+        ("<<\"EOF\"", "EOF"),
+        ("apply_patch <<'PATCH'", "PATCH"),
+        ("cd . && apply_patch <<-END", "END"),
+    ] {
         let dir = applied(&files, &[], &format!("{open}\n{body}{close}\n"));
         assert_eq!(read(dir.path(), "h.txt"), "two\n", "{open}");
     }
@@ -469,7 +662,10 @@ fn heredoc_wrappers_are_taken_off_when_well_formed_and_refused_when_not() {
          a line `EOF` right after `*** End Patch`, or send the envelope alone, without the shell command\n"
     );
     // A heredoc whose body never ends the envelope is refused for that.
-    let e = refused(&files, "<<EOF\n*** Begin Patch\n*** Update File: h.txt\nEOF\n");
+    let e = refused(
+        &files,
+        "<<EOF\n*** Begin Patch\n*** Update File: h.txt\nEOF\n",
+    );
     assert!(e.starts_with("InputValidationError: the envelope begun at line 2 (`*** Begin Patch`) has no `*** End Patch` line"), "{e}");
 }
 
@@ -489,21 +685,40 @@ fn envelope_hunks_climb_codexs_ladder_under_tolerant_and_name_the_tier() {
     let patch = "*** Begin Patch\n*** Update File: l.py\n@@\n-title = \"Report\" - draft\n+title = \"Final\" - draft\n@@\n-body = 1\n+body = 10\n@@ class A:\n-  nested = 2\n-  more = 3\n+  nested = 20\n+  more = 3\n*** End Patch\n";
     // Exact is the default: refused, nothing written.
     let e = refused(&[("l.py", file)], patch);
-    assert!(e.starts_with("Hunk 1 of l.py does not apply: its lines are not in the file."), "{e}");
+    assert!(
+        e.starts_with("Hunk 1 of l.py does not apply: its lines are not in the file."),
+        "{e}"
+    );
     let dir = folder(&[("l.py", file)]);
     let o = apply(dir.path(), &["--match", "tolerant", "--json"], patch);
     assert!(o.status.success(), "{}", stderr(&o));
     // What the hunks change is written; what they keep is the file's (the dash, the quotes' style).
-    assert_eq!(read(dir.path(), "l.py"), "title = “Final” – draft\nbody = 10\nclass A:\n    nested = 20\n    more = 3\n");
+    assert_eq!(
+        read(dir.path(), "l.py"),
+        "title = “Final” – draft\nbody = 10\nclass A:\n    nested = 20\n    more = 3\n"
+    );
     let out: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let tiers: Vec<&str> = out["files"][0]["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
+    let tiers: Vec<&str> = out["files"][0]["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tier"].as_str().unwrap())
+        .collect();
     assert_eq!(tiers, ["quotes", "line_trimmed", "indentation"]);
-    assert!(out["message"].as_str().unwrap().contains("3. Applied hunk 3 of l.py (after \"class A:\") (matched ignoring indentation)"), "{out}");
+    assert!(
+        out["message"].as_str().unwrap().contains(
+            "3. Applied hunk 3 of l.py (after \"class A:\") (matched ignoring indentation)"
+        ),
+        "{out}"
+    );
     // The typographic spaces Codex folds too (an en space, a non-breaking hyphen, an ideographic space).
     let file = "price:\u{2002}10 € net\nfull\u{2011}time\u{3000}only\n";
     let patch = "*** Begin Patch\n*** Update File: p.txt\n@@\n-price: 10 € net\n-full-time only\n+price: 12 € net\n+full-time only\n*** End Patch\n";
     let dir = applied(&[("p.txt", file)], &["--match", "tolerant"], patch);
-    assert_eq!(read(dir.path(), "p.txt"), "price:\u{2002}12 € net\nfull\u{2011}time\u{3000}only\n");
+    assert_eq!(
+        read(dir.path(), "p.txt"),
+        "price:\u{2002}12 € net\nfull\u{2011}time\u{3000}only\n"
+    );
 }
 
 // SEARCH/REPLACE blocks as Aider reads them (its test_editblock.py, restated with other files).
@@ -529,18 +744,31 @@ fn block_file_names_inside_fences_decorated_or_in_a_code_block_of_their_own() {
 fn several_blocks_for_one_file_in_one_fence_with_prose_between() {
     let patch = "Two changes:\n\n```text\ncalc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\ndef plus(a, b):\n>>>>>>> REPLACE\n\n...\n\n<<<<<<< SEARCH\ndef mul(a, b):\n=======\ndef times(a, b):\n>>>>>>> REPLACE\n```\nDone.\n";
     let dir = applied(&[("calc.py", CALC)], &[], patch);
-    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("def add", "def plus").replace("def mul", "def times"));
+    assert_eq!(
+        read(dir.path(), "calc.py"),
+        CALC.replace("def add", "def plus")
+            .replace("def mul", "def times")
+    );
 }
 
 #[test]
 fn dots_in_search_and_replace_leave_out_text_each_part_matched_in_order() {
     let patch = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n...\ndef mul(a, b):\n    return a * b\n=======\ndef add(a, b):\n    return a + b + 0\n...\ndef mul(a, b):\n    return a * b * 1\n>>>>>>> REPLACE\n";
     let dir = applied(&[("calc.py", CALC)], &[], patch);
-    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("a + b\n", "a + b + 0\n").replace("a * b\n", "a * b * 1\n"), "sub() left as it was");
+    assert_eq!(
+        read(dir.path(), "calc.py"),
+        CALC.replace("a + b\n", "a + b + 0\n")
+            .replace("a * b\n", "a * b * 1\n"),
+        "sub() left as it was"
+    );
     // A part that is in the file twice is refused, as Aider refuses it.
     let patch = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n...\n    return a * b\n=======\ndef add(x, y):\n...\n    return a * b\n>>>>>>> REPLACE\n";
     let dir = applied(&[("calc.py", CALC)], &[], patch);
-    assert_eq!(read(dir.path(), "calc.py"), CALC.replace("def add(a, b)", "def add(x, y)"), "an unchanged part is not an edit");
+    assert_eq!(
+        read(dir.path(), "calc.py"),
+        CALC.replace("def add(a, b)", "def add(x, y)"),
+        "an unchanged part is not an edit"
+    );
     // Lines added where SEARCH has nothing to place them by: Aider appends them to the file; refused.
     let e = refused(&[("calc.py", CALC)], "calc.py\n<<<<<<< SEARCH\n...\ndef sub(a, b):\n=======\n# helpers\n...\ndef sub(a, b):\n>>>>>>> REPLACE\n");
     assert_eq!(
@@ -551,7 +779,10 @@ fn dots_in_search_and_replace_leave_out_text_each_part_matched_in_order() {
     // `...` lines that differ between the halves are the file's own text (a Python stub), matched whole.
     let stub = "class P:\n    def run(self):\n        ...\n";
     let dir = applied(&[("p.py", stub)], &[], "p.py\n<<<<<<< SEARCH\n    def run(self):\n        ...\n=======\n    def run(self):\n        return 1\n>>>>>>> REPLACE\n");
-    assert_eq!(read(dir.path(), "p.py"), "class P:\n    def run(self):\n        return 1\n");
+    assert_eq!(
+        read(dir.path(), "p.py"),
+        "class P:\n    def run(self):\n        return 1\n"
+    );
 }
 
 #[test]
@@ -572,7 +803,8 @@ fn a_search_lacking_part_of_the_indentation_gets_exactly_that_back_under_toleran
     let file = "class Ledger:\n    def total(self):\n        s = 0\n        return s\n";
     // One space of eight written, the deeper new line four more: eight and twelve in the file.
     let patch = "ledger.py\n<<<<<<< SEARCH\n s = 0\n return s\n=======\n s = 0\n for x in self.items:\n     s += x\n return s\n>>>>>>> REPLACE\n";
-    assert!(refused(&[("ledger.py", file)], patch).starts_with("SEARCH/REPLACE block 1 (ledger.py) does not apply"));
+    assert!(refused(&[("ledger.py", file)], patch)
+        .starts_with("SEARCH/REPLACE block 1 (ledger.py) does not apply"));
     let dir = applied(&[("ledger.py", file)], &["--match", "tolerant"], patch);
     assert_eq!(
         read(dir.path(), "ledger.py"),
@@ -611,9 +843,15 @@ fn a_move_whose_hunk_only_states_its_lines_moves_the_file_when_they_are_there() 
     assert!(stdout(&o).ends_with(&format!("Applied 1 edit to {p}/old/name.py:\n1. Checked hunk 1 of old/name.py\nMoved {p}/old/name.py to {p}/new/name.py.\n", p = dir.path().display())), "{}", stdout(&o));
     // Lines that are not there refuse the move, nothing moved.
     let e = refused(&[("old/name.py", "a = 1\nb = 3\n")], patch);
-    assert!(e.starts_with("Hunk 1 of old/name.py does not apply: its lines are not in the file."), "{e}");
+    assert!(
+        e.starts_with("Hunk 1 of old/name.py does not apply: its lines are not in the file."),
+        "{e}"
+    );
     // Without a move, a hunk of only context still changes nothing and is refused.
-    let e = refused(&[("n.py", "a = 1\n")], "*** Begin Patch\n*** Update File: n.py\n@@\n a = 1\n*** End Patch\n");
+    let e = refused(
+        &[("n.py", "a = 1\n")],
+        "*** Begin Patch\n*** Update File: n.py\n@@\n a = 1\n*** End Patch\n",
+    );
     assert!(e.contains("has no '-' or '+' line, only context"), "{e}");
 }
 
@@ -624,7 +862,10 @@ fn under_tolerant_a_hunk_that_only_removes_lines_writes_nothing_but_the_files_ow
     let file = "def f():\n    x = 1\n      y = 2\n    return x\n";
     let patch = "*** Begin Patch\n*** Update File: b.py\n@@\n     x = 1\n-    y = 2\n     return x\n*** End Patch\n";
     let dir = applied(&[("b.py", file)], &["--match", "tolerant"], patch);
-    assert_eq!(read(dir.path(), "b.py"), "def f():\n    x = 1\n    return x\n");
+    assert_eq!(
+        read(dir.path(), "b.py"),
+        "def f():\n    x = 1\n    return x\n"
+    );
     // Exact mode refuses it.
     let dir = folder(&[("b.py", file)]);
     assert_eq!(apply(dir.path(), &[], patch).status.code(), Some(1));
@@ -661,11 +902,26 @@ diff --git a/keep.txt b/keep.txt
     let dir = folder(&[("keep.txt", "a\nb\nc\n"), ("other.txt", "x\n")]);
     let o = apply(dir.path(), &[], series);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!((read(dir.path(), "keep.txt"), read(dir.path(), "other.txt")), ("a\nb\nc\n".to_string(), "y\n".to_string()));
-    assert!(stdout(&o).contains("Together they leave the file as it was: nothing was written to it."), "{}", stdout(&o));
+    assert_eq!(
+        (read(dir.path(), "keep.txt"), read(dir.path(), "other.txt")),
+        ("a\nb\nc\n".to_string(), "y\n".to_string())
+    );
+    assert!(
+        stdout(&o).contains("Together they leave the file as it was: nothing was written to it."),
+        "{}",
+        stdout(&o)
+    );
     // A series that restores every file it touches changes nothing: refused, as a plan that changes
     // nothing is.
-    let restore_only: String = series.split("diff --git a/other.txt").next().unwrap().to_string() + &series[series.rfind("diff --git a/keep.txt").unwrap()..];
+    let restore_only: String = series
+        .split("diff --git a/other.txt")
+        .next()
+        .unwrap()
+        .to_string()
+        + &series[series.rfind("diff --git a/keep.txt").unwrap()..];
     let e = refused(&[("keep.txt", "a\nb\nc\n")], &restore_only);
-    assert_eq!(e, "Original and edited file match exactly. Failed to apply edit.\n");
+    assert_eq!(
+        e,
+        "Original and edited file match exactly. Failed to apply edit.\n"
+    );
 }

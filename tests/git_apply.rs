@@ -58,7 +58,13 @@ type Modes = BTreeMap<String, u32>;
 /// `git`, free of the user's and the system's configuration and of any repository the test runs in.
 fn git() -> Command {
     let mut c = Command::new("git");
-    for v in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"] {
+    for v in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_COMMON_DIR",
+    ] {
         c.env_remove(v);
     }
     c.env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -72,8 +78,14 @@ fn git() -> Command {
 }
 
 fn run_ok(mut c: Command, what: &str) -> Vec<u8> {
-    let out = c.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = c
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -93,7 +105,11 @@ struct Blobs {
 impl Blobs {
     fn new(root: &Path) -> Blobs {
         let mut c = git();
-        c.arg("-C").arg(root).args(["cat-file", "--batch"]).stdin(Stdio::piped()).stdout(Stdio::piped());
+        c.arg("-C")
+            .arg(root)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
         let mut child = c.spawn().expect("git cat-file --batch");
         let stdin = child.stdin.take().unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
@@ -106,7 +122,9 @@ impl Blobs {
         let mut header = String::new();
         self.out.read_line(&mut header).unwrap();
         let fields: Vec<&str> = header.split_whitespace().collect();
-        let [_, "blob", size] = fields.as_slice() else { panic!("git cat-file {rev}:{path}: {header:?}") };
+        let [_, "blob", size] = fields.as_slice() else {
+            panic!("git cat-file {rev}:{path}: {header:?}")
+        };
         let mut bytes = vec![0; size.parse::<usize>().unwrap() + 1];
         self.out.read_exact(&mut bytes).unwrap();
         bytes.pop();
@@ -130,7 +148,11 @@ fn write_tree(dir: &Path, tree: &Tree, exec: &Exec) {
         if exec.contains(rel) {
             // Execute wherever the umask left read, as git checks out a 100755 file.
             let mode = std::fs::metadata(&p).unwrap().permissions().mode();
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode | (mode & 0o444) >> 2)).unwrap();
+            std::fs::set_permissions(
+                &p,
+                std::fs::Permissions::from_mode(mode | (mode & 0o444) >> 2),
+            )
+            .unwrap();
         }
     }
 }
@@ -139,12 +161,30 @@ fn write_tree(dir: &Path, tree: &Tree, exec: &Exec) {
 fn read_modes(dir: &Path) -> Modes {
     use std::os::unix::fs::PermissionsExt;
     let tree = read_tree(dir);
-    tree.keys().map(|rel| (rel.clone(), std::fs::metadata(dir.join(rel)).unwrap().permissions().mode() & 0o7777)).collect()
+    tree.keys()
+        .map(|rel| {
+            (
+                rel.clone(),
+                std::fs::metadata(dir.join(rel))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o7777,
+            )
+        })
+        .collect()
 }
 
 /// The first file whose permission bits differ, for a failure message.
 fn mode_difference(want: &Modes, got: &Modes) -> Option<String> {
-    want.iter().find(|(k, m)| got.get(*k) != Some(m)).map(|(k, m)| format!("{k}: mode {m:o} after git, {:o} after multiedit", got.get(k).copied().unwrap_or(0)))
+    want.iter()
+        .find(|(k, m)| got.get(*k) != Some(m))
+        .map(|(k, m)| {
+            format!(
+                "{k}: mode {m:o} after git, {:o} after multiedit",
+                got.get(k).copied().unwrap_or(0)
+            )
+        })
 }
 
 /// Every file under `dir` (folders only through their files; `.git` left out).
@@ -159,7 +199,11 @@ fn read_tree(dir: &Path) -> Tree {
             if e.file_type().unwrap().is_dir() {
                 walk(base, &p, out);
             } else {
-                let rel = p.strip_prefix(base).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = p
+                    .strip_prefix(base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.insert(rel, std::fs::read(&p).unwrap());
             }
         }
@@ -176,8 +220,11 @@ fn tree_difference(want: &Tree, got: &Tree) -> Option<String> {
             None => return Some(format!("{k}: in git's folder only")),
             Some(g) if g != w => {
                 let (ws, gs) = (String::from_utf8_lossy(w), String::from_utf8_lossy(g));
-                let (wl, gl): (Vec<&str>, Vec<&str>) = (ws.split('\n').collect(), gs.split('\n').collect());
-                let i = (0..wl.len().max(gl.len())).find(|&i| wl.get(i) != gl.get(i)).unwrap_or(0);
+                let (wl, gl): (Vec<&str>, Vec<&str>) =
+                    (ws.split('\n').collect(), gs.split('\n').collect());
+                let i = (0..wl.len().max(gl.len()))
+                    .find(|&i| wl.get(i) != gl.get(i))
+                    .unwrap_or(0);
                 return Some(format!(
                     "{k}: differs at line {}: git {:?}, multiedit {:?} ({} and {} bytes)",
                     i + 1,
@@ -190,7 +237,9 @@ fn tree_difference(want: &Tree, got: &Tree) -> Option<String> {
             _ => {}
         }
     }
-    got.keys().find(|k| !want.contains_key(*k)).map(|k| format!("{k}: in multiedit's folder only"))
+    got.keys()
+        .find(|k| !want.contains_key(*k))
+        .map(|k| format!("{k}: in multiedit's folder only"))
 }
 
 /// `git apply` in `dir`, a plain folder outside any repository.
@@ -208,13 +257,18 @@ fn git_apply(dir: &Path, patch: &[u8]) -> (bool, String) {
     let writer = std::thread::spawn(move || stdin.write_all(&bytes));
     let out = child.wait_with_output().unwrap();
     let _ = writer.join();
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// `multiedit apply --format diff --root dir [--json] PATCH`, the patch in a file beside `dir`.
 fn multiedit(dir: &Path, patch_file: &Path, json: bool) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_multiedit"));
-    c.current_dir(dir).args(["apply", "--format", "diff", "--root"]).arg(dir);
+    c.current_dir(dir)
+        .args(["apply", "--format", "diff", "--root"])
+        .arg(dir);
     if json {
         c.arg("--json");
     }
@@ -244,7 +298,9 @@ fn is_binary_section(section: &[u8]) -> bool {
         if line.starts_with(b"@@ ") {
             return false;
         }
-        if line == b"GIT binary patch" || (line.starts_with(b"Binary files ") && line.ends_with(b" differ")) {
+        if line == b"GIT binary patch"
+            || (line.starts_with(b"Binary files ") && line.ends_with(b" differ"))
+        {
             return true;
         }
     }
@@ -252,7 +308,10 @@ fn is_binary_section(section: &[u8]) -> bool {
 }
 
 fn count_hunks(patch: &[u8]) -> usize {
-    patch.split(|&b| b == b'\n').filter(|l| l.starts_with(b"@@ -")).count()
+    patch
+        .split(|&b| b == b'\n')
+        .filter(|l| l.starts_with(b"@@ -"))
+        .count()
 }
 
 /// One entry of `git diff --raw -z`: status letter, old path, new path (the same unless renamed).
@@ -271,7 +330,11 @@ fn raw_entries(raw: &[u8]) -> Vec<RawEntry> {
         let status = meta.split_whitespace().last().unwrap().as_bytes()[0];
         let two = matches!(status, b'R' | b'C');
         let old = String::from_utf8_lossy(fields[i + 1]).into_owned();
-        let new = if two { String::from_utf8_lossy(fields[i + 2]).into_owned() } else { old.clone() };
+        let new = if two {
+            String::from_utf8_lossy(fields[i + 2]).into_owned()
+        } else {
+            old.clone()
+        };
         out.push(RawEntry { status, old, new });
         i += if two { 3 } else { 2 };
     }
@@ -336,9 +399,16 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let me_ok = out.status.success();
-    let v: Value = if json { serde_json::from_str(&stdout).unwrap_or(Value::Null) } else { Value::Null };
+    let v: Value = if json {
+        serde_json::from_str(&stdout).unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
     let kind = v["error"]["kind"].as_str().unwrap_or("");
-    let message = v["message"].as_str().map(str::to_string).unwrap_or_else(|| stderr.to_string());
+    let message = v["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| stderr.to_string());
     let first = |s: &str| s.lines().take(3).collect::<Vec<_>>().join(" / ");
     let got = read_tree(&mdir);
     let mut fail = |what: String| {
@@ -356,27 +426,44 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
         (true, false) => {
             if kind == "ambiguous" && message.contains("where it is expected") {
                 if got != case.pre {
-                    fail(format!("multiedit refused a tie but changed the folder: {}", tree_difference(&case.pre, &got).unwrap_or_default()));
+                    fail(format!(
+                        "multiedit refused a tie but changed the folder: {}",
+                        tree_difference(&case.pre, &got).unwrap_or_default()
+                    ));
                 }
                 t.ties += 1;
-                report.ties.push(format!("{}: {}", case.label, first(&message)));
+                report
+                    .ties
+                    .push(format!("{}: {}", case.label, first(&message)));
             } else {
-                fail(format!("git applied, multiedit refused ({kind}): {}", first(&message)));
+                fail(format!(
+                    "git applied, multiedit refused ({kind}): {}",
+                    first(&message)
+                ));
             }
         }
         (false, true) => {
             t.multiedit_only += 1;
-            fail(format!("git refused ({}), multiedit applied", first(&git_err)));
+            fail(format!(
+                "git refused ({}), multiedit applied",
+                first(&git_err)
+            ));
         }
         (false, false) => {
             let mut ok = true;
             if got != case.pre || read_modes(&mdir) != modes_before {
                 ok = false;
-                fail(format!("multiedit refused but changed the folder: {}", tree_difference(&case.pre, &got).unwrap_or_default()));
+                fail(format!(
+                    "multiedit refused but changed the folder: {}",
+                    tree_difference(&case.pre, &got).unwrap_or_default()
+                ));
             }
             if out.status.code() != Some(1) {
                 ok = false;
-                fail(format!("multiedit refused with exit code {:?}, not 1", out.status.code()));
+                fail(format!(
+                    "multiedit refused with exit code {:?}, not 1",
+                    out.status.code()
+                ));
             }
             if let Some((path, n)) = &case.stale {
                 // The stale hunk, or a later hunk of the same file: like git apply, multiedit looks for a
@@ -388,13 +475,19 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
                     .and_then(|(k, _)| k.parse::<usize>().ok());
                 if !named.is_some_and(|k| k >= *n) {
                     ok = false;
-                    fail(format!("the refusal does not name hunk {n} (or a later one) of {path}: {}", first(&stderr)));
+                    fail(format!(
+                        "the refusal does not name hunk {n} (or a later one) of {path}: {}",
+                        first(&stderr)
+                    ));
                 }
             }
             if let Some(k) = case.want_kind {
                 if kind != k {
                     ok = false;
-                    fail(format!("refused with kind {kind:?}, not {k:?}: {}", first(&message)));
+                    fail(format!(
+                        "refused with kind {kind:?}, not {k:?}: {}",
+                        first(&message)
+                    ));
                 }
             }
             if ok {
@@ -404,7 +497,10 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
     }
     if case.stale.is_some() && git_ok {
         // Not stale after all for git (the hunk matched elsewhere): compared like any other case.
-        report.notes.push(format!("{}: git applied the stale case (the hunk matched elsewhere)", case.label));
+        report.notes.push(format!(
+            "{}: git applied the stale case (the hunk matched elsewhere)",
+            case.label
+        ));
     }
 }
 
@@ -421,14 +517,27 @@ fn scratch_series(scratch: &Path, states: &[(&Tree, &Exec)]) -> Vec<u8> {
     let r = repo.path();
     let g = |args: &[&str]| {
         let mut c = git();
-        c.arg("-C").arg(r).args(["-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", "-c", "core.filemode=true"]).args(args);
+        c.arg("-C")
+            .arg(r)
+            .args([
+                "-c",
+                "core.autocrlf=false",
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "core.filemode=true",
+            ])
+            .args(args);
         run_ok(c, &format!("git {}", args.join(" ")))
     };
     g(&["init", "-q", "-b", "main"]);
     let mut out = Vec::new();
     let mut previous: Option<&Tree> = None;
     for (i, (tree, exec)) in states.iter().enumerate() {
-        for rel in previous.map(|p| p.keys().collect::<Vec<_>>()).unwrap_or_default() {
+        for rel in previous
+            .map(|p| p.keys().collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
             std::fs::remove_file(r.join(rel)).unwrap();
             // A folder left empty goes too: the next state may hold a file of its name.
             let mut dir = Path::new(rel.as_str()).parent();
@@ -443,7 +552,14 @@ fn scratch_series(scratch: &Path, states: &[(&Tree, &Exec)]) -> Vec<u8> {
         g(&["add", "-A"]);
         g(&["commit", "-q", "--allow-empty", "-m", &format!("state {i}")]);
         if i > 0 {
-            out.extend(g(&["diff", "-M", "--no-color", "--no-ext-diff", "HEAD~1", "HEAD"]));
+            out.extend(g(&[
+                "diff",
+                "-M",
+                "--no-color",
+                "--no-ext-diff",
+                "HEAD~1",
+                "HEAD",
+            ]));
         }
         previous = Some(tree);
     }
@@ -477,7 +593,10 @@ struct Change {
 /// The section of `patch` whose new name is `path`.
 fn section_of<'p>(patch: &'p [u8], path: &str) -> Option<&'p [u8]> {
     let want = format!("+++ b/{path}\n");
-    sections(patch).into_iter().map(|r| &patch[r]).find(|s| s.windows(want.len()).any(|w| w == want.as_bytes()))
+    sections(patch)
+        .into_iter()
+        .map(|r| &patch[r])
+        .find(|s| s.windows(want.len()).any(|w| w == want.as_bytes()))
 }
 
 /// In `section`, a non-blank context line of its middle hunk: (hunk number, 0-based line of the pre-image).
@@ -512,7 +631,11 @@ fn change_line(text: &[u8], at: usize) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, l) in text.split_inclusive(|&b| b == b'\n').enumerate() {
         if i == at {
-            let body_end = l.len() - l.iter().rev().take_while(|&&b| b == b'\n' || b == b'\r').count();
+            let body_end = l.len()
+                - l.iter()
+                    .rev()
+                    .take_while(|&&b| b == b'\n' || b == b'\r')
+                    .count();
             out.extend_from_slice(&l[..body_end]);
             out.extend_from_slice(b" /* changed since the diff */");
             out.extend_from_slice(&l[body_end..]);
@@ -524,17 +647,45 @@ fn change_line(text: &[u8], at: usize) -> Vec<u8> {
 }
 
 const VARIANTS: &[&str] = &[
-    "crlf", "no-final-newline", "rename", "delete", "new-file", "offset", "stale", "exists", "paths", "tie",
-    "series", "eol-change", "bom", "modes", "into-empty", "file-folder",
+    "crlf",
+    "no-final-newline",
+    "rename",
+    "delete",
+    "new-file",
+    "offset",
+    "stale",
+    "exists",
+    "paths",
+    "tie",
+    "series",
+    "eol-change",
+    "bom",
+    "modes",
+    "into-empty",
+    "file-folder",
 ];
 /// The variants of issue 19's classes (`class_case`).
-const CLASSES: &[&str] = &["series", "eol-change", "bom", "modes", "into-empty", "file-folder"];
+const CLASSES: &[&str] = &[
+    "series",
+    "eol-change",
+    "bom",
+    "modes",
+    "into-empty",
+    "file-folder",
+];
 const BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// Half of `b`'s lines, then the second half of `a`'s: a text between the two, for a series.
 fn halfway(a: &[u8], b: &[u8]) -> Vec<u8> {
-    let (la, lb): (Vec<&[u8]>, Vec<&[u8]>) = (a.split_inclusive(|&c| c == b'\n').collect(), b.split_inclusive(|&c| c == b'\n').collect());
-    lb[..lb.len() / 2].iter().chain(&la[la.len() / 2..]).flat_map(|l| l.iter().copied()).collect()
+    let (la, lb): (Vec<&[u8]>, Vec<&[u8]>) = (
+        a.split_inclusive(|&c| c == b'\n').collect(),
+        b.split_inclusive(|&c| c == b'\n').collect(),
+    );
+    lb[..lb.len() / 2]
+        .iter()
+        .chain(&la[la.len() / 2..])
+        .flat_map(|l| l.iter().copied())
+        .collect()
 }
 
 /// Case `k` of one of `CLASSES`, from `picks`: each a real diff (a series for "series") made by git.
@@ -604,7 +755,10 @@ fn class_case(variant: &str, k: usize, picks: &[&Change], scratch: &Path) -> Opt
         }
     }
     let patch = if variant == "series" {
-        scratch_series(scratch, &[(&pre, &exec_pre), (&mid, &exec_pre), (&post, &exec_post)])
+        scratch_series(
+            scratch,
+            &[(&pre, &exec_pre), (&mid, &exec_pre), (&post, &exec_post)],
+        )
     } else {
         scratch_series(scratch, &[(&pre, &exec_pre), (&post, &exec_post)])
     };
@@ -612,7 +766,14 @@ fn class_case(variant: &str, k: usize, picks: &[&Change], scratch: &Path) -> Opt
         return None;
     }
     Some(Case {
-        label: format!("{variant} #{k} ({})", picks.iter().map(|c| format!("{}:{}", c.commit, c.path)).collect::<Vec<_>>().join(", ")),
+        label: format!(
+            "{variant} #{k} ({})",
+            picks
+                .iter()
+                .map(|c| format!("{}:{}", c.commit, c.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         files: sections(&patch).len(),
         hunks: count_hunks(&patch),
         patch,
@@ -627,10 +788,18 @@ fn class_case(variant: &str, k: usize, picks: &[&Change], scratch: &Path) -> Opt
 /// the pre-image the tools get, where the hunk's 7 lines are gone from line 21 and stand at lines 14
 /// and 28 instead: two places, both 7 lines from where the hunk says it is.
 fn tie_case(k: usize, pool: &[Change], scratch: &Path) -> Option<Case> {
-    let c = pool.iter().filter(|c| c.pre.split(|&b| b == b'\n').count() > 60).nth(k)?;
+    let c = pool
+        .iter()
+        .filter(|c| c.pre.split(|&b| b == b'\n').count() > 60)
+        .nth(k)?;
     let lines: Vec<&[u8]> = c.pre.split_inclusive(|&b| b == b'\n').take(50).collect();
     let (a, block, rest) = (&lines[..20], &lines[20..27], &lines[27..]);
-    let cat = |parts: &[&[&[u8]]]| -> Vec<u8> { parts.iter().flat_map(|p| p.iter().flat_map(|l| l.iter().copied())).collect() };
+    let cat = |parts: &[&[&[u8]]]| -> Vec<u8> {
+        parts
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|l| l.iter().copied()))
+            .collect()
+    };
     let mut changed = block.to_vec();
     let edited = change_line(block[3], 0);
     changed[3] = &edited;
@@ -641,7 +810,11 @@ fn tie_case(k: usize, pool: &[Change], scratch: &Path) -> Option<Case> {
     let shifted = cat(&[&a[..13], block, &a[13..], block, rest]);
     // The hunk's lines (the block) must stand at the two planted places only.
     let needle = cat(&[block]);
-    let count = |t: &[u8]| t.windows(needle.len()).filter(|w| *w == needle.as_slice()).count();
+    let count = |t: &[u8]| {
+        t.windows(needle.len())
+            .filter(|w| *w == needle.as_slice())
+            .count()
+    };
     if lines.len() < 50 || count(&shifted) != 2 || count(&pre[&path]) != 1 {
         return None;
     }
@@ -705,7 +878,14 @@ fn variant_case(variant: &str, k: usize, pool: &[Change], scratch: &Path) -> Opt
                 // Names git writes as they are (spaces) and C-quoted (non-ASCII), one of them renamed.
                 let base = c.path.rsplit('/').next().unwrap();
                 pre.insert(format!("dir with space/é {base}"), a);
-                post.insert(if first { format!("new dir/ü {base}") } else { format!("dir with space/é {base}") }, b);
+                post.insert(
+                    if first {
+                        format!("new dir/ü {base}")
+                    } else {
+                        format!("dir with space/é {base}")
+                    },
+                    b,
+                );
             }
             "delete" if first => {
                 pre.insert(c.path.clone(), a);
@@ -726,7 +906,14 @@ fn variant_case(variant: &str, k: usize, pool: &[Change], scratch: &Path) -> Opt
     let files = sections(&patch).len();
     let hunks = count_hunks(&patch);
     let mut case = Case {
-        label: format!("{variant} #{k} ({})", picks.iter().map(|c| format!("{}:{}", c.commit, c.path)).collect::<Vec<_>>().join(", ")),
+        label: format!(
+            "{variant} #{k} ({})",
+            picks
+                .iter()
+                .map(|c| format!("{}:{}", c.commit, c.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         patch,
         pre,
         files,
@@ -740,7 +927,9 @@ fn variant_case(variant: &str, k: usize, pool: &[Change], scratch: &Path) -> Opt
             // Lines inserted at the top of every file after the diff was made.
             let extra = 1 + k % 7;
             for text in case.pre.values_mut() {
-                let mut shifted: Vec<u8> = (0..extra).flat_map(|i| format!("// inserted after the diff {i}\n").into_bytes()).collect();
+                let mut shifted: Vec<u8> = (0..extra)
+                    .flat_map(|i| format!("// inserted after the diff {i}\n").into_bytes())
+                    .collect();
                 shifted.extend_from_slice(text);
                 *text = shifted;
             }
@@ -765,7 +954,11 @@ fn variant_case(variant: &str, k: usize, pool: &[Change], scratch: &Path) -> Opt
 
 #[test]
 fn multiedit_applies_diffs_as_git_apply_does() {
-    let variants: Vec<&str> = VARIANTS.iter().copied().filter(|v| *v != "file-folder").collect();
+    let variants: Vec<&str> = VARIANTS
+        .iter()
+        .copied()
+        .filter(|v| *v != "file-folder")
+        .collect();
     differential(&variants);
 }
 
@@ -793,19 +986,31 @@ fn differential(names: &[&'static str]) {
     let t0 = Instant::now();
     let scratch_dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir.path();
-    let log = String::from_utf8(in_repo(&root, &["log", "--no-merges", "--reverse", "--format=%H %P", "HEAD"])).unwrap();
+    let log = String::from_utf8(in_repo(
+        &root,
+        &["log", "--no-merges", "--reverse", "--format=%H %P", "HEAD"],
+    ))
+    .unwrap();
     let all: Vec<(String, String)> = log
         .lines()
         .map(|l| {
             let mut it = l.split(' ');
             let id = it.next().unwrap().to_string();
-            (id, it.next().filter(|p| !p.is_empty()).unwrap_or(EMPTY_TREE).to_string())
+            (
+                id,
+                it.next()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or(EMPTY_TREE)
+                    .to_string(),
+            )
         })
         .collect();
     let chosen: Vec<&(String, String)> = if all.len() <= MAX_COMMITS {
         all.iter().collect()
     } else {
-        (0..MAX_COMMITS).map(|i| &all[i * all.len() / MAX_COMMITS]).collect()
+        (0..MAX_COMMITS)
+            .map(|i| &all[i * all.len() / MAX_COMMITS])
+            .collect()
     };
 
     let mut blobs = Blobs::new(&root);
@@ -815,10 +1020,20 @@ fn differential(names: &[&'static str]) {
     let (mut binary_files, mut no_text_change, mut not_utf8) = (0, 0, 0);
     for (id, parent) in &chosen {
         let short = &id[..10];
-        let diff = in_repo(&root, &["diff", "-M", "--no-color", "--no-ext-diff", parent, id]);
-        let entries = raw_entries(&in_repo(&root, &["diff", "-M", "--raw", "-z", "--no-ext-diff", parent, id]));
+        let diff = in_repo(
+            &root,
+            &["diff", "-M", "--no-color", "--no-ext-diff", parent, id],
+        );
+        let entries = raw_entries(&in_repo(
+            &root,
+            &["diff", "-M", "--raw", "-z", "--no-ext-diff", parent, id],
+        ));
         let ranges = sections(&diff);
-        assert_eq!(ranges.len(), entries.len(), "{short}: the diff's sections and its --raw entries");
+        assert_eq!(
+            ranges.len(),
+            entries.len(),
+            "{short}: the diff's sections and its --raw entries"
+        );
         let mut patch = Vec::new();
         let mut pre = Tree::new();
         let mut files = 0;
@@ -840,8 +1055,16 @@ fn differential(names: &[&'static str]) {
             }
             if e.status == b'M' && e.old == e.new {
                 let post = blobs.get(id, &e.new);
-                if std::str::from_utf8(&pre[&e.old]).is_ok() && std::str::from_utf8(&post).is_ok() && count_hunks(section) > 0 {
-                    pool.push(Change { commit: short.to_string(), path: e.old.clone(), pre: pre[&e.old].clone(), post });
+                if std::str::from_utf8(&pre[&e.old]).is_ok()
+                    && std::str::from_utf8(&post).is_ok()
+                    && count_hunks(section) > 0
+                {
+                    pool.push(Change {
+                        commit: short.to_string(),
+                        path: e.old.clone(),
+                        pre: pre[&e.old].clone(),
+                        post,
+                    });
                 }
             }
         }
@@ -851,7 +1074,16 @@ fn differential(names: &[&'static str]) {
         }
         history.renames += entries.iter().filter(|e| e.status == b'R').count();
         let hunks = count_hunks(&patch);
-        let case = Case { label: format!("commit {short}"), patch, pre, files, hunks, stale: None, want_kind: None, exec: Exec::new() };
+        let case = Case {
+            label: format!("commit {short}"),
+            patch,
+            pre,
+            files,
+            hunks,
+            stale: None,
+            want_kind: None,
+            exec: Exec::new(),
+        };
         check(&case, scratch, &mut history, &mut report);
     }
     let history_time = t0.elapsed();
@@ -917,7 +1149,12 @@ fn differential(names: &[&'static str]) {
     }
     row(&mut s, "total", &total);
     let none = Tally::default();
-    let var = |name: &str| variants.iter().find(|(n, _)| *n == name).map_or(&none, |(_, t)| t);
+    let var = |name: &str| {
+        variants
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&none, |(_, t)| t)
+    };
     let _ = writeln!(
         s,
         "renames: {} in the history, {} of {} rename cases detected as renames by git; offset cases applied at an offset by both: {}; \
@@ -929,7 +1166,11 @@ fn differential(names: &[&'static str]) {
         variant_time.as_secs_f64()
     );
     if !report.ties.is_empty() {
-        let _ = writeln!(s, "ties (git took one place, multiedit refused), {}:", report.ties.len());
+        let _ = writeln!(
+            s,
+            "ties (git took one place, multiedit refused), {}:",
+            report.ties.len()
+        );
         for t in report.ties.iter().take(EXAMPLES) {
             let _ = writeln!(s, "  {t}");
         }
@@ -945,22 +1186,65 @@ fn differential(names: &[&'static str]) {
     }
     println!("{s}");
 
-    assert!(history.cases > 0, "no commit of the history gave a text diff");
-    assert!(report.failures.is_empty(), "{} disagreements with git apply:{s}", report.failures.len());
+    assert!(
+        history.cases > 0,
+        "no commit of the history gave a text diff"
+    );
+    assert!(
+        report.failures.is_empty(),
+        "{} disagreements with git apply:{s}",
+        report.failures.len()
+    );
     // The variants must exercise what they are named for.
     let ran = |name: &str| variants.iter().any(|(n, _)| *n == name);
     let exercised: [(&str, fn(&Tally) -> bool, &str); 11] = [
-        ("stale", |t| t.refused_alike > 0, "no stale case was refused by both tools"),
-        ("exists", |t| t.refused_alike > 0, "no file-exists case was refused by both tools"),
-        ("offset", |t| t.offsets_applied > 0, "no offset case applied"),
-        ("rename", |t| t.renames > 0, "git detected no rename in the rename cases"),
-        ("tie", |t| t.ties > 0, "no tie case was refused by multiedit and applied by git"),
+        (
+            "stale",
+            |t| t.refused_alike > 0,
+            "no stale case was refused by both tools",
+        ),
+        (
+            "exists",
+            |t| t.refused_alike > 0,
+            "no file-exists case was refused by both tools",
+        ),
+        (
+            "offset",
+            |t| t.offsets_applied > 0,
+            "no offset case applied",
+        ),
+        (
+            "rename",
+            |t| t.renames > 0,
+            "git detected no rename in the rename cases",
+        ),
+        (
+            "tie",
+            |t| t.ties > 0,
+            "no tie case was refused by multiedit and applied by git",
+        ),
         ("series", |t| t.identical > 0, "no series applied"),
-        ("eol-change", |t| t.identical > 0, "no line-ending change applied"),
-        ("bom", |t| t.identical > 0, "no byte order mark change applied"),
+        (
+            "eol-change",
+            |t| t.identical > 0,
+            "no line-ending change applied",
+        ),
+        (
+            "bom",
+            |t| t.identical > 0,
+            "no byte order mark change applied",
+        ),
         ("modes", |t| t.identical > 0, "no mode change applied"),
-        ("into-empty", |t| t.identical > 0, "no lines added to an empty file"),
-        ("file-folder", |t| t.identical > 0, "no file replaced by a folder or the reverse"),
+        (
+            "into-empty",
+            |t| t.identical > 0,
+            "no lines added to an empty file",
+        ),
+        (
+            "file-folder",
+            |t| t.identical > 0,
+            "no file replaced by a folder or the reverse",
+        ),
     ];
     for (name, ok, what) in exercised {
         assert!(!ran(name) || ok(var(name)), "{what}");

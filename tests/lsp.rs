@@ -32,7 +32,10 @@ fn change_kinds(apply_edit: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c.get("kind").map_or("edit".to_string(), |k| k.as_str().unwrap().to_string()))
+        .map(|c| {
+            c.get("kind")
+                .map_or("edit".to_string(), |k| k.as_str().unwrap().to_string())
+        })
         .collect()
 }
 
@@ -45,8 +48,14 @@ fn edit(old: &str, new: &str) -> Value {
 fn refusal(r: Result<Value, Value>) -> (String, Value) {
     let e = r.expect_err("the command should be refused");
     let data = e["data"].clone();
-    assert_eq!(e["message"], data["message"], "message and data.message differ: {e}");
-    let kind = data["kind"].as_str().unwrap_or_else(|| panic!("no kind in {e}")).to_string();
+    assert_eq!(
+        e["message"], data["message"],
+        "message and data.message differ: {e}"
+    );
+    let kind = data["kind"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no kind in {e}"))
+        .to_string();
     let code = e["code"].as_i64().unwrap();
     if kind == "invalid_plan" {
         assert_eq!(code, -32602, "{e}");
@@ -64,7 +73,15 @@ fn open_buffer_with_emoji_changed_incrementally_then_applied() {
     let mut ed = start(&ws);
     assert_eq!(ed.init_result["capabilities"]["positionEncoding"], "utf-16");
     let commands = &ed.init_result["capabilities"]["executeCommandProvider"]["commands"];
-    assert_eq!(commands, &json!(["multiedit.apply", "multiedit.preview", "multiedit.read", "multiedit.symbols"]));
+    assert_eq!(
+        commands,
+        &json!([
+            "multiedit.apply",
+            "multiedit.preview",
+            "multiedit.read",
+            "multiedit.symbols"
+        ])
+    );
 
     ed.open(&a, "let 😀 = \"🎉x\"; // 😀😀 end\nfn main() {}\n");
     // Typing after the emoji: the ranges are UTF-16, so each emoji counts two.
@@ -72,22 +89,51 @@ fn open_buffer_with_emoji_changed_incrementally_then_applied() {
     ed.change(&a, at, at + 1, "y");
     let at = "let 😀 = \"🎉y\"; // 😀😀".len();
     ed.change(&a, at, at, "!");
-    assert_eq!(ed.text(&a), "let 😀 = \"🎉y\"; // 😀😀! end\nfn main() {}\n");
+    assert_eq!(
+        ed.text(&a),
+        "let 😀 = \"🎉y\"; // 😀😀! end\nfn main() {}\n"
+    );
 
     let r = ed
-        .apply(plan(&a, json!([edit("\"🎉y\"", "\"🎉z\""), edit("! end", "? fin"), edit("main", "start")])))
+        .apply(plan(
+            &a,
+            json!([
+                edit("\"🎉y\"", "\"🎉z\""),
+                edit("! end", "? fin"),
+                edit("main", "start")
+            ]),
+        ))
         .expect("applied");
-    assert_eq!(ed.text(&a), "let 😀 = \"🎉z\"; // 😀😀? fin\nfn start() {}\n");
-    assert_eq!(fs::read_to_string(&a).unwrap(), "what is on disk\n", "the disk is the editor's business");
+    assert_eq!(
+        ed.text(&a),
+        "let 😀 = \"🎉z\"; // 😀😀? fin\nfn start() {}\n"
+    );
+    assert_eq!(
+        fs::read_to_string(&a).unwrap(),
+        "what is on disk\n",
+        "the disk is the editor's business"
+    );
     assert_eq!(r["ok"], true);
-    assert!(r["message"].as_str().unwrap().starts_with(&format!("Applied 3 edits to {}:", a.display())), "{r}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Applied 3 edits to {}:", a.display())),
+        "{r}"
+    );
     assert_eq!(r["files"][0]["edits_applied"], 3);
-    assert_eq!(r["files"][0]["version"], 3, "the version the edit was checked against");
+    assert_eq!(
+        r["files"][0]["version"], 3,
+        "the version the edit was checked against"
+    );
     // One applyEdit, one TextDocumentEdit, carrying the version the client had.
     assert_eq!(ed.edits_seen.len(), 1);
     let changes = &ed.edits_seen[0]["edit"]["documentChanges"];
     assert_eq!(changes.as_array().unwrap().len(), 1);
-    assert_eq!(changes[0]["textDocument"], json!({"uri": uri(&a), "version": 3}));
+    assert_eq!(
+        changes[0]["textDocument"],
+        json!({"uri": uri(&a), "version": 3})
+    );
     // Minimal edits: the unchanged emoji are not resent.
     for e in changes[0]["edits"].as_array().unwrap() {
         assert!(!e["newText"].as_str().unwrap().contains('😀'), "{e}");
@@ -103,11 +149,18 @@ fn closed_file_is_read_from_disk_and_edited_without_version() {
     let b = ws.join("b.txt");
     fs::write(&b, "alpha\nbeta\ngamma\n").unwrap();
     let mut ed = start(&ws);
-    ed.apply(plan(&b, json!([edit("beta", "BETA")]))).expect("applied");
+    ed.apply(plan(&b, json!([edit("beta", "BETA")])))
+        .expect("applied");
     assert_eq!(fs::read_to_string(&b).unwrap(), "alpha\nBETA\ngamma\n");
     let change = &ed.edits_seen[0]["edit"]["documentChanges"][0];
-    assert_eq!(change["textDocument"], json!({"uri": uri(&b), "version": null}));
-    assert_eq!(change["edits"][0]["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}));
+    assert_eq!(
+        change["textDocument"],
+        json!({"uri": uri(&b), "version": null})
+    );
+    assert_eq!(
+        change["edits"][0]["range"],
+        json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}})
+    );
 }
 
 #[test]
@@ -115,10 +168,18 @@ fn a_new_file_is_created_then_filled() {
     let (_d, ws) = workspace();
     let n = ws.join("new.txt");
     let mut ed = start(&ws);
-    let r = ed.apply(plan(&n, json!([edit("", "hello\n"), edit("hello", "hello world")]))).expect("applied");
+    let r = ed
+        .apply(plan(
+            &n,
+            json!([edit("", "hello\n"), edit("hello", "hello world")]),
+        ))
+        .expect("applied");
     assert_eq!(fs::read_to_string(&n).unwrap(), "hello world\n");
     assert_eq!(r["files"][0]["created"], true);
-    let changes = ed.edits_seen[0]["edit"]["documentChanges"].as_array().unwrap().clone();
+    let changes = ed.edits_seen[0]["edit"]["documentChanges"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(changes.len(), 2);
     assert_eq!(changes[0], json!({"kind": "create", "uri": uri(&n)}));
     assert_eq!(changes[1]["textDocument"]["version"], Value::Null);
@@ -148,7 +209,10 @@ fn a_multi_file_plan_is_one_workspace_edit() {
     assert_eq!(kinds, ["edit", "edit", "create", "edit"]);
     assert_eq!(r["files"].as_array().unwrap().len(), 3);
     let msg = r["message"].as_str().unwrap();
-    assert!(msg.contains(&format!("Applied 2 edits to {}", uri(&b))), "{msg}");
+    assert!(
+        msg.contains(&format!("Applied 2 edits to {}", uri(&b))),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -173,7 +237,10 @@ fn every_refusal_kind_reaches_the_client_and_changes_nothing() {
         ("ambiguous", plan(&f, json!([edit("two", "2")]))),
         ("no_op", plan(&f, json!([edit("one", "one")]))),
         ("file_exists", plan(&f, json!([edit("", "new content")]))),
-        ("file_not_found", plan(&ws.join("missing.txt"), json!([edit("a", "b")]))),
+        (
+            "file_not_found",
+            plan(&ws.join("missing.txt"), json!([edit("a", "b")])),
+        ),
         (
             "chained",
             json!({"file_path": f, "dialect": "claude-code", "edits": [edit("one", "uno three"), edit("three", "3")]}),
@@ -184,14 +251,29 @@ fn every_refusal_kind_reaches_the_client_and_changes_nothing() {
         ),
         (
             "count_mismatch",
-            plan(&f, json!([{"old_string": "two", "new_string": "2", "expected_replacements": 3}])),
+            plan(
+                &f,
+                json!([{"old_string": "two", "new_string": "2", "expected_replacements": 3}]),
+            ),
         ),
-        ("unchanged", plan(&f, json!([edit("one", "ONE"), edit("ONE", "one")]))),
+        (
+            "unchanged",
+            plan(&f, json!([edit("one", "ONE"), edit("ONE", "one")])),
+        ),
         ("invalid_plan", json!({"file_path": f})),
-        ("invalid_plan", plan(Path::new("relative.txt"), json!([edit("a", "b")]))),
+        (
+            "invalid_plan",
+            plan(Path::new("relative.txt"), json!([edit("a", "b")])),
+        ),
         ("not_utf8", plan(&bin, json!([edit("a", "b")]))),
-        ("outside_workspace", plan(&outside, json!([edit("secret", "leaked")]))),
-        ("outside_workspace", plan(&link, json!([edit("secret", "leaked")]))),
+        (
+            "outside_workspace",
+            plan(&outside, json!([edit("secret", "leaked")])),
+        ),
+        (
+            "outside_workspace",
+            plan(&link, json!([edit("secret", "leaked")])),
+        ),
         ("io", plan(&sub, json!([edit("a", "b")]))),
     ];
     for (expected, p) in cases {
@@ -206,10 +288,17 @@ fn every_refusal_kind_reaches_the_client_and_changes_nothing() {
     assert_eq!(fs::read_to_string(&outside).unwrap(), "secret\n");
 
     // The editor refusing the edit.
-    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([plan(&f, json!([edit("one", "1")]))]), Answer::Refuse));
+    let (kind, data) = refusal(ed.execute(
+        "multiedit.apply",
+        json!([plan(&f, json!([edit("one", "1")]))]),
+        Answer::Refuse,
+    ));
     assert_eq!(kind, "not_applied");
     let msg = data["message"].as_str().unwrap();
-    assert!(msg.contains("did not apply the change") && msg.contains("Nothing was changed"), "{msg}");
+    assert!(
+        msg.contains("did not apply the change") && msg.contains("Nothing was changed"),
+        "{msg}"
+    );
     assert_eq!(ed.text(&f), text);
     ed.assert_server_agrees(&f);
 }
@@ -221,10 +310,16 @@ fn refusal_messages_carry_the_engine_text_and_hint() {
     let mut ed = start(&ws);
     ed.open(&f, "fn main() {\n    println!(\"hi\");\n}\n");
     let (_, data) = refusal(ed.apply(plan(&f, json!([edit("println!(\"hello\")", "x")]))));
-    assert_eq!(data["message"], "String to replace not found in file.\nString: println!(\"hello\")");
+    assert_eq!(
+        data["message"],
+        "String to replace not found in file.\nString: println!(\"hello\")"
+    );
     assert_eq!(data["edit_index"], 0);
     assert_eq!(data["file_path"], json!(f));
-    assert!(data["hint"].as_str().is_some_and(|h| !h.is_empty()), "the hint travels in data: {data}");
+    assert!(
+        data["hint"].as_str().is_some_and(|h| !h.is_empty()),
+        "the hint travels in data: {data}"
+    );
 }
 
 #[test]
@@ -238,7 +333,10 @@ fn a_version_mismatch_is_not_applied_and_nothing_changes() {
     let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("abc", "xyz")]))));
     assert_eq!(kind, "not_applied");
     let msg = data["message"].as_str().unwrap();
-    assert!(msg.contains("the editor said:") && msg.contains("version"), "{msg}");
+    assert!(
+        msg.contains("the editor said:") && msg.contains("version"),
+        "{msg}"
+    );
     assert_eq!(ed.text(&f), "abc\n");
 }
 
@@ -256,7 +354,8 @@ fn a_did_change_just_before_the_command_is_always_seen() {
             json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit(&format!("v{}\n", i + 1), &format!("w{}\n", i + 1))]))]}),
         );
         ed.send_batch(&[change, cmd]);
-        ed.response(id, Answer::Apply).unwrap_or_else(|e| panic!("round {i}: {e}"));
+        ed.response(id, Answer::Apply)
+            .unwrap_or_else(|e| panic!("round {i}: {e}"));
         assert_eq!(ed.text(&f), format!("w{}\n", i + 1));
         // Back to the v form for the next round.
         let change = ed.change_msg(&f, 0, 1, "v");
@@ -272,18 +371,24 @@ fn preview_returns_the_diff_and_the_edit_and_applies_nothing() {
     fs::write(&f, "disk\n").unwrap();
     let mut ed = start(&ws);
     ed.open(&f, "keep\nold line\nkeep\n");
-    let r = ed.preview(plan(&f, json!([edit("old line", "new line")]))).expect("previewed");
+    let r = ed
+        .preview(plan(&f, json!([edit("old line", "new line")])))
+        .expect("previewed");
     assert_eq!(r["ok"], true);
     let diff = r["diff"].as_str().unwrap();
     assert!(diff.contains("-old line\n+new line\n"), "{diff}");
     assert!(diff.contains(&format!("a{}", f.display())), "{diff}");
     let change = &r["edit"]["documentChanges"][0];
-    assert_eq!(change["textDocument"], json!({"uri": uri(&f), "version": 1}));
+    assert_eq!(
+        change["textDocument"],
+        json!({"uri": uri(&f), "version": 1})
+    );
     assert_eq!(change["edits"][0]["newText"], "new");
     assert!(ed.edits_seen.is_empty());
     assert_eq!(ed.text(&f), "keep\nold line\nkeep\n");
     // The previewed edit is exactly what an apply sends.
-    ed.apply(plan(&f, json!([edit("old line", "new line")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("old line", "new line")])))
+        .expect("applied");
     assert_eq!(ed.edits_seen[0]["edit"], r["edit"]);
     assert_eq!(ed.text(&f), "keep\nnew line\nkeep\n");
 }
@@ -301,23 +406,39 @@ fn outside_the_workspace_is_refused_with_the_reason_unless_allowed() {
     let (kind, data) = refusal(ed.apply(plan(&via_link, json!([edit("secret", "x")]))));
     assert_eq!(kind, "outside_workspace");
     let msg = data["message"].as_str().unwrap();
-    assert!(msg.contains(&via_link.display().to_string()), "names the file: {msg}");
-    assert!(msg.contains(&ws.display().to_string()), "names the workspace: {msg}");
-    assert!(msg.contains(&format!("resolves to {}", outside.display())), "says where the link leads: {msg}");
-    assert!(msg.contains("\"allowOutsideWorkspace\": true"), "says how to opt out: {msg}");
+    assert!(
+        msg.contains(&via_link.display().to_string()),
+        "names the file: {msg}"
+    );
+    assert!(
+        msg.contains(&ws.display().to_string()),
+        "names the workspace: {msg}"
+    );
+    assert!(
+        msg.contains(&format!("resolves to {}", outside.display())),
+        "says where the link leads: {msg}"
+    );
+    assert!(
+        msg.contains("\"allowOutsideWorkspace\": true"),
+        "says how to opt out: {msg}"
+    );
     // Creating a file through a linked folder is refused as well.
     let (kind, _) = refusal(ed.apply(plan(&link_dir.join("planted.txt"), json!([edit("", "x")]))));
     assert_eq!(kind, "outside_workspace");
     assert!(!root.join("planted.txt").exists());
     // `..` does not escape either.
-    let (kind, _) = refusal(ed.apply(plan(&ws.join("../outside.txt"), json!([edit("secret", "x")]))));
+    let (kind, _) = refusal(ed.apply(plan(
+        &ws.join("../outside.txt"),
+        json!([edit("secret", "x")]),
+    )));
     assert_eq!(kind, "outside_workspace");
     assert_eq!(fs::read_to_string(&outside).unwrap(), "secret\n");
 
     let mut opts = Options::new(&ws);
     opts.init_options = json!({"allowOutsideWorkspace": true});
     let mut ed = Editor::start(opts);
-    ed.apply(plan(&outside, json!([edit("secret", "shared")]))).expect("allowed by the option");
+    ed.apply(plan(&outside, json!([edit("secret", "shared")])))
+        .expect("allowed by the option");
     assert_eq!(fs::read_to_string(&outside).unwrap(), "shared\n");
 }
 
@@ -330,11 +451,18 @@ fn without_workspace_folders_only_open_documents_can_be_edited() {
     opts.folders.clear();
     let mut ed = Editor::start(opts);
     ed.open(&open, "x\n");
-    ed.apply(plan(&open, json!([edit("x", "y")]))).expect("an open document may be edited");
+    ed.apply(plan(&open, json!([edit("x", "y")])))
+        .expect("an open document may be edited");
     assert_eq!(ed.text(&open), "y\n");
     let (kind, data) = refusal(ed.apply(plan(&closed, json!([edit("x", "y")]))));
     assert_eq!(kind, "outside_workspace");
-    assert!(data["message"].as_str().unwrap().contains("no workspace folder"), "{data}");
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("no workspace folder"),
+        "{data}"
+    );
 }
 
 #[test]
@@ -350,35 +478,74 @@ fn malformed_arguments_are_answered_and_the_server_stays_up() {
         json!([{"file_path": f, "edits": [{"old_string": 5, "new_string": "x"}]}]),
         json!([{"file_path": f, "edits": []}]),
         json!([{"file_path": f, "edits": [edit("a", "b")], "bogus": true}]),
-        json!([plan(&f, json!([edit("a", "b")])), plan(&f, json!([edit("a", "b")]))]),
+        json!([
+            plan(&f, json!([edit("a", "b")])),
+            plan(&f, json!([edit("a", "b")]))
+        ]),
         json!([{"files": [{"file_path": f, "edits": [edit("a", "b")]}, {"file_path": uri(&f), "edits": [edit("c", "d")]}]}]),
     ];
     for args in bad_args {
         let (kind, data) = refusal(ed.execute("multiedit.apply", args.clone(), Answer::Apply));
         assert_eq!(kind, "invalid_plan", "{args}");
-        assert!(data["message"].as_str().unwrap().contains("InputValidationError"), "{data}");
+        assert!(
+            data["message"]
+                .as_str()
+                .unwrap()
+                .contains("InputValidationError"),
+            "{data}"
+        );
     }
-    let (_, data) = refusal(ed.execute("multiedit.apply", json!([{"file_path": f, "edits": [{"old_string": 5, "new_string": "x"}]}]), Answer::Apply));
-    assert!(data["message"].as_str().unwrap().contains("edits[0].old_string"), "names the field: {data}");
+    let (_, data) = refusal(ed.execute(
+        "multiedit.apply",
+        json!([{"file_path": f, "edits": [{"old_string": 5, "new_string": "x"}]}]),
+        Answer::Apply,
+    ));
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("edits[0].old_string"),
+        "names the field: {data}"
+    );
 
     // Not even an ExecuteCommandParams: the framework's own "invalid params".
-    let (kind, data) = refusal(ed.execute("multiedit.apply", json!({"file_path": f, "edits": []}), Answer::Apply));
+    let (kind, data) = refusal(ed.execute(
+        "multiedit.apply",
+        json!({"file_path": f, "edits": []}),
+        Answer::Apply,
+    ));
     assert_eq!(kind, "invalid_plan");
-    assert!(data["message"].as_str().unwrap().contains("send [plan], not the plan itself"), "{data}");
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("send [plan], not the plan itself"),
+        "{data}"
+    );
     let id = ed.request("workspace/executeCommand", json!({"command": 5}));
     let e = ed.response(id, Answer::Apply).expect_err("refused");
     assert_eq!(e["code"], -32602);
-    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.nope", "arguments": []}));
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "multiedit.nope", "arguments": []}),
+    );
     let e = ed.response(id, Answer::Apply).expect_err("refused");
-    assert!(e["message"].as_str().unwrap().contains("multiedit.apply"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("multiedit.apply"),
+        "{e}"
+    );
     // Garbage notifications are ignored.
-    ed.notify("textDocument/didChange", json!({"textDocument": {"uri": 7}}));
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": 7}}),
+    );
     ed.notify("textDocument/didChange", json!({"textDocument": {"uri": uri(&ws.join("never-opened")), "version": 2}, "contentChanges": []}));
     ed.notify("textDocument/didOpen", json!(null));
     // A frame that is not JSON at all.
     ed.send_raw(b"Content-Length: 9\r\n\r\n{not json");
 
-    ed.apply(plan(&f, json!([edit("abc", "xyz")]))).expect("still working");
+    ed.apply(plan(&f, json!([edit("abc", "xyz")])))
+        .expect("still working");
     assert_eq!(ed.text(&f), "xyz\n");
     assert!(ed.shutdown().success());
 }
@@ -405,19 +572,46 @@ fn frames_the_framework_cannot_read_leave_the_server_up_and_named_requests_get_a
     // A request that is not a valid one but names its id gets Invalid Request, rather than a wait
     // forever (a response to 9000 would have failed the first of these waits).
     for (id, body, why) in [
-        (9001, r#"{"jsonrpc":"2.0","id":9001,"method":5}"#, "its method is not a string (5)"),
-        (9002, r#"{"id":9002,"method":"shutdown"}"#, "it is not JSON-RPC (missing field `jsonrpc` at line 1 column 31)"),
-        (9003, r#"{"jsonrpc":"1.0","id":9003,"method":"shutdown"}"#, r#"its jsonrpc is "1.0", not "2.0""#),
+        (
+            9001,
+            r#"{"jsonrpc":"2.0","id":9001,"method":5}"#,
+            "its method is not a string (5)",
+        ),
+        (
+            9002,
+            r#"{"id":9002,"method":"shutdown"}"#,
+            "it is not JSON-RPC (missing field `jsonrpc` at line 1 column 31)",
+        ),
+        (
+            9003,
+            r#"{"jsonrpc":"1.0","id":9003,"method":"shutdown"}"#,
+            r#"its jsonrpc is "1.0", not "2.0""#,
+        ),
     ] {
         ed.send_raw(&frame(body));
         let e = ed.response(id, Answer::Apply).expect_err("refused");
-        assert_eq!(e, json!({"code": -32600, "message": format!("Invalid request: {why}")}));
+        assert_eq!(
+            e,
+            json!({"code": -32600, "message": format!("Invalid request: {why}")})
+        );
     }
-    ed.apply(plan(&f, json!([edit("abc", "xyz")]))).expect("still working");
+    ed.apply(plan(&f, json!([edit("abc", "xyz")])))
+        .expect("still working");
     assert_eq!(ed.text(&f), "xyz\n");
-    let logged: Vec<&str> = ed.received.iter().filter(|m| m["method"] == "window/logMessage").filter_map(|m| m["params"]["message"].as_str()).collect();
-    for why in ["its id is neither an integer nor a string (7.5)", "its method is not a string (null)"] {
-        assert!(logged.contains(&format!("Dropped a message: {why}").as_str()), "{why} not in {logged:?}");
+    let logged: Vec<&str> = ed
+        .received
+        .iter()
+        .filter(|m| m["method"] == "window/logMessage")
+        .filter_map(|m| m["params"]["message"].as_str())
+        .collect();
+    for why in [
+        "its id is neither an integer nor a string (7.5)",
+        "its method is not a string (null)",
+    ] {
+        assert!(
+            logged.contains(&format!("Dropped a message: {why}").as_str()),
+            "{why} not in {logged:?}"
+        );
     }
     assert!(ed.shutdown().success());
 }
@@ -433,8 +627,13 @@ fn a_client_without_apply_edit_gets_a_clear_error_and_preview_still_works() {
     let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("abc", "x")]))));
     assert_eq!(kind, "not_applied");
     let msg = data["message"].as_str().unwrap();
-    assert!(msg.contains("workspace/applyEdit") && msg.contains("multiedit.preview"), "{msg}");
-    let r = ed.preview(plan(&f, json!([edit("abc", "x")]))).expect("preview works");
+    assert!(
+        msg.contains("workspace/applyEdit") && msg.contains("multiedit.preview"),
+        "{msg}"
+    );
+    let r = ed
+        .preview(plan(&f, json!([edit("abc", "x")])))
+        .expect("preview works");
     assert!(r["diff"].as_str().unwrap().contains("+x"));
     assert!(ed.edits_seen.is_empty());
 }
@@ -447,13 +646,24 @@ fn a_client_without_document_changes_gets_plain_changes() {
     opts.document_changes = false;
     let mut ed = Editor::start(opts);
     ed.open(&f, "abc\n");
-    ed.apply(plan(&f, json!([edit("b", "B")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("b", "B")])))
+        .expect("applied");
     assert_eq!(ed.text(&f), "aBc\n");
-    assert!(ed.edits_seen[0]["edit"]["changes"][uri(&f)].is_array(), "{}", ed.edits_seen[0]);
+    assert!(
+        ed.edits_seen[0]["edit"]["changes"][uri(&f)].is_array(),
+        "{}",
+        ed.edits_seen[0]
+    );
     // Such a client cannot create files: said before anything is sent.
     let (kind, data) = refusal(ed.apply(plan(&ws.join("new.txt"), json!([edit("", "x")]))));
     assert_eq!(kind, "not_applied");
-    assert!(data["message"].as_str().unwrap().contains("cannot create files"), "{data}");
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot create files"),
+        "{data}"
+    );
     assert_eq!(ed.edits_seen.len(), 1);
 }
 
@@ -469,10 +679,15 @@ fn utf8_positions_when_the_client_offers_them() {
     ed.open(&f, "é😀 a😀b c\n");
     let at = "é😀 a😀".len();
     ed.change(&f, at, at + 1, "B");
-    ed.apply(plan(&f, json!([edit("B c", "b C")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("B c", "b C")])))
+        .expect("applied");
     assert_eq!(ed.text(&f), "é😀 a😀b C\n");
     let range = &ed.edits_seen[0]["edit"]["documentChanges"][0]["edits"][0]["range"];
-    assert_eq!(range["start"]["character"].as_u64(), Some("é😀 a😀".len() as u64), "a byte column: {range}");
+    assert_eq!(
+        range["start"]["character"].as_u64(),
+        Some("é😀 a😀".len() as u64),
+        "a byte column: {range}"
+    );
     ed.assert_server_agrees(&f);
 }
 
@@ -485,11 +700,22 @@ fn a_client_that_never_answers_times_out_and_the_next_command_works() {
     let mut ed = Editor::start(opts);
     ed.open(&f, "abc\n");
     let started = std::time::Instant::now();
-    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([plan(&f, json!([edit("b", "B")]))]), Answer::Ignore));
+    let (kind, data) = refusal(ed.execute(
+        "multiedit.apply",
+        json!([plan(&f, json!([edit("b", "B")]))]),
+        Answer::Ignore,
+    ));
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(kind, "not_applied");
-    assert!(data["message"].as_str().unwrap().contains("did not answer workspace/applyEdit within 300 ms"), "{data}");
-    ed.apply(plan(&f, json!([edit("c", "C")]))).expect("the server is not stuck");
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer workspace/applyEdit within 300 ms"),
+        "{data}"
+    );
+    ed.apply(plan(&f, json!([edit("c", "C")])))
+        .expect("the server is not stuck");
     assert_eq!(ed.text(&f), "abC\n");
 }
 
@@ -499,7 +725,8 @@ fn crlf_documents_keep_their_line_breaks() {
     let f = ws.join("f.txt");
     let mut ed = start(&ws);
     ed.open(&f, "one\r\ntwo\r\nthree\r\n");
-    ed.apply(plan(&f, json!([edit("one\ntwo\n", "uno\ndos\nextra\n")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("one\ntwo\n", "uno\ndos\nextra\n")])))
+        .expect("applied");
     assert_eq!(ed.text(&f), "uno\r\ndos\r\nextra\r\nthree\r\n");
     ed.assert_server_agrees(&f);
 }
@@ -512,19 +739,29 @@ fn a_plan_path_finds_the_buffer_however_the_editor_spelled_its_uri() {
     let encoded = format!("file://{}", ws.display()) + "/with%20space%20%C3%A9.txt";
     let mut ed = start(&ws);
     ed.open_uri(&encoded, "buffer\n");
-    ed.apply(plan(&f, json!([edit("buffer", "edited buffer")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("buffer", "edited buffer")])))
+        .expect("applied");
     assert_eq!(ed.buffers[&encoded].text, "edited buffer\n");
     let doc = &ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"];
-    assert_eq!(doc["uri"], json!(encoded), "addressed with the editor's own URI");
+    assert_eq!(
+        doc["uri"],
+        json!(encoded),
+        "addressed with the editor's own URI"
+    );
     assert_eq!(fs::read_to_string(&f).unwrap(), "disk\n");
     // After didClose the disk is what counts again.
-    ed.notify("textDocument/didClose", json!({"textDocument": {"uri": encoded}}));
+    ed.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": encoded}}),
+    );
     ed.buffers.remove(&encoded);
-    ed.apply(plan(&f, json!([edit("disk", "DISK")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("disk", "DISK")])))
+        .expect("applied");
     assert_eq!(fs::read_to_string(&f).unwrap(), "DISK\n");
     // A plan's URI with unescaped characters still names the file.
     let loose = format!("file://{}", f.display());
-    ed.apply(plan(Path::new(&loose), json!([edit("DISK", "Disk")]))).expect("applied");
+    ed.apply(plan(Path::new(&loose), json!([edit("DISK", "Disk")])))
+        .expect("applied");
     assert_eq!(fs::read_to_string(&f).unwrap(), "Disk\n");
 }
 
@@ -550,7 +787,8 @@ fn logs_go_to_the_editor_and_stderr_never_stdout() {
     let mut ed = Editor::start(opts);
     let f = ws.join("f.txt");
     ed.open(&f, "x\n");
-    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("x", "y")])))
+        .expect("applied");
     // A notification may trail the response it was sent before; give it time.
     let wanted = format!("multiedit.apply: applied 1 edit(s) to {}", f.display());
     let logs = |ed: &Editor| -> Vec<String> {
@@ -571,7 +809,10 @@ fn logs_go_to_the_editor_and_stderr_never_stdout() {
     let level = |needle: &str| {
         ed.received
             .iter()
-            .find(|m| m["method"] == "window/logMessage" && m["params"]["message"].as_str().unwrap().contains(needle))
+            .find(|m| {
+                m["method"] == "window/logMessage"
+                    && m["params"]["message"].as_str().unwrap().contains(needle)
+            })
             .map(|m| m["params"]["type"].as_i64().unwrap())
     };
     assert_eq!(level("bogusOption"), Some(2), "a warning");
@@ -579,8 +820,16 @@ fn logs_go_to_the_editor_and_stderr_never_stdout() {
     assert_eq!(level("ready"), Some(3), "info");
     // Standard error is for errors only: editors show whatever arrives there as an error.
     std::thread::sleep(Duration::from_millis(200));
-    assert!(!ed.stderr_text().contains("bogusOption"), "a warning on stderr: {}", ed.stderr_text());
-    assert!(!ed.stderr_text().contains("applied"), "a routine line on stderr: {}", ed.stderr_text());
+    assert!(
+        !ed.stderr_text().contains("bogusOption"),
+        "a warning on stderr: {}",
+        ed.stderr_text()
+    );
+    assert!(
+        !ed.stderr_text().contains("applied"),
+        "a routine line on stderr: {}",
+        ed.stderr_text()
+    );
     // Every byte on stdout was a well-formed frame (the reader fails the test otherwise).
     assert!(ed.shutdown().success());
 }
@@ -594,27 +843,46 @@ fn log_level_keeps_lower_levels_off_the_wire() {
     let mut ed = Editor::start(opts);
     let f = ws.join("f.txt");
     ed.open(&f, "x\n");
-    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("applied");
+    ed.apply(plan(&f, json!([edit("x", "y")])))
+        .expect("applied");
     let logs = |ed: &Editor| -> Vec<(i64, String)> {
         ed.received
             .iter()
             .filter(|m| m["method"] == "window/logMessage")
-            .map(|m| (m["params"]["type"].as_i64().unwrap(), m["params"]["message"].as_str().unwrap().to_string()))
+            .map(|m| {
+                (
+                    m["params"]["type"].as_i64().unwrap(),
+                    m["params"]["message"].as_str().unwrap().to_string(),
+                )
+            })
             .collect()
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !logs(&ed).iter().any(|(_, l)| l.contains("bogusOption")) && std::time::Instant::now() < deadline {
+    while !logs(&ed).iter().any(|(_, l)| l.contains("bogusOption"))
+        && std::time::Instant::now() < deadline
+    {
         ed.drain(Duration::from_millis(100));
     }
     ed.drain(Duration::from_millis(300));
     let logs = logs(&ed);
-    assert!(logs.iter().any(|(t, l)| *t == 2 && l.contains("bogusOption")), "{logs:?}");
-    assert!(logs.iter().all(|(t, _)| *t <= 2), "only warnings and errors: {logs:?}");
+    assert!(
+        logs.iter()
+            .any(|(t, l)| *t == 2 && l.contains("bogusOption")),
+        "{logs:?}"
+    );
+    assert!(
+        logs.iter().all(|(t, _)| *t <= 2),
+        "only warnings and errors: {logs:?}"
+    );
     assert!(ed.shutdown().success());
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit")).args(["lsp", "--log-level", "loud"]).output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        .args(["lsp", "--log-level", "loud"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--log-level takes one of error, warn, info, debug"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--log-level takes one of error, warn, info, debug"));
 }
 
 #[test]
@@ -626,13 +894,21 @@ fn a_buffer_opened_through_a_symlink_is_found_by_its_target_and_back() {
     std::os::unix::fs::symlink(&real, &alias).unwrap();
     let mut ed = start(&ws);
     ed.open(&alias, "buffer via the link\n");
-    ed.apply(plan(&real, json!([edit("buffer", "BUFFER")]))).expect("applied");
+    ed.apply(plan(&real, json!([edit("buffer", "BUFFER")])))
+        .expect("applied");
     assert_eq!(ed.text(&alias), "BUFFER via the link\n");
-    assert_eq!(ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"], json!({"uri": uri(&alias), "version": 1}));
+    assert_eq!(
+        ed.edits_seen[0]["edit"]["documentChanges"][0]["textDocument"],
+        json!({"uri": uri(&alias), "version": 1})
+    );
     ed.close(&alias);
     ed.open(&real, "buffer of the target\n");
-    ed.apply(plan(&alias, json!([edit("target", "TARGET")]))).expect("applied");
-    assert_eq!(ed.text(&real), "buffer of the target\n".replace("target", "TARGET"));
+    ed.apply(plan(&alias, json!([edit("target", "TARGET")])))
+        .expect("applied");
+    assert_eq!(
+        ed.text(&real),
+        "buffer of the target\n".replace("target", "TARGET")
+    );
     assert_eq!(fs::read_to_string(&real).unwrap(), "disk\n");
     // One file named twice, through the link and directly, is one file.
     let (kind, _) = refusal(ed.apply(json!({"files": [
@@ -661,7 +937,10 @@ fn two_commands_racing_on_one_buffer_both_land_in_order() {
     ed.open(&f, "a b\n");
     // Sent together: the second waits for the first and is checked against its result, so both land
     // and neither is refused as stale.
-    let (id1, c1) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}));
+    let (id1, c1) = ed.request_msg(
+        "workspace/executeCommand",
+        json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}),
+    );
     let (id2, c2) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a B", "a-B"), edit("b", "B")]))]}));
     ed.send_batch(&[c1, c2]);
     ed.response(id1, Answer::Apply).expect("the first lands");
@@ -670,13 +949,21 @@ fn two_commands_racing_on_one_buffer_both_land_in_order() {
     let (kind, _) = refusal(ed.response(id2, Answer::Apply));
     assert_eq!(kind, "not_found");
     assert_eq!(ed.text(&f), "A b\n");
-    let (id3, c3) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("A", "A1")]))]}));
+    let (id3, c3) = ed.request_msg(
+        "workspace/executeCommand",
+        json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("A", "A1")]))]}),
+    );
     let (id4, c4) = ed.request_msg("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("A1 b", "A1 B")]))]}));
     ed.send_batch(&[c3, c4]);
     ed.response(id3, Answer::Apply).expect("the third lands");
-    ed.response(id4, Answer::Apply).expect("the fourth, which needs the third's result, lands too");
+    ed.response(id4, Answer::Apply)
+        .expect("the fourth, which needs the third's result, lands too");
     assert_eq!(ed.text(&f), "A1 B\n");
-    assert_eq!(ed.edits_seen.len(), 3, "one applyEdit per plan that landed, none for the refused one");
+    assert_eq!(
+        ed.edits_seen.len(),
+        3,
+        "one applyEdit per plan that landed, none for the refused one"
+    );
     ed.assert_server_agrees(&f);
 }
 
@@ -689,18 +976,34 @@ fn a_plan_whose_buffer_changes_as_it_arrives_is_checked_again_and_applied_once()
     // The user types a line at the top just as the edit arrives: the editor refuses the edit for
     // version 1, the server checks the plan against version 2 and sends it again.
     ed.types_first.push((f.clone(), 0, 0, "// note\n".into()));
-    let result = ed.apply(plan(&f, json!([edit("fn b() {}", "fn b() { 1 }")]))).expect("applied after a second check");
+    let result = ed
+        .apply(plan(&f, json!([edit("fn b() {}", "fn b() { 1 }")])))
+        .expect("applied after a second check");
     assert_eq!(ed.text(&f), "// note\nfn a() {}\nfn b() { 1 }\n");
     assert_eq!(result["rechecked"], 1, "{result}");
-    assert_eq!(result["files"][0]["version"], 2, "the result names the version the edit was computed against");
+    assert_eq!(
+        result["files"][0]["version"], 2,
+        "the result names the version the edit was computed against"
+    );
     assert_eq!(ed.edits_seen.len(), 2);
-    assert_eq!(ed.edits_seen[1]["edit"]["documentChanges"][0]["textDocument"]["version"], 2);
+    assert_eq!(
+        ed.edits_seen[1]["edit"]["documentChanges"][0]["textDocument"]["version"],
+        2
+    );
     ed.assert_server_agrees(&f);
 
     // The user declines (no typing): not checked again, nothing changed.
-    let (kind, _) = refusal(ed.execute("multiedit.apply", json!([plan(&f, json!([edit("fn a", "fn z")]))]), Answer::Refuse));
+    let (kind, _) = refusal(ed.execute(
+        "multiedit.apply",
+        json!([plan(&f, json!([edit("fn a", "fn z")]))]),
+        Answer::Refuse,
+    ));
     assert_eq!(kind, "not_applied");
-    assert_eq!(ed.edits_seen.len(), 3, "a refusal without a change is final");
+    assert_eq!(
+        ed.edits_seen.len(),
+        3,
+        "a refusal without a change is final"
+    );
     assert_eq!(ed.text(&f), "// note\nfn a() {}\nfn b() { 1 }\n");
 }
 
@@ -712,16 +1015,26 @@ fn a_plan_the_users_typing_breaks_is_refused_with_what_is_there_now() {
     ed.open(&f, "fn alpha() {}\nfn beta() { 0 }\n");
     // The user renames beta to gamma as the edit arrives: the plan's old_string is gone.
     ed.types_first.push((f.clone(), 17, 21, "gamma".into()));
-    let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("fn beta() { 0 }", "fn beta() { 1 }")]))));
+    let (kind, data) = refusal(ed.apply(plan(
+        &f,
+        json!([edit("fn beta() { 0 }", "fn beta() { 1 }")]),
+    )));
     assert_eq!(kind, "not_found");
     assert_eq!(
         data["message"],
         "A document changed while the editor was applying the plan; checked again against its new text: String to replace not found in file.\nString: fn beta() { 0 }"
     );
     let hint = data["hint"].as_str().unwrap_or_default();
-    assert!(hint.contains("line 2 has \"gamma\" where old_string has \"beta\""), "the hint names the text there now: {data}");
+    assert!(
+        hint.contains("line 2 has \"gamma\" where old_string has \"beta\""),
+        "the hint names the text there now: {data}"
+    );
     assert_eq!(ed.edits_seen.len(), 1, "nothing was sent the second time");
-    assert_eq!(ed.text(&f), "fn alpha() {}\nfn gamma() { 0 }\n", "only the user's typing");
+    assert_eq!(
+        ed.text(&f),
+        "fn alpha() {}\nfn gamma() { 0 }\n",
+        "only the user's typing"
+    );
     ed.assert_server_agrees(&f);
 }
 
@@ -733,11 +1046,19 @@ fn typing_that_leaves_nothing_like_old_string_is_named_in_the_hint() {
     ed.open(&f, "# notes\nfn beta() { 0 }\n");
     // The user types a whole new line over the one the plan edits: no line of the file resembles
     // old_string any more, so the hint names what is there now.
-    ed.types_first.push((f.clone(), 8, 23, "const LIMIT: u8 = 7;".into()));
-    let (kind, data) = refusal(ed.apply(plan(&f, json!([edit("fn beta() { 0 }", "fn beta() { 1 }")]))));
+    ed.types_first
+        .push((f.clone(), 8, 23, "const LIMIT: u8 = 7;".into()));
+    let (kind, data) = refusal(ed.apply(plan(
+        &f,
+        json!([edit("fn beta() { 0 }", "fn beta() { 1 }")]),
+    )));
     assert_eq!(kind, "not_found");
     assert_eq!(data["hint"], "The document changed at line 2 while the plan was being applied. The file has there now:\nconst LIMIT: u8 = 7;", "{data}");
-    assert_eq!(ed.text(&f), "# notes\nconst LIMIT: u8 = 7;\n", "only the user's typing");
+    assert_eq!(
+        ed.text(&f),
+        "# notes\nconst LIMIT: u8 = 7;\n",
+        "only the user's typing"
+    );
     ed.assert_server_agrees(&f);
 }
 
@@ -747,11 +1068,16 @@ fn a_command_cancelled_while_waiting_for_the_editor_frees_the_server() {
     let f = ws.join("f.txt");
     let mut ed = start(&ws);
     ed.open(&f, "abc\n");
-    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}));
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "multiedit.apply", "arguments": [plan(&f, json!([edit("a", "A")]))]}),
+    );
     // Wait for the applyEdit, leave it unanswered, and cancel the command.
     let started = std::time::Instant::now();
     loop {
-        let msg = ed.recv(Duration::from_secs(10)).expect("the applyEdit request");
+        let msg = ed
+            .recv(Duration::from_secs(10))
+            .expect("the applyEdit request");
         if msg["method"] == "workspace/applyEdit" {
             break;
         }
@@ -759,8 +1085,12 @@ fn a_command_cancelled_while_waiting_for_the_editor_frees_the_server() {
     ed.notify("$/cancelRequest", json!({"id": id}));
     let e = ed.response(id, Answer::Apply).expect_err("cancelled");
     assert_eq!(e["code"], -32800, "{e}");
-    assert!(started.elapsed() < Duration::from_secs(5), "not held until the 10 s timeout");
-    ed.apply(plan(&f, json!([edit("b", "B")]))).expect("the next command works");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "not held until the 10 s timeout"
+    );
+    ed.apply(plan(&f, json!([edit("b", "B")])))
+        .expect("the next command works");
     assert_eq!(ed.text(&f), "aBc\n");
 }
 
@@ -772,19 +1102,35 @@ fn workspace_folders_follow_the_editor() {
     let f = other.join("f.txt");
     fs::write(&f, "x\n").unwrap();
     let mut ed = start(&ws);
-    assert_eq!(refusal(ed.apply(plan(&f, json!([edit("x", "y")])))).0, "outside_workspace");
-    ed.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [{"uri": uri(&other), "name": "other"}], "removed": []}}));
-    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("inside the added folder");
+    assert_eq!(
+        refusal(ed.apply(plan(&f, json!([edit("x", "y")])))).0,
+        "outside_workspace"
+    );
+    ed.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": uri(&other), "name": "other"}], "removed": []}}),
+    );
+    ed.apply(plan(&f, json!([edit("x", "y")])))
+        .expect("inside the added folder");
     assert_eq!(fs::read_to_string(&f).unwrap(), "y\n");
-    ed.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [{"uri": uri(&other), "name": "other"}]}}));
-    assert_eq!(refusal(ed.apply(plan(&f, json!([edit("y", "z")])))).0, "outside_workspace");
+    ed.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [], "removed": [{"uri": uri(&other), "name": "other"}]}}),
+    );
+    assert_eq!(
+        refusal(ed.apply(plan(&f, json!([edit("y", "z")])))).0,
+        "outside_workspace"
+    );
 }
 
 /// Offsets where a client can put a cursor: char boundaries, not between the \r and \n of a CRLF.
 fn cursor_offsets(text: &str) -> Vec<usize> {
     let b = text.as_bytes();
     (0..=text.len())
-        .filter(|&i| text.is_char_boundary(i) && !(i > 0 && i < b.len() && b[i - 1] == b'\r' && b[i] == b'\n'))
+        .filter(|&i| {
+            text.is_char_boundary(i)
+                && !(i > 0 && i < b.len() && b[i - 1] == b'\r' && b[i] == b'\n')
+        })
         .collect()
 }
 
@@ -822,10 +1168,17 @@ fn command_line_flags_editors_add_are_accepted_and_others_refused() {
     let mut ed = Editor::start(opts);
     let f = ws.join("f.txt");
     ed.open(&f, "x\n");
-    ed.apply(plan(&f, json!([edit("x", "y")]))).expect("applied");
-    assert!(ed.shutdown().success(), "exit after shutdown is a clean exit");
+    ed.apply(plan(&f, json!([edit("x", "y")])))
+        .expect("applied");
+    assert!(
+        ed.shutdown().success(),
+        "exit after shutdown is a clean exit"
+    );
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit")).args(["lsp", "--bogus"]).output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        .args(["lsp", "--bogus"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument --bogus"));
     assert!(out.stdout.is_empty());
@@ -846,7 +1199,10 @@ fn an_interrupted_apply_is_completed_or_rolled_back_before_the_server_reads_its_
     // while staging (not committed). A preview writes nothing: it says it left the plan as it is and
     // changes no file. `multiedit.apply`, asked about a file of that plan, first finishes what the
     // killed run left, says so in the editor's log, and checks the plan against the result.
-    for (step, completed, old, new) in [("commit:1", true, "a new", "a newer"), ("staged:2", false, "a old", "a other")] {
+    for (step, completed, old, new) in [
+        ("commit:1", true, "a new", "a newer"),
+        ("staged:2", false, "a old", "a other"),
+    ] {
         let (_d, ws) = workspace();
         let (one, two) = (ws.join("one"), ws.join("two"));
         fs::create_dir(&one).unwrap();
@@ -866,43 +1222,91 @@ fn an_interrupted_apply_is_completed_or_rolled_back_before_the_server_reads_its_
         assert!(!out.status.success(), "{step}: the run was not killed");
         assert_eq!(fs::read_to_string(&a).unwrap(), "a old\n", "{step}");
         let leftovers = |d: &Path| -> Vec<PathBuf> {
-            fs::read_dir(d).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".multiedit-")).map(|e| e.path()).collect()
+            fs::read_dir(d)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".multiedit-"))
+                .map(|e| e.path())
+                .collect()
         };
         let left_before = [leftovers(&one), leftovers(&two)];
 
         let mut ed = start(&ws);
         let files = format!("(2 files: {}, {})", a.display(), b.display());
         let said = |ed: &Editor, start: &str, end: &str| {
-            ed.received.iter().filter(|m| m["method"] == "window/logMessage").any(|m| {
-                let l = m["params"]["message"].as_str().unwrap();
-                l.starts_with(start) && l.ends_with(end)
-            })
+            ed.received
+                .iter()
+                .filter(|m| m["method"] == "window/logMessage")
+                .any(|m| {
+                    let l = m["params"]["message"].as_str().unwrap();
+                    l.starts_with(start) && l.ends_with(end)
+                })
         };
         let wait_for = |ed: &mut Editor, start: &str, end: &str| {
             let deadline = std::time::Instant::now() + Duration::from_secs(10);
             while !said(ed, start, end) && std::time::Instant::now() < deadline {
                 ed.drain(Duration::from_millis(100));
             }
-            assert!(said(ed, start, end), "{step}: no log {start:?}...{end:?}; stderr: {}", ed.stderr_text());
+            assert!(
+                said(ed, start, end),
+                "{step}: no log {start:?}...{end:?}; stderr: {}",
+                ed.stderr_text()
+            );
         };
 
         // The preview: nothing written, the plan reported.
-        let result = ed.preview(plan(&a, json!([edit("old", "older")]))).unwrap_or_else(|e| panic!("{step}: {e}"));
+        let result = ed
+            .preview(plan(&a, json!([edit("old", "older")])))
+            .unwrap_or_else(|e| panic!("{step}: {e}"));
         assert_eq!(result["ok"], json!(true), "{step}: {result}");
-        assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), ("a old\n".into(), "b old\n".into()), "{step}: the preview wrote");
-        assert_eq!([leftovers(&one), leftovers(&two)], left_before, "{step}: the preview touched the killed run's files");
-        let then = if completed { "complete it" } else { "roll it back (it had not changed any file yet)" };
+        assert_eq!(
+            (
+                fs::read_to_string(&a).unwrap(),
+                fs::read_to_string(&b).unwrap()
+            ),
+            ("a old\n".into(), "b old\n".into()),
+            "{step}: the preview wrote"
+        );
+        assert_eq!(
+            [leftovers(&one), leftovers(&two)],
+            left_before,
+            "{step}: the preview touched the killed run's files"
+        );
+        let then = if completed {
+            "complete it"
+        } else {
+            "roll it back (it had not changed any file yet)"
+        };
         wait_for(&mut ed, "multiedit.preview: left an interrupted plan of process ", &format!("{files} as it is, since a dry run or preview writes nothing: the next multiedit apply in its folders will {then}, and until then its files are read as that plan left them"));
 
         // The apply: the killed plan finished first, then this one checked against the result.
-        let result = ed.apply(plan(&a, json!([edit(old, new)]))).unwrap_or_else(|e| panic!("{step}: {e}"));
+        let result = ed
+            .apply(plan(&a, json!([edit(old, new)])))
+            .unwrap_or_else(|e| panic!("{step}: {e}"));
         assert_eq!(result["ok"], json!(true), "{step}: {result}");
-        assert_eq!(fs::read_to_string(&b).unwrap(), if completed { "b new\n" } else { "b old\n" }, "{step}");
+        assert_eq!(
+            fs::read_to_string(&b).unwrap(),
+            if completed { "b new\n" } else { "b old\n" },
+            "{step}"
+        );
         for d in [&one, &two] {
-            assert!(leftovers(d).is_empty(), "{step}: left in {}: {:?}", d.display(), leftovers(d));
+            assert!(
+                leftovers(d).is_empty(),
+                "{step}: left in {}: {:?}",
+                d.display(),
+                leftovers(d)
+            );
         }
-        let what = if completed { "completed an interrupted plan" } else { "rolled back an interrupted plan (it had not changed any file yet)" };
-        wait_for(&mut ed, &format!("multiedit.apply: {what} of process "), &format!("{files} before reading this plan's files"));
+        let what = if completed {
+            "completed an interrupted plan"
+        } else {
+            "rolled back an interrupted plan (it had not changed any file yet)"
+        };
+        wait_for(
+            &mut ed,
+            &format!("multiedit.apply: {what} of process "),
+            &format!("{files} before reading this plan's files"),
+        );
     }
 }
 
@@ -927,7 +1331,10 @@ fn edits_carry_change_annotations_and_review_asks_for_confirmation() {
             .flat_map(|c| c["edits"].as_array().cloned().unwrap_or_default())
             .map(|e| {
                 let a = &table[e["annotationId"].as_str().expect("annotated")];
-                (a["label"].as_str().unwrap().to_string(), a["needsConfirmation"].as_bool().unwrap())
+                (
+                    a["label"].as_str().unwrap().to_string(),
+                    a["needsConfirmation"].as_bool().unwrap(),
+                )
             })
             .collect();
         out.sort();
@@ -951,17 +1358,47 @@ fn edits_carry_change_annotations_and_review_asks_for_confirmation() {
     );
     // One file: no review under multiFile; the call's own option wins over the default.
     let one = json!({"file_path": a, "edits": [edit("beta", "BETA")]});
-    let r = ed.execute("multiedit.preview", json!([one.clone()]), Answer::Apply).expect("preview");
-    assert_eq!(annotations(&r["edit"]), [("Edit 1: \"beta\" → \"BETA\"".to_string(), false)]);
-    let r = ed.execute("multiedit.preview", json!([one.clone(), {"review": "always"}]), Answer::Apply).expect("preview");
-    assert_eq!(annotations(&r["edit"]), [("Edit 1: \"beta\" → \"BETA\"".to_string(), true)]);
-    let r = ed.execute("multiedit.preview", json!([two_files(&ws), {"review": false}]), Answer::Apply).expect("preview");
+    let r = ed
+        .execute("multiedit.preview", json!([one.clone()]), Answer::Apply)
+        .expect("preview");
+    assert_eq!(
+        annotations(&r["edit"]),
+        [("Edit 1: \"beta\" → \"BETA\"".to_string(), false)]
+    );
+    let r = ed
+        .execute(
+            "multiedit.preview",
+            json!([one.clone(), {"review": "always"}]),
+            Answer::Apply,
+        )
+        .expect("preview");
+    assert_eq!(
+        annotations(&r["edit"]),
+        [("Edit 1: \"beta\" → \"BETA\"".to_string(), true)]
+    );
+    let r = ed
+        .execute(
+            "multiedit.preview",
+            json!([two_files(&ws), {"review": false}]),
+            Answer::Apply,
+        )
+        .expect("preview");
     assert!(annotations(&r["edit"]).iter().all(|(_, confirm)| !confirm));
-    let e = ed.execute("multiedit.preview", json!([one.clone(), {"review": "maybe"}]), Answer::Apply).unwrap_err();
+    let e = ed
+        .execute(
+            "multiedit.preview",
+            json!([one.clone(), {"review": "maybe"}]),
+            Answer::Apply,
+        )
+        .unwrap_err();
     assert_eq!(e["data"]["kind"], "invalid_plan", "{e}");
     // A review the editor answers `applied: false` while no document changed: the user declined it,
     // and the refusal says so (not "a document probably changed").
-    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([two_files(&ws), {"review": "always"}]), Answer::Refuse));
+    let (kind, data) = refusal(ed.execute(
+        "multiedit.apply",
+        json!([two_files(&ws), {"review": "always"}]),
+        Answer::Refuse,
+    ));
     assert_eq!(kind, "declined");
     assert_eq!(
         data["message"],
@@ -977,15 +1414,27 @@ fn edits_carry_change_annotations_and_review_asks_for_confirmation() {
         "The editor did not apply the change and did not say why; no document changed since the plan was checked. Nothing was changed."
     );
     // The annotated edit applies like the plain one.
-    ed.execute("multiedit.apply", json!([two_files(&ws), {"review": "always"}]), Answer::Apply).expect("applied");
+    ed.execute(
+        "multiedit.apply",
+        json!([two_files(&ws), {"review": "always"}]),
+        Answer::Apply,
+    )
+    .expect("applied");
     assert_eq!(ed.text(&a), "ALPHA beta GAMMA\n");
     assert!(ed.shutdown().success());
 
     // A client without change annotation support gets the plain edit.
     let mut ed = Editor::start(Options::new(&ws));
-    let r = ed.preview(json!({"file_path": b, "edits": [edit("b", "B")]})).expect("preview");
+    let r = ed
+        .preview(json!({"file_path": b, "edits": [edit("b", "B")]}))
+        .expect("preview");
     assert!(r["edit"].get("changeAnnotations").is_none(), "{r}");
-    assert!(r["edit"]["documentChanges"][0]["edits"][0].get("annotationId").is_none(), "{r}");
+    assert!(
+        r["edit"]["documentChanges"][0]["edits"][0]
+            .get("annotationId")
+            .is_none(),
+        "{r}"
+    );
     assert!(ed.shutdown().success());
 }
 
@@ -995,7 +1444,12 @@ fn edits_carry_change_annotations_and_review_asks_for_confirmation() {
 #[test]
 fn a_patch_edits_a_dirty_buffer_renames_and_deletes_in_one_workspace_edit() {
     let (_d, ws) = workspace();
-    let (a, old, new, gone) = (ws.join("a.txt"), ws.join("old.txt"), ws.join("new.txt"), ws.join("gone.txt"));
+    let (a, old, new, gone) = (
+        ws.join("a.txt"),
+        ws.join("old.txt"),
+        ws.join("new.txt"),
+        ws.join("gone.txt"),
+    );
     fs::write(&a, "saved\n").unwrap();
     fs::write(&old, "keep\nold body\n").unwrap();
     fs::write(&gone, "bye\n").unwrap();
@@ -1031,8 +1485,16 @@ deleted file mode 100644
     assert_eq!(ed.edits_seen.len(), 1, "one applyEdit for the whole patch");
     let kinds = change_kinds(&ed.edits_seen[0]);
     assert_eq!(kinds, ["edit", "edit", "rename", "delete"]);
-    assert_eq!(ed.text(&a), "one\nedited in the buffer\nthree\n", "the unsaved buffer was edited");
-    assert_eq!(fs::read_to_string(&a).unwrap(), "saved\n", "disk untouched for an open buffer");
+    assert_eq!(
+        ed.text(&a),
+        "one\nedited in the buffer\nthree\n",
+        "the unsaved buffer was edited"
+    );
+    assert_eq!(
+        fs::read_to_string(&a).unwrap(),
+        "saved\n",
+        "disk untouched for an open buffer"
+    );
     assert_eq!(fs::read_to_string(&new).unwrap(), "keep\nnew body\n");
     assert!(!old.exists() && !gone.exists());
     assert_eq!(r["files"][1]["moved_to"], json!(new.display().to_string()));
@@ -1046,19 +1508,40 @@ fn a_patch_that_renames_onto_a_file_or_goes_stale_changes_nothing() {
     fs::write(&a, "x\n").unwrap();
     fs::write(&b, "taken\n").unwrap();
     let mut ed = start(&ws);
-    let rename = "diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n";
+    let rename =
+        "diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n";
     let (kind, data) = refusal(ed.apply(json!({"patch": rename})));
     assert_eq!(kind, "file_exists");
-    assert_eq!(data["message"], json!(format!("Cannot move {} to {}: {} already exists. Nothing was changed.", a.display(), b.display(), b.display())));
+    assert_eq!(
+        data["message"],
+        json!(format!(
+            "Cannot move {} to {}: {} already exists. Nothing was changed.",
+            a.display(),
+            b.display(),
+            b.display()
+        ))
+    );
     let stale = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-y\n+z\n";
     let (kind, data) = refusal(ed.apply(json!({"patch": stale, "format": "diff"})));
     assert_eq!(kind, "not_found");
     assert!(data["message"].as_str().unwrap().starts_with("Hunk 1 of a.txt, at line 1 does not apply: its lines are not in the file.\nLines:\ny\n"), "{data}");
     let (kind, data) = refusal(ed.apply(json!({"patch": stale, "format": "unified"})));
     assert_eq!(kind, "invalid_plan");
-    assert!(data["message"].as_str().unwrap().contains("`format` must be one of"), "{data}");
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("`format` must be one of"),
+        "{data}"
+    );
     assert!(ed.edits_seen.is_empty(), "no applyEdit was sent");
-    assert_eq!((fs::read_to_string(&a).unwrap(), fs::read_to_string(&b).unwrap()), ("x\n".into(), "taken\n".into()));
+    assert_eq!(
+        (
+            fs::read_to_string(&a).unwrap(),
+            fs::read_to_string(&b).unwrap()
+        ),
+        ("x\n".into(), "taken\n".into())
+    );
 }
 
 #[test]
@@ -1073,16 +1556,33 @@ fn the_undo_entry_names_the_agent_and_what_changed() {
         {"file_path": a.to_str().unwrap(), "edits": [edit("one", "1"), edit("two", "2")]},
         {"file_path": b.to_str().unwrap(), "edits": [edit("three", "3")]},
     ]});
-    ed.execute("multiedit.apply", json!([two_files, {"agent": "Claude Code"}]), Answer::Apply).expect("applied");
+    ed.execute(
+        "multiedit.apply",
+        json!([two_files, {"agent": "Claude Code"}]),
+        Answer::Apply,
+    )
+    .expect("applied");
     assert_eq!(ed.edits_seen[0]["label"], "Claude Code: 3 edits to 2 files");
     // The log line may trail the answer.
     ed.drain(Duration::from_millis(300));
-    assert!(ed.logged().iter().any(|l| l.contains("for Claude Code")), "{:?}", ed.logged());
-    ed.apply(plan(&a, json!([edit("1", "one")]))).expect("applied");
-    assert_eq!(ed.edits_seen[1]["label"], "MultiEdit: 1 edit to 1 file", "no agent named: the tool's name");
+    assert!(
+        ed.logged().iter().any(|l| l.contains("for Claude Code")),
+        "{:?}",
+        ed.logged()
+    );
+    ed.apply(plan(&a, json!([edit("1", "one")])))
+        .expect("applied");
+    assert_eq!(
+        ed.edits_seen[1]["label"], "MultiEdit: 1 edit to 1 file",
+        "no agent named: the tool's name"
+    );
     assert_eq!(ed.text(&a), "one 2\n");
 
-    let (kind, data) = refusal(ed.execute("multiedit.apply", json!([plan(&a, json!([edit("one", "x")])), {"agent": 7}]), Answer::Apply));
+    let (kind, data) = refusal(ed.execute(
+        "multiedit.apply",
+        json!([plan(&a, json!([edit("one", "x")])), {"agent": 7}]),
+        Answer::Apply,
+    ));
     assert_eq!(kind, "invalid_plan");
     assert_eq!(
         data["message"],
@@ -1101,14 +1601,25 @@ fn a_patch_result_reports_files_as_the_command_line_json_does() {
     let cli = report_support::cli_json(d.path(), &patch);
     let mut ed = start(&ws);
     let r = ed.apply(json!({"patch": patch})).expect("applied");
-    assert!(r["on_disk_text"].as_str().unwrap().contains("cannot save a file on request"), "{r}");
+    assert!(
+        r["on_disk_text"]
+            .as_str()
+            .unwrap()
+            .contains("cannot save a file on request"),
+        "{r}"
+    );
     let mut files = r["files"].as_array().unwrap().clone();
     for f in &mut files {
         let f = f.as_object_mut().unwrap();
         assert!(f.remove("version").is_some(), "each file has its version");
         // Whether the edit is on disk: this editor cannot save, so none is (a deleted file has none).
-        let changed = f.get("deleted") != Some(&json!(true)) && (f["edits_applied"] != 0 || f.contains_key("moved_to"));
-        assert_eq!(f.remove("on_disk"), changed.then(|| json!("no_save_support")), "{f:?}");
+        let changed = f.get("deleted") != Some(&json!(true))
+            && (f["edits_applied"] != 0 || f.contains_key("moved_to"));
+        assert_eq!(
+            f.remove("on_disk"),
+            changed.then(|| json!("no_save_support")),
+            "{f:?}"
+        );
         if f.contains_key("mode") {
             assert_eq!(f.remove("mode_applied"), Some(json!(false)), "{f:?}");
         }
@@ -1129,10 +1640,26 @@ fn a_plan_result_is_the_command_line_json() {
     let (d, ws) = workspace();
     let cli = report_support::cli_plan_json(d.path());
     let mut ed = start(&ws);
-    let r = ed.apply(report_support::plan_fixture(&ws)).expect("applied");
-    assert_eq!(r["files"][0]["version"], Value::Null, "a file the editor has not opened");
-    assert_eq!(r["files"][0]["on_disk"], "no_save_support", "this editor cannot save");
-    assert_eq!(report_support::without(&report_support::rooted(&r, &ws), &["on_disk_text"], &["version", "on_disk"]), cli);
+    let r = ed
+        .apply(report_support::plan_fixture(&ws))
+        .expect("applied");
+    assert_eq!(
+        r["files"][0]["version"],
+        Value::Null,
+        "a file the editor has not opened"
+    );
+    assert_eq!(
+        r["files"][0]["on_disk"], "no_save_support",
+        "this editor cannot save"
+    );
+    assert_eq!(
+        report_support::without(
+            &report_support::rooted(&r, &ws),
+            &["on_disk_text"],
+            &["version", "on_disk"]
+        ),
+        cli
+    );
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
 }
 
@@ -1174,8 +1701,16 @@ fn the_result_gives_the_edited_lines_as_the_editors_formatter_left_them() {
     let mut ed = start(&ws);
     ed.formats = Some(lsp_support::format_statements);
     ed.open(&f, "def total(items):\n    return 0\n\n\nlimit=10\n");
-    let r = ed.apply(plan(&f, json!([edit("    return 0", "    s=sum(items); return s")]))).expect("applied");
-    assert_eq!(ed.text(&f), "def total(items):\n    s = sum(items);\n    return s\n\n\nlimit = 10\n");
+    let r = ed
+        .apply(plan(
+            &f,
+            json!([edit("    return 0", "    s=sum(items); return s")]),
+        ))
+        .expect("applied");
+    assert_eq!(
+        ed.text(&f),
+        "def total(items):\n    s = sum(items);\n    return s\n\n\nlimit = 10\n"
+    );
     assert_eq!(
         r["now_reads"],
         json!([{"file_path": f, "first_line": 2, "last_line": 3, "text": "    s = sum(items);\n    return s"}]),
@@ -1185,15 +1720,34 @@ fn the_result_gives_the_edited_lines_as_the_editors_formatter_left_them() {
     ed.assert_server_agrees(&f);
 
     // Two edits, the formatter changes one: that one only.
-    let r = ed.apply(plan(&f, json!([edit("total(items)", "total(items, start)"), edit("return s", "return s+start; # total")]))).expect("applied");
+    let r = ed
+        .apply(plan(
+            &f,
+            json!([
+                edit("total(items)", "total(items, start)"),
+                edit("return s", "return s+start; # total")
+            ]),
+        ))
+        .expect("applied");
     assert_eq!(ed.text(&f), "def total(items, start):\n    s = sum(items);\n    return s+start;\n    # total\n\n\nlimit = 10\n");
-    assert_eq!(r["now_reads"], json!([{"file_path": f, "first_line": 3, "last_line": 4, "text": "    return s+start;\n    # total"}]), "{r}");
+    assert_eq!(
+        r["now_reads"],
+        json!([{"file_path": f, "first_line": 3, "last_line": 4, "text": "    return s+start;\n    # total"}]),
+        "{r}"
+    );
 
     // Already formatted: nothing to say.
-    let r = ed.apply(plan(&f, json!([edit("limit = 10", "limit = 20")]))).expect("applied");
+    let r = ed
+        .apply(plan(&f, json!([edit("limit = 10", "limit = 20")])))
+        .expect("applied");
     assert!(r.get("now_reads").is_none(), "{r}");
     ed.formats = None;
-    let r = ed.apply(plan(&f, json!([edit("limit = 20", "limit=30")]))).expect("applied");
-    assert!(r.get("now_reads").is_none(), "an editor that changed nothing: {r}");
+    let r = ed
+        .apply(plan(&f, json!([edit("limit = 20", "limit=30")])))
+        .expect("applied");
+    assert!(
+        r.get("now_reads").is_none(),
+        "an editor that changed nothing: {r}"
+    );
     assert_eq!(ed.text(&f), "def total(items, start):\n    s = sum(items);\n    return s+start;\n    # total\n\n\nlimit=30\n");
 }

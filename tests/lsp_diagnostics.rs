@@ -19,7 +19,14 @@ fn diag(line: u64, start: u64, end: u64, severity: u64, code: u64, message: &str
 }
 
 fn old_error(line: u64) -> Value {
-    diag(line, 6, 7, 1, 2322, "Type 'string' is not assignable to type 'number'.")
+    diag(
+        line,
+        6,
+        7,
+        1,
+        2322,
+        "Type 'string' is not assignable to type 'number'.",
+    )
 }
 
 const ARGUMENT: &str = "Argument of type 'string' is not assignable to parameter of type 'number'.";
@@ -38,10 +45,15 @@ struct Scripted {
 /// Runs one `workspace/executeCommand` as the editor, answering applyEdit and multiedit/diagnostics;
 /// returns the result and the methods of the server's requests in order.
 fn execute(ed: &mut Editor, args: Value, script: &Scripted) -> (Result<Value, Value>, Vec<String>) {
-    let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": args}));
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "multiedit.apply", "arguments": args}),
+    );
     let mut asked = Vec::new();
     loop {
-        let msg = ed.recv(Duration::from_secs(20)).expect("an answer from the server");
+        let msg = ed
+            .recv(Duration::from_secs(20))
+            .expect("an answer from the server");
         match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
             (Some("workspace/applyEdit"), Some(rid)) => {
                 asked.push("workspace/applyEdit".to_string());
@@ -51,10 +63,24 @@ fn execute(ed: &mut Editor, args: Value, script: &Scripted) -> (Result<Value, Va
             (Some("multiedit/diagnostics"), Some(rid)) => {
                 let phase = msg["params"]["phase"].as_str().unwrap().to_string();
                 asked.push(format!("multiedit/diagnostics {phase}"));
-                let uris: Vec<String> = msg["params"]["uris"].as_array().unwrap().iter().map(|u| u.as_str().unwrap().to_string()).collect();
-                let list = if phase == "before" { &script.before } else { &script.after };
-                let diagnostics: serde_json::Map<String, Value> = uris.iter().map(|u| (u.clone(), json!(list))).collect();
-                let pending = if script.pending { json!(uris) } else { json!([]) };
+                let uris: Vec<String> = msg["params"]["uris"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|u| u.as_str().unwrap().to_string())
+                    .collect();
+                let list = if phase == "before" {
+                    &script.before
+                } else {
+                    &script.after
+                };
+                let diagnostics: serde_json::Map<String, Value> =
+                    uris.iter().map(|u| (u.clone(), json!(list))).collect();
+                let pending = if script.pending {
+                    json!(uris)
+                } else {
+                    json!([])
+                };
                 if phase == "after" && script.typed {
                     ed.change(&lsp_support::path_of(&uris[0]), 0, 0, "// typed\n");
                 }
@@ -67,7 +93,11 @@ fn execute(ed: &mut Editor, args: Value, script: &Scripted) -> (Result<Value, Va
             }
             (Some(_), None) => ed.received.push(msg),
             (None, _) if msg["id"] == json!(id) => {
-                return (msg.get("error").map_or_else(|| Ok(msg["result"].clone()), |e| Err(e.clone())), asked);
+                return (
+                    msg.get("error")
+                        .map_or_else(|| Ok(msg["result"].clone()), |e| Err(e.clone())),
+                    asked,
+                );
             }
             _ => {}
         }
@@ -95,14 +125,25 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
     let (_dir, file, mut ed) = setup(json!({"diagnostics": {"settleMs": 500}}));
     let script = Scripted {
         before: vec![old_error(1)],
-        after: vec![old_error(1), diag(3, 7, 12, 1, 2345, ARGUMENT), diag(0, 0, 3, 2, 6133, "unused")],
+        after: vec![
+            old_error(1),
+            diag(3, 7, 12, 1, 2345, ARGUMENT),
+            diag(0, 0, 3, 2, 6133, "unused"),
+        ],
         answer_after: true,
         pending: false,
         typed: false,
     };
     let (result, asked) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
-    assert_eq!(asked, ["multiedit/diagnostics before", "workspace/applyEdit", "multiedit/diagnostics after"]);
+    assert_eq!(
+        asked,
+        [
+            "multiedit/diagnostics before",
+            "workspace/applyEdit",
+            "multiedit/diagnostics after"
+        ]
+    );
     assert_eq!(
         result["diagnostics_text"],
         format!("New errors: calc.ts:4:8 {ARGUMENT} (ts 2345)"),
@@ -111,11 +152,20 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
     let d = &result["diagnostics"];
     assert_eq!(d["introduced"].as_array().unwrap().len(), 1);
     assert_eq!(d["introduced"][0]["file_path"], file.to_str().unwrap());
-    assert_eq!((d["introduced"][0]["line"].as_u64(), d["introduced"][0]["column"].as_u64()), (Some(4), Some(8)));
+    assert_eq!(
+        (
+            d["introduced"][0]["line"].as_u64(),
+            d["introduced"][0]["column"].as_u64()
+        ),
+        (Some(4), Some(8))
+    );
     assert_eq!(d["introduced"][0]["code"], "2345");
     assert_eq!(d["resolved"], json!([]));
     assert_eq!(d["pending"], json!([]));
-    assert_eq!(ed.text(&file), CALC.replace("add(1, 2);", "// the call\nadd(1, 'two');"));
+    assert_eq!(
+        ed.text(&file),
+        CALC.replace("add(1, 2);", "// the call\nadd(1, 'two');")
+    );
 
     // Warnings on request (the call's option), and the fix reported as resolved.
     let fix = json!({"file_path": file, "edits": [{"old_string": "add(1, 'two');", "new_string": "add(1, 2);"}]});
@@ -128,7 +178,10 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
     };
     let (result, _) = execute(&mut ed, json!([fix, {"diagnostics": "warnings"}]), &script);
     let result = result.expect("applied");
-    assert_eq!(result["diagnostics_text"], format!("No new errors or warnings.\nResolved: calc.ts:4:8 {ARGUMENT} (ts 2345)"));
+    assert_eq!(
+        result["diagnostics_text"],
+        format!("No new errors or warnings.\nResolved: calc.ts:4:8 {ARGUMENT} (ts 2345)")
+    );
     assert_eq!(result["diagnostics"]["report"], "warnings");
 
     // The plan's own field asks for warnings too (as an MCP agent's plan does through the bridge).
@@ -137,62 +190,140 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
     plan["diagnostics"] = json!("warnings");
     let mut warning = diag(4, 0, 3, 2, 6133, "'s' is declared but never read.");
     warning["source"] = json!("ts");
-    let script = Scripted { before: vec![old_error(1)], after: vec![old_error(1), warning], answer_after: true, pending: false, typed: false };
+    let script = Scripted {
+        before: vec![old_error(1)],
+        after: vec![old_error(1), warning],
+        answer_after: true,
+        pending: false,
+        typed: false,
+    };
     let (result, _) = execute(&mut ed, json!([plan]), &script);
-    assert_eq!(result.expect("applied")["diagnostics_text"], "New errors and warnings: calc.ts:5:1 warning: 's' is declared but never read. (ts 6133)");
+    assert_eq!(
+        result.expect("applied")["diagnostics_text"],
+        "New errors and warnings: calc.ts:5:1 warning: 's' is declared but never read. (ts 6133)"
+    );
 }
 
 #[test]
 fn files_still_pending_at_the_bound_are_named_and_a_silent_editor_costs_only_the_bound() {
     let (_dir, file, mut ed) = setup(json!({"diagnostics": {"settleMs": 200}}));
-    let script = Scripted { before: vec![], after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)], answer_after: true, pending: true, typed: false };
+    let script = Scripted {
+        before: vec![],
+        after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)],
+        answer_after: true,
+        pending: true,
+        typed: false,
+    };
     let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
-    assert_eq!(result["diagnostics_text"], "Diagnostics still pending after 200 ms (not checked): calc.ts.");
-    assert_eq!(result["diagnostics"]["introduced"], json!([]), "stale data is not reported");
-    assert_eq!(result["diagnostics"]["pending"], json!([file.to_str().unwrap()]));
+    assert_eq!(
+        result["diagnostics_text"],
+        "Diagnostics still pending after 200 ms (not checked): calc.ts."
+    );
+    assert_eq!(
+        result["diagnostics"]["introduced"],
+        json!([]),
+        "stale data is not reported"
+    );
+    assert_eq!(
+        result["diagnostics"]["pending"],
+        json!([file.to_str().unwrap()])
+    );
 
-    let again = json!({"file_path": file, "edits": [{"old_string": "'two'", "new_string": "'three'"}]});
-    let script = Scripted { before: vec![], after: vec![], answer_after: false, pending: false, typed: false };
+    let again =
+        json!({"file_path": file, "edits": [{"old_string": "'two'", "new_string": "'three'"}]});
+    let script = Scripted {
+        before: vec![],
+        after: vec![],
+        answer_after: false,
+        pending: false,
+        typed: false,
+    };
     let started = std::time::Instant::now();
     let (result, _) = execute(&mut ed, json!([again]), &script);
     let result = result.expect("the plan was applied; only the diagnostics are missing");
-    assert!(started.elapsed() < Duration::from_secs(5), "bounded: {:?}", started.elapsed());
-    assert_eq!(result["diagnostics_text"], "The editor did not report diagnostics for this change.");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "bounded: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        result["diagnostics_text"],
+        "The editor did not report diagnostics for this change."
+    );
     assert_eq!(result["diagnostics"], json!({"available": false}));
 }
 
 #[test]
 fn an_editor_that_does_not_announce_it_is_never_asked() {
-    for init in [Value::Null, json!({"diagnostics": false}), json!({"diagnostics": {"report": "off"}})] {
+    for init in [
+        Value::Null,
+        json!({"diagnostics": false}),
+        json!({"diagnostics": {"report": "off"}}),
+    ] {
         let (_dir, file, mut ed) = setup(init.clone());
-        let script = Scripted { before: vec![], after: vec![], answer_after: true, pending: false, typed: false };
+        let script = Scripted {
+            before: vec![],
+            after: vec![],
+            answer_after: true,
+            pending: false,
+            typed: false,
+        };
         let (result, asked) = execute(&mut ed, json!([break_the_call(&file)]), &script);
         let result = result.expect("applied");
         assert_eq!(asked, ["workspace/applyEdit"], "{init}");
-        assert!(result.get("diagnostics").is_none() && result.get("diagnostics_text").is_none(), "{result}");
+        assert!(
+            result.get("diagnostics").is_none() && result.get("diagnostics_text").is_none(),
+            "{result}"
+        );
     }
     // And a call may turn it off.
     let (_dir, file, mut ed) = setup(json!({"diagnostics": true}));
-    let script = Scripted { before: vec![], after: vec![], answer_after: true, pending: false, typed: false };
-    let (_, asked) = execute(&mut ed, json!([break_the_call(&file), {"diagnostics": "off"}]), &script);
+    let script = Scripted {
+        before: vec![],
+        after: vec![],
+        answer_after: true,
+        pending: false,
+        typed: false,
+    };
+    let (_, asked) = execute(
+        &mut ed,
+        json!([break_the_call(&file), {"diagnostics": "off"}]),
+        &script,
+    );
     assert_eq!(asked, ["workspace/applyEdit"]);
     // A bad value is refused, naming the choices, and changes nothing.
     let text = ed.text(&file).to_string();
-    let (refused, asked) = execute(&mut ed, json!([break_the_call(&file), {"diagnostics": "all"}]), &script);
-    let message = refused.unwrap_err()["message"].as_str().unwrap().to_string();
+    let (refused, asked) = execute(
+        &mut ed,
+        json!([break_the_call(&file), {"diagnostics": "all"}]),
+        &script,
+    );
+    let message = refused.unwrap_err()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(message.contains("\"diagnostics\": \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
          the name of who sent the plan; got diagnostics=\"all\""), "{message}");
     assert!(asked.is_empty());
     assert_eq!(ed.text(&file), text);
-    assert_eq!(fs::read_to_string(&file).unwrap(), CALC, "the buffer only was edited");
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        CALC,
+        "the buffer only was edited"
+    );
 }
 
 #[test]
 fn a_text_typed_after_the_edit_is_not_compared() {
     let (_dir, file, mut ed) = setup(json!({"diagnostics": true}));
-    let script =
-        Scripted { before: vec![], after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)], answer_after: true, pending: false, typed: true };
+    let script = Scripted {
+        before: vec![],
+        after: vec![diag(3, 7, 12, 1, 2345, ARGUMENT)],
+        answer_after: true,
+        pending: false,
+        typed: true,
+    };
     let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
     assert_eq!(
@@ -200,7 +331,10 @@ fn a_text_typed_after_the_edit_is_not_compared() {
         "Diagnostics not compared for calc.ts: the text changed after the editor applied the plan (typed since)."
     );
     assert_eq!(result["diagnostics"]["introduced"], json!([]));
-    assert_eq!(result["diagnostics"]["not_compared"], json!([file.to_str().unwrap()]));
+    assert_eq!(
+        result["diagnostics"]["not_compared"],
+        json!([file.to_str().unwrap()])
+    );
 }
 
 /// The editor's formatter ran on the edit before the editor answered: its text is not the plan's, but
@@ -223,9 +357,16 @@ fn a_text_the_editors_formatter_changed_is_still_compared() {
         ed.text(&file),
         "export function add(a: number, b: number) { return a + b;\n}\nconst s: number = 'old';\n// the call\nadd(1, 'two');\n"
     );
-    assert_eq!(result["diagnostics_text"], format!("New errors: calc.ts:5:8 {ARGUMENT} (ts 2345)"), "the moved error is not new");
+    assert_eq!(
+        result["diagnostics_text"],
+        format!("New errors: calc.ts:5:8 {ARGUMENT} (ts 2345)"),
+        "the moved error is not new"
+    );
     assert_eq!(result["diagnostics"]["not_compared"], json!([]));
-    assert!(result.get("now_reads").is_none(), "the formatter left the edited lines alone: {result}");
+    assert!(
+        result.get("now_reads").is_none(),
+        "the formatter left the edited lines alone: {result}"
+    );
 }
 
 #[test]
@@ -233,22 +374,40 @@ fn a_file_the_editor_had_not_open_shows_its_errors_as_they_are_not_as_new() {
     let (_dir, file, mut ed) = setup(json!({"diagnostics": true}));
     let other = file.with_file_name("other.ts");
     fs::write(&other, "let n: number = 1;\n").unwrap();
-    let plan = json!({"file_path": other, "edits": [{"old_string": "= 1;", "new_string": "= '1';"}]});
+    let plan =
+        json!({"file_path": other, "edits": [{"old_string": "= 1;", "new_string": "= '1';"}]});
     // Its language server had never checked it: the editor had nothing before, and everything after.
     let script = Scripted {
         before: vec![],
-        after: vec![diag(0, 4, 5, 1, 2322, "Type 'string' is not assignable to type 'number'.")],
+        after: vec![diag(
+            0,
+            4,
+            5,
+            1,
+            2322,
+            "Type 'string' is not assignable to type 'number'.",
+        )],
         answer_after: true,
         pending: false,
         typed: false,
     };
     let (result, asked) = execute(&mut ed, json!([plan]), &script);
-    assert_eq!(asked, ["multiedit/diagnostics before", "workspace/applyEdit", "multiedit/diagnostics after"]);
+    assert_eq!(
+        asked,
+        [
+            "multiedit/diagnostics before",
+            "workspace/applyEdit",
+            "multiedit/diagnostics after"
+        ]
+    );
     let result = result.expect("applied");
     assert_eq!(
         result["diagnostics_text"],
         "Now in other.ts (not open before the edit, so not compared): other.ts:1:5 Type 'string' is not assignable to type 'number'. (ts 2322)"
     );
     assert_eq!(result["diagnostics"]["introduced"], json!([]));
-    assert_eq!(result["diagnostics"]["not_open_before"], json!([other.to_str().unwrap()]));
+    assert_eq!(
+        result["diagnostics"]["not_open_before"],
+        json!([other.to_str().unwrap()])
+    );
 }

@@ -28,7 +28,9 @@ fn editor(ws: &Path) -> Editor {
 /// A DocumentSymbol as a language server gives it: `whole` (unique in `text`) is its range, the first
 /// `name` in it its selection range.
 fn symbol(text: &str, name: &str, kind: u32, whole: &str, children: Vec<Value>) -> Value {
-    let start = text.find(whole).unwrap_or_else(|| panic!("{whole:?} not in the text"));
+    let start = text
+        .find(whole)
+        .unwrap_or_else(|| panic!("{whole:?} not in the text"));
     assert_eq!(text.matches(whole).count(), 1, "{whole:?} is not unique");
     let sel = start + whole.find(name).unwrap();
     let range = |a: usize, b: usize| json!({"start": position(text, a, Enc::Utf16), "end": position(text, b, Enc::Utf16)});
@@ -59,13 +61,20 @@ const MAIN: &str = "export function main() {\n  return new Calculator().add(1, 2
 
 /// The outline of `text` (CALC, maybe with lines before it).
 fn calc_symbols(text: &str) -> Value {
-    let class_text = &text[text.find("export class").unwrap()..text.find("}\n\nexport function").unwrap() + 1];
+    let class_text =
+        &text[text.find("export class").unwrap()..text.find("}\n\nexport function").unwrap() + 1];
     json!([
-        symbol(text, "Calculator", 5, class_text, vec![
-            symbol(text, "total", 7, "total = 0;", vec![]),
-            symbol(text, "add", 6, ADD, vec![]),
-            symbol(text, "sub", 6, SUB, vec![]),
-        ]),
+        symbol(
+            text,
+            "Calculator",
+            5,
+            class_text,
+            vec![
+                symbol(text, "total", 7, "total = 0;", vec![]),
+                symbol(text, "add", 6, ADD, vec![]),
+                symbol(text, "sub", 6, SUB, vec![]),
+            ]
+        ),
         symbol(text, "main", 12, MAIN, vec![]),
     ])
 }
@@ -101,12 +110,26 @@ fn a_method_body_and_a_function_after_another_by_symbol_in_a_buffer_with_unsaved
     assert_eq!(
         ed.text(&calc),
         typed
-            .replace("    return a + b;\n", "    const sum = a + b;\n    return sum;\n")
-            .replace("add(1, 2);\n}\n", "add(1, 2);\n}\n\nexport function twice(x: number) {\n  return 2 * x;\n}\n")
+            .replace(
+                "    return a + b;\n",
+                "    const sum = a + b;\n    return sum;\n"
+            )
+            .replace(
+                "add(1, 2);\n}\n",
+                "add(1, 2);\n}\n\nexport function twice(x: number) {\n  return 2 * x;\n}\n"
+            )
     );
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
-    assert_eq!(ed.symbols_seen, [json!({"uri": uri(&calc)})], "asked once for the file");
-    assert_eq!(fs::read_to_string(&calc).unwrap(), CALC, "the disk is the editor's to save");
+    assert_eq!(
+        ed.symbols_seen,
+        [json!({"uri": uri(&calc)})],
+        "asked once for the file"
+    );
+    assert_eq!(
+        fs::read_to_string(&calc).unwrap(),
+        CALC,
+        "the disk is the editor's to save"
+    );
     ed.assert_server_agrees(&calc);
 }
 
@@ -120,20 +143,41 @@ fn a_plan_is_resolved_on_the_text_the_symbols_were_computed_on_when_the_user_typ
     ed.symbols.insert(uri(&calc), calc_symbols(CALC));
     // Right after the editor answers, the user types a line at the top: the answer is stale, so the
     // server asks again (its second answer is computed on the new text).
-    ed.types_after_symbols.push((calc.clone(), 0, 0, "// typed\n".into()));
+    ed.types_after_symbols
+        .push((calc.clone(), 0, 0, "// typed\n".into()));
     let typed = format!("// typed\n{CALC}");
     let second = calc_symbols(&typed);
     let id = ed.request("workspace/executeCommand", json!({"command": "multiedit.apply", "arguments": [
         {"file_path": calc, "edits": [{"symbol": "sub", "replace": "whole", "new_string": "mul(a: number, b: number): number {\n  return a * b;\n}"}]}
     ]}));
     // The first answer goes out with the old symbols; the typing follows it; then the second answer.
-    let r = ed.serve_until(lsp_support::Answer::Apply, |e| if e.symbols_seen.len() == 1 { Some(()) } else { None });
+    let r = ed.serve_until(lsp_support::Answer::Apply, |e| {
+        if e.symbols_seen.len() == 1 {
+            Some(())
+        } else {
+            None
+        }
+    });
     let _ = r;
     ed.symbols.insert(uri(&calc), second);
-    let r = ed.response(id, lsp_support::Answer::Apply).expect("applied");
+    let r = ed
+        .response(id, lsp_support::Answer::Apply)
+        .expect("applied");
     assert_eq!(ed.symbols_seen.len(), 2, "asked again after the user typed");
-    assert_eq!(r["message"], format!("Applied 1 edit to {}:\n1. Replaced method Calculator/sub (lines 9-11)", calc.display()));
-    assert_eq!(ed.text(&calc), typed.replace(SUB, "mul(a: number, b: number): number {\n    return a * b;\n  }"));
+    assert_eq!(
+        r["message"],
+        format!(
+            "Applied 1 edit to {}:\n1. Replaced method Calculator/sub (lines 9-11)",
+            calc.display()
+        )
+    );
+    assert_eq!(
+        ed.text(&calc),
+        typed.replace(
+            SUB,
+            "mul(a: number, b: number): number {\n    return a * b;\n  }"
+        )
+    );
 }
 
 #[test]
@@ -149,12 +193,24 @@ fn symbol_refusals_say_what_to_fix_and_change_nothing() {
     let mut ed = editor(&ws);
     ed.symbols.insert(uri(&calc), calc_symbols(CALC));
     let py = "def add(a, b):\n    return a + b\n";
-    ed.symbols.insert(uri(&script), json!([symbol(py, "add", 12, "def add(a, b):\n    return a + b", vec![])]));
+    ed.symbols.insert(
+        uri(&script),
+        json!([symbol(
+            py,
+            "add",
+            12,
+            "def add(a, b):\n    return a + b",
+            vec![]
+        )]),
+    );
     ed.symbols.insert(uri(&notes), Value::Null);
     let one = |path: &Path, e: Value| json!({"file_path": path, "edits": [e]});
 
     let data = refused(
-        ed.apply(one(&calc, json!({"symbol": "Calculator/ad", "replace": "body", "new_string": "return 0;"}))),
+        ed.apply(one(
+            &calc,
+            json!({"symbol": "Calculator/ad", "replace": "body", "new_string": "return 0;"}),
+        )),
         "symbol_not_found",
         "Symbol not found in file.\nSymbol: Calculator/ad",
     );
@@ -164,7 +220,10 @@ fn symbol_refusals_say_what_to_fix_and_change_nothing() {
          class Calculator  (lines 1-11)\n  property Calculator/total  (line 2)\n  method Calculator/add  (lines 4-6)\n  method Calculator/sub  (lines 8-10)\n\
          function main  (lines 13-15)\n"
     );
-    assert_eq!((data["edit_index"].as_u64(), data["file_path"].as_str()), (Some(0), calc.to_str()));
+    assert_eq!(
+        (data["edit_index"].as_u64(), data["file_path"].as_str()),
+        (Some(0), calc.to_str())
+    );
 
     refused(
         ed.apply(one(&script, json!({"symbol": "add", "replace": "body", "new_string": "return 0"}))),
@@ -218,10 +277,19 @@ fn ambiguous_overloads_are_listed_and_one_is_chosen_by_its_place() {
     let text = "int add(int a) { return a; }\ndouble add(double a) { return a; }\n";
     fs::write(&file, text).unwrap();
     let mut ed = editor(&ws);
-    ed.symbols.insert(uri(&file), json!([
-        symbol(text, "add", 12, "int add(int a) { return a; }", vec![]),
-        symbol(text, "add", 12, "double add(double a) { return a; }", vec![]),
-    ]));
+    ed.symbols.insert(
+        uri(&file),
+        json!([
+            symbol(text, "add", 12, "int add(int a) { return a; }", vec![]),
+            symbol(
+                text,
+                "add",
+                12,
+                "double add(double a) { return a; }",
+                vec![]
+            ),
+        ]),
+    );
     let data = refused(
         ed.apply(json!({"file_path": file, "edits": [{"symbol": "add", "replace": "body", "new_string": "return -a;"}]})),
         "symbol_ambiguous",
@@ -231,11 +299,23 @@ fn ambiguous_overloads_are_listed_and_one_is_chosen_by_its_place() {
             file.display()
         ),
     );
-    assert_eq!(data["hint"], "The symbols it names:\nadd[0]: function add (line 1)\nadd[1]: function add (line 2)");
+    assert_eq!(
+        data["hint"],
+        "The symbols it names:\nadd[0]: function add (line 1)\nadd[1]: function add (line 2)"
+    );
     assert_eq!(fs::read_to_string(&file).unwrap(), text);
     let r = ed.apply(json!({"file_path": file, "edits": [{"symbol": "add[1]", "replace": "body", "new_string": "return -a;"}]})).expect("applied");
-    assert_eq!(r["message"], format!("Applied 1 edit to {}:\n1. Replaced the body of function add (line 2)", file.display()));
-    assert_eq!(ed.text(&file), "int add(int a) { return a; }\ndouble add(double a) { return -a; }\n");
+    assert_eq!(
+        r["message"],
+        format!(
+            "Applied 1 edit to {}:\n1. Replaced the body of function add (line 2)",
+            file.display()
+        )
+    );
+    assert_eq!(
+        ed.text(&file),
+        "int add(int a) { return a; }\ndouble add(double a) { return -a; }\n"
+    );
 }
 
 /// A rename provider that renames every `total` of the texts it was given (the buffers and disk files
@@ -268,7 +348,11 @@ fn a_rename_across_three_files_one_unsaved_joins_the_plans_one_edit_and_is_count
     fs::write(&c, c_text).unwrap();
     let mut ed = editor(&ws);
     ed.open(&a, a_typed);
-    ed.renames = Some(renamer(vec![(a.clone(), a_typed.into()), (b.clone(), b_text.into()), (c.clone(), c_text.into())]));
+    ed.renames = Some(renamer(vec![
+        (a.clone(), a_typed.into()),
+        (b.clone(), b_text.into()),
+        (c.clone(), c_text.into()),
+    ]));
     let r = ed
         .apply(json!({
             "rename": {"file_path": a, "line": 1, "column": 12, "new_name": "sum"},
@@ -276,11 +360,27 @@ fn a_rename_across_three_files_one_unsaved_joins_the_plans_one_edit_and_is_count
             "edits": [{"old_string": "sum += 1;", "new_string": "sum += 2;"}],
         }))
         .expect("applied");
-    assert_eq!(ed.renames_seen, [json!({"uri": uri(&a), "position": {"line": 0, "character": 11}, "newName": "sum"})]);
-    assert_eq!(ed.edits_seen.len(), 1, "the rename and the edit are one WorkspaceEdit");
-    assert_eq!(ed.text(&a), "export let sum = 0;\nexport function bump() { sum += 2; }\n");
-    assert_eq!(fs::read_to_string(&b).unwrap(), b_text.replace("total", "sum"));
-    assert_eq!(fs::read_to_string(&c).unwrap(), c_text.replace("total", "sum"));
+    assert_eq!(
+        ed.renames_seen,
+        [json!({"uri": uri(&a), "position": {"line": 0, "character": 11}, "newName": "sum"})]
+    );
+    assert_eq!(
+        ed.edits_seen.len(),
+        1,
+        "the rename and the edit are one WorkspaceEdit"
+    );
+    assert_eq!(
+        ed.text(&a),
+        "export let sum = 0;\nexport function bump() { sum += 2; }\n"
+    );
+    assert_eq!(
+        fs::read_to_string(&b).unwrap(),
+        b_text.replace("total", "sum")
+    );
+    assert_eq!(
+        fs::read_to_string(&c).unwrap(),
+        c_text.replace("total", "sum")
+    );
     assert_eq!(
         r["message"],
         format!(
@@ -298,7 +398,15 @@ fn a_rename_across_three_files_one_unsaved_joins_the_plans_one_edit_and_is_count
             {"file_path": a, "occurrences": 2}, {"file_path": b, "occurrences": 2}, {"file_path": c, "occurrences": 2}
         ]})
     );
-    assert_eq!(r["files"].as_array().unwrap().iter().map(|f| f["replacements"].as_u64().unwrap()).collect::<Vec<_>>(), [3, 2, 2]);
+    assert_eq!(
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["replacements"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [3, 2, 2]
+    );
 }
 
 #[test]
@@ -310,18 +418,31 @@ fn rename_refusals_say_why_and_change_nothing() {
     let a_text = "export let total = 0;\n";
     fs::write(&a, a_text).unwrap();
     fs::write(&outside, "import { total } from '../ws/a';\n").unwrap();
-    let before = (disk_support::snapshot(&ws), fs::read_to_string(&outside).unwrap());
+    let before = (
+        disk_support::snapshot(&ws),
+        fs::read_to_string(&outside).unwrap(),
+    );
     let mut ed = editor(&ws);
-    ed.symbols.insert(uri(&a), json!([symbol(a_text, "total", 13, "total = 0", vec![])]));
+    ed.symbols.insert(
+        uri(&a),
+        json!([symbol(a_text, "total", 13, "total = 0", vec![])]),
+    );
     let rename = |new_name: &str| json!({"rename": {"file_path": a, "symbol": "total", "new_name": new_name}});
 
-    ed.renames = Some(Box::new(|_: &Value| json!({"refused": "You cannot rename this element."})));
+    ed.renames = Some(Box::new(
+        |_: &Value| json!({"refused": "You cannot rename this element."}),
+    ));
     refused(ed.apply(rename("sum")), "rename_refused", "The language server refused the rename of total to sum (it said: You cannot rename this element.). Nothing was changed.");
-    ed.renames = Some(Box::new(|_: &Value| json!({"edit": {"changes": {}}, "placeholder": "total"})));
+    ed.renames = Some(Box::new(
+        |_: &Value| json!({"edit": {"changes": {}}, "placeholder": "total"}),
+    ));
     refused(ed.apply(rename("sum")), "unchanged", "The rename of total to sum changes nothing: the language server's rename edits no file. Nothing was changed.");
     ed.renames = Some(renamer(vec![(a.clone(), a_text.into())]));
     refused(ed.apply(rename("total")), "unchanged", "The rename of total to total changes nothing: the new name is the name it has. Nothing was changed.");
-    ed.renames = Some(renamer(vec![(a.clone(), a_text.into()), (outside.clone(), "import { total } from '../ws/a';\n".into())]));
+    ed.renames = Some(renamer(vec![
+        (a.clone(), a_text.into()),
+        (outside.clone(), "import { total } from '../ws/a';\n".into()),
+    ]));
     let data = refused(
         ed.apply(rename("sum")),
         "outside_workspace",
@@ -345,7 +466,13 @@ fn rename_refusals_say_why_and_change_nothing() {
     );
     assert!(ed.edits_seen.is_empty());
     assert_eq!(ed.text(&a), a_text);
-    assert_eq!((disk_support::snapshot(&ws), fs::read_to_string(&outside).unwrap()), before);
+    assert_eq!(
+        (
+            disk_support::snapshot(&ws),
+            fs::read_to_string(&outside).unwrap()
+        ),
+        before
+    );
 
     // The rename comes first; a symbol edit after it replaces the renamed text it holds.
     ed.renames = Some(renamer(vec![(a.clone(), a_text.into())]));
@@ -396,7 +523,13 @@ fn the_outline_names_each_symbol_by_the_path_a_plan_uses() {
     fs::write(&calc, CALC).unwrap();
     let mut ed = editor(&ws);
     ed.symbols.insert(uri(&calc), calc_symbols(CALC));
-    let r = ed.execute("multiedit.symbols", json!([{"file_path": calc}]), lsp_support::Answer::Apply).expect("an outline");
+    let r = ed
+        .execute(
+            "multiedit.symbols",
+            json!([{"file_path": calc}]),
+            lsp_support::Answer::Apply,
+        )
+        .expect("an outline");
     assert_eq!(
         r["text"],
         format!(
@@ -406,7 +539,10 @@ fn the_outline_names_each_symbol_by_the_path_a_plan_uses() {
             calc.display()
         )
     );
-    assert_eq!(r["symbols"][0]["children"][1], json!({"name": "add", "path": "Calculator/add", "kind": "method", "line": 4, "end_line": 6}));
+    assert_eq!(
+        r["symbols"][0]["children"][1],
+        json!({"name": "add", "path": "Calculator/add", "kind": "method", "line": 4, "end_line": 6})
+    );
     assert_eq!(r["symbols"][1]["path"], "main");
     // A file no language server serves.
     let notes = ws.join("notes.txt");

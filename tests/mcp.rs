@@ -36,8 +36,13 @@ fn the_extension_uses_the_canonical_plan_schema() {
         "extension-vscode/schemas/multiedit-plan.schema.json differs from server/schema/plan.schema.json: {fix}"
     );
     let package = json(&root().join("extension-vscode/package.json"));
-    let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
-    let tool = tools.iter().find(|t| t["name"] == "multiedit").expect("the multiedit language-model tool");
+    let tools = package["contributes"]["languageModelTools"]
+        .as_array()
+        .expect("languageModelTools");
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == "multiedit")
+        .expect("the multiedit language-model tool");
     // The two properties the VS Code tool adds are decided in the editor and never reach the engine:
     // `review` (the Refactor Preview) and `format_edits` (the user's formatter, run by the extension).
     let schema = vscode_only(&tool["inputSchema"], &["review", "format_edits"]);
@@ -51,8 +56,14 @@ fn the_extension_uses_the_canonical_plan_schema() {
 fn vscode_only(schema: &Value, names: &[&str]) -> Value {
     let mut schema = schema.clone();
     for name in names {
-        let option = schema["properties"].as_object_mut().and_then(|p| p.remove(*name));
-        assert_eq!(option.map(|r| r["type"].clone()), Some(Value::from("boolean")), "the tool's {name} option");
+        let option = schema["properties"]
+            .as_object_mut()
+            .and_then(|p| p.remove(*name));
+        assert_eq!(
+            option.map(|r| r["type"].clone()),
+            Some(Value::from("boolean")),
+            "the tool's {name} option"
+        );
     }
     schema
 }
@@ -60,10 +71,19 @@ fn vscode_only(schema: &Value, names: &[&str]) -> Value {
 #[test]
 fn the_extension_uses_the_canonical_symbols_schema() {
     let canonical = json(&root().join("server/schema/symbols.schema.json"));
-    assert_eq!(serde_json::from_str::<Value>(multiedit::mcp::schema::SYMBOLS_SCHEMA).unwrap(), canonical, "the binary's schema is the file");
+    assert_eq!(
+        serde_json::from_str::<Value>(multiedit::mcp::schema::SYMBOLS_SCHEMA).unwrap(),
+        canonical,
+        "the binary's schema is the file"
+    );
     let package = json(&root().join("extension-vscode/package.json"));
-    let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
-    let tool = tools.iter().find(|t| t["name"] == "multiedit_symbols").expect("the multiedit_symbols language-model tool");
+    let tools = package["contributes"]["languageModelTools"]
+        .as_array()
+        .expect("languageModelTools");
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == "multiedit_symbols")
+        .expect("the multiedit_symbols language-model tool");
     assert_eq!(
         tool["inputSchema"], canonical,
         "extension-vscode/package.json's multiedit_symbols tool inputSchema differs from server/schema/symbols.schema.json: copy it over"
@@ -79,8 +99,13 @@ fn the_extension_uses_the_canonical_patch_schema() {
         "the binary's schema is the file"
     );
     let package = json(&root().join("extension-vscode/package.json"));
-    let tools = package["contributes"]["languageModelTools"].as_array().expect("languageModelTools");
-    let tool = tools.iter().find(|t| t["name"] == "multiedit_patch").expect("the multiedit_patch language-model tool");
+    let tools = package["contributes"]["languageModelTools"]
+        .as_array()
+        .expect("languageModelTools");
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == "multiedit_patch")
+        .expect("the multiedit_patch language-model tool");
     // The same object as the MCP tool's, `preview` and `file_path` included (the extension sends them
     // to multiedit.preview and the server), but for the editor's own `format_edits`.
     assert_eq!(
@@ -92,7 +117,9 @@ fn the_extension_uses_the_canonical_patch_schema() {
 
 #[test]
 fn a_real_mcp_client_over_stdio() {
-    let Some(python) = mcp_support::python("the MCP client test") else { return };
+    let Some(python) = mcp_support::python("the MCP client test") else {
+        return;
+    };
     let work = tempfile::tempdir().unwrap();
     let out = Command::new(&python)
         .arg(root().join("tests/mcp/client.py"))
@@ -104,7 +131,10 @@ fn a_real_mcp_client_over_stdio() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}");
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "tests/mcp/client.py failed:\n{stdout}");
+    assert!(
+        out.status.success(),
+        "tests/mcp/client.py failed:\n{stdout}"
+    );
 }
 
 #[test]
@@ -128,7 +158,12 @@ fn malformed_requests_are_answered_with_the_right_json_rpc_error() {
     for (line, id, code, message) in cases {
         raw.send_bytes(&[line, b"\n"].concat());
         let a = raw.next();
-        assert_eq!(a, serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}), "{}", String::from_utf8_lossy(line));
+        assert_eq!(
+            a,
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+            "{}",
+            String::from_utf8_lossy(line)
+        );
     }
     // A line over the limit (64 MiB): an error answer with the id read from its start, not silence.
     let mut big = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"multiedit","arguments":{"file_path":""#.to_vec();
@@ -138,7 +173,13 @@ fn malformed_requests_are_answered_with_the_right_json_rpc_error() {
     let a = raw.next();
     assert_eq!(a["id"], 7, "{a}");
     assert_eq!(a["error"]["code"], -32600, "{a}");
-    assert!(a["error"]["message"].as_str().unwrap().starts_with("Invalid Request: the message is longer than 67108864 bytes"), "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid Request: the message is longer than 67108864 bytes"),
+        "{a}"
+    );
     // Nested past serde_json's limit (128 levels): a parse error with its id, the session kept.
     for (k, depth) in [127usize, 128, 5_000].into_iter().enumerate() {
         let id = 20 + k as i64;
@@ -149,8 +190,18 @@ fn malformed_requests_are_answered_with_the_right_json_rpc_error() {
         );
         raw.send_bytes(format!("{line}\n").as_bytes());
         let a = raw.next();
-        assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(id), Some(-32700)), "{a}");
-        assert!(a["error"]["message"].as_str().unwrap().starts_with("Parse error: the line is not JSON (recursion limit exceeded"), "{a}");
+        assert_eq!(
+            (a["id"].as_i64(), a["error"]["code"].as_i64()),
+            (Some(id), Some(-32700)),
+            "{a}"
+        );
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Parse error: the line is not JSON (recursion limit exceeded"),
+            "{a}"
+        );
     }
     // And the server goes on: a plan in its folder is applied.
     let f = work.path().join("a.txt");
@@ -203,12 +254,18 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
     assert!(!proj.join("missing").exists() && !other.join("new.txt").exists());
     drop(raw);
     // Told: another folder with --root, or anywhere with --allow-outside.
-    for (args, new) in [(vec!["--root", other.to_str().unwrap()], "one"), (vec!["--allow-outside"], "two")] {
+    for (args, new) in [
+        (vec!["--root", other.to_str().unwrap()], "one"),
+        (vec!["--allow-outside"], "two"),
+    ] {
         let mut raw = Raw::start(&proj, &args, &[]);
         let old = std::fs::read_to_string(&secret).unwrap();
         let (is_error, text) = raw.call(1, "multiedit", serde_json::json!({"file_path": s, "edits": [{"old_string": old.trim(), "new_string": new}]}));
         assert!(!is_error, "{args:?}: {text}");
-        assert_eq!(std::fs::read_to_string(&secret).unwrap(), format!("{new}\n"));
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            format!("{new}\n")
+        );
     }
 }
 
@@ -216,7 +273,10 @@ fn the_mcp_server_edits_only_inside_the_folder_it_was_started_in_unless_told() {
 /// `XDG_RUNTIME_DIR` where no editor is registered).
 fn on_disk_folders() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let work = tempfile::tempdir().unwrap();
-    let (root, runtime) = (work.path().canonicalize().unwrap().join("mcp"), work.path().join("runtime"));
+    let (root, runtime) = (
+        work.path().canonicalize().unwrap().join("mcp"),
+        work.path().join("runtime"),
+    );
     std::fs::create_dir(&root).unwrap();
     std::fs::create_dir(&runtime).unwrap();
     (work, root, runtime)
@@ -227,35 +287,73 @@ fn on_disk_folders() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathB
 #[test]
 fn the_patch_tool_reports_files_as_the_command_line_json_does() {
     use std::os::unix::fs::PermissionsExt;
-    let Some(python) = mcp_support::python("the MCP same-report test") else { return };
+    let Some(python) = mcp_support::python("the MCP same-report test") else {
+        return;
+    };
     let (work, root, runtime) = on_disk_folders();
     let patch = report_support::fixture(&root);
     let cli = report_support::cli_json(work.path(), &patch);
     let args = serde_json::json!({"patch": patch, "root": root});
-    let r = mcp_support::call(&python, "multiedit_patch", &args, &[("XDG_RUNTIME_DIR", &runtime)]);
+    let r = mcp_support::call(
+        &python,
+        "multiedit_patch",
+        &args,
+        &[("XDG_RUNTIME_DIR", &runtime)],
+    );
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
-    assert_eq!(report_support::rooted(&r["structured"]["files"], &root), cli);
-    let mode = std::fs::metadata(root.join("run.sh")).unwrap().permissions().mode();
-    assert_eq!(mode & 0o111, 0o111 & !umask_of_this_process(), "run.sh is executable");
+    assert_eq!(
+        report_support::rooted(&r["structured"]["files"], &root),
+        cli
+    );
+    let mode = std::fs::metadata(root.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o111,
+        0o111 & !umask_of_this_process(),
+        "run.sh is executable"
+    );
 }
 
 /// `multiedit` (no editor: on disk) gives as `structuredContent` the result `multiedit apply --json`
 /// gives for the same plan, adding only where it was applied.
 #[test]
 fn the_plan_tool_gives_the_command_line_json() {
-    let Some(python) = mcp_support::python("the MCP same-result test") else { return };
+    let Some(python) = mcp_support::python("the MCP same-result test") else {
+        return;
+    };
     let (work, root, runtime) = on_disk_folders();
     let cli = report_support::cli_plan_json(work.path());
-    let r = mcp_support::call(&python, "multiedit", &report_support::plan_fixture(&root), &[("XDG_RUNTIME_DIR", &runtime)]);
+    let r = mcp_support::call(
+        &python,
+        "multiedit",
+        &report_support::plan_fixture(&root),
+        &[("XDG_RUNTIME_DIR", &runtime)],
+    );
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
-    assert_eq!(report_support::without(&report_support::rooted(&r["structured"], &root), &["applied_in"], &[]), cli);
-    assert_eq!(std::fs::read_to_string(root.join("made.txt")).unwrap(), "made\n");
+    assert_eq!(
+        report_support::without(
+            &report_support::rooted(&r["structured"], &root),
+            &["applied_in"],
+            &[]
+        ),
+        cli
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("made.txt")).unwrap(),
+        "made\n"
+    );
 }
 
 /// The umask, as `/proc` shows it.
 fn umask_of_this_process() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status.lines().find_map(|l| l.strip_prefix("Umask:")).map(|v| u32::from_str_radix(v.trim(), 8).unwrap()).unwrap()
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+        .unwrap()
 }
 
 /// Roo Code sends a file's path beside its SEARCH/REPLACE blocks: `multiedit_patch` takes it as
@@ -265,15 +363,36 @@ fn umask_of_this_process() -> u32 {
 fn the_patch_tool_takes_the_blocks_file_beside_them() {
     let (_work, root, runtime) = on_disk_folders();
     std::fs::write(root.join("view.ts"), "let a = 1;\nlet b = 2;\n").unwrap();
-    let mut raw = Raw::start(&root, &[], &[("XDG_RUNTIME_DIR", &runtime), ("XDG_STATE_HOME", &runtime)]);
+    let mut raw = Raw::start(
+        &root,
+        &[],
+        &[("XDG_RUNTIME_DIR", &runtime), ("XDG_STATE_HOME", &runtime)],
+    );
     let blocks = "<<<<<<< SEARCH\n:start_line:2\n-------\nlet b = 2;\n=======\nlet b = 3;\n>>>>>>> REPLACE\n";
-    let (is_error, text) = raw.call(1, "multiedit_patch", serde_json::json!({"patch": blocks, "file_path": "view.ts"}));
+    let (is_error, text) = raw.call(
+        1,
+        "multiedit_patch",
+        serde_json::json!({"patch": blocks, "file_path": "view.ts"}),
+    );
     assert!(!is_error, "{text}");
-    assert!(text.contains("1. Applied SEARCH/REPLACE block 1 (view.ts, start line 2)"), "{text}");
-    assert_eq!(std::fs::read_to_string(root.join("view.ts")).unwrap(), "let a = 1;\nlet b = 3;\n");
+    assert!(
+        text.contains("1. Applied SEARCH/REPLACE block 1 (view.ts, start line 2)"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("view.ts")).unwrap(),
+        "let a = 1;\nlet b = 3;\n"
+    );
     let diff = "--- a/view.ts\n+++ b/view.ts\n@@ -1 +1 @@\n-let a = 1;\n+let a = 0;\n";
-    let (is_error, text) = raw.call(2, "multiedit_patch", serde_json::json!({"patch": diff, "file_path": "view.ts"}));
+    let (is_error, text) = raw.call(
+        2,
+        "multiedit_patch",
+        serde_json::json!({"patch": diff, "file_path": "view.ts"}),
+    );
     assert!(is_error, "{text}");
     assert!(text.starts_with("InputValidationError: file_path (view.ts) names the file of SEARCH/REPLACE blocks that name none, but the text is a unified diff"), "{text}");
-    assert_eq!(std::fs::read_to_string(root.join("view.ts")).unwrap(), "let a = 1;\nlet b = 3;\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("view.ts")).unwrap(),
+        "let a = 1;\nlet b = 3;\n"
+    );
 }

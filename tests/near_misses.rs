@@ -21,50 +21,96 @@ fn hint(text: &str, old: &str, new: &str) -> String {
 }
 
 fn written(r: Result<Outcome, Refusal>) -> String {
-    r.unwrap_or_else(|e| panic!("refused: {}", e.full_text())).files[0].text.clone()
+    r.unwrap_or_else(|e| panic!("refused: {}", e.full_text()))
+        .files[0]
+        .text
+        .clone()
 }
 
 #[test]
 fn lines_indented_less_than_the_first_keep_their_own_depth() {
-    let o = tolerant("fn f() {\n    a();\n}\n", "\ta();\n}", "\ta();\n}\n\nfn g() {}");
+    let o = tolerant(
+        "fn f() {\n    a();\n}\n",
+        "\ta();\n}",
+        "\ta();\n}\n\nfn g() {}",
+    );
     assert_eq!(written(o), "fn f() {\n    a();\n}\n\nfn g() {}\n");
 }
 
 #[test]
 fn new_lines_are_written_in_the_files_indentation_unit() {
-    let o = tolerant("fn f() {\n    if x {\n        y();\n    }\n}\n", "\tif x {\n\t\ty();\n\t}", "\tif x {\n\t\tz();\n\t}");
+    let o = tolerant(
+        "fn f() {\n    if x {\n        y();\n    }\n}\n",
+        "\tif x {\n\t\ty();\n\t}",
+        "\tif x {\n\t\tz();\n\t}",
+    );
     assert_eq!(written(o), "fn f() {\n    if x {\n        z();\n    }\n}\n");
-    let o = tolerant("void f() {\n\ta = 1;\n}\n", "void f() {\n    a = 1;", "void f() {\n    a = 2;");
+    let o = tolerant(
+        "void f() {\n\ta = 1;\n}\n",
+        "void f() {\n    a = 1;",
+        "void f() {\n    a = 2;",
+    );
     assert_eq!(written(o), "void f() {\n\ta = 2;\n}\n");
     // A block the edit wraps one level deeper is re-indented, not copied back at its old depth.
-    let o = tolerant("fn f() {\n\tgo();\n}\n", "    go();\n}", "    if ok {\n        go();\n    }\n}");
+    let o = tolerant(
+        "fn f() {\n\tgo();\n}\n",
+        "    go();\n}",
+        "    if ok {\n        go();\n    }\n}",
+    );
     assert_eq!(written(o), "fn f() {\n\tif ok {\n\t\tgo();\n\t}\n}\n");
     // Context lines are the file's own, alignment spaces included.
-    let o = tolerant("\tf(a,\n\t  b);\n\tx();\n", "    f(a,\n      b);\n    x();", "    f(a,\n      b);\n    y();");
+    let o = tolerant(
+        "\tf(a,\n\t  b);\n\tx();\n",
+        "    f(a,\n      b);\n    x();",
+        "    f(a,\n      b);\n    y();",
+    );
     assert_eq!(written(o), "\tf(a,\n\t  b);\n\ty();\n");
 }
 
 #[test]
 fn only_the_quotes_that_stood_for_curly_ones_are_curled() {
-    let o = tolerant("<Item name=\"Open „File”\"/>\n", "<Item name=\"Open \"File\"\"/>", "<Item name=\"Open \"Folder\"\"/>");
+    let o = tolerant(
+        "<Item name=\"Open „File”\"/>\n",
+        "<Item name=\"Open \"File\"\"/>",
+        "<Item name=\"Open \"Folder\"\"/>",
+    );
     let o = o.unwrap();
     assert_eq!(o.files[0].text, "<Item name=\"Open „Folder”\"/>\n");
     assert_eq!(o.files[0].applied[0].tier, Some(Tier::Quotes));
     // Quotes the edit adds are written as given.
-    let o = tolerant("She said “fine”.\n", "said \"fine\".", "\"Yes\", she said \"fine\".");
+    let o = tolerant(
+        "She said “fine”.\n",
+        "said \"fine\".",
+        "\"Yes\", she said \"fine\".",
+    );
     assert_eq!(written(o), "She \"Yes\", she said “fine”.\n");
     // Where the added text could pair with either quote, the curling would be a guess: refused.
-    let e = tolerant("She said “fine”.\n", "said \"fine\".", "said \"fine\", then \"bye\".").unwrap_err();
+    let e = tolerant(
+        "She said “fine”.\n",
+        "said \"fine\".",
+        "said \"fine\", then \"bye\".",
+    )
+    .unwrap_err();
     assert_eq!(e.kind, Kind::NotFound);
 }
 
 #[test]
 fn a_tier_that_matches_twice_refuses_as_ambiguous_and_lists_both() {
     let text = "fn f() {\n\tif a {\n\t\tx = 1;\n\t\ty = 2;\n\t\tif b {\n\t\t\tx = 1;\n\t\t\ty = 2;\n\t\t}\n\t}\n}\n";
-    let e = tolerant(text, "        x = 1;\n        y = 2;", "        x = 3;\n        y = 2;").unwrap_err();
+    let e = tolerant(
+        text,
+        "        x = 1;\n        y = 2;",
+        "        x = 3;\n        y = 2;",
+    )
+    .unwrap_err();
     assert_eq!(e.kind, Kind::Ambiguous);
     assert_eq!(e.edit_index, Some(0));
-    assert!(e.message.starts_with("Found 2 matches of the string to replace, but replace_all is false."), "{}", e.message);
+    assert!(
+        e.message
+            .starts_with("Found 2 matches of the string to replace, but replace_all is false."),
+        "{}",
+        e.message
+    );
     assert_eq!(
         e.hint.as_deref(),
         Some("Matching ignoring indentation, old_string is at lines 3-4 and lines 6-7: add a line that tells them apart, or write old_string exactly as the file has it.")
@@ -76,7 +122,12 @@ fn a_tier_that_matches_twice_refuses_as_ambiguous_and_lists_both() {
 #[test]
 fn indentation_that_cannot_be_mapped_without_guessing_is_refused() {
     // The file's lines do not keep old_string's relative depths: no re-indentation is certain.
-    let e = tolerant("\tif x {\n\ty();\n\t}\n", "    if x {\n        y();\n    }", "    if x {\n        z();\n    }").unwrap_err();
+    let e = tolerant(
+        "\tif x {\n\ty();\n\t}\n",
+        "    if x {\n        y();\n    }",
+        "    if x {\n        z();\n    }",
+    )
+    .unwrap_err();
     assert_eq!(e.kind, Kind::NotFound);
     // A file that indents with tabs and spaces alike does not say which to write.
     let text = "a {\n\tb();\n    c();\n\td();\n    e();\n}\n";
@@ -112,7 +163,11 @@ fn the_hint_finds_the_changed_word_in_a_large_file_quickly() {
         text.push_str(&format!("    let value_{i} = compute(input_{i}, {i});\n"));
     }
     let t = std::time::Instant::now();
-    let h = hint(&text, "    let value_123456 = compute(input_123456, 999);", "x");
+    let h = hint(
+        &text,
+        "    let value_123456 = compute(input_123456, 999);",
+        "x",
+    );
     let took = t.elapsed();
     assert!(h.starts_with("The closest text is at line 123457 and differs in its words: line 123457 has \"123456\" where old_string has \"999\"."), "{h}");
     // Generous for a debug build on a loaded machine; the release figure is in docs/performance.md.
@@ -122,7 +177,8 @@ fn the_hint_finds_the_changed_word_in_a_large_file_quickly() {
 #[test]
 fn already_applied_is_said_only_where_old_string_was() {
     // new_string occurs elsewhere, inside another line: not "already applied".
-    let text = "[package]\nversion = \"0.4.17\"\n\n[dependencies]\nfoo = { version = \"0.4.18\" }\n";
+    let text =
+        "[package]\nversion = \"0.4.17\"\n\n[dependencies]\nfoo = { version = \"0.4.18\" }\n";
     let h = hint(text, "version = \"0.4.16\"", "version = \"0.4.18\"");
     assert_eq!(h, "The closest text is at line 2 and differs in its words: line 2 has \"0.4.17\" where old_string has \"0.4.16\". The file has there:\nversion = \"0.4.17\"");
     // A new_string of just a line break says nothing of the kind.
@@ -161,7 +217,12 @@ fn whitespace_only_old_string_still_gets_a_hint() {
 fn a_cause_is_named_once() {
     let text = "fn f() {\n        a();\n            b();\n}\n";
     let h = hint(text, "    a();\n        b();\n}", "x");
-    assert!(h.starts_with("The closest text is at lines 2-4 and differs in indentation (lines 2 and 3)."), "{h}");
+    assert!(
+        h.starts_with(
+            "The closest text is at lines 2-4 and differs in indentation (lines 2 and 3)."
+        ),
+        "{h}"
+    );
     let text = "\ta();\n\tb();\n\tc();\n";
     let h = hint(text, "    a();\n    b();\n    c();", "x");
     assert_eq!(h.matches("indentation").count(), 1, "{h}");
@@ -179,11 +240,38 @@ struct Line {
     trailing: &'static str,
 }
 
-const WORDS: &[&str] = &["let", "x", "=", "value", "call(a,", "b);", "“quoted”", "it’s", "a—b", "if", "{", "}", "return", "y", "\"s\"", "z"];
+const WORDS: &[&str] = &[
+    "let",
+    "x",
+    "=",
+    "value",
+    "call(a,",
+    "b);",
+    "“quoted”",
+    "it’s",
+    "a—b",
+    "if",
+    "{",
+    "}",
+    "return",
+    "y",
+    "\"s\"",
+    "z",
+];
 
 fn line_strategy() -> impl Strategy<Value = Line> {
-    (0usize..4, prop_oneof![4 => Just(0usize), 1 => Just(2usize)], prop::collection::vec(prop::sample::select(WORDS), 1..5), prop::sample::select(&["", "", "", " ", "\t "][..]))
-        .prop_map(|(level, align, words, trailing)| Line { level, align, words, trailing })
+    (
+        0usize..4,
+        prop_oneof![4 => Just(0usize), 1 => Just(2usize)],
+        prop::collection::vec(prop::sample::select(WORDS), 1..5),
+        prop::sample::select(&["", "", "", " ", "\t "][..]),
+    )
+        .prop_map(|(level, align, words, trailing)| Line {
+            level,
+            align,
+            words,
+            trailing,
+        })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -212,7 +300,12 @@ fn reindent(text: &str, from: Unit, to: Unit) -> String {
                 Unit::Tabs => (tabs, spaces),
                 Unit::Spaces(n) => (spaces / n, spaces % n),
             };
-            let l = Line { level, align, words: vec![], trailing: "" };
+            let l = Line {
+                level,
+                align,
+                words: vec![],
+                trailing: "",
+            };
             render(&l, to) + body
         })
         .collect::<Vec<_>>()
@@ -220,7 +313,10 @@ fn reindent(text: &str, from: Unit, to: Unit) -> String {
 }
 
 fn strip_trailing(text: &str) -> String {
-    text.split('\n').map(|l| l.trim_end()).collect::<Vec<_>>().join("\n")
+    text.split('\n')
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn straighten(text: &str) -> String {
@@ -255,7 +351,13 @@ fn change_strategy() -> impl Strategy<Value = Change> {
 
 /// A file of `lines` in `unit` and an exact plan changing the `len` lines from `start` by `changes`;
 /// `None` for a plan with no single right text to test against.
-fn exact_plan(lines: &[Line], unit: Unit, start: usize, len: usize, changes: &[Change]) -> Option<(String, String, String)> {
+fn exact_plan(
+    lines: &[Line],
+    unit: Unit,
+    start: usize,
+    len: usize,
+    changes: &[Change],
+) -> Option<(String, String, String)> {
     let start = start % lines.len();
     let end = (start + len).min(lines.len());
     let rendered: Vec<String> = lines.iter().map(|l| render(l, unit)).collect();
@@ -269,8 +371,22 @@ fn exact_plan(lines: &[Line], unit: Unit, start: usize, len: usize, changes: &[C
                 new_lines.push(render(l, unit));
                 continue;
             }
-            Change::Words(w) => render(&Line { words: w.clone(), trailing: "", ..l.clone() }, unit),
-            Change::Deeper => render(&Line { level: l.level + 1, trailing: "", ..l.clone() }, unit),
+            Change::Words(w) => render(
+                &Line {
+                    words: w.clone(),
+                    trailing: "",
+                    ..l.clone()
+                },
+                unit,
+            ),
+            Change::Deeper => render(
+                &Line {
+                    level: l.level + 1,
+                    trailing: "",
+                    ..l.clone()
+                },
+                unit,
+            ),
             Change::Insert(n) => {
                 new_lines.push(render(l, unit));
                 render(n, unit)
@@ -284,7 +400,9 @@ fn exact_plan(lines: &[Line], unit: Unit, start: usize, len: usize, changes: &[C
     // A changed line that reads like another line of old_string can stand for either: once the
     // whitespace is gone, which one the edit kept is a tie (and both readings differ only in
     // whitespace). Such plans have no single right text to test against.
-    let twin = changed.iter().any(|c| lines[start..end].iter().any(|l| l.words.join(" ") == *c));
+    let twin = changed
+        .iter()
+        .any(|c| lines[start..end].iter().any(|l| l.words.join(" ") == *c));
     (!twin && old != new && file.matches(old.as_str()).count() == 1).then_some((file, old, new))
 }
 
@@ -324,10 +442,17 @@ proptest! {
 /// of a plain kind are recovered.
 #[test]
 fn most_sloppy_plans_are_recovered() {
-    let file = "fn main() {\n    let a = 1;\n    if a > 0 {\n        println!(\"“big”\");   \n    }\n}\n";
+    let file =
+        "fn main() {\n    let a = 1;\n    if a > 0 {\n        println!(\"“big”\");   \n    }\n}\n";
     let cases = [
-        ("\tif a > 0 {\n\t\tprintln!(\"“big”\");", "\tif a > 0 {\n\t\tprintln!(\"“large”\");\n\t\treturn;"),
-        ("    if a > 0 {\n        println!(\"“big”\");", "    if a > 1 {\n        println!(\"“big”\");"),
+        (
+            "\tif a > 0 {\n\t\tprintln!(\"“big”\");",
+            "\tif a > 0 {\n\t\tprintln!(\"“large”\");\n\t\treturn;",
+        ),
+        (
+            "    if a > 0 {\n        println!(\"“big”\");",
+            "    if a > 1 {\n        println!(\"“big”\");",
+        ),
         ("println!(\"\"big\"\");", "println!(\"\"huge\"\");"),
     ];
     let want = [
@@ -347,18 +472,33 @@ fn most_sloppy_plans_are_recovered() {
 #[test]
 fn a_uniformly_missing_indentation_is_given_back_exactly() {
     // None of it: the file's run goes before every replacement line.
-    let o = tolerant("    pay();\n    ship();\n    bill();\n", "pay();\nship();", "charge();\nsend();");
+    let o = tolerant(
+        "    pay();\n    ship();\n    bill();\n",
+        "pay();\nship();",
+        "charge();\nsend();",
+    );
     assert_eq!(written(o), "    charge();\n    send();\n    bill();\n");
     // Part of it (one space of four), with a replacement line deeper than the rest: 4 + 4 spaces, not
     // a depth computed in a guessed one-space unit.
-    let o = tolerant("    pay();\n    ship();\n    bill();\n", " pay();\n ship();", " charge();\n     send();");
+    let o = tolerant(
+        "    pay();\n    ship();\n    bill();\n",
+        " pay();\n ship();",
+        " charge();\n     send();",
+    );
     assert_eq!(written(o), "    charge();\n        send();\n    bill();\n");
     // Lines at two depths keep their distance.
     let text = "\n    one()\n    two()\n        three()\n    four()\n";
     let o = tolerant(text, "two()\n    three()", "deux()\n    trois()");
-    assert_eq!(written(o), "\n    one()\n    deux()\n        trois()\n    four()\n");
+    assert_eq!(
+        written(o),
+        "\n    one()\n    deux()\n        trois()\n    four()\n"
+    );
     // Too much of it.
-    let o = tolerant("if x:\n  go()\n  stop()\n", "      go()\n      stop()", "      run()\n      stop()");
+    let o = tolerant(
+        "if x:\n  go()\n  stop()\n",
+        "      go()\n      stop()",
+        "      run()\n      stop()",
+    );
     assert_eq!(written(o), "if x:\n  run()\n  stop()\n");
 }
 
@@ -371,15 +511,29 @@ fn a_depth_a_one_space_unit_cannot_settle_is_refused() {
     let e = tolerant(text, " x", " x\n   =").expect_err("a guess is refused");
     assert_eq!(e.kind, Kind::NotFound, "{}", e.full_text());
     // A line no deeper than old_string's is settled, and written in the file's unit.
-    assert_eq!(written(tolerant(text, " x", " x\n y")), "let\nlet\n\tx\n\ty\n=\n");
+    assert_eq!(
+        written(tolerant(text, " x", " x\n y")),
+        "let\nlet\n\tx\n\ty\n=\n"
+    );
 }
 
 #[test]
 fn a_line_deeper_than_the_plan_showed_is_written_in_whole_steps_of_the_file() {
-    let o = tolerant("def f():\n    a = 1\n    b = 2\n", "a = 1\nb = 2", "a = 1\nif a:\n    b = 2");
-    assert_eq!(written(o), "def f():\n    a = 1\n    if a:\n        b = 2\n");
+    let o = tolerant(
+        "def f():\n    a = 1\n    b = 2\n",
+        "a = 1\nb = 2",
+        "a = 1\nif a:\n    b = 2",
+    );
+    assert_eq!(
+        written(o),
+        "def f():\n    a = 1\n    if a:\n        b = 2\n"
+    );
     // Three-space files too.
-    let o = tolerant("def f():\n   a = 1\n   b = 2\n", " a = 1\n b = 2", " a = 1\n if a:\n    b = 2");
+    let o = tolerant(
+        "def f():\n   a = 1\n   b = 2\n",
+        " a = 1\n b = 2",
+        " a = 1\n if a:\n    b = 2",
+    );
     assert_eq!(written(o), "def f():\n   a = 1\n   if a:\n      b = 2\n");
 }
 
@@ -387,9 +541,22 @@ fn a_line_deeper_than_the_plan_showed_is_written_in_whole_steps_of_the_file() {
 /// the file's indentation), or with `excess` put before each (one that has too much).
 fn shifted(lines: &[&str], cut: usize, excess: &str) -> Vec<String> {
     let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
-    let common = lines.iter().map(|l| &l[..indent(l)]).reduce(|a, b| &a[..a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()]).unwrap_or("");
+    let common = lines
+        .iter()
+        .map(|l| &l[..indent(l)])
+        .reduce(|a, b| &a[..a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()])
+        .unwrap_or("");
     let cut = cut.min(common.len());
-    lines.iter().map(|l| if l.is_empty() { String::new() } else { format!("{excess}{}", &l[cut..]) }).collect()
+    lines
+        .iter()
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{excess}{}", &l[cut..])
+            }
+        })
+        .collect()
 }
 
 /// The most common rise in spaces from one non-blank line to the next in `text`.
@@ -403,7 +570,10 @@ fn rise(text: &str) -> Option<usize> {
         }
         prev = Some(w);
     }
-    counts.iter().max_by_key(|&(d, c)| (*c, std::cmp::Reverse(*d))).map(|(d, _)| *d)
+    counts
+        .iter()
+        .max_by_key(|&(d, c)| (*c, std::cmp::Reverse(*d)))
+        .map(|(d, _)| *d)
 }
 
 /// `text` indented with tabs, `read` spaces to one, `frame` tabs fewer on every indented line; `None`
@@ -432,7 +602,13 @@ fn base(lines: &[&str], skip_first: bool) -> Option<String> {
         .enumerate()
         .filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && skip_first)))
         .map(|(_, l)| indent(l))
-        .reduce(|a, b| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).map(|(x, _)| x).collect())
+        .reduce(|a, b| {
+            a.chars()
+                .zip(b.chars())
+                .take_while(|(x, y)| x == y)
+                .map(|(x, _)| x)
+                .collect()
+        })
 }
 
 /// Plans whose old and new strings lack part of the file's leading whitespace, or have too much, in
@@ -445,66 +621,118 @@ fn base(lines: &[&str], skip_first: bool) -> Option<String> {
 fn partial_indentation_gives_the_right_text_or_a_refusal() {
     use proptest::test_runner::{TestCaseError, TestRunner};
     use std::cell::Cell;
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let mut runner = TestRunner::new(ProptestConfig { cases, max_global_rejects: cases * 20, ..ProptestConfig::default() });
-    let units = prop_oneof![Just(Unit::Tabs), Just(Unit::Spaces(1)), Just(Unit::Spaces(2)), Just(Unit::Spaces(3)), Just(Unit::Spaces(4)), Just(Unit::Spaces(5))];
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases,
+        max_global_rejects: cases * 20,
+        ..ProptestConfig::default()
+    });
+    let units = prop_oneof![
+        Just(Unit::Tabs),
+        Just(Unit::Spaces(1)),
+        Just(Unit::Spaces(2)),
+        Just(Unit::Spaces(3)),
+        Just(Unit::Spaces(4)),
+        Just(Unit::Spaces(5))
+    ];
     let excesses = prop::sample::select(&["", "", "", " ", "  ", "\t", "   "][..]);
-    let strategy = (prop::collection::vec(line_strategy(), 3..14), units, 0usize..14, 1usize..5, prop::collection::vec(change_strategy(), 5), 1usize..12, excesses, 0usize..3);
+    let strategy = (
+        prop::collection::vec(line_strategy(), 3..14),
+        units,
+        0usize..14,
+        1usize..5,
+        prop::collection::vec(change_strategy(), 5),
+        1usize..12,
+        excesses,
+        0usize..3,
+    );
     let (recovered, refused) = (Cell::new(0usize), Cell::new(0usize));
     let (old_only, old_only_refused) = (Cell::new(0usize), Cell::new(0usize));
     runner
-        .run(&strategy, |(lines, unit, start, len, changes, cut, excess, which)| {
-            let Some((file, old, new)) = exact_plan(&lines, unit, start, len, &changes) else { return Err(TestCaseError::reject("no single right text")) };
-            let old_lines: Vec<&str> = old.split('\n').collect();
-            let new_lines: Vec<&str> = new.split('\n').collect();
-            let all: Vec<&str> = old_lines.iter().chain(&new_lines).copied().collect();
-            let (s_old, s_new) = if which == 0 {
-                let s_old = shifted(&old_lines, cut, excess);
-                // new_string at the same depth as the shifted old_string reads as a plan shifted as a
-                // whole, whose right text is another: no single right text to test against.
-                let mid_first = s_old[0].trim_start() == s_old[0] && !s_old[0].trim().is_empty();
-                if base(&s_old.iter().map(String::as_str).collect::<Vec<_>>(), mid_first) == base(&new_lines, mid_first) {
-                    return Err(TestCaseError::reject("reads as shifted as a whole"));
+        .run(
+            &strategy,
+            |(lines, unit, start, len, changes, cut, excess, which)| {
+                let Some((file, old, new)) = exact_plan(&lines, unit, start, len, &changes) else {
+                    return Err(TestCaseError::reject("no single right text"));
+                };
+                let old_lines: Vec<&str> = old.split('\n').collect();
+                let new_lines: Vec<&str> = new.split('\n').collect();
+                let all: Vec<&str> = old_lines.iter().chain(&new_lines).copied().collect();
+                let (s_old, s_new) = if which == 0 {
+                    let s_old = shifted(&old_lines, cut, excess);
+                    // new_string at the same depth as the shifted old_string reads as a plan shifted as a
+                    // whole, whose right text is another: no single right text to test against.
+                    let mid_first =
+                        s_old[0].trim_start() == s_old[0] && !s_old[0].trim().is_empty();
+                    if base(
+                        &s_old.iter().map(String::as_str).collect::<Vec<_>>(),
+                        mid_first,
+                    ) == base(&new_lines, mid_first)
+                    {
+                        return Err(TestCaseError::reject("reads as shifted as a whole"));
+                    }
+                    (s_old.join("\n"), new.clone())
+                } else {
+                    let moved = shifted(&all, cut, excess);
+                    (
+                        moved[..old_lines.len()].join("\n"),
+                        moved[old_lines.len()..].join("\n"),
+                    )
+                };
+                // A sloppy old_string that still matches exactly, or (but for trailing whitespace) matches
+                // other lines of the file, asks for another edit than the exact plan.
+                if strip_trailing(&file).contains(strip_trailing(&s_old).as_str()) || s_old == s_new
+                {
+                    return Err(TestCaseError::reject("not a tolerant case"));
                 }
-                (s_old.join("\n"), new.clone())
-            } else {
-                let moved = shifted(&all, cut, excess);
-                (moved[..old_lines.len()].join("\n"), moved[old_lines.len()..].join("\n"))
-            };
-            // A sloppy old_string that still matches exactly, or (but for trailing whitespace) matches
-            // other lines of the file, asks for another edit than the exact plan.
-            if strip_trailing(&file).contains(strip_trailing(&s_old).as_str()) || s_old == s_new {
-                return Err(TestCaseError::reject("not a tolerant case"));
-            }
-            // A tab file that never aligns with spaces after its tabs, given a line that does by a plan
-            // in spaces: whether those spaces are alignment or levels no line of the file tells.
-            // (Aligned with at least two spaces, the fewest a plan takes for a level here.)
-            let aligned = |t: &str| t.lines().any(|l| l.starts_with('\t') && l.trim_start_matches('\t').starts_with("  "));
-            if unit == Unit::Tabs && aligned(&new) && !aligned(&file) {
-                return Err(TestCaseError::reject("alignment the file never shows"));
-            }
-            // A tab file none of whose lines starts with a tab reads as a file indented with spaces.
-            if unit == Unit::Tabs && !file.lines().any(|l| l.starts_with('\t')) {
-                return Err(TestCaseError::reject("the file does not show its unit"));
-            }
-            let exact = written(run(&file, &old, &new, "exact"));
-            let result = tolerant(&file, &s_old, &s_new);
-            if which == 0 {
-                old_only.set(old_only.get() + 1);
-                old_only_refused.set(old_only_refused.get() + usize::from(result.is_err()));
-            }
-            match result {
-                Ok(o) => {
-                    prop_assert_eq!(&o.files[0].text, &exact, "file {:?} sloppy old {:?} new {:?}", file, s_old, s_new);
-                    recovered.set(recovered.get() + 1);
+                // A tab file that never aligns with spaces after its tabs, given a line that does by a plan
+                // in spaces: whether those spaces are alignment or levels no line of the file tells.
+                // (Aligned with at least two spaces, the fewest a plan takes for a level here.)
+                let aligned = |t: &str| {
+                    t.lines().any(|l| {
+                        l.starts_with('\t') && l.trim_start_matches('\t').starts_with("  ")
+                    })
+                };
+                if unit == Unit::Tabs && aligned(&new) && !aligned(&file) {
+                    return Err(TestCaseError::reject("alignment the file never shows"));
                 }
-                Err(e) => {
-                    prop_assert!(matches!(e.kind, Kind::NotFound | Kind::Ambiguous), "{}", e.full_text());
-                    refused.set(refused.get() + 1)
+                // A tab file none of whose lines starts with a tab reads as a file indented with spaces.
+                if unit == Unit::Tabs && !file.lines().any(|l| l.starts_with('\t')) {
+                    return Err(TestCaseError::reject("the file does not show its unit"));
                 }
-            }
-            Ok(())
-        })
+                let exact = written(run(&file, &old, &new, "exact"));
+                let result = tolerant(&file, &s_old, &s_new);
+                if which == 0 {
+                    old_only.set(old_only.get() + 1);
+                    old_only_refused.set(old_only_refused.get() + usize::from(result.is_err()));
+                }
+                match result {
+                    Ok(o) => {
+                        prop_assert_eq!(
+                            &o.files[0].text,
+                            &exact,
+                            "file {:?} sloppy old {:?} new {:?}",
+                            file,
+                            s_old,
+                            s_new
+                        );
+                        recovered.set(recovered.get() + 1);
+                    }
+                    Err(e) => {
+                        prop_assert!(
+                            matches!(e.kind, Kind::NotFound | Kind::Ambiguous),
+                            "{}",
+                            e.full_text()
+                        );
+                        refused.set(refused.get() + 1)
+                    }
+                }
+                Ok(())
+            },
+        )
         .unwrap_or_else(|e| panic!("{e}"));
     let (r, f) = (recovered.get(), refused.get());
     eprintln!(
@@ -515,7 +743,11 @@ fn partial_indentation_gives_the_right_text_or_a_refusal() {
     // A matcher that refuses everything would pass the property: most plans shifted as a whole are
     // recovered.
     let (whole, whole_refused) = (r + f - old_only.get(), f - old_only_refused.get());
-    assert!((whole - whole_refused) * 10 >= whole * 7, "{} recovered of {whole}", whole - whole_refused);
+    assert!(
+        (whole - whole_refused) * 10 >= whole * 7,
+        "{} recovered of {whole}",
+        whole - whole_refused
+    );
 }
 
 /// A plan in tabs for a file indented with spaces, its levels read with a unit that may not be the
@@ -526,40 +758,87 @@ fn partial_indentation_gives_the_right_text_or_a_refusal() {
 fn tabs_read_in_a_unit_the_file_may_not_have_give_the_right_text_or_a_refusal() {
     use proptest::test_runner::{TestCaseError, TestRunner};
     use std::cell::Cell;
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let mut runner = TestRunner::new(ProptestConfig { cases, max_global_rejects: cases * 20, ..ProptestConfig::default() });
-    let file_units = prop_oneof![Just(Unit::Spaces(2)), Just(Unit::Spaces(3)), Just(Unit::Spaces(4))];
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases,
+        max_global_rejects: cases * 20,
+        ..ProptestConfig::default()
+    });
+    let file_units = prop_oneof![
+        Just(Unit::Spaces(2)),
+        Just(Unit::Spaces(3)),
+        Just(Unit::Spaces(4))
+    ];
     let read_units = prop_oneof![Just(2usize), Just(3usize), Just(4usize), Just(8usize)];
-    let strategy = (prop::collection::vec(line_strategy(), 3..14), file_units, read_units, 0usize..2, 0usize..14, 1usize..5, prop::collection::vec(change_strategy(), 5));
+    let strategy = (
+        prop::collection::vec(line_strategy(), 3..14),
+        file_units,
+        read_units,
+        0usize..2,
+        0usize..14,
+        1usize..5,
+        prop::collection::vec(change_strategy(), 5),
+    );
     let (recovered, refused) = (Cell::new(0usize), Cell::new(0usize));
     runner
-        .run(&strategy, |(lines, unit, read, frame, start, len, changes)| {
-            // A frame one level out is one of the file's levels: a tab the model takes for a level.
-            let read = if frame == 1 { match unit { Unit::Spaces(u) => u, Unit::Tabs => read } } else { read };
-            let Some((file, old, new)) = exact_plan(&lines, unit, start, len, &changes) else { return Err(TestCaseError::reject("no single right text")) };
-            // A file whose lines never rise by its unit (a 2-space file that only ever goes 4 deeper)
-            // reads as a file of another unit: its right text is not this one.
-            if rise(&file) != Some(match unit { Unit::Spaces(u) => u, Unit::Tabs => 1 }) {
-                return Err(TestCaseError::reject("the file does not show its unit"));
-            }
-            // `read` spaces to a tab, and the block's own depth `frame` tabs shallower than it is (a model
-            // that wrote the block as if it started one level out).
-            let (Some(s_old), Some(s_new)) = (retab(&old, read, frame), retab(&new, read, frame)) else {
-                return Err(TestCaseError::reject("a line shallower than the frame"));
-            };
-            if strip_trailing(&file).contains(strip_trailing(&s_old).as_str()) || s_old == s_new {
-                return Err(TestCaseError::reject("not a tolerant case"));
-            }
-            let exact = written(run(&file, &old, &new, "exact"));
-            match tolerant(&file, &s_old, &s_new) {
-                Ok(o) => {
-                    prop_assert_eq!(&o.files[0].text, &exact, "file {:?} read in {} sloppy old {:?} new {:?}", file, read, s_old, s_new);
-                    recovered.set(recovered.get() + 1);
+        .run(
+            &strategy,
+            |(lines, unit, read, frame, start, len, changes)| {
+                // A frame one level out is one of the file's levels: a tab the model takes for a level.
+                let read = if frame == 1 {
+                    match unit {
+                        Unit::Spaces(u) => u,
+                        Unit::Tabs => read,
+                    }
+                } else {
+                    read
+                };
+                let Some((file, old, new)) = exact_plan(&lines, unit, start, len, &changes) else {
+                    return Err(TestCaseError::reject("no single right text"));
+                };
+                // A file whose lines never rise by its unit (a 2-space file that only ever goes 4 deeper)
+                // reads as a file of another unit: its right text is not this one.
+                if rise(&file)
+                    != Some(match unit {
+                        Unit::Spaces(u) => u,
+                        Unit::Tabs => 1,
+                    })
+                {
+                    return Err(TestCaseError::reject("the file does not show its unit"));
                 }
-                Err(_) => refused.set(refused.get() + 1),
-            }
-            Ok(())
-        })
+                // `read` spaces to a tab, and the block's own depth `frame` tabs shallower than it is (a model
+                // that wrote the block as if it started one level out).
+                let (Some(s_old), Some(s_new)) =
+                    (retab(&old, read, frame), retab(&new, read, frame))
+                else {
+                    return Err(TestCaseError::reject("a line shallower than the frame"));
+                };
+                if strip_trailing(&file).contains(strip_trailing(&s_old).as_str()) || s_old == s_new
+                {
+                    return Err(TestCaseError::reject("not a tolerant case"));
+                }
+                let exact = written(run(&file, &old, &new, "exact"));
+                match tolerant(&file, &s_old, &s_new) {
+                    Ok(o) => {
+                        prop_assert_eq!(
+                            &o.files[0].text,
+                            &exact,
+                            "file {:?} read in {} sloppy old {:?} new {:?}",
+                            file,
+                            read,
+                            s_old,
+                            s_new
+                        );
+                        recovered.set(recovered.get() + 1);
+                    }
+                    Err(_) => refused.set(refused.get() + 1),
+                }
+                Ok(())
+            },
+        )
         .unwrap_or_else(|e| panic!("{e}"));
     let (r, f) = (recovered.get(), refused.get());
     eprintln!("tabs read in another unit: {r} right texts, {f} refusals, 0 wrong texts");

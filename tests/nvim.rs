@@ -39,8 +39,18 @@ fn neovim_applies_the_plan_as_one_undo_step() {
     let nvim = nvim_support::start(&root, MIDDLE, &[]);
     let file = nvim.file.clone();
     let r = nvim.results();
-    assert!(r["error"].is_null(), "multiedit.apply was refused: {}", r["error"]);
-    assert!(r["message"].as_str().is_some_and(|m| m.starts_with("Applied 3 edits to")), "{}", r["message"]);
+    assert!(
+        r["error"].is_null(),
+        "multiedit.apply was refused: {}",
+        r["error"]
+    );
+    assert!(
+        r["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Applied 3 edits to")),
+        "{}",
+        r["message"]
+    );
     nvim_support::assert_one_undo_step(&r, &file);
 }
 
@@ -111,12 +121,20 @@ end)
 
 #[test]
 fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
-    if !nvim_support::available("neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd") {
+    if !nvim_support::available(
+        "neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd",
+    ) {
         return;
     }
-    let has_clangd = std::process::Command::new("clangd").arg("--version").output().is_ok();
+    let has_clangd = std::process::Command::new("clangd")
+        .arg("--version")
+        .output()
+        .is_ok();
     if !has_clangd {
-        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but clangd is not installed: install Debian's clangd");
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but clangd is not installed: install Debian's clangd"
+        );
         eprintln!("SKIPPED: clangd is not installed (apt-get install clangd)");
         return;
     }
@@ -126,29 +144,69 @@ fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
     std::fs::write(&file, CALC_CPP).unwrap();
     std::fs::write(root.join("notes.txt"), "plain text\n").unwrap();
     let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
-    let r = nvim_support::run(&root, &format!("{DIAGNOSTICS_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
+    let r = nvim_support::run(
+        &root,
+        &format!("{DIAGNOSTICS_SCRIPT}{}", nvim_support::FINISH),
+        &file,
+        &[("MULTIEDIT_NVIM_RUNTIME", &runtime)],
+    )
+    .results();
     eprintln!(
         "multiedit.apply round trips with diagnostics: broken {} ms, fixed {} ms, plain text {} ms",
         r["broken"]["ms"], r["fixed"]["ms"], r["plain"]["ms"]
     );
-    assert!(r["errors_before"].to_string().contains("already") || r["errors_before"].to_string().contains("initialize"), "{}", r["errors_before"]);
+    assert!(
+        r["errors_before"].to_string().contains("already")
+            || r["errors_before"].to_string().contains("initialize"),
+        "{}",
+        r["errors_before"]
+    );
 
     let broken = r["broken"]["text"].as_str().unwrap_or_default();
     assert!(broken.starts_with("New errors: calc.cpp:5:30 "), "{broken}");
-    assert!(broken.contains("No matching function for call to 'add'"), "{broken}");
-    assert!(!broken.contains("calc.cpp:3:"), "the error already on line 3 is not reported: {broken}");
+    assert!(
+        broken.contains("No matching function for call to 'add'"),
+        "{broken}"
+    );
+    assert!(
+        !broken.contains("calc.cpp:3:"),
+        "the error already on line 3 is not reported: {broken}"
+    );
     let introduced = &r["broken"]["diagnostics"]["introduced"];
     assert_eq!(introduced.as_array().map(Vec::len), Some(1), "{introduced}");
-    assert_eq!((introduced[0]["line"].as_u64(), introduced[0]["column"].as_u64()), (Some(5), Some(30)));
+    assert_eq!(
+        (
+            introduced[0]["line"].as_u64(),
+            introduced[0]["column"].as_u64()
+        ),
+        (Some(5), Some(30))
+    );
     assert_eq!(introduced[0]["severity"], "error");
 
     let fixed = r["fixed"]["text"].as_str().unwrap_or_default();
-    assert!(fixed.starts_with("No new errors.\nResolved: calc.cpp:5:30 "), "{fixed}");
-    assert!(fixed.contains("No matching function for call to 'add'"), "{fixed}");
-    assert_eq!(nvim_support::strings(&r["lines"]).join("\n") + "\n", CALC_CPP, "broken then fixed: the text is back");
+    assert!(
+        fixed.starts_with("No new errors.\nResolved: calc.cpp:5:30 "),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains("No matching function for call to 'add'"),
+        "{fixed}"
+    );
+    assert_eq!(
+        nvim_support::strings(&r["lines"]).join("\n") + "\n",
+        CALC_CPP,
+        "broken then fixed: the text is back"
+    );
 
-    assert_eq!(r["plain"]["text"], "No diagnostics for notes.txt: no language server checks it.");
-    assert!(r["plain"]["ms"].as_f64().unwrap() < 2000.0, "not waited for: {} ms", r["plain"]["ms"]);
+    assert_eq!(
+        r["plain"]["text"],
+        "No diagnostics for notes.txt: no language server checks it."
+    );
+    assert!(
+        r["plain"]["ms"].as_f64().unwrap() < 2000.0,
+        "not waited for: {} ms",
+        r["plain"]["ms"]
+    );
 }
 
 const SAVE_SCRIPT: &str = r#"
@@ -211,12 +269,29 @@ fn neovim_saves_the_clean_buffer_and_not_the_users_unsaved_one() {
     std::fs::write(&file, "first\nsecond\n").unwrap();
     std::fs::write(root.join("clean.txt"), "clean text\n").unwrap();
     let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
-    let r = nvim_support::run(&root, &format!("{SAVE_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
+    let r = nvim_support::run(
+        &root,
+        &format!("{SAVE_SCRIPT}{}", nvim_support::FINISH),
+        &file,
+        &[("MULTIEDIT_NVIM_RUNTIME", &runtime)],
+    )
+    .results();
     assert_eq!(r["on_disk"], serde_json::json!(["saved", "user_changes"]));
-    assert_eq!(std::fs::read_to_string(root.join("clean.txt")).unwrap(), "CLEAN text\n", ":write put the edit on disk");
+    assert_eq!(
+        std::fs::read_to_string(root.join("clean.txt")).unwrap(),
+        "CLEAN text\n",
+        ":write put the edit on disk"
+    );
     assert_eq!(r["clean_modified"], false);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "first\nsecond\n", "the user's unsaved text is not written");
-    assert_eq!(nvim_support::strings(&r["lines"]), ["mine, unsaved", "SECOND"]);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "first\nsecond\n",
+        "the user's unsaved text is not written"
+    );
+    assert_eq!(
+        nvim_support::strings(&r["lines"]),
+        ["mine, unsaved", "SECOND"]
+    );
     assert_eq!(r["modified"], true);
     assert_eq!(
         r["text"],
@@ -303,8 +378,15 @@ fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
     if !nvim_support::available("neovim_edits_c_by_symbol_and_renames_through_clangd") {
         return;
     }
-    if std::process::Command::new("clangd").arg("--version").output().is_err() {
-        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but clangd is not installed: install Debian's clangd");
+    if std::process::Command::new("clangd")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but clangd is not installed: install Debian's clangd"
+        );
         eprintln!("SKIPPED: clangd is not installed (apt-get install clangd)");
         return;
     }
@@ -314,23 +396,43 @@ fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
     std::fs::write(&file, CALC_C).unwrap();
     std::fs::write(root.join("overloads.cpp"), OVERLOADS_CPP).unwrap();
     let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
-    let r = nvim_support::run(&root, &format!("{SYMBOLS_SCRIPT}{}", nvim_support::FINISH), &file, &[("MULTIEDIT_NVIM_RUNTIME", &runtime)]).results();
-    eprintln!("multiedit.apply with clangd in Neovim: body and insert {} ms, rename {} ms; {}", r["body"]["ms"], r["rename"]["ms"], r["asked"]);
-    assert!(r["asked"].to_string().contains("symbols of") && r["asked"].to_string().contains("rename in"), "the server logs what it asked: {}", r["asked"]);
+    let r = nvim_support::run(
+        &root,
+        &format!("{SYMBOLS_SCRIPT}{}", nvim_support::FINISH),
+        &file,
+        &[("MULTIEDIT_NVIM_RUNTIME", &runtime)],
+    )
+    .results();
+    eprintln!(
+        "multiedit.apply with clangd in Neovim: body and insert {} ms, rename {} ms; {}",
+        r["body"]["ms"], r["rename"]["ms"], r["asked"]
+    );
+    assert!(
+        r["asked"].to_string().contains("symbols of")
+            && r["asked"].to_string().contains("rename in"),
+        "the server logs what it asked: {}",
+        r["asked"]
+    );
     assert!(r["body"]["error"].is_null(), "{}", r["body"]["error"]);
     assert_eq!(
         r["body"]["message"],
         format!("Applied 2 edits to {}:\n1. Replaced the body of function add (lines 1-3)\n2. Inserted after function twice (lines 5-7)", file.display())
     );
     let with_body = "int add(int a, int b) {\n  return b + a;\n}\n\nint twice(int x) {\n  return add(x, x);\n}\n\nint thrice(int x) {\n  return add(x, twice(x));\n}\n\nint main(void) {\n  return twice(2);\n}";
-    assert_eq!(nvim_support::strings(&r["after_body"]).join("\n"), with_body);
+    assert_eq!(
+        nvim_support::strings(&r["after_body"]).join("\n"),
+        with_body
+    );
     assert!(r["rename"]["error"].is_null(), "{}", r["rename"]["error"]);
     assert_eq!(
         r["rename"]["message"],
         format!("Renamed twice to double_it: 3 occurrences in 1 file.\n\nApplied 1 edit to {}:\n- Renamed twice to double_it (3 occurrences)", file.display())
     );
     assert_eq!(r["rename"]["rename"]["occurrences"], 3);
-    assert_eq!(nvim_support::strings(&r["after_rename"]).join("\n"), with_body.replace("twice", "double_it"));
+    assert_eq!(
+        nvim_support::strings(&r["after_rename"]).join("\n"),
+        with_body.replace("twice", "double_it")
+    );
     assert_eq!(r["ambiguous"]["error"]["kind"], "symbol_ambiguous");
     assert_eq!(
         r["ambiguous"]["error"]["message"],
@@ -341,7 +443,17 @@ fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
         )
     );
     assert_eq!(r["ambiguous"]["error"]["hint"], "The symbols it names:\npick[0]: function pick (line 1): int (int)\npick[1]: function pick (line 2): double (double)");
-    assert_eq!(nvim_support::strings(&r["cpp"]).join("\n") + "\n", OVERLOADS_CPP);
-    assert_eq!(std::fs::read_to_string(root.join("overloads.cpp")).unwrap(), OVERLOADS_CPP);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), CALC_C, "the buffers are Neovim's to save");
+    assert_eq!(
+        nvim_support::strings(&r["cpp"]).join("\n") + "\n",
+        OVERLOADS_CPP
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("overloads.cpp")).unwrap(),
+        OVERLOADS_CPP
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        CALC_C,
+        "the buffers are Neovim's to save"
+    );
 }

@@ -31,7 +31,10 @@ const URI_PATH: &AsciiSet = &CONTROLS
     .add(b'\\');
 
 fn file_uri(path: &Path) -> String {
-    format!("file://{}", utf8_percent_encode(path.to_str().unwrap(), URI_PATH))
+    format!(
+        "file://{}",
+        utf8_percent_encode(path.to_str().unwrap(), URI_PATH)
+    )
 }
 
 /// Runs `multiedit apply --json` on a plan given on standard input.
@@ -50,10 +53,26 @@ fn edit(old: &str, new: &str) -> Value {
 fn relative_paths_are_refused_naming_the_field() {
     let issue = "InputValidationError: MultiEdit failed due to the following issue:\n";
     for (plan, field, path) in [
-        (json!({"file_path": "src/main.rs", "edits": [edit("a", "b")]}), "file_path", "src/main.rs"),
-        (json!({"file_path": "./x.txt", "edits": [edit("a", "b")]}), "file_path", "./x.txt"),
-        (json!({"file_path": "../x.txt", "edits": [edit("a", "b")]}), "file_path", "../x.txt"),
-        (json!({"file_path": "~/x.txt", "edits": [edit("a", "b")]}), "file_path", "~/x.txt"),
+        (
+            json!({"file_path": "src/main.rs", "edits": [edit("a", "b")]}),
+            "file_path",
+            "src/main.rs",
+        ),
+        (
+            json!({"file_path": "./x.txt", "edits": [edit("a", "b")]}),
+            "file_path",
+            "./x.txt",
+        ),
+        (
+            json!({"file_path": "../x.txt", "edits": [edit("a", "b")]}),
+            "file_path",
+            "../x.txt",
+        ),
+        (
+            json!({"file_path": "~/x.txt", "edits": [edit("a", "b")]}),
+            "file_path",
+            "~/x.txt",
+        ),
         (
             json!({"files": [{"file_path": "/tmp/ok.txt", "edits": [edit("a", "b")]},
                              {"file_path": "rel.txt", "edits": [edit("a", "b")]}]}),
@@ -71,7 +90,10 @@ fn relative_paths_are_refused_naming_the_field() {
     }
     let (code, out) = apply(&json!({"file_path": "", "edits": [edit("a", "b")]}));
     assert_eq!(code, 1);
-    assert_eq!(out["error"]["message"], format!("{issue}`file_path` is empty: give the absolute path of the file to edit"));
+    assert_eq!(
+        out["error"]["message"],
+        format!("{issue}`file_path` is empty: give the absolute path of the file to edit")
+    );
 }
 
 #[test]
@@ -100,7 +122,10 @@ fn file_uris_with_percent_escapes_work() {
     let f = dir.join("é ü [1].txt");
     fs::write(&f, "alpha\n").unwrap();
     let u = file_uri(&f);
-    assert!(u.contains("%20") && u.contains("%C3%A9") && u.contains("%23") && u.contains("%25"), "{u}");
+    assert!(
+        u.contains("%20") && u.contains("%C3%A9") && u.contains("%23") && u.contains("%25"),
+        "{u}"
+    );
     let (code, out) = apply(&json!({"file_path": u, "edits": [edit("alpha", "beta")]}));
     assert_eq!(code, 0, "{out}");
     assert_eq!(fs::read_to_string(&f).unwrap(), "beta\n");
@@ -144,11 +169,18 @@ fn layout() -> Ws {
     fs::create_dir(&ws).unwrap();
     let outside = root.join("secret.txt");
     fs::write(&outside, "secret\n").unwrap();
-    Ws { _dir: dir, root, ws, outside }
+    Ws {
+        _dir: dir,
+        root,
+        ws,
+        outside,
+    }
 }
 
 fn refused_outside(ed: &mut Editor, plan: Value) -> String {
-    let e = ed.apply(plan.clone()).expect_err(&format!("must be refused: {plan}"));
+    let e = ed
+        .apply(plan.clone())
+        .expect_err(&format!("must be refused: {plan}"));
     assert_eq!(e["data"]["kind"], "outside_workspace", "{e}");
     assert_eq!(e["code"], -32803, "{e}");
     e["data"]["message"].as_str().unwrap().to_string()
@@ -190,15 +222,24 @@ fn server_refuses_every_way_out_of_the_workspace() {
         dir_link.join("planted.txt"),
         dir_link.join("new-dir/planted.txt"),
     ] {
-        refused_outside(&mut ed, json!({"file_path": path, "edits": [edit("", "x")]}));
+        refused_outside(
+            &mut ed,
+            json!({"file_path": path, "edits": [edit("", "x")]}),
+        );
     }
     // Through a folder that does not exist, then `..` and a link out: the kernel refuses such a path
     // (the folder is missing), and so does the server, naming the folder; read textually it would be
     // `ws/sub/up/planted.txt`, inside, and an editor creating it would follow `up` out.
     for (path, edits) in [
-        (format!("{ws}/missing/../sub/up/planted.txt"), json!([edit("", "x")])),
+        (
+            format!("{ws}/missing/../sub/up/planted.txt"),
+            json!([edit("", "x")]),
+        ),
         (format!("{ws}/missing/../sub/up/secret.txt"), change.clone()),
-        (format!("{ws}/missing/deeper/../../sub/up/secret.txt"), change.clone()),
+        (
+            format!("{ws}/missing/deeper/../../sub/up/secret.txt"),
+            change.clone(),
+        ),
     ] {
         let msg = refused_outside(&mut ed, json!({"file_path": path, "edits": edits}));
         assert_eq!(
@@ -216,7 +257,10 @@ fn server_refuses_every_way_out_of_the_workspace() {
     let deep = w.ws.join("sub/deeper");
     fs::create_dir(&deep).unwrap();
     std::os::unix::fs::symlink(&deep, w.ws.join("deep")).unwrap();
-    refused_outside(&mut ed, json!({"file_path": format!("{ws}/deep/../../secret.txt"), "edits": change}));
+    refused_outside(
+        &mut ed,
+        json!({"file_path": format!("{ws}/deep/../../secret.txt"), "edits": change}),
+    );
     // A multi-file plan with one file outside changes nothing, not even the file inside.
     let inside = w.ws.join("inside.txt");
     fs::write(&inside, "inside\n").unwrap();
@@ -235,15 +279,24 @@ fn server_refuses_every_way_out_of_the_workspace() {
     let sibling = w.root.join("ws-other");
     fs::create_dir(&sibling).unwrap();
     fs::write(sibling.join("f.txt"), "secret\n").unwrap();
-    refused_outside(&mut ed, json!({"file_path": sibling.join("f.txt"), "edits": change}));
+    refused_outside(
+        &mut ed,
+        json!({"file_path": sibling.join("f.txt"), "edits": change}),
+    );
     // And what is inside still works, through a link that stays inside and with `..` that stays inside.
     let inner_link = w.ws.join("inner-link.txt");
     std::os::unix::fs::symlink(&inside, &inner_link).unwrap();
-    ed.apply(json!({"file_path": inner_link, "edits": [edit("inside", "edited")]})).expect("a link inside the workspace");
-    ed.apply(json!({"file_path": format!("{ws}/sub/../inside.txt"), "edits": [edit("edited", "again")]}))
-        .expect("`..` that stays inside");
+    ed.apply(json!({"file_path": inner_link, "edits": [edit("inside", "edited")]}))
+        .expect("a link inside the workspace");
+    ed.apply(
+        json!({"file_path": format!("{ws}/sub/../inside.txt"), "edits": [edit("edited", "again")]}),
+    )
+    .expect("`..` that stays inside");
     assert_eq!(fs::read_to_string(&inside).unwrap(), "again\n");
-    assert!(fs::symlink_metadata(&inner_link).unwrap().file_type().is_symlink());
+    assert!(fs::symlink_metadata(&inner_link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[test]
@@ -254,7 +307,9 @@ fn server_edits_files_with_spaces_non_ascii_and_percent_escapes_in_the_workspace
     let f = dir.join("naïve 文件 😀 #1.txt");
     fs::write(&f, "alpha\n").unwrap();
     let mut ed = Editor::start(Options::new(&w.ws));
-    ed.apply(json!({"file_path": f, "edits": [edit("alpha", "beta")]})).expect("a plain path");
-    ed.apply(json!({"file_path": file_uri(&f), "edits": [edit("beta", "gamma")]})).expect("a percent-encoded URI");
+    ed.apply(json!({"file_path": f, "edits": [edit("alpha", "beta")]}))
+        .expect("a plain path");
+    ed.apply(json!({"file_path": file_uri(&f), "edits": [edit("beta", "gamma")]}))
+        .expect("a percent-encoded URI");
     assert_eq!(fs::read_to_string(&f).unwrap(), "gamma\n");
 }

@@ -30,7 +30,12 @@ fn env() -> Env {
         fs::create_dir(d).unwrap();
     }
     fs::set_permissions(&runtime, fs::Permissions::from_mode(0o700)).unwrap();
-    Env { _dir: dir, home, project, runtime }
+    Env {
+        _dir: dir,
+        home,
+        project,
+        runtime,
+    }
 }
 
 impl Env {
@@ -61,7 +66,11 @@ impl Env {
     /// with every folder (an empty one too).
     fn configs(&self) -> (Vec<(PathBuf, Vec<u8>)>, Vec<PathBuf>) {
         let state = self.home.join(".local/state");
-        let files = self.snapshot().into_iter().filter(|(p, _)| !p.starts_with(&state)).collect();
+        let files = self
+            .snapshot()
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with(&state))
+            .collect();
         let mut folders = Vec::new();
         for root in [&self.home, &self.project] {
             folders_in(root, &mut folders);
@@ -88,7 +97,13 @@ fn walk(dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
         let meta = fs::symlink_metadata(&p).unwrap();
         if meta.file_type().is_symlink() {
             // A link is recorded as where it points (it may point nowhere).
-            files.push((p.clone(), fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()));
+            files.push((
+                p.clone(),
+                fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            ));
         } else if meta.is_dir() {
             walk(&p, files);
         } else {
@@ -98,7 +113,9 @@ fn walk(dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
 }
 
 fn bin() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_multiedit")).canonicalize().unwrap()
+    Path::new(env!("CARGO_BIN_EXE_multiedit"))
+        .canonicalize()
+        .unwrap()
 }
 
 fn out(o: &Output) -> String {
@@ -109,7 +126,8 @@ fn err(o: &Output) -> String {
 }
 
 fn json_at(path: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    serde_json::from_str(&fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The project files of each JSON agent, with the key holding their servers.
@@ -131,7 +149,12 @@ fn command_of(entry: &Value) -> Vec<String> {
         other => panic!("no command: {other}"),
     };
     if let Some(args) = entry.get("args") {
-        cmd.extend(args.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()));
+        cmd.extend(
+            args.as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string()),
+        );
     }
     cmd
 }
@@ -142,8 +165,16 @@ fn setup_all_writes_every_agent_keeping_what_was_there() {
     // What the user had: another server and unknown keys; Codex's TOML with comments.
     fs::write(e.project.join(".mcp.json"), "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"other-server\", \"args\": []}\n  },\n  \"zzz\": [1, 2]\n}\n").unwrap();
     fs::create_dir(e.project.join(".vscode")).unwrap();
-    fs::write(e.project.join(".vscode/mcp.json"), r#"{"inputs": [], "servers": {"db": {"type": "stdio", "command": "db-mcp"}}}"#).unwrap();
-    fs::write(e.project.join("opencode.json"), "{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"theme\": \"x\"\n}\n").unwrap();
+    fs::write(
+        e.project.join(".vscode/mcp.json"),
+        r#"{"inputs": [], "servers": {"db": {"type": "stdio", "command": "db-mcp"}}}"#,
+    )
+    .unwrap();
+    fs::write(
+        e.project.join("opencode.json"),
+        "{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"theme\": \"x\"\n}\n",
+    )
+    .unwrap();
     fs::create_dir(e.home.join(".codex")).unwrap();
     let codex_before = "# my Codex settings\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"other-server\" # keep me\n";
     fs::write(e.home.join(".codex/config.toml"), codex_before).unwrap();
@@ -154,15 +185,26 @@ fn setup_all_writes_every_agent_keeping_what_was_there() {
     for (path, key) in project_files(&e) {
         let v = json_at(&path);
         let entry = &v[key]["multiedit"];
-        assert_eq!(command_of(entry), [exe.as_str(), "mcp"], "{}: {v}", path.display());
+        assert_eq!(
+            command_of(entry),
+            [exe.as_str(), "mcp"],
+            "{}: {v}",
+            path.display()
+        );
         assert!(Path::new(&command_of(entry)[0]).is_file());
         assert!(out(&o).contains(&path.display().to_string()), "{}", out(&o));
     }
     let claude = json_at(&e.project.join(".mcp.json"));
-    assert_eq!(claude["mcpServers"]["other"], json!({"command": "other-server", "args": []}));
+    assert_eq!(
+        claude["mcpServers"]["other"],
+        json!({"command": "other-server", "args": []})
+    );
     assert_eq!(claude["zzz"], json!([1, 2]));
     let vscode = json_at(&e.project.join(".vscode/mcp.json"));
-    assert_eq!(vscode["servers"]["db"], json!({"type": "stdio", "command": "db-mcp"}));
+    assert_eq!(
+        vscode["servers"]["db"],
+        json!({"type": "stdio", "command": "db-mcp"})
+    );
     assert_eq!(vscode["inputs"], json!([]));
     assert_eq!(vscode["servers"]["multiedit"]["type"], "stdio");
     let opencode = json_at(&e.project.join("opencode.json"));
@@ -173,11 +215,28 @@ fn setup_all_writes_every_agent_keeping_what_was_there() {
     assert!(fs::read_to_string(e.project.join("opencode.json")).unwrap().starts_with("{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"theme\": \"x\",\n\t\"mcp\": {"));
 
     let codex = fs::read_to_string(e.home.join(".codex/config.toml")).unwrap();
-    assert!(codex.starts_with(codex_before), "comments and the other server kept:\n{codex}");
+    assert!(
+        codex.starts_with(codex_before),
+        "comments and the other server kept:\n{codex}"
+    );
     let doc: toml_edit::DocumentMut = codex.parse().unwrap();
-    assert_eq!(doc["mcp_servers"]["multiedit"]["command"].as_str(), Some(exe.as_str()));
-    assert_eq!(doc["mcp_servers"]["multiedit"]["args"].as_array().unwrap().get(0).unwrap().as_str(), Some("mcp"));
-    assert_eq!(doc["mcp_servers"]["other"]["command"].as_str(), Some("other-server"));
+    assert_eq!(
+        doc["mcp_servers"]["multiedit"]["command"].as_str(),
+        Some(exe.as_str())
+    );
+    assert_eq!(
+        doc["mcp_servers"]["multiedit"]["args"]
+            .as_array()
+            .unwrap()
+            .get(0)
+            .unwrap()
+            .as_str(),
+        Some("mcp")
+    );
+    assert_eq!(
+        doc["mcp_servers"]["other"]["command"].as_str(),
+        Some("other-server")
+    );
 
     // Twice: nothing changes, and it says so.
     let before = e.snapshot();
@@ -190,15 +249,24 @@ fn setup_all_writes_every_agent_keeping_what_was_there() {
 #[test]
 fn user_scope_writes_the_home_files() {
     let e = env();
-    fs::write(e.home.join(".claude.json"), "{\"numStartups\": 3, \"projects\": {}}").unwrap();
+    fs::write(
+        e.home.join(".claude.json"),
+        "{\"numStartups\": 3, \"projects\": {}}",
+    )
+    .unwrap();
     let o = e.run(&["setup", "claude-code", "gemini", "opencode", "--user"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let claude = json_at(&e.home.join(".claude.json"));
     assert_eq!(claude["numStartups"], 3);
     assert_eq!(command_of(&claude["mcpServers"]["multiedit"])[1], "mcp");
     assert!(json_at(&e.home.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object());
-    assert!(json_at(&e.home.join(".config/opencode/opencode.json"))["mcp"]["multiedit"].is_object());
-    assert!(fs::read_dir(&e.project).unwrap().next().is_none(), "nothing in the project");
+    assert!(
+        json_at(&e.home.join(".config/opencode/opencode.json"))["mcp"]["multiedit"].is_object()
+    );
+    assert!(
+        fs::read_dir(&e.project).unwrap().next().is_none(),
+        "nothing in the project"
+    );
 }
 
 #[test]
@@ -209,8 +277,16 @@ fn dry_run_writes_nothing_and_prints_the_change() {
     let o = e.run(&["setup", "--dry-run"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(e.snapshot(), before);
-    assert!(out(&o).contains("would have updated") && out(&o).contains("would have created"), "{}", out(&o));
-    assert!(out(&o).contains("+ ") && out(&o).contains(bin().to_str().unwrap()), "{}", out(&o));
+    assert!(
+        out(&o).contains("would have updated") && out(&o).contains("would have created"),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains("+ ") && out(&o).contains(bin().to_str().unwrap()),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]
@@ -228,20 +304,49 @@ fn files_it_cannot_merge_safely_are_refused_unchanged() {
 
     let o = e.run(&["setup", "all"]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
-    assert_eq!(fs::read_to_string(e.project.join(".vscode/mcp.json")).unwrap(), jsonc);
-    assert_eq!(fs::read_to_string(e.project.join(".mcp.json")).unwrap(), broken);
-    assert_eq!(fs::read_to_string(e.project.join(".cursor/mcp.json")).unwrap(), "[]");
-    assert_eq!(fs::read_to_string(e.home.join(".codex/config.toml")).unwrap(), "model = \n");
+    assert_eq!(
+        fs::read_to_string(e.project.join(".vscode/mcp.json")).unwrap(),
+        jsonc
+    );
+    assert_eq!(
+        fs::read_to_string(e.project.join(".mcp.json")).unwrap(),
+        broken
+    );
+    assert_eq!(
+        fs::read_to_string(e.project.join(".cursor/mcp.json")).unwrap(),
+        "[]"
+    );
+    assert_eq!(
+        fs::read_to_string(e.home.join(".codex/config.toml")).unwrap(),
+        "model = \n"
+    );
     let said = err(&o);
-    assert!(said.contains("vscode: ") && said.contains("comments"), "{said}");
-    assert!(said.contains("claude-code: ") && said.contains("is not valid JSON"), "{said}");
-    assert!(said.contains("cursor: ") && said.contains("does not hold a JSON object"), "{said}");
-    assert!(said.contains("codex: ") && said.contains("not valid TOML"), "{said}");
+    assert!(
+        said.contains("vscode: ") && said.contains("comments"),
+        "{said}"
+    );
+    assert!(
+        said.contains("claude-code: ") && said.contains("is not valid JSON"),
+        "{said}"
+    );
+    assert!(
+        said.contains("cursor: ") && said.contains("does not hold a JSON object"),
+        "{said}"
+    );
+    assert!(
+        said.contains("codex: ") && said.contains("not valid TOML"),
+        "{said}"
+    );
     assert_eq!(said.matches("left unchanged").count(), 4, "{said}");
     // The others were set up all the same; no temporary file is left behind.
-    assert!(json_at(&e.project.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object());
+    assert!(
+        json_at(&e.project.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object()
+    );
     assert!(json_at(&e.project.join("opencode.json"))["mcp"]["multiedit"].is_object());
-    assert!(e.snapshot().iter().all(|(p, _)| !p.to_string_lossy().contains(".multiedit-setup-")));
+    assert!(e
+        .snapshot()
+        .iter()
+        .all(|(p, _)| !p.to_string_lossy().contains(".multiedit-setup-")));
 }
 
 #[test]
@@ -249,13 +354,25 @@ fn an_existing_entry_is_updated_keeping_its_other_settings() {
     let e = env();
     fs::write(e.project.join(".mcp.json"), r#"{"mcpServers": {"multiedit": {"command": "/gone/multiedit", "args": ["mcp"], "env": {"A": "1"}}}}"#).unwrap();
     let o = e.run(&["doctor"]);
-    assert_eq!(o.status.code(), Some(1), "a configuration pointing at a missing binary is a problem: {}", out(&o));
-    assert!(out(&o).contains("/gone/multiedit mcp (MISSING"), "{}", out(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a configuration pointing at a missing binary is a problem: {}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains("/gone/multiedit mcp (MISSING"),
+        "{}",
+        out(&o)
+    );
     let o = e.run(&["setup", "claude-code"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let v = json_at(&e.project.join(".mcp.json"));
     assert_eq!(v["mcpServers"]["multiedit"]["env"], json!({"A": "1"}));
-    assert_eq!(command_of(&v["mcpServers"]["multiedit"]), [bin().to_str().unwrap(), "mcp"]);
+    assert_eq!(
+        command_of(&v["mcpServers"]["multiedit"]),
+        [bin().to_str().unwrap(), "mcp"]
+    );
 }
 
 #[test]
@@ -265,8 +382,20 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
     std::env::set_var("XDG_RUNTIME_DIR", &e.runtime);
     let o = e.run(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    assert!(out(&o).contains(&format!("multiedit {}\n  binary: {}", env!("CARGO_PKG_VERSION"), bin().display())), "{}", out(&o));
-    assert!(out(&o).contains("none (run `multiedit setup`"), "{}", out(&o));
+    assert!(
+        out(&o).contains(&format!(
+            "multiedit {}\n  binary: {}",
+            env!("CARGO_PKG_VERSION"),
+            bin().display()
+        )),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains("none (run `multiedit setup`"),
+        "{}",
+        out(&o)
+    );
 
     let ws = e.project.clone();
     let mut ed = Editor::start(Options::new(&ws));
@@ -280,21 +409,58 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
     let reg = e.runtime.join("multiedit");
     let mine = std::process::id();
     fs::write(reg.join(format!("{mine}.json")), "{}").unwrap();
-    fs::set_permissions(reg.join(format!("{mine}.json")), fs::Permissions::from_mode(0o644)).unwrap();
+    fs::set_permissions(
+        reg.join(format!("{mine}.json")),
+        fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
     let dead = 5_000_000;
     fs::write(reg.join(format!("{dead}.json")), "{}").unwrap();
-    fs::set_permissions(reg.join(format!("{dead}.json")), fs::Permissions::from_mode(0o600)).unwrap();
+    fs::set_permissions(
+        reg.join(format!("{dead}.json")),
+        fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
 
-    assert_eq!(e.run(&["setup", "claude-code", "codex"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "claude-code", "codex"]).status.code(),
+        Some(0)
+    );
     let o = e.run(&["doctor"]);
     let said = out(&o);
     assert_eq!(o.status.code(), Some(0), "{said}");
-    assert!(said.contains(&format!("(multiedit lsp pid {}): {}", ed.pid(), ws.display())), "{said}");
-    assert!(said.contains(&format!("not reachable: the editor at pid {dead} is gone")), "{said}");
-    assert!(said.contains(&format!("not reachable: ignored the editor at pid {mine}")) && said.contains("mode 0644"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "(multiedit lsp pid {}): {}",
+            ed.pid(),
+            ws.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("not reachable: the editor at pid {dead} is gone")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("not reachable: ignored the editor at pid {mine}"))
+            && said.contains("mode 0644"),
+        "{said}"
+    );
     let exe = bin().display().to_string();
-    assert!(said.contains(&format!("claude-code: {} runs {exe} mcp (ok)", e.project.join(".mcp.json").display())), "{said}");
-    assert!(said.contains(&format!("codex: {} runs {exe} mcp (ok)", e.home.join(".codex/config.toml").display())), "{said}");
+    assert!(
+        said.contains(&format!(
+            "claude-code: {} runs {exe} mcp (ok)",
+            e.project.join(".mcp.json").display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "codex: {} runs {exe} mcp (ok)",
+            e.home.join(".codex/config.toml").display()
+        )),
+        "{said}"
+    );
     assert!(said.contains("No problem found."), "{said}");
     assert!(ed.shutdown().success());
 }
@@ -304,7 +470,9 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
 fn agent_bin(name: &str) -> Option<PathBuf> {
     let dir = match std::env::var_os("MULTIEDIT_AGENTS_DIR") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/multiedit/agents"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/multiedit/agents")
+        }
     };
     let bin = dir.join("node_modules/.bin");
     if bin.join(name).is_file() {
@@ -315,7 +483,10 @@ fn agent_bin(name: &str) -> Option<PathBuf> {
         "{name} is not installed in {}: run tests/agents/install.sh",
         dir.display()
     );
-    eprintln!("skipped: {name} is not installed in {} (tests/agents/install.sh installs it)", dir.display());
+    eprintln!(
+        "skipped: {name} is not installed in {} (tests/agents/install.sh installs it)",
+        dir.display()
+    );
     None
 }
 
@@ -361,22 +532,36 @@ fn plain(text: &str) -> String {
 
 #[test]
 fn gemini_cli_connects_after_setup() {
-    let Some(agents) = agent_bin("gemini") else { return };
+    let Some(agents) = agent_bin("gemini") else {
+        return;
+    };
     let e = env();
     fs::create_dir(e.project.join(".gemini")).unwrap();
-    fs::write(e.project.join(".gemini/settings.json"), r#"{"ui": {"theme": "Default"}}"#).unwrap();
+    fs::write(
+        e.project.join(".gemini/settings.json"),
+        r#"{"ui": {"theme": "Default"}}"#,
+    )
+    .unwrap();
     assert_eq!(e.run(&["setup", "gemini"]).status.code(), Some(0));
-    assert_eq!(json_at(&e.project.join(".gemini/settings.json"))["ui"], json!({"theme": "Default"}));
+    assert_eq!(
+        json_at(&e.project.join(".gemini/settings.json"))["ui"],
+        json!({"theme": "Default"})
+    );
     let o = mcp_list(&e, &agents, "gemini");
     let exe = bin().display().to_string();
     // Gemini CLI prints the list on standard error.
     let said = plain(&format!("{}{}", out(&o), err(&o)));
-    assert!(said.contains(&format!("✓ multiedit: {exe} mcp (stdio) - Connected")), "{said}");
+    assert!(
+        said.contains(&format!("✓ multiedit: {exe} mcp (stdio) - Connected")),
+        "{said}"
+    );
 }
 
 #[test]
 fn opencode_connects_after_setup() {
-    let Some(agents) = agent_bin("opencode") else { return };
+    let Some(agents) = agent_bin("opencode") else {
+        return;
+    };
     let e = env();
     assert_eq!(e.run(&["setup", "opencode"]).status.code(), Some(0));
     let o = mcp_list(&e, &agents, "opencode");
@@ -387,7 +572,9 @@ fn opencode_connects_after_setup() {
 
 #[test]
 fn claude_code_connects_after_setup() {
-    let Some(agents) = agent_bin("claude") else { return };
+    let Some(agents) = agent_bin("claude") else {
+        return;
+    };
     let e = env();
     let path = path_with(agents);
     let claude = |e: &Env| {
@@ -407,25 +594,50 @@ fn claude_code_connects_after_setup() {
 
     // Project scope: .mcp.json, which Claude Code runs once the user has approved the server (here in
     // their settings, as answering its prompt would).
-    assert_eq!(e.run(&["setup", "claude-code", "--project"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "claude-code", "--project"]).status.code(),
+        Some(0)
+    );
     let o = claude(&e);
-    assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ⏸ Pending approval")), "{}{}", out(&o), err(&o));
+    assert!(
+        out(&o).contains(&format!("multiedit: {exe} mcp - ⏸ Pending approval")),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
     fs::create_dir_all(e.home.join(".claude")).unwrap();
-    fs::write(e.home.join(".claude/settings.json"), r#"{"enabledMcpjsonServers": ["multiedit"]}"#).unwrap();
+    fs::write(
+        e.home.join(".claude/settings.json"),
+        r#"{"enabledMcpjsonServers": ["multiedit"]}"#,
+    )
+    .unwrap();
     let o = claude(&e);
-    assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")), "{}{}", out(&o), err(&o));
+    assert!(
+        out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
 
     // User scope: ~/.claude.json, which Claude Code itself has written by now; its keys are kept.
     let e = env();
     let _ = claude(&e);
     let before = json_at(&e.home.join(".claude.json"));
-    assert_eq!(e.run(&["setup", "claude-code", "--user"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "claude-code", "--user"]).status.code(),
+        Some(0)
+    );
     let after = json_at(&e.home.join(".claude.json"));
     for (k, v) in before.as_object().unwrap() {
         assert_eq!(&after[k], v, "{k}");
     }
     let o = claude(&e);
-    assert!(out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")), "{}{}", out(&o), err(&o));
+    assert!(
+        out(&o).contains(&format!("multiedit: {exe} mcp - ✔ Connected")),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
 }
 
 /// Codex CLI's `codex mcp list` only prints its configuration; its app server starts each configured
@@ -433,9 +645,15 @@ fn claude_code_connects_after_setup() {
 #[test]
 fn codex_cli_connects_after_setup() {
     use std::io::{BufRead, BufReader, Write};
-    let Some(agents) = agent_bin("codex") else { return };
+    let Some(agents) = agent_bin("codex") else {
+        return;
+    };
     let e = env();
-    assert_eq!(e.run(&["setup", "codex"]).status.code(), Some(0), "codex reads only ~/.codex/config.toml");
+    assert_eq!(
+        e.run(&["setup", "codex"]).status.code(),
+        Some(0),
+        "codex reads only ~/.codex/config.toml"
+    );
     let mut child = Command::new("codex")
         .args(["app-server", "--disable", "plugins"])
         .current_dir(&e.project)
@@ -473,12 +691,32 @@ fn codex_cli_connects_after_setup() {
     let _ = child.kill();
     let _ = child.wait();
     let answer = answer.expect("codex app-server answered mcpServerStatus/list");
-    let servers = answer["result"]["data"].as_array().unwrap_or_else(|| panic!("{answer}"));
-    let ours = servers.iter().find(|s| s["name"] == "multiedit").unwrap_or_else(|| panic!("{answer}"));
+    let servers = answer["result"]["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"));
+    let ours = servers
+        .iter()
+        .find(|s| s["name"] == "multiedit")
+        .unwrap_or_else(|| panic!("{answer}"));
     assert_eq!(ours["serverInfo"]["name"], "multiedit", "{ours}");
-    let mut tools: Vec<&str> = ours["tools"].as_object().unwrap_or_else(|| panic!("{ours}")).keys().map(String::as_str).collect();
+    let mut tools: Vec<&str> = ours["tools"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{ours}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
     tools.sort();
-    assert_eq!(tools, ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_symbols", "multiedit_write"]);
+    assert_eq!(
+        tools,
+        [
+            "multiedit",
+            "multiedit_patch",
+            "multiedit_preview",
+            "multiedit_read",
+            "multiedit_symbols",
+            "multiedit_write"
+        ]
+    );
 }
 
 #[test]
@@ -498,7 +736,8 @@ fn read_only_files_and_dangling_links_are_left_and_named_and_crlf_is_kept() {
     // CRLF files, JSON and TOML.
     fs::create_dir(e.project.join(".vscode")).unwrap();
     let vscode = e.project.join(".vscode/mcp.json");
-    let vscode_before = "{\r\n  \"servers\": {\r\n    \"db\": {\"command\": \"db-mcp\"}\r\n  }\r\n}\r\n";
+    let vscode_before =
+        "{\r\n  \"servers\": {\r\n    \"db\": {\"command\": \"db-mcp\"}\r\n  }\r\n}\r\n";
     fs::write(&vscode, vscode_before).unwrap();
     fs::create_dir(e.home.join(".codex")).unwrap();
     let codex = e.home.join(".codex/config.toml");
@@ -526,33 +765,64 @@ fn read_only_files_and_dangling_links_are_left_and_named_and_crlf_is_kept() {
         "{said}"
     );
     assert_eq!(fs::read_to_string(&locked).unwrap(), locked_text);
-    assert_eq!(fs::metadata(&locked).unwrap().permissions().mode() & 0o777, 0o444);
-    assert_eq!(fs::read_link(&link).unwrap(), target, "the link is still a link to the same place");
+    assert_eq!(
+        fs::metadata(&locked).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+    assert_eq!(
+        fs::read_link(&link).unwrap(),
+        target,
+        "the link is still a link to the same place"
+    );
     assert!(!target.exists() && !e.home.join("dotfiles").exists());
     // The CRLF files: the entry added, every line break still CRLF, the old text kept.
     for (path, key) in [(&vscode, "servers"), (&codex, "")] {
         let text = fs::read_to_string(path).unwrap();
-        assert_eq!(text.matches('\n').count(), text.matches("\r\n").count(), "{}: {text:?}", path.display());
+        assert_eq!(
+            text.matches('\n').count(),
+            text.matches("\r\n").count(),
+            "{}: {text:?}",
+            path.display()
+        );
         assert!(text.contains(&exe), "{text:?}");
         if !key.is_empty() {
-            assert_eq!(command_of(&json_at(path)[key]["multiedit"]), [exe.as_str(), "mcp"]);
-            assert!(text.starts_with("{\r\n  \"servers\": {\r\n    \"db\": {\"command\": \"db-mcp\"},\r\n"), "{text:?}");
+            assert_eq!(
+                command_of(&json_at(path)[key]["multiedit"]),
+                [exe.as_str(), "mcp"]
+            );
+            assert!(
+                text.starts_with(
+                    "{\r\n  \"servers\": {\r\n    \"db\": {\"command\": \"db-mcp\"},\r\n"
+                ),
+                "{text:?}"
+            );
         } else {
             assert!(text.starts_with(codex_before), "{text:?}");
         }
     }
     // The others were set up; a dry run says the same about the two files and writes nothing.
-    assert!(json_at(&e.project.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object());
+    assert!(
+        json_at(&e.project.join(".gemini/settings.json"))["mcpServers"]["multiedit"].is_object()
+    );
     let before = e.snapshot();
     let o = e.run(&["setup", "claude-code", "cursor", "--dry-run"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(err(&o).contains("is read-only (mode 0444)") && err(&o).contains("is a symbolic link to"), "{}", err(&o));
+    assert!(
+        err(&o).contains("is read-only (mode 0444)") && err(&o).contains("is a symbolic link to"),
+        "{}",
+        err(&o)
+    );
     assert_eq!(e.snapshot(), before);
 }
 
 /// What each agent's own configuration holds of `--route-edits`, checked as the agent reads it.
 fn deny_of(path: &Path) -> Vec<String> {
-    json_at(path)["permissions"]["deny"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+    json_at(path)["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -563,25 +833,54 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
     let claude_local = e.project.join(".claude/settings.local.json");
     fs::write(&claude_local, "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"],\n    \"deny\": [\n      \"Read(.env)\"\n    ]\n  }\n}\n").unwrap();
     fs::write(e.project.join("opencode.json"), "{\n\t\"$schema\": \"https://opencode.ai/config.json\",\n\t\"permission\": {\"bash\": \"ask\"}\n}\n").unwrap();
-    fs::write(e.project.join("AGENTS.md"), "# Project\n\nRun `make test`.\n").unwrap();
+    fs::write(
+        e.project.join("AGENTS.md"),
+        "# Project\n\nRun `make test`.\n",
+    )
+    .unwrap();
     assert_eq!(e.run(&["setup", "all"]).status.code(), Some(0));
     let connected = e.configs();
 
     let o = e.run(&["setup", "all", "--route-edits", "--agents-md"]);
     let said = out(&o);
     assert_eq!(o.status.code(), Some(0), "{said}{}", err(&o));
-    assert_eq!(deny_of(&claude_local), ["Read(.env)", "Edit", "Write"], "NotebookEdit stays: multiedit refuses notebooks");
-    assert_eq!(json_at(&claude_local)["enabledMcpjsonServers"], json!(["multiedit"]));
-    assert_eq!(json_at(&claude_local)["permissions"]["allow"], json!(["Bash(ls)"]));
-    assert!(!e.project.join(".claude/settings.json").exists(), "the team's file is not touched");
-    assert_eq!(json_at(&e.project.join("opencode.json"))["permission"], json!({"bash": "ask", "edit": "deny"}));
+    assert_eq!(
+        deny_of(&claude_local),
+        ["Read(.env)", "Edit", "Write"],
+        "NotebookEdit stays: multiedit refuses notebooks"
+    );
+    assert_eq!(
+        json_at(&claude_local)["enabledMcpjsonServers"],
+        json!(["multiedit"])
+    );
+    assert_eq!(
+        json_at(&claude_local)["permissions"]["allow"],
+        json!(["Bash(ls)"])
+    );
+    assert!(
+        !e.project.join(".claude/settings.json").exists(),
+        "the team's file is not touched"
+    );
+    assert_eq!(
+        json_at(&e.project.join("opencode.json"))["permission"],
+        json!({"bash": "ask", "edit": "deny"})
+    );
     let agents_md = fs::read_to_string(e.project.join("AGENTS.md")).unwrap();
-    assert!(agents_md.starts_with("# Project\n\nRun `make test`.\n\n<!-- multiedit: route edits"), "{agents_md}");
+    assert!(
+        agents_md.starts_with("# Project\n\nRun `make test`.\n\n<!-- multiedit: route edits"),
+        "{agents_md}"
+    );
     assert!(agents_md.contains("multiedit_write"), "{agents_md}");
     // Agents with no switch for one project are named, with why; nothing is written for them.
     assert!(said.contains("gemini: edits not routed: Gemini CLI has no switch for one project that it reads without a warning"), "{said}");
-    assert!(said.contains("cursor: edits not routed: Cursor has no setting in a file"), "{said}");
-    assert!(said.contains("vscode: edits not routed: VS Code's agent mode has no setting in a file"), "{said}");
+    assert!(
+        said.contains("cursor: edits not routed: Cursor has no setting in a file"),
+        "{said}"
+    );
+    assert!(
+        said.contains("vscode: edits not routed: VS Code's agent mode has no setting in a file"),
+        "{said}"
+    );
     assert!(!e.project.join(".gemini/policies").exists() && !e.home.join(".gemini").exists());
 
     // Twice: nothing changes.
@@ -589,7 +888,14 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
     let o = e.run(&["setup", "all", "--route-edits", "--agents-md"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(e.snapshot(), routed);
-    assert_eq!(out(&o).matches("edits already routed through multiedit").count(), 3, "{}", out(&o));
+    assert_eq!(
+        out(&o)
+            .matches("edits already routed through multiedit")
+            .count(),
+        3,
+        "{}",
+        out(&o)
+    );
 
     // A dry run of the undo writes nothing; the undo gives back every file as it was, byte for byte.
     let o = e.run(&["setup", "all", "--undo-route-edits", "--dry-run"]);
@@ -597,11 +903,22 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
     assert_eq!(e.snapshot(), routed);
     let o = e.run(&["setup", "all", "--undo-route-edits"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert_eq!(out(&o).matches("(as it was before setup, byte for byte)").count(), 3, "{}", out(&o));
+    assert_eq!(
+        out(&o)
+            .matches("(as it was before setup, byte for byte)")
+            .count(),
+        3,
+        "{}",
+        out(&o)
+    );
     assert_eq!(e.configs(), connected, "{}", out(&o));
     let o = e.run(&["setup", "all", "--undo-route-edits"]);
     assert_eq!(e.configs(), connected);
-    assert!(out(&o).contains("claude-code: nothing to undo in"), "{}", out(&o));
+    assert!(
+        out(&o).contains("claude-code: nothing to undo in"),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]
@@ -612,49 +929,131 @@ fn files_setup_made_for_routing_go_with_the_undo_and_a_rule_that_was_there_stays
     let user_claude = e.home.join(".claude/settings.json");
     fs::write(&user_claude, r#"{"permissions": {"deny": ["Edit"]}}"#).unwrap();
     let before = e.configs();
-    let o = e.run(&["setup", "claude-code", "gemini", "opencode", "codex", "--user", "--route-edits", "--agents-md"]);
+    let o = e.run(&[
+        "setup",
+        "claude-code",
+        "gemini",
+        "opencode",
+        "codex",
+        "--user",
+        "--route-edits",
+        "--agents-md",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
     assert_eq!(deny_of(&user_claude), ["Edit", "Write"]);
     let policy = e.home.join(".gemini/policies/multiedit.toml");
     let rules: toml_edit::DocumentMut = fs::read_to_string(&policy).unwrap().parse().unwrap();
     assert_eq!(rules["rule"][0]["decision"].as_str(), Some("deny"));
-    assert_eq!(rules["rule"][0]["toolName"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>(), ["replace", "write_file"]);
-    assert_eq!(json_at(&e.home.join(".config/opencode/opencode.json"))["permission"]["edit"], "deny");
-    assert!(fs::read_to_string(e.home.join(".codex/AGENTS.md")).unwrap().starts_with("<!-- multiedit: route edits"));
+    assert_eq!(
+        rules["rule"][0]["toolName"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["replace", "write_file"]
+    );
+    assert_eq!(
+        json_at(&e.home.join(".config/opencode/opencode.json"))["permission"]["edit"],
+        "deny"
+    );
+    assert!(fs::read_to_string(e.home.join(".codex/AGENTS.md"))
+        .unwrap()
+        .starts_with("<!-- multiedit: route edits"));
     // The record of what was written is this user's alone.
     let record = e.home.join(".local/state/multiedit/routes.json");
-    assert_eq!(fs::metadata(&record).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        fs::metadata(&record).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 
-    let o = e.run(&["setup", "claude-code", "gemini", "opencode", "codex", "--user", "--undo-route-edits"]);
+    let o = e.run(&[
+        "setup",
+        "claude-code",
+        "gemini",
+        "opencode",
+        "codex",
+        "--user",
+        "--undo-route-edits",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert_eq!(fs::read_to_string(&user_claude).unwrap(), r#"{"permissions": {"deny": ["Edit"]}}"#);
-    assert!(!e.home.join(".gemini/policies").exists(), "the folder setup made for the policy goes too");
-    assert!(out(&o).contains(&format!("gemini: removed {}, which setup had made", policy.display())), "{}", out(&o));
+    assert_eq!(
+        fs::read_to_string(&user_claude).unwrap(),
+        r#"{"permissions": {"deny": ["Edit"]}}"#
+    );
+    assert!(
+        !e.home.join(".gemini/policies").exists(),
+        "the folder setup made for the policy goes too"
+    );
+    assert!(
+        out(&o).contains(&format!(
+            "gemini: removed {}, which setup had made",
+            policy.display()
+        )),
+        "{}",
+        out(&o)
+    );
     // The MCP entries stay: only the routing is taken back.
     let (files, _) = e.configs();
     let (was, _) = &before;
-    let mcp_files: Vec<&PathBuf> = files.iter().map(|(p, _)| p).filter(|p| !was.iter().any(|(q, _)| q == *p)).collect();
-    assert_eq!(mcp_files, [&e.home.join(".claude.json"), &e.home.join(".codex/config.toml"), &e.home.join(".config/opencode/opencode.json"), &e.home.join(".gemini/settings.json")]);
-    assert!(json_at(&e.home.join(".config/opencode/opencode.json")).get("permission").is_none());
+    let mcp_files: Vec<&PathBuf> = files
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| !was.iter().any(|(q, _)| q == *p))
+        .collect();
+    assert_eq!(
+        mcp_files,
+        [
+            &e.home.join(".claude.json"),
+            &e.home.join(".codex/config.toml"),
+            &e.home.join(".config/opencode/opencode.json"),
+            &e.home.join(".gemini/settings.json")
+        ]
+    );
+    assert!(json_at(&e.home.join(".config/opencode/opencode.json"))
+        .get("permission")
+        .is_none());
 }
 
 #[test]
 fn the_undo_leaves_a_rule_the_user_edited_and_says_so() {
     let e = env();
-    assert_eq!(e.run(&["setup", "claude-code", "opencode", "--route-edits"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "claude-code", "opencode", "--route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
     let claude_local = e.project.join(".claude/settings.local.json");
-    let text = fs::read_to_string(&claude_local).unwrap().replace("\"Write\"", "\"Write(src/**)\"");
+    let text = fs::read_to_string(&claude_local)
+        .unwrap()
+        .replace("\"Write\"", "\"Write(src/**)\"");
     fs::write(&claude_local, text).unwrap();
     let opencode = e.project.join("opencode.json");
-    fs::write(&opencode, fs::read_to_string(&opencode).unwrap().replace("\"deny\"", "\"ask\"")).unwrap();
+    fs::write(
+        &opencode,
+        fs::read_to_string(&opencode)
+            .unwrap()
+            .replace("\"deny\"", "\"ask\""),
+    )
+    .unwrap();
 
     let o = e.run(&["setup", "claude-code", "opencode", "--undo-route-edits"]);
     let said = out(&o);
     assert_eq!(o.status.code(), Some(0), "{said}{}", err(&o));
-    assert_eq!(deny_of(&claude_local), ["Write(src/**)"], "Edit taken back, the edited rule left");
+    assert_eq!(
+        deny_of(&claude_local),
+        ["Write(src/**)"],
+        "Edit taken back, the edited rule left"
+    );
     assert!(said.contains("\"Write\" is no longer in permissions.deny as setup wrote it (changed or removed): nothing taken back for it"), "{said}");
     assert_eq!(json_at(&opencode)["permission"]["edit"], "ask");
-    assert!(said.contains("permission.edit is now \"ask\", not the \"deny\" setup wrote: left as it is"), "{said}");
+    assert!(
+        said.contains(
+            "permission.edit is now \"ask\", not the \"deny\" setup wrote: left as it is"
+        ),
+        "{said}"
+    );
 }
 
 #[test]
@@ -666,11 +1065,23 @@ fn routing_leaves_a_file_it_cannot_change_safely_and_names_it() {
     fs::write(e.project.join("opencode.json"), "{\"permission\": \"ask\"}").unwrap();
     let o = e.run(&["setup", "claude-code", "opencode", "--route-edits"]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
-    assert_eq!(fs::read_to_string(e.project.join(".claude/settings.local.json")).unwrap(), jsonc);
-    assert!(err(&o).contains("claude-code: ") && err(&o).contains("settings.local.json is not plain JSON") && err(&o).contains("left unchanged"), "{}", err(&o));
+    assert_eq!(
+        fs::read_to_string(e.project.join(".claude/settings.local.json")).unwrap(),
+        jsonc
+    );
+    assert!(
+        err(&o).contains("claude-code: ")
+            && err(&o).contains("settings.local.json is not plain JSON")
+            && err(&o).contains("left unchanged"),
+        "{}",
+        err(&o)
+    );
     // OpenCode's `permission` set for every tool at once is the user's: left, and said.
     assert!(out(&o).contains(&format!("opencode: edits not routed through multiedit in {}:\n  permission is not an object (\"ask\"); left as it is\n", e.project.join("opencode.json").display())), "{}", out(&o));
-    assert_eq!(json_at(&e.project.join("opencode.json"))["permission"], "ask");
+    assert_eq!(
+        json_at(&e.project.join("opencode.json"))["permission"],
+        "ask"
+    );
 }
 
 /// A stand-in for a model's API on the loopback: it records every request's path and body and answers
@@ -701,7 +1112,9 @@ impl FakeModel {
                     continue;
                 };
                 stream.set_nonblocking(false).unwrap();
-                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut first = String::new();
                 let _ = reader.read_line(&mut first);
@@ -718,7 +1131,10 @@ impl FakeModel {
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
                 let path = first.split(' ').nth(1).unwrap_or_default().to_string();
-                seen2.lock().unwrap().push((path, String::from_utf8_lossy(&body).into_owned()));
+                seen2
+                    .lock()
+                    .unwrap()
+                    .push((path, String::from_utf8_lossy(&body).into_owned()));
                 let answer = r#"{"error":{"code":400,"message":"a test stand-in, not a model","status":"INVALID_ARGUMENT"}}"#;
                 let mut stream = stream;
                 let _ = write!(stream, "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len());
@@ -736,7 +1152,9 @@ impl FakeModel {
         let seen = self.seen.lock().unwrap();
         let mut names: Vec<String> = Vec::new();
         for (_, body) in seen.iter() {
-            let Ok(v) = serde_json::from_str::<Value>(body) else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(body) else {
+                continue;
+            };
             for t in v["tools"].as_array().into_iter().flatten() {
                 for f in t["functionDeclarations"].as_array().into_iter().flatten() {
                     let name = f["name"].as_str().unwrap().to_string();
@@ -760,13 +1178,19 @@ impl Drop for FakeModel {
 /// model is offered multiedit's tools and neither replace nor write_file; after the undo, they are back.
 #[test]
 fn gemini_cli_offers_multiedit_and_not_its_own_editing_after_route_edits() {
-    let Some(agents) = agent_bin("gemini") else { return };
+    let Some(agents) = agent_bin("gemini") else {
+        return;
+    };
     let e = env();
     let o = e.run(&["setup", "gemini", "--user", "--route-edits"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     // Signing in is the one setting a run against the stand-in needs: an API key, sent to it alone.
     let settings = e.home.join(".gemini/settings.json");
-    let text = fs::read_to_string(&settings).unwrap().replacen('{', "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},", 1);
+    let text = fs::read_to_string(&settings).unwrap().replacen(
+        '{',
+        "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},",
+        1,
+    );
     fs::write(&settings, text).unwrap();
     let offered = |e: &Env| {
         let model = FakeModel::start();
@@ -785,25 +1209,54 @@ fn gemini_cli_offers_multiedit_and_not_its_own_editing_after_route_edits() {
         (model.gemini_tools(), plain(&err(&o)))
     };
     let (tools, said) = offered(&e);
-    for ours in ["mcp_multiedit_multiedit", "mcp_multiedit_multiedit_patch", "mcp_multiedit_multiedit_read", "mcp_multiedit_multiedit_write"] {
-        assert!(tools.iter().any(|t| t == ours), "{ours} offered: {tools:?}\n{said}");
+    for ours in [
+        "mcp_multiedit_multiedit",
+        "mcp_multiedit_multiedit_patch",
+        "mcp_multiedit_multiedit_read",
+        "mcp_multiedit_multiedit_write",
+    ] {
+        assert!(
+            tools.iter().any(|t| t == ours),
+            "{ours} offered: {tools:?}\n{said}"
+        );
     }
-    assert!(!tools.iter().any(|t| t == "replace" || t == "write_file"), "{tools:?}");
+    assert!(
+        !tools.iter().any(|t| t == "replace" || t == "write_file"),
+        "{tools:?}"
+    );
     assert!(tools.iter().any(|t| t == "read_file"), "{tools:?}");
-    assert!(!said.contains("Policy file") && !said.contains("deprecated") && !said.contains("Unrecognized"), "{said}");
+    assert!(
+        !said.contains("Policy file")
+            && !said.contains("deprecated")
+            && !said.contains("Unrecognized"),
+        "{said}"
+    );
 
-    assert_eq!(e.run(&["setup", "gemini", "--user", "--undo-route-edits"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "gemini", "--user", "--undo-route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
     let (tools, _) = offered(&e);
-    assert!(tools.iter().any(|t| t == "replace") && tools.iter().any(|t| t == "write_file"), "back after the undo: {tools:?}");
+    assert!(
+        tools.iter().any(|t| t == "replace") && tools.iter().any(|t| t == "write_file"),
+        "back after the undo: {tools:?}"
+    );
 }
 
 /// OpenCode with edits routed: its own listing of the build agent's tools has edit and write off,
 /// multiedit connected; after the undo they are on again.
 #[test]
 fn opencode_lists_its_editing_off_after_route_edits() {
-    let Some(agents) = agent_bin("opencode") else { return };
+    let Some(agents) = agent_bin("opencode") else {
+        return;
+    };
     let e = env();
-    assert_eq!(e.run(&["setup", "opencode", "--route-edits"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "opencode", "--route-edits"]).status.code(),
+        Some(0)
+    );
     let opencode = |e: &Env, args: &[&str]| {
         Command::new("opencode")
             .args(args)
@@ -818,14 +1271,29 @@ fn opencode_lists_its_editing_off_after_route_edits() {
     };
     let tools = |e: &Env| {
         let o = opencode(e, &["debug", "agent", "build"]);
-        let v: Value = serde_json::from_str(&out(&o)).unwrap_or_else(|x| panic!("{x}: {}{}", out(&o), err(&o)));
-        assert!(!plain(&err(&o)).to_lowercase().contains("warn"), "{}", err(&o));
+        let v: Value = serde_json::from_str(&out(&o))
+            .unwrap_or_else(|x| panic!("{x}: {}{}", out(&o), err(&o)));
+        assert!(
+            !plain(&err(&o)).to_lowercase().contains("warn"),
+            "{}",
+            err(&o)
+        );
         (v["tools"]["edit"].clone(), v["tools"]["write"].clone())
     };
     assert_eq!(tools(&e), (json!(false), json!(false)));
     let o = opencode(&e, &["mcp", "list"]);
-    assert!(plain(&out(&o)).contains("✓ multiedit connected"), "{}{}", out(&o), err(&o));
-    assert_eq!(e.run(&["setup", "opencode", "--undo-route-edits"]).status.code(), Some(0));
+    assert!(
+        plain(&out(&o)).contains("✓ multiedit connected"),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
+    assert_eq!(
+        e.run(&["setup", "opencode", "--undo-route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
     assert_eq!(tools(&e), (json!(true), json!(true)));
 }
 
@@ -834,7 +1302,9 @@ fn opencode_lists_its_editing_off_after_route_edits() {
 /// its debug log says nothing against the settings written.
 #[test]
 fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
-    let Some(agents) = agent_bin("claude") else { return };
+    let Some(agents) = agent_bin("claude") else {
+        return;
+    };
     let e = env();
     let o = e.run(&["setup", "claude-code", "--route-edits"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -842,7 +1312,14 @@ fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
         let log = e.home.join("claude-debug.txt");
         let _ = fs::remove_file(&log);
         let o = Command::new("claude")
-            .args(["-p", "hi", "--output-format", "stream-json", "--verbose", "--debug-file"])
+            .args([
+                "-p",
+                "hi",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--debug-file",
+            ])
             .arg(&log)
             .current_dir(&e.project)
             .env("HOME", &e.home)
@@ -853,49 +1330,131 @@ fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
-        let first = out(&o).lines().next().map(str::to_string).unwrap_or_default();
-        let init: Value = serde_json::from_str(&first).unwrap_or_else(|x| panic!("{x}: {}{}", out(&o), err(&o)));
+        let first = out(&o)
+            .lines()
+            .next()
+            .map(str::to_string)
+            .unwrap_or_default();
+        let init: Value =
+            serde_json::from_str(&first).unwrap_or_else(|x| panic!("{x}: {}{}", out(&o), err(&o)));
         assert_eq!(init["subtype"], "init", "{init}");
-        let tools: Vec<String> = init["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
-        (tools, init["mcp_servers"].clone(), fs::read_to_string(&log).unwrap_or_default())
+        let tools: Vec<String> = init["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        (
+            tools,
+            init["mcp_servers"].clone(),
+            fs::read_to_string(&log).unwrap_or_default(),
+        )
     };
     let (tools, servers, log) = session(&e);
-    assert!(!tools.iter().any(|t| t == "Edit" || t == "Write"), "{tools:?}");
-    assert!(tools.iter().any(|t| t == "NotebookEdit") && tools.iter().any(|t| t == "Read"), "{tools:?}");
-    for ours in ["mcp__multiedit__multiedit", "mcp__multiedit__multiedit_patch", "mcp__multiedit__multiedit_read", "mcp__multiedit__multiedit_write"] {
+    assert!(
+        !tools.iter().any(|t| t == "Edit" || t == "Write"),
+        "{tools:?}"
+    );
+    assert!(
+        tools.iter().any(|t| t == "NotebookEdit") && tools.iter().any(|t| t == "Read"),
+        "{tools:?}"
+    );
+    for ours in [
+        "mcp__multiedit__multiedit",
+        "mcp__multiedit__multiedit_patch",
+        "mcp__multiedit__multiedit_read",
+        "mcp__multiedit__multiedit_write",
+    ] {
         assert!(tools.iter().any(|t| t == ours), "{ours}: {tools:?}");
     }
-    assert_eq!(servers, json!([{"name": "multiedit", "status": "connected", "source": "project"}]));
+    assert_eq!(
+        servers,
+        json!([{"name": "multiedit", "status": "connected", "source": "project"}])
+    );
     let complaints: Vec<&str> = log
         .lines()
-        .filter(|l| (l.contains("[WARN]") || l.contains("[ERROR]")) && (l.contains("ettings") || l.contains("ermission") || l.contains("rule")))
+        .filter(|l| {
+            (l.contains("[WARN]") || l.contains("[ERROR]"))
+                && (l.contains("ettings") || l.contains("ermission") || l.contains("rule"))
+        })
         .collect();
     assert!(complaints.is_empty(), "{complaints:#?}");
 
-    assert_eq!(e.run(&["setup", "claude-code", "--undo-route-edits"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "claude-code", "--undo-route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
     let (tools, _, _) = session(&e);
-    assert!(tools.iter().any(|t| t == "Edit") && tools.iter().any(|t| t == "Write"), "back after the undo: {tools:?}");
+    assert!(
+        tools.iter().any(|t| t == "Edit") && tools.iter().any(|t| t == "Write"),
+        "back after the undo: {tools:?}"
+    );
 }
 
 /// `multiedit doctor` tells, per agent connected, whether its edits go through multiedit or around it.
 #[test]
 fn doctor_says_whose_edits_go_through_multiedit() {
     let e = env();
-    assert_eq!(e.run(&["setup", "claude-code", "gemini", "opencode", "codex"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "claude-code", "gemini", "opencode", "codex"])
+            .status
+            .code(),
+        Some(0)
+    );
     let said = out(&e.run(&["doctor"]));
-    assert!(said.contains("Their edits (through multiedit, or around it with the agent's own tools):\n"), "{said}");
+    assert!(
+        said.contains(
+            "Their edits (through multiedit, or around it with the agent's own tools):\n"
+        ),
+        "{said}"
+    );
     assert!(said.contains("  claude-code: around multiedit: its own edit tools are on (`multiedit setup claude-code --route-edits` turns them off)\n"), "{said}");
     assert!(said.contains("  gemini: around multiedit: its own edit tools are on (`multiedit setup gemini --user --route-edits` turns them off)\n"), "{said}");
     assert!(said.contains("  codex: around multiedit: Codex CLI has no switch for apply_patch: its edits go around multiedit (--agents-md asks it in AGENTS.md)\n"), "{said}");
 
-    assert_eq!(e.run(&["setup", "claude-code", "opencode", "codex", "--route-edits", "--agents-md"]).status.code(), Some(0));
-    assert_eq!(e.run(&["setup", "gemini", "--user", "--route-edits"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&[
+            "setup",
+            "claude-code",
+            "opencode",
+            "codex",
+            "--route-edits",
+            "--agents-md"
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(
+        e.run(&["setup", "gemini", "--user", "--route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
     let o = e.run(&["doctor"]);
     let said = out(&o);
     assert_eq!(o.status.code(), Some(0), "{said}");
-    let local = e.project.join(".claude/settings.local.json").display().to_string();
+    let local = e
+        .project
+        .join(".claude/settings.local.json")
+        .display()
+        .to_string();
     assert!(said.contains(&format!("  claude-code: routed through multiedit: Edit and Write denied (Edit in {local}, Write in {local})\n")), "{said}");
-    assert!(said.contains(&format!("  opencode: routed through multiedit: permission.edit is \"deny\" in {}\n", e.project.join("opencode.json").display())), "{said}");
-    assert!(said.contains(&format!("  gemini: routed through multiedit: replace and write_file denied by {}\n", e.home.join(".gemini/policies/multiedit.toml").display())), "{said}");
+    assert!(
+        said.contains(&format!(
+            "  opencode: routed through multiedit: permission.edit is \"deny\" in {}\n",
+            e.project.join("opencode.json").display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "  gemini: routed through multiedit: replace and write_file denied by {}\n",
+            e.home.join(".gemini/policies/multiedit.toml").display()
+        )),
+        "{said}"
+    );
     assert!(said.contains(&format!("  codex: around multiedit: Codex CLI has no switch for apply_patch; {} asks it to edit with multiedit (an instruction, not enforced)\n", e.project.join("AGENTS.md").display())), "{said}");
 }

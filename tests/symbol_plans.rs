@@ -40,28 +40,55 @@ fn functions(text: &str) -> Vec<Function> {
     for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
         let indent = &line[..line.len() - trimmed.len()];
-        let rest = ["pub(crate) ", "pub ", "async ", "unsafe ", "const "].iter().fold(trimmed, |t, p| t.strip_prefix(p).unwrap_or(t));
-        let Some(after) = rest.strip_prefix("fn ") else { continue };
-        let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let rest = ["pub(crate) ", "pub ", "async ", "unsafe ", "const "]
+            .iter()
+            .fold(trimmed, |t, p| t.strip_prefix(p).unwrap_or(t));
+        let Some(after) = rest.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
         if name.is_empty() {
             continue;
         }
         let name_start = starts[i] + (line.len() - after.len());
         let close = format!("{indent}}}");
-        let Some(last) = (i..lines.len()).find(|&k| lines[k].trim_end() == close) else { continue };
+        let Some(last) = (i..lines.len()).find(|&k| lines[k].trim_end() == close) else {
+            continue;
+        };
         let end = starts[last] + close.len();
-        let Ok(body) = braces::body(text, "rs", starts[i] + indent.len(), name_start + name.len(), end) else { continue };
+        let Ok(body) = braces::body(
+            text,
+            "rs",
+            starts[i] + indent.len(),
+            name_start + name.len(),
+            end,
+        ) else {
+            continue;
+        };
         // The type of the `impl` it sits in, if any: the nearest line above at a smaller indentation.
-        let owner = lines[..i].iter().rev().find(|l| !l.trim().is_empty() && l.len() - l.trim_start().len() < indent.len()).and_then(|l| {
-            let t = l.trim_start().strip_prefix("impl")?;
-            let target = t.rsplit(" for ").next()?.trim_end_matches(['{', ' ', '\n']);
-            Some(target.split('<').next()?.trim().to_string())
-        });
+        let owner = lines[..i]
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty() && l.len() - l.trim_start().len() < indent.len())
+            .and_then(|l| {
+                let t = l.trim_start().strip_prefix("impl")?;
+                let target = t.rsplit(" for ").next()?.trim_end_matches(['{', ' ', '\n']);
+                Some(target.split('<').next()?.trim().to_string())
+            });
         let path = match owner {
             Some(o) if !o.is_empty() => format!("{o}/{name}"),
             _ => name.clone(),
         };
-        out.push(Function { path, start: starts[i] + indent.len(), end, name: (name_start, name_start + name.len()), body });
+        out.push(Function {
+            path,
+            start: starts[i] + indent.len(),
+            end,
+            name: (name_start, name_start + name.len()),
+            body,
+        });
     }
     out
 }
@@ -80,22 +107,35 @@ fn a_body_by_symbol_costs_the_new_body_only() {
         return;
     }
     let h = history::read(&root, 400).expect("the history");
-    let (mut cases, mut old_total, mut symbol_total, mut ratios, mut applied, mut refused) = (0usize, 0usize, 0usize, Vec::new(), 0usize, 0usize);
+    let (mut cases, mut old_total, mut symbol_total, mut ratios, mut applied, mut refused) =
+        (0usize, 0usize, 0usize, Vec::new(), 0usize, 0usize);
     let mut largest: Option<(usize, usize, String)> = None;
     for commit in &h.commits {
         for f in commit.files.iter().filter(|f| f.path.ends_with(".rs")) {
             let Some(pre) = &f.pre else { continue };
             let after = functions(&f.post);
             for before in functions(pre) {
-                let Some(now) = after.iter().find(|a| a.path == before.path) else { continue };
-                let (old_body, new_body) = (&pre[before.body.0 + 1..before.body.1], &f.post[now.body.0 + 1..now.body.1]);
+                let Some(now) = after.iter().find(|a| a.path == before.path) else {
+                    continue;
+                };
+                let (old_body, new_body) = (
+                    &pre[before.body.0 + 1..before.body.1],
+                    &f.post[now.body.0 + 1..now.body.1],
+                );
                 // Only the body changed: the same signature, a different body.
-                if old_body == new_body || pre[before.start..before.body.0] != f.post[now.start..now.body.0] {
+                if old_body == new_body
+                    || pre[before.start..before.body.0] != f.post[now.start..now.body.0]
+                {
                     continue;
                 }
                 // The body as place.rs replaces it: whole lines between the braces' lines.
-                let inner = |b: &str| b.strip_prefix('\n').and_then(|b| b.rfind('\n').map(|i| b[..=i].to_string()));
-                let (Some(old_lines), Some(new_lines)) = (inner(old_body), inner(new_body)) else { continue };
+                let inner = |b: &str| {
+                    b.strip_prefix('\n')
+                        .and_then(|b| b.rfind('\n').map(|i| b[..=i].to_string()))
+                };
+                let (Some(old_lines), Some(new_lines)) = (inner(old_body), inner(new_body)) else {
+                    continue;
+                };
                 let file_path = format!("/project/{}", f.path);
                 let by_text = json!({"file_path": file_path, "edits": [{"old_string": old_lines, "new_string": new_lines}]}).to_string();
                 let by_symbol = json!({"file_path": file_path, "edits": [{"symbol": before.path, "replace": "body", "new_string": new_lines}]}).to_string();
@@ -104,7 +144,11 @@ fn a_body_by_symbol_costs_the_new_body_only() {
                 symbol_total += by_symbol.len();
                 ratios.push(by_text.len() as f64 / by_symbol.len() as f64);
                 if largest.as_ref().is_none_or(|l| by_text.len() > l.0) {
-                    largest = Some((by_text.len(), by_symbol.len(), format!("{} in {} at {}", before.path, f.path, &commit.id[..10])));
+                    largest = Some((
+                        by_text.len(),
+                        by_symbol.len(),
+                        format!("{} in {} at {}", before.path, f.path, &commit.id[..10]),
+                    ));
                 }
 
                 // Resolved from the range a language server gives, it makes the commit's function.
@@ -119,15 +163,33 @@ fn a_body_by_symbol_costs_the_new_body_only() {
                     children: vec![],
                 };
                 let symbols = outline::read(&[reported], &rope, Encoding::Utf16).unwrap();
-                let found = outline::find(&symbols, &NamePath::parse(before.path.rsplit('/').next().unwrap(), "symbol").unwrap(), &file_path).unwrap();
+                let found = outline::find(
+                    &symbols,
+                    &NamePath::parse(before.path.rsplit('/').next().unwrap(), "symbol").unwrap(),
+                    &file_path,
+                )
+                .unwrap();
                 // Right or refused: a body whose new first line sits at another indentation is refused.
-                let Ok(spans) = place::place(pre, "rs", &found, SymbolAction::Body, &new_lines) else {
+                let Ok(spans) = place::place(pre, "rs", &found, SymbolAction::Body, &new_lines)
+                else {
                     refused += 1;
                     continue;
                 };
                 let s = &spans.spans[0];
-                let made = format!("{}{}{}", &pre[before.start..s.start], s.text, &pre[s.end..before.end]);
-                assert_eq!(made, f.post[now.start..now.end], "{} in {} at {}", before.path, f.path, commit.id);
+                let made = format!(
+                    "{}{}{}",
+                    &pre[before.start..s.start],
+                    s.text,
+                    &pre[s.end..before.end]
+                );
+                assert_eq!(
+                    made,
+                    f.post[now.start..now.end],
+                    "{} in {} at {}",
+                    before.path,
+                    f.path,
+                    commit.id
+                );
                 applied += 1;
             }
         }

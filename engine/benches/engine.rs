@@ -26,7 +26,11 @@ fn edits(text: &str, n: usize) -> Vec<Edit> {
 }
 
 fn plan(edits: Vec<Edit>) -> Plan {
-    Plan { files: vec![FilePlan::edit("/bench.rs", edits)], options: Options::default(), rename: None }
+    Plan {
+        files: vec![FilePlan::edit("/bench.rs", edits)],
+        options: Options::default(),
+        rename: None,
+    }
 }
 
 fn run(bencher: divan::Bencher, bytes: usize, n: usize) {
@@ -75,11 +79,19 @@ fn peer_style_mb10_edits1000(b: divan::Bencher) {
 /// the changed word named). `changed_word` finds no line as it is and takes the trigram pass;
 /// `indentation` finds every line loosely and stops after the hash pass; `tolerant` is the same miss
 /// recovered by the indentation tier.
-fn miss(bencher: divan::Bencher, old: impl Fn(&str) -> String, matching: multiedit_engine::engine::Matching, ok: bool) {
+fn miss(
+    bencher: divan::Bencher,
+    old: impl Fn(&str) -> String,
+    matching: multiedit_engine::engine::Matching,
+    ok: bool,
+) {
     let text = source(10 << 20);
     let lines: Vec<&str> = text.lines().collect();
     let target = lines[lines.len() * 2 / 3];
-    let mut p = plan(vec![Edit::new(&old(target), &target.replace("compute(", "compute_fast("))]);
+    let mut p = plan(vec![Edit::new(
+        &old(target),
+        &target.replace("compute(", "compute_fast("),
+    )]);
     p.options.matching = matching;
     bencher.bench(|| {
         let out = apply_plan(&p, &[Some(&text)]);
@@ -90,15 +102,30 @@ fn miss(bencher: divan::Bencher, old: impl Fn(&str) -> String, matching: multied
 
 #[divan::bench(sample_count = 10)]
 fn mb10_miss_changed_word(b: divan::Bencher) {
-    miss(b, |t| t.replace("compute(", "evaluate("), Default::default(), false)
+    miss(
+        b,
+        |t| t.replace("compute(", "evaluate("),
+        Default::default(),
+        false,
+    )
 }
 
 #[divan::bench(sample_count = 10)]
 fn mb10_miss_indentation(b: divan::Bencher) {
-    miss(b, |t| t.replacen("    ", "\t", 1), Default::default(), false)
+    miss(
+        b,
+        |t| t.replacen("    ", "\t", 1),
+        Default::default(),
+        false,
+    )
 }
 
 #[divan::bench(sample_count = 10)]
 fn mb10_tolerant_indentation(b: divan::Bencher) {
-    miss(b, |t| t.replacen("    ", "\t", 1), multiedit_engine::engine::Matching::Tolerant, true)
+    miss(
+        b,
+        |t| t.replacen("    ", "\t", 1),
+        multiedit_engine::engine::Matching::Tolerant,
+        true,
+    )
 }

@@ -91,7 +91,8 @@ fn diff_mb10_hunks1000(b: divan::Bencher) {
     let big = big();
     let root = Path::new("/");
     b.bench(|| {
-        let (plan, _) = plan_from_text(&big.diff, Some(Format::Diff), Some(root), Matching::Exact).expect("diff parses");
+        let (plan, _) = plan_from_text(&big.diff, Some(Format::Diff), Some(root), Matching::Exact)
+            .expect("diff parses");
         divan::black_box(apply_plan(&plan, &[Some(&big.text)]).expect("diff applies"));
     });
 }
@@ -101,5 +102,10 @@ fn diff_mb10_hunks1000(b: divan::Bencher) {
 fn diff_mb10_hunks1000_parse_only(b: divan::Bencher) {
     let big = big();
     let root = Path::new("/");
-    b.bench(|| divan::black_box(plan_from_text(&big.diff, Some(Format::Diff), Some(root), Matching::Exact).expect("diff parses")));
+    b.bench(|| {
+        divan::black_box(
+            plan_from_text(&big.diff, Some(Format::Diff), Some(root), Matching::Exact)
+                .expect("diff parses"),
+        )
+    });
 }

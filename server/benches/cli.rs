@@ -78,7 +78,11 @@ fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
         .env("GIT_COMMITTER_EMAIL", "b@example.com")
         .output()
         .expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -96,9 +100,17 @@ fn commit() -> &'static Commit {
         let scratch = tempfile::tempdir().unwrap();
         let repo = scratch.path().join("repo");
         std::fs::create_dir(&repo).unwrap();
-        let pre: BTreeMap<String, String> = (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), source_file(f))).collect();
-        let post: BTreeMap<String, String> =
-            (0..FILES).map(|f| (format!("src/m{}/file_{f}.rs", f % 20), edited_file(f, &source_file(f)))).collect();
+        let pre: BTreeMap<String, String> = (0..FILES)
+            .map(|f| (format!("src/m{}/file_{f}.rs", f % 20), source_file(f)))
+            .collect();
+        let post: BTreeMap<String, String> = (0..FILES)
+            .map(|f| {
+                (
+                    format!("src/m{}/file_{f}.rs", f % 20),
+                    edited_file(f, &source_file(f)),
+                )
+            })
+            .collect();
         git(&repo, &["init", "-q", "-b", "main"]);
         write_files(&repo, &pre);
         git(&repo, &["add", "-A"]);
@@ -106,12 +118,24 @@ fn commit() -> &'static Commit {
         write_files(&repo, &post);
         git(&repo, &["commit", "-q", "-a", "-m", "post"]);
         let diff = git(&repo, &["diff", "HEAD~1", "HEAD"]);
-        let hunks = diff.split(|&b| b == b'\n').filter(|l| l.starts_with(b"@@ -")).count();
+        let hunks = diff
+            .split(|&b| b == b'\n')
+            .filter(|l| l.starts_with(b"@@ -"))
+            .count();
         let patch = scratch.path().join("commit.diff");
         std::fs::write(&patch, &diff).unwrap();
         let bytes: usize = pre.values().map(String::len).sum();
-        eprintln!("cli benches: a {FILES}-file commit, {hunks} hunks, {} KB of source, a {} KB diff", bytes / 1024, diff.len() / 1024);
-        Commit { _scratch: scratch, pre, patch, post }
+        eprintln!(
+            "cli benches: a {FILES}-file commit, {hunks} hunks, {} KB of source, a {} KB diff",
+            bytes / 1024,
+            diff.len() / 1024
+        );
+        Commit {
+            _scratch: scratch,
+            pre,
+            patch,
+            post,
+        }
     })
 }
 
@@ -144,7 +168,10 @@ fn run_tool(dir: &Path, tool: &str) {
 
 /// The binary measured: `MULTIEDIT_BENCH_BINARY`, else the one cargo built for the bench.
 fn multiedit() -> PathBuf {
-    std::env::var_os("MULTIEDIT_BENCH_BINARY").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_multiedit")), PathBuf::from)
+    std::env::var_os("MULTIEDIT_BENCH_BINARY").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_multiedit")),
+        PathBuf::from,
+    )
 }
 
 /// `tool` (multiedit, multiedit-dry-run, git, git-check or, on the median commit, durable-floor) applies `patch` in `dir`, a new process.
@@ -153,7 +180,11 @@ fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
         "multiedit" | "multiedit-dry-run" => Command::new(multiedit())
             .args(["apply", "--format", "diff", "--root"])
             .arg(dir)
-            .args(if tool == "multiedit-dry-run" { &["--dry-run"][..] } else { &[][..] })
+            .args(if tool == "multiedit-dry-run" {
+                &["--dry-run"][..]
+            } else {
+                &[][..]
+            })
             .arg(patch)
             .stdout(Stdio::null())
             .status(),
@@ -163,7 +194,11 @@ fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
             let mut args = Vec::new();
             for (rel, source) in &m.post {
                 args.push(dir.join(rel).into_os_string());
-                args.push(source.as_ref().map_or_else(|| "-".into(), |s| s.clone().into_os_string()));
+                args.push(
+                    source
+                        .as_ref()
+                        .map_or_else(|| "-".into(), |s| s.clone().into_os_string()),
+                );
             }
             Command::new(floor).args(args).status()
         }
@@ -173,7 +208,11 @@ fn run_tool_on(dir: &Path, patch: &Path, tool: &str) {
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .arg("apply")
-            .args(if tool == "git-check" { &["--check"][..] } else { &[][..] })
+            .args(if tool == "git-check" {
+                &["--check"][..]
+            } else {
+                &[][..]
+            })
             .arg(patch)
             .status(),
     }
@@ -322,7 +361,10 @@ fn history_median_commit(b: divan::Bencher, tool: &str) {
     if tool != "multiedit-dry-run" && tool != "git-check" {
         for (rel, source) in &m.post {
             let got = std::fs::read(d.path().join(rel)).ok();
-            assert!(got == source.as_ref().map(|s| std::fs::read(s).unwrap()), "{tool}: {rel} is not the commit's post-image");
+            assert!(
+                got == source.as_ref().map(|s| std::fs::read(s).unwrap()),
+                "{tool}: {rel} is not the commit's post-image"
+            );
         }
     }
     assert!(!m.id.is_empty());

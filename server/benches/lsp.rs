@@ -41,7 +41,10 @@ fn source(bytes: usize) -> String {
     let mut s = String::with_capacity(bytes + 100);
     let mut i = 0u64;
     while s.len() < bytes {
-        s.push_str(&format!("    let value_{i} = compute({i}, \"😀{:x}\"); // step {i}\n", i.wrapping_mul(0x9e3779b97f4a7c15)));
+        s.push_str(&format!(
+            "    let value_{i} = compute({i}, \"😀{:x}\"); // step {i}\n",
+            i.wrapping_mul(0x9e3779b97f4a7c15)
+        ));
         i += 1;
     }
     s
@@ -72,7 +75,8 @@ fn session_with(text: &str) -> (Session, Config) {
     let session = Session::default();
     let (config, _) = Config::from_initialize(&initialize_params());
     session.set_config(config.clone());
-    let open = json!({"textDocument": {"uri": URI, "languageId": "rust", "version": 1, "text": text}});
+    let open =
+        json!({"textDocument": {"uri": URI, "languageId": "rust", "version": 1, "text": text}});
     notifications::handle(&session, DID_OPEN, Some(&open)).unwrap();
     (session, config)
 }
@@ -83,7 +87,16 @@ fn apply_handler(bencher: divan::Bencher) {
     let (session, config) = session_with(&text);
     let args = vec![plan(&text, 10)];
     bencher.bench_local(|| {
-        let prepared = prepare(&session, &config, Review::Never, APPLY, &args, &Answers::default(), &mut Vec::new()).expect("plan applies");
+        let prepared = prepare(
+            &session,
+            &config,
+            Review::Never,
+            APPLY,
+            &args,
+            &Answers::default(),
+            &mut Vec::new(),
+        )
+        .expect("plan applies");
         let wire = serde_json::to_vec(&prepared.edit).unwrap();
         let result = commands::result_json(&prepared).to_value();
         (wire.len(), result)
@@ -92,7 +105,9 @@ fn apply_handler(bencher: divan::Bencher) {
 
 async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, msg: &Value) {
     let body = serde_json::to_vec(msg).unwrap();
-    w.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await.unwrap();
+    w.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
+        .await
+        .unwrap();
     w.write_all(&body).await.unwrap();
     w.flush().await.unwrap();
 }
@@ -119,7 +134,11 @@ type ClientWrite = tokio::io::WriteHalf<tokio::io::DuplexStream>;
 
 /// A whole server on an in-process pipe, initialized (with the bridge on or off), with `text` open at
 /// `URI`: the client's ends.
-fn started_server(runtime: &tokio::runtime::Runtime, text: &str, bridge: bool) -> (ClientRead, ClientWrite) {
+fn started_server(
+    runtime: &tokio::runtime::Runtime,
+    text: &str,
+    bridge: bool,
+) -> (ClientRead, ClientWrite) {
     let mut params = initialize_params();
     params["initializationOptions"] = json!({"bridge": bridge});
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
@@ -159,10 +178,16 @@ async fn answer_apply_edit(msg: &Value, client_write: &mut ClientWrite) {
 #[divan::bench]
 fn apply_round_trip(bencher: divan::Bencher) {
     let text = source(1 << 20);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let (mut client_read, mut client_write) = started_server(&runtime, &text, false);
-    let command = Arc::new(json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",
-        "params": {"command": APPLY, "arguments": [plan(&text, 10)]}}));
+    let command = Arc::new(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",
+        "params": {"command": APPLY, "arguments": [plan(&text, 10)]}}),
+    );
     bencher.bench_local(|| {
         runtime.block_on(async {
             write_frame(&mut client_write, &command).await;
@@ -185,7 +210,11 @@ fn apply_round_trip(bencher: divan::Bencher) {
 #[divan::bench]
 fn bridge_round_trip(bencher: divan::Bencher) {
     let text = source(1 << 20);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let (mut client_read, mut client_write) = started_server(&runtime, &text, true);
     // The editor, answering every applyEdit at once.
     runtime.spawn(async move {
@@ -198,13 +227,24 @@ fn bridge_round_trip(bencher: divan::Bencher) {
     });
     let plan = plan(&text, 10);
     let files = [std::path::PathBuf::from(PATH)];
-    let entry = multiedit::bridge::registry::entry_path(&multiedit::bridge::registry::folder(), std::process::id());
+    let entry = multiedit::bridge::registry::entry_path(
+        &multiedit::bridge::registry::folder(),
+        std::process::id(),
+    );
     while !entry.exists() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     bencher.bench_local(|| {
-        let routed = runtime.block_on(multiedit::bridge::route(&plan, &files, multiedit::bridge::Intent::Apply, None));
-        assert!(matches!(routed, multiedit::bridge::Routed::Editor { .. }), "{routed:?}");
+        let routed = runtime.block_on(multiedit::bridge::route(
+            &plan,
+            &files,
+            multiedit::bridge::Intent::Apply,
+            None,
+        ));
+        assert!(
+            matches!(routed, multiedit::bridge::Routed::Editor { .. }),
+            "{routed:?}"
+        );
     });
 }
 
@@ -231,10 +271,16 @@ fn keystroke_rope_only(bencher: divan::Bencher, bytes: usize) {
     let (session, config) = session_with(&text);
     let middle = (text.lines().count() / 2) as u32;
     let at = Position::new(middle, 30);
-    let change = [TextDocumentContentChangeEvent { range: Some(Range::new(at, at)), range_length: None, text: "x".into() }];
+    let change = [TextDocumentContentChangeEvent {
+        range: Some(Range::new(at, at)),
+        range_length: None,
+        text: "x".into(),
+    }];
     let mut version = 1;
     bencher.bench_local(|| {
         version += 1;
-        session.documents.change(URI, version, &change, config.encoding)
+        session
+            .documents
+            .change(URI, version, &change, config.encoding)
     });
 }

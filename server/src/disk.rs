@@ -11,24 +11,31 @@ use cap_fs_ext::DirExt;
 
 use crate::engine::{Kind, Refusal};
 
-pub mod folders;
-pub mod journal;
+pub(crate) mod atomic;
+pub(crate) mod folders;
+pub(crate) mod journal;
 mod opened;
-pub mod plan;
-pub mod atomic;
-pub mod private;
+pub(crate) mod plan;
+pub(crate) mod private;
 
+pub(crate) use journal::{recover, Recovered};
 pub(crate) use opened::Opened;
-pub use journal::{recover, Recovered};
-pub use private::refuse_inside as refuse_private;
+pub(crate) use private::refuse_inside as refuse_private;
 
 /// Prefix of the temporary files (`.multiedit-<plan>-<random>.tmp`), so that a later run can remove
 /// what a killed run left (`journal`).
-pub const TEMP_PREFIX: &str = ".multiedit-";
-pub const TEMP_SUFFIX: &str = ".tmp";
+pub(crate) const TEMP_PREFIX: &str = ".multiedit-";
+pub(crate) const TEMP_SUFFIX: &str = ".tmp";
 
 fn io_refusal(path: &Path, what: &str, e: &std::io::Error) -> Refusal {
-    Refusal::new(Kind::Io, format!("Cannot {what} {}: {}. Nothing was changed.", path.display(), os_error(e)))
+    Refusal::new(
+        Kind::Io,
+        format!(
+            "Cannot {what} {}: {}. Nothing was changed.",
+            path.display(),
+            os_error(e)
+        ),
+    )
 }
 
 /// The error as the OS put it. tempfile appends ` at path "<temporary file>"`, a name the caller never
@@ -45,19 +52,23 @@ fn os_error(e: &std::io::Error) -> String {
 /// may delete that file and create this one). A directory, a dangling symlink, anything but a
 /// regular file (a FIFO, a device, a socket, or a link to one) and an unreadable file are refused,
 /// without opening the file in a way that could block.
-pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
+pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, Refusal> {
     read_at(path, None)
 }
 
 /// `read` of the file a plan names `path`, whose bytes are read at `real`, the path it resolved to
 /// once (`resolve`): never resolved again, so a link swapped in since cannot lead the read elsewhere.
-pub fn read_at(path: &Path, real: Option<&Path>) -> Result<Option<Vec<u8>>, Refusal> {
+pub(crate) fn read_at(path: &Path, real: Option<&Path>) -> Result<Option<Vec<u8>>, Refusal> {
     let meta = match fs::symlink_metadata(path) {
         Err(e) if folders::absent(&e) => return Ok(None),
         Err(e) => return Err(io_refusal(path, "read", &e)),
         Ok(m) => m,
     };
-    let link = meta.file_type().is_symlink().then(|| fs::read_link(path).map(|p| p.display().to_string()).unwrap_or_default());
+    let link = meta.file_type().is_symlink().then(|| {
+        fs::read_link(path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    });
     let meta = match &link {
         None => meta,
         Some(to) => match fs::metadata(path) {
@@ -74,7 +85,10 @@ pub fn read_at(path: &Path, real: Option<&Path>) -> Result<Option<Vec<u8>>, Refu
     if meta.is_dir() {
         return Err(Refusal::new(
             Kind::Io,
-            format!("Cannot edit {}: it is a directory, not a file. Nothing was changed.", path.display()),
+            format!(
+                "Cannot edit {}: it is a directory, not a file. Nothing was changed.",
+                path.display()
+            ),
         ));
     }
     not_regular(path, &meta, link.as_deref())?;
@@ -82,22 +96,30 @@ pub fn read_at(path: &Path, real: Option<&Path>) -> Result<Option<Vec<u8>>, Refu
         Some(r) => r.to_path_buf(),
         None => fs::canonicalize(path).map_err(|e| io_refusal(path, "read", &e))?,
     };
-    let (dir, name) = Opened::default().parent(&real).map_err(|e| io_refusal(path, "read", &e))?;
-    read_in(&dir, name).map(Some).map_err(|e| io_refusal(path, "read", &e))
+    let (dir, name) = Opened::default()
+        .parent(&real)
+        .map_err(|e| io_refusal(path, "read", &e))?;
+    read_in(&dir, name)
+        .map(Some)
+        .map_err(|e| io_refusal(path, "read", &e))
 }
 
 /// Where a plan's `path` is, resolved once, as the kernel resolves it (links followed): the file an
 /// edit changes (a link's target), the entry a deletion removes (`entry`: the link itself, its
 /// folders resolved), the path a new file takes. Everything after uses this path, folder by folder,
 /// without following a link (`opened`). Unresolvable: the path as given (reading it then says why).
-pub fn resolve(path: &Path, entry: bool) -> PathBuf {
+pub(crate) fn resolve(path: &Path, entry: bool) -> PathBuf {
     let resolved = if entry {
         match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name)) => fs::canonicalize(folder_or_here(dir)).map(|d| d.join(name)).ok(),
+            (Some(dir), Some(name)) => fs::canonicalize(folder_or_here(dir))
+                .map(|d| d.join(name))
+                .ok(),
             _ => None,
         }
     } else {
-        fs::canonicalize(path).ok().or_else(|| crate::paths::real_path(path).ok())
+        fs::canonicalize(path)
+            .ok()
+            .or_else(|| crate::paths::real_path(path).ok())
     };
     resolved.unwrap_or_else(|| path.to_path_buf())
 }
@@ -139,7 +161,11 @@ fn special_kind(t: &fs::FileType) -> &'static str {
 
 #[cfg(not(unix))]
 fn special_kind(t: &fs::FileType) -> &'static str {
-    if t.is_dir() { "a directory" } else { "a special file" }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
 }
 
 /// Reads a file that must be regular, at `path` with its links resolved: its folders are opened
@@ -148,23 +174,34 @@ fn special_kind(t: &fs::FileType) -> &'static str {
 /// its place after the check would otherwise wait for a writer forever) and checked again on the open
 /// handle.
 pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Err(ErrorKind::InvalidInput.into()) };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ErrorKind::InvalidInput.into());
+    };
     let dir = Opened::default().dir(&fs::canonicalize(folder_or_here(dir))?)?;
     read_in(&dir, name)
 }
 
 /// `dir`, or the current folder for the empty parent of a bare name.
 fn folder_or_here(dir: &Path) -> &Path {
-    if dir.as_os_str().is_empty() { Path::new(".") } else { dir }
+    if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }
 }
 
 /// `read_regular` of the file `name` in the open folder `dir`.
 pub(crate) fn read_in(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> std::io::Result<Vec<u8>> {
-    let mut file = dir.open_with(name, opened::no_follow().read(true))?.into_std();
+    let mut file = dir
+        .open_with(name, opened::no_follow().read(true))?
+        .into_std();
     let meta = file.metadata()?;
     // A directory fails on its own when read, with the system's words.
     if !meta.is_file() && !meta.is_dir() {
-        return Err(std::io::Error::other(format!("it is {}, not a regular file", special_kind(&meta.file_type()))));
+        return Err(std::io::Error::other(format!(
+            "it is {}, not a regular file",
+            special_kind(&meta.file_type())
+        )));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     std::io::Read::read_to_end(&mut file, &mut bytes)?;
@@ -219,7 +256,10 @@ impl Drop for Temp {
 
 /// The folder a file is in (`.` for a bare name).
 fn folder(path: &Path) -> PathBuf {
-    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
 }
 
 /// The file a write replaces: its path as the caller resolved it (`resolve`), taken as it is. It is
@@ -231,8 +271,14 @@ fn target_of(w: &Write1) -> PathBuf {
 
 /// The folder steps of a commit (`folders::steps`) for `files`: each file's target, whether it is
 /// new, whether it is deleted.
-fn steps_of<'a>(files: impl Iterator<Item = (&'a Path, bool, bool)> + Clone) -> Result<folders::Steps, Refusal> {
-    let deleted = files.clone().filter(|f| f.2).map(|f| f.0.to_path_buf()).collect();
+fn steps_of<'a>(
+    files: impl Iterator<Item = (&'a Path, bool, bool)> + Clone,
+) -> Result<folders::Steps, Refusal> {
+    let deleted = files
+        .clone()
+        .filter(|f| f.2)
+        .map(|f| f.0.to_path_buf())
+        .collect();
     folders::steps(files.filter(|f| f.1 && !f.2).map(|f| f.0), &deleted)
 }
 
@@ -246,7 +292,12 @@ fn steps_of<'a>(files: impl Iterator<Item = (&'a Path, bool, bool)> + Clone) -> 
 pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let crash = journal::CrashAt::from_env();
     let targets: Vec<PathBuf> = writes.iter().map(target_of).collect();
-    let files = || writes.iter().zip(&targets).map(|(w, t)| (t.as_path(), w.before.is_none(), w.after.is_none()));
+    let files = || {
+        writes
+            .iter()
+            .zip(&targets)
+            .map(|(w, t)| (t.as_path(), w.before.is_none(), w.after.is_none()))
+    };
     let steps = steps_of(files())?;
     let staging: Vec<PathBuf> = targets.iter().map(|t| steps.staging(t)).collect();
     let begin: Vec<(PathBuf, bool)> = files().map(|(t, new, _)| (t.to_path_buf(), new)).collect();
@@ -254,7 +305,11 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let prefix = journal.temp_prefix();
     let opened = Opened::default();
     // What the commit syncs at the end: every folder it changed an entry of.
-    let mut touched: BTreeSet<PathBuf> = targets.iter().map(|t| folder(t)).chain(staging.iter().cloned()).collect();
+    let mut touched: BTreeSet<PathBuf> = targets
+        .iter()
+        .map(|t| folder(t))
+        .chain(staging.iter().cloned())
+        .collect();
     touched.extend(steps.remove.iter().chain(&steps.make).map(|d| folder(d)));
     let mut staged = Vec::with_capacity(writes.len());
     for ((w, target), dir) in writes.into_iter().zip(targets).zip(&staging) {
@@ -283,7 +338,13 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     crash.at("synced", 1);
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
     // runs started together on one file must not both pass the check against the same text.
-    let _locks = lock_in(&opened, staged.iter().map(|s| folder(&s.target)).chain(staging.iter().cloned()));
+    let _locks = lock_in(
+        &opened,
+        staged
+            .iter()
+            .map(|s| folder(&s.target))
+            .chain(staging.iter().cloned()),
+    );
     // The texts were checked against what was read; refuse if anyone changed a file since (or a
     // folder that the commit removes or makes).
     let changed = |path: &Path| {
@@ -292,7 +353,13 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.", path.display()),
         )
     };
-    if !steps.is_empty() && steps_of(staged.iter().map(|s| (s.target.as_path(), s.before.is_none(), s.temp.is_none())))? != steps {
+    if !steps.is_empty()
+        && steps_of(
+            staged
+                .iter()
+                .map(|s| (s.target.as_path(), s.before.is_none(), s.temp.is_none())),
+        )? != steps
+    {
         return Err(changed(&staged[0].target));
     }
     for s in staged.iter().filter(|s| !steps.remove.contains(&s.target)) {
@@ -336,7 +403,11 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
 /// through (its target's text is what the plan checked): so is it here, on the target resolved anew.
 fn recheck(opened: &Opened, s: &Staged) -> std::io::Result<Vec<u8>> {
     let (dir, name) = opened.parent(&s.target)?;
-    if s.temp.is_none() && dir.symlink_metadata(name).is_ok_and(|m| m.file_type().is_symlink()) {
+    if s.temp.is_none()
+        && dir
+            .symlink_metadata(name)
+            .is_ok_and(|m| m.file_type().is_symlink())
+    {
         return read_regular(&fs::canonicalize(&s.target)?);
     }
     read_in(&dir, name)
@@ -353,7 +424,11 @@ const THREADS: usize = 8;
 const RENAMES_ON_ONE_THREAD: usize = 32;
 
 /// `work` on each job, on up to `threads` threads; the results in the jobs' order.
-fn parallel<T: Send, R: Send>(jobs: Vec<T>, threads: usize, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+fn parallel<T: Send, R: Send>(
+    jobs: Vec<T>,
+    threads: usize,
+    work: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
     if jobs.len() <= 1 || threads <= 1 {
         return jobs.into_iter().map(work).collect();
     }
@@ -363,13 +438,24 @@ fn parallel<T: Send, R: Send>(jobs: Vec<T>, threads: usize, work: impl Fn(T) -> 
         buckets[i % n].push((i, job));
     }
     let work = &work;
-    let run = move |bucket: Vec<(usize, T)>| bucket.into_iter().map(|(i, job)| (i, work(job))).collect::<Vec<_>>();
+    let run = move |bucket: Vec<(usize, T)>| {
+        bucket
+            .into_iter()
+            .map(|(i, job)| (i, work(job)))
+            .collect::<Vec<_>>()
+    };
     // This thread takes the first bucket: a small plan's two fsyncs cost one thread, not two.
     let mine = buckets.remove(0);
     let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = buckets.into_iter().map(|bucket| scope.spawn(move || run(bucket))).collect();
+        let handles: Vec<_> = buckets
+            .into_iter()
+            .map(|bucket| scope.spawn(move || run(bucket)))
+            .collect();
         let mut out = run(mine);
-        out.extend(handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
+        out.extend(handles.into_iter().flat_map(|h| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }));
         out
     });
     out.sort_by_key(|(i, _)| *i);
@@ -393,17 +479,34 @@ enum Undo {
 /// The changes of a committed plan, in the order that lets a file and a folder trade names: the
 /// deletions, the folders removed (deepest first), the folders made (shallowest first), then the new
 /// texts renamed into place. Stops at the first failure; returns what was done, and that failure.
-fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::CrashAt, prefix: &str, opened: &Opened) -> (Vec<Undo>, Option<Refusal>) {
+fn apply_all(
+    staged: Vec<Staged>,
+    steps: &folders::Steps,
+    crash: &journal::CrashAt,
+    prefix: &str,
+    opened: &Opened,
+) -> (Vec<Undo>, Option<Refusal>) {
     let renamed = std::sync::atomic::AtomicUsize::new(0);
-    let (deletions, texts): (Vec<Staged>, Vec<Staged>) = staged.into_iter().partition(|s| s.temp.is_none());
-    let aside = Aside { steps, prefix, count: std::sync::atomic::AtomicUsize::new(0), opened };
+    let (deletions, texts): (Vec<Staged>, Vec<Staged>) =
+        staged.into_iter().partition(|s| s.temp.is_none());
+    let aside = Aside {
+        steps,
+        prefix,
+        count: std::sync::atomic::AtomicUsize::new(0),
+        opened,
+    };
     let (mut done, failed) = rename_all(deletions, crash, &renamed, &aside);
     if failed.is_some() {
         return (done, failed);
     }
     for (k, dir) in steps.remove.iter().enumerate() {
         let removed = opened.parent(dir).and_then(|(parent, name)| {
-            let mode = parent.open_dir_nofollow(name).and_then(|d| opened::as_file(&d)?.metadata()).ok().as_ref().map(mode_bits);
+            let mode = parent
+                .open_dir_nofollow(name)
+                .and_then(|d| opened::as_file(&d)?.metadata())
+                .ok()
+                .as_ref()
+                .map(mode_bits);
             parent.remove_dir(name).map(|()| mode)
         });
         match removed {
@@ -414,7 +517,10 @@ fn apply_all(staged: Vec<Staged>, steps: &folders::Steps, crash: &journal::Crash
         crash.at("rmdir", k + 1);
     }
     for (k, dir) in steps.make.iter().enumerate() {
-        match opened.parent(dir).and_then(|(parent, name)| parent.create_dir(name)) {
+        match opened
+            .parent(dir)
+            .and_then(|(parent, name)| parent.create_dir(name))
+        {
             Ok(()) => done.push(Undo::Made(dir.clone())),
             // Made meanwhile by someone else (perhaps a link to elsewhere): the world changed since
             // the plan was checked.
@@ -493,12 +599,17 @@ fn rename_all(
     aside: &Aside<'_>,
 ) -> (Vec<Undo>, Option<Refusal>) {
     let staged_count = staged.len();
-    let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<Staged>> = std::collections::BTreeMap::new();
+    let mut by_folder: std::collections::BTreeMap<PathBuf, Vec<Staged>> =
+        std::collections::BTreeMap::new();
     for s in staged {
         by_folder.entry(folder(&s.target)).or_default().push(s);
     }
     let failed = std::sync::atomic::AtomicBool::new(false);
-    let threads = if staged_count < RENAMES_ON_ONE_THREAD { 1 } else { THREADS };
+    let threads = if staged_count < RENAMES_ON_ONE_THREAD {
+        1
+    } else {
+        THREADS
+    };
     let results = parallel(by_folder.into_values().collect(), threads, |group| {
         let mut done = Vec::new();
         for s in group {
@@ -516,7 +627,9 @@ fn rename_all(
                         }
                     });
                     temp.renamed = renamed.is_ok();
-                    renamed.map(|()| None).map_err(|e| io_refusal(&s.target, "replace", &e))
+                    renamed
+                        .map(|()| None)
+                        .map_err(|e| io_refusal(&s.target, "replace", &e))
                 }
             };
             match result {
@@ -527,7 +640,10 @@ fn rename_all(
                 Ok(Some(aside)) => done.push(Undo::Aside(s.target, aside)),
                 Ok(None) => done.push(Undo::Replaced(s.target, s.before, s.mode)),
             }
-            crash.at("rename", renamed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
+            crash.at(
+                "rename",
+                renamed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+            );
         }
         (done, None)
     });
@@ -542,12 +658,26 @@ fn rename_all(
 
 /// fsyncs every staged text, and the prepared journal record, `THREADS` at a time: each text opened
 /// again, flushed and closed, so no more than `THREADS` are open at once.
-fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>, _opened: &Opened) -> Result<(), Refusal> {
-    let texts: Vec<(&Path, &Temp)> = staged.iter().filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t))).collect();
-    let flush = |(target, temp): (&Path, &Temp)| flush_in(&temp.dir, &temp.name).map_err(|e| io_refusal(target, "flush", &e));
-    parallel(texts, THREADS, flush).into_iter().collect::<Result<(), Refusal>>()?;
+fn sync_all(
+    staged: &[Staged],
+    record: Option<&journal::Prepared>,
+    _opened: &Opened,
+) -> Result<(), Refusal> {
+    let texts: Vec<(&Path, &Temp)> = staged
+        .iter()
+        .filter_map(|s| s.temp.as_ref().map(|t| (s.target.as_path(), t)))
+        .collect();
+    let flush = |(target, temp): (&Path, &Temp)| {
+        flush_in(&temp.dir, &temp.name).map_err(|e| io_refusal(target, "flush", &e))
+    };
+    parallel(texts, THREADS, flush)
+        .into_iter()
+        .collect::<Result<(), Refusal>>()?;
     match record {
-        Some(r) => r.file().sync_all().map_err(|e| io_refusal(r.path(), "flush", &e)),
+        Some(r) => r
+            .file()
+            .sync_all()
+            .map_err(|e| io_refusal(r.path(), "flush", &e)),
         None => Ok(()),
     }
 }
@@ -555,7 +685,8 @@ fn sync_all(staged: &[Staged], record: Option<&journal::Prepared>, _opened: &Ope
 /// Flushes the file `name` of the open folder `dir` to the disk. Read access is enough for fsync on
 /// Unix; Windows asks for write access to flush.
 fn flush_in(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> std::io::Result<()> {
-    dir.open_with(name, opened::no_follow().read(true).write(cfg!(windows)))?.sync_all()
+    dir.open_with(name, opened::no_follow().read(true).write(cfg!(windows)))?
+        .sync_all()
 }
 
 /// Undoes what a failed commit did, last first (best effort: each file put back atomically, with the
@@ -573,8 +704,17 @@ fn put_back(undo: Undo, prefix: &str, opened: &Opened) -> std::io::Result<()> {
             dir.remove_file(name)
         }
         Undo::Replaced(path, Some(bytes), mode) => {
-            let w = Write1 { path: path.clone(), before: None, after: Some(bytes), mode };
-            if let Ok(Staged { temp: Some(mut temp), .. }) = stage(w, path.clone(), &folder(&path), prefix, opened) {
+            let w = Write1 {
+                path: path.clone(),
+                before: None,
+                after: Some(bytes),
+                mode,
+            };
+            if let Ok(Staged {
+                temp: Some(mut temp),
+                ..
+            }) = stage(w, path.clone(), &folder(&path), prefix, opened)
+            {
                 flush_in(&temp.dir, &temp.name)?;
                 let (dir, name) = opened.parent(&path)?;
                 temp.dir.rename(&temp.name, &dir, name)?;
@@ -607,14 +747,27 @@ fn put_back(undo: Undo, prefix: &str, opened: &Opened) -> std::io::Result<()> {
 /// of it that exists (not yet flushed: `sync_all`). The temporary file gets the permission bits the
 /// file will have: those `w` states, else the existing file's (and its owner, where we may give it),
 /// else those a new file gets from the umask.
-fn stage(w: Write1, target: PathBuf, dir: &Path, prefix: &str, opened: &Opened) -> Result<Staged, Refusal> {
+fn stage(
+    w: Write1,
+    target: PathBuf,
+    dir: &Path,
+    prefix: &str,
+    opened: &Opened,
+) -> Result<Staged, Refusal> {
     // What is at the target now, looked at in its open folder. A deletion moves the entry aside as it
     // is (a link included); a folder where a new file goes is the folder steps' business.
     let existing = if w.after.is_none() {
         None
     } else {
-        match opened.parent(&target).and_then(|(d, name)| d.open_with(name, opened::no_follow().read(true))) {
-            Ok(f) => Some(f.into_std().metadata().map_err(|e| io_refusal(&target, "examine", &e))?),
+        match opened
+            .parent(&target)
+            .and_then(|(d, name)| d.open_with(name, opened::no_follow().read(true)))
+        {
+            Ok(f) => Some(
+                f.into_std()
+                    .metadata()
+                    .map_err(|e| io_refusal(&target, "examine", &e))?,
+            ),
             Err(e) if folders::absent(&e) => None,
             Err(e) => return Err(io_refusal(&w.path, "read", &e)),
         }
@@ -625,37 +778,79 @@ fn stage(w: Write1, target: PathBuf, dir: &Path, prefix: &str, opened: &Opened) 
     }
     let mode = existing.as_ref().map(mode_bits);
     let Some(after) = w.after else {
-        return Ok(Staged { target, temp: None, before: w.before, mode, len: 0, hash: String::new() });
+        return Ok(Staged {
+            target,
+            temp: None,
+            before: w.before,
+            mode,
+            len: 0,
+            hash: String::new(),
+        });
     };
-    if w.before.is_some() && existing.as_ref().is_some_and(|m| m.permissions().readonly()) {
+    if w.before.is_some()
+        && existing
+            .as_ref()
+            .is_some_and(|m| m.permissions().readonly())
+    {
         // Renaming over it would succeed (the folder is writable), but the file says: do not write me.
         return Err(Refusal::new(
             Kind::Io,
-            format!("Cannot edit {}: the file is read-only. Nothing was changed.", w.path.display()),
+            format!(
+                "Cannot edit {}: the file is read-only. Nothing was changed.",
+                w.path.display()
+            ),
         ));
     }
-    let in_dir = opened.dir(dir).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
+    let in_dir = opened
+        .dir(dir)
+        .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
     // A new file is created as any program creates one: 0666 less the umask. An existing file's new
     // text starts private (0600) until it has the file's own bits.
-    let create_mode = if existing.is_none() && w.mode.is_none() { 0o666 } else { 0o600 };
-    let (file, name) = create_temp(&in_dir, prefix, create_mode).map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
-    let temp = Temp { dir: in_dir, path: dir.join(&name), name, renamed: false };
+    let create_mode = if existing.is_none() && w.mode.is_none() {
+        0o666
+    } else {
+        0o600
+    };
+    let (file, name) = create_temp(&in_dir, prefix, create_mode)
+        .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
+    let temp = Temp {
+        dir: in_dir,
+        path: dir.join(&name),
+        name,
+        renamed: false,
+    };
     let mut file = file.into_std();
-    file.write_all(&after).map_err(|e| io_refusal(&target, "write", &e))?;
+    file.write_all(&after)
+        .map_err(|e| io_refusal(&target, "write", &e))?;
     if let Some(meta) = &existing {
         keep_owner(&file, meta);
     }
     match (w.mode, &existing) {
-        (Some(m), _) => set_mode(&file, m).map_err(|e| io_refusal(&target, "set the permissions of", &e))?,
-        (None, Some(meta)) => file.set_permissions(meta.permissions()).map_err(|e| io_refusal(&target, "keep the permissions of", &e))?,
+        (Some(m), _) => {
+            set_mode(&file, m).map_err(|e| io_refusal(&target, "set the permissions of", &e))?
+        }
+        (None, Some(meta)) => file
+            .set_permissions(meta.permissions())
+            .map_err(|e| io_refusal(&target, "keep the permissions of", &e))?,
         (None, None) => {}
     }
-    Ok(Staged { target, temp: Some(temp), before: w.before, mode, len: after.len() as u64, hash: journal::digest(&after) })
+    Ok(Staged {
+        target,
+        temp: Some(temp),
+        before: w.before,
+        mode,
+        len: after.len() as u64,
+        hash: journal::digest(&after),
+    })
 }
 
 /// A new file `<prefix><random>.tmp` in the open folder `dir`, created with `mode` (less the umask),
 /// never over anything already there.
-fn create_temp(dir: &cap_std::fs::Dir, prefix: &str, mode: u32) -> std::io::Result<(cap_std::fs::File, std::ffi::OsString)> {
+fn create_temp(
+    dir: &cap_std::fs::Dir,
+    prefix: &str,
+    mode: u32,
+) -> std::io::Result<(cap_std::fs::File, std::ffi::OsString)> {
     let mut options = opened::no_follow();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -665,7 +860,15 @@ fn create_temp(dir: &cap_std::fs::Dir, prefix: &str, mode: u32) -> std::io::Resu
     loop {
         let mut random = [0u8; 6];
         getrandom::fill(&mut random).map_err(std::io::Error::other)?;
-        let letters: String = random.iter().map(|b| char::from(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[usize::from(*b) % 62])).collect();
+        let letters: String = random
+            .iter()
+            .map(|b| {
+                char::from(
+                    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                        [usize::from(*b) % 62],
+                )
+            })
+            .collect();
         let name = std::ffi::OsString::from(format!("{prefix}{letters}{TEMP_SUFFIX}"));
         match dir.open_with(&name, &options) {
             Ok(f) => return Ok((f, name)),
@@ -676,7 +879,7 @@ fn create_temp(dir: &cap_std::fs::Dir, prefix: &str, mode: u32) -> std::io::Resu
 }
 
 /// The permission bits of the file at `path` (links followed), for a move that keeps them.
-pub fn mode_of(path: &Path) -> Option<u32> {
+pub(crate) fn mode_of(path: &Path) -> Option<u32> {
     fs::metadata(path).ok().as_ref().map(mode_bits)
 }
 
@@ -688,7 +891,11 @@ fn mode_bits(meta: &fs::Metadata) -> u32 {
 
 #[cfg(not(unix))]
 fn mode_bits(meta: &fs::Metadata) -> u32 {
-    if meta.permissions().readonly() { 0o444 } else { 0o666 }
+    if meta.permissions().readonly() {
+        0o444
+    } else {
+        0o666
+    }
 }
 
 /// Gives the new text the owner of the file it replaces (root editing another user's file must not
@@ -709,7 +916,10 @@ fn keep_owner(_: &fs::File, _: &fs::Metadata) {}
 /// Exclusive advisory locks on `folders`, taken in sorted order (so two runs cannot wait on each
 /// other) and released when dropped. Best effort: a folder that cannot be locked is not.
 fn lock_folders(folders: impl IntoIterator<Item = PathBuf>) -> Vec<fs::File> {
-    lock_in(&Opened::default(), folders.into_iter().filter_map(|d| fs::canonicalize(d).ok()))
+    lock_in(
+        &Opened::default(),
+        folders.into_iter().filter_map(|d| fs::canonicalize(d).ok()),
+    )
 }
 
 /// `lock_folders` through the open folders of a commit. Each folder is locked once, however many
@@ -718,7 +928,10 @@ fn lock_in(opened: &Opened, folders: impl IntoIterator<Item = PathBuf>) -> Vec<f
     let mut dirs: Vec<PathBuf> = folders.into_iter().collect();
     dirs.sort();
     dirs.dedup();
-    dirs.iter().filter_map(|d| opened.dir(d).and_then(|d| opened::as_file(&d)).ok()).filter(lock_exclusive).collect()
+    dirs.iter()
+        .filter_map(|d| opened.dir(d).and_then(|d| opened::as_file(&d)).ok())
+        .filter(lock_exclusive)
+        .collect()
 }
 
 fn lock_exclusive(f: &fs::File) -> bool {

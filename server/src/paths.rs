@@ -13,7 +13,7 @@ pub use multiedit_engine::paths::to_path;
 /// missing component is refused, as the kernel refuses it (ENOENT), rather than read textually: a
 /// writer that creates the missing folder first would then go wherever the rest leads. A dangling link
 /// in the way is refused too (writing through it would land wherever it points).
-pub fn real_path(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn real_path(path: &Path) -> Result<PathBuf, String> {
     // The common case, a path that exists: the kernel's own answer, in one call.
     if let Ok(real) = std::fs::canonicalize(path) {
         return Ok(real);
@@ -37,13 +37,22 @@ pub fn real_path(path: &Path) -> Result<PathBuf, String> {
         match std::fs::symlink_metadata(&next) {
             Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&next) {
                 Ok(target) => real = target,
-                Err(_) => return Err(format!("{} is a symbolic link that cannot be resolved", next.display())),
+                Err(_) => {
+                    return Err(format!(
+                        "{} is a symbolic link that cannot be resolved",
+                        next.display()
+                    ))
+                }
             },
             // A file where a folder is named: the path does not exist, and a plan that deletes the
             // file may make the folder there (`disk::folders`).
-            Ok(m) if !m.is_dir() && rest.peek().is_some() => return missing(next, ("is a file", "a file"), rest.collect()),
+            Ok(m) if !m.is_dir() && rest.peek().is_some() => {
+                return missing(next, ("is a file", "a file"), rest.collect())
+            }
             Ok(_) => real = next,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing(next, ("does not exist", "a missing folder"), rest.collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return missing(next, ("does not exist", "a missing folder"), rest.collect())
+            }
             Err(e) => return Err(format!("{} cannot be examined ({e})", next.display())),
         }
     }
@@ -52,7 +61,11 @@ pub fn real_path(path: &Path) -> Result<PathBuf, String> {
 
 /// `real_path` of a path whose folder `next` (resolved) is not one (`is`: what it is instead, and as
 /// a noun), `after` the rest.
-fn missing(next: PathBuf, (is, noun): (&str, &str), after: Vec<Component>) -> Result<PathBuf, String> {
+fn missing(
+    next: PathBuf,
+    (is, noun): (&str, &str),
+    after: Vec<Component>,
+) -> Result<PathBuf, String> {
     if after.iter().any(|c| matches!(c, Component::ParentDir)) {
         return Err(format!(
             "{} {is}, and the `..` after it cannot be resolved (the system refuses a path through {noun})",
@@ -65,7 +78,7 @@ fn missing(next: PathBuf, (is, noun): (&str, &str), after: Vec<Component>) -> Re
 }
 
 /// The path with `.` and `..` taken textually, as a URI's dot segments are (RFC 3986 5.2.4).
-pub fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -81,11 +94,11 @@ pub fn lexical(path: &Path) -> PathBuf {
 
 /// Folders a front end may edit in, held as real paths.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Folders(Vec<PathBuf>);
+pub(crate) struct Folders(Vec<PathBuf>);
 
 /// Why a path is not inside `Folders`.
 #[derive(Debug)]
-pub enum Outside {
+pub(crate) enum Outside {
     /// It resolves to this real path, which no folder holds.
     At(PathBuf),
     /// It cannot be resolved: why.
@@ -94,36 +107,46 @@ pub enum Outside {
 
 impl Folders {
     /// Adds a folder (resolved; kept as given if it cannot be), once.
-    pub fn add(&mut self, folder: &Path) {
+    pub(crate) fn add(&mut self, folder: &Path) {
         let real = real_path(folder).unwrap_or_else(|_| folder.to_path_buf());
         if !self.0.contains(&real) {
             self.0.push(real);
         }
     }
 
-    pub fn remove(&mut self, folder: &Path) {
+    pub(crate) fn remove(&mut self, folder: &Path) {
         let real = real_path(folder).unwrap_or_else(|_| folder.to_path_buf());
         self.0.retain(|f| f != &real);
     }
 
-    pub fn as_slice(&self) -> &[PathBuf] {
+    pub(crate) fn as_slice(&self) -> &[PathBuf] {
         &self.0
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The folders as a list for a message.
-    pub fn listed(&self) -> String {
-        self.0.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+    pub(crate) fn listed(&self) -> String {
+        self.0
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Whether a folder holds `path`, resolved as the kernel resolves it. A path with `..` must also be
     /// inside when its `..` are taken textually: an editor may read it as a URI, whose dot segments
     /// are removed before any link is followed.
-    pub fn check(&self, path: &Path) -> Result<(), Outside> {
-        let inside = |real: PathBuf| if self.0.iter().any(|f| real.starts_with(f)) { Ok(()) } else { Err(Outside::At(real)) };
+    pub(crate) fn check(&self, path: &Path) -> Result<(), Outside> {
+        let inside = |real: PathBuf| {
+            if self.0.iter().any(|f| real.starts_with(f)) {
+                Ok(())
+            } else {
+                Err(Outside::At(real))
+            }
+        };
         inside(real_path(path).map_err(Outside::Unresolvable)?)?;
         if path.components().any(|c| c == Component::ParentDir) {
             inside(real_path(&lexical(path)).map_err(Outside::Unresolvable)?)?;
@@ -135,23 +158,48 @@ impl Folders {
 impl Folders {
     /// `check` worded as a refusal: "Cannot edit NAME: it lies outside WHAT…. Nothing was changed.
     /// OPT_OUT" (`name`: the path as the plan gave it).
-    pub fn confine(&self, name: &str, path: &Path, what: &str, opt_out: &str) -> Result<(), Refusal> {
+    pub(crate) fn confine(
+        &self,
+        name: &str,
+        path: &Path,
+        what: &str,
+        opt_out: &str,
+    ) -> Result<(), Refusal> {
         self.check(path).map_err(|outside| {
             let why = outside.describe(path, what);
-            Refusal::new(Kind::OutsideWorkspace, format!("Cannot edit {name}: {why}. Nothing was changed. {opt_out}")).in_file(name)
+            Refusal::new(
+                Kind::OutsideWorkspace,
+                format!("Cannot edit {name}: {why}. Nothing was changed. {opt_out}"),
+            )
+            .in_file(name)
         })
     }
 
     /// `confine` for a file to be read (`multiedit_read`).
-    pub fn confine_read(&self, name: &str, path: &Path, what: &str, opt_out: &str) -> Result<(), Refusal> {
+    pub(crate) fn confine_read(
+        &self,
+        name: &str,
+        path: &Path,
+        what: &str,
+        opt_out: &str,
+    ) -> Result<(), Refusal> {
         self.check(path).map_err(|outside| {
             let why = outside.describe(path, what);
-            Refusal::new(Kind::OutsideWorkspace, format!("Cannot read {name}: {why}. Nothing was read. {opt_out}")).in_file(name)
+            Refusal::new(
+                Kind::OutsideWorkspace,
+                format!("Cannot read {name}: {why}. Nothing was read. {opt_out}"),
+            )
+            .in_file(name)
         })
     }
 
     /// `confine` for every path a plan touches: its files and where it moves them.
-    pub fn confine_plan(&self, plan: &Plan, what: &str, opt_out: &str) -> Result<(), Refusal> {
+    pub(crate) fn confine_plan(
+        &self,
+        plan: &Plan,
+        what: &str,
+        opt_out: &str,
+    ) -> Result<(), Refusal> {
         for name in names(plan) {
             self.confine(name, &to_path(name)?, what, opt_out)?;
         }
@@ -161,7 +209,7 @@ impl Folders {
 
 /// Every path a plan touches, as it names them: its files, where it moves them, and the file its
 /// rename starts from (the other files a rename reaches only the editor knows, and confines).
-pub fn names(plan: &Plan) -> impl Iterator<Item = &str> {
+pub(crate) fn names(plan: &Plan) -> impl Iterator<Item = &str> {
     plan.files
         .iter()
         .flat_map(|f| {
@@ -179,10 +227,12 @@ pub fn names(plan: &Plan) -> impl Iterator<Item = &str> {
 /// patch's path may lead anywhere, and the patch's author chose neither. The last component may be a
 /// link (an edit reaches the file it points to; a deletion removes the link). Paths outside `root`
 /// are the confinement's business.
-pub fn refuse_patch_links(plan: &Plan, root: &Path) -> Result<(), Refusal> {
+pub(crate) fn refuse_patch_links(plan: &Plan, root: &Path) -> Result<(), Refusal> {
     for name in names(plan) {
         let path = lexical(&to_path(name)?);
-        let Ok(below) = path.strip_prefix(root) else { continue };
+        let Ok(below) = path.strip_prefix(root) else {
+            continue;
+        };
         let mut at = root.to_path_buf();
         let mut parts = below.components().peekable();
         while let Some(c) = parts.next() {
@@ -207,16 +257,26 @@ pub fn refuse_patch_links(plan: &Plan, root: &Path) -> Result<(), Refusal> {
 /// textually and with its links resolved, below whichever of `folders` holds it (anywhere when
 /// `None`). An agent's plan naming git's own files (a hook, `config`) would make git run commands of
 /// its choosing; `opt_out` says how the user allows it.
-pub fn refuse_git_dir(plan: &Plan, folders: Option<&Folders>, opt_out: &str) -> Result<(), Refusal> {
+pub(crate) fn refuse_git_dir(
+    plan: &Plan,
+    folders: Option<&Folders>,
+    opt_out: &str,
+) -> Result<(), Refusal> {
     for name in names(plan) {
         let path = to_path(name)?;
         let readings = [Some(lexical(&path)), real_path(&path).ok()];
         for reading in readings.iter().flatten() {
             let below = folders
-                .and_then(|fs| fs.0.iter().filter(|f| reading.starts_with(f)).max_by_key(|f| f.as_os_str().len()))
+                .and_then(|fs| {
+                    fs.0.iter()
+                        .filter(|f| reading.starts_with(f))
+                        .max_by_key(|f| f.as_os_str().len())
+                })
                 .and_then(|f| reading.strip_prefix(f).ok())
                 .unwrap_or(reading);
-            if let Some((component, why)) = multiedit_engine::formats::git_path::refused_component(&below.to_string_lossy()) {
+            if let Some((component, why)) =
+                multiedit_engine::formats::git_path::refused_component(&below.to_string_lossy())
+            {
                 let message = format!(
                     "Cannot edit {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
                      plan may not change git's own files, where a planted hook or setting makes git run commands. \
@@ -232,13 +292,20 @@ pub fn refuse_git_dir(plan: &Plan, folders: Option<&Folders>, opt_out: &str) -> 
 impl Outside {
     /// ` (it resolves to …)` when that differs from what the caller named, else nothing; or the
     /// reason it cannot be resolved. Completes "Cannot edit X: …".
-    pub fn describe(&self, path: &Path, outside_what: &str) -> String {
+    pub(crate) fn describe(&self, path: &Path, outside_what: &str) -> String {
         match self {
-            Outside::At(real) if real.as_path() == path => format!("it lies outside {outside_what}"),
-            Outside::At(real) => {
-                format!("it lies outside {outside_what} (it resolves to {}, symbolic links followed)", real.display())
+            Outside::At(real) if real.as_path() == path => {
+                format!("it lies outside {outside_what}")
             }
-            Outside::Unresolvable(why) => format!("{why}, so it cannot be shown to lie inside {outside_what}"),
+            Outside::At(real) => {
+                format!(
+                    "it lies outside {outside_what} (it resolves to {}, symbolic links followed)",
+                    real.display()
+                )
+            }
+            Outside::Unresolvable(why) => {
+                format!("{why}, so it cannot be shown to lie inside {outside_what}")
+            }
         }
     }
 }
@@ -246,7 +313,6 @@ impl Outside {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[test]
     fn links_and_dots_resolve_as_the_kernel_resolves_them() {
@@ -257,18 +323,33 @@ mod tests {
         std::os::unix::fs::symlink(&root, ws.join("up")).unwrap();
         std::os::unix::fs::symlink(&deep, ws.join("deep")).unwrap();
         // `..` after a link is taken on the link's target.
-        assert_eq!(real_path(&ws.join("deep/../new.txt")).unwrap(), ws.join("a/new.txt"));
-        assert_eq!(real_path(&ws.join("up/ws/new/x.txt")).unwrap(), ws.join("new/x.txt"));
+        assert_eq!(
+            real_path(&ws.join("deep/../new.txt")).unwrap(),
+            ws.join("a/new.txt")
+        );
+        assert_eq!(
+            real_path(&ws.join("up/ws/new/x.txt")).unwrap(),
+            ws.join("new/x.txt")
+        );
         // Through a missing folder: refused, naming it, whatever follows.
         let why = real_path(&ws.join("missing/../up/secret.txt")).unwrap_err();
-        assert!(why.starts_with(&format!("{} does not exist", ws.join("missing").display())), "{why}");
+        assert!(
+            why.starts_with(&format!("{} does not exist", ws.join("missing").display())),
+            "{why}"
+        );
         assert!(real_path(&ws.join("missing/x/../y")).is_err());
         let file = ws.join("f.txt");
         std::fs::write(&file, "").unwrap();
         // Under a file: a path that does not exist yet (a plan may delete the file and make the folder).
         assert_eq!(real_path(&ws.join("f.txt/x")).unwrap(), ws.join("f.txt/x"));
         let why = real_path(&ws.join("f.txt/../x")).unwrap_err();
-        assert!(why.starts_with(&format!("{} is a file, and the `..` after it", file.display())), "{why}");
+        assert!(
+            why.starts_with(&format!(
+                "{} is a file, and the `..` after it",
+                file.display()
+            )),
+            "{why}"
+        );
         // Inside by the kernel's reading, outside by a URI's: not inside.
         let mut folders = Folders::default();
         folders.add(&ws);

@@ -6,19 +6,19 @@ use std::io::Write;
 
 /// Writes to standard output. A reader that went away (`multiedit apply ... | head`) is not an error
 /// worth a panic (`print!` would panic): the work is done either way, and the exit code still says how it went.
-pub fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 /// Writes to standard error, with the same tolerance.
-pub fn err(text: &str) {
+pub(crate) fn err(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Runs `f`, turning a panic into an error: a bug met by one request must cost that request, not
 /// the session (a panic inside a handler would unwind through the whole connection). Locks are
 /// read through poisoning, so the state stays usable.
-pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
         let detail = payload
             .downcast_ref::<&str>()
@@ -33,8 +33,14 @@ pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
 /// `None` when the runtime cannot start (said on stderr, as `name: ...`). The stdin reader may still
 /// be parked in a blocking read that only the client's end of the pipe could wake: after the end,
 /// nobody needs it, so the runtime is shut down without waiting for it.
-pub fn block_on<F: std::future::Future>(name: &str, serve: impl FnOnce() -> F) -> Option<F::Output> {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+pub(crate) fn block_on<F: std::future::Future>(
+    name: &str,
+    serve: impl FnOnce() -> F,
+) -> Option<F::Output> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             err(&format!("{name}: cannot start the async runtime: {e}\n"));

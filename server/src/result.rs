@@ -184,7 +184,11 @@ pub struct FileResult {
     pub offsets: Vec<OffsetResult>,
     /// The language server: the document version the edit was computed against (`Some(None)`, written
     /// `null`: a file the editor has not opened).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub version: Option<Option<i32>>,
     /// The language server, a file with a `mode`: whether it was set (a workspace edit cannot).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -345,16 +349,24 @@ pub struct EditedLines {
 /// The deepest folder that holds every path (`/` at least).
 fn common_folder(paths: &[&str]) -> String {
     let mut common: Vec<&str> = match paths.first() {
-        Some(p) => p.rsplit_once('/').map_or(vec![], |(dir, _)| dir.split('/').collect()),
+        Some(p) => p
+            .rsplit_once('/')
+            .map_or(vec![], |(dir, _)| dir.split('/').collect()),
         None => return "/".into(),
     };
     for p in &paths[1..] {
-        let dir: Vec<&str> = p.rsplit_once('/').map_or(vec![], |(d, _)| d.split('/').collect());
+        let dir: Vec<&str> = p
+            .rsplit_once('/')
+            .map_or(vec![], |(d, _)| d.split('/').collect());
         let same = common.iter().zip(&dir).take_while(|(a, b)| a == b).count();
         common.truncate(same);
     }
     let joined = common.join("/");
-    if joined.is_empty() { "/".into() } else { joined }
+    if joined.is_empty() {
+        "/".into()
+    } else {
+        joined
+    }
 }
 
 /// The engine's `Refusal` as it travels (`crate::engine::Refusal` serialises so), for the check that
@@ -444,11 +456,19 @@ impl PlanResult {
             .now_reads
             .iter()
             .map(|r| {
-                let lines = if r.first_line == r.last_line { format!("line {}", r.first_line) } else { format!("lines {}-{}", r.first_line, r.last_line) };
+                let lines = if r.first_line == r.last_line {
+                    format!("line {}", r.first_line)
+                } else {
+                    format!("lines {}-{}", r.first_line, r.last_line)
+                };
                 let count = r.last_line + 1 - r.first_line;
                 if count > budget {
                     budget = 0;
-                    let many = if count == 1 { "1 line; read it" } else { &format!("{count} lines; read them") };
+                    let many = if count == 1 {
+                        "1 line; read it"
+                    } else {
+                        &format!("{count} lines; read them")
+                    };
                     return format!("{}, {lines}: not shown ({many} from the file)", r.file_path);
                 }
                 budget -= count;
@@ -483,7 +503,11 @@ impl PlanResult {
         let root = common_folder(&paths);
         let mut folders: Vec<(String, Vec<String>)> = Vec::new();
         for f in &self.files {
-            let rel = f.file_path.strip_prefix(&root).unwrap_or(&f.file_path).trim_start_matches('/');
+            let rel = f
+                .file_path
+                .strip_prefix(&root)
+                .unwrap_or(&f.file_path)
+                .trim_start_matches('/');
             let (dir, name) = match rel.rfind('/') {
                 Some(i) => (rel[..=i].to_string(), rel[i + 1..].to_string()),
                 None => (String::new(), rel.to_string()),
@@ -502,7 +526,13 @@ impl PlanResult {
                 None => folders.push((dir, vec![name])),
             }
         }
-        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        let plural = |n: usize, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
         let mut out = format!(
             "Applied {} ({}) to {} in {root}:",
             plural(edits, "edit"),
@@ -510,7 +540,15 @@ impl PlanResult {
             plural(self.files.len(), "file")
         );
         for (dir, names) in folders {
-            out.push_str(&format!("\n{}{}", if dir.is_empty() { String::new() } else { format!("{dir}: ") }, names.join(", ")));
+            out.push_str(&format!(
+                "\n{}{}",
+                if dir.is_empty() {
+                    String::new()
+                } else {
+                    format!("{dir}: ")
+                },
+                names.join(", ")
+            ));
         }
         for r in &self.edits_failed {
             out.push_str(&format!("\nSkipped: {}", r.full_text()));
@@ -526,8 +564,20 @@ impl PlanResult {
 impl RenameSummary {
     /// "Renamed total to sum: 7 occurrences in 3 files."
     pub fn text(&self) -> String {
-        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
-        format!("Renamed {} to {}: {} in {}.", self.old_name, self.new_name, plural(self.occurrences, "occurrence"), plural(self.files.len(), "file"))
+        let plural = |n: usize, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
+        format!(
+            "Renamed {} to {}: {} in {}.",
+            self.old_name,
+            self.new_name,
+            plural(self.occurrences, "occurrence"),
+            plural(self.files.len(), "file")
+        )
     }
 }
 
@@ -538,7 +588,16 @@ impl FileResult {
             edits_applied: f.edits_applied(),
             replacements: f.replacement_count(),
             created: f.created,
-            tiers: f.applied.iter().filter_map(|e| Some(TierResult { edit_index: e.edit_index, tier: e.tier? })).collect(),
+            tiers: f
+                .applied
+                .iter()
+                .filter_map(|e| {
+                    Some(TierResult {
+                        edit_index: e.edit_index,
+                        tier: e.tier?,
+                    })
+                })
+                .collect(),
             line_breaks: f.line_breaks,
             deleted: f.op == FileOp::Delete,
             moved_to: match &f.op {
@@ -550,7 +609,12 @@ impl FileResult {
                 .applied
                 .iter()
                 .filter(|e| e.offset != 0)
-                .map(|e| OffsetResult { edit_index: e.edit_index, hunk: e.label.clone(), line: e.line, offset: e.offset })
+                .map(|e| OffsetResult {
+                    edit_index: e.edit_index,
+                    hunk: e.label.clone(),
+                    line: e.line,
+                    offset: e.offset,
+                })
                 .collect(),
             version: None,
             mode_applied: None,
@@ -572,7 +636,11 @@ pub struct Refused<'a> {
 
 impl<'a> Refused<'a> {
     pub fn new(refusal: &'a Refusal, editor: Option<&'a str>) -> Self {
-        Refused { ok: false, refusal, editor }
+        Refused {
+            ok: false,
+            refusal,
+            editor,
+        }
     }
 }
 
@@ -583,16 +651,43 @@ mod tests {
     #[test]
     fn past_its_budget_the_text_names_a_region_instead_of_showing_it() {
         let mut r = PlanResult::refused("m".into(), None);
-        let lines = |n: usize| (1..=n).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let lines = |n: usize| {
+            (1..=n)
+                .map(|i| format!("line {i}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         r.add_now_reads([
-            EditedLines { file_path: "/w/a".into(), first_line: 1, last_line: 150, text: lines(150) },
-            EditedLines { file_path: "/w/b".into(), first_line: 3, last_line: 53, text: lines(51) },
-            EditedLines { file_path: "/w/c".into(), first_line: 9, last_line: 9, text: "x = 1".into() },
+            EditedLines {
+                file_path: "/w/a".into(),
+                first_line: 1,
+                last_line: 150,
+                text: lines(150),
+            },
+            EditedLines {
+                file_path: "/w/b".into(),
+                first_line: 3,
+                last_line: 53,
+                text: lines(51),
+            },
+            EditedLines {
+                file_path: "/w/c".into(),
+                first_line: 9,
+                last_line: 9,
+                text: "x = 1".into(),
+            },
         ]);
         let text = r.now_reads_text.as_deref().unwrap();
-        assert!(text.contains(&format!("/w/a, lines 1-150:\n{}\n\n", lines(150))), "{text}");
+        assert!(
+            text.contains(&format!("/w/a, lines 1-150:\n{}\n\n", lines(150))),
+            "{text}"
+        );
         assert!(text.ends_with("\n\n/w/b, lines 3-53: not shown (51 lines; read them from the file)\n\n/w/c, line 9: not shown (1 line; read it from the file)"), "{text}");
-        assert_eq!(r.now_reads.len(), 3, "the structured field keeps every region whole");
+        assert_eq!(
+            r.now_reads.len(),
+            3,
+            "the structured field keeps every region whole"
+        );
     }
 
     fn file(path: &str, edits: usize) -> FileResult {
@@ -619,17 +714,26 @@ mod tests {
         r.ok = true;
         for i in 0..200 {
             let dir = if i < 150 { "src/parts" } else { "tests" };
-            r.files.push(file(&format!("/home/me/project/{dir}/part_{i:03}.ts"), 1 + usize::from(i == 7)));
+            r.files.push(file(
+                &format!("/home/me/project/{dir}/part_{i:03}.ts"),
+                1 + usize::from(i == 7),
+            ));
             r.message.push_str(&format!("Applied 1 edit to /home/me/project/{dir}/part_{i:03}.ts:\n1. Replaced \"total\" with \"sum\"\n\n"));
         }
         let text = r.message_for_model();
         assert!(text.len() < 4096, "{} bytes", text.len());
         assert!(r.message.len() > 4 * text.len(), "the message stays whole");
         assert!(text.starts_with("Applied 201 edits (201 replacements) to 200 files in /home/me/project:\nsrc/parts/: part_000.ts, "), "{text}");
-        assert!(text.contains("part_007.ts (2 edits), part_008.ts"), "{text}");
+        assert!(
+            text.contains("part_007.ts (2 edits), part_008.ts"),
+            "{text}"
+        );
         assert!(text.contains("\ntests/: part_150.ts, "), "{text}");
         for i in 0..200 {
-            assert!(text.contains(&format!("part_{i:03}.ts")), "part_{i:03}.ts is named");
+            assert!(
+                text.contains(&format!("part_{i:03}.ts")),
+                "part_{i:03}.ts is named"
+            );
         }
         // A few files: the engine's words, as Claude Code gives them.
         r.files.truncate(SUMMARY_FILES);
@@ -645,26 +749,47 @@ mod tests {
             edits_applied: 1,
             replacements: 2,
             created: false,
-            tiers: vec![TierResult { edit_index: 0, tier: Tier::Quotes }],
+            tiers: vec![TierResult {
+                edit_index: 0,
+                tier: Tier::Quotes,
+            }],
             line_breaks: Some(LineBreaks::Crlf),
             deleted: false,
             moved_to: Some("/w/b".into()),
             mode: Some("100755".into()),
-            offsets: vec![OffsetResult { edit_index: 0, hunk: Some("hunk 1".into()), line: Some(3), offset: -2 }],
+            offsets: vec![OffsetResult {
+                edit_index: 0,
+                hunk: Some("hunk 1".into()),
+                line: Some(3),
+                offset: -2,
+            }],
             version: Some(None),
             mode_applied: Some(false),
             on_disk: Some(OnDisk::UserChanges),
         });
         r.on_disk_text = Some("a has unsaved changes".into());
         r.diff = Some("d".into());
-        r.now_reads.push(EditedLines { file_path: "/w/b".into(), first_line: 2, last_line: 3, text: "x = 1\ny = 2".into() });
+        r.now_reads.push(EditedLines {
+            file_path: "/w/b".into(),
+            first_line: 2,
+            last_line: 3,
+            text: "x = 1\ny = 2".into(),
+        });
         let text = serde_json::to_string(&r).unwrap();
-        assert!(text.starts_with(r#"{"ok":true,"message":"m","files":[{"file_path":"/w/a""#), "{text}");
-        assert!(text.contains(r#""version":null,"mode_applied":false"#), "{text}");
+        assert!(
+            text.starts_with(r#"{"ok":true,"message":"m","files":[{"file_path":"/w/a""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""version":null,"mode_applied":false"#),
+            "{text}"
+        );
         assert!(text.contains(r#""now_reads":[{"file_path":"/w/b","first_line":2,"last_line":3,"text":"x = 1\ny = 2"}]"#), "{text}");
         assert_eq!(serde_json::from_str::<PlanResult>(&text).unwrap(), r);
         let mut unopened = r.files[0].clone();
         unopened.version = None;
-        assert!(!serde_json::to_string(&unopened).unwrap().contains("version"));
+        assert!(!serde_json::to_string(&unopened)
+            .unwrap()
+            .contains("version"));
     }
 }

@@ -13,38 +13,61 @@ use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal};
 use crate::paths;
 
 /// SHA-256 of a text, in hex: what `multiedit_read` shows and a write must give back.
-pub fn sha256(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+pub(crate) fn sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteRequest {
-    pub file_path: String,
-    pub content: String,
+pub(crate) struct WriteRequest {
+    pub(crate) file_path: String,
+    pub(crate) content: String,
     /// The hash of the text the caller read (`None`: it means to create the file).
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 /// Whether a request object is a write: `content` where a plan has `edits`.
-pub fn is_write(v: &Value) -> bool {
-    v.get("content").is_some() && v.get("edits").is_none() && v.get("files").is_none() && v.get("patch").is_none()
+pub(crate) fn is_write(v: &Value) -> bool {
+    v.get("content").is_some()
+        && v.get("edits").is_none()
+        && v.get("files").is_none()
+        && v.get("patch").is_none()
 }
 
 impl WriteRequest {
-    pub fn from_value(v: &Value) -> Result<WriteRequest, Refusal> {
-        let Some(obj) = v.as_object() else { return Err(Refusal::input("a write is an object: {\"file_path\", \"content\", \"sha256\"}")) };
-        if let Some(k) = obj.keys().find(|k| !["file_path", "content", "sha256"].contains(&k.as_str())) {
-            return Err(Refusal::input(format!("a write takes file_path, content and sha256; `{k}` is not one of them")));
+    pub(crate) fn from_value(v: &Value) -> Result<WriteRequest, Refusal> {
+        let Some(obj) = v.as_object() else {
+            return Err(Refusal::input(
+                "a write is an object: {\"file_path\", \"content\", \"sha256\"}",
+            ));
+        };
+        if let Some(k) = obj
+            .keys()
+            .find(|k| !["file_path", "content", "sha256"].contains(&k.as_str()))
+        {
+            return Err(Refusal::input(format!(
+                "a write takes file_path, content and sha256; `{k}` is not one of them"
+            )));
         }
         let string = |name: &str| match obj.get(name) {
             Some(Value::String(s)) => Ok(Some(s.clone())),
             None => Ok(None),
-            Some(other) => Err(Refusal::input(format!("`{name}` must be a string, not {other}"))),
+            Some(other) => Err(Refusal::input(format!(
+                "`{name}` must be a string, not {other}"
+            ))),
         };
-        let file_path = string("file_path")?.ok_or_else(|| Refusal::input("`file_path` is missing: give the file's absolute path"))?;
-        let content = string("content")?.ok_or_else(|| Refusal::input("`content` is missing: give the whole new text of the file"))?;
+        let file_path = string("file_path")?.ok_or_else(|| {
+            Refusal::input("`file_path` is missing: give the file's absolute path")
+        })?;
+        let content = string("content")?.ok_or_else(|| {
+            Refusal::input("`content` is missing: give the whole new text of the file")
+        })?;
         if !paths::to_path(&file_path)?.is_absolute() {
-            return Err(Refusal::input(format!("`file_path` must be an absolute path, not {file_path}")));
+            return Err(Refusal::input(format!(
+                "`file_path` must be an absolute path, not {file_path}"
+            )));
         }
         let sha256 = string("sha256")?.map(|h| h.trim().to_ascii_lowercase());
         if let Some(h) = &sha256 {
@@ -52,19 +75,34 @@ impl WriteRequest {
                 return Err(Refusal::input(format!("`sha256` must be 64 hexadecimal digits (as multiedit_read shows it), not {h:?}")));
             }
         }
-        Ok(WriteRequest { file_path, content, sha256 })
+        Ok(WriteRequest {
+            file_path,
+            content,
+            sha256,
+        })
     }
 
     /// The write as a one-file plan, for what every plan goes through (confinement, the workspace, the
     /// journal's recovery, the editor's labels): one edit whose new text is the content.
-    pub fn plan(&self) -> Plan {
-        Plan { files: vec![FilePlan::edit(self.file_path.clone(), vec![Edit::new("", &self.content)])], options: Default::default(), rename: None }
+    pub(crate) fn plan(&self) -> Plan {
+        Plan {
+            files: vec![FilePlan::edit(
+                self.file_path.clone(),
+                vec![Edit::new("", &self.content)],
+            )],
+            options: Default::default(),
+            rename: None,
+        }
     }
 
     /// What the write does to the file whose text the user sees is `current` (`None`: it does not
     /// exist), or why it is refused. `unsaved`: whether that text is an editor's with changes the disk
     /// lacks, asked only to explain a refusal.
-    pub fn outcome(&self, current: Option<&str>, unsaved: impl FnOnce() -> bool) -> Result<Outcome, Refusal> {
+    pub(crate) fn outcome(
+        &self,
+        current: Option<&str>,
+        unsaved: impl FnOnce() -> bool,
+    ) -> Result<Outcome, Refusal> {
         let path = &self.file_path;
         let reread = "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows.";
         match (current, &self.sha256) {
@@ -99,7 +137,9 @@ impl WriteRequest {
             }
             _ => {}
         }
-        Ok(Outcome { files: vec![engine::write_file(current, path, &self.content)?] })
+        Ok(Outcome {
+            files: vec![engine::write_file(current, path, &self.content)?],
+        })
     }
 }
 
@@ -111,23 +151,50 @@ mod tests {
     #[test]
     fn the_request_names_what_to_fix() {
         let r = |v: Value| WriteRequest::from_value(&v).unwrap_err().message;
-        assert_eq!(r(json!({"file_path": "a.txt", "content": ""})), "InputValidationError: `file_path` must be an absolute path, not a.txt");
+        assert_eq!(
+            r(json!({"file_path": "a.txt", "content": ""})),
+            "InputValidationError: `file_path` must be an absolute path, not a.txt"
+        );
         assert_eq!(r(json!({"file_path": "/a", "content": "", "sha256": "abc"})), "InputValidationError: `sha256` must be 64 hexadecimal digits (as multiedit_read shows it), not \"abc\"");
-        assert_eq!(r(json!({"file_path": "/a", "content": 3})), "InputValidationError: `content` must be a string, not 3");
+        assert_eq!(
+            r(json!({"file_path": "/a", "content": 3})),
+            "InputValidationError: `content` must be a string, not 3"
+        );
         assert_eq!(r(json!({"file_path": "/a", "content": "", "mode": 1})), "InputValidationError: a write takes file_path, content and sha256; `mode` is not one of them");
-        assert!(is_write(&json!({"file_path": "/a", "content": ""})) && !is_write(&json!({"file_path": "/a", "edits": []})));
+        assert!(
+            is_write(&json!({"file_path": "/a", "content": ""}))
+                && !is_write(&json!({"file_path": "/a", "edits": []}))
+        );
     }
 
     #[test]
     fn replacing_needs_the_hash_of_the_text_the_user_sees() {
-        let w = |sha: Option<&str>| WriteRequest { file_path: "/w/a".into(), content: "new\n".into(), sha256: sha.map(str::to_string) };
+        let w = |sha: Option<&str>| WriteRequest {
+            file_path: "/w/a".into(),
+            content: "new\n".into(),
+            sha256: sha.map(str::to_string),
+        };
         let old = "old\n";
         assert!(w(Some(&sha256(old))).outcome(Some(old), || false).is_ok());
-        let stale = w(Some(&sha256("older\n"))).outcome(Some(old), || true).unwrap_err();
+        let stale = w(Some(&sha256("older\n")))
+            .outcome(Some(old), || true)
+            .unwrap_err();
         assert_eq!(stale.kind, Kind::Stale);
-        assert!(stale.hint.unwrap().starts_with("The editor holds unsaved changes to this file that the disk lacks"));
-        assert_eq!(w(None).outcome(Some(old), || false).unwrap_err().kind, Kind::Stale);
-        assert_eq!(w(Some(&sha256(old))).outcome(None, || false).unwrap_err().kind, Kind::FileNotFound);
+        assert!(stale
+            .hint
+            .unwrap()
+            .starts_with("The editor holds unsaved changes to this file that the disk lacks"));
+        assert_eq!(
+            w(None).outcome(Some(old), || false).unwrap_err().kind,
+            Kind::Stale
+        );
+        assert_eq!(
+            w(Some(&sha256(old)))
+                .outcome(None, || false)
+                .unwrap_err()
+                .kind,
+            Kind::FileNotFound
+        );
         assert!(w(None).outcome(None, || false).unwrap().files[0].created);
     }
 }

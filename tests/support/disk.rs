@@ -18,7 +18,10 @@ pub fn snapshot(root: &Path) -> Snapshot {
             let p = e.path();
             let m = std::fs::symlink_metadata(&p).unwrap();
             let content = if m.file_type().is_symlink() {
-                std::fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
             } else if m.is_dir() {
                 stack.push(p.clone());
                 Vec::new()
@@ -27,7 +30,10 @@ pub fn snapshot(root: &Path) -> Snapshot {
             } else {
                 Vec::new()
             };
-            out.insert(p.strip_prefix(root).unwrap().to_path_buf(), (m.mode(), m.rdev(), (m.uid(), m.gid()), content));
+            out.insert(
+                p.strip_prefix(root).unwrap().to_path_buf(),
+                (m.mode(), m.rdev(), (m.uid(), m.gid()), content),
+            );
         }
     }
     out

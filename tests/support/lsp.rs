@@ -131,7 +131,12 @@ pub fn uri(path: &Path) -> String {
 
 pub fn path_of(uri: &str) -> PathBuf {
     let path = uri.strip_prefix("file://").expect("file uri");
-    PathBuf::from(percent_encoding::percent_decode_str(path).decode_utf8().unwrap().into_owned())
+    PathBuf::from(
+        percent_encoding::percent_decode_str(path)
+            .decode_utf8()
+            .unwrap()
+            .into_owned(),
+    )
 }
 
 /// Reads Content-Length frames; anything else on stdout is a protocol violation and is reported.
@@ -167,7 +172,8 @@ fn read_frames(stdout: impl Read, tx: mpsc::Sender<Result<Value, String>>) {
         if r.read_exact(&mut body).is_err() {
             return;
         }
-        let msg = serde_json::from_slice(&body).map_err(|e| format!("a frame that is not JSON: {e}"));
+        let msg =
+            serde_json::from_slice(&body).map_err(|e| format!("a frame that is not JSON: {e}"));
         if tx.send(msg).is_err() {
             return;
         }
@@ -186,7 +192,11 @@ pub fn offset(text: &str, line: u64, character: u64, enc: Enc) -> usize {
         if i >= bytes.len() {
             return text.len();
         }
-        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
+        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            i + 2
+        } else {
+            i + 1
+        };
     }
     let mut col = 0u64;
     for (i, c) in text[start..].char_indices() {
@@ -225,14 +235,27 @@ pub fn apply_text_edits(text: &str, edits: &[Value], enc: Enc) -> String {
         .iter()
         .map(|e| {
             let r = &e["range"];
-            let s = offset(text, r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap(), enc);
-            let t = offset(text, r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap(), enc);
+            let s = offset(
+                text,
+                r["start"]["line"].as_u64().unwrap(),
+                r["start"]["character"].as_u64().unwrap(),
+                enc,
+            );
+            let t = offset(
+                text,
+                r["end"]["line"].as_u64().unwrap(),
+                r["end"]["character"].as_u64().unwrap(),
+                enc,
+            );
             (s, t, e["newText"].as_str().unwrap().to_string())
         })
         .collect();
     spans.sort_by_key(|s| (s.0, s.1));
     for w in spans.windows(2) {
-        assert!(w[0].1 <= w[1].0, "overlapping edits from the server: {edits:?}");
+        assert!(
+            w[0].1 <= w[1].0,
+            "overlapping edits from the server: {edits:?}"
+        );
     }
     let mut out = text.to_string();
     for (s, t, new) in spans.iter().rev() {
@@ -249,8 +272,22 @@ pub fn format_statements(text: &str) -> String {
         .map(|line| {
             let indent = &line[..line.len() - line.trim_start().len()];
             let chars: Vec<char> = line.chars().collect();
-            let tight = |i: usize| i > 0 && !chars[i - 1].is_whitespace() && chars.get(i + 1).is_some_and(|c| !c.is_whitespace());
-            let spaced: String = chars.iter().enumerate().map(|(i, &c)| if c == '=' && tight(i) { " = ".to_string() } else { c.to_string() }).collect();
+            let tight = |i: usize| {
+                i > 0
+                    && !chars[i - 1].is_whitespace()
+                    && chars.get(i + 1).is_some_and(|c| !c.is_whitespace())
+            };
+            let spaced: String = chars
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    if c == '=' && tight(i) {
+                        " = ".to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect();
             spaced.replace("; ", &format!(";\n{indent}"))
         })
         .collect()
@@ -259,12 +296,22 @@ pub fn format_statements(text: &str) -> String {
 /// The one change that takes `old` to `new`: the byte span of `old` between what they share at
 /// either end, and the text that replaces it.
 pub fn span_edit<'a>(old: &str, new: &'a str) -> (usize, usize, &'a str) {
-    let mut head = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+    let mut head = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
     while !old.is_char_boundary(head) || !new.is_char_boundary(head) {
         head -= 1;
     }
     let room = old.len().min(new.len()) - head;
-    let mut tail = old.bytes().rev().zip(new.bytes().rev()).take(room).take_while(|(a, b)| a == b).count();
+    let mut tail = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
     while !old.is_char_boundary(old.len() - tail) || !new.is_char_boundary(new.len() - tail) {
         tail -= 1;
     }
@@ -293,7 +340,9 @@ impl Editor {
                 if n == 0 {
                     break;
                 }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
         let (tx, rx) = mpsc::channel();
@@ -338,7 +387,11 @@ impl Editor {
         if opts.change_annotations {
             workspace["workspaceEdit"]["changeAnnotationSupport"] = json!({"groupsOnLabel": true});
         }
-        let encodings = if opts.offer_utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
+        let encodings = if opts.offer_utf8 {
+            json!(["utf-8", "utf-16"])
+        } else {
+            json!(["utf-16"])
+        };
         let experimental = json!({"multiedit": {"save": opts.save_support, "approve": opts.approve.is_some(), "symbols": opts.symbols, "rename": opts.rename}});
         let params = json!({
             "processId": std::process::id(),
@@ -385,7 +438,10 @@ impl Editor {
     pub fn request_msg(&mut self, method: &str, params: Value) -> (i64, Value) {
         let id = self.next_id;
         self.next_id += 1;
-        (id, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        (
+            id,
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
     }
 
     pub fn request(&mut self, method: &str, params: Value) -> i64 {
@@ -404,7 +460,10 @@ impl Editor {
             Ok(Err(e)) => panic!("{e}\nserver stderr:\n{}", self.stderr.lock().unwrap()),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => {
-                panic!("the server closed its output\nserver stderr:\n{}", self.stderr.lock().unwrap())
+                panic!(
+                    "the server closed its output\nserver stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                )
             }
         }
     }
@@ -413,9 +472,12 @@ impl Editor {
     /// `Ok(result)` or `Err(error object)`.
     pub fn response(&mut self, id: i64, answer: Answer) -> Result<Value, Value> {
         loop {
-            let msg = self
-                .recv(TIMEOUT)
-                .unwrap_or_else(|| panic!("no response to request {id}\nstderr:\n{}", self.stderr.lock().unwrap()));
+            let msg = self.recv(TIMEOUT).unwrap_or_else(|| {
+                panic!(
+                    "no response to request {id}\nstderr:\n{}",
+                    self.stderr.lock().unwrap()
+                )
+            });
             if msg.get("method").is_some() {
                 if msg.get("id").is_some() {
                     self.answer_server_request(&msg, answer);
@@ -447,7 +509,9 @@ impl Editor {
                 match answer {
                     Answer::Ignore => {}
                     Answer::Refuse => {
-                        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"applied": false}}));
+                        self.send(
+                            &json!({"jsonrpc": "2.0", "id": id, "result": {"applied": false}}),
+                        );
                     }
                     Answer::Apply => {
                         if !self.types_first.is_empty() {
@@ -466,7 +530,9 @@ impl Editor {
                 self.approvals_seen.push(msg["params"].clone());
                 match self.approve {
                     Some("never") | None => {}
-                    Some(decision) => self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"decision": decision}})),
+                    Some(decision) => self.send(
+                        &json!({"jsonrpc": "2.0", "id": id, "result": {"decision": decision}}),
+                    ),
                 }
             }
             "multiedit/symbols" => {
@@ -488,9 +554,14 @@ impl Editor {
                     Some(rename) => rename(&msg["params"]),
                     None => json!({"noProvider": true}),
                 };
-                let touched: Vec<String> = answer["edit"]["changes"].as_object().map(|c| c.keys().cloned().collect()).unwrap_or_default();
-                let versions: serde_json::Map<String, Value> =
-                    touched.into_iter().filter_map(|t| Some((t.clone(), json!(self.buffers.get(&t)?.version)))).collect();
+                let touched: Vec<String> = answer["edit"]["changes"]
+                    .as_object()
+                    .map(|c| c.keys().cloned().collect())
+                    .unwrap_or_default();
+                let versions: serde_json::Map<String, Value> = touched
+                    .into_iter()
+                    .filter_map(|t| Some((t.clone(), json!(self.buffers.get(&t)?.version))))
+                    .collect();
                 answer["versions"] = Value::Object(versions);
                 self.send(&json!({"jsonrpc": "2.0", "id": id, "result": answer}));
             }
@@ -516,7 +587,11 @@ impl Editor {
                 .unwrap()
                 .iter()
                 .filter_map(Value::as_str)
-                .filter(|u| self.buffers.get(*u).is_some_and(|b| std::fs::read_to_string(path_of(u)).ok().as_deref() != Some(b.text.as_str())))
+                .filter(|u| {
+                    self.buffers.get(*u).is_some_and(|b| {
+                        std::fs::read_to_string(path_of(u)).ok().as_deref() != Some(b.text.as_str())
+                    })
+                })
                 .collect();
             return json!({"unsaved": unsaved});
         }
@@ -544,11 +619,20 @@ impl Editor {
             }
             let buf = &self.buffers[&u];
             // As an editor judges it, from the file's mode: root could write it anyway.
-            let read_only = std::fs::metadata(path_of(&u)).is_ok_and(|m| m.permissions().readonly());
-            match if read_only { Err(std::io::ErrorKind::PermissionDenied.into()) } else { std::fs::write(path_of(&u), &buf.text) } {
+            let read_only =
+                std::fs::metadata(path_of(&u)).is_ok_and(|m| m.permissions().readonly());
+            match if read_only {
+                Err(std::io::ErrorKind::PermissionDenied.into())
+            } else {
+                std::fs::write(path_of(&u), &buf.text)
+            } {
                 Ok(()) => files.push(json!({"uri": u, "status": "saved", "version": buf.version})),
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => files.push(json!({"uri": u, "status": "readOnly"})),
-                Err(e) => files.push(json!({"uri": u, "status": "failed", "message": e.to_string()})),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    files.push(json!({"uri": u, "status": "readOnly"}))
+                }
+                Err(e) => {
+                    files.push(json!({"uri": u, "status": "failed", "message": e.to_string()}))
+                }
             }
         }
         json!({"files": files})
@@ -577,13 +661,31 @@ impl Editor {
         type Step = (Option<String>, String, Option<i64>, Vec<Value>);
         let mut steps: Vec<Step> = Vec::new();
         if let Some(changes) = edit.get("documentChanges") {
-            assert!(self.document_changes, "documentChanges sent to a client that does not support them");
+            assert!(
+                self.document_changes,
+                "documentChanges sent to a client that does not support them"
+            );
             for c in changes.as_array().unwrap() {
                 match c.get("kind").and_then(Value::as_str) {
-                    Some("create") => steps.push((Some("create".into()), c["uri"].as_str().unwrap().into(), None, vec![])),
-                    Some("delete") => steps.push((Some("delete".into()), c["uri"].as_str().unwrap().into(), None, vec![])),
+                    Some("create") => steps.push((
+                        Some("create".into()),
+                        c["uri"].as_str().unwrap().into(),
+                        None,
+                        vec![],
+                    )),
+                    Some("delete") => steps.push((
+                        Some("delete".into()),
+                        c["uri"].as_str().unwrap().into(),
+                        None,
+                        vec![],
+                    )),
                     // The new URI travels as the step's only "edit".
-                    Some("rename") => steps.push((Some("rename".into()), c["oldUri"].as_str().unwrap().into(), None, vec![c["newUri"].clone()])),
+                    Some("rename") => steps.push((
+                        Some("rename".into()),
+                        c["oldUri"].as_str().unwrap().into(),
+                        None,
+                        vec![c["newUri"].clone()],
+                    )),
                     Some(k) => return Err(format!("unexpected resource operation {k}")),
                     None => steps.push((
                         None,
@@ -612,7 +714,10 @@ impl Editor {
             if let Some(buf) = self.buffers.get(u) {
                 match version {
                     Some(v) if *v != buf.version as i64 => {
-                        return Err(format!("{u} is at version {}, the edit is for {v}", buf.version))
+                        return Err(format!(
+                            "{u} is at version {}, the edit is for {v}",
+                            buf.version
+                        ))
                     }
                     None if self.document_changes => {
                         return Err(format!("{u} is open but the edit carries no version"))
@@ -659,14 +764,19 @@ impl Editor {
                 let mut sorted = edits.clone();
                 sorted.sort_by_key(|e| {
                     let s = &e["range"]["start"];
-                    std::cmp::Reverse((s["line"].as_u64().unwrap(), s["character"].as_u64().unwrap()))
+                    std::cmp::Reverse((
+                        s["line"].as_u64().unwrap(),
+                        s["character"].as_u64().unwrap(),
+                    ))
                 });
                 let buf = self.buffers.get_mut(&u).unwrap();
                 buf.text = new;
                 buf.version += 1;
                 let version = buf.version;
-                let changes: Vec<Value> =
-                    sorted.iter().map(|e| json!({"range": e["range"], "text": e["newText"]})).collect();
+                let changes: Vec<Value> = sorted
+                    .iter()
+                    .map(|e| json!({"range": e["range"], "text": e["newText"]}))
+                    .collect();
                 self.notify(
                     "textDocument/didChange",
                     json!({"textDocument": {"uri": u, "version": version}, "contentChanges": changes}),
@@ -696,7 +806,13 @@ impl Editor {
     }
 
     pub fn open_uri(&mut self, u: &str, text: &str) {
-        self.buffers.insert(u.to_string(), Buffer { text: text.to_string(), version: 1 });
+        self.buffers.insert(
+            u.to_string(),
+            Buffer {
+                text: text.to_string(),
+                version: 1,
+            },
+        );
         self.notify(
             "textDocument/didOpen",
             json!({"textDocument": {"uri": u, "languageId": "plaintext", "version": 1, "text": text}}),
@@ -714,7 +830,8 @@ impl Editor {
         let u = uri(path);
         let enc = self.enc;
         let buf = self.buffers.get_mut(&u).expect("open buffer");
-        let range = json!({"start": position(&buf.text, start, enc), "end": position(&buf.text, end, enc)});
+        let range =
+            json!({"start": position(&buf.text, start, enc), "end": position(&buf.text, end, enc)});
         buf.text.replace_range(start..end, text);
         buf.version += 1;
         json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
@@ -733,7 +850,10 @@ impl Editor {
     }
 
     pub fn execute(&mut self, command: &str, args: Value, answer: Answer) -> Result<Value, Value> {
-        let id = self.request("workspace/executeCommand", json!({"command": command, "arguments": args}));
+        let id = self.request(
+            "workspace/executeCommand",
+            json!({"command": command, "arguments": args}),
+        );
         self.response(id, answer)
     }
 
@@ -750,8 +870,15 @@ impl Editor {
     pub fn server_text(&mut self, path: &Path) -> String {
         let text = self.text(path).to_string();
         assert!(!text.is_empty(), "use on a non-empty buffer");
-        let r = self.preview(json!({"file_path": path, "edits": [{"old_string": text, "new_string": "\u{1}"}]}));
-        let r = r.unwrap_or_else(|e| panic!("the server's copy of {} differs from {text:?}: {e}", path.display()));
+        let r = self.preview(
+            json!({"file_path": path, "edits": [{"old_string": text, "new_string": "\u{1}"}]}),
+        );
+        let r = r.unwrap_or_else(|e| {
+            panic!(
+                "the server's copy of {} differs from {text:?}: {e}",
+                path.display()
+            )
+        });
         let diff = r["diff"].as_str().unwrap();
         let body = &diff[diff.find("@@").expect("a hunk")..];
         let mut out = String::new();
@@ -776,7 +903,12 @@ impl Editor {
     /// The server holds exactly the buffer's text.
     pub fn assert_server_agrees(&mut self, path: &Path) {
         let server = self.server_text(path);
-        assert_eq!(server, self.text(path), "the server's copy of {} differs from the buffer", path.display());
+        assert_eq!(
+            server,
+            self.text(path),
+            "the server's copy of {} differs from the buffer",
+            path.display()
+        );
     }
 
     pub fn shutdown(mut self) -> std::process::ExitStatus {
@@ -793,7 +925,10 @@ impl Editor {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(std::time::Instant::now() < deadline, "the server did not exit");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server did not exit"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -827,13 +962,21 @@ impl Editor {
     /// Acts as the editor (answering `workspace/applyEdit` with `answer`, keeping notifications in
     /// `received`) until `done` gives a value, for work that reaches the server by another way than
     /// this editor's requests (the bridge).
-    pub fn serve_until<T>(&mut self, answer: Answer, mut done: impl FnMut(&Editor) -> Option<T>) -> T {
+    pub fn serve_until<T>(
+        &mut self,
+        answer: Answer,
+        mut done: impl FnMut(&Editor) -> Option<T>,
+    ) -> T {
         let deadline = std::time::Instant::now() + 3 * TIMEOUT;
         loop {
             if let Some(t) = done(self) {
                 return t;
             }
-            assert!(std::time::Instant::now() < deadline, "nothing came within {:?}", 3 * TIMEOUT);
+            assert!(
+                std::time::Instant::now() < deadline,
+                "nothing came within {:?}",
+                3 * TIMEOUT
+            );
             if let Some(msg) = self.recv(Duration::from_millis(5)) {
                 if msg.get("method").is_some() && msg.get("id").is_some() {
                     self.answer_server_request(&msg, answer);

@@ -14,16 +14,25 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The Python to use, or None after saying why the test is skipped (a panic under CI=true).
 pub fn python(test: &str) -> Option<PathBuf> {
     let candidate = match std::env::var_os("MULTIEDIT_MCP_PYTHON") {
         Some(p) => Some(PathBuf::from(p)),
-        None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/multiedit/mcp-venv/bin/python")),
+        None => std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".cache/multiedit/mcp-venv/bin/python")),
     };
-    let usable = candidate.filter(|p| Command::new(p).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success()));
+    let usable = candidate.filter(|p| {
+        Command::new(p)
+            .args(["-c", "import mcp"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     if usable.is_none() {
         assert!(
             std::env::var("CI").map_or(true, |v| v != "true"),
@@ -40,13 +49,25 @@ pub fn python(test: &str) -> Option<PathBuf> {
 /// One tool call through `tests/mcp/call.py`: {"is_error", "text", "structured"}.
 pub fn call(python: &Path, tool: &str, plan: &Value, env: &[(&str, &Path)]) -> Value {
     let mut cmd = Command::new(python);
-    cmd.arg(root().join("tests/mcp/call.py")).arg(env!("CARGO_BIN_EXE_multiedit")).arg(tool).arg(plan.to_string());
+    cmd.arg(root().join("tests/mcp/call.py"))
+        .arg(env!("CARGO_BIN_EXE_multiedit"))
+        .arg(tool)
+        .arg(plan.to_string());
     for (k, v) in env {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("run tests/mcp/call.py");
-    assert!(out.status.success(), "call.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("call.py printed {:?}: {e}", String::from_utf8_lossy(&out.stdout)))
+    assert!(
+        out.status.success(),
+        "call.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "call.py printed {:?}: {e}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 /// `multiedit mcp ARGS` started in `cwd` (as an agent starts it: it edits only there unless ARGS say
@@ -60,7 +81,12 @@ pub struct Raw {
 impl Raw {
     pub fn start(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Raw {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_multiedit"));
-        cmd.arg("mcp").args(args).current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd.arg("mcp")
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -69,14 +95,22 @@ impl Raw {
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                let v = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carries only JSON-RPC: {line:?}: {e}"));
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let v = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC: {line:?}: {e}"));
                 if tx.send(v).is_err() {
                     return;
                 }
             }
         });
-        let mut raw = Raw { child, stdin, lines };
+        let mut raw = Raw {
+            child,
+            stdin,
+            lines,
+        };
         raw.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
         assert_eq!(raw.next()["id"], 0);
@@ -95,7 +129,9 @@ impl Raw {
 
     /// The next message, failing the test after 60 s (so a hang fails rather than blocks it).
     pub fn next(&mut self) -> Value {
-        self.lines.recv_timeout(Duration::from_secs(60)).expect("an answer within 60 s")
+        self.lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer within 60 s")
     }
 
     /// A tools/call; returns (isError, text).
@@ -103,7 +139,10 @@ impl Raw {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
         let a = self.next();
         assert_eq!(a["id"], id, "{a}");
-        let text = a["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("a tool result: {a}")).to_string();
+        let text = a["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a tool result: {a}"))
+            .to_string();
         (a["result"]["isError"] == true, text)
     }
 }

@@ -85,10 +85,19 @@ vim.cmd('qa!')
 /// Whether the test can run; says why not when it cannot.
 pub fn available(test: &str) -> bool {
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    if Command::new("nvim").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok() {
+    if Command::new("nvim")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+    {
         return true;
     }
-    assert!(!in_ci, "CI=true but nvim is not installed: install Debian's neovim package");
+    assert!(
+        !in_ci,
+        "CI=true but nvim is not installed: install Debian's neovim package"
+    );
     eprintln!("SKIPPED {test}: nvim is not installed (apt-get install neovim)");
     false
 }
@@ -131,7 +140,11 @@ pub fn run(root: &Path, script_text: &str, file: &Path, env: &[(&str, &Path)]) -
         .stderr(Stdio::piped())
         .spawn()
         .expect("start nvim");
-    Nvim { child, file: file.to_path_buf(), out }
+    Nvim {
+        child,
+        file: file.to_path_buf(),
+        out,
+    }
 }
 
 impl Nvim {
@@ -152,10 +165,15 @@ impl Nvim {
         }
         let output = self.child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let text = fs::read_to_string(&self.out).unwrap_or_else(|e| panic!("no results from nvim ({e}); stderr:\n{stderr}"));
+        let text = fs::read_to_string(&self.out)
+            .unwrap_or_else(|e| panic!("no results from nvim ({e}); stderr:\n{stderr}"));
         let r: Value = serde_json::from_str(&text).unwrap();
         eprintln!("nvim results: {r}");
-        assert_eq!(r["ok"], true, "the script failed: {}\nstderr:\n{stderr}", r["failure"]);
+        assert_eq!(
+            r["ok"], true,
+            "the script failed: {}\nstderr:\n{stderr}",
+            r["failure"]
+        );
         r
     }
 }
@@ -164,15 +182,30 @@ impl Nvim {
 pub fn assert_one_undo_step(r: &Value, file: &Path) {
     assert_eq!(strings(&r["before"]), BEFORE);
     assert_eq!(strings(&r["after"]), AFTER, "the buffer after the plan");
-    assert_eq!(strings(&r["undone"]), BEFORE, "one `u` undoes the whole batch and only it");
+    assert_eq!(
+        strings(&r["undone"]),
+        BEFORE,
+        "one `u` undoes the whole batch and only it"
+    );
     assert_eq!(r["modified"], true, "the unsaved change is still there");
-    assert_eq!(fs::read_to_string(file).unwrap(), ON_DISK, "the editor, not the server, owns the buffer");
+    assert_eq!(
+        fs::read_to_string(file).unwrap(),
+        ON_DISK,
+        "the editor, not the server, owns the buffer"
+    );
 }
 
 pub fn strings(v: &Value) -> Vec<String> {
-    v.as_array().unwrap_or(&Vec::new()).iter().map(|l| l.as_str().unwrap_or("").to_string()).collect()
+    v.as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|l| l.as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 /// The plan both tests hand over, as Lua and as JSON.
-pub const PLAN_EDITS: [(&str, &str); 3] =
-    [("line one", "LINE ONE"), ("two, unsaved", "two, edited"), ("line three", "LINE THREE")];
+pub const PLAN_EDITS: [(&str, &str); 3] = [
+    ("line one", "LINE ONE"),
+    ("two, unsaved", "two, edited"),
+    ("line three", "LINE THREE"),
+];

@@ -12,7 +12,11 @@ use serde_json::Value;
 /// it says (an offset), a rename with an edit, a deletion, a mode-only change and a line added to a
 /// CRLF file by an LF hunk (`line_breaks`).
 pub fn fixture(root: &Path) -> String {
-    fs::write(root.join("a.txt"), "new top\nnew top 2\n1\n2\n3\n4\n5\n6\n7\n").unwrap();
+    fs::write(
+        root.join("a.txt"),
+        "new top\nnew top 2\n1\n2\n3\n4\n5\n6\n7\n",
+    )
+    .unwrap();
     fs::write(root.join("old.txt"), "keep\nold body\n").unwrap();
     fs::write(root.join("gone.txt"), "bye\n").unwrap();
     fs::write(root.join("run.sh"), "echo hi\n").unwrap();
@@ -79,9 +83,17 @@ pub fn cli_plan_json(scratch: &Path) -> Value {
     fs::create_dir(&root).unwrap();
     let plan_file = scratch.join("report.multiedit.json");
     fs::write(&plan_file, plan_fixture(&root).to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_multiedit")).args(["apply", "--json", "--dry-run"]).arg(&plan_file).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_multiedit"))
+        .args(["apply", "--json", "--dry-run"])
+        .arg(&plan_file)
+        .output()
+        .unwrap();
     let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((v["dry_run"].take(), v["diff"].take().is_string()), (Value::Bool(true), true), "{v}");
+    assert_eq!(
+        (v["dry_run"].take(), v["diff"].take().is_string()),
+        (Value::Bool(true), true),
+        "{v}"
+    );
     let v = without(&rooted(&v, &root), &["dry_run", "diff"], &[]);
     assert_eq!(v["files"][0]["tiers"][0]["tier"], "line_trimmed", "{v}");
     assert_eq!(v["files"][0]["line_breaks"], "crlf", "{v}");
@@ -98,7 +110,12 @@ pub fn without(v: &Value, keys: &[&str], file_keys: &[&str]) -> Value {
     for k in keys {
         object.remove(*k);
     }
-    for f in object.get_mut("files").and_then(Value::as_array_mut).into_iter().flatten() {
+    for f in object
+        .get_mut("files")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
         for k in file_keys {
             f.as_object_mut().expect("a file").remove(*k);
         }

@@ -1621,8 +1621,10 @@ async function runTests() {
 
     const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]), answered: Number(m[3]) }));
     log(`diagnostics waits (ms): ${JSON.stringify(measured)}; plain text plan round trip ${elapsed} ms`);
+    // The wait ends when the language server publishes, not at the 2 s settle: 400 ms leaves room for a
+    // loaded 2-core machine's scheduling (100 ms was missed by 6 ms under load) and still tells the two apart.
     for (const m of measured.filter((x) => x.published !== undefined)) {
-      if (m.waited - m.published > 100) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 100)`);
+      if (m.waited - m.published > 400) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 400; the settle is 2000)`);
     }
     const [clean, plain] = measured.filter((x) => x.published === undefined);
     log(`diagnostics: clean file ${clean?.waited} ms, plain text ${plain?.waited} ms`);

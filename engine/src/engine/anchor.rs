@@ -10,10 +10,10 @@ use std::borrow::Cow;
 
 use super::changeset::{line_breaks, ChangeSet};
 use super::hints;
-use super::tolerant::{self, Tier};
 use super::plan::Anchor;
 use super::refusal::{Kind, Refusal};
 use super::search::{find_starts, OriginalIndex, Touching};
+use super::tolerant::{self, Tier};
 
 /// A hunk as the engine sees it: old and new text with the file's line endings, the old text as the
 /// patch wrote it (for refusals), and its anchor.
@@ -53,11 +53,20 @@ pub struct Placer {
     cursor: std::cell::Cell<Option<(usize, usize)>>,
 }
 
-type Search<'c, 'a, 'i, 't, 's, 'n> = (&'c ChangeSet<'a>, &'i mut OriginalIndex<'t>, Option<&'s Touching<'s, 'n>>);
+type Search<'c, 'a, 'i, 't, 's, 'n> = (
+    &'c ChangeSet<'a>,
+    &'i mut OriginalIndex<'t>,
+    Option<&'s Touching<'s, 'n>>,
+);
 
 impl Placer {
     pub fn new(text: &str) -> Placer {
-        Placer { breaks: line_breaks(text), offset: 0, prev_end: 0, cursor: std::cell::Cell::new(None) }
+        Placer {
+            breaks: line_breaks(text),
+            offset: 0,
+            prev_end: 0,
+            cursor: std::cell::Cell::new(None),
+        }
     }
 
     /// Where `hunk` goes and the text it puts there: its exact place; else, under tolerant matching,
@@ -72,7 +81,10 @@ impl Placer {
         let (cs, index, touching) = search;
         let a = hunk.anchor;
         if a.bom && !file_has_bom {
-            let message = format!("{} does not apply: it starts with a byte order mark, and the file has none.", cap(&a.label));
+            let message = format!(
+                "{} does not apply: it starts with a byte order mark, and the file has none.",
+                cap(&a.label)
+            );
             return Err(Refusal::new(Kind::NotFound, message));
         }
         let spacing = without_spacing(hunk.old, hunk.new, a);
@@ -100,24 +112,35 @@ impl Placer {
             let current = cs.current_text();
             // The file's last line has no newline and the format cannot say so: the hunk's lines
             // may end there without theirs, as an exact match may (`Placer::place`).
-            let open_end = a.eof_newline_optional && !current.is_empty() && !current.ends_with('\n');
+            let open_end =
+                a.eof_newline_optional && !current.is_empty() && !current.ends_with('\n');
             'tries: for (old, new) in &tries {
                 let mut found = tolerant::find(&current, old, new, true);
-                if let (tolerant::Found::None, true, Some(short)) = (&found, open_end, old.strip_suffix('\n')) {
-                    found = match tolerant::find(&current, short, new.strip_suffix('\n').unwrap_or(new), true) {
+                if let (tolerant::Found::None, true, Some(short)) =
+                    (&found, open_end, old.strip_suffix('\n'))
+                {
+                    found = match tolerant::find(
+                        &current,
+                        short,
+                        new.strip_suffix('\n').unwrap_or(new),
+                        true,
+                    ) {
                         tolerant::Found::One(m) if m.end != current.len() => tolerant::Found::None,
                         other => other,
                     };
                 }
                 match found {
                     tolerant::Found::One(m) => {
-                        if let Ok(p) = self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written) {
+                        if let Ok(p) =
+                            self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written)
+                        {
                             placed = Ok((p, Cow::Owned(m.new_text), Some(m.tier)));
                             break 'tries;
                         }
                     }
                     tolerant::Found::Unsure { tier, lines, why } => {
-                        tolerant_hint.get_or_insert_with(|| hints::tolerant_unsure(tier, lines, &why));
+                        tolerant_hint
+                            .get_or_insert_with(|| hints::tolerant_unsure(tier, lines, &why));
                     }
                     tolerant::Found::Several { tier, lines } => {
                         tolerant_hint.get_or_insert_with(|| hints::tolerant_matches(tier, &lines));
@@ -136,7 +159,8 @@ impl Placer {
             }
             Ok(found) => Ok(found),
             Err(r) if r.kind == Kind::NotFound => {
-                let hint = tolerant_hint.or_else(|| hints::not_found(&cs.current_text(), hunk.old, hunk.new));
+                let hint = tolerant_hint
+                    .or_else(|| hints::not_found(&cs.current_text(), hunk.old, hunk.new));
                 Err(r.with_hint(hint))
             }
             Err(r) => Err(r),
@@ -147,7 +171,12 @@ impl Placer {
     /// its `@@ <line>` names, else at the end of the file (also when it ends with `*** End of File`).
     /// A last line without a newline gets one before the added lines, which then end without one,
     /// so the file keeps its last line as it was.
-    fn insert<'t>(&self, search: Search<'_, '_, '_, '_, '_, '_>, new: Cow<'t, str>, a: &Anchor) -> Result<(Placed, Cow<'t, str>, Option<Tier>), Refusal> {
+    fn insert<'t>(
+        &self,
+        search: Search<'_, '_, '_, '_, '_, '_>,
+        new: Cow<'t, str>,
+        a: &Anchor,
+    ) -> Result<(Placed, Cow<'t, str>, Option<Tier>), Refusal> {
         let (cs, index, touching) = search;
         let floor = self.floor(cs, index, touching, a)?;
         let len = cs.current_len();
@@ -158,31 +187,67 @@ impl Placer {
         } else {
             new
         };
-        let placed = Placed { start: at, end: at, line: self.line(cs, at), offset: 0, without_final_newline: false, appended: !after_line };
+        let placed = Placed {
+            start: at,
+            end: at,
+            line: self.line(cs, at),
+            offset: 0,
+            without_final_newline: false,
+            appended: !after_line,
+        };
         Ok((placed, text, None))
     }
 
     /// Finds the one place for `needle` (the hunk's old text, line endings as the file's view has
     /// them) or says why there is none.
-    pub fn place(&self, search: Search<'_, '_, '_, '_, '_, '_>, needle: &str, a: &Anchor) -> Result<Placed, Refusal> {
+    pub fn place(
+        &self,
+        search: Search<'_, '_, '_, '_, '_, '_>,
+        needle: &str,
+        a: &Anchor,
+    ) -> Result<Placed, Refusal> {
         let (cs, index, touching) = search;
         let starts = find_starts(cs, index, touching, needle);
         let floor = self.floor(cs, index, touching, a)?;
-        let placed = self.choose(cs, &starts, needle.len(), needle.ends_with('\n'), floor, a, needle);
+        let placed = self.choose(
+            cs,
+            &starts,
+            needle.len(),
+            needle.ends_with('\n'),
+            floor,
+            a,
+            needle,
+        );
         let len = cs.current_len();
-        if placed.is_ok() || !a.eof_newline_optional || len == 0 || cs.byte(len - 1) == Some(b'\n') {
+        if placed.is_ok() || !a.eof_newline_optional || len == 0 || cs.byte(len - 1) == Some(b'\n')
+        {
             return placed;
         }
-        let Some(short) = needle.strip_suffix('\n') else { return placed };
-        let at_end: Vec<usize> = find_starts(cs, index, touching, short).into_iter().filter(|&s| s + short.len() == len).collect();
+        let Some(short) = needle.strip_suffix('\n') else {
+            return placed;
+        };
+        let at_end: Vec<usize> = find_starts(cs, index, touching, short)
+            .into_iter()
+            .filter(|&s| s + short.len() == len)
+            .collect();
         match self.choose(cs, &at_end, short.len(), true, floor, a, needle) {
-            Ok(p) => Ok(Placed { without_final_newline: true, ..p }),
+            Ok(p) => Ok(Placed {
+                without_final_newline: true,
+                ..p
+            }),
             Err(_) => placed,
         }
     }
 
     /// Whether a place found another way (the tolerant tiers) keeps the hunk's rules.
-    pub fn check(&self, search: Search<'_, '_, '_, '_, '_, '_>, start: usize, end: usize, a: &Anchor, old: &str) -> Result<Placed, Refusal> {
+    pub fn check(
+        &self,
+        search: Search<'_, '_, '_, '_, '_, '_>,
+        start: usize,
+        end: usize,
+        a: &Anchor,
+        old: &str,
+    ) -> Result<Placed, Refusal> {
         let (cs, index, touching) = search;
         let floor = self.floor(cs, index, touching, a)?;
         let ends_line = end == cs.current_len() || cs.byte(end - 1) == Some(b'\n');
@@ -208,7 +273,13 @@ impl Placer {
 
     /// The first offset the hunk may start at: after the previous hunk (`forward`), after the line it
     /// names (`after`).
-    fn floor(&self, cs: &ChangeSet<'_>, index: &mut OriginalIndex<'_>, touching: Option<&Touching>, a: &Anchor) -> Result<usize, Refusal> {
+    fn floor(
+        &self,
+        cs: &ChangeSet<'_>,
+        index: &mut OriginalIndex<'_>,
+        touching: Option<&Touching>,
+        a: &Anchor,
+    ) -> Result<usize, Refusal> {
         let mut floor = if a.forward { self.prev_end } else { 0 };
         if let Some(after) = a.after.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             let line = find_starts(cs, index, touching, after)
@@ -218,7 +289,11 @@ impl Placer {
             match line {
                 Some(end) => floor = end,
                 None => {
-                    let from = if floor == 0 { String::new() } else { format!(" after line {}", self.line(cs, floor)) };
+                    let from = if floor == 0 {
+                        String::new()
+                    } else {
+                        format!(" after line {}", self.line(cs, floor))
+                    };
                     return Err(Refusal::new(
                         Kind::NotFound,
                         format!("{} does not apply: the file has no line \"{after}\"{from}, the line the hunk says it follows.", cap(&a.label)),
@@ -230,11 +305,22 @@ impl Placer {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn choose(&self, cs: &ChangeSet<'_>, starts: &[usize], m: usize, ends_line: bool, floor: usize, a: &Anchor, old: &str) -> Result<Placed, Refusal> {
+    fn choose(
+        &self,
+        cs: &ChangeSet<'_>,
+        starts: &[usize],
+        m: usize,
+        ends_line: bool,
+        floor: usize,
+        a: &Anchor,
+        old: &str,
+    ) -> Result<Placed, Refusal> {
         let len = cs.current_len();
         let mut c: Vec<usize> = starts.to_vec();
         let mut why: Option<String> = None;
-        let mut keep = |c: &mut Vec<usize>, ok: &dyn Fn(usize) -> bool, reason: &dyn Fn(&[usize]) -> String| {
+        let mut keep = |c: &mut Vec<usize>,
+                        ok: &dyn Fn(usize) -> bool,
+                        reason: &dyn Fn(&[usize]) -> String| {
             if why.is_none() && !c.is_empty() {
                 let before = c.clone();
                 c.retain(|&s| ok(s));
@@ -244,20 +330,43 @@ impl Placer {
             }
         };
         let lines = |v: &[usize]| -> String {
-            let l: Vec<String> = v.iter().take(5).map(|&s| self.line(cs, s).to_string()).collect();
-            let more = if v.len() > 5 { format!(" and {} more", v.len() - 5) } else { String::new() };
+            let l: Vec<String> = v
+                .iter()
+                .take(5)
+                .map(|&s| self.line(cs, s).to_string())
+                .collect();
+            let more = if v.len() > 5 {
+                format!(" and {} more", v.len() - 5)
+            } else {
+                String::new()
+            };
             format!("{}{more}", l.join(", "))
         };
         keep(
             &mut c,
             &|s| (s == 0 || cs.byte(s - 1) == Some(b'\n')) && (ends_line || s + m == len),
-            &|v| format!("its text occurs only as part of longer lines (line {})", lines(v)),
+            &|v| {
+                format!(
+                    "its text occurs only as part of longer lines (line {})",
+                    lines(v)
+                )
+            },
         );
         if a.at_start {
-            keep(&mut c, &|s| s == 0, &|v| format!("its lines are at line {}, but the hunk starts at the start of the file", lines(v)));
+            keep(&mut c, &|s| s == 0, &|v| {
+                format!(
+                    "its lines are at line {}, but the hunk starts at the start of the file",
+                    lines(v)
+                )
+            });
         }
         if a.at_end {
-            keep(&mut c, &|s| s + m == len, &|v| format!("its lines are at line {}, but the hunk ends at the end of the file", lines(v)));
+            keep(&mut c, &|s| s + m == len, &|v| {
+                format!(
+                    "its lines are at line {}, but the hunk ends at the end of the file",
+                    lines(v)
+                )
+            });
         }
         if floor > 0 {
             let at = self.line(cs, floor);
@@ -266,14 +375,26 @@ impl Placer {
             });
         }
         let refuse = |what: String| {
-            Refusal::new(Kind::NotFound, format!("{} does not apply: {what}.\nLines:\n{old}", cap(&a.label)))
+            Refusal::new(
+                Kind::NotFound,
+                format!("{} does not apply: {what}.\nLines:\n{old}", cap(&a.label)),
+            )
         };
         if c.is_empty() {
-            return Err(refuse(why.unwrap_or_else(|| "its lines are not in the file".into())));
+            return Err(refuse(
+                why.unwrap_or_else(|| "its lines are not in the file".into()),
+            ));
         }
         let placed = |s: usize, stated: Option<usize>| {
             let line = self.line(cs, s);
-            Placed { start: s, end: s + m, line, offset: stated.map_or(0, |l| line as isize - l as isize), without_final_newline: false, appended: false }
+            Placed {
+                start: s,
+                end: s + m,
+                line,
+                offset: stated.map_or(0, |l| line as isize - l as isize),
+                without_final_newline: false,
+                appended: false,
+            }
         };
         if a.forward {
             return Ok(placed(c[0], a.line));
@@ -341,7 +462,11 @@ fn without_spacing(old: &str, new: &str, a: &Anchor) -> Option<(String, String)>
         if !(old.is_empty() || old.ends_with('\n')) {
             return None;
         }
-        let new = if new.ends_with("\n\n") { &new[..new.len() - 1] } else { new };
+        let new = if new.ends_with("\n\n") {
+            &new[..new.len() - 1]
+        } else {
+            new
+        };
         return Some((old.to_string(), new.to_string()));
     }
     if a.line.is_some() || a.at_start || a.at_end {
@@ -361,7 +486,9 @@ fn without_spacing(old: &str, new: &str, a: &Anchor) -> Option<(String, String)>
 /// The label at the start of a sentence: `Hunk 2 of src/a.rs`.
 pub fn cap(label: &str) -> String {
     let mut c = label.chars();
-    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// If `[q, e)` is a whole line but for blanks around it, the offset just past that line's end.
@@ -403,7 +530,11 @@ mod tests {
             assert_eq!(cs.line_of(p, &breaks), want, "offset {p} of {current:?}");
             assert_eq!(cs.byte(p), Some(current.as_bytes()[p]));
             for q in p..=current.len() {
-                assert_eq!(cs.newlines_between(p, q), current[p..q].matches('\n').count(), "[{p}, {q}) of {current:?}");
+                assert_eq!(
+                    cs.newlines_between(p, q),
+                    current[p..q].matches('\n').count(),
+                    "[{p}, {q}) of {current:?}"
+                );
             }
         }
     }

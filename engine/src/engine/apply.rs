@@ -2,15 +2,14 @@
 
 use std::borrow::Cow;
 
-
 use super::anchor::{Hunk, Placer};
 use super::changeset::{ChangeSet, Replacement};
 use super::eol::{self, apply_replacements, LineBreaks, View};
 use super::hints;
 use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
-use super::target::Target;
 use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
+use super::target::Target;
 use super::tolerant::{self, Tier};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +95,11 @@ impl Outcome {
 /// Runs a plan on the current texts of its files (`originals[i]` for `plan.files[i]`, `None` for a file
 /// that does not exist). All-or-nothing across files in atomic mode.
 pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Refusal> {
-    assert_eq!(plan.files.len(), originals.len(), "one text per file of the plan");
+    assert_eq!(
+        plan.files.len(),
+        originals.len(),
+        "one text per file of the plan"
+    );
     if let Some(r) = super::target::unresolved(plan.rename.as_ref(), &plan.files) {
         return Err(r);
     }
@@ -105,7 +108,11 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
     for (fp, original) in plan.files.iter().zip(originals) {
         match apply_file(*original, fp, &plan.options) {
             Ok(change) => files.push(change),
-            Err(r) if plan.options.mode == Mode::Partial && r.kind != Kind::InvalidPlan && plan.files.len() > 1 => {
+            Err(r)
+                if plan.options.mode == Mode::Partial
+                    && r.kind != Kind::InvalidPlan
+                    && plan.files.len() > 1 =>
+            {
                 // In a partial multi-file plan a file whose edits all failed is reported, not fatal.
                 first_failure.get_or_insert(r.clone());
                 files.push(FileChange {
@@ -125,15 +132,23 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
         }
     }
     // A file deleted, moved, created or given a mode is a change even without an edit to its text.
-    if files.iter().all(|f| f.replacements.is_empty() && !f.created && f.op == FileOp::Edit && f.mode.is_none()) {
+    if files.iter().all(|f| {
+        f.replacements.is_empty() && !f.created && f.op == FileOp::Edit && f.mode.is_none()
+    }) {
         return Err(first_failure.unwrap_or_else(Refusal::unchanged));
     }
     Ok(Outcome { files })
 }
 
 /// Runs one file's edits on its current text (`None`: the file does not exist).
-pub fn apply_file(original: Option<&str>, plan: &FilePlan, opts: &Options) -> Result<FileChange, Refusal> {
-    FileRun::new(original, plan, opts).run().map_err(|r| r.in_file(&plan.file_path))
+pub fn apply_file(
+    original: Option<&str>,
+    plan: &FilePlan,
+    opts: &Options,
+) -> Result<FileChange, Refusal> {
+    FileRun::new(original, plan, opts)
+        .run()
+        .map_err(|r| r.in_file(&plan.file_path))
 }
 
 struct FileRun<'p> {
@@ -146,7 +161,13 @@ struct FileRun<'p> {
 
 impl<'p> FileRun<'p> {
     fn new(original: Option<&'p str>, plan: &'p FilePlan, opts: &'p Options) -> Self {
-        FileRun { original, plan, opts, applied: Vec::new(), failed: Vec::new() }
+        FileRun {
+            original,
+            plan,
+            opts,
+            applied: Vec::new(),
+            failed: Vec::new(),
+        }
     }
 
     /// Atomic mode stops at the first failure; partial mode records it and goes on.
@@ -164,19 +185,32 @@ impl<'p> FileRun<'p> {
         let edits = &self.plan.edits;
         match (&self.plan.op, self.original) {
             (FileOp::Create, Some(_)) => return Err(Refusal::file_exists().at(0)),
-            (FileOp::Delete | FileOp::MoveTo(_), None) => return Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
+            (FileOp::Delete | FileOp::MoveTo(_), None) => {
+                return Err(Refusal::file_not_found(&self.plan.file_path).at(0))
+            }
             _ => {}
         }
         let Some(first) = edits.first() else {
             // A file deleted, moved or created empty, with no edit to its text.
             return match (&self.plan.op, self.original) {
-                (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false)),
-                (FileOp::Edit, None) if self.plan.mode.is_some() => Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
+                (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => {
+                    Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false))
+                }
+                (FileOp::Edit, None) if self.plan.mode.is_some() => {
+                    Err(Refusal::file_not_found(&self.plan.file_path).at(0))
+                }
                 (FileOp::Edit, _) => Err(Refusal::input("a file to edit has no edits")),
-                (op, original) => Ok(self.finish_op(op.clone(), original.unwrap_or("").to_string(), Vec::new(), original.is_none())),
+                (op, original) => Ok(self.finish_op(
+                    op.clone(),
+                    original.unwrap_or("").to_string(),
+                    Vec::new(),
+                    original.is_none(),
+                )),
             };
         };
-        let create_empty = self.plan.op == FileOp::Create && first.old_string.is_empty() && first.new_string.is_empty();
+        let create_empty = self.plan.op == FileOp::Create
+            && first.old_string.is_empty()
+            && first.new_string.is_empty();
         // The text the edits run on: the file, or the content its first edit creates.
         let mut base: &str = self.original.unwrap_or("");
         let mut start = 0;
@@ -184,7 +218,10 @@ impl<'p> FileRun<'p> {
         // Lines added at a place (a hunk of only '+' lines: after its @@ line, or at the end) go through
         // the placer; an empty old text without such an anchor is a new file's content, or (a diff's
         // `@@ -0,0 +1,n @@`, anchored at both ends) lines added to a file that exists and is empty.
-        let adds_at_a_place = first.anchor.as_ref().is_some_and(|a| a.forward || (a.at_end && !a.at_start));
+        let adds_at_a_place = first
+            .anchor
+            .as_ref()
+            .is_some_and(|a| a.forward || (a.at_end && !a.at_start));
         if first.old_string.is_empty() && !adds_at_a_place && first.target.is_none() {
             if let Some(a) = &first.anchor {
                 // A hunk adding lines to an empty file (`@@ -0,0 +1,n @@`): the file must be there, empty.
@@ -208,23 +245,39 @@ impl<'p> FileRun<'p> {
                 creating = true;
                 base = &first.new_string;
                 start = 1;
-                self.applied.push(EditReport { created: self.original.is_none(), ..EditReport::new(0, "", &first.new_string, 1) });
+                self.applied.push(EditReport {
+                    created: self.original.is_none(),
+                    ..EditReport::new(0, "", &first.new_string, 1)
+                });
             }
         }
         if self.original.is_none() && !creating {
             return Err(Refusal::file_not_found(&self.plan.file_path).at(0));
         }
 
-        let view = if self.plan.literal { View::literal(base) } else { View::new(base) };
-        let olds: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.old_string)).collect();
-        let news: Vec<Cow<'_, str>> = edits.iter().map(|e| view.normalize(&e.new_string)).collect();
+        let view = if self.plan.literal {
+            View::literal(base)
+        } else {
+            View::new(base)
+        };
+        let olds: Vec<Cow<'_, str>> = edits
+            .iter()
+            .map(|e| view.normalize(&e.old_string))
+            .collect();
+        let news: Vec<Cow<'_, str>> = edits
+            .iter()
+            .map(|e| view.normalize(&e.new_string))
+            .collect();
         let needle_refs: Vec<&str> = olds[start..].iter().map(|s| s.as_ref()).collect();
         let needle_set = NeedleSet::new(&needle_refs);
         let mut index = OriginalIndex::new(&view.text, needle_set.as_ref());
         let mut cs = ChangeSet::new(&view.text);
         let mut touching = needle_set.as_ref().map(Touching::new);
         let mut skip = vec![false; edits.len()];
-        let mut placer = edits.iter().any(|e| e.anchor.is_some()).then(|| Placer::new(&view.text));
+        let mut placer = edits
+            .iter()
+            .any(|e| e.anchor.is_some())
+            .then(|| Placer::new(&view.text));
 
         if self.opts.dialect == Dialect::ClaudeCode {
             // Claude Code validates every edit against the text as it was before any of them.
@@ -246,7 +299,11 @@ impl<'p> FileRun<'p> {
             }
         }
 
-        let mut applied_news: Vec<&str> = if creating { vec![first.new_string.as_str()] } else { Vec::new() };
+        let mut applied_news: Vec<&str> = if creating {
+            vec![first.new_string.as_str()]
+        } else {
+            Vec::new()
+        };
         for i in start..edits.len() {
             if skip[i] {
                 continue;
@@ -255,7 +312,13 @@ impl<'p> FileRun<'p> {
             if let Some(target) = &edit.target {
                 let spans = match target.as_ref() {
                     Target::Spans(spans) => spans,
-                    Target::Symbol { path, .. } => return Err(super::target::needs_editor(&format!("The symbol {}", path.text)).at(i)),
+                    Target::Symbol { path, .. } => {
+                        return Err(super::target::needs_editor(&format!(
+                            "The symbol {}",
+                            path.text
+                        ))
+                        .at(i))
+                    }
                 };
                 let places = match super::target::places(&cs, &view, base, spans) {
                     Ok(p) => p,
@@ -264,7 +327,10 @@ impl<'p> FileRun<'p> {
                         continue;
                     }
                 };
-                if let Some(r) = places.iter().find_map(|(a, b, text)| fits(&cs, &[(*a, *b)], text).err()) {
+                if let Some(r) = places
+                    .iter()
+                    .find_map(|(a, b, text)| fits(&cs, &[(*a, *b)], text).err())
+                {
                     self.fail(r.at(i))?;
                     continue;
                 }
@@ -289,21 +355,41 @@ impl<'p> FileRun<'p> {
                 let adds_lines = olds[i].is_empty() && !news[i].is_empty();
                 // A hunk of only context lines in a file that is moved (Codex's pure move that states
                 // the lines it expects) checks that they are there.
-                let checks = matches!(self.plan.op, FileOp::MoveTo(_)) && !olds[i].is_empty() && olds[i] == news[i];
-                if let Err(r) = if adds_lines || checks { Ok(()) } else { precheck(&olds[i], &news[i]) } {
+                let checks = matches!(self.plan.op, FileOp::MoveTo(_))
+                    && !olds[i].is_empty()
+                    && olds[i] == news[i];
+                if let Err(r) = if adds_lines || checks {
+                    Ok(())
+                } else {
+                    precheck(&olds[i], &news[i])
+                } {
                     self.fail(r.at(i))?;
                     continue;
                 }
-                let hunk = Hunk { old: &olds[i], new: &news[i], written: &edit.old_string, anchor };
+                let hunk = Hunk {
+                    old: &olds[i],
+                    new: &news[i],
+                    written: &edit.old_string,
+                    anchor,
+                };
                 let tolerant = self.opts.matching == Matching::Tolerant;
-                let (p, new_text, tier) = match placer.locate((&cs, &mut index, touching.as_ref()), &hunk, tolerant, view.has_bom()) {
+                let (p, new_text, tier) = match placer.locate(
+                    (&cs, &mut index, touching.as_ref()),
+                    &hunk,
+                    tolerant,
+                    view.has_bom(),
+                ) {
                     Ok(placed) => placed,
                     Err(r) => {
                         self.fail(r.at(i))?;
                         continue;
                     }
                 };
-                let made = if checks { Vec::new() } else { cs.apply(&[(p.start, p.end)], &new_text) };
+                let made = if checks {
+                    Vec::new()
+                } else {
+                    cs.apply(&[(p.start, p.end)], &new_text)
+                };
                 placer.applied(&p, &new_text);
                 if let Some(t) = touching.as_mut() {
                     t.record(&cs, &made);
@@ -346,12 +432,18 @@ impl<'p> FileRun<'p> {
                     }
                     tolerant::Found::Several { tier, lines } => {
                         let r = Refusal::ambiguous(lines.len(), &edit.old_string);
-                        self.fail(r.with_hint(Some(hints::tolerant_matches(tier, &lines))).at(i))?;
+                        self.fail(
+                            r.with_hint(Some(hints::tolerant_matches(tier, &lines)))
+                                .at(i),
+                        )?;
                         continue;
                     }
                     tolerant::Found::Unsure { tier, lines, why } => {
                         let r = Refusal::not_found(&edit.old_string);
-                        self.fail(r.with_hint(Some(hints::tolerant_unsure(tier, lines, &why))).at(i))?;
+                        self.fail(
+                            r.with_hint(Some(hints::tolerant_unsure(tier, lines, &why)))
+                                .at(i),
+                        )?;
                         continue;
                     }
                     tolerant::Found::None => {}
@@ -359,7 +451,9 @@ impl<'p> FileRun<'p> {
             }
             let apply_miss = self.opts.dialect == Dialect::ClaudeCode;
             if let Err(r) = check_count(&found, edit.expect, &edit.old_string, apply_miss) {
-                let r = if r.kind == Kind::ApplyFailed { r } else {
+                let r = if r.kind == Kind::ApplyFailed {
+                    r
+                } else {
                     with_hint(r, &cs.current_text(), &found, &olds[i], &news[i])
                 };
                 self.fail(r.at(i))?;
@@ -377,7 +471,10 @@ impl<'p> FileRun<'p> {
                 t.record(&cs, &made);
             }
             applied_news.push(&edit.new_string);
-            self.applied.push(EditReport { tier, ..EditReport::new(i, &edit.old_string, &edit.new_string, found.len()) });
+            self.applied.push(EditReport {
+                tier,
+                ..EditReport::new(i, &edit.old_string, &edit.new_string, found.len())
+            });
         }
 
         // The claude-code dialect finds some failures while validating and others while applying:
@@ -390,12 +487,24 @@ impl<'p> FileRun<'p> {
         let original = self.original.unwrap_or("");
         // The created content (edit 0) is the file's first text, written as given; what the later
         // edits insert takes its line breaks.
-        let news = self.applied.iter().filter(|e| !(creating && e.edit_index == 0)).map(|e| e.new_string.as_str());
+        let news = self
+            .applied
+            .iter()
+            .filter(|e| !(creating && e.edit_index == 0))
+            .map(|e| e.new_string.as_str());
         let (replacements, text, line_breaks) = if creating {
             let reps = view.to_original_replacements(view_reps);
             let line_breaks = eol::converted(&view, news, &reps);
             let text = apply_replacements(base, &reps);
-            (vec![Replacement { start: 0, end: original.len(), text: text.clone() }], text, line_breaks)
+            (
+                vec![Replacement {
+                    start: 0,
+                    end: original.len(),
+                    text: text.clone(),
+                }],
+                text,
+                line_breaks,
+            )
         } else {
             let reps = view.to_original_replacements(view_reps);
             let line_breaks = eol::converted(&view, news, &reps);
@@ -406,9 +515,17 @@ impl<'p> FileRun<'p> {
         // "😀" at the start, insert "😀" further on, in "😀😀😀"). A plan's own edits that change nothing
         // are refused; a patch's hunks that leave one file as it was (a series that adds a line, then
         // removes it) leave it alone, and the patch is refused only if no file changes at all.
-        let (replacements, line_breaks) = if self.original == Some(text.as_str()) { (Vec::new(), None) } else { (replacements, line_breaks) };
+        let (replacements, line_breaks) = if self.original == Some(text.as_str()) {
+            (Vec::new(), None)
+        } else {
+            (replacements, line_breaks)
+        };
         let patch = edits.iter().any(|e| e.anchor.is_some());
-        if self.original == Some(text.as_str()) && !patch && matches!(self.plan.op, FileOp::Edit) && self.plan.mode.is_none() {
+        if self.original == Some(text.as_str())
+            && !patch
+            && matches!(self.plan.op, FileOp::Edit)
+            && self.plan.mode.is_none()
+        {
             return Err(Refusal::unchanged());
         }
         if self.plan.op == FileOp::Delete && !text.is_empty() {
@@ -424,10 +541,19 @@ impl<'p> FileRun<'p> {
         }
         let created = creating && self.original.is_none();
         let op = self.plan.op.clone();
-        Ok(FileChange { line_breaks, ..self.finish_op(op, text, replacements, created) })
+        Ok(FileChange {
+            line_breaks,
+            ..self.finish_op(op, text, replacements, created)
+        })
     }
 
-    fn finish_op(self, op: FileOp, text: String, replacements: Vec<Replacement>, created: bool) -> FileChange {
+    fn finish_op(
+        self,
+        op: FileOp,
+        text: String,
+        replacements: Vec<Replacement>,
+        created: bool,
+    ) -> FileChange {
         FileChange {
             file_path: self.plan.file_path.clone(),
             created,
@@ -441,7 +567,6 @@ impl<'p> FileRun<'p> {
             line_breaks: None,
         }
     }
-
 }
 
 /// Checks that need no search: a no-op edit, and an empty old_string past the first edit (the file
@@ -459,7 +584,10 @@ fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), R
     match len {
         Some(len) if len <= MAX_TEXT => Ok(()),
         _ => {
-            let size = len.map_or_else(|| "more bytes than can be counted".to_string(), |l| format!("{l} bytes"));
+            let size = len.map_or_else(
+                || "more bytes than can be counted".to_string(),
+                |l| format!("{l} bytes"),
+            );
             Err(Refusal::new(
                 Kind::TooLarge,
                 format!(
@@ -483,7 +611,12 @@ fn precheck(old: &str, new: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn check_count(found: &[(usize, usize)], expect: Expect, old: &str, apply_miss: bool) -> Result<(), Refusal> {
+fn check_count(
+    found: &[(usize, usize)],
+    expect: Expect,
+    old: &str,
+    apply_miss: bool,
+) -> Result<(), Refusal> {
     let n = found.len();
     match (n, expect) {
         (0, _) if apply_miss => Err(Refusal::apply_failed()),
@@ -511,7 +644,15 @@ fn all_failed(mut failed: Vec<Refusal>, total: usize) -> Refusal {
     let first = failed[0].clone();
     let mut message = format!("None of the {} edits could be applied:", failed.len());
     for r in &failed {
-        message.push_str(&format!("\n{}. {}", r.edit_index.map_or(0, |i| i + 1), r.message));
+        message.push_str(&format!(
+            "\n{}. {}",
+            r.edit_index.map_or(0, |i| i + 1),
+            r.message
+        ));
     }
-    Refusal { message, hint: None, ..first }
+    Refusal {
+        message,
+        hint: None,
+        ..first
+    }
 }

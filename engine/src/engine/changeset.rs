@@ -9,7 +9,6 @@
 //! overlap and no touching: touching replacements are merged), `cur_start[i]` is where `reps[i].text`
 //! begins in the current text.
 
-
 /// Offsets of the `\n`s of `text`, for `ChangeSet::line_of`.
 pub fn line_breaks(text: &str) -> Vec<usize> {
     memchr::memchr_iter(b'\n', text.as_bytes()).collect()
@@ -32,7 +31,12 @@ pub struct ChangeSet<'a> {
 
 impl<'a> ChangeSet<'a> {
     pub fn new(orig: &'a str) -> Self {
-        ChangeSet { orig, reps: Vec::new(), cur_start: Vec::new(), cur_len: orig.len() }
+        ChangeSet {
+            orig,
+            reps: Vec::new(),
+            cur_start: Vec::new(),
+            cur_len: orig.len(),
+        }
     }
 
     pub fn current_len(&self) -> usize {
@@ -90,7 +94,11 @@ impl<'a> ChangeSet<'a> {
                 pos += take;
                 i += 1;
             } else {
-                let gap_end = if i < self.reps.len() { self.cur_start[i].min(y) } else { y };
+                let gap_end = if i < self.reps.len() {
+                    self.cur_start[i].min(y)
+                } else {
+                    y
+                };
                 let o = (pos as isize - self.delta_before(i)) as usize;
                 each(&self.orig[o..o + (gap_end - pos)]);
                 pos = gap_end;
@@ -166,7 +174,9 @@ impl<'a> ChangeSet<'a> {
     /// Only the replacements between the first and the last match are rebuilt; the rest are shifted.
     pub fn apply(&mut self, matches: &[(usize, usize)], new: &str) -> Vec<usize> {
         let mut made = Vec::new();
-        let (Some(&(first, _)), Some(&(_, last))) = (matches.first(), matches.last()) else { return made };
+        let (Some(&(first, _)), Some(&(_, last))) = (matches.first(), matches.last()) else {
+            return made;
+        };
         // The first replacement the matches can reach: the one that ends at or after the first match.
         let mut lo = self.cur_start.partition_point(|&s| s < first);
         if lo > 0 && self.cur_end(lo - 1) >= first {
@@ -203,7 +213,13 @@ impl<'a> ChangeSet<'a> {
                 let p = match reps.peek() {
                     Some((i, _)) if old.cur_start[*i] <= ca => {
                         let (i, r) = reps.next().expect("peeked");
-                        Pending { cur_begin: old.cur_start[i], cur_end: old.cur_end[i], rep: r, done: String::new(), read: 0 }
+                        Pending {
+                            cur_begin: old.cur_start[i],
+                            cur_end: old.cur_end[i],
+                            rep: r,
+                            done: String::new(),
+                            read: 0,
+                        }
                     }
                     next => {
                         let i = next.map_or(old.cur_start.len(), |(i, _)| *i);
@@ -211,7 +227,11 @@ impl<'a> ChangeSet<'a> {
                         Pending {
                             cur_begin: ca,
                             cur_end: ca,
-                            rep: Replacement { start: o, end: o, text: String::new() },
+                            rep: Replacement {
+                                start: o,
+                                end: o,
+                                text: String::new(),
+                            },
                             done: String::new(),
                             read: 0,
                         }
@@ -255,7 +275,9 @@ impl<'a> ChangeSet<'a> {
     /// The number of `\n`s in the current text `[x, y)`, without copying it.
     pub fn newlines_between(&self, x: usize, y: usize) -> usize {
         let mut n = 0;
-        self.pieces(x, y, |piece| n += memchr::memchr_iter(b'\n', piece.as_bytes()).count());
+        self.pieces(x, y, |piece| {
+            n += memchr::memchr_iter(b'\n', piece.as_bytes()).count()
+        });
         n
     }
 
@@ -320,7 +342,8 @@ impl<'a> ChangeSet<'a> {
     /// Offset for original positions just after replacement `i`.
     fn delta_after(&self, i: usize) -> isize {
         let r = &self.reps[i];
-        self.cur_start[i] as isize - r.start as isize + r.text.len() as isize - (r.end - r.start) as isize
+        self.cur_start[i] as isize - r.start as isize + r.text.len() as isize
+            - (r.end - r.start) as isize
     }
 
     /// The final, minimal replacements: each trimmed of the text it shares with the original at either
@@ -347,7 +370,10 @@ impl<'a> ChangeSet<'a> {
     #[cfg(test)]
     pub fn debug_check(&self) {
         for w in self.reps.windows(2) {
-            assert!(w[0].end < w[1].start, "replacements touch or overlap: {w:?}");
+            assert!(
+                w[0].end < w[1].start,
+                "replacements touch or overlap: {w:?}"
+            );
         }
         assert_eq!(self.current_text().len(), self.cur_len);
     }
@@ -387,7 +413,10 @@ struct Pending {
 impl Pending {
     fn finish(mut self) -> Replacement {
         self.done.push_str(&self.rep.text[self.read..]);
-        Replacement { text: self.done, ..self.rep }
+        Replacement {
+            text: self.done,
+            ..self.rep
+        }
     }
 
     /// Grows the replacement to cover old current text up to `x`, swallowing every old replacement it
@@ -412,7 +441,9 @@ impl Pending {
             }
             let upto = next_start.map_or(x, |ns| ns.min(x));
             let n = upto - self.cur_end;
-            self.rep.text.push_str(&old.orig[self.rep.end..self.rep.end + n]);
+            self.rep
+                .text
+                .push_str(&old.orig[self.rep.end..self.rep.end + n]);
             self.rep.end += n;
             self.cur_end = upto;
         }
@@ -425,7 +456,12 @@ fn common_prefix(a: &str, b: &str) -> usize {
 }
 
 fn common_suffix(a: &str, b: &str) -> usize {
-    let n = a.bytes().rev().zip(b.bytes().rev()).take_while(|(x, y)| x == y).count();
+    let n = a
+        .bytes()
+        .rev()
+        .zip(b.bytes().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
     let mut k = n;
     while k > 0 && !a.is_char_boundary(a.len() - k) {
         k -= 1;
@@ -471,7 +507,14 @@ mod tests {
         assert_eq!(cs.current_text(), "aa-c ddd");
         cs.debug_check();
         let reps = cs.finish();
-        assert_eq!(reps, vec![Replacement { start: 2, end: 10, text: "-".into() }]);
+        assert_eq!(
+            reps,
+            vec![Replacement {
+                start: 2,
+                end: 10,
+                text: "-".into()
+            }]
+        );
     }
 
     #[test]
@@ -482,7 +525,14 @@ mod tests {
         cs.apply(&[(3, 6)], "");
         assert_eq!(cs.current_text(), "one three");
         cs.debug_check();
-        assert_eq!(cs.finish(), vec![Replacement { start: 3, end: 7, text: String::new() }]);
+        assert_eq!(
+            cs.finish(),
+            vec![Replacement {
+                start: 3,
+                end: 7,
+                text: String::new()
+            }]
+        );
     }
 
     #[test]
@@ -503,7 +553,9 @@ mod tests {
             (seed % n as u64) as usize
         };
         for _ in 0..2000 {
-            let orig: String = (0..rnd(20)).map(|_| (b'a' + rnd(3) as u8) as char).collect();
+            let orig: String = (0..rnd(20))
+                .map(|_| (b'a' + rnd(3) as u8) as char)
+                .collect();
             let mut cs = ChangeSet::new(&orig);
             let mut naive = orig.clone();
             for _ in 0..rnd(6) {

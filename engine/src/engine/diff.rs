@@ -28,17 +28,32 @@ pub fn file_diff(change: &FileChange, before: &str) -> String {
     let path = &change.file_path;
     match &change.op {
         FileOp::Delete => {
-            let all = [Replacement { start: 0, end: before.len(), text: String::new() }];
+            let all = [Replacement {
+                start: 0,
+                end: before.len(),
+                text: String::new(),
+            }];
             let body = with_header(&format!("--- a{path}\n+++ /dev/null\n"), before, &all);
-            if body.is_empty() { format!("deleted file {path}\n") } else { body }
+            if body.is_empty() {
+                format!("deleted file {path}\n")
+            } else {
+                body
+            }
         }
         FileOp::MoveTo(to) => {
             let renamed = format!("rename from {path}\nrename to {to}\n");
-            renamed + &with_header(&format!("--- a{path}\n+++ b{to}\n"), before, &change.replacements)
+            renamed
+                + &with_header(
+                    &format!("--- a{path}\n+++ b{to}\n"),
+                    before,
+                    &change.replacements,
+                )
         }
-        FileOp::Edit | FileOp::Create if change.created => {
-            with_header(&format!("--- /dev/null\n+++ b{path}\n"), before, &change.replacements)
-        }
+        FileOp::Edit | FileOp::Create if change.created => with_header(
+            &format!("--- /dev/null\n+++ b{path}\n"),
+            before,
+            &change.replacements,
+        ),
         FileOp::Edit | FileOp::Create => unified(path, before, &change.replacements),
     }
 }
@@ -49,7 +64,13 @@ fn with_header(header: &str, before: &str, reps: &[Replacement]) -> String {
     }
     let starts = line_starts(before);
     // Lines are indexed from 0; `line_end(i)` is where line i ends, its newline included.
-    let n_lines = if before.is_empty() { 0 } else if before.ends_with('\n') { starts.len() - 1 } else { starts.len() };
+    let n_lines = if before.is_empty() {
+        0
+    } else if before.ends_with('\n') {
+        starts.len() - 1
+    } else {
+        starts.len()
+    };
     let line_of = |offset: usize| text::line_of(&starts, offset) - 1;
     let line_end = |i: usize| starts.get(i + 1).copied().unwrap_or(before.len());
 
@@ -58,7 +79,12 @@ fn with_header(header: &str, before: &str, reps: &[Replacement]) -> String {
     let mut pending: Option<(usize, usize, Vec<&Replacement>)> = None;
     for r in reps {
         let first = line_of(r.start).min(n_lines);
-        let last = if r.end > r.start { line_of(r.end - 1) + 1 } else { first + 1 }.min(n_lines.max(first + 1));
+        let last = if r.end > r.start {
+            line_of(r.end - 1) + 1
+        } else {
+            first + 1
+        }
+        .min(n_lines.max(first + 1));
         match &mut pending {
             Some((_, l, group)) if first < *l => {
                 *l = (*l).max(last);
@@ -106,7 +132,8 @@ fn with_header(header: &str, before: &str, reps: &[Replacement]) -> String {
                 push_line(&mut body, '+', l);
                 new_count += 1;
             }
-            hunk_delta += b.new_text.split_inclusive('\n').count() as isize - (b.last.min(n_lines) - b.first) as isize;
+            hunk_delta += b.new_text.split_inclusive('\n').count() as isize
+                - (b.last.min(n_lines) - b.first) as isize;
             line = b.last.min(n_lines);
         }
         for k in line..to {
@@ -127,7 +154,12 @@ fn with_header(header: &str, before: &str, reps: &[Replacement]) -> String {
     out
 }
 
-fn block(before: &str, starts: &[usize], end: usize, (first, last, group): (usize, usize, Vec<&Replacement>)) -> Block {
+fn block(
+    before: &str,
+    starts: &[usize],
+    end: usize,
+    (first, last, group): (usize, usize, Vec<&Replacement>),
+) -> Block {
     let begin = starts.get(first).copied().unwrap_or(before.len());
     let end = end.max(begin);
     let mut new_text = String::new();
@@ -138,7 +170,11 @@ fn block(before: &str, starts: &[usize], end: usize, (first, last, group): (usiz
         at = r.end;
     }
     new_text.push_str(&before[at..end.max(at)]);
-    Block { first, last, new_text }
+    Block {
+        first,
+        last,
+        new_text,
+    }
 }
 
 /// `start,count` as unified diffs write it: 1-based, and the line before an empty range.

@@ -35,7 +35,9 @@ impl LineBreaks {
         match self {
             LineBreaks::Lf => "as LF (\\n), the file's line breaks",
             LineBreaks::Crlf => "as CRLF (\\r\\n), the file's line breaks",
-            LineBreaks::Nearest => "as the line break nearest to each (the file has both CRLF and LF)",
+            LineBreaks::Nearest => {
+                "as the line break nearest to each (the file has both CRLF and LF)"
+            }
         }
     }
 }
@@ -52,13 +54,23 @@ pub struct View<'a> {
 
 impl<'a> View<'a> {
     pub fn new(original: &'a str) -> Self {
-        let bom = if original.starts_with(BOM) { BOM.len() } else { 0 };
+        let bom = if original.starts_with(BOM) {
+            BOM.len()
+        } else {
+            0
+        };
         let body = &original[bom..];
         // A `\r` then its next byte: cheaper than a two-byte memmem search, whose searcher costs
         // more to build than most files take to scan.
         let bytes = body.as_bytes();
         if !memchr::memchr_iter(b'\r', bytes).any(|i| bytes.get(i + 1) == Some(&b'\n')) {
-            return View { original, text: Cow::Borrowed(body), bom, crlf_at: Vec::new(), literal: false };
+            return View {
+                original,
+                text: Cow::Borrowed(body),
+                bom,
+                crlf_at: Vec::new(),
+                literal: false,
+            };
         }
         let mut text = String::with_capacity(body.len());
         let mut crlf_at = Vec::new();
@@ -69,13 +81,25 @@ impl<'a> View<'a> {
             last = i + 1;
         }
         text.push_str(&body[last..]);
-        View { original, text: Cow::Owned(text), bom, crlf_at, literal: false }
+        View {
+            original,
+            text: Cow::Owned(text),
+            bom,
+            crlf_at,
+            literal: false,
+        }
     }
 
     /// The text as it is, its mark and CRLF breaks included: for edits that state them
     /// (`FilePlan::literal`).
     pub fn literal(original: &'a str) -> Self {
-        View { original, text: Cow::Borrowed(original), bom: 0, crlf_at: Vec::new(), literal: true }
+        View {
+            original,
+            text: Cow::Borrowed(original),
+            bom: 0,
+            crlf_at: Vec::new(),
+            literal: true,
+        }
     }
 
     pub fn has_bom(&self) -> bool {
@@ -110,7 +134,11 @@ impl<'a> View<'a> {
             let mid = (lo + hi) / 2;
             // The original offset of the `\r` of the mid-th CRLF.
             let r = self.crlf_at[mid] + mid;
-            if r < body { lo = mid + 1 } else { hi = mid }
+            if r < body {
+                lo = mid + 1
+            } else {
+                hi = mid
+            }
         }
         let before = lo;
         if before > 0 && self.crlf_at[before - 1] + before - 1 + 1 == body {
@@ -161,7 +189,11 @@ impl<'a> View<'a> {
 /// The style the view's replacements wrote line breaks in, when the plan's `news` (the strings as the
 /// plan wrote them, of the edits that were applied) used another: `None` when nothing was converted.
 /// `written` are the replacements as mapped to the original bytes.
-pub fn converted<'a>(view: &View<'_>, news: impl IntoIterator<Item = &'a str>, written: &[Replacement]) -> Option<LineBreaks> {
+pub fn converted<'a>(
+    view: &View<'_>,
+    news: impl IntoIterator<Item = &'a str>,
+    written: &[Replacement],
+) -> Option<LineBreaks> {
     if view.literal {
         return None;
     }

@@ -90,7 +90,11 @@ impl<'n> GramIndex<'n> {
                 filter[s >> 6] |= 1 << (s & 63);
             }
         }
-        GramIndex { needles, table, filter }
+        GramIndex {
+            needles,
+            table,
+            filter,
+        }
     }
 
     /// Calls `found(needle id, start)` once for every occurrence lying wholly inside `text`, overlapping
@@ -106,7 +110,10 @@ impl<'n> GramIndex<'n> {
                     for &(id, d) in entries {
                         let (id, d) = (id as usize, d as usize);
                         let n = self.needles[id];
-                        if b >= d && b - d + n.len() <= text.len() && &text[b - d..b - d + n.len()] == n {
+                        if b >= d
+                            && b - d + n.len() <= text.len()
+                            && &text[b - d..b - d + n.len()] == n
+                        {
                             found(id, b - d);
                         }
                     }
@@ -121,16 +128,16 @@ impl<'n> GramIndex<'n> {
 mod tests {
     use super::*;
 
-/// Occurrence starts of each needle (all `>= MIN_LEN` bytes), overlapping ones included, sorted.
-fn find_all(text: &[u8], needles: &[&[u8]]) -> Vec<Vec<usize>> {
-    let index = GramIndex::new(needles.to_vec());
-    let mut found: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
-    index.scan(text, |id, s| found[id].push(s));
-    for list in &mut found {
-        list.sort_unstable();
+    /// Occurrence starts of each needle (all `>= MIN_LEN` bytes), overlapping ones included, sorted.
+    fn find_all(text: &[u8], needles: &[&[u8]]) -> Vec<Vec<usize>> {
+        let index = GramIndex::new(needles.to_vec());
+        let mut found: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
+        index.scan(text, |id, s| found[id].push(s));
+        for list in &mut found {
+            list.sort_unstable();
+        }
+        found
     }
-    found
-}
 
     #[test]
     fn finds_what_a_scan_finds() {
@@ -143,8 +150,9 @@ fn find_all(text: &[u8], needles: &[&[u8]]) -> Vec<Vec<usize>> {
         ];
         let found = find_all(text.as_bytes(), &needles);
         for (n, f) in needles.iter().zip(&found) {
-            let expected: Vec<usize> =
-                (0..=text.len() - n.len()).filter(|&i| &text.as_bytes()[i..i + n.len()] == *n).collect();
+            let expected: Vec<usize> = (0..=text.len() - n.len())
+                .filter(|&i| &text.as_bytes()[i..i + n.len()] == *n)
+                .collect();
             assert_eq!(f, &expected, "{}", String::from_utf8_lossy(n));
         }
     }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use super::text::{
-    gram_similarity, grams, indent_of, line_of, line_similarity, line_starts, lines_with_offsets, loose, plain,
-    plain_char, token_set, token_similarity, tokens,
+    gram_similarity, grams, indent_of, line_of, line_similarity, line_starts, lines_with_offsets,
+    loose, plain, plain_char, token_set, token_similarity, tokens,
 };
 use super::tolerant::Tier;
 
@@ -37,8 +37,16 @@ pub fn match_lines(current: &str, found: &[(usize, usize)]) -> String {
             _ => per_line.push((line, 1)),
         }
     }
-    let items: Vec<String> =
-        per_line.iter().map(|&(l, n)| if n > 1 { format!("{l} ({n} matches)") } else { l.to_string() }).collect();
+    let items: Vec<String> = per_line
+        .iter()
+        .map(|&(l, n)| {
+            if n > 1 {
+                format!("{l} ({n} matches)")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
     let noun = if per_line.len() == 1 { "line" } else { "lines" };
     format!("Matches are at {noun} {}.", list(items))
 }
@@ -98,7 +106,10 @@ pub fn not_found(current: &str, old: &str, new: &str) -> Option<String> {
     if old.contains('\r') {
         let lf = old.replace("\r\n", "\n");
         if memchr::memmem::find(current.as_bytes(), lf.as_bytes()).is_some() {
-            return Some("Line endings differ: old_string has \\r\\n line breaks but the file uses \\n.".into());
+            return Some(
+                "Line endings differ: old_string has \\r\\n line breaks but the file uses \\n."
+                    .into(),
+            );
         }
     }
     let file_lines = lines_with_offsets(current);
@@ -112,7 +123,11 @@ pub fn not_found(current: &str, old: &str, new: &str) -> Option<String> {
         if let Some(h) = applied(None) {
             return Some(h);
         }
-        let first = old_lines.iter().find(|l| !l.trim().is_empty()).copied().unwrap_or("");
+        let first = old_lines
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .copied()
+            .unwrap_or("");
         return Some(format!(
             "No line of the file resembles old_string's line \"{}\", even ignoring whitespace, quotes and dashes. \
              Read the file again before retrying.",
@@ -126,23 +141,40 @@ pub fn not_found(current: &str, old: &str, new: &str) -> Option<String> {
     if let Some(h) = applied(Some((from, to))) {
         return Some(h);
     }
-    let shown: Vec<&str> = current[from..to].split('\n').take(MAX_SHOWN_LINES).collect();
+    let shown: Vec<&str> = current[from..to]
+        .split('\n')
+        .take(MAX_SHOWN_LINES)
+        .collect();
     let at = range((first + 1, last + 1));
-    let others: Vec<String> =
-        windows[1..].iter().map(|&s| range((s + 1, (s + old_lines.len()).min(file_lines.len())))).collect();
+    let others: Vec<String> = windows[1..]
+        .iter()
+        .map(|&s| range((s + 1, (s + old_lines.len()).min(file_lines.len()))))
+        .collect();
     let lead = if others.is_empty() {
         format!("The closest text is at {at} and differs in")
     } else {
-        format!("The closest texts are at {at} and {}. At {at} the text differs in", list(others))
+        format!(
+            "The closest texts are at {at} and {}. At {at} the text differs in",
+            list(others)
+        )
     };
-    Some(format!("{lead} {}. The file has there:\n{}", described.what(), shown.join("\n")))
+    Some(format!(
+        "{lead} {}. The file has there:\n{}",
+        described.what(),
+        shown.join("\n")
+    ))
 }
 
 /// "new_string is already present": only where old_string's closest text is, so that a short or
 /// common new_string found elsewhere in the file does not send the caller the wrong way.
 /// With no closest text (`near` None), anywhere in the file will do: old_string resembles nothing, so
 /// an edit that replaced it whole is the likely story.
-fn already_applied(current: &str, near: Option<(usize, usize)>, old: &str, new: &str) -> Option<String> {
+fn already_applied(
+    current: &str,
+    near: Option<(usize, usize)>,
+    old: &str,
+    new: &str,
+) -> Option<String> {
     if new.trim().chars().count() < 3 || new == old {
         return None;
     }
@@ -155,7 +187,9 @@ fn already_applied(current: &str, near: Option<(usize, usize)>, old: &str, new: 
     let hi = (to + new.len()).min(current.len());
     let at = lo + memchr::memmem::find(&current.as_bytes()[lo..hi], new.as_bytes())?;
     let line = line_of(&line_starts(current), at);
-    Some(format!("new_string is already present at line {line}: this edit looks already applied."))
+    Some(format!(
+        "new_string is already present at line {line}: this edit looks already applied."
+    ))
 }
 
 /// FNV-1a over a line's loose form (see `text::loose`), without building it; `None` for a blank line.
@@ -199,7 +233,10 @@ fn closest_windows(file: &[(usize, &str)], old: &[&str]) -> Vec<usize> {
     let perfect = |v: f32| v >= content_lines as f32;
     if !votes.values().any(|&v| perfect(v)) {
         // The lines found nowhere as they are: look for them changed.
-        let changed: Vec<usize> = (0..old.len()).filter(|&j| old_hash[j].is_some() && !seen[j]).take(64).collect();
+        let changed: Vec<usize> = (0..old.len())
+            .filter(|&j| old_hash[j].is_some() && !seen[j])
+            .take(64)
+            .collect();
         vote_similar(file, old, &changed, &mut votes);
     }
     // Blank lines of old_string count where the file has them blank too: they place the window.
@@ -207,24 +244,38 @@ fn closest_windows(file: &[(usize, &str)], old: &[&str]) -> Vec<usize> {
     let mut scored: Vec<(usize, f32, f32)> = votes
         .into_iter()
         .map(|(s, v)| {
-            let b = blanks.iter().filter(|&&j| file.get(s + j).is_some_and(|(_, l)| l.trim().is_empty())).count();
+            let b = blanks
+                .iter()
+                .filter(|&&j| file.get(s + j).is_some_and(|(_, l)| l.trim().is_empty()))
+                .count();
             (s, v, v + 0.25 * b as f32)
         })
         .collect();
     // Only the best matter: keep them, then order them (a sort of every window costs more on a large
     // file of look-alike lines than the search did).
-    let Some(best_score) = scored.iter().map(|w| w.2).max_by(f32::total_cmp) else { return Vec::new() };
+    let Some(best_score) = scored.iter().map(|w| w.2).max_by(f32::total_cmp) else {
+        return Vec::new();
+    };
     scored.retain(|w| w.2 == best_score);
     scored.sort_unstable_by_key(|w| w.0);
     let (best, best_votes, _) = scored[0];
     if !perfect(best_votes) {
         return vec![best];
     }
-    scored.iter().filter(|w| perfect(w.1)).map(|w| w.0).collect()
+    scored
+        .iter()
+        .filter(|w| perfect(w.1))
+        .map(|w| w.0)
+        .collect()
 }
 
 /// Votes from file lines that share enough trigrams with one of old_string's `changed` lines.
-fn vote_similar(file: &[(usize, &str)], old: &[&str], changed: &[usize], votes: &mut HashMap<usize, f32>) {
+fn vote_similar(
+    file: &[(usize, &str)],
+    old: &[&str],
+    changed: &[usize],
+    votes: &mut HashMap<usize, f32>,
+) {
     if changed.is_empty() {
         return;
     }
@@ -316,7 +367,11 @@ impl GramTable {
     fn new(per_line: &[Vec<u32>]) -> GramTable {
         let n: usize = per_line.iter().map(Vec::len).sum();
         let bits = (n * 4).max(16).next_power_of_two().trailing_zeros();
-        let mut t = GramTable { keys: vec![u32::MAX; 1 << bits], masks: vec![0; 1 << bits], shift: 32 - bits };
+        let mut t = GramTable {
+            keys: vec![u32::MAX; 1 << bits],
+            masks: vec![0; 1 << bits],
+            shift: 32 - bits,
+        };
         for (bit, gs) in per_line.iter().enumerate() {
             for &g in gs {
                 let slot = t.slot(g);
@@ -357,7 +412,11 @@ impl Described {
             (true, true) => "its line breaks".into(),
             (false, true) => join_and(&self.causes),
             (true, false) => format!("its words: {}", self.words.join("; ")),
-            (false, false) => format!("{} and in its words: {}", join_and(&self.causes), self.words.join("; ")),
+            (false, false) => format!(
+                "{} and in its words: {}",
+                join_and(&self.causes),
+                self.words.join("; ")
+            ),
         }
     }
 }
@@ -365,9 +424,21 @@ impl Described {
 fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize) -> Described {
     // Slack only at an edge whose line does not line up as it is: slack lets a line of the file that
     // merely looks like old_string's first or last line take its place.
-    let lines_up = |j: usize| file.get(start + j).is_some_and(|(_, f)| line_similarity(old[j], f) >= SIMILAR);
-    let lo = if lines_up(0) { start } else { start.saturating_sub(SLACK) };
-    let hi = if lines_up(old.len() - 1) { start + old.len() } else { start + old.len() + SLACK }.min(file.len());
+    let lines_up = |j: usize| {
+        file.get(start + j)
+            .is_some_and(|(_, f)| line_similarity(old[j], f) >= SIMILAR)
+    };
+    let lo = if lines_up(0) {
+        start
+    } else {
+        start.saturating_sub(SLACK)
+    };
+    let hi = if lines_up(old.len() - 1) {
+        start + old.len()
+    } else {
+        start + old.len() + SLACK
+    }
+    .min(file.len());
     let window: Vec<&str> = file[lo..hi].iter().map(|(_, l)| *l).collect();
     let keys = |ls: &[&str]| ls.iter().map(|l| loose_hash(l)).collect::<Vec<_>>();
     let ops = capture_diff_slices_deadline(
@@ -381,10 +452,21 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
     let mut missing: Vec<usize> = Vec::new();
     for op in ops {
         match op {
-            DiffOp::Equal { old_index, new_index, len } => pairs.extend((0..len).map(|k| (old_index + k, new_index + k))),
-            DiffOp::Delete { old_index, old_len, .. } => missing.extend(old_index..old_index + old_len),
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => pairs.extend((0..len).map(|k| (old_index + k, new_index + k))),
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => missing.extend(old_index..old_index + old_len),
             DiffOp::Insert { .. } => {}
-            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
                 let mut next = new_index;
                 for j in old_index..old_index + old_len {
                     // The likeliest counterpart: the most alike line, else the one where the window puts it.
@@ -393,7 +475,11 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
                         .map(|i| (i, line_similarity(old[j], window[i])))
                         .filter(|&(_, s)| s >= SIMILAR)
                         .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-                        .or_else(|| (next..new_index + new_len).contains(&at).then_some((at, 0.0)));
+                        .or_else(|| {
+                            (next..new_index + new_len)
+                                .contains(&at)
+                                .then_some((at, 0.0))
+                        });
                     match best {
                         Some((i, _)) => {
                             pairs.push((j, i));
@@ -436,7 +522,10 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
         let trailing_differs = o.trim_end() != o || f.trim_end() != f;
         let (ot, ft) = (o.trim(), f.trim());
         let may_end_inside = j + 1 == old.len() && !ends_line;
-        if trailing_differs && (o.trim_end() == f.trim_end() || ot == ft) && !(may_end_inside && o.trim_end() == o) {
+        if trailing_differs
+            && (o.trim_end() == f.trim_end() || ot == ft)
+            && !(may_end_inside && o.trim_end() == o)
+        {
             note(&mut causes, "trailing whitespace".into());
         }
         if ot == ft {
@@ -461,13 +550,24 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
         causes.insert(0, d);
     }
     for j in missing.into_iter().filter(|&j| !old[j].trim().is_empty()) {
-        words.push(format!("old_string's line \"{}\" is not there", clip(old[j].trim())));
+        words.push(format!(
+            "old_string's line \"{}\" is not there",
+            clip(old[j].trim())
+        ));
     }
     for i in extra {
-        words.push(format!("line {} \"{}\" is not in old_string", line_no(i), clip(window[i].trim())));
+        words.push(format!(
+            "line {} \"{}\" is not in old_string",
+            line_no(i),
+            clip(window[i].trim())
+        ));
     }
     words.truncate(MAX_WORD_CHANGES * 2);
-    Described { lines: (lo + first, lo + last), causes, words }
+    Described {
+        lines: (lo + first, lo + last),
+        causes,
+        words,
+    }
 }
 
 /// The words of one line that changed: `line 14 has "dog" where old_string has "cat"`. On old_string's
@@ -479,17 +579,36 @@ fn word_changes(old: &str, file: &str, line: usize, first: bool, last: bool) -> 
     let key = |t: &&str| plain(t);
     let ok: Vec<String> = o.iter().map(key).collect();
     let fk: Vec<String> = f.iter().map(key).collect();
-    let ops = capture_diff_slices_deadline(Algorithm::Myers, &ok, &fk, Some(Instant::now() + DIFF_BUDGET));
+    let ops = capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &ok,
+        &fk,
+        Some(Instant::now() + DIFF_BUDGET),
+    );
     let mut out = Vec::new();
     let n = ops.len();
     for (k, op) in ops.iter().enumerate() {
         let (or, fr) = match *op {
             DiffOp::Equal { .. } => continue,
-            DiffOp::Delete { old_index, old_len, new_index } => (old_index..old_index + old_len, new_index..new_index),
-            DiffOp::Insert { old_index, new_index, new_len } => (old_index..old_index, new_index..new_index + new_len),
-            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
-                (old_index..old_index + old_len, new_index..new_index + new_len)
-            }
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => (old_index..old_index + old_len, new_index..new_index),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => (old_index..old_index, new_index..new_index + new_len),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => (
+                old_index..old_index + old_len,
+                new_index..new_index + new_len,
+            ),
         };
         if or.is_empty() && ((first && k == 0) || (last && k + 1 == n)) {
             continue;
@@ -498,13 +617,20 @@ fn word_changes(old: &str, file: &str, line: usize, first: bool, last: bool) -> 
         let (or, fr) = if (or.is_empty() || fr.is_empty()) && or.start > 0 && fr.start > 0 {
             (or.start - 1..or.end, fr.start - 1..fr.end)
         } else if or.is_empty() || fr.is_empty() {
-            (or.start..(or.end + 1).min(o.len()), fr.start..(fr.end + 1).min(f.len()))
+            (
+                or.start..(or.end + 1).min(o.len()),
+                fr.start..(fr.end + 1).min(f.len()),
+            )
         } else {
             (or, fr)
         };
         let (or, fr) = (atom(&o, or), atom(&f, fr));
         let (ot, ft) = (o[or].concat(), f[fr].concat());
-        out.push(format!("line {line} has \"{}\" where old_string has \"{}\"", clip(ft.trim()), clip(ot.trim())));
+        out.push(format!(
+            "line {line} has \"{}\" where old_string has \"{}\"",
+            clip(ft.trim()),
+            clip(ot.trim())
+        ));
         if out.len() == MAX_WORD_CHANGES {
             break;
         }
@@ -515,7 +641,10 @@ fn word_changes(old: &str, file: &str, line: usize, first: bool, last: bool) -> 
 /// A range of tokens widened to the whole run it sits in between spaces, quotes, brackets and
 /// separators, so that "0.4.17" is quoted whole, not "17".
 fn atom(tokens: &[&str], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
-    let joins = |t: &str| !t.chars().any(|c| c.is_whitespace() || "\"'`“”‘’()[]{}<>,;:=".contains(c));
+    let joins = |t: &str| {
+        !t.chars()
+            .any(|c| c.is_whitespace() || "\"'`“”‘’()[]{}<>,;:=".contains(c))
+    };
     let (mut s, mut e) = (r.start, r.end);
     if s == e || !tokens[s..e].iter().all(|t| joins(t)) {
         return r;
@@ -553,8 +682,12 @@ fn describe_indent(old: &str, file: &str) -> String {
 fn describe_quotes(old: &str, file: &str) -> String {
     let fancy = |s: &str| s.chars().any(|c| plain_char(c) != c);
     match (fancy(old), fancy(file)) {
-        (false, true) => "quotes or dashes (the file has typographic ones, old_string plain ones)".into(),
-        (true, false) => "quotes or dashes (the file has plain ones, old_string typographic ones)".into(),
+        (false, true) => {
+            "quotes or dashes (the file has typographic ones, old_string plain ones)".into()
+        }
+        (true, false) => {
+            "quotes or dashes (the file has plain ones, old_string typographic ones)".into()
+        }
         _ => "quotes or dashes".into(),
     }
 }

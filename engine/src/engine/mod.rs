@@ -24,10 +24,13 @@ pub use anchor::cap as sentence;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome, MAX_TEXT};
 pub use changeset::Replacement;
 pub use eol::{apply_replacements, LineBreaks};
-pub use plan::{parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan, Save};
+pub use plan::{
+    parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan,
+    Matching, Mode, Options, Plan, Save,
+};
 pub use refusal::{Kind, Refusal};
-pub use text::{line_of, line_starts};
 pub use target::{NamePath, Rename, RenameAt, Span, Spans, SymbolAction, Target};
+pub use text::{line_of, line_starts};
 pub use tolerant::Tier;
 pub use write::write_file;
 

@@ -108,10 +108,19 @@ pub enum FileOp {
 
 impl Edit {
     pub fn new(old: &str, new: &str) -> Self {
-        Edit { old_string: old.into(), new_string: new.into(), expect: Expect::One, anchor: None, target: None }
+        Edit {
+            old_string: old.into(),
+            new_string: new.into(),
+            expect: Expect::One,
+            anchor: None,
+            target: None,
+        }
     }
     pub fn all(old: &str, new: &str) -> Self {
-        Edit { expect: Expect::All, ..Edit::new(old, new) }
+        Edit {
+            expect: Expect::All,
+            ..Edit::new(old, new)
+        }
     }
 }
 
@@ -133,7 +142,13 @@ pub struct FilePlan {
 impl FilePlan {
     /// A file to edit in place, as a plan states it.
     pub fn edit(file_path: impl Into<String>, edits: Vec<Edit>) -> Self {
-        FilePlan { file_path: file_path.into(), edits, op: FileOp::Edit, mode: None, literal: false }
+        FilePlan {
+            file_path: file_path.into(),
+            edits,
+            op: FileOp::Edit,
+            mode: None,
+            literal: false,
+        }
     }
 }
 
@@ -188,7 +203,9 @@ pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
 }
 
 fn issue(text: impl std::fmt::Display) -> Refusal {
-    Refusal::input(format!("MultiEdit failed due to the following issue:\n{text}"))
+    Refusal::input(format!(
+        "MultiEdit failed due to the following issue:\n{text}"
+    ))
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -221,8 +238,16 @@ fn check_fields(obj: &Map<String, Value>, allowed: &[&str], prefix: &str) -> Res
     Ok(())
 }
 
-fn required<'a>(obj: &'a Map<String, Value>, key: &str, prefix: &str) -> Result<&'a Value, Refusal> {
-    obj.get(key).ok_or_else(|| issue(format_args!("The required parameter `{prefix}{key}` is missing")))
+fn required<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    prefix: &str,
+) -> Result<&'a Value, Refusal> {
+    obj.get(key).ok_or_else(|| {
+        issue(format_args!(
+            "The required parameter `{prefix}{key}` is missing"
+        ))
+    })
 }
 
 fn string_field(obj: &Map<String, Value>, key: &str, prefix: &str) -> Result<String, Refusal> {
@@ -232,17 +257,50 @@ fn string_field(obj: &Map<String, Value>, key: &str, prefix: &str) -> Result<Str
     }
 }
 
-fn choice<T: Copy>(obj: &Map<String, Value>, key: &str, choices: &[(&str, T)], default: T) -> Result<T, Refusal> {
-    let Some(v) = obj.get(key) else { return Ok(default) };
-    let Value::String(s) = v else { return Err(wrong_type(key, "string", v)) };
-    choices.iter().find(|(name, _)| name == s).map(|(_, t)| *t).ok_or_else(|| {
-        let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-        issue(format_args!("The parameter `{key}` must be one of {} but is \"{s}\"", names.join(", ")))
-    })
+fn choice<T: Copy>(
+    obj: &Map<String, Value>,
+    key: &str,
+    choices: &[(&str, T)],
+    default: T,
+) -> Result<T, Refusal> {
+    let Some(v) = obj.get(key) else {
+        return Ok(default);
+    };
+    let Value::String(s) = v else {
+        return Err(wrong_type(key, "string", v));
+    };
+    choices
+        .iter()
+        .find(|(name, _)| name == s)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            issue(format_args!(
+                "The parameter `{key}` must be one of {} but is \"{s}\"",
+                names.join(", ")
+            ))
+        })
 }
 
-const TOP_SINGLE: &[&str] = &["file_path", "edits", "mode", "dialect", "match", "diagnostics", "save", "rename"];
-const TOP_MULTI: &[&str] = &["files", "mode", "dialect", "match", "diagnostics", "save", "rename"];
+const TOP_SINGLE: &[&str] = &[
+    "file_path",
+    "edits",
+    "mode",
+    "dialect",
+    "match",
+    "diagnostics",
+    "save",
+    "rename",
+];
+const TOP_MULTI: &[&str] = &[
+    "files",
+    "mode",
+    "dialect",
+    "match",
+    "diagnostics",
+    "save",
+    "rename",
+];
 
 /// The parameters other agents' edit tools spell in camelCase (OpenCode's `filePath`, `oldString`,
 /// `newString`, `replaceAll`), which a model trained on them sends: read as ours.
@@ -260,7 +318,9 @@ fn snake_case(obj: &Map<String, Value>, prefix: &str) -> Result<Map<String, Valu
     for (camel, snake) in CAMEL {
         if let Some(v) = out.remove(*camel) {
             if out.contains_key(*snake) {
-                return Err(issue(format_args!("`{prefix}{camel}` and `{prefix}{snake}` are the same parameter: give it once")));
+                return Err(issue(format_args!(
+                    "`{prefix}{camel}` and `{prefix}{snake}` are the same parameter: give it once"
+                )));
             }
             out.insert(snake.to_string(), v);
         }
@@ -269,33 +329,65 @@ fn snake_case(obj: &Map<String, Value>, prefix: &str) -> Result<Map<String, Valu
 }
 
 pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
-    let Value::Object(obj) = value else { return Err(wrong_type("plan", "object", value)) };
+    let Value::Object(obj) = value else {
+        return Err(wrong_type("plan", "object", value));
+    };
     let obj = &snake_case(obj, "")?;
     let options = Options {
-        mode: choice(obj, "mode", &[("atomic", Mode::Atomic), ("partial", Mode::Partial)], Mode::Atomic)?,
+        mode: choice(
+            obj,
+            "mode",
+            &[("atomic", Mode::Atomic), ("partial", Mode::Partial)],
+            Mode::Atomic,
+        )?,
         dialect: choice(
             obj,
             "dialect",
-            &[("sequential", Dialect::Sequential), ("claude-code", Dialect::ClaudeCode)],
+            &[
+                ("sequential", Dialect::Sequential),
+                ("claude-code", Dialect::ClaudeCode),
+            ],
             Dialect::Sequential,
         )?,
-        matching: choice(obj, "match", &[("exact", Matching::Exact), ("tolerant", Matching::Tolerant)], Matching::Exact)?,
+        matching: choice(
+            obj,
+            "match",
+            &[("exact", Matching::Exact), ("tolerant", Matching::Tolerant)],
+            Matching::Exact,
+        )?,
         diagnostics: match obj.get("diagnostics") {
             None => None,
             Some(_) => Some(choice(
                 obj,
                 "diagnostics",
-                &[("errors", Diagnostics::Errors), ("warnings", Diagnostics::Warnings), ("off", Diagnostics::Off)],
+                &[
+                    ("errors", Diagnostics::Errors),
+                    ("warnings", Diagnostics::Warnings),
+                    ("off", Diagnostics::Off),
+                ],
                 Diagnostics::Errors,
             )?),
         },
         save: match obj.get("save") {
             None => None,
-            Some(_) => Some(choice(obj, "save", &[("clean", Save::Clean), ("all", Save::All), ("never", Save::Never)], Save::Clean)?),
+            Some(_) => Some(choice(
+                obj,
+                "save",
+                &[
+                    ("clean", Save::Clean),
+                    ("all", Save::All),
+                    ("never", Save::Never),
+                ],
+                Save::Clean,
+            )?),
         },
     };
     let rename = obj.get("rename").map(rename).transpose()?;
-    let files = if rename.is_some() && !["files", "file_path", "edits"].iter().any(|k| obj.contains_key(*k)) {
+    let files = if rename.is_some()
+        && !["files", "file_path", "edits"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+    {
         // A plan may be a rename alone.
         check_fields(obj, TOP_SINGLE, "")?;
         Vec::new()
@@ -316,7 +408,9 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
         let mut files = Vec::with_capacity(list.len());
         for (i, f) in list.iter().enumerate() {
             let prefix = format!("files[{i}].");
-            let Value::Object(fo) = f else { return Err(wrong_type(&format!("files[{i}]"), "object", f)) };
+            let Value::Object(fo) = f else {
+                return Err(wrong_type(&format!("files[{i}]"), "object", f));
+            };
             let fo = &snake_case(fo, &prefix)?;
             check_fields(fo, &["file_path", "edits"], &prefix)?;
             files.push(file_plan(fo, &prefix)?);
@@ -335,20 +429,29 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
         check_fields(obj, TOP_SINGLE, "")?;
         vec![file_plan(obj, "")?]
     };
-    Ok(Plan { files, options, rename })
+    Ok(Plan {
+        files,
+        options,
+        rename,
+    })
 }
 
 const RENAME_FIELDS: &[&str] = &["file_path", "symbol", "line", "column", "new_name"];
 
 /// `rename: {file_path, symbol | line + column, new_name}`.
 fn rename(value: &Value) -> Result<Rename, Refusal> {
-    let Value::Object(obj) = value else { return Err(wrong_type("rename", "object", value)) };
+    let Value::Object(obj) = value else {
+        return Err(wrong_type("rename", "object", value));
+    };
     check_fields(obj, RENAME_FIELDS, "rename.")?;
     let file_path = string_field(obj, "file_path", "rename.")?;
     check_path(&file_path, "rename.")?;
     let new_name = string_field(obj, "new_name", "rename.")?;
     if new_name.trim().is_empty() || new_name.contains(['\n', '\r']) {
-        return Err(issue(format_args!("`rename.new_name` must be the new name, one line and not empty, but is {:?}", new_name)));
+        return Err(issue(format_args!(
+            "`rename.new_name` must be the new name, one line and not empty, but is {:?}",
+            new_name
+        )));
     }
     let whole = |key: &str| -> Result<Option<usize>, Refusal> {
         match obj.get(key) {
@@ -376,7 +479,11 @@ fn rename(value: &Value) -> Result<Rename, Refusal> {
         }
         (None, ..) => return Err(issue("`rename.line` and `rename.column` go together: give both (1-based, the column in characters)")),
     };
-    Ok(Rename { file_path, at, new_name })
+    Ok(Rename {
+        file_path,
+        at,
+        new_name,
+    })
 }
 
 fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal> {
@@ -387,7 +494,9 @@ fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal
         other => return Err(wrong_type(&format!("{prefix}edits"), "array", other)),
     };
     if list.is_empty() {
-        return Err(issue(format_args!("At least one edit is required in `{prefix}edits`")));
+        return Err(issue(format_args!(
+            "At least one edit is required in `{prefix}edits`"
+        )));
     }
     let edits = list
         .iter()
@@ -402,8 +511,18 @@ fn file_plan(obj: &Map<String, Value>, prefix: &str) -> Result<FilePlan, Refusal
 /// refuses them too). `None` for any other line.
 fn omission(line: &str) -> Option<String> {
     const PHRASES: &[&str] = &[
-        "rest of", "rest of method", "rest of methods", "rest of code", "rest of the code", "rest of file", "rest of the file",
-        "unchanged code", "unchanged method", "unchanged methods", "existing code", "remaining code",
+        "rest of",
+        "rest of method",
+        "rest of methods",
+        "rest of code",
+        "rest of the code",
+        "rest of file",
+        "rest of the file",
+        "unchanged code",
+        "unchanged method",
+        "unchanged methods",
+        "existing code",
+        "remaining code",
     ];
     let mut t = line.trim();
     if !(t.contains("...") || t.contains('…')) {
@@ -417,7 +536,12 @@ fn omission(line: &str) -> Option<String> {
     if let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
         t = inner.trim();
     }
-    let words: Vec<String> = t.replace("...", " ").replace('…', " ").split_whitespace().map(str::to_lowercase).collect();
+    let words: Vec<String> = t
+        .replace("...", " ")
+        .replace('…', " ")
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect();
     let phrase = words.join(" ");
     PHRASES.contains(&phrase.as_str()).then_some(phrase)
 }
@@ -429,7 +553,9 @@ fn omissions(text: &str) -> Vec<String> {
 fn check_path(path: &str, prefix: &str) -> Result<(), Refusal> {
     let field = format!("{prefix}file_path");
     if path.is_empty() {
-        return Err(issue(format_args!("`{field}` is empty: give the absolute path of the file to edit")));
+        return Err(issue(format_args!(
+            "`{field}` is empty: give the absolute path of the file to edit"
+        )));
     }
     if path.contains('\0') {
         return Err(issue(format_args!("`{field}` contains a NUL character")));
@@ -454,17 +580,30 @@ fn is_windows_absolute(path: &str) -> bool {
     b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
 }
 
-const EDIT_FIELDS: &[&str] = &["old_string", "new_string", "replace_all", "expected_replacements", "symbol", "replace", "insert"];
+const EDIT_FIELDS: &[&str] = &[
+    "old_string",
+    "new_string",
+    "replace_all",
+    "expected_replacements",
+    "symbol",
+    "replace",
+    "insert",
+];
 
 fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
-    let Value::Object(obj) = value else { return Err(wrong_type(at, "object", value)) };
+    let Value::Object(obj) = value else {
+        return Err(wrong_type(at, "object", value));
+    };
     let prefix = format!("{at}.");
     let obj = &snake_case(obj, &prefix)?;
     check_fields(obj, EDIT_FIELDS, &prefix)?;
     if obj.contains_key("symbol") {
         return symbol_edit(obj, &prefix);
     }
-    if let Some(key) = ["replace", "insert"].into_iter().find(|k| obj.contains_key(*k)) {
+    if let Some(key) = ["replace", "insert"]
+        .into_iter()
+        .find(|k| obj.contains_key(*k))
+    {
         if obj.contains_key("old_string") {
             return Err(issue(format_args!(
                 "`{prefix}{key}` goes with `{prefix}symbol`, not with `{prefix}old_string`: leave it out (to replace every \
@@ -479,7 +618,10 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
     let old_string = string_field(obj, "old_string", &prefix)?;
     let new_string = string_field(obj, "new_string", &prefix)?;
     let kept = omissions(&old_string);
-    if let Some(line) = new_string.lines().find(|l| omission(l).is_some_and(|o| !kept.contains(&o))) {
+    if let Some(line) = new_string
+        .lines()
+        .find(|l| omission(l).is_some_and(|o| !kept.contains(&o)))
+    {
         return Err(issue(format_args!(
             "`{prefix}new_string` has the line \"{}\", which stands for text left out, and old_string has no such line: \
              new_string is written as it is, so the text it stands for would be lost. Write that text in full",
@@ -489,7 +631,13 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
     let replace_all = match obj.get("replace_all") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
-        Some(other) => return Err(wrong_type(&format!("{prefix}replace_all"), "boolean", other)),
+        Some(other) => {
+            return Err(wrong_type(
+                &format!("{prefix}replace_all"),
+                "boolean",
+                other,
+            ))
+        }
     };
     let expected = match obj.get("expected_replacements") {
         None | Some(Value::Null) => None,
@@ -515,7 +663,13 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
         (Some(true), None) => Expect::All,
         _ => Expect::One,
     };
-    Ok(Edit { old_string, new_string, expect, anchor: None, target: None })
+    Ok(Edit {
+        old_string,
+        new_string,
+        expect,
+        anchor: None,
+        target: None,
+    })
 }
 
 /// `{"symbol", "replace": "whole" | "body"}` or `{"symbol", "insert": "before" | "after"}`, with
@@ -525,22 +679,47 @@ fn symbol_edit(obj: &Map<String, Value>, prefix: &str) -> Result<Edit, Refusal> 
         Value::String(s) => NamePath::parse(s, &format!("{prefix}symbol")).map_err(issue)?,
         other => return Err(wrong_type(&format!("{prefix}symbol"), "string", other)),
     };
-    if let Some(key) = ["old_string", "replace_all", "expected_replacements"].into_iter().find(|k| obj.contains_key(*k)) {
+    if let Some(key) = ["old_string", "replace_all", "expected_replacements"]
+        .into_iter()
+        .find(|k| obj.contains_key(*k))
+    {
         return Err(issue(format_args!(
             "`{prefix}symbol` places the edit, so `{prefix}{key}` has no place beside it: give either `symbol` (with \
              `replace` or `insert`) or `old_string`"
         )));
     }
-    let pick = |key: &str, choices: &[(&str, SymbolAction)]| -> Result<Option<SymbolAction>, Refusal> {
-        let Some(v) = obj.get(key) else { return Ok(None) };
-        let Value::String(s) = v else { return Err(wrong_type(&format!("{prefix}{key}"), "string", v)) };
-        choices.iter().find(|(n, _)| n == s).map(|(_, a)| Some(*a)).ok_or_else(|| {
-            let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-            issue(format_args!("The parameter `{prefix}{key}` must be one of {} but is \"{s}\"", names.join(", ")))
-        })
+    let pick = |key: &str,
+                choices: &[(&str, SymbolAction)]|
+     -> Result<Option<SymbolAction>, Refusal> {
+        let Some(v) = obj.get(key) else {
+            return Ok(None);
+        };
+        let Value::String(s) = v else {
+            return Err(wrong_type(&format!("{prefix}{key}"), "string", v));
+        };
+        choices
+            .iter()
+            .find(|(n, _)| n == s)
+            .map(|(_, a)| Some(*a))
+            .ok_or_else(|| {
+                let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+                issue(format_args!(
+                    "The parameter `{prefix}{key}` must be one of {} but is \"{s}\"",
+                    names.join(", ")
+                ))
+            })
     };
-    let replace = pick("replace", &[("whole", SymbolAction::Whole), ("body", SymbolAction::Body)])?;
-    let insert = pick("insert", &[("before", SymbolAction::Before), ("after", SymbolAction::After)])?;
+    let replace = pick(
+        "replace",
+        &[("whole", SymbolAction::Whole), ("body", SymbolAction::Body)],
+    )?;
+    let insert = pick(
+        "insert",
+        &[
+            ("before", SymbolAction::Before),
+            ("after", SymbolAction::After),
+        ],
+    )?;
     let action = match (replace, insert) {
         (Some(a), None) | (None, Some(a)) => a,
         (Some(_), Some(_)) => return Err(issue(format_args!("Give `{prefix}replace` or `{prefix}insert`, not both"))),
@@ -553,5 +732,8 @@ fn symbol_edit(obj: &Map<String, Value>, prefix: &str) -> Result<Edit, Refusal> 
         }
     };
     let new_string = string_field(obj, "new_string", prefix)?;
-    Ok(Edit { target: Some(Box::new(Target::Symbol { path, action })), ..Edit::new("", &new_string) })
+    Ok(Edit {
+        target: Some(Box::new(Target::Symbol { path, action })),
+        ..Edit::new("", &new_string)
+    })
 }

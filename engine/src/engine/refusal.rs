@@ -111,7 +111,13 @@ pub struct Refusal {
 
 impl Refusal {
     pub fn new(kind: Kind, message: impl Into<String>) -> Self {
-        Refusal { kind, edit_index: None, file_path: None, message: message.into(), hint: None }
+        Refusal {
+            kind,
+            edit_index: None,
+            file_path: None,
+            message: message.into(),
+            hint: None,
+        }
     }
     pub fn at(mut self, edit_index: usize) -> Self {
         self.edit_index = Some(edit_index);
@@ -146,7 +152,10 @@ impl Refusal {
     }
 
     pub fn not_found(old: &str) -> Self {
-        Refusal::new(Kind::NotFound, format!("String to replace not found in file.\nString: {old}"))
+        Refusal::new(
+            Kind::NotFound,
+            format!("String to replace not found in file.\nString: {old}"),
+        )
     }
     pub fn ambiguous(n: usize, old: &str) -> Self {
         Refusal::new(
@@ -169,10 +178,16 @@ impl Refusal {
         )
     }
     pub fn no_op() -> Self {
-        Refusal::new(Kind::NoOp, "No changes to make: old_string and new_string are exactly the same.")
+        Refusal::new(
+            Kind::NoOp,
+            "No changes to make: old_string and new_string are exactly the same.",
+        )
     }
     pub fn file_exists() -> Self {
-        Refusal::new(Kind::FileExists, "Cannot create new file - file already exists.")
+        Refusal::new(
+            Kind::FileExists,
+            "Cannot create new file - file already exists.",
+        )
     }
     pub fn file_not_found(path: &str) -> Self {
         Refusal::new(
@@ -182,17 +197,29 @@ impl Refusal {
     }
     /// A patch moves a file onto a path that is taken: a rename never replaces a file.
     pub fn move_target_exists(from: &str, to: &str) -> Self {
-        Refusal::new(Kind::FileExists, format!("Cannot move {from} to {to}: {to} already exists. Nothing was changed."))
-            .in_file(from)
+        Refusal::new(
+            Kind::FileExists,
+            format!("Cannot move {from} to {to}: {to} already exists. Nothing was changed."),
+        )
+        .in_file(from)
     }
     pub fn chained() -> Self {
-        Refusal::new(Kind::Chained, "Cannot edit file: old_string is a substring of a new_string from a previous edit.")
+        Refusal::new(
+            Kind::Chained,
+            "Cannot edit file: old_string is a substring of a new_string from a previous edit.",
+        )
     }
     pub fn apply_failed() -> Self {
-        Refusal::new(Kind::ApplyFailed, "String not found in file. Failed to apply edit.")
+        Refusal::new(
+            Kind::ApplyFailed,
+            "String not found in file. Failed to apply edit.",
+        )
     }
     pub fn unchanged() -> Self {
-        Refusal::new(Kind::Unchanged, "Original and edited file match exactly. Failed to apply edit.")
+        Refusal::new(
+            Kind::Unchanged,
+            "Original and edited file match exactly. Failed to apply edit.",
+        )
     }
     pub fn not_utf8(path: &str, offset: usize) -> Self {
         Refusal::new(

@@ -9,7 +9,11 @@ const SHOWN_CHARS: usize = 200;
 fn shown(s: &str) -> String {
     match s.char_indices().nth(SHOWN_CHARS) {
         None => s.to_string(),
-        Some((cut, _)) => format!("{}… ({} more characters)", &s[..cut], s[cut..].chars().count()),
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &s[..cut],
+            s[cut..].chars().count()
+        ),
     }
 }
 
@@ -19,21 +23,37 @@ fn edit_line(e: &EditReport) -> String {
         return format!("{n}. Created the file");
     }
     if let Some(summary) = &e.summary {
-        return if e.numbered { format!("{n}. {summary}") } else { format!("- {summary}") };
+        return if e.numbered {
+            format!("{n}. {summary}")
+        } else {
+            format!("- {summary}")
+        };
     }
     if let Some(label) = &e.label {
-        let verb = if e.replacements == 0 { "Checked" } else { "Applied" };
+        let verb = if e.replacements == 0 {
+            "Checked"
+        } else {
+            "Applied"
+        };
         let mut line = format!("{n}. {verb} {label}");
         if e.offset != 0 {
             let lines = if e.offset.abs() == 1 { "line" } else { "lines" };
-            line.push_str(&format!(", found at line {} (offset {:+} {lines})", e.line.unwrap_or(0), e.offset));
+            line.push_str(&format!(
+                ", found at line {} (offset {:+} {lines})",
+                e.line.unwrap_or(0),
+                e.offset
+            ));
         }
         if let Some(t) = e.tier {
             line.push_str(&format!(" (matched {})", t.describe()));
         }
         return line;
     }
-    let mut line = format!("{n}. Replaced \"{}\" with \"{}\"", shown(&e.old_string), shown(&e.new_string));
+    let mut line = format!(
+        "{n}. Replaced \"{}\" with \"{}\"",
+        shown(&e.old_string),
+        shown(&e.new_string)
+    );
     if let Some(t) = e.tier {
         line.push_str(&format!(" (matched {})", t.describe()));
     }
@@ -43,7 +63,11 @@ fn edit_line(e: &EditReport) -> String {
 impl FileChange {
     pub fn message(&self) -> String {
         let applied = self.applied.len();
-        let plural = if self.edit_count == 1 { "edit" } else { "edits" };
+        let plural = if self.edit_count == 1 {
+            "edit"
+        } else {
+            "edits"
+        };
         let what = match &self.op {
             FileOp::Edit | FileOp::Create => None,
             FileOp::Delete => Some(format!("Deleted {}", self.file_path)),
@@ -58,9 +82,16 @@ impl FileChange {
             return format!("{what}.");
         }
         let mut out = if self.failed.is_empty() {
-            format!("Applied {applied} {} to {}:", if applied == 1 { "edit" } else { "edits" }, self.file_path)
+            format!(
+                "Applied {applied} {} to {}:",
+                if applied == 1 { "edit" } else { "edits" },
+                self.file_path
+            )
         } else {
-            format!("Applied {applied} of {} {plural} to {}:", self.edit_count, self.file_path)
+            format!(
+                "Applied {applied} of {} {plural} to {}:",
+                self.edit_count, self.file_path
+            )
         };
         for e in &self.applied {
             out.push('\n');
@@ -69,7 +100,12 @@ impl FileChange {
         if let Some(b) = self.line_breaks {
             out.push_str(&format!("\nLine breaks written {}.", b.describe()));
         }
-        if self.replacements.is_empty() && !self.created && !self.applied.is_empty() && self.op == FileOp::Edit && self.mode.is_none() {
+        if self.replacements.is_empty()
+            && !self.created
+            && !self.applied.is_empty()
+            && self.op == FileOp::Edit
+            && self.mode.is_none()
+        {
             out.push_str("\nTogether they leave the file as it was: nothing was written to it.");
         }
         if let Some(what) = what {
@@ -78,7 +114,11 @@ impl FileChange {
         if !self.failed.is_empty() {
             out.push_str("\nFailed edits:");
             for r in &self.failed {
-                out.push_str(&format!("\n{}. {}", r.edit_index.map_or(0, |i| i + 1), r.full_text()));
+                out.push_str(&format!(
+                    "\n{}. {}",
+                    r.edit_index.map_or(0, |i| i + 1),
+                    r.full_text()
+                ));
             }
         }
         out
@@ -87,6 +127,10 @@ impl FileChange {
 
 impl Outcome {
     pub fn message(&self) -> String {
-        self.files.iter().map(FileChange::message).collect::<Vec<_>>().join("\n\n")
+        self.files
+            .iter()
+            .map(FileChange::message)
+            .collect::<Vec<_>>()
+            .join("\n\n")
     }
 }

@@ -37,7 +37,8 @@ pub struct NeedleSet<'n> {
 impl<'n> NeedleSet<'n> {
     /// `None` for plans with fewer than `MANY_NEEDLES` distinct needles.
     pub fn new(needles: &[&'n str]) -> Option<Self> {
-        let mut distinct: Vec<&'n str> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
+        let mut distinct: Vec<&'n str> =
+            needles.iter().copied().filter(|n| !n.is_empty()).collect();
         distinct.sort_unstable();
         distinct.dedup();
         if distinct.len() < MANY_NEEDLES {
@@ -46,19 +47,33 @@ impl<'n> NeedleSet<'n> {
         let ids = distinct.iter().enumerate().map(|(i, n)| (*n, i)).collect();
         let (long_ids, short_ids): (Vec<usize>, Vec<usize>) =
             (0..distinct.len()).partition(|&i| distinct[i].len() >= grams::MIN_LEN);
-        let long = (!long_ids.is_empty())
-            .then(|| (GramIndex::new(long_ids.iter().map(|&i| distinct[i].as_bytes()).collect()), long_ids));
+        let long = (!long_ids.is_empty()).then(|| {
+            (
+                GramIndex::new(long_ids.iter().map(|&i| distinct[i].as_bytes()).collect()),
+                long_ids,
+            )
+        });
         let short_count = short_ids.len();
         let short = if short_ids.is_empty() {
             None
         } else {
             let patterns: Vec<&str> = short_ids.iter().map(|&i| distinct[i]).collect();
-            let ac = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&patterns).ok()?;
+            let ac = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .ok()?;
             Some((ac, short_ids))
         };
         let lens: Vec<usize> = distinct.iter().map(|n| n.len()).collect();
         let max_len = lens.iter().copied().max().unwrap_or(1);
-        Some(NeedleSet { ids, long, short, short_count, lens, max_len })
+        Some(NeedleSet {
+            ids,
+            long,
+            short,
+            short_count,
+            lens,
+            max_len,
+        })
     }
 
     fn id(&self, needle: &str) -> Option<usize> {
@@ -77,7 +92,9 @@ impl<'n> NeedleSet<'n> {
 
     /// Like `scan_long` for the short needles; false if the occurrences ran past `budget`.
     fn scan_short(&self, text: &str, budget: usize, mut found: impl FnMut(usize, usize)) -> bool {
-        let Some((ac, ids)) = &self.short else { return true };
+        let Some((ac, ids)) = &self.short else {
+            return true;
+        };
         for (n, m) in ac.find_overlapping_iter(text).enumerate() {
             if n >= budget {
                 return false;
@@ -96,7 +113,10 @@ pub struct OriginalIndex<'a> {
 
 impl<'a> OriginalIndex<'a> {
     pub fn new(text: &'a str, set: Option<&NeedleSet<'_>>) -> Self {
-        let mut index = OriginalIndex { text, found: HashMap::new() };
+        let mut index = OriginalIndex {
+            text,
+            found: HashMap::new(),
+        };
         if let Some(set) = set.filter(|_| !text.is_empty()) {
             let mut lists: Vec<Vec<usize>> = vec![Vec::new(); set.len()];
             let mut complete = vec![false; set.len()];
@@ -130,7 +150,9 @@ impl<'a> OriginalIndex<'a> {
 
     pub fn occurrences(&mut self, needle: &str) -> &[usize] {
         let text = self.text;
-        self.found.entry(needle.to_string()).or_insert_with(|| starts_of(text, needle))
+        self.found
+            .entry(needle.to_string())
+            .or_insert_with(|| starts_of(text, needle))
     }
 }
 
@@ -153,8 +175,14 @@ struct Starts<'n> {
 
 impl<'n> Starts<'n> {
     fn new(needle: &'n str) -> Self {
-        let cut = (PREFIX..needle.len()).find(|&c| needle.is_char_boundary(c)).unwrap_or(needle.len());
-        Starts { needle, finder: memmem::Finder::new(&needle[..cut]), prefixed: cut < needle.len() }
+        let cut = (PREFIX..needle.len())
+            .find(|&c| needle.is_char_boundary(c))
+            .unwrap_or(needle.len());
+        Starts {
+            needle,
+            finder: memmem::Finder::new(&needle[..cut]),
+            prefixed: cut < needle.len(),
+        }
     }
 
     fn in_text(&self, hay: &str) -> Vec<usize> {
@@ -168,7 +196,9 @@ impl<'n> Starts<'n> {
             return overlapping(hay, self.needle, &memmem::Finder::new(self.needle));
         }
         let bytes = hay.as_bytes();
-        hits.into_iter().filter(|&s| bytes[s..].starts_with(self.needle.as_bytes())).collect()
+        hits.into_iter()
+            .filter(|&s| bytes[s..].starts_with(self.needle.as_bytes()))
+            .collect()
     }
 }
 
@@ -210,7 +240,12 @@ pub struct Touching<'s, 'n> {
 
 impl<'s, 'n> Touching<'s, 'n> {
     pub fn new(set: &'s NeedleSet<'n>) -> Self {
-        Touching { set, hits: vec![Vec::new(); set.len()], recorded: 0, gave_up: false }
+        Touching {
+            set,
+            hits: vec![Vec::new(); set.len()],
+            recorded: 0,
+            gave_up: false,
+        }
     }
 
     /// Scans the windows of the replacements just made.
@@ -228,7 +263,10 @@ impl<'s, 'n> Touching<'s, 'n> {
             found.clear();
             self.set.scan_long(&scratch, |id, s| found.push((id, s)));
             let room = TOUCHING_BUDGET.saturating_sub(self.recorded);
-            if !self.set.scan_short(&scratch, room, |id, s| found.push((id, s))) {
+            if !self
+                .set
+                .scan_short(&scratch, room, |id, s| found.push((id, s)))
+            {
                 self.give_up();
                 return;
             }
@@ -253,10 +291,14 @@ impl<'s, 'n> Touching<'s, 'n> {
     }
 
     fn candidates(&self, cs: &ChangeSet<'_>, needle: &str, out: &mut Vec<usize>) {
-        let Some(id) = self.set.id(needle) else { return };
+        let Some(id) = self.set.id(needle) else {
+            return;
+        };
         let mut scratch = String::new();
         for &(anchor, off) in &self.hits[id] {
-            let Some(cur) = cs.cur_start_of(anchor) else { continue };
+            let Some(cur) = cs.cur_start_of(anchor) else {
+                continue;
+            };
             let s = cur as isize + off;
             if s < 0 || s as usize + needle.len() > cs.current_len() {
                 continue;

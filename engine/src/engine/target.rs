@@ -12,7 +12,10 @@ use super::refusal::{Kind, Refusal};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// A symbol of the file, resolved by the editor's language servers into `Spans`.
-    Symbol { path: NamePath, action: SymbolAction },
+    Symbol {
+        path: NamePath,
+        action: SymbolAction,
+    },
     /// Exact places in the text the engine is given (byte offsets, sorted, apart), each with its new
     /// text: a resolved symbol, or a rename's edits in one file.
     Spans(Spans),
@@ -97,17 +100,24 @@ impl NamePath {
         };
         // `[n]` is an index only when n is a number: `operator[]` stays a name.
         let (rest, index) = match rest.strip_suffix(']').and_then(|r| r.rsplit_once('[')) {
-            Some((path, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => match n.parse::<usize>() {
-                Ok(i) => (path, Some(i)),
-                Err(_) => return Err(bad("the number in its [n] is too large")),
-            },
+            Some((path, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                match n.parse::<usize>() {
+                    Ok(i) => (path, Some(i)),
+                    Err(_) => return Err(bad("the number in its [n] is too large")),
+                }
+            }
             _ => (rest, None),
         };
         let names: Vec<String> = rest.split('/').map(|n| n.trim().to_string()).collect();
         if names.iter().any(String::is_empty) {
             return Err(bad("one of its names is empty"));
         }
-        Ok(NamePath { rooted, names, index, text: trimmed.to_string() })
+        Ok(NamePath {
+            rooted,
+            names,
+            index,
+            text: trimmed.to_string(),
+        })
     }
 }
 
@@ -132,7 +142,12 @@ pub enum RenameAt {
 /// so that applying one does not move the next), with its new text as the view writes it. An earlier
 /// edit wholly inside a span goes with it; one that holds an end of a span, or a span that does not
 /// fit the text it was resolved on, is refused.
-pub(super) fn places(cs: &ChangeSet<'_>, view: &View<'_>, original: &str, spans: &Spans) -> Result<Vec<(usize, usize, String)>, Refusal> {
+pub(super) fn places(
+    cs: &ChangeSet<'_>,
+    view: &View<'_>,
+    original: &str,
+    spans: &Spans,
+) -> Result<Vec<(usize, usize, String)>, Refusal> {
     let misfit = || {
         Refusal::new(
             Kind::NotApplied,
@@ -142,11 +157,18 @@ pub(super) fn places(cs: &ChangeSet<'_>, view: &View<'_>, original: &str, spans:
     let mut out = Vec::with_capacity(spans.spans.len());
     let mut last_end = 0;
     for s in &spans.spans {
-        if s.start > s.end || s.end > original.len() || s.start < last_end || !original.is_char_boundary(s.start) || !original.is_char_boundary(s.end) {
+        if s.start > s.end
+            || s.end > original.len()
+            || s.start < last_end
+            || !original.is_char_boundary(s.start)
+            || !original.is_char_boundary(s.end)
+        {
             return Err(misfit());
         }
         last_end = s.end;
-        let (Some(a), Some(b)) = (view.to_view(s.start), view.to_view(s.end)) else { return Err(misfit()) };
+        let (Some(a), Some(b)) = (view.to_view(s.start), view.to_view(s.end)) else {
+            return Err(misfit());
+        };
         if !view.text.is_char_boundary(a) || !view.text.is_char_boundary(b) {
             return Err(misfit());
         }
@@ -163,10 +185,24 @@ pub(super) fn places(cs: &ChangeSet<'_>, view: &View<'_>, original: &str, spans:
                 ),
             ));
         }
-        out.push((cs.orig_to_cur(a), cs.orig_to_cur(b), view.normalize(&s.text).into_owned()));
+        out.push((
+            cs.orig_to_cur(a),
+            cs.orig_to_cur(b),
+            view.normalize(&s.text).into_owned(),
+        ));
     }
-    if spans.spans.iter().all(|s| original[s.start..s.end] == s.text) {
-        return Err(Refusal::new(Kind::NoOp, format!("No changes to make: the new text of {} is exactly the text there.", spans.what)));
+    if spans
+        .spans
+        .iter()
+        .all(|s| original[s.start..s.end] == s.text)
+    {
+        return Err(Refusal::new(
+            Kind::NoOp,
+            format!(
+                "No changes to make: the new text of {} is exactly the text there.",
+                spans.what
+            ),
+        ));
     }
     out.reverse();
     Ok(out)
@@ -192,12 +228,21 @@ pub fn unresolved(rename: Option<&Rename>, files: &[FilePlan]) -> Option<Refusal
         return Some(needs_editor(&format!("The rename to {}", r.new_name)).in_file(&r.file_path));
     }
     files.iter().find_map(|f| {
-        f.edits.iter().enumerate().find_map(|(i, e)| match e.target.as_deref() {
-            Some(Target::Symbol { path, .. }) => {
-                Some(needs_editor(&format!("Edit {} names the symbol {}, which", i + 1, path.text)).at(i).in_file(&f.file_path))
-            }
-            _ => None,
-        })
+        f.edits
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| match e.target.as_deref() {
+                Some(Target::Symbol { path, .. }) => Some(
+                    needs_editor(&format!(
+                        "Edit {} names the symbol {}, which",
+                        i + 1,
+                        path.text
+                    ))
+                    .at(i)
+                    .in_file(&f.file_path),
+                ),
+                _ => None,
+            })
     })
 }
 
@@ -223,14 +268,28 @@ mod tests {
         )
         .unwrap();
         let e = &plan.files[0].edits;
-        assert!(matches!(e[0].target.as_deref(), Some(Target::Symbol { action: SymbolAction::Body, path }) if path.names == ["Calculator", "add"]));
-        assert!(matches!(e[1].target.as_deref(), Some(Target::Symbol { action: SymbolAction::After, path }) if path.rooted));
+        assert!(
+            matches!(e[0].target.as_deref(), Some(Target::Symbol { action: SymbolAction::Body, path }) if path.names == ["Calculator", "add"])
+        );
+        assert!(
+            matches!(e[1].target.as_deref(), Some(Target::Symbol { action: SymbolAction::After, path }) if path.rooted)
+        );
         assert!(e[2].target.is_none());
-        assert_eq!(plan.rename.as_ref().map(|r| r.new_name.as_str()), Some("sum"));
+        assert_eq!(
+            plan.rename.as_ref().map(|r| r.new_name.as_str()),
+            Some("sum")
+        );
         // A rename alone is a plan.
-        let alone = parse_plan(&json!({"rename": {"file_path": "/w/a.ts", "line": 3, "column": 7, "new_name": "sum"}}).to_string()).unwrap();
+        let alone = parse_plan(
+            &json!({"rename": {"file_path": "/w/a.ts", "line": 3, "column": 7, "new_name": "sum"}})
+                .to_string(),
+        )
+        .unwrap();
         assert!(alone.files.is_empty());
-        assert_eq!(alone.rename.unwrap().at, RenameAt::Position { line: 3, column: 7 });
+        assert_eq!(
+            alone.rename.unwrap().at,
+            RenameAt::Position { line: 3, column: 7 }
+        );
 
         let cases = [
             (json!({"file_path": "/a", "edits": [{"symbol": "f", "new_string": "x"}]}),
@@ -254,7 +313,13 @@ mod tests {
         for (plan, want) in cases {
             let r = refusal(plan.clone());
             assert_eq!(r.kind, Kind::InvalidPlan, "{plan}");
-            assert_eq!(r.message, format!("InputValidationError: MultiEdit failed due to the following issue:\n{want}"), "{plan}");
+            assert_eq!(
+                r.message,
+                format!(
+                    "InputValidationError: MultiEdit failed due to the following issue:\n{want}"
+                ),
+                "{plan}"
+            );
         }
     }
 
@@ -262,29 +327,65 @@ mod tests {
     fn unresolved_symbols_and_renames_are_refused_for_what_would_serve_them() {
         let plan = parse_plan(&json!({"file_path": "/w/a.ts", "edits": [{"old_string": "a", "new_string": "b"}, {"symbol": "f", "replace": "whole", "new_string": ""}]}).to_string()).unwrap();
         let r = apply_plan(&plan, &[Some("a\nfunction f() {}\n")]).unwrap_err();
-        assert_eq!((r.kind, r.edit_index, r.file_path.as_deref()), (Kind::NeedsEditor, Some(1), Some("/w/a.ts")));
+        assert_eq!(
+            (r.kind, r.edit_index, r.file_path.as_deref()),
+            (Kind::NeedsEditor, Some(1), Some("/w/a.ts"))
+        );
         assert!(r.message.starts_with("Edit 2 names the symbol f, which is resolved by the language servers of an editor running multiedit lsp"), "{}", r.message);
-        let plan = parse_plan(&json!({"rename": {"file_path": "/w/a.ts", "symbol": "f", "new_name": "g"}}).to_string()).unwrap();
+        let plan = parse_plan(
+            &json!({"rename": {"file_path": "/w/a.ts", "symbol": "f", "new_name": "g"}})
+                .to_string(),
+        )
+        .unwrap();
         assert_eq!(apply_plan(&plan, &[]).unwrap_err().kind, Kind::NeedsEditor);
     }
 
     fn spans(spans: Vec<Span>, numbered: bool) -> Edit {
-        let target = Target::Spans(Spans { spans, summary: "Renamed a to b".into(), what: "the rename".into(), numbered });
-        Edit { target: Some(Box::new(target)), ..Edit::new("", "b") }
+        let target = Target::Spans(Spans {
+            spans,
+            summary: "Renamed a to b".into(),
+            what: "the rename".into(),
+            numbered,
+        });
+        Edit {
+            target: Some(Box::new(target)),
+            ..Edit::new("", "b")
+        }
     }
 
     fn run(text: &str, edits: Vec<Edit>) -> Result<crate::engine::FileChange, Refusal> {
-        let plan = Plan { files: vec![FilePlan::edit("/f", edits)], options: Default::default(), rename: None };
+        let plan = Plan {
+            files: vec![FilePlan::edit("/f", edits)],
+            options: Default::default(),
+            rename: None,
+        };
         apply_plan(&plan, &[Some(text)]).map(|mut o| o.files.remove(0))
     }
 
     #[test]
     fn spans_apply_at_their_places_through_crlf_and_earlier_edits() {
         let text = "let a = 1;\r\nuse(a);\r\n";
-        let renamed = spans(vec![Span { start: 4, end: 5, text: "b".into() }, Span { start: 16, end: 17, text: "b".into() }], false);
+        let renamed = spans(
+            vec![
+                Span {
+                    start: 4,
+                    end: 5,
+                    text: "b".into(),
+                },
+                Span {
+                    start: 16,
+                    end: 17,
+                    text: "b".into(),
+                },
+            ],
+            false,
+        );
         let c = run(text, vec![renamed.clone(), Edit::new("use(b)", "print(b)")]).unwrap();
         assert_eq!(c.text, "let b = 1;\r\nprint(b);\r\n");
-        assert_eq!(c.message(), "Applied 2 edits to /f:\n- Renamed a to b\n2. Replaced \"use(b)\" with \"print(b)\"");
+        assert_eq!(
+            c.message(),
+            "Applied 2 edits to /f:\n- Renamed a to b\n2. Replaced \"use(b)\" with \"print(b)\""
+        );
         assert_eq!(c.applied[0].replacements, 2);
         // After an edit that changed the text around an end of a span: refused, nothing applied.
         let r = run(text, vec![Edit::new("e(a", "e(x"), renamed.clone()]).unwrap_err();
@@ -296,33 +397,103 @@ mod tests {
              old_string."
         );
         // An earlier edit wholly inside a span goes with it.
-        let body = spans(vec![Span { start: 12, end: 19, text: "print(b);".into() }], true);
+        let body = spans(
+            vec![Span {
+                start: 12,
+                end: 19,
+                text: "print(b);".into(),
+            }],
+            true,
+        );
         let c = run(text, vec![Edit::new("use(a)", "use(q)"), body]).unwrap();
         assert_eq!(c.text, "let a = 1;\r\nprint(b);\r\n");
         // An earlier edit elsewhere moves the places.
         let c = run(text, vec![Edit::new("1;", "100;"), renamed]).unwrap();
         assert_eq!(c.text, "let b = 100;\r\nuse(b);\r\n");
         // A place between \r and \n, or past the end, does not fit the text.
-        let r = run(text, vec![spans(vec![Span { start: 11, end: 11, text: "x".into() }], true)]).unwrap_err();
+        let r = run(
+            text,
+            vec![spans(
+                vec![Span {
+                    start: 11,
+                    end: 11,
+                    text: "x".into(),
+                }],
+                true,
+            )],
+        )
+        .unwrap_err();
         assert_eq!(r.kind, Kind::NotApplied);
-        assert_eq!(run(text, vec![spans(vec![Span { start: 30, end: 31, text: "x".into() }], true)]).unwrap_err().kind, Kind::NotApplied);
+        assert_eq!(
+            run(
+                text,
+                vec![spans(
+                    vec![Span {
+                        start: 30,
+                        end: 31,
+                        text: "x".into()
+                    }],
+                    true
+                )]
+            )
+            .unwrap_err()
+            .kind,
+            Kind::NotApplied
+        );
         // The same text again is no change.
-        let r = run(text, vec![spans(vec![Span { start: 4, end: 5, text: "a".into() }], true)]).unwrap_err();
-        assert_eq!((r.kind, r.message.as_str()), (Kind::NoOp, "No changes to make: the new text of the rename is exactly the text there."));
+        let r = run(
+            text,
+            vec![spans(
+                vec![Span {
+                    start: 4,
+                    end: 5,
+                    text: "a".into(),
+                }],
+                true,
+            )],
+        )
+        .unwrap_err();
+        assert_eq!(
+            (r.kind, r.message.as_str()),
+            (
+                Kind::NoOp,
+                "No changes to make: the new text of the rename is exactly the text there."
+            )
+        );
     }
 
     #[test]
     fn view_positions() {
         let v = View::new("\u{feff}a\r\nb\r\n");
         let got: Vec<Option<usize>> = (0..9).map(|p| v.to_view(p)).collect();
-        assert_eq!(got, [None, None, None, Some(0), Some(1), None, Some(2), Some(3), None]);
+        assert_eq!(
+            got,
+            [
+                None,
+                None,
+                None,
+                Some(0),
+                Some(1),
+                None,
+                Some(2),
+                Some(3),
+                None
+            ]
+        );
         assert_eq!(v.to_view(9), Some(4));
     }
 
     #[test]
     fn name_paths() {
         let p = NamePath::parse("Calculator/add", "symbol").unwrap();
-        assert_eq!((p.rooted, p.names.clone(), p.index), (false, vec!["Calculator".to_string(), "add".to_string()], None));
+        assert_eq!(
+            (p.rooted, p.names.clone(), p.index),
+            (
+                false,
+                vec!["Calculator".to_string(), "add".to_string()],
+                None
+            )
+        );
         let p = NamePath::parse("/main", "symbol").unwrap();
         assert_eq!((p.rooted, p.names.len()), (true, 1));
         assert_eq!(NamePath::parse("add[1]", "symbol").unwrap().index, Some(1));
@@ -332,7 +503,10 @@ mod tests {
              from the outermost, separated by /, such as \"Calculator/add\" (\"/add\" for a top-level add only, \
              \"add[1]\" for the second of several)"
         );
-        assert_eq!(NamePath::parse("operator[]", "s").unwrap().names, ["operator[]"]);
+        assert_eq!(
+            NamePath::parse("operator[]", "s").unwrap().names,
+            ["operator[]"]
+        );
         assert!(NamePath::parse("  ", "s").unwrap_err().contains("empty"));
     }
 }

@@ -29,7 +29,8 @@ pub fn plain_char(c: char) -> char {
     match c {
         '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}' | '\u{2032}' => '\'',
         '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' | '\u{2033}' => '"',
-        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => '-',
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+        | '\u{2212}' => '-',
         '\u{00a0}' | '\u{2002}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}' => ' ',
         c => c,
     }
@@ -67,7 +68,10 @@ pub fn grams(line: &str, buf: &mut Vec<u8>, out: &mut Vec<u32>) {
         }
         return;
     }
-    out.extend(buf.windows(3).map(|w| (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])));
+    out.extend(
+        buf.windows(3)
+            .map(|w| (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])),
+    );
     out.sort_unstable();
     out.dedup();
 }
@@ -79,7 +83,11 @@ pub fn gram_similarity(shared: usize, file: usize, old: usize) -> f32 {
     let dice = 2.0 * shared as f32 / (file + old) as f32;
     // old_string's first or last line is often part of a longer file line (a line too short to say
     // much is not taken for part of one).
-    let contained = if old >= 5 { 0.8 * shared as f32 / old as f32 } else { 0.0 };
+    let contained = if old >= 5 {
+        0.8 * shared as f32 / old as f32
+    } else {
+        0.0
+    };
     dice.max(contained)
 }
 
@@ -99,7 +107,13 @@ pub fn token_set(line: &str) -> Vec<u64> {
     let mut out: Vec<u64> = tokens(line)
         .into_iter()
         .filter(|t| t.chars().any(char::is_alphanumeric))
-        .map(|t| t.chars().map(plain_char).fold(0xcbf2_9ce4_8422_2325u64, |h, c| (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)))
+        .map(|t| {
+            t.chars()
+                .map(plain_char)
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+                    (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)
+                })
+        })
         .collect();
     out.sort_unstable();
     out.dedup();
@@ -143,4 +157,3 @@ pub fn tokens(s: &str) -> Vec<&str> {
     }
     out
 }
-

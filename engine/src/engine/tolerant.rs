@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
-use super::text::{indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain, plain_char};
+use super::text::{
+    indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain, plain_char,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -51,10 +53,17 @@ pub enum Found {
     None,
     One(TolerantMatch),
     /// The tier matched several places: their first and last lines, 1-based.
-    Several { tier: Tier, lines: Vec<(usize, usize)> },
+    Several {
+        tier: Tier,
+        lines: Vec<(usize, usize)>,
+    },
     /// The tier matched one place (its first and last lines, 1-based), but writing new_string there
     /// needs an adaptation whose amount cannot be known: `why`, a clause for the hint.
-    Unsure { tier: Tier, lines: (usize, usize), why: String },
+    Unsure {
+        tier: Tier,
+        lines: (usize, usize),
+        why: String,
+    },
 }
 
 /// Diffs of old_string against new_string are small in practice; a pathological pair gets a coarser
@@ -70,21 +79,42 @@ pub fn find(current: &str, old: &str, new: &str, whole_lines: bool) -> Found {
         old_lines.pop();
     }
     type SameLine = fn(&str, &str) -> bool;
-    let tiers: [(Tier, SameLine); 2] =
-        [(Tier::LineTrimmed, |a, b| a.trim_end() == b.trim_end()), (Tier::Indentation, |a, b| a.trim() == b.trim())];
+    let tiers: [(Tier, SameLine); 2] = [
+        (Tier::LineTrimmed, |a, b| a.trim_end() == b.trim_end()),
+        (Tier::Indentation, |a, b| a.trim() == b.trim()),
+    ];
     for (tier, same) in tiers {
-        let hits = find_lines(current, &lines, &old_lines, keeps_newline, same, whole_lines);
+        let hits = find_lines(
+            current,
+            &lines,
+            &old_lines,
+            keeps_newline,
+            same,
+            whole_lines,
+        );
         match hits.as_slice() {
             [] => continue,
             [hit] => {
                 let region = &current[hit.start..hit.end];
                 return match rewrite_lines(tier, &old_lines, region, new, hit.mid_first, &lines) {
-                    Ok(new_text) => Found::One(TolerantMatch { start: hit.start, end: hit.end, new_text, tier }),
-                    Err(why) => Found::Unsure { tier, lines: (hit.first + 1, hit.first + old_lines.len()), why },
+                    Ok(new_text) => Found::One(TolerantMatch {
+                        start: hit.start,
+                        end: hit.end,
+                        new_text,
+                        tier,
+                    }),
+                    Err(why) => Found::Unsure {
+                        tier,
+                        lines: (hit.first + 1, hit.first + old_lines.len()),
+                        why,
+                    },
                 };
             }
             _ => {
-                let lines = hits.iter().map(|h| (h.first + 1, h.first + old_lines.len())).collect();
+                let lines = hits
+                    .iter()
+                    .map(|h| (h.first + 1, h.first + old_lines.len()))
+                    .collect();
                 return Found::Several { tier, lines };
             }
         }
@@ -93,7 +123,12 @@ pub fn find(current: &str, old: &str, new: &str, whole_lines: bool) -> Found {
     match hits.as_slice() {
         [] => Found::None,
         &[(s, e)] => match recurl(old, &current[s..e], new) {
-            Some(new_text) => Found::One(TolerantMatch { start: s, end: e, new_text, tier: Tier::Quotes }),
+            Some(new_text) => Found::One(TolerantMatch {
+                start: s,
+                end: e,
+                new_text,
+                tier: Tier::Quotes,
+            }),
             None => {
                 let starts = line_starts(current);
                 let lines = (line_of(&starts, s), line_of(&starts, e.max(s + 1) - 1));
@@ -102,8 +137,14 @@ pub fn find(current: &str, old: &str, new: &str, whole_lines: bool) -> Found {
         },
         _ => {
             let starts = line_starts(current);
-            let lines = hits.iter().map(|&(s, e)| (line_of(&starts, s), line_of(&starts, e.max(s + 1) - 1))).collect();
-            Found::Several { tier: Tier::Quotes, lines }
+            let lines = hits
+                .iter()
+                .map(|&(s, e)| (line_of(&starts, s), line_of(&starts, e.max(s + 1) - 1)))
+                .collect();
+            Found::Several {
+                tier: Tier::Quotes,
+                lines,
+            }
         }
     }
 }
@@ -130,7 +171,8 @@ fn find_lines(
     if k == 0 || k > lines.len() || old.iter().all(|l| l.trim().is_empty()) {
         return Vec::new();
     }
-    let first_unindented = !whole_lines && indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
+    let first_unindented =
+        !whole_lines && indent_of(old[0]).is_empty() && !old[0].trim().is_empty();
     let mut hits = Vec::new();
     for c in 0..=lines.len() - k {
         let (offset, line) = lines[c];
@@ -153,8 +195,17 @@ fn find_lines(
             }
             end += 1;
         }
-        let start = if mid_first { offset + indent_of(line).len() } else { offset };
-        hits.push(LineHit { first: c, start, end, mid_first });
+        let start = if mid_first {
+            offset + indent_of(line).len()
+        } else {
+            offset
+        };
+        hits.push(LineHit {
+            first: c,
+            start,
+            end,
+            mid_first,
+        });
     }
     hits
 }
@@ -179,12 +230,19 @@ fn rewrite_lines(
     // new_string only keeps and removes old_string's lines: nothing is written but the file's own
     // lines, so nothing needs re-indenting (Codex's trimmed tier removing lines).
     let writes = |backwards| {
-        diff(&old_keys, &new_keys, backwards).iter().any(|op| match *op {
-            DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
-                new_keys[new_index..new_index + new_len].iter().any(|l| !l.trim().is_empty())
-            }
-            _ => false,
-        })
+        diff(&old_keys, &new_keys, backwards)
+            .iter()
+            .any(|op| match *op {
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                }
+                | DiffOp::Replace {
+                    new_index, new_len, ..
+                } => new_keys[new_index..new_index + new_len]
+                    .iter()
+                    .any(|l| !l.trim().is_empty()),
+                _ => false,
+            })
     };
     let reindent = match tier {
         Tier::Indentation if writes(false) || writes(true) => {
@@ -196,12 +254,17 @@ fn rewrite_lines(
                 Fit::Unsettled(p) => {
                     // ...if the exchange itself writes tabs for spaces or spaces for tabs, in the
                     // units the reading uses: otherwise the plan is the file's own text, shifted.
-                    let r = Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?;
+                    let r =
+                        Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?;
                     let only = |t: &str, c: u8| !t.is_empty() && t.bytes().all(|b| b == c);
                     let (pl, fl) = (p.plan.len(), p.file.len());
                     let shown = match () {
-                        _ if only(&p.plan, b' ') && only(&p.file, b'\t') && pl % fl == 0 => Some((Style::Spaces(pl / fl), Style::Tabs)),
-                        _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => Some((Style::Tabs, Style::Spaces(fl / pl))),
+                        _ if only(&p.plan, b' ') && only(&p.file, b'\t') && pl % fl == 0 => {
+                            Some((Style::Spaces(pl / fl), Style::Tabs))
+                        }
+                        _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => {
+                            Some((Style::Tabs, Style::Spaces(fl / pl)))
+                        }
                         _ => None,
                     };
                     let unsettled = || {
@@ -218,20 +281,38 @@ fn rewrite_lines(
                     // whole levels; read as the run exchanged, they are alignment kept as it is. In a file
                     // that aligns with as many spaces after its tabs as the plan takes for a level, only
                     // old_string's own lines at two depths show that the plan's spaces are levels.
-                    let depths: HashSet<&str> = old.iter().enumerate().filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first))).map(|(_, l)| indent_of(l)).collect();
+                    let depths: HashSet<&str> = old
+                        .iter()
+                        .enumerate()
+                        .filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first)))
+                        .map(|(_, l)| indent_of(l))
+                        .collect();
                     let aligns = match (r.plan, r.file) {
                         (Style::Spaces(u), Style::Tabs) => file_lines.iter().any(|l| {
                             let after_tabs = indent_of(l).trim_start_matches('\t');
-                            after_tabs.len() < indent_of(l).len() && after_tabs.len() >= u && after_tabs.bytes().all(|b| b == b' ')
+                            after_tabs.len() < indent_of(l).len()
+                                && after_tabs.len() >= u
+                                && after_tabs.bytes().all(|b| b == b' ')
                         }),
                         _ => false,
                     };
-                    if aligns && depths.len() < 2 && new_lines.iter().any(|l| !l.trim().is_empty() && p.line(l) != r.line(l)) {
+                    if aligns
+                        && depths.len() < 2
+                        && new_lines
+                            .iter()
+                            .any(|l| !l.trim().is_empty() && p.line(l) != r.line(l))
+                    {
                         return Err(unsettled());
                     }
                     Some(Shift::Units(r))
                 }
-                Fit::None => Some(Shift::Units(Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?)),
+                Fit::None => Some(Shift::Units(Reindent::learn(
+                    old,
+                    &region_lines,
+                    &new_lines,
+                    mid_first,
+                    &file_lines,
+                )?)),
             }
         }
         _ => None,
@@ -240,7 +321,9 @@ fn rewrite_lines(
         same_frame(old, &region_lines, &new_lines, mid_first)?;
     }
     let n = old_keys.len().min(region_lines.len());
-    let twin = (0..n).find(|&a| (0..n).any(|b| old_keys[a] == old_keys[b] && region_lines[a] != region_lines[b])).map(|a| old_keys[a].trim());
+    let twin = (0..n)
+        .find(|&a| (0..n).any(|b| old_keys[a] == old_keys[b] && region_lines[a] != region_lines[b]))
+        .map(|a| old_keys[a].trim());
     both_ways(|backwards| {
         let ops = diff(&old_keys, &new_keys, backwards);
         adapt_lines(&ops, &old_keys, &region_lines, &new_lines, |k, line| match &reindent {
@@ -269,7 +352,10 @@ fn base_of<'a>(lines: &[&'a str], mid_first: bool) -> Option<&'a str> {
         }
         let indent = indent_of(l);
         let common = base.map_or(indent.len(), |b| {
-            b.char_indices().zip(indent.chars()).find(|((_, a), c)| a != c).map_or(b.len().min(indent.len()), |((i, _), _)| i)
+            b.char_indices()
+                .zip(indent.chars())
+                .find(|((_, a), c)| a != c)
+                .map_or(b.len().min(indent.len()), |((i, _), _)| i)
         });
         base = Some(&indent[..common]);
     }
@@ -283,13 +369,26 @@ fn base_of<'a>(lines: &[&'a str], mid_first: bool) -> Option<&'a str> {
 /// Otherwise which depth the model meant cannot be known.
 fn same_frame(old: &[&str], region: &[&str], new: &[&str], mid_first: bool) -> Result<(), String> {
     let counted = |j: usize, l: &str| !(l.trim().is_empty() || (j == 0 && mid_first));
-    let kept = new.iter().enumerate().any(|(k, n)| counted(k, n) && old.iter().enumerate().any(|(j, o)| counted(j, o) && o == n));
+    let kept = new.iter().enumerate().any(|(k, n)| {
+        counted(k, n) && old.iter().enumerate().any(|(j, o)| counted(j, o) && o == n)
+    });
     let moved = new.iter().enumerate().find(|&(k, n)| {
-        counted(k, n) && old.iter().enumerate().any(|(j, o)| counted(j, o) && o.trim() == n.trim() && indent_of(o) != indent_of(n))
+        counted(k, n)
+            && old
+                .iter()
+                .enumerate()
+                .any(|(j, o)| counted(j, o) && o.trim() == n.trim() && indent_of(o) != indent_of(n))
     });
     if let (Some((_, n)), false) = (moved, kept) {
-        let o = old.iter().find(|o| o.trim() == n.trim()).map_or("", |o| indent_of(o));
-        let f = old.iter().zip(region).find(|(o, _)| o.trim() == n.trim()).map_or("", |(_, f)| indent_of(f));
+        let o = old
+            .iter()
+            .find(|o| o.trim() == n.trim())
+            .map_or("", |o| indent_of(o));
+        let f = old
+            .iter()
+            .zip(region)
+            .find(|(o, _)| o.trim() == n.trim())
+            .map_or("", |(_, f)| indent_of(f));
         return Err(format!(
             "new_string has the line \"{}\" at {} where old_string has it at {} and the file at {}: whether new_string is indented \
              as old_string is (and moves with it to the file's depth) or already as the file is cannot be known",
@@ -299,7 +398,9 @@ fn same_frame(old: &[&str], region: &[&str], new: &[&str], mid_first: bool) -> R
             show_indent(f)
         ));
     }
-    let (Some(o), Some(n)) = (base_of(old, mid_first), base_of(new, mid_first)) else { return Ok(()) };
+    let (Some(o), Some(n)) = (base_of(old, mid_first), base_of(new, mid_first)) else {
+        return Ok(());
+    };
     if o == n {
         return Ok(());
     }
@@ -322,7 +423,13 @@ fn same_frame(old: &[&str], region: &[&str], new: &[&str], mid_first: bool) -> R
 fn show_indent(indent: &str) -> String {
     let tabs = indent.chars().filter(|&c| c == '\t').count();
     let spaces = indent.chars().count() - tabs;
-    let count = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+    let count = |n: usize, one: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
     match (tabs, spaces) {
         (0, 0) => "column 0".to_string(),
         (0, s) => count(s, "space"),
@@ -359,7 +466,12 @@ fn adapt_lines<'a>(
                 }
             }
             DiffOp::Delete { .. } => {}
-            DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+            DiffOp::Insert {
+                new_index, new_len, ..
+            }
+            | DiffOp::Replace {
+                new_index, new_len, ..
+            } => {
                 for k in new_index..new_index + new_len {
                     out.push(changed(k, new_lines[k])?);
                 }
@@ -382,7 +494,8 @@ impl Shift {
         match self {
             Shift::Prefix(p) => {
                 let kind = |t: &str| t.chars().next();
-                p.plan != p.file && (p.plan.is_empty() || p.file.is_empty() || kind(&p.plan) == kind(&p.file))
+                p.plan != p.file
+                    && (p.plan.is_empty() || p.file.is_empty() || kind(&p.plan) == kind(&p.file))
             }
             Shift::Units(r) => match (r.plan, r.file) {
                 (Style::Spaces(a), Style::Spaces(b)) => r.shift != 0 || a != b,
@@ -427,27 +540,57 @@ enum Fit {
 }
 
 impl Prefix {
-    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Fit {
+    fn learn(
+        old: &[&str],
+        region: &[&str],
+        new: &[&str],
+        mid_first: bool,
+        file_lines: &[&str],
+    ) -> Fit {
         match Prefix::exchange(old, region, new, mid_first) {
             Some(x) if Prefix::settled(&x.seen, &x.news, x.plan.len(), file_lines) => {
-                Fit::Exact(Prefix { plan: x.plan.to_string(), file: x.file.to_string() })
+                Fit::Exact(Prefix {
+                    plan: x.plan.to_string(),
+                    file: x.file.to_string(),
+                })
             }
-            Some(x) => Fit::Unsettled(Prefix { plan: x.plan.to_string(), file: x.file.to_string() }),
+            Some(x) => Fit::Unsettled(Prefix {
+                plan: x.plan.to_string(),
+                file: x.file.to_string(),
+            }),
             None => Fit::None,
         }
     }
 
-    fn exchange<'a>(old: &[&'a str], region: &[&'a str], new: &[&'a str], mid_first: bool) -> Option<Exchange<'a>> {
+    fn exchange<'a>(
+        old: &[&'a str],
+        region: &[&'a str],
+        new: &[&'a str],
+        mid_first: bool,
+    ) -> Option<Exchange<'a>> {
         let counted = |j: usize, l: &str| !(l.trim().is_empty() || j == 0 && mid_first);
-        let pairs: Vec<(&str, &str)> =
-            old.iter().zip(region).enumerate().filter(|&(j, (o, f))| counted(j, o) && counted(j, f)).map(|(_, (o, f))| (*o, *f)).collect();
-        let news: Vec<&str> = new.iter().enumerate().filter(|&(k, l)| counted(k, l)).map(|(_, l)| *l).collect();
+        let pairs: Vec<(&str, &str)> = old
+            .iter()
+            .zip(region)
+            .enumerate()
+            .filter(|&(j, (o, f))| counted(j, o) && counted(j, f))
+            .map(|(_, (o, f))| (*o, *f))
+            .collect();
+        let news: Vec<&str> = new
+            .iter()
+            .enumerate()
+            .filter(|&(k, l)| counted(k, l))
+            .map(|(_, l)| *l)
+            .collect();
         let mut plan: Option<&str> = None;
         for l in pairs.iter().map(|(o, _)| *o).chain(news.iter().copied()) {
             let indent = indent_of(l);
             // By characters: an indentation may hold multi-byte spaces (U+3000).
             let common = plan.map_or(indent.len(), |p| {
-                p.char_indices().zip(indent.chars()).find(|((_, a), b)| a != b).map_or(p.len().min(indent.len()), |((i, _), _)| i)
+                p.char_indices()
+                    .zip(indent.chars())
+                    .find(|((_, a), b)| a != b)
+                    .map_or(p.len().min(indent.len()), |((i, _), _)| i)
             });
             plan = Some(&indent[..common]);
         }
@@ -462,7 +605,12 @@ impl Prefix {
             }
             seen.push(rest);
         }
-        Some(Exchange { plan, file: file?, seen, news })
+        Some(Exchange {
+            plan,
+            file: file?,
+            seen,
+            news,
+        })
     }
 
     /// Whether every depth new_string writes is one old_string shows, or whole steps of the file's
@@ -471,27 +619,40 @@ impl Prefix {
         let unit = file_unit(file_lines);
         let whole_steps = |extra: &str| match unit.as_deref() {
             _ if extra.is_empty() => true,
-            Some(u) => extra.len().is_multiple_of(u.len()) && extra == u.repeat(extra.len() / u.len()),
+            Some(u) => {
+                extra.len().is_multiple_of(u.len()) && extra == u.repeat(extra.len() / u.len())
+            }
             None => false,
         };
         let apart = |a: &str, b: &str| {
-            (b.starts_with(a) && whole_steps(&b[a.len()..])) || (a.starts_with(b) && whole_steps(&a[b.len()..]))
+            (b.starts_with(a) && whole_steps(&b[a.len()..]))
+                || (a.starts_with(b) && whole_steps(&a[b.len()..]))
         };
-        news.iter().all(|n| seen.iter().any(|s| apart(s, &indent_of(n)[plan..])))
+        news.iter()
+            .all(|n| seen.iter().any(|s| apart(s, &indent_of(n)[plan..])))
     }
 
     fn line(&self, line: &str) -> Option<String> {
         if line.trim().is_empty() {
             return Some(line.to_string());
         }
-        Some(format!("{}{}", self.file, line.strip_prefix(self.plan.as_str())?))
+        Some(format!(
+            "{}{}",
+            self.file,
+            line.strip_prefix(self.plan.as_str())?
+        ))
     }
 }
 
 /// The file's indentation step: a tab, or its usual rise in spaces (in a file that never rises, the
 /// widest step all its indentations are made of); `None` when its lines do not say.
 fn file_unit(file_lines: &[&str]) -> Option<String> {
-    let spaces = || file_lines.iter().map(|l| indent_of(l)).filter(|i| !i.is_empty() && i.bytes().all(|b| b == b' '));
+    let spaces = || {
+        file_lines
+            .iter()
+            .map(|l| indent_of(l))
+            .filter(|i| !i.is_empty() && i.bytes().all(|b| b == b' '))
+    };
     match uses_tabs(file_lines.iter().copied())? {
         Some(true) => Some("\t".to_string()),
         Some(false) => unit_of(file_lines.iter().copied())
@@ -502,7 +663,11 @@ fn file_unit(file_lines: &[&str]) -> Option<String> {
 }
 
 fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// How the file indents, against how the plan does: the file's style, the plan's, and
@@ -542,7 +707,13 @@ impl Style {
 }
 
 impl Reindent {
-    fn learn(old: &[&str], region: &[&str], new: &[&str], mid_first: bool, file_lines: &[&str]) -> Result<Reindent, String> {
+    fn learn(
+        old: &[&str],
+        region: &[&str],
+        new: &[&str],
+        mid_first: bool,
+        file_lines: &[&str],
+    ) -> Result<Reindent, String> {
         let plan_lines = || old.iter().chain(new).copied();
         let plan_tabs = plan_lines().any(|l| l.starts_with('\t'));
         let decided = |t: Option<Option<bool>>| t.filter(Option::is_some);
@@ -557,7 +728,9 @@ impl Reindent {
             .iter()
             .zip(region)
             .enumerate()
-            .filter(|&(j, (o, f))| !(j == 0 && mid_first) && !o.trim().is_empty() && !f.trim().is_empty())
+            .filter(|&(j, (o, f))| {
+                !(j == 0 && mid_first) && !o.trim().is_empty() && !f.trim().is_empty()
+            })
             .map(|(_, (o, f))| (indent_of(o), indent_of(f)))
             .collect();
         let usual = [4, 2, 8];
@@ -574,7 +747,9 @@ impl Reindent {
                     (l > 0 && f.bytes().all(|b| b == b' ') && w % l == 0 && w > 0).then_some(w / l)
                 })
                 .collect();
-            units.extend(unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())));
+            units.extend(
+                unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())),
+            );
             units.extend(unit_of(plan_lines()));
             units.extend(usual);
             dedup(units).into_iter().map(Style::Spaces).collect()
@@ -590,7 +765,10 @@ impl Reindent {
                 .collect();
             for (k, &(w, l, a)) in levels.iter().enumerate() {
                 for &(w2, l2, a2) in &levels[k + 1..] {
-                    let (dw, dl) = ((w2 - a2.min(w2)) as isize - (w - a.min(w)) as isize, l2 as isize - l as isize);
+                    let (dw, dl) = (
+                        (w2 - a2.min(w2)) as isize - (w - a.min(w)) as isize,
+                        l2 as isize - l as isize,
+                    );
                     if dl != 0 && dw % dl == 0 && dw / dl > 0 {
                         units.push((dw / dl) as usize);
                     }
@@ -605,7 +783,11 @@ impl Reindent {
             }
             units.extend(usual);
             // A plan that indents with tabs aligns with spaces after them, as the file would.
-            let plans = if plan_tabs { vec![Style::Tabs] } else { dedup(units).into_iter().map(Style::Spaces).collect() };
+            let plans = if plan_tabs {
+                vec![Style::Tabs]
+            } else {
+                dedup(units).into_iter().map(Style::Spaces).collect()
+            };
             for plan in plans {
                 if let Some(shift) = shift_for(&pairs, plan, file) {
                     readings.push(Reindent { file, plan, shift });
@@ -623,9 +805,16 @@ impl Reindent {
         // than any line of old_string could be levels or alignment: "   =" under " x" is three
         // levels or one and two spaces of alignment. That is a guess; refuse it.
         if reading.plan == Style::Spaces(1) {
-            let shown: Vec<usize> = old.iter().filter(|l| !l.trim().is_empty()).map(|l| indent_of(l).len()).collect();
+            let shown: Vec<usize> = old
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| indent_of(l).len())
+                .collect();
             let deepest = shown.iter().copied().max().unwrap_or(0);
-            if new.iter().any(|l| !l.trim().is_empty() && indent_of(l).len() > deepest) {
+            if new
+                .iter()
+                .any(|l| !l.trim().is_empty() && indent_of(l).len() > deepest)
+            {
                 return Err("the plan indents one space per level, so a line new_string indents deeper than old_string's could be deeper levels or alignment".into());
             }
         }
@@ -638,7 +827,14 @@ impl Reindent {
     /// lines can tell (rising by it) and the reading must agree with. A file whose lines never rise, or
     /// rise by another step, leaves the number of spaces to a level unknown. (Spaces written for a
     /// file's tabs need no such unit: a tab is one level.)
-    fn unit_known(&self, old: &[&str], new: &[&str], mid_first: bool, region: &[&str], file_lines: &[&str]) -> Result<(), String> {
+    fn unit_known(
+        &self,
+        old: &[&str],
+        new: &[&str],
+        mid_first: bool,
+        region: &[&str],
+        file_lines: &[&str],
+    ) -> Result<(), String> {
         let counted = |lines: &[&str]| -> Vec<usize> {
             lines
                 .iter()
@@ -651,10 +847,16 @@ impl Reindent {
         if counted(new).iter().all(|l| shown.contains(l)) {
             return Ok(());
         }
-        let (Style::Tabs, Style::Spaces(unit)) = (self.plan, self.file) else { return Ok(()) };
+        let (Style::Tabs, Style::Spaces(unit)) = (self.plan, self.file) else {
+            return Ok(());
+        };
         // A file that indents with tabs too does not say what its spaces are.
         let spaced = uses_tabs(file_lines.iter().copied()) == Some(Some(false));
-        let own = if spaced { unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())) } else { None };
+        let own = if spaced {
+            unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied()))
+        } else {
+            None
+        };
         if own == Some(unit) {
             return Ok(());
         }
@@ -695,10 +897,29 @@ fn diff<T: Eq + std::hash::Hash + Clone>(old: &[T], new: &[T], backwards: bool) 
             let (o, n) = (op.old_range(), op.new_range());
             let (old_index, new_index) = (no - o.end, nn - n.end);
             match op {
-                DiffOp::Equal { len, .. } => DiffOp::Equal { old_index, new_index, len },
-                DiffOp::Delete { old_len, .. } => DiffOp::Delete { old_index, old_len, new_index },
-                DiffOp::Insert { new_len, .. } => DiffOp::Insert { old_index, new_index, new_len },
-                DiffOp::Replace { old_len, new_len, .. } => DiffOp::Replace { old_index, old_len, new_index, new_len },
+                DiffOp::Equal { len, .. } => DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                },
+                DiffOp::Delete { old_len, .. } => DiffOp::Delete {
+                    old_index,
+                    old_len,
+                    new_index,
+                },
+                DiffOp::Insert { new_len, .. } => DiffOp::Insert {
+                    old_index,
+                    new_index,
+                    new_len,
+                },
+                DiffOp::Replace {
+                    old_len, new_len, ..
+                } => DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                },
             }
         })
         .collect()
@@ -775,7 +996,9 @@ fn unit_of<'a>(lines: impl Iterator<Item = &'a str>) -> Option<usize> {
         }
         prev = Some(indent.len());
     }
-    (1..=8).filter(|&d| counts[d] > 0).max_by_key(|&d| (counts[d], std::cmp::Reverse(d)))
+    (1..=8)
+        .filter(|&d| counts[d] > 0)
+        .max_by_key(|&d| (counts[d], std::cmp::Reverse(d)))
 }
 
 /// Every match of `old` in `current` once both are made plain; byte ranges in `current`.
@@ -825,10 +1048,19 @@ fn recurl(old: &str, matched: &str, new: &str) -> Option<String> {
                     out.extend(m[old_index..old_index + len].iter().map(|l| l.to_string()))
                 }
                 DiffOp::Delete { .. } => {}
-                DiffOp::Insert { new_index, new_len, .. } => {
-                    out.extend(n[new_index..new_index + new_len].iter().map(|l| l.to_string()))
-                }
-                DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                } => out.extend(
+                    n[new_index..new_index + new_len]
+                        .iter()
+                        .map(|l| l.to_string()),
+                ),
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                } => {
                     // A changed line keeps the quotes of the old line it was made from; a line unlike
                     // any old one is new text, written as given.
                     let mut next = old_index;
@@ -863,9 +1095,12 @@ fn recurl_chars(old: &str, matched: &str, new: &str) -> Option<String> {
             match op {
                 DiffOp::Equal { old_index, len, .. } => out.extend(&m[old_index..old_index + len]),
                 DiffOp::Delete { .. } => {}
-                DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
-                    out.extend(&n[new_index..new_index + new_len])
+                DiffOp::Insert {
+                    new_index, new_len, ..
                 }
+                | DiffOp::Replace {
+                    new_index, new_len, ..
+                } => out.extend(&n[new_index..new_index + new_len]),
             }
         }
         Some(out)

@@ -14,15 +14,36 @@ use super::refusal::{Kind, Refusal};
 
 /// `content` as the text of the file `file_path`, whose current text is `original` (`None`: it does
 /// not exist, and the write creates it).
-pub fn write_file(original: Option<&str>, file_path: &str, content: &str) -> Result<FileChange, Refusal> {
+pub fn write_file(
+    original: Option<&str>,
+    file_path: &str,
+    content: &str,
+) -> Result<FileChange, Refusal> {
     let Some(old) = original else {
-        let report = EditReport { created: true, ..report(content) };
-        let replacements = vec![Replacement { start: 0, end: 0, text: content.to_string() }];
-        return Ok(change(file_path, true, replacements, content.to_string(), report));
+        let report = EditReport {
+            created: true,
+            ..report(content)
+        };
+        let replacements = vec![Replacement {
+            start: 0,
+            end: 0,
+            text: content.to_string(),
+        }];
+        return Ok(change(
+            file_path,
+            true,
+            replacements,
+            content.to_string(),
+            report,
+        ));
     };
     let new = in_the_files_form(old, content);
     if new == old {
-        return Err(Refusal::new(Kind::Unchanged, format!("{file_path} already holds exactly this text; nothing was written.")).in_file(file_path));
+        return Err(Refusal::new(
+            Kind::Unchanged,
+            format!("{file_path} already holds exactly this text; nothing was written."),
+        )
+        .in_file(file_path));
     }
     let replacements = line_changes(old, &new);
     let changed = new_lines_changed(old, &new);
@@ -30,9 +51,16 @@ pub fn write_file(original: Option<&str>, file_path: &str, content: &str) -> Res
         "the new text ({} line{}; changed: {})",
         line_count(&new),
         if line_count(&new) == 1 { "" } else { "s" },
-        if changed.is_empty() { "only removals".to_string() } else { changed }
+        if changed.is_empty() {
+            "only removals".to_string()
+        } else {
+            changed
+        }
     );
-    let report = EditReport { label: Some(label), ..report(&new) };
+    let report = EditReport {
+        label: Some(label),
+        ..report(&new)
+    };
     Ok(change(file_path, false, replacements, new, report))
 }
 
@@ -52,7 +80,13 @@ fn report(text: &str) -> EditReport {
     }
 }
 
-fn change(file_path: &str, created: bool, replacements: Vec<Replacement>, text: String, report: EditReport) -> FileChange {
+fn change(
+    file_path: &str,
+    created: bool,
+    replacements: Vec<Replacement>,
+    text: String,
+    report: EditReport,
+) -> FileChange {
     FileChange {
         file_path: file_path.to_string(),
         created,
@@ -72,7 +106,11 @@ fn change(file_path: &str, created: bool, replacements: Vec<Replacement>, text: 
 fn in_the_files_form(old: &str, content: &str) -> String {
     let breaks = old.matches('\n').count();
     let crlf = breaks > 0 && old.matches("\r\n").count() == breaks && !content.contains('\r');
-    let mut new = if crlf { content.replace('\n', "\r\n") } else { content.to_string() };
+    let mut new = if crlf {
+        content.replace('\n', "\r\n")
+    } else {
+        content.to_string()
+    };
     if old.starts_with('\u{feff}') && !new.starts_with('\u{feff}') {
         new.insert(0, '\u{feff}');
     }
@@ -107,7 +145,11 @@ fn line_changes(old: &str, new: &str) -> Vec<Replacement> {
         .filter(|op| !matches!(op, DiffOp::Equal { .. }))
         .map(|op| {
             let (o, n) = (op.old_range(), op.new_range());
-            Replacement { start: a[o.start], end: a[o.end], text: new[b[n.start]..b[n.end]].to_string() }
+            Replacement {
+                start: a[o.start],
+                end: a[o.end],
+                text: new[b[n.start]..b[n.end]].to_string(),
+            }
         })
         .collect()
 }
@@ -119,7 +161,13 @@ fn new_lines_changed(old: &str, new: &str) -> String {
         .filter(|op| !matches!(op, DiffOp::Equal { .. }))
         .map(DiffOp::new_range)
         .filter(|r| !r.is_empty())
-        .map(|r| if r.len() == 1 { format!("line {}", r.start + 1) } else { format!("lines {}-{}", r.start + 1, r.end) })
+        .map(|r| {
+            if r.len() == 1 {
+                format!("line {}", r.start + 1)
+            } else {
+                format!("lines {}-{}", r.start + 1, r.end)
+            }
+        })
         .collect();
     ranges.join(", ")
 }
@@ -137,13 +185,33 @@ mod tests {
     fn only_the_lines_that_differ_are_replaced() {
         let old = "one\ntwo\nthree\nfour\n";
         let c = written(old, "one\nTWO\nthree\nfour\nfive\n");
-        assert_eq!(c.replacements, [Replacement { start: 4, end: 8, text: "TWO\n".into() }, Replacement { start: 19, end: 19, text: "five\n".into() }]);
+        assert_eq!(
+            c.replacements,
+            [
+                Replacement {
+                    start: 4,
+                    end: 8,
+                    text: "TWO\n".into()
+                },
+                Replacement {
+                    start: 19,
+                    end: 19,
+                    text: "five\n".into()
+                }
+            ]
+        );
         assert_eq!(apply_replacements(old, &c.replacements), c.text);
-        assert_eq!(c.applied[0].label.as_deref(), Some("the new text (5 lines; changed: line 2, line 5)"));
+        assert_eq!(
+            c.applied[0].label.as_deref(),
+            Some("the new text (5 lines; changed: line 2, line 5)")
+        );
         // A last line without a newline, lines removed.
         let c = written("a\nb\nc", "a\nc");
         assert_eq!(apply_replacements("a\nb\nc", &c.replacements), "a\nc");
-        assert_eq!(c.applied[0].label.as_deref(), Some("the new text (2 lines; changed: only removals)"));
+        assert_eq!(
+            c.applied[0].label.as_deref(),
+            Some("the new text (2 lines; changed: only removals)")
+        );
     }
 
     #[test]
@@ -151,7 +219,14 @@ mod tests {
         let old = "\u{feff}one\r\ntwo\r\n";
         let c = written(old, "one\nTWO\n");
         assert_eq!(c.text, "\u{feff}one\r\nTWO\r\n");
-        assert_eq!(c.replacements, [Replacement { start: 8, end: 13, text: "TWO\r\n".into() }]);
+        assert_eq!(
+            c.replacements,
+            [Replacement {
+                start: 8,
+                end: 13,
+                text: "TWO\r\n".into()
+            }]
+        );
         // A text that states its own line breaks is written as it is.
         assert_eq!(written(old, "one\r\ntwo\n").text, "\u{feff}one\r\ntwo\n");
     }
@@ -160,8 +235,21 @@ mod tests {
     fn a_new_file_is_created_and_the_same_text_is_refused() {
         let c = write_file(None, "/w/new.txt", "hello\n").unwrap();
         assert!(c.created && c.applied[0].created);
-        assert_eq!(c.replacements, [Replacement { start: 0, end: 0, text: "hello\n".into() }]);
+        assert_eq!(
+            c.replacements,
+            [Replacement {
+                start: 0,
+                end: 0,
+                text: "hello\n".into()
+            }]
+        );
         let r = write_file(Some("x\r\n"), "/w/a.txt", "x\n").unwrap_err();
-        assert_eq!((r.kind, r.message.as_str()), (Kind::Unchanged, "/w/a.txt already holds exactly this text; nothing was written."));
+        assert_eq!(
+            (r.kind, r.message.as_str()),
+            (
+                Kind::Unchanged,
+                "/w/a.txt already holds exactly this text; nothing was written."
+            )
+        );
     }
 }

@@ -37,9 +37,9 @@
 //! of content that would read as a marker is escaped with a backslash (`\=======`), which is taken off.
 //! Any other block says nothing about where its text lies: its anchor only asks for whole lines.
 
+use super::error::ParseError;
 use super::unified::{bare, quote, whole};
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
-use super::error::ParseError;
 use crate::engine::Anchor;
 
 /// How far from its start line a Roo Code block is looked for (Roo Code's own buffer).
@@ -76,8 +76,12 @@ pub fn flavor(text: &str) -> Option<Flavor> {
             found = Some(if angled { Flavor::Aider } else { Flavor::Cline });
         }
     }
-    let numbered = lines.iter().any(|l| matches!(marker(l), Some(Marker::Search(_))))
-        && lines.windows(2).any(|w| matches!(marker(w[0]), Some(Marker::Search(_))) && line_number(w[1]).is_some());
+    let numbered = lines
+        .iter()
+        .any(|l| matches!(marker(l), Some(Marker::Search(_))))
+        && lines.windows(2).any(|w| {
+            matches!(marker(w[0]), Some(Marker::Search(_))) && line_number(w[1]).is_some()
+        });
     if numbered {
         return Some(Flavor::Roo);
     }
@@ -118,7 +122,14 @@ fn marker(line: &str) -> Option<Marker> {
 
 /// A content line Roo Code escaped because it reads as a marker or a header: without its backslash.
 fn unescape(line: &str) -> &str {
-    const ESCAPED: [&str; 6] = ["<<<<<<<", "=======", ">>>>>>>", "-------", ":start_line:", ":end_line:"];
+    const ESCAPED: [&str; 6] = [
+        "<<<<<<<",
+        "=======",
+        ">>>>>>>",
+        "-------",
+        ":start_line:",
+        ":end_line:",
+    ];
     match line.strip_prefix('\\') {
         Some(rest) if ESCAPED.iter().any(|m| rest.starts_with(m)) => rest,
         _ => line,
@@ -128,7 +139,9 @@ fn unescape(line: &str) -> &str {
 /// Roo Code's header line: `:start_line:` or `:end_line:` (true for the start) and its text after.
 fn header(line: &str) -> Option<(bool, &str)> {
     let t = line.trim();
-    t.strip_prefix(":start_line:").map(|n| (true, n)).or_else(|| t.strip_prefix(":end_line:").map(|n| (false, n)))
+    t.strip_prefix(":start_line:")
+        .map(|n| (true, n))
+        .or_else(|| t.strip_prefix(":end_line:").map(|n| (false, n)))
 }
 
 /// A line as Roo Code's read_file tool shows it, `  12 | text`: its number and its text (one space
@@ -138,11 +151,18 @@ fn line_number(line: &str) -> Option<(usize, &str)> {
     let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     let after = &t[digits..];
     let spaced = after.trim_start_matches([' ', '\t']);
-    if digits == 0 || spaced.len() == after.len() || !spaced.starts_with('|') || spaced[1..].starts_with('|') {
+    if digits == 0
+        || spaced.len() == after.len()
+        || !spaced.starts_with('|')
+        || spaced[1..].starts_with('|')
+    {
         return None;
     }
     let body = &spaced[1..];
-    Some((t[..digits].parse().ok()?, body.strip_prefix(' ').unwrap_or(body)))
+    Some((
+        t[..digits].parse().ok()?,
+        body.strip_prefix(' ').unwrap_or(body),
+    ))
 }
 
 /// Lines (each with its break) without Roo Code's line number prefixes, with the first number, if
@@ -161,7 +181,8 @@ fn numbered(lines: &[&str]) -> Option<(usize, Vec<String>)> {
 }
 
 pub fn looks_like(text: &str) -> bool {
-    text.lines().any(|l| matches!(marker(l), Some(Marker::Search(_))))
+    text.lines()
+        .any(|l| matches!(marker(l), Some(Marker::Search(_))))
 }
 
 /// `file_path`: the file of the blocks that name none (Roo Code's `path` parameter).
@@ -205,13 +226,19 @@ pub fn parse(text: &str, file_path: Option<&str>) -> Result<Patch, ParseError> {
                 )));
             }
         }
-        let Some(path) = named.or_else(|| previous.clone()).or_else(|| file_path.map(str::to_string)) else {
-            return Err(ParseError::at(i + 1, format!(
+        let Some(path) = named
+            .or_else(|| previous.clone())
+            .or_else(|| file_path.map(str::to_string))
+        else {
+            return Err(ParseError::at(
+                i + 1,
+                format!(
                 "SEARCH/REPLACE block {n} names no file: put the file's path on the line before \
                  {} (line {} of the text), or give it as the request's file_path",
                 t.trim_end(),
                 i + 1
-            )));
+            ),
+            ));
         };
         let b = block(&lines, i, n, angled)?;
         let label = match b.start_line {
@@ -223,7 +250,10 @@ pub fn parse(text: &str, file_path: Option<&str>) -> Result<Patch, ParseError> {
         // text by the lines they added or removed.
         let file_blocks = starts.iter().filter(|(p, _, _)| *p == path);
         let line = b.start_line.filter(|_| elided.is_none()).map(|s| {
-            let moved: isize = file_blocks.filter(|(_, at, _)| *at < s).map(|(_, _, d)| d).sum();
+            let moved: isize = file_blocks
+                .filter(|(_, at, _)| *at < s)
+                .map(|(_, _, d)| d)
+                .sum();
             (s as isize + moved).max(1) as usize
         });
         if let Some(s) = b.start_line {
@@ -234,11 +264,22 @@ pub fn parse(text: &str, file_path: Option<&str>) -> Result<Patch, ParseError> {
         let hunks = hunks.into_iter().map(|(old, new, label)| Hunk {
             old,
             new,
-            anchor: Anchor { label, line, reach: line.map(|_| ROO_REACH), eof_newline_optional: true, ..Anchor::default() },
+            anchor: Anchor {
+                label,
+                line,
+                reach: line.map(|_| ROO_REACH),
+                eof_newline_optional: true,
+                ..Anchor::default()
+            },
         });
         match files.iter_mut().find(|f| f.path == path) {
             Some(f) => f.hunks.extend(hunks),
-            None => files.push(PatchFile { path: path.clone(), op: PatchOp::Update, hunks: hunks.collect(), mode: None }),
+            None => files.push(PatchFile {
+                path: path.clone(),
+                op: PatchOp::Update,
+                hunks: hunks.collect(),
+                mode: None,
+            }),
         }
         let end = b.end;
         previous = Some(path);
@@ -251,14 +292,22 @@ pub fn parse(text: &str, file_path: Option<&str>) -> Result<Patch, ParseError> {
              `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and `>>>>>>> REPLACE`",
         ));
     }
-    Ok(Patch { format: Format::SearchReplace, files })
+    Ok(Patch {
+        format: Format::SearchReplace,
+        files,
+    })
 }
 
 /// Whether a path a block names is the request's `file_path`: the same text once a leading `./` is
 /// taken off, or a relative one that the absolute one ends with.
 fn same_path(named: &str, given: &str) -> bool {
-    let (a, b) = (named.trim_start_matches("./"), given.trim_start_matches("./"));
-    let ends = |abs: &str, rel: &str| abs.starts_with('/') && !rel.starts_with('/') && abs.ends_with(&format!("/{rel}"));
+    let (a, b) = (
+        named.trim_start_matches("./"),
+        given.trim_start_matches("./"),
+    );
+    let ends = |abs: &str, rel: &str| {
+        abs.starts_with('/') && !rel.starts_with('/') && abs.ends_with(&format!("/{rel}"))
+    };
     a == b || ends(a, b) || ends(b, a)
 }
 
@@ -318,7 +367,14 @@ struct Block {
 
 /// The block opened at line `open`.
 fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, ParseError> {
-    let (divider, close) = ("=======", if angled { ">>>>>>> REPLACE" } else { "+++++++ REPLACE" });
+    let (divider, close) = (
+        "=======",
+        if angled {
+            ">>>>>>> REPLACE"
+        } else {
+            "+++++++ REPLACE"
+        },
+    );
     let unterminated = |missing: &str, at: Option<usize>| {
         let before = match at {
             Some(j) => format!("line {}, which opens another block", j + 1),
@@ -349,12 +405,18 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
         headers = true;
         j += 1;
     }
-    if headers && lines.get(j).is_some_and(|l| bare(l).trim_end() == "-------") {
+    if headers
+        && lines
+            .get(j)
+            .is_some_and(|l| bare(l).trim_end() == "-------")
+    {
         j += 1;
     }
     let mut search: Vec<&str> = Vec::new();
     loop {
-        let Some(&raw) = lines.get(j) else { return Err(unterminated(divider, None)) };
+        let Some(&raw) = lines.get(j) else {
+            return Err(unterminated(divider, None));
+        };
         match marker(bare(raw)) {
             Some(Marker::Divider) => break,
             Some(Marker::Search(_)) => return Err(unterminated(divider, Some(j))),
@@ -376,7 +438,9 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
     let mut replace: Vec<&str> = Vec::new();
     j += 1;
     let end = loop {
-        let Some(&raw) = lines.get(j) else { return Err(unterminated(close, None)) };
+        let Some(&raw) = lines.get(j) else {
+            return Err(unterminated(close, None));
+        };
         match marker(bare(raw)) {
             Some(Marker::Replace) => break j,
             Some(Marker::Search(_)) => return Err(unterminated(close, Some(j))),
@@ -399,7 +463,10 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
     let (search, replace, start_line) = match numbered(&search) {
         Some((first, stripped)) => {
             let replace = if replace.iter().all(|l| line_number(bare(l)).is_some()) {
-                replace.iter().map(|l| whole(line_number(bare(l)).map_or("", |(_, t)| t))).collect()
+                replace
+                    .iter()
+                    .map(|l| whole(line_number(bare(l)).map_or("", |(_, t)| t)))
+                    .collect()
             } else if replace.iter().any(|l| line_number(bare(l)).is_some()) {
                 return Err(ParseError::at(open + 1, format!(
                     "SEARCH/REPLACE block {n} (begun at line {} of the text) has line numbers (`12 | `) on every line it \
@@ -414,13 +481,22 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
         }
         None => (joined(&search), joined(&replace), start_line),
     };
-    Ok(Block { search, replace, end, start_line })
+    Ok(Block {
+        search,
+        replace,
+        end,
+        start_line,
+    })
 }
 
 /// The path written for the block opened at line `open`: the last non-blank line before it, or
 /// before the fence it sits in, looking no further back than `from`.
 fn path_before(lines: &[&str], from: usize, open: usize) -> Option<String> {
-    let previous_line = |before: usize| (from..before).rev().find(|&j| !bare(lines[j]).trim().is_empty());
+    let previous_line = |before: usize| {
+        (from..before)
+            .rev()
+            .find(|&j| !bare(lines[j]).trim().is_empty())
+    };
     let fence = |j: usize| bare(lines[j]).trim_start().starts_with("```");
     let mut k = previous_line(open)?;
     if fence(k) {
@@ -429,7 +505,9 @@ fn path_before(lines: &[&str], from: usize, open: usize) -> Option<String> {
         // it): ```` ``` ````, the name, ```` ``` ````.
         if fence(k) {
             let name = previous_line(k)?;
-            return previous_line(name).filter(|&o| fence(o)).and_then(|_| clean_path(bare(lines[name]).trim()));
+            return previous_line(name)
+                .filter(|&o| fence(o))
+                .and_then(|_| clean_path(bare(lines[name]).trim()));
         }
     }
     let t = bare(lines[k]).trim();
@@ -446,7 +524,14 @@ fn path_before(lines: &[&str], from: usize, open: usize) -> Option<String> {
 fn clean_path(t: &str) -> Option<String> {
     let mut p = t;
     for _ in 0..2 {
-        p = p.trim().trim_end_matches(':').trim().trim_start_matches('#').trim().trim_matches(['*', '`']).trim();
+        p = p
+            .trim()
+            .trim_end_matches(':')
+            .trim()
+            .trim_start_matches('#')
+            .trim()
+            .trim_matches(['*', '`'])
+            .trim();
     }
     // `...` between blocks stands for the text left out, not a file.
     if p.is_empty() || p == "..." {
@@ -459,7 +544,10 @@ fn clean_path(t: &str) -> Option<String> {
     if spans.len() == 3 && !spans[1].trim().is_empty() {
         return Some(spans[1].trim().to_string());
     }
-    if t.trim_end_matches(['*', '`']).trim_end().ends_with([':', '.']) {
+    if t.trim_end_matches(['*', '`'])
+        .trim_end()
+        .ends_with([':', '.'])
+    {
         return None;
     }
     Some(p.to_string())
@@ -471,12 +559,25 @@ mod tests {
     use crate::formats::test_support::{files, refusal, text};
 
     fn hunk(old: &str, new: &str, n: usize, path: &str) -> Hunk {
-        let anchor = Anchor { label: format!("SEARCH/REPLACE block {n} ({path})"), eof_newline_optional: true, ..Anchor::default() };
-        Hunk { old: old.into(), new: new.into(), anchor }
+        let anchor = Anchor {
+            label: format!("SEARCH/REPLACE block {n} ({path})"),
+            eof_newline_optional: true,
+            ..Anchor::default()
+        };
+        Hunk {
+            old: old.into(),
+            new: new.into(),
+            anchor,
+        }
     }
 
     fn file(path: &str, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.into(), op: PatchOp::Update, hunks, mode: None }
+        PatchFile {
+            path: path.into(),
+            op: PatchOp::Update,
+            hunks,
+            mode: None,
+        }
     }
 
     #[test]
@@ -519,14 +620,24 @@ mod tests {
             vec![
                 file(
                     "src/greet.py",
-                    vec![hunk("def hello():\n    print('hi')\n", "def hello():\n    print('HI')\n", 1, "src/greet.py")]
+                    vec![hunk(
+                        "def hello():\n    print('hi')\n",
+                        "def hello():\n    print('HI')\n",
+                        1,
+                        "src/greet.py"
+                    )]
                 ),
                 // An empty SEARCH: the engine creates the file when it does not exist.
                 file(
                     "docs/notes.md",
                     vec![
                         hunk("", "# Notes\n", 2, "docs/notes.md"),
-                        hunk("import sys\n", "import os\nimport sys\n", 3, "docs/notes.md")
+                        hunk(
+                            "import sys\n",
+                            "import os\nimport sys\n",
+                            3,
+                            "docs/notes.md"
+                        )
                     ]
                 ),
             ]
@@ -565,7 +676,11 @@ mod tests {
             vec![
                 file(
                     "a.rs",
-                    vec![hunk("1\n", "2\n", 1, "a.rs"), hunk("3\n", "4\n", 2, "a.rs"), hunk("7\n", "8\n", 4, "a.rs")]
+                    vec![
+                        hunk("1\n", "2\n", 1, "a.rs"),
+                        hunk("3\n", "4\n", 2, "a.rs"),
+                        hunk("7\n", "8\n", 4, "a.rs")
+                    ]
                 ),
                 file("b.rs", vec![hunk("5\n", "6\n", 3, "b.rs")]),
             ]
@@ -591,7 +706,10 @@ mod tests {
             files(Format::SearchReplace, &t),
             vec![file(
                 "src/x.ts",
-                vec![hunk("let a = 1;\n", "let a = 2;\n", 1, "src/x.ts"), hunk("b\n", "c\n", 2, "src/x.ts")]
+                vec![
+                    hunk("let a = 1;\n", "let a = 2;\n", 1, "src/x.ts"),
+                    hunk("b\n", "c\n", 2, "src/x.ts")
+                ]
             )]
         );
         // Four or ten characters are text, not markers.
@@ -601,29 +719,99 @@ mod tests {
 
     #[test]
     fn the_path_line_loses_its_decoration() {
-        for line in
-            ["**src/a.py**", "`src/a.py`", "src/a.py:", "  *src/a.py:*  ", "**`src/a.py`:**", "Edit `src/a.py`:", "# src/a.py", "### `src/a.py`"]
-        {
-            let t = text(&[line, "```", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "```"]);
-            assert_eq!(files(Format::SearchReplace, &t)[0].path, "src/a.py", "from {line:?}");
+        for line in [
+            "**src/a.py**",
+            "`src/a.py`",
+            "src/a.py:",
+            "  *src/a.py:*  ",
+            "**`src/a.py`:**",
+            "Edit `src/a.py`:",
+            "# src/a.py",
+            "### `src/a.py`",
+        ] {
+            let t = text(&[
+                line,
+                "```",
+                "<<<<<<< SEARCH",
+                "x",
+                "=======",
+                "y",
+                ">>>>>>> REPLACE",
+                "```",
+            ]);
+            assert_eq!(
+                files(Format::SearchReplace, &t)[0].path,
+                "src/a.py",
+                "from {line:?}"
+            );
         }
         // Paths may hold spaces.
-        let t = text(&["My Docs/read me.txt", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"]);
-        assert_eq!(files(Format::SearchReplace, &t)[0].path, "My Docs/read me.txt");
+        let t = text(&[
+            "My Docs/read me.txt",
+            "<<<<<<< SEARCH",
+            "x",
+            "=======",
+            "y",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            files(Format::SearchReplace, &t)[0].path,
+            "My Docs/read me.txt"
+        );
     }
 
     #[test]
     fn dotted_parts_become_one_hunk_each_and_unpaired_dots_are_text() {
-        let t = text(&["f.py", "<<<<<<< SEARCH", "a", "...", "c", "...", "e", "=======", "A", "...", "c", "...", "E", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "f.py",
+            "<<<<<<< SEARCH",
+            "a",
+            "...",
+            "c",
+            "...",
+            "e",
+            "=======",
+            "A",
+            "...",
+            "c",
+            "...",
+            "E",
+            ">>>>>>> REPLACE",
+        ]);
         let label = |k: usize| format!("SEARCH/REPLACE block 1 (f.py), part {k}");
         let part = |old: &str, new: &str, k: usize| Hunk {
             old: old.into(),
             new: new.into(),
-            anchor: Anchor { label: label(k), eof_newline_optional: true, ..Anchor::default() },
+            anchor: Anchor {
+                label: label(k),
+                eof_newline_optional: true,
+                ..Anchor::default()
+            },
         };
-        assert_eq!(files(Format::SearchReplace, &t), vec![file("f.py", vec![part("a\n", "A\n", 1), part("e\n", "E\n", 3)])]);
-        let t = text(&["f.py", "<<<<<<< SEARCH", "a", "    ...", "=======", "a", "    pass", ">>>>>>> REPLACE"]);
-        assert_eq!(files(Format::SearchReplace, &t), vec![file("f.py", vec![hunk("a\n    ...\n", "a\n    pass\n", 1, "f.py")])]);
+        assert_eq!(
+            files(Format::SearchReplace, &t),
+            vec![file(
+                "f.py",
+                vec![part("a\n", "A\n", 1), part("e\n", "E\n", 3)]
+            )]
+        );
+        let t = text(&[
+            "f.py",
+            "<<<<<<< SEARCH",
+            "a",
+            "    ...",
+            "=======",
+            "a",
+            "    pass",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            files(Format::SearchReplace, &t),
+            vec![file(
+                "f.py",
+                vec![hunk("a\n    ...\n", "a\n    pass\n", 1, "f.py")]
+            )]
+        );
     }
 
     #[test]
@@ -642,13 +830,26 @@ mod tests {
             "w",
             ">>>>>>> REPLACE",
         ]);
-        assert_eq!(files(Format::SearchReplace, &t), vec![file("a.py", vec![hunk("x\n", "y\n", 1, "a.py"), hunk("z\n", "w\n", 2, "a.py")])]);
+        assert_eq!(
+            files(Format::SearchReplace, &t),
+            vec![file(
+                "a.py",
+                vec![hunk("x\n", "y\n", 1, "a.py"), hunk("z\n", "w\n", 2, "a.py")]
+            )]
+        );
     }
 
     #[test]
     fn crlf_lines_and_a_second_divider_in_the_replacement_are_kept() {
-        let t = "f.md\r\n<<<<<<< SEARCH\r\nTitle\r\n=======\r\nTitle\r\n=======\r\n>>>>>>> REPLACE\r\n";
-        assert_eq!(files(Format::SearchReplace, t), vec![file("f.md", vec![hunk("Title\r\n", "Title\r\n=======\r\n", 1, "f.md")])]);
+        let t =
+            "f.md\r\n<<<<<<< SEARCH\r\nTitle\r\n=======\r\nTitle\r\n=======\r\n>>>>>>> REPLACE\r\n";
+        assert_eq!(
+            files(Format::SearchReplace, t),
+            vec![file(
+                "f.md",
+                vec![hunk("Title\r\n", "Title\r\n=======\r\n", 1, "f.md")]
+            )]
+        );
     }
 
     #[test]
@@ -737,11 +938,26 @@ mod tests {
             ">>>>>>> REPLACE",
         ]);
         assert_eq!(super::super::detect(&t), Some(Format::SearchReplace));
-        assert_eq!(files(Format::SearchReplace, &t)[0].hunks[0].old, "*** Begin Patch\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n");
+        assert_eq!(
+            files(Format::SearchReplace, &t)[0].hunks[0].old,
+            "*** Begin Patch\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n"
+        );
         // A diff or an envelope changing such a file prefixes the marker: it is theirs to parse.
-        let diff = text(&["--- a/README.md", "+++ b/README.md", "@@ -1 +1 @@", "-<<<<<<< SEARCH", "+<<<<<<< HEAD"]);
+        let diff = text(&[
+            "--- a/README.md",
+            "+++ b/README.md",
+            "@@ -1 +1 @@",
+            "-<<<<<<< SEARCH",
+            "+<<<<<<< HEAD",
+        ]);
         assert_eq!(super::super::detect(&diff), Some(Format::Diff));
-        let envelope = text(&["*** Begin Patch", "*** Update File: r", "-<<<<<<< SEARCH", "+x", "*** End Patch"]);
+        let envelope = text(&[
+            "*** Begin Patch",
+            "*** Update File: r",
+            "-<<<<<<< SEARCH",
+            "+x",
+            "*** End Patch",
+        ]);
         assert_eq!(super::super::detect(&envelope), Some(Format::ApplyPatch));
     }
 
@@ -750,7 +966,17 @@ mod tests {
             Some(s) => format!("SEARCH/REPLACE block {n} ({path}, start line {s})"),
             None => format!("SEARCH/REPLACE block {n} ({path})"),
         };
-        Hunk { old: old.into(), new: new.into(), anchor: Anchor { label, line: start, reach: start.map(|_| ROO_REACH), eof_newline_optional: true, ..Anchor::default() } }
+        Hunk {
+            old: old.into(),
+            new: new.into(),
+            anchor: Anchor {
+                label,
+                line: start,
+                reach: start.map(|_| ROO_REACH),
+                eof_newline_optional: true,
+                ..Anchor::default()
+            },
+        }
     }
 
     #[test]
@@ -776,41 +1002,154 @@ mod tests {
         ]);
         let patch = parse(&t, Some("src/a.ts")).unwrap_or_else(|e| panic!("{}", e.message));
         // The second block's start line counts in the file as it was; the first added no line.
-        assert_eq!(patch.files, vec![file("src/a.ts", vec![roo("c\n", "C\n", 1, "src/a.ts", Some(3)), roo("i\nj\n", "I\n", 2, "src/a.ts", Some(9))])]);
+        assert_eq!(
+            patch.files,
+            vec![file(
+                "src/a.ts",
+                vec![
+                    roo("c\n", "C\n", 1, "src/a.ts", Some(3)),
+                    roo("i\nj\n", "I\n", 2, "src/a.ts", Some(9))
+                ]
+            )]
+        );
         assert_eq!(flavor(&t), Some(Flavor::Roo));
         // Blocks apply in order: an earlier block above another moves it by the lines it adds or
         // removes; one below does not.
-        let t = text(&["<<<<<<< SEARCH", ":start_line:20", "-------", "x", "=======", ">>>>>>> REPLACE", "<<<<<<< SEARCH", ":start_line:5", "-------", "y", "=======", "y1", "y2", "y3", ">>>>>>> REPLACE", "<<<<<<< SEARCH", ":start_line:30", "-------", "z", "=======", "Z", ">>>>>>> REPLACE"]);
-        let lines: Vec<Option<usize>> = parse(&t, Some("f")).unwrap().files[0].hunks.iter().map(|h| h.anchor.line).collect();
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            ":start_line:20",
+            "-------",
+            "x",
+            "=======",
+            ">>>>>>> REPLACE",
+            "<<<<<<< SEARCH",
+            ":start_line:5",
+            "-------",
+            "y",
+            "=======",
+            "y1",
+            "y2",
+            "y3",
+            ">>>>>>> REPLACE",
+            "<<<<<<< SEARCH",
+            ":start_line:30",
+            "-------",
+            "z",
+            "=======",
+            "Z",
+            ">>>>>>> REPLACE",
+        ]);
+        let lines: Vec<Option<usize>> = parse(&t, Some("f")).unwrap().files[0]
+            .hunks
+            .iter()
+            .map(|h| h.anchor.line)
+            .collect();
         assert_eq!(lines, vec![Some(20), Some(5), Some(31)]);
     }
 
     #[test]
     fn roo_escaped_markers_lose_their_backslash() {
-        let t = text(&["f.txt", "<<<<<<< SEARCH", "before", "\\<<<<<<< HEAD", "\\=======", "\\>>>>>>> theirs", "\\-------", "after", "=======", "\\:start_line:4", "kept", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "f.txt",
+            "<<<<<<< SEARCH",
+            "before",
+            "\\<<<<<<< HEAD",
+            "\\=======",
+            "\\>>>>>>> theirs",
+            "\\-------",
+            "after",
+            "=======",
+            "\\:start_line:4",
+            "kept",
+            ">>>>>>> REPLACE",
+        ]);
         assert_eq!(
             files(Format::SearchReplace, &t),
-            vec![file("f.txt", vec![hunk("before\n<<<<<<< HEAD\n=======\n>>>>>>> theirs\n-------\nafter\n", ":start_line:4\nkept\n", 1, "f.txt")])]
+            vec![file(
+                "f.txt",
+                vec![hunk(
+                    "before\n<<<<<<< HEAD\n=======\n>>>>>>> theirs\n-------\nafter\n",
+                    ":start_line:4\nkept\n",
+                    1,
+                    "f.txt"
+                )]
+            )]
         );
         assert_eq!(flavor(&t), Some(Flavor::Roo));
         // A backslash before anything else is the file's.
-        let t = text(&["f.txt", "<<<<<<< SEARCH", "\\n", "=======", "\\t", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "f.txt",
+            "<<<<<<< SEARCH",
+            "\\n",
+            "=======",
+            "\\t",
+            ">>>>>>> REPLACE",
+        ]);
         assert_eq!(files(Format::SearchReplace, &t)[0].hunks[0].old, "\\n\n");
     }
 
     #[test]
     fn roo_line_numbers_are_taken_off_when_every_search_line_counts_up() {
-        let t = text(&["<<<<<<< SEARCH", " 9 | fn f() {", "10 |     1", "11 | }", "=======", " 9 | fn f() {", "10 |     2", "11 | }", ">>>>>>> REPLACE"]);
-        assert_eq!(parse(&t, Some("f.rs")).unwrap().files, vec![file("f.rs", vec![roo("fn f() {\n    1\n}\n", "fn f() {\n    2\n}\n", 1, "f.rs", Some(9))])]);
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            " 9 | fn f() {",
+            "10 |     1",
+            "11 | }",
+            "=======",
+            " 9 | fn f() {",
+            "10 |     2",
+            "11 | }",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            parse(&t, Some("f.rs")).unwrap().files,
+            vec![file(
+                "f.rs",
+                vec![roo(
+                    "fn f() {\n    1\n}\n",
+                    "fn f() {\n    2\n}\n",
+                    1,
+                    "f.rs",
+                    Some(9)
+                )]
+            )]
+        );
         assert_eq!(flavor(&t), Some(Flavor::Roo));
         // A replacement without numbers is kept as it is; a table's own bars stay.
-        let t = text(&["<<<<<<< SEARCH", "1 | |a|b|", "=======", "|a|c|", ">>>>>>> REPLACE"]);
-        assert_eq!(parse(&t, Some("t.md")).unwrap().files[0].hunks[0], roo("|a|b|\n", "|a|c|\n", 1, "t.md", Some(1)));
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            "1 | |a|b|",
+            "=======",
+            "|a|c|",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            parse(&t, Some("t.md")).unwrap().files[0].hunks[0],
+            roo("|a|b|\n", "|a|c|\n", 1, "t.md", Some(1))
+        );
         // Numbers that skip, or a line without one: the SEARCH is the file's text as written.
-        let t = text(&["<<<<<<< SEARCH", "1 | a", "3 | b", "=======", "x", ">>>>>>> REPLACE"]);
-        assert_eq!(parse(&t, Some("f")).unwrap().files[0].hunks[0].old, "1 | a\n3 | b\n");
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            "1 | a",
+            "3 | b",
+            "=======",
+            "x",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            parse(&t, Some("f")).unwrap().files[0].hunks[0].old,
+            "1 | a\n3 | b\n"
+        );
         // Numbered on every line it finds, on some of its replacement: refused.
-        let t = text(&["<<<<<<< SEARCH", "1 | a", "2 | b", "=======", "1 | a", "c", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            "1 | a",
+            "2 | b",
+            "=======",
+            "1 | a",
+            "c",
+            ">>>>>>> REPLACE",
+        ]);
         assert_eq!(
             parse(&t, Some("f")).unwrap_err().message,
             "SEARCH/REPLACE block 1 (begun at line 1 of the text) has line numbers (`12 | `) on every line it finds but on only some of its replacement: which are the file's text cannot be known; write the replacement with a number on every line or on none"
@@ -819,20 +1158,52 @@ mod tests {
 
     #[test]
     fn roo_headers_in_the_wrong_place_are_refused() {
-        let t = text(&["<<<<<<< SEARCH", "a", "=======", ":start_line:5", "b", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            "a",
+            "=======",
+            ":start_line:5",
+            "b",
+            ">>>>>>> REPLACE",
+        ]);
         let e = parse(&t, Some("f")).unwrap_err();
         assert_eq!(e.message, "SEARCH/REPLACE block 1: line 4 of the text (`:start_line:5`) is a start or end line in the replacement: they go right after `<<<<<<< SEARCH`; to write such a line into the file, escape it as `\\:start_line:5`");
         assert_eq!(e.blamed_line(), Some(4));
-        let t = text(&["<<<<<<< SEARCH", ":start_line:twelve", "-------", "a", "=======", "b", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "<<<<<<< SEARCH",
+            ":start_line:twelve",
+            "-------",
+            "a",
+            "=======",
+            "b",
+            ">>>>>>> REPLACE",
+        ]);
         assert_eq!(parse(&t, Some("f")).unwrap_err().message, "SEARCH/REPLACE block 1: line 2 of the text (`:start_line:twelve`) gives no line number: write `:start_line:` or `:end_line:` with the line's number in the file, counted from 1");
         // The separator only follows headers: elsewhere it is the file's text.
-        let t = text(&["f", "<<<<<<< SEARCH", "-------", "a", "=======", "b", ">>>>>>> REPLACE"]);
-        assert_eq!(files(Format::SearchReplace, &t)[0].hunks[0].old, "-------\na\n");
+        let t = text(&[
+            "f",
+            "<<<<<<< SEARCH",
+            "-------",
+            "a",
+            "=======",
+            "b",
+            ">>>>>>> REPLACE",
+        ]);
+        assert_eq!(
+            files(Format::SearchReplace, &t)[0].hunks[0].old,
+            "-------\na\n"
+        );
     }
 
     #[test]
     fn markers_need_their_space_and_search_may_carry_one_stray_angle() {
-        for bad in ["-------SEARCH", "<<-- SEARCH", "-- SEARCH", "<<<<<<< SEARCH>>", "<<<<<<< SEARCH  >"] {
+        for bad in [
+            "-------SEARCH",
+            "<<-- SEARCH",
+            "-- SEARCH",
+            "<<<<<<< SEARCH>>",
+            "<<<<<<< SEARCH  >",
+        ] {
             assert!(!looks_like(&format!("{bad}\n")), "{bad}");
         }
         assert!(looks_like("<<<<<<< SEARCH>  \n"));
@@ -840,32 +1211,89 @@ mod tests {
 
     #[test]
     fn a_block_naming_another_file_than_the_requests_is_refused() {
-        let t = text(&["src/b.ts", "<<<<<<< SEARCH", "a", "=======", "b", ">>>>>>> REPLACE"]);
+        let t = text(&[
+            "src/b.ts",
+            "<<<<<<< SEARCH",
+            "a",
+            "=======",
+            "b",
+            ">>>>>>> REPLACE",
+        ]);
         assert_eq!(
             parse(&t, Some("src/a.ts")).unwrap_err().message,
             "SEARCH/REPLACE block 1 (line 2 of the text) names the file src/b.ts, and the request's file_path is src/a.ts: give the blocks' file in one place, or send the blocks of each file apart"
         );
         // The same file, written relative or with `./`, is no contradiction.
-        assert_eq!(parse(&t, Some("/w/src/b.ts")).unwrap().files[0].path, "src/b.ts");
-        assert_eq!(parse(&t, Some("./src/b.ts")).unwrap().files[0].path, "src/b.ts");
+        assert_eq!(
+            parse(&t, Some("/w/src/b.ts")).unwrap().files[0].path,
+            "src/b.ts"
+        );
+        assert_eq!(
+            parse(&t, Some("./src/b.ts")).unwrap().files[0].path,
+            "src/b.ts"
+        );
     }
 
     #[test]
     fn the_flavour_tells_roo_from_aider_and_cline() {
-        assert_eq!(flavor(&text(&["a.py", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE"])), Some(Flavor::Aider));
-        assert_eq!(flavor(&text(&["a.py", "------- SEARCH", "x", "=======", "y", "+++++++ REPLACE"])), Some(Flavor::Cline));
-        assert_eq!(flavor(&text(&["<<<<<<< SEARCH", ":start_line:1", "-------", "x", "=======", "y", ">>>>>>> REPLACE"])), Some(Flavor::Roo));
+        assert_eq!(
+            flavor(&text(&[
+                "a.py",
+                "<<<<<<< SEARCH",
+                "x",
+                "=======",
+                "y",
+                ">>>>>>> REPLACE"
+            ])),
+            Some(Flavor::Aider)
+        );
+        assert_eq!(
+            flavor(&text(&[
+                "a.py",
+                "------- SEARCH",
+                "x",
+                "=======",
+                "y",
+                "+++++++ REPLACE"
+            ])),
+            Some(Flavor::Cline)
+        );
+        assert_eq!(
+            flavor(&text(&[
+                "<<<<<<< SEARCH",
+                ":start_line:1",
+                "-------",
+                "x",
+                "=======",
+                "y",
+                ">>>>>>> REPLACE"
+            ])),
+            Some(Flavor::Roo)
+        );
         assert_eq!(flavor("no blocks\n"), None);
     }
 
     #[test]
     fn a_refusal_carries_the_line_it_blames() {
         let line = |t: &str| parse(t, None).expect_err("should be refused").blamed_line();
-        let stray = ["a", "<<<<<<< SEARCH", "x", "=======", "y", ">>>>>>> REPLACE", "=======", "z", ">>>>>>> REPLACE"];
+        let stray = [
+            "a",
+            "<<<<<<< SEARCH",
+            "x",
+            "=======",
+            "y",
+            ">>>>>>> REPLACE",
+            "=======",
+            "z",
+            ">>>>>>> REPLACE",
+        ];
         assert_eq!(line(&text(&stray)), Some(7));
         // An unterminated block is blamed on the line that opens it; a missing divider on the REPLACE marker.
         assert_eq!(line(&text(&["a", "<<<<<<< SEARCH", "x", "y"])), Some(2));
-        assert_eq!(line(&text(&["a", "<<<<<<< SEARCH", "x", ">>>>>>> REPLACE"])), Some(4));
+        assert_eq!(
+            line(&text(&["a", "<<<<<<< SEARCH", "x", ">>>>>>> REPLACE"])),
+            Some(4)
+        );
         assert_eq!(line("no blocks here\n"), None);
     }
 }

@@ -17,9 +17,9 @@
 //! heredoc, a code fence, blank lines, spaces around markers) is ignored: only the lines between the
 //! markers count. A heredoc Codex would refuse (unmatched quotes, never closed) is refused.
 
+use super::error::ParseError;
 use super::unified::{bare, quote, whole};
 use super::{Format, Hunk, Patch, PatchFile, PatchOp};
-use super::error::ParseError;
 use crate::engine::Anchor;
 
 const BEGIN: &str = "*** Begin Patch";
@@ -38,20 +38,31 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
              `*** Begin Patch` and ends with a line `*** End Patch`, with the file sections between them",
         ));
     };
-    let Some(end) = lines.iter().skip(begin + 1).position(|l| l.trim() == END).map(|p| p + begin + 1) else {
-        return Err(ParseError::at(begin + 1, format!(
+    let Some(end) = lines
+        .iter()
+        .skip(begin + 1)
+        .position(|l| l.trim() == END)
+        .map(|p| p + begin + 1)
+    else {
+        return Err(ParseError::at(
+            begin + 1,
+            format!(
             "the envelope begun at line {} (`*** Begin Patch`) has no `*** End Patch` line: end \
              the envelope with a line `*** End Patch` after its last section",
             begin + 1
-        )));
+        ),
+        ));
     };
     if let Some(again) = lines.iter().skip(end + 1).position(|l| l.trim() == BEGIN) {
-        return Err(ParseError::at(again + end + 2, format!(
-            "line {} of the patch starts a second envelope after the one ended at line {}: \
-             send one envelope, with every file's section in it",
+        return Err(ParseError::at(
             again + end + 2,
-            end + 1
-        )));
+            format!(
+                "line {} of the patch starts a second envelope after the one ended at line {}: \
+             send one envelope, with every file's section in it",
+                again + end + 2,
+                end + 1
+            ),
+        ));
     }
     heredoc(&lines, begin, end)?;
     let mut files = Vec::new();
@@ -69,12 +80,15 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         match cur.as_mut() {
             None if t.trim().is_empty() => {}
             None => {
-                return Err(ParseError::at(no, format!(
-                    "line {no} of the patch ({}) comes before any file section: after \
+                return Err(ParseError::at(
+                    no,
+                    format!(
+                        "line {no} of the patch ({}) comes before any file section: after \
                      `*** Begin Patch` comes `*** Add File: <path>`, `*** Delete File: <path>` or \
                      `*** Update File: <path>`",
-                    quote(t)
-                )))
+                        quote(t)
+                    ),
+                ))
             }
             Some(s) => s.body_line(raw, no)?,
         }
@@ -88,25 +102,41 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
              least one `*** Add File: <path>`, `*** Delete File: <path>` or `*** Update File: <path>` section",
         ));
     }
-    Ok(Patch { format: Format::ApplyPatch, files })
+    Ok(Patch {
+        format: Format::ApplyPatch,
+        files,
+    })
 }
 
 /// The shell heredoc models wrap the envelope in (`apply_patch <<'EOF'` on the line before
 /// `*** Begin Patch`, `EOF` after `*** End Patch`) is ignored when it is well formed; a delimiter with
 /// unmatched quotes or a heredoc never closed is refused, as the shell (and apply_patch) would refuse it.
 fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), ParseError> {
-    let Some(open) = lines[..begin].iter().rposition(|l| !l.trim().is_empty()) else { return Ok(()) };
+    let Some(open) = lines[..begin].iter().rposition(|l| !l.trim().is_empty()) else {
+        return Ok(());
+    };
     let line = bare(lines[open]).trim();
-    let Some(at) = line.find("<<").filter(|&at| !line[at + 2..].starts_with('<')) else { return Ok(()) };
+    let Some(at) = line
+        .find("<<")
+        .filter(|&at| !line[at + 2..].starts_with('<'))
+    else {
+        return Ok(());
+    };
     let rest = line[at + 2..].trim_start_matches('-').trim_start();
-    let word = rest.split(|c: char| c.is_whitespace() || "|;&)>".contains(c)).next().unwrap_or("");
+    let word = rest
+        .split(|c: char| c.is_whitespace() || "|;&)>".contains(c))
+        .next()
+        .unwrap_or("");
     // `<<` followed by anything but a (quoted) word is no heredoc (`cout << x` in the prose before).
     let quote_of = |c: char| ['\'', '"'].contains(&c);
     let inner = word.trim_matches(quote_of);
     if inner.is_empty() || !inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Ok(());
     }
-    let (open_q, close_q) = (word.chars().next().filter(|&c| quote_of(c)), word.chars().last().filter(|&c| quote_of(c)));
+    let (open_q, close_q) = (
+        word.chars().next().filter(|&c| quote_of(c)),
+        word.chars().last().filter(|&c| quote_of(c)),
+    );
     let delimiter = match (open_q, close_q) {
         (Some(a), Some(b)) if a == b && word.len() == inner.len() + 2 => inner,
         (None, None) => inner,
@@ -120,7 +150,11 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), ParseError> {
             )))
         }
     };
-    let closed = lines[end + 1..].iter().map(|l| bare(l).trim()).find(|l| !l.is_empty()) == Some(delimiter);
+    let closed = lines[end + 1..]
+        .iter()
+        .map(|l| bare(l).trim())
+        .find(|l| !l.is_empty())
+        == Some(delimiter);
     if !closed {
         return Err(ParseError::at(open + 1, format!(
             "the shell heredoc opened at line {} of the patch ({}) is not closed: put a line \
@@ -133,9 +167,17 @@ fn heredoc(lines: &[&str], begin: usize, end: usize) -> Result<(), ParseError> {
 }
 
 /// A `*** ` line inside the envelope: a new section, `Move to`, or `End of File`.
-fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseError> {
-    let sections: [(&str, Kind); 3] =
-        [("*** Add File:", Kind::Add), ("*** Delete File:", Kind::Delete), ("*** Update File:", Kind::Update)];
+fn marker(
+    t: &str,
+    no: usize,
+    cur: &mut Option<Section>,
+    files: &mut Vec<PatchFile>,
+) -> Result<(), ParseError> {
+    let sections: [(&str, Kind); 3] = [
+        ("*** Add File:", Kind::Add),
+        ("*** Delete File:", Kind::Delete),
+        ("*** Update File:", Kind::Update),
+    ];
     for (prefix, kind) in sections {
         if let Some(rest) = t.strip_prefix(prefix) {
             let path = named_path(rest, no, t)?;
@@ -158,15 +200,23 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
     }
     if let Some(rest) = t.strip_prefix("*** Move to:") {
         return match cur.as_mut() {
-            Some(s) if s.kind == Kind::Update && s.move_to.is_none() && s.hunks.is_empty() && s.open.is_none() => {
+            Some(s)
+                if s.kind == Kind::Update
+                    && s.move_to.is_none()
+                    && s.hunks.is_empty()
+                    && s.open.is_none() =>
+            {
                 s.move_to = Some(named_path(rest, no, t)?);
                 Ok(())
             }
-            _ => Err(ParseError::at(no, format!(
+            _ => Err(ParseError::at(
+                no,
+                format!(
                 "line {no} of the patch ({}) does not follow an `*** Update File: <path>` line: \
                  put it right after the Update File line of the file to move",
                 quote(t)
-            ))),
+            ),
+            )),
         };
     }
     if t == "*** End of File" {
@@ -176,10 +226,13 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
                 s.closed = true;
                 Ok(())
             }
-            _ => Err(ParseError::at(no, format!(
+            _ => Err(ParseError::at(
+                no,
+                format!(
                 "line {no} of the patch (`*** End of File`) closes no hunk: it goes right after \
                  the last line of a hunk in an `*** Update File: <path>` section"
-            ))),
+            ),
+            )),
         };
     }
     Err(ParseError::at(no, format!(
@@ -193,10 +246,13 @@ fn marker(t: &str, no: usize, cur: &mut Option<Section>, files: &mut Vec<PatchFi
 fn named_path(rest: &str, no: usize, t: &str) -> Result<String, ParseError> {
     let path = rest.trim();
     if path.is_empty() {
-        return Err(ParseError::at(no, format!(
-            "line {no} of the patch ({}) names no path: write the file's path after the colon",
-            quote(t)
-        )));
+        return Err(ParseError::at(
+            no,
+            format!(
+                "line {no} of the patch ({}) names no path: write the file's path after the colon",
+                quote(t)
+            ),
+        ));
     }
     Ok(path.to_string())
 }
@@ -317,13 +373,16 @@ impl Section {
                 return Ok(());
             }
             if self.closed {
-                return Err(ParseError::at(no, format!(
+                return Err(ParseError::at(
+                    no,
+                    format!(
                     "line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
                      of {}: start the next hunk with `@@`, or the next file with its `*** ` marker",
                     quote(t),
                     self.hunks.len(),
                     self.path
-                )));
+                ),
+                ));
             }
             // The first hunk of a file may leave out its `@@`; a later one cannot, since it would be
             // the previous hunk's continuation.
@@ -350,7 +409,9 @@ impl Section {
     }
 
     fn close_hunk(&mut self, at_end: bool) -> Result<(), ParseError> {
-        let Some(h) = self.open.take() else { return Ok(()) };
+        let Some(h) = self.open.take() else {
+            return Ok(());
+        };
         if h.blank && !at_end {
             return Ok(());
         }
@@ -358,18 +419,32 @@ impl Section {
         // A file that is moved may state the lines it expects without changing them (Codex moves it):
         // such a hunk only checks them.
         if !h.changes && self.move_to.is_none() {
-            return Err(ParseError::at(h.line, format!(
+            return Err(ParseError::at(
+                h.line,
+                format!(
                 "hunk {k} of {} (line {} of the patch) has no '-' or '+' line, only context: it \
                  changes nothing; add the lines to remove ('-') and to add ('+'), or drop the hunk",
                 self.path, h.line
-            )));
+            ),
+            ));
         }
         let label = match &h.after {
             Some(a) => format!("hunk {k} of {} (after \"{a}\")", self.path),
             None => format!("hunk {k} of {}", self.path),
         };
-        let anchor = Anchor { forward: true, after: h.after, at_end, eof_newline_optional: true, label, ..Anchor::default() };
-        self.hunks.push(Hunk { old: h.old, new: h.new, anchor });
+        let anchor = Anchor {
+            forward: true,
+            after: h.after,
+            at_end,
+            eof_newline_optional: true,
+            label,
+            ..Anchor::default()
+        };
+        self.hunks.push(Hunk {
+            old: h.old,
+            new: h.new,
+            anchor,
+        });
         Ok(())
     }
 
@@ -393,7 +468,12 @@ impl Section {
                 None => (PatchOp::Update, self.hunks),
             },
         };
-        Ok(PatchFile { path: self.path, op, hunks, mode: None })
+        Ok(PatchFile {
+            path: self.path,
+            op,
+            hunks,
+            mode: None,
+        })
     }
 }
 
@@ -402,7 +482,9 @@ fn is_line_numbers(after: &str) -> bool {
     let mut words = after.split_whitespace();
     let range = |w: Option<&str>, sign: char| {
         w.and_then(|w| w.strip_prefix(sign)).is_some_and(|r| {
-            !r.is_empty() && r.split(',').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            !r.is_empty()
+                && r.split(',')
+                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         })
     };
     range(words.next(), '-') && range(words.next(), '+')
@@ -428,18 +510,34 @@ mod tests {
     }
 
     fn hunk(old: &str, new: &str, anchor: Anchor) -> Hunk {
-        Hunk { old: old.into(), new: new.into(), anchor }
+        Hunk {
+            old: old.into(),
+            new: new.into(),
+            anchor,
+        }
     }
 
     fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.into(), op, hunks, mode: None }
+        PatchFile {
+            path: path.into(),
+            op,
+            hunks,
+            mode: None,
+        }
     }
 
     fn new_file(path: &str, content: &str) -> PatchFile {
         file(
             path,
             PatchOp::Add,
-            vec![hunk("", content, Anchor { label: format!("new file {path}"), ..Anchor::default() })],
+            vec![hunk(
+                "",
+                content,
+                Anchor {
+                    label: format!("new file {path}"),
+                    ..Anchor::default()
+                },
+            )],
         )
     }
 
@@ -476,9 +574,17 @@ mod tests {
                         hunk(
                             "    return 1\n",
                             "    return 2\n",
-                            anchor(Some("def handler():"), false, "hunk 1 of src/app.py (after \"def handler():\")"),
+                            anchor(
+                                Some("def handler():"),
+                                false,
+                                "hunk 1 of src/app.py (after \"def handler():\")"
+                            ),
                         ),
-                        hunk("x = 1\ny = 2\n", "x = 1\ny = 3\n", anchor(None, true, "hunk 2 of src/app.py")),
+                        hunk(
+                            "x = 1\ny = 2\n",
+                            "x = 1\ny = 3\n",
+                            anchor(None, true, "hunk 2 of src/app.py")
+                        ),
                     ],
                 ),
             ]
@@ -506,11 +612,19 @@ mod tests {
                 "a.py",
                 PatchOp::Update,
                 vec![
-                    hunk("import os\n\nx = 1\n", "import os\n\nx = 2\n", anchor(None, false, "hunk 1 of a.py")),
+                    hunk(
+                        "import os\n\nx = 1\n",
+                        "import os\n\nx = 2\n",
+                        anchor(None, false, "hunk 1 of a.py")
+                    ),
                     hunk(
                         "    def f(self):\n        pass\n",
                         "    def f(self):\n        return 1\n",
-                        anchor(Some("class Foo"), false, "hunk 2 of a.py (after \"class Foo\")"),
+                        anchor(
+                            Some("class Foo"),
+                            false,
+                            "hunk 2 of a.py (after \"class Foo\")"
+                        ),
                     ),
                 ],
             )]
@@ -520,15 +634,31 @@ mod tests {
     #[test]
     fn wrappers_models_send_are_ignored() {
         let body = ["*** Update File: f.txt", "@@", "-a", "+b"];
-        let expected =
-            vec![file("f.txt", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(None, false, "hunk 1 of f.txt"))])];
-        let heredoc = [&["apply_patch <<'EOF'", "*** Begin Patch"][..], &body, &["*** End Patch", "EOF"]].concat();
+        let expected = vec![file(
+            "f.txt",
+            PatchOp::Update,
+            vec![hunk("a\n", "b\n", anchor(None, false, "hunk 1 of f.txt"))],
+        )];
+        let heredoc = [
+            &["apply_patch <<'EOF'", "*** Begin Patch"][..],
+            &body,
+            &["*** End Patch", "EOF"],
+        ]
+        .concat();
         assert_eq!(files(Format::ApplyPatch, &text(&heredoc)), expected);
-        let piped =
-            [&["cat <<'PATCH' | apply_patch", "*** Begin Patch"][..], &body, &["*** End Patch", "PATCH"]].concat();
+        let piped = [
+            &["cat <<'PATCH' | apply_patch", "*** Begin Patch"][..],
+            &body,
+            &["*** End Patch", "PATCH"],
+        ]
+        .concat();
         assert_eq!(files(Format::ApplyPatch, &text(&piped)), expected);
-        let fenced =
-            [&["", "Here it is:", "```", "*** Begin Patch  "][..], &body, &["*** End Patch\t", "```", ""]].concat();
+        let fenced = [
+            &["", "Here it is:", "```", "*** Begin Patch  "][..],
+            &body,
+            &["*** End Patch\t", "```", ""],
+        ]
+        .concat();
         assert_eq!(files(Format::ApplyPatch, &text(&fenced)), expected);
         // Trailing whitespace after the section and hunk markers too.
         let spaced = text(&[
@@ -540,24 +670,64 @@ mod tests {
             "*** End of File ",
             "*** End Patch",
         ]);
-        assert_eq!(files(Format::ApplyPatch, &spaced)[0].hunks[0].anchor, anchor(None, true, "hunk 1 of f.txt"));
+        assert_eq!(
+            files(Format::ApplyPatch, &spaced)[0].hunks[0].anchor,
+            anchor(None, true, "hunk 1 of f.txt")
+        );
     }
 
     #[test]
     fn an_indented_marker_starts_a_section_but_inside_a_hunk_it_is_context() {
-        let t = text(&["*** Begin Patch", "  *** Update File: r.md", "@@", " *** Add File: x", "-a", "+b", "*** End Patch"]);
-        let expected = hunk("*** Add File: x\na\n", "*** Add File: x\nb\n", anchor(None, false, "hunk 1 of r.md"));
-        assert_eq!(files(Format::ApplyPatch, &t), vec![file("r.md", PatchOp::Update, vec![expected])]);
+        let t = text(&[
+            "*** Begin Patch",
+            "  *** Update File: r.md",
+            "@@",
+            " *** Add File: x",
+            "-a",
+            "+b",
+            "*** End Patch",
+        ]);
+        let expected = hunk(
+            "*** Add File: x\na\n",
+            "*** Add File: x\nb\n",
+            anchor(None, false, "hunk 1 of r.md"),
+        );
+        assert_eq!(
+            files(Format::ApplyPatch, &t),
+            vec![file("r.md", PatchOp::Update, vec![expected])]
+        );
     }
 
     #[test]
     fn a_move_alone_is_a_move_without_hunks() {
-        let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "*** End Patch"]);
-        assert_eq!(files(Format::ApplyPatch, &t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]);
+        let t = text(&[
+            "*** Begin Patch",
+            "*** Update File: a.rs",
+            "*** Move to: b.rs",
+            "*** End Patch",
+        ]);
+        assert_eq!(
+            files(Format::ApplyPatch, &t),
+            vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![])]
+        );
         // A move whose hunk has only context keeps the hunk, which checks the lines.
-        let t = text(&["*** Begin Patch", "*** Update File: a.rs", "*** Move to: b.rs", "@@", " fn main() {}", "*** End Patch"]);
-        let check = hunk("fn main() {}\n", "fn main() {}\n", anchor(None, false, "hunk 1 of a.rs"));
-        assert_eq!(files(Format::ApplyPatch, &t), vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![check])]);
+        let t = text(&[
+            "*** Begin Patch",
+            "*** Update File: a.rs",
+            "*** Move to: b.rs",
+            "@@",
+            " fn main() {}",
+            "*** End Patch",
+        ]);
+        let check = hunk(
+            "fn main() {}\n",
+            "fn main() {}\n",
+            anchor(None, false, "hunk 1 of a.rs"),
+        );
+        assert_eq!(
+            files(Format::ApplyPatch, &t),
+            vec![file("a.rs", PatchOp::Move("b.rs".into()), vec![check])]
+        );
     }
 
     #[test]
@@ -574,7 +744,10 @@ mod tests {
             "*** End Patch",
         ]);
         // A blank line between '+' lines is content; blank lines before the next marker are spacing.
-        assert_eq!(files(Format::ApplyPatch, &t), vec![new_file("empty.txt", ""), new_file("b.txt", "x\n\ny\n")]);
+        assert_eq!(
+            files(Format::ApplyPatch, &t),
+            vec![new_file("empty.txt", ""), new_file("b.txt", "x\n\ny\n")]
+        );
     }
 
     #[test]
@@ -695,9 +868,27 @@ mod tests {
 
     #[test]
     fn prose_with_a_shift_operator_before_the_envelope_is_no_heredoc() {
-        let t = text(&["Print it with `cout << x`:", "*** Begin Patch", "*** Delete File: a", "*** End Patch"]);
-        assert_eq!(files(Format::ApplyPatch, &t), vec![file("a", PatchOp::Delete, vec![])]);
-        assert!(refusal(Format::ApplyPatch, &text(&["<<'EOF", "*** Begin Patch", "*** Delete File: a", "*** End Patch", "EOF"])).contains("unmatched quotes"));
+        let t = text(&[
+            "Print it with `cout << x`:",
+            "*** Begin Patch",
+            "*** Delete File: a",
+            "*** End Patch",
+        ]);
+        assert_eq!(
+            files(Format::ApplyPatch, &t),
+            vec![file("a", PatchOp::Delete, vec![])]
+        );
+        assert!(refusal(
+            Format::ApplyPatch,
+            &text(&[
+                "<<'EOF",
+                "*** Begin Patch",
+                "*** Delete File: a",
+                "*** End Patch",
+                "EOF"
+            ])
+        )
+        .contains("unmatched quotes"));
     }
 
     #[test]
@@ -710,10 +901,33 @@ mod tests {
     #[test]
     fn a_refusal_carries_the_patch_line_it_blames() {
         let line = |t: &str| parse(t).expect_err("should be refused").blamed_line();
-        assert_eq!(line(&text(&["x", "*** Begin Patch", "*** Update File: a", "-a", "+b", "EOF"])), Some(2));
-        let twice = ["*** Begin Patch", "*** Delete File: a", "*** End Patch", "*** Begin Patch", "*** End Patch"];
+        assert_eq!(
+            line(&text(&[
+                "x",
+                "*** Begin Patch",
+                "*** Update File: a",
+                "-a",
+                "+b",
+                "EOF"
+            ])),
+            Some(2)
+        );
+        let twice = [
+            "*** Begin Patch",
+            "*** Delete File: a",
+            "*** End Patch",
+            "*** Begin Patch",
+            "*** End Patch",
+        ];
         assert_eq!(line(&text(&twice)), Some(4));
-        assert_eq!(line(&text(&["*** Begin Patch", "*** Rename File: a", "*** End Patch"])), Some(2));
+        assert_eq!(
+            line(&text(&[
+                "*** Begin Patch",
+                "*** Rename File: a",
+                "*** End Patch"
+            ])),
+            Some(2)
+        );
         // A text without the envelope has no line to blame.
         assert_eq!(line("*** Update File: a\n"), None);
     }

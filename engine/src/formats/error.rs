@@ -14,11 +14,17 @@ pub struct ParseError {
 impl ParseError {
     /// A refusal of the whole text (no block, no hunk, a missing end marker).
     pub fn new(message: impl Into<String>) -> Self {
-        ParseError { line: None, message: message.into() }
+        ParseError {
+            line: None,
+            message: message.into(),
+        }
     }
     /// A refusal of patch line `line` (1-based), which the message names.
     pub fn at(line: usize, message: impl Into<String>) -> Self {
-        ParseError { line: Some(line), message: message.into() }
+        ParseError {
+            line: Some(line),
+            message: message.into(),
+        }
     }
 }
 
@@ -33,7 +39,11 @@ impl ParseError {
     /// The line the refusal blames, once checked that its text names the same line.
     pub fn blamed_line(self) -> Option<usize> {
         if let Some(n) = self.line {
-            assert!(self.message.contains(&format!("line {n}")), "line {n} is not the line named in: {}", self.message);
+            assert!(
+                self.message.contains(&format!("line {n}")),
+                "line {n} is not the line named in: {}",
+                self.message
+            );
         }
         self.line
     }

@@ -36,7 +36,8 @@ enum Rule {
 /// The first component of `path` that git refuses, and why (to complete "the component `X` …"), or
 /// `None` when every component is allowed. Components are split at `/` and `\`.
 pub fn refused_component(path: &str) -> Option<(&str, &'static str)> {
-    path.split(['/', '\\']).find_map(|c| rule_of(c).map(|r| (c, reading(r))))
+    path.split(['/', '\\'])
+        .find_map(|c| rule_of(c).map(|r| (c, reading(r))))
 }
 
 fn rule_of(component: &str) -> Option<Rule> {
@@ -55,7 +56,12 @@ fn rule_of(component: &str) -> Option<Rule> {
 /// `.git` or `git~1` (any case), then nothing but dots and spaces up to the end or a `:`.
 fn ntfs_dot_git(component: &str) -> bool {
     let lower = component.to_ascii_lowercase();
-    let Some(rest) = lower.strip_prefix(".git").or_else(|| lower.strip_prefix("git~1")) else { return false };
+    let Some(rest) = lower
+        .strip_prefix(".git")
+        .or_else(|| lower.strip_prefix("git~1"))
+    else {
+        return false;
+    };
     let name_end = rest.find(':').unwrap_or(rest.len());
     rest[..name_end].chars().all(|c| c == '.' || c == ' ')
 }
@@ -102,9 +108,22 @@ mod tests {
             "\u{feff}.git/hooks/pre-commit",
             ".GI\u{206f}T",
         ] {
-            assert!(refused_component(bad).is_some(), "{bad:?} should be refused");
+            assert!(
+                refused_component(bad).is_some(),
+                "{bad:?} should be refused"
+            );
         }
-        for good in [".gitignore", ".github/workflows/ci.yml", "git/config", ".gitx", "x.git", ".git~1", "git~2", "src/.gitkeep", "my.git/a"] {
+        for good in [
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            "git/config",
+            ".gitx",
+            "x.git",
+            ".git~1",
+            "git~2",
+            "src/.gitkeep",
+            "my.git/a",
+        ] {
             assert_eq!(refused_component(good), None, "{good:?} should be allowed");
         }
         assert_eq!(

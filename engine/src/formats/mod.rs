@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use crate::engine::{Anchor, Edit, Expect, FileOp, FilePlan, Matching, Options, Plan, Refusal};
 
 mod blocks;
-mod error;
 mod envelope;
+mod error;
 pub mod git_path;
 #[cfg(test)]
 mod test_support;
@@ -41,11 +41,18 @@ impl Format {
     ];
 
     pub fn from_name(name: &str) -> Option<Format> {
-        Format::NAMES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+        Format::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
     }
 
     pub fn name(self) -> &'static str {
-        Format::NAMES.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("plan")
+        Format::NAMES
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("plan")
     }
 
     /// How refusals name the format.
@@ -135,13 +142,16 @@ pub fn parse_with(text: &str, format: Format, file_path: Option<&str>) -> Result
         Format::Diff => Ok(unified::parse(text)?),
         Format::ApplyPatch => Ok(envelope::parse(text)?),
         Format::SearchReplace => Ok(blocks::parse(text, file_path)?),
-        Format::Plan => Err(Refusal::input("a JSON plan is not a patch; parse it with engine::parse_plan")),
+        Format::Plan => Err(Refusal::input(
+            "a JSON plan is not a patch; parse it with engine::parse_plan",
+        )),
     }
 }
 
 /// The refusal for a text no parser accepts: each format, and why it did not fit.
 pub fn unknown_format(text: &str) -> Refusal {
-    let mut why = String::from("the text is none of the formats multiedit applies. Tried, in order:");
+    let mut why =
+        String::from("the text is none of the formats multiedit applies. Tried, in order:");
     let plan = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(_) => "it is JSON but not an object".to_string(),
         Err(e) => format!("not JSON ({e})"),
@@ -158,7 +168,9 @@ pub fn unknown_format(text: &str) -> Refusal {
 }
 
 fn first_line(s: &str) -> &str {
-    let s = s.strip_prefix(crate::engine::refusal::INPUT_PREFIX).unwrap_or(s);
+    let s = s
+        .strip_prefix(crate::engine::refusal::INPUT_PREFIX)
+        .unwrap_or(s);
     s.lines().next().unwrap_or("")
 }
 
@@ -193,11 +205,24 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
         };
         // A diff's bytes are taken as written once they carry a `\r` or change a mark: only a diff
         // with neither may be an LF diff of a CRLF file (or leave a mark out).
-        let literal = patch.format == Format::Diff && f.hunks.iter().any(|h| h.old.contains('\r') || h.new.contains('\r') || changes_bom(h));
-        let edits = f.hunks.iter().map(|h| edit_of(h, &f.path, literal)).collect::<Result<Vec<_>, _>>()?;
+        let literal = patch.format == Format::Diff
+            && f.hunks
+                .iter()
+                .any(|h| h.old.contains('\r') || h.new.contains('\r') || changes_bom(h));
+        let edits = f
+            .hunks
+            .iter()
+            .map(|h| edit_of(h, &f.path, literal))
+            .collect::<Result<Vec<_>, _>>()?;
         // A new file gets git's 100644 from the umask alone.
         let mode = f.mode.filter(|&m| !(f.op == PatchOp::Add && m == 0o100644));
-        files.push(FilePlan { file_path, edits, op, mode, literal });
+        files.push(FilePlan {
+            file_path,
+            edits,
+            op,
+            mode,
+            literal,
+        });
     }
     let mut seen = std::collections::HashSet::new();
     for f in &files {
@@ -208,7 +233,11 @@ pub fn to_plan(patch: &Patch, root: Option<&Path>, options: Options) -> Result<P
             )));
         }
     }
-    Ok(Plan { files, options, rename: None })
+    Ok(Plan {
+        files,
+        options,
+        rename: None,
+    })
 }
 
 /// A hunk as an anchored edit. A diff of a file that starts with a byte order mark shows the mark in
@@ -244,7 +273,16 @@ fn edit_of(h: &Hunk, path: &str, literal: bool) -> Result<Edit, Refusal> {
         // Without old text a hunk adds lines where its anchor says (after a line, at the end, or, for
         // a diff's `@@ -0,0 +1,n @@`, into a file that exists and is empty); without an anchor it is a
         // new file's content.
-        anchor: (!old.is_empty() || h.anchor.forward || h.anchor.at_end || h.anchor.line == Some(0)).then(|| Box::new(Anchor { bom, ..h.anchor.clone() })),
+        anchor: (!old.is_empty()
+            || h.anchor.forward
+            || h.anchor.at_end
+            || h.anchor.line == Some(0))
+        .then(|| {
+            Box::new(Anchor {
+                bom,
+                ..h.anchor.clone()
+            })
+        }),
         target: None,
     })
 }
@@ -290,9 +328,21 @@ fn file_path_fits(format: Format, file_path: Option<&str>) -> Result<(), Refusal
 /// The one entry every front end uses: `text` in whatever format (`None`: detect it), as a plan.
 /// Relative paths of a patch resolve against `root`; `matching` applies to patches (a plan names its
 /// own). The same as a `PatchRequest` with no `match` and no `file_path`.
-pub fn plan_from_text(text: &str, format: Option<Format>, root: Option<&Path>, matching: Matching) -> Result<(Plan, Format), Refusal> {
+pub fn plan_from_text(
+    text: &str,
+    format: Option<Format>,
+    root: Option<&Path>,
+    matching: Matching,
+) -> Result<(Plan, Format), Refusal> {
     let matching = (matching == Matching::Tolerant).then_some(matching);
-    PatchRequest { text: text.to_string(), format, root: root.map(Path::to_path_buf), matching, file_path: None }.plan_and_format(None)
+    PatchRequest {
+        text: text.to_string(),
+        format,
+        root: root.map(Path::to_path_buf),
+        matching,
+        file_path: None,
+    }
+    .plan_and_format(None)
 }
 
 /// A patch as the language server's commands, the bridge, the MCP tool and `multiedit apply` take it:
@@ -316,7 +366,11 @@ impl PatchRequest {
     pub fn from_value(value: &serde_json::Value, extra: &[&str]) -> Result<PatchRequest, Refusal> {
         use serde_json::Value;
         let invalid = |what: String| Refusal::input(format!("{what}"));
-        let Value::Object(obj) = value else { return Err(invalid("the patch request must be an object: {\"patch\": \"...\"}".into())) };
+        let Value::Object(obj) = value else {
+            return Err(invalid(
+                "the patch request must be an object: {\"patch\": \"...\"}".into(),
+            ));
+        };
         for key in obj.keys() {
             if !REQUEST_FIELDS.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
                 return Err(invalid(format!(
@@ -348,9 +402,17 @@ impl PatchRequest {
             None => None,
             Some(Value::String(r)) => match crate::paths::to_path(r) {
                 Ok(p) if p.is_absolute() => Some(p),
-                _ => return Err(invalid(format!("`root` must be an absolute path or a file:// URI, but is \"{r}\""))),
+                _ => {
+                    return Err(invalid(format!(
+                        "`root` must be an absolute path or a file:// URI, but is \"{r}\""
+                    )))
+                }
             },
-            Some(_) => return Err(invalid("`root` must be a string: the folder the patch's paths start from".into())),
+            Some(_) => {
+                return Err(invalid(
+                    "`root` must be a string: the folder the patch's paths start from".into(),
+                ))
+            }
         };
         let file_path = match obj.get("file_path") {
             None => None,
@@ -361,7 +423,13 @@ impl PatchRequest {
                 ))
             }
         };
-        Ok(PatchRequest { text, format, root, matching, file_path })
+        Ok(PatchRequest {
+            text,
+            format,
+            root,
+            matching,
+            file_path,
+        })
     }
 
     /// The plan, relative paths resolved against `root`, else `fallback`.
@@ -381,7 +449,9 @@ impl PatchRequest {
             file_path_fits(format, self.file_path.as_deref())?;
             let mut plan = crate::engine::parse_plan(&self.text)?;
             if let Some(asked) = self.matching {
-                let own = serde_json::from_str::<serde_json::Value>(&self.text).ok().and_then(|v| v.get("match").and_then(|m| m.as_str().map(str::to_string)));
+                let own = serde_json::from_str::<serde_json::Value>(&self.text)
+                    .ok()
+                    .and_then(|v| v.get("match").and_then(|m| m.as_str().map(str::to_string)));
                 match own {
                     None => plan.options.matching = asked,
                     Some(own) if own == matching_name(asked) => {}
@@ -399,7 +469,10 @@ impl PatchRequest {
         }
         let patch = parse_with(&self.text, format, self.file_path.as_deref())?;
         let root = self.root.as_deref().or(fallback);
-        let options = Options { matching: self.matching.unwrap_or_default(), ..Options::default() };
+        let options = Options {
+            matching: self.matching.unwrap_or_default(),
+            ..Options::default()
+        };
         Ok((to_plan(&patch, root, options)?, format))
     }
 

@@ -16,8 +16,8 @@
 //! (a second creation; a deletion or a rename after an edit, which it writes from the file as it was
 //! before the patch, keeping the edited one) is refused.
 
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use super::error::ParseError;
+use super::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::Anchor;
 
 const DEV_NULL: &str = "/dev/null";
@@ -25,7 +25,10 @@ const DEV_NULL: &str = "/dev/null";
 pub fn looks_like(text: &str) -> bool {
     let mut after_dashes = false;
     for line in text.lines() {
-        if line.starts_with("diff --git ") || line.starts_with("@@ -") || (after_dashes && line.starts_with("+++ ")) {
+        if line.starts_with("diff --git ")
+            || line.starts_with("@@ -")
+            || (after_dashes && line.starts_with("+++ "))
+        {
             return true;
         }
         after_dashes = line.starts_with("--- ");
@@ -59,7 +62,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                 continue;
             }
             // Prose may hold a line starting with "--- "; one right before a hunk header is a header.
-            if lines.get(i + 1).is_some_and(|n| bare(n).starts_with("@@ -")) {
+            if lines
+                .get(i + 1)
+                .is_some_and(|n| bare(n).starts_with("@@ -"))
+            {
                 return Err(no_plus_line(&lines, i));
             }
         }
@@ -97,7 +103,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
              give the diff of at least one changed file",
         ));
     }
-    Ok(Patch { format: Format::Diff, files })
+    Ok(Patch {
+        format: Format::Diff,
+        files,
+    })
 }
 
 /// One file's part of the diff, as read so far.
@@ -147,7 +156,12 @@ impl Section {
     }
 
     fn stripped_names(&self) -> (String, String) {
-        let (old, new) = self.names.as_ref().or(self.git_names.as_ref()).cloned().unwrap_or_default();
+        let (old, new) = self
+            .names
+            .as_ref()
+            .or(self.git_names.as_ref())
+            .cloned()
+            .unwrap_or_default();
         strip_prefixes(&old, &new)
     }
 
@@ -177,12 +191,19 @@ impl Section {
 /// keeps its paths whole.
 fn strip_prefixes(old: &str, new: &str) -> (String, String) {
     let null = |p: &str| p == DEV_NULL;
-    let prefixed =
-        (null(old) || old.starts_with("a/")) && (null(new) || new.starts_with("b/")) && !(null(old) && null(new));
+    let prefixed = (null(old) || old.starts_with("a/"))
+        && (null(new) || new.starts_with("b/"))
+        && !(null(old) && null(new));
     if !prefixed {
         return (old.to_string(), new.to_string());
     }
-    let strip = |p: &str, pre: &str| if null(p) { p.to_string() } else { p[pre.len()..].to_string() };
+    let strip = |p: &str, pre: &str| {
+        if null(p) {
+            p.to_string()
+        } else {
+            p[pre.len()..].to_string()
+        }
+    };
     (strip(old, "a/"), strip(new, "b/"))
 }
 
@@ -198,7 +219,10 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
             s.rename.1 = Some(header_path(p, i + 1)?);
         } else if let Some(p) = t.strip_prefix("copy from ") {
             let from = header_path(p, i + 1)?;
-            let to = match lines.get(i + 1).and_then(|l| bare(l).strip_prefix("copy to ")) {
+            let to = match lines
+                .get(i + 1)
+                .and_then(|l| bare(l).strip_prefix("copy to "))
+            {
                 Some(p) => header_path(p, i + 2)?,
                 None => s.stripped_names().1,
             };
@@ -219,7 +243,9 @@ fn extended_headers(lines: &[&str], mut i: usize, s: &mut Section) -> Result<usi
         } else if is_binary(t) {
             return Err(binary(&s.path(), i + 1, t));
         } else if t.starts_with("--- ") {
-            let Some(names) = file_header(lines, i)? else { return Err(no_plus_line(lines, i)) };
+            let Some(names) = file_header(lines, i)? else {
+                return Err(no_plus_line(lines, i));
+            };
             s.names = Some(names);
             return Ok(i + 2);
         } else if !IGNORED.iter().any(|p| t.starts_with(p)) {
@@ -242,18 +268,23 @@ fn git_mode(text: &str, line: usize, s: &Section) -> Result<u32, ParseError> {
                 Some(0o160000) => "a submodule".to_string(),
                 _ => format!("mode {}", quote(text.trim())),
             };
-            Err(ParseError::at(line, format!(
+            Err(ParseError::at(
+                line,
+                format!(
                 "the diff makes {} {what} (line {line} of the patch): multiedit writes regular \
                  files only; apply this section with `git apply`",
                 s.path()
-            )))
+            ),
+            ))
         }
     }
 }
 
 /// The names of a `--- old` line at `i` followed by a `+++ new` line, or `None` when no `+++` follows.
 fn file_header(lines: &[&str], i: usize) -> Result<Option<(String, String)>, ParseError> {
-    let Some(plus) = lines.get(i + 1).and_then(|l| bare(l).strip_prefix("+++ ")) else { return Ok(None) };
+    let Some(plus) = lines.get(i + 1).and_then(|l| bare(l).strip_prefix("+++ ")) else {
+        return Ok(None);
+    };
     let old = header_path(&bare(lines[i])[4..], i + 1)?;
     let new = header_path(plus, i + 2)?;
     Ok(Some((old, new)))
@@ -261,15 +292,22 @@ fn file_header(lines: &[&str], i: usize) -> Result<Option<(String, String)>, Par
 
 fn no_plus_line(lines: &[&str], i: usize) -> ParseError {
     let next = match lines.get(i + 1) {
-        Some(l) => format!("line {} ({}) is not its `+++ b/path` line", i + 2, quote(bare(l))),
+        Some(l) => format!(
+            "line {} ({}) is not its `+++ b/path` line",
+            i + 2,
+            quote(bare(l))
+        ),
         None => "the patch ends there".to_string(),
     };
-    ParseError::at(i + 1, format!(
+    ParseError::at(
+        i + 1,
+        format!(
         "line {} of the patch ({}) starts a file header, but {next}: a unified diff names each \
          file on two lines, `--- a/path` then `+++ b/path`; add the missing line",
         i + 1,
         quote(bare(lines[i]))
-    ))
+    ),
+    )
 }
 
 /// A path after `--- `, `+++ `, `rename from `...: C-quoted by git when unusual, and followed by a
@@ -294,9 +332,18 @@ fn git_names(rest: &str, line: usize) -> Result<(String, String), ParseError> {
     }
     // "a/x y b/x y": the split where both halves name the same file, else the first " b/".
     let splits: Vec<usize> = rest.match_indices(" b/").map(|(at, _)| at).collect();
-    let same = splits.iter().copied().find(|&at| rest[..at].strip_prefix("a/") == Some(&rest[at + 3..]));
-    let at = same.or(splits.first().copied()).or_else(|| rest.find(' ')).unwrap_or(rest.len());
-    Ok((rest[..at].to_string(), rest.get(at + 1..).unwrap_or("").trim_end().to_string()))
+    let same = splits
+        .iter()
+        .copied()
+        .find(|&at| rest[..at].strip_prefix("a/") == Some(&rest[at + 3..]));
+    let at = same
+        .or(splits.first().copied())
+        .or_else(|| rest.find(' '))
+        .unwrap_or(rest.len());
+    Ok((
+        rest[..at].to_string(),
+        rest.get(at + 1..).unwrap_or("").trim_end().to_string(),
+    ))
 }
 
 /// git's C-style quoting (`"a/f\303\251 x.txt"`): returns the path and the text after the closing quote.
@@ -307,13 +354,18 @@ fn unquote(s: &str, line: usize) -> Result<(String, &str), ParseError> {
     while i < b.len() {
         match b[i] {
             b'"' => {
-                return String::from_utf8(out).map(|p| (p, &s[i + 1..])).map_err(|_| {
-                    ParseError::at(line, format!(
+                return String::from_utf8(out)
+                    .map(|p| (p, &s[i + 1..]))
+                    .map_err(|_| {
+                        ParseError::at(
+                            line,
+                            format!(
                         "the quoted path on line {line} of the patch ({}) is not UTF-8 text once \
                          unquoted: multiedit edits files whose names are UTF-8",
                         quote(s)
-                    ))
-                })
+                    ),
+                        )
+                    })
             }
             b'\\' if i + 1 < b.len() => {
                 let c = b[i + 1];
@@ -346,10 +398,13 @@ fn unquote(s: &str, line: usize) -> Result<(String, &str), ParseError> {
             }
         }
     }
-    Err(ParseError::at(line, format!(
-        "the quoted path on line {line} of the patch ({}) has no closing quote: end it with \"",
-        quote(s)
-    )))
+    Err(ParseError::at(
+        line,
+        format!(
+            "the quoted path on line {line} of the patch ({}) has no closing quote: end it with \"",
+            quote(s)
+        ),
+    ))
 }
 
 fn is_binary(t: &str) -> bool {
@@ -369,11 +424,14 @@ fn binary_files_name(t: &str) -> String {
 }
 
 fn binary(path: &str, line: usize, t: &str) -> ParseError {
-    ParseError::at(line, format!(
-        "the diff changes {path} as a binary file (line {line} of the patch: {}): multiedit \
+    ParseError::at(
+        line,
+        format!(
+            "the diff changes {path} as a binary file (line {line} of the patch: {}): multiedit \
          applies text changes only; apply binary patches with `git apply`",
-        quote(t)
-    ))
+            quote(t)
+        ),
+    )
 }
 
 /// `@@ -O,Oc +N,Nc @@`, a count left out meaning 1.
@@ -381,7 +439,13 @@ fn hunk_header(t: &str) -> Option<(usize, usize, usize)> {
     let rest = t.strip_prefix("@@ -")?;
     let (ranges, _) = rest.split_once(" @@")?;
     let (old, new) = ranges.split_once(" +")?;
-    let number = |s: &str| if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None };
+    let number = |s: &str| {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    };
     let range = |r: &str| match r.split_once(',') {
         Some((start, count)) => Some((number(start)?, number(count)?)),
         None => Some((number(r)?, 1)),
@@ -402,12 +466,15 @@ enum Side {
 fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> {
     let header = bare(lines[i]);
     let Some((old_start, old_count, new_count)) = hunk_header(header) else {
-        return Err(ParseError::at(i + 1, format!(
-            "line {} of the patch ({}) is not a valid hunk header: expected \
-             `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
+        return Err(ParseError::at(
             i + 1,
-            quote(header)
-        )));
+            format!(
+                "line {} of the patch ({}) is not a valid hunk header: expected \
+             `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
+                i + 1,
+                quote(header)
+            ),
+        ));
     };
     let k = s.hunks.len() + 1;
     let mismatch = |j: usize| {
@@ -427,7 +494,9 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> 
     let mut last: Option<Side> = None;
     let mut j = i + 1;
     while left_old > 0 || left_new > 0 || lines.get(j).is_some_and(|l| l.starts_with('\\')) {
-        let Some(&raw) = lines.get(j) else { return Err(mismatch(j)) };
+        let Some(&raw) = lines.get(j) else {
+            return Err(mismatch(j));
+        };
         let t = bare(raw);
         // Some tools strip the space of an empty context line.
         let (side, body) = match raw.as_bytes()[0] {
@@ -437,12 +506,15 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> 
             b'+' => (Side::New, &raw[1..]),
             b'\\' => {
                 let Some(side) = last else {
-                    return Err(ParseError::at(j + 1, format!(
+                    return Err(ParseError::at(
+                        j + 1,
+                        format!(
                         "line {} of the patch ({}) follows no hunk line: a `\\ No newline at end \
                          of file` line comes right after the line that has no newline",
                         j + 1,
                         quote(t)
-                    )));
+                    ),
+                    ));
                 };
                 if matches!(side, Side::Both | Side::Old) {
                     drop_break(&mut old);
@@ -498,14 +570,25 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> 
     if let Some(&next) = lines.get(j) {
         let t = bare(next);
         let hunk_line = t.starts_with([' ', '+', '-']);
-        if hunk_line && t.trim_end() != "--" && !(t.starts_with("--- ") && file_header(lines, j)?.is_some()) {
+        if hunk_line
+            && t.trim_end() != "--"
+            && !(t.starts_with("--- ") && file_header(lines, j)?.is_some())
+        {
             return Err(mismatch(j));
         }
     }
     if !changed {
         trailing = leading;
     }
-    s.hunks.push(RawHunk { line: i + 1, old_start, old_count, new_count, old, new, trailing });
+    s.hunks.push(RawHunk {
+        line: i + 1,
+        old_start,
+        old_count,
+        new_count,
+        old,
+        new,
+        trailing,
+    });
     Ok(j)
 }
 
@@ -516,7 +599,8 @@ fn count_body(lines: &[&str], from: usize, stop: usize) -> (usize, usize) {
     for (j, raw) in lines.iter().enumerate().skip(from) {
         let t = bare(raw);
         // Past `stop` an empty line is more likely the gap before prose than one more context line.
-        let end = t.is_empty() || t.starts_with("@@") || t.trim_end() == "--" || t.starts_with("--- ");
+        let end =
+            t.is_empty() || t.starts_with("@@") || t.trim_end() == "--" || t.starts_with("--- ");
         if j >= stop && end {
             break;
         }
@@ -545,8 +629,20 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseErr
     };
     if s.is_new() {
         let content: String = s.hunks.iter().map(|h| h.new.as_str()).collect();
-        let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
-        let file = PatchFile { path, op: PatchOp::Add, hunks: vec![Hunk { old: String::new(), new: content, anchor }], mode };
+        let anchor = Anchor {
+            label: format!("new file {path}"),
+            ..Anchor::default()
+        };
+        let file = PatchFile {
+            path,
+            op: PatchOp::Add,
+            hunks: vec![Hunk {
+                old: String::new(),
+                new: content,
+                anchor,
+            }],
+            mode,
+        };
         return compose(files, file, s.line);
     }
     let deleted = s.is_deleted();
@@ -599,9 +695,22 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseErr
             label: format!("hunk {k} of {path}, at line {}", h.old_start),
         };
         shift += h.new_count as isize - h.old_count as isize;
-        hunks.push(Hunk { old: h.old.clone(), new: h.new.clone(), anchor });
+        hunks.push(Hunk {
+            old: h.old.clone(),
+            new: h.new.clone(),
+            anchor,
+        });
     }
-    compose(files, PatchFile { path, op, hunks, mode }, s.line)
+    compose(
+        files,
+        PatchFile {
+            path,
+            op,
+            hunks,
+            mode,
+        },
+        s.line,
+    )
 }
 
 /// The file of `files` that goes by `path` once they are applied (a move's target), if any.
@@ -617,13 +726,18 @@ fn live(files: &[PatchFile], path: &str) -> Option<usize> {
 /// sections of the same file.
 fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), ParseError> {
     let refuse = |what: String| {
-        ParseError::at(line, format!(
-            "the section at line {line} of the patch {what}: each section of a file applies \
+        ParseError::at(
+            line,
+            format!(
+                "the section at line {line} of the patch {what}: each section of a file applies \
              to what the sections before it left; fix or drop one of them"
-        ))
+            ),
+        )
     };
     // A path an earlier section deleted or renamed away (and nothing since gave back).
-    let gone = files.iter().rposition(|e| e.path == f.path && matches!(e.op, PatchOp::Delete | PatchOp::Move(_)));
+    let gone = files
+        .iter()
+        .rposition(|e| e.path == f.path && matches!(e.op, PatchOp::Delete | PatchOp::Move(_)));
     match (live(files, &f.path), &f.op) {
         (Some(_), PatchOp::Add) => Err(refuse(format!("creates {}, which an earlier section creates or changes", f.path))),
         (Some(_), PatchOp::Delete) => Err(refuse(format!(
@@ -674,7 +788,13 @@ fn compose(files: &mut Vec<PatchFile>, f: PatchFile, line: usize) -> Result<(), 
 
 /// The anchor of lines added to a file that is empty: they make its whole text.
 fn empty_file_anchor(path: &str) -> Anchor {
-    Anchor { line: Some(0), at_start: true, at_end: true, label: format!("hunk 1 of {path}, at line 0"), ..Anchor::default() }
+    Anchor {
+        line: Some(0),
+        at_start: true,
+        at_end: true,
+        label: format!("hunk 1 of {path}, at line 0"),
+        ..Anchor::default()
+    }
 }
 
 /// A line without its break, for recognising headers and markers. (Shared with the other parsers.)
@@ -715,21 +835,42 @@ mod tests {
     use crate::formats::test_support::{files, refusal, text};
 
     fn anchor(line: usize, at_start: bool, at_end: bool, label: &str) -> Anchor {
-        Anchor { line: Some(line), at_start, at_end, label: label.to_string(), ..Anchor::default() }
+        Anchor {
+            line: Some(line),
+            at_start,
+            at_end,
+            label: label.to_string(),
+            ..Anchor::default()
+        }
     }
 
     fn hunk(old: &str, new: &str, anchor: Anchor) -> Hunk {
-        Hunk { old: old.to_string(), new: new.to_string(), anchor }
+        Hunk {
+            old: old.to_string(),
+            new: new.to_string(),
+            anchor,
+        }
     }
 
     fn file(path: &str, op: PatchOp, hunks: Vec<Hunk>) -> PatchFile {
-        PatchFile { path: path.to_string(), op, hunks, mode: None }
+        PatchFile {
+            path: path.to_string(),
+            op,
+            hunks,
+            mode: None,
+        }
     }
 
     /// A new file as git writes it, `new file mode 100644`.
     fn new_file(path: &str, content: &str) -> PatchFile {
-        let anchor = Anchor { label: format!("new file {path}"), ..Anchor::default() };
-        PatchFile { mode: Some(0o100644), ..file(path, PatchOp::Add, vec![hunk("", content, anchor)]) }
+        let anchor = Anchor {
+            label: format!("new file {path}"),
+            ..Anchor::default()
+        };
+        PatchFile {
+            mode: Some(0o100644),
+            ..file(path, PatchOp::Add, vec![hunk("", content, anchor)])
+        }
     }
 
     #[test]
@@ -803,7 +944,11 @@ mod tests {
             "-h",
             "+i",
         ]);
-        let lines: Vec<Option<usize>> = files(Format::Diff, &t)[0].hunks.iter().map(|h| h.anchor.line).collect();
+        let lines: Vec<Option<usize>> = files(Format::Diff, &t)[0]
+            .hunks
+            .iter()
+            .map(|h| h.anchor.line)
+            .collect();
         assert_eq!(lines, vec![Some(2), Some(21), Some(39)]);
     }
 
@@ -851,13 +996,24 @@ mod tests {
 
     #[test]
     fn a_and_b_prefixes_are_stripped_outside_git_too() {
-        let t = text(&["--- a/lib/x.rs", "+++ b/lib/x.rs", "@@ -1,2 +1,2 @@", "-old", "+new", " keep"]);
+        let t = text(&[
+            "--- a/lib/x.rs",
+            "+++ b/lib/x.rs",
+            "@@ -1,2 +1,2 @@",
+            "-old",
+            "+new",
+            " keep",
+        ]);
         assert_eq!(
             files(Format::Diff, &t),
             vec![file(
                 "lib/x.rs",
                 PatchOp::Update,
-                vec![hunk("old\nkeep\n", "new\nkeep\n", anchor(1, true, false, "hunk 1 of lib/x.rs, at line 1"))]
+                vec![hunk(
+                    "old\nkeep\n",
+                    "new\nkeep\n",
+                    anchor(1, true, false, "hunk 1 of lib/x.rs, at line 1")
+                )]
             )]
         );
     }
@@ -865,7 +1021,14 @@ mod tests {
     #[test]
     fn lines_inside_a_body_are_read_by_the_counts_not_by_their_looks() {
         // The removed line "-- x" and the added "++ y" look like file headers.
-        let t = text(&["--- a/q.sql", "+++ b/q.sql", "@@ -1,2 +1,2 @@", "--- x", "+++ y", " select 1;"]);
+        let t = text(&[
+            "--- a/q.sql",
+            "+++ b/q.sql",
+            "@@ -1,2 +1,2 @@",
+            "--- x",
+            "+++ y",
+            " select 1;",
+        ]);
         assert_eq!(files(Format::Diff, &t)[0].hunks[0].old, "-- x\nselect 1;\n");
         assert_eq!(files(Format::Diff, &t)[0].hunks[0].new, "++ y\nselect 1;\n");
     }
@@ -889,10 +1052,17 @@ mod tests {
             "@@ -0,0 +1 @@",
             "+one",
         ]);
-        let mut expected = vec![new_file("docs/new.md", "# New\ntext\n"), new_file("plain.txt", "one\n")];
+        let mut expected = vec![
+            new_file("docs/new.md", "# New\ntext\n"),
+            new_file("plain.txt", "one\n"),
+        ];
         assert_eq!(files(Format::Diff, &t), expected);
         // An empty new file has no hunk in git's output: one hunk with both sides empty.
-        let t = text(&["diff --git a/empty.txt b/empty.txt", "new file mode 100644", "index 0000000..e69de29"]);
+        let t = text(&[
+            "diff --git a/empty.txt b/empty.txt",
+            "new file mode 100644",
+            "index 0000000..e69de29",
+        ]);
         expected = vec![new_file("empty.txt", "")];
         assert_eq!(files(Format::Diff, &t), expected);
     }
@@ -918,7 +1088,11 @@ mod tests {
                 file(
                     "old.txt",
                     PatchOp::Delete,
-                    vec![hunk("a\nb\n", "", anchor(1, true, true, "hunk 1 of old.txt, at line 1"))]
+                    vec![hunk(
+                        "a\nb\n",
+                        "",
+                        anchor(1, true, true, "hunk 1 of old.txt, at line 1")
+                    )]
                 ),
                 file("gone.txt", PatchOp::Delete, vec![]),
             ]
@@ -947,11 +1121,19 @@ mod tests {
         assert_eq!(
             files(Format::Diff, &t),
             vec![
-                file("src/old name.rs", PatchOp::Move("src/new name.rs".into()), vec![]),
+                file(
+                    "src/old name.rs",
+                    PatchOp::Move("src/new name.rs".into()),
+                    vec![]
+                ),
                 file(
                     "a.txt",
                     PatchOp::Move("b.txt".into()),
-                    vec![hunk("x\ny\n", "x\nz\n", anchor(1, true, true, "hunk 1 of a.txt, at line 1"))]
+                    vec![hunk(
+                        "x\ny\n",
+                        "x\nz\n",
+                        anchor(1, true, true, "hunk 1 of a.txt, at line 1")
+                    )]
                 ),
             ]
         );
@@ -983,69 +1165,232 @@ mod tests {
             "old mode 100755",
             "new mode 100755",
         ]);
-        let tool = Anchor { label: "new file tool".into(), ..Anchor::default() };
+        let tool = Anchor {
+            label: "new file tool".into(),
+            ..Anchor::default()
+        };
         assert_eq!(
             files(Format::Diff, &t),
             vec![
-                PatchFile { mode: Some(0o100755), ..file("run.sh", PatchOp::Update, vec![]) },
+                PatchFile {
+                    mode: Some(0o100755),
+                    ..file("run.sh", PatchOp::Update, vec![])
+                },
                 PatchFile {
                     mode: Some(0o100644),
-                    ..file("x", PatchOp::Update, vec![hunk("1\n", "2\n", anchor(1, true, true, "hunk 1 of x, at line 1"))])
+                    ..file(
+                        "x",
+                        PatchOp::Update,
+                        vec![hunk(
+                            "1\n",
+                            "2\n",
+                            anchor(1, true, true, "hunk 1 of x, at line 1")
+                        )]
+                    )
                 },
-                PatchFile { mode: Some(0o100755), ..file("tool", PatchOp::Add, vec![hunk("", "#!/bin/sh\n", tool)]) },
+                PatchFile {
+                    mode: Some(0o100755),
+                    ..file("tool", PatchOp::Add, vec![hunk("", "#!/bin/sh\n", tool)])
+                },
             ]
         );
-        let link = text(&["diff --git a/l b/l", "new file mode 120000", "index 0000000..2222222", "--- /dev/null", "+++ b/l", "@@ -0,0 +1 @@", "+target"]);
+        let link = text(&[
+            "diff --git a/l b/l",
+            "new file mode 120000",
+            "index 0000000..2222222",
+            "--- /dev/null",
+            "+++ b/l",
+            "@@ -0,0 +1 @@",
+            "+target",
+        ]);
         assert_eq!(
             refusal(Format::Diff, &link),
             "InputValidationError: the diff makes l a symbolic link (line 2 of the patch): multiedit writes regular files \
              only; apply this section with `git apply`"
         );
         let odd = text(&["diff --git a/l b/l", "old mode 100644", "new mode 10x644"]);
-        assert!(refusal(Format::Diff, &odd).starts_with("InputValidationError: the diff makes l mode `10x644` (line 3 of the patch)"));
+        assert!(refusal(Format::Diff, &odd).starts_with(
+            "InputValidationError: the diff makes l mode `10x644` (line 3 of the patch)"
+        ));
     }
 
     #[test]
     fn lines_added_to_an_empty_file_are_anchored_at_its_start() {
-        let t = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1,2 @@", "+a", "+b"]);
-        assert_eq!(files(Format::Diff, &t), vec![file("e", PatchOp::Update, vec![hunk("", "a\nb\n", anchor(0, true, true, "hunk 1 of e, at line 0"))])]);
+        let t = text(&[
+            "diff --git a/e b/e",
+            "index e69de29..2222222 100644",
+            "--- a/e",
+            "+++ b/e",
+            "@@ -0,0 +1,2 @@",
+            "+a",
+            "+b",
+        ]);
+        assert_eq!(
+            files(Format::Diff, &t),
+            vec![file(
+                "e",
+                PatchOp::Update,
+                vec![hunk(
+                    "",
+                    "a\nb\n",
+                    anchor(0, true, true, "hunk 1 of e, at line 0")
+                )]
+            )]
+        );
     }
 
     /// Three `git diff`s of one file in a row, hunks numbered through the file.
     fn section(path: &str, old: &str, new: &str) -> String {
-        text(&[&format!("diff --git a/{path} b/{path}"), "index 1111111..2222222 100644", &format!("--- a/{path}"), &format!("+++ b/{path}"), "@@ -1 +1 @@", &format!("-{old}"), &format!("+{new}")])
+        text(&[
+            &format!("diff --git a/{path} b/{path}"),
+            "index 1111111..2222222 100644",
+            &format!("--- a/{path}"),
+            &format!("+++ b/{path}"),
+            "@@ -1 +1 @@",
+            &format!("-{old}"),
+            &format!("+{new}"),
+        ])
     }
 
     #[test]
     fn sections_of_one_file_are_composed_in_order() {
-        let t = [section("f", "a", "b"), section("f", "b", "c"), section("g", "x", "y"), section("f", "c", "d")].concat();
-        let h = |o: &str, n: &str, k: usize| hunk(&format!("{o}\n"), &format!("{n}\n"), anchor(1, true, true, &format!("hunk {k} of f, at line 1")));
+        let t = [
+            section("f", "a", "b"),
+            section("f", "b", "c"),
+            section("g", "x", "y"),
+            section("f", "c", "d"),
+        ]
+        .concat();
+        let h = |o: &str, n: &str, k: usize| {
+            hunk(
+                &format!("{o}\n"),
+                &format!("{n}\n"),
+                anchor(1, true, true, &format!("hunk {k} of f, at line 1")),
+            )
+        };
         let got = files(Format::Diff, &t);
-        assert_eq!(got[0], file("f", PatchOp::Update, vec![h("a", "b", 1), h("b", "c", 2), h("c", "d", 3)]));
+        assert_eq!(
+            got[0],
+            file(
+                "f",
+                PatchOp::Update,
+                vec![h("a", "b", 1), h("b", "c", 2), h("c", "d", 3)]
+            )
+        );
         assert_eq!((got.len(), got[1].path.as_str()), (2, "g"));
         // A rename, then an edit under the new name: one move with both.
-        let rename = text(&["diff --git a/f b/g", "similarity index 100%", "rename from f", "rename to g"]);
-        let got = files(Format::Diff, &[rename.clone(), section("g", "a", "b")].concat());
-        assert_eq!(got, vec![file("f", PatchOp::Move("g".into()), vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of g, at line 1"))])]);
+        let rename = text(&[
+            "diff --git a/f b/g",
+            "similarity index 100%",
+            "rename from f",
+            "rename to g",
+        ]);
+        let got = files(
+            Format::Diff,
+            &[rename.clone(), section("g", "a", "b")].concat(),
+        );
+        assert_eq!(
+            got,
+            vec![file(
+                "f",
+                PatchOp::Move("g".into()),
+                vec![hunk(
+                    "a\n",
+                    "b\n",
+                    anchor(1, true, true, "hunk 1 of g, at line 1")
+                )]
+            )]
+        );
         // Deleted, then created again: its text replaced, with the new mode.
-        let delete = text(&["diff --git a/f b/f", "deleted file mode 100644", "--- a/f", "+++ /dev/null", "@@ -1 +0,0 @@", "-a"]);
-        let add = text(&["diff --git a/f b/f", "new file mode 100755", "--- /dev/null", "+++ b/f", "@@ -0,0 +1 @@", "+b"]);
+        let delete = text(&[
+            "diff --git a/f b/f",
+            "deleted file mode 100644",
+            "--- a/f",
+            "+++ /dev/null",
+            "@@ -1 +0,0 @@",
+            "-a",
+        ]);
+        let add = text(&[
+            "diff --git a/f b/f",
+            "new file mode 100755",
+            "--- /dev/null",
+            "+++ b/f",
+            "@@ -0,0 +1 @@",
+            "+b",
+        ]);
         let got = files(Format::Diff, &[delete.clone(), add.clone()].concat());
-        assert_eq!(got, vec![PatchFile { mode: Some(0o100755), ..file("f", PatchOp::Update, vec![hunk("a\n", "b\n", anchor(1, true, true, "hunk 1 of f, at line 1"))]) }]);
+        assert_eq!(
+            got,
+            vec![PatchFile {
+                mode: Some(0o100755),
+                ..file(
+                    "f",
+                    PatchOp::Update,
+                    vec![hunk(
+                        "a\n",
+                        "b\n",
+                        anchor(1, true, true, "hunk 1 of f, at line 1")
+                    )]
+                )
+            }]
+        );
         // Created empty, then given lines.
-        let empty = text(&["diff --git a/e b/e", "new file mode 100644", "index 0000000..e69de29"]);
-        let lines = text(&["diff --git a/e b/e", "index e69de29..2222222 100644", "--- a/e", "+++ b/e", "@@ -0,0 +1 @@", "+x"]);
-        assert_eq!(files(Format::Diff, &[empty, lines].concat()), vec![new_file("e", "x\n")]);
+        let empty = text(&[
+            "diff --git a/e b/e",
+            "new file mode 100644",
+            "index 0000000..e69de29",
+        ]);
+        let lines = text(&[
+            "diff --git a/e b/e",
+            "index e69de29..2222222 100644",
+            "--- a/e",
+            "+++ b/e",
+            "@@ -0,0 +1 @@",
+            "+x",
+        ]);
+        assert_eq!(
+            files(Format::Diff, &[empty, lines].concat()),
+            vec![new_file("e", "x\n")]
+        );
         // Created, then edited.
-        let got = files(Format::Diff, &[add.clone(), section("f", "b", "c")].concat());
-        assert_eq!(got[0].hunks.iter().map(|h| h.anchor.label.as_str()).collect::<Vec<_>>(), ["new file f", "hunk 1 of f, at line 1"]);
+        let got = files(
+            Format::Diff,
+            &[add.clone(), section("f", "b", "c")].concat(),
+        );
+        assert_eq!(
+            got[0]
+                .hunks
+                .iter()
+                .map(|h| h.anchor.label.as_str())
+                .collect::<Vec<_>>(),
+            ["new file f", "hunk 1 of f, at line 1"]
+        );
     }
 
     #[test]
     fn sections_git_refuses_or_gets_wrong_are_refused() {
-        let delete = text(&["diff --git a/f b/f", "deleted file mode 100644", "--- a/f", "+++ /dev/null", "@@ -1 +0,0 @@", "-b"]);
-        let add = text(&["diff --git a/f b/f", "new file mode 100644", "--- /dev/null", "+++ b/f", "@@ -0,0 +1 @@", "+b"]);
-        let rename = text(&["diff --git a/f b/g", "similarity index 100%", "rename from f", "rename to g"]);
+        let delete = text(&[
+            "diff --git a/f b/f",
+            "deleted file mode 100644",
+            "--- a/f",
+            "+++ /dev/null",
+            "@@ -1 +0,0 @@",
+            "-b",
+        ]);
+        let add = text(&[
+            "diff --git a/f b/f",
+            "new file mode 100644",
+            "--- /dev/null",
+            "+++ b/f",
+            "@@ -0,0 +1 @@",
+            "+b",
+        ]);
+        let rename = text(&[
+            "diff --git a/f b/g",
+            "similarity index 100%",
+            "rename from f",
+            "rename to g",
+        ]);
         let tail = ": each section of a file applies to what the sections before it left; fix or drop one of them";
         for (t, what) in [
             ([section("f", "a", "b"), delete.clone()].concat(), "line 8 of the patch deletes f, which an earlier section creates or changes (git apply would keep the changed file)"),
@@ -1080,22 +1425,69 @@ mod tests {
         ]);
         let got = files(Format::Diff, &t);
         assert_eq!(got[0].path, "fé x.txt");
-        assert_eq!(got[0].hunks[0].anchor.label, "hunk 1 of fé x.txt, at line 1");
-        assert_eq!((got[1].path.as_str(), &got[1].op), ("tab\there", &PatchOp::Move("quote\"d".into())));
+        assert_eq!(
+            got[0].hunks[0].anchor.label,
+            "hunk 1 of fé x.txt, at line 1"
+        );
+        assert_eq!(
+            (got[1].path.as_str(), &got[1].op),
+            ("tab\there", &PatchOp::Move("quote\"d".into()))
+        );
     }
 
     #[test]
     fn no_newline_at_end_of_file_drops_the_break_of_the_line_before() {
         // The old side lacked the final newline, the new side adds it.
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "\\ No newline at end of file", "+b"]);
-        assert_eq!((files(Format::Diff, &t)[0].hunks[0].old.as_str(), files(Format::Diff, &t)[0].hunks[0].new.as_str()), ("a\nb", "a\nb\n"));
+        let t = text(&[
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,2 +1,2 @@",
+            " a",
+            "-b",
+            "\\ No newline at end of file",
+            "+b",
+        ]);
+        assert_eq!(
+            (
+                files(Format::Diff, &t)[0].hunks[0].old.as_str(),
+                files(Format::Diff, &t)[0].hunks[0].new.as_str()
+            ),
+            ("a\nb", "a\nb\n")
+        );
         // The new side drops it.
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", "\\ No newline at end of file"]);
-        assert_eq!((files(Format::Diff, &t)[0].hunks[0].old.as_str(), files(Format::Diff, &t)[0].hunks[0].new.as_str()), ("a\nb\n", "a\nc"));
+        let t = text(&[
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,2 +1,2 @@",
+            " a",
+            "-b",
+            "+c",
+            "\\ No newline at end of file",
+        ]);
+        assert_eq!(
+            (
+                files(Format::Diff, &t)[0].hunks[0].old.as_str(),
+                files(Format::Diff, &t)[0].hunks[0].new.as_str()
+            ),
+            ("a\nb\n", "a\nc")
+        );
         // A context line without newline: both sides, whatever language the marker is in.
-        let t =
-            text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", "-a", "+A", " b", "\\ Kein Zeilenumbruch am Dateiende."]);
-        assert_eq!((files(Format::Diff, &t)[0].hunks[0].old.as_str(), files(Format::Diff, &t)[0].hunks[0].new.as_str()), ("a\nb", "A\nb"));
+        let t = text(&[
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,2 +1,2 @@",
+            "-a",
+            "+A",
+            " b",
+            "\\ Kein Zeilenumbruch am Dateiende.",
+        ]);
+        assert_eq!(
+            (
+                files(Format::Diff, &t)[0].hunks[0].old.as_str(),
+                files(Format::Diff, &t)[0].hunks[0].new.as_str()
+            ),
+            ("a\nb", "A\nb")
+        );
     }
 
     #[test]
@@ -1107,18 +1499,26 @@ mod tests {
             vec![file(
                 "w.txt",
                 PatchOp::Update,
-                vec![hunk("one\r\ntwo\r\n", "one\r\n2\r", anchor(1, true, true, "hunk 1 of w.txt, at line 1"))]
+                vec![hunk(
+                    "one\r\ntwo\r\n",
+                    "one\r\n2\r",
+                    anchor(1, true, true, "hunk 1 of w.txt, at line 1")
+                )]
             )]
         );
     }
 
     #[test]
     fn an_empty_line_in_a_body_is_an_empty_context_line() {
-        let t =
-            text(
-                &["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", "a", "", "-b", "+c"]
-                    .map(|l| if l == "a" { " a" } else { l }),
-            );
+        let t = text(
+            &["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", "a", "", "-b", "+c"].map(|l| {
+                if l == "a" {
+                    " a"
+                } else {
+                    l
+                }
+            }),
+        );
         assert_eq!(files(Format::Diff, &t)[0].hunks[0].old, "a\n\nb\n");
         assert_eq!(files(Format::Diff, &t)[0].hunks[0].new, "a\n\nc\n");
     }
@@ -1144,7 +1544,11 @@ mod tests {
             vec![file(
                 "f",
                 PatchOp::Update,
-                vec![hunk("x\ny\n", "x\nz\n", anchor(5, false, true, "hunk 1 of f, at line 5"))]
+                vec![hunk(
+                    "x\ny\n",
+                    "x\nz\n",
+                    anchor(5, false, true, "hunk 1 of f, at line 5")
+                )]
             )]
         );
         // The patch's last line without its newline is still a whole line.
@@ -1167,8 +1571,11 @@ mod tests {
             "-e",
             "+f",
         ]);
-        let anchors: Vec<(bool, bool)> =
-            files(Format::Diff, &t)[0].hunks.iter().map(|h| (h.anchor.at_start, h.anchor.at_end)).collect();
+        let anchors: Vec<(bool, bool)> = files(Format::Diff, &t)[0]
+            .hunks
+            .iter()
+            .map(|h| (h.anchor.at_start, h.anchor.at_end))
+            .collect();
         assert_eq!(anchors, vec![(true, false), (false, true), (false, true)]);
     }
 
@@ -1198,12 +1605,19 @@ mod tests {
              multiedit applies text changes only; apply binary patches with `git apply`"
         );
         let t = text(&["Binary files old/a.db and new/a.db differ"]);
-        assert!(refusal(Format::Diff, &t).starts_with("InputValidationError: the diff changes new/a.db as a binary file (line 1 "));
+        assert!(refusal(Format::Diff, &t).starts_with(
+            "InputValidationError: the diff changes new/a.db as a binary file (line 1 "
+        ));
     }
 
     #[test]
     fn copies_are_refused() {
-        let t = text(&["diff --git a/a.c b/b.c", "similarity index 100%", "copy from a.c", "copy to b.c"]);
+        let t = text(&[
+            "diff --git a/a.c b/b.c",
+            "similarity index 100%",
+            "copy from a.c",
+            "copy to b.c",
+        ]);
         assert_eq!(
             refusal(Format::Diff, &t),
             "InputValidationError: the diff copies a.c to b.c (line 3 of the patch): multiedit does not support copies; \
@@ -1214,7 +1628,17 @@ mod tests {
     #[test]
     fn counts_that_do_not_match_the_body_are_refused() {
         // Too few lines: the next hunk header comes first.
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "@@ -9 +9 @@", "-x", "+y"]);
+        let t = text(&[
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,3 +1,3 @@",
+            " a",
+            "-b",
+            "+c",
+            "@@ -9 +9 @@",
+            "-x",
+            "+y",
+        ]);
         assert_eq!(
             refusal(Format::Diff, &t),
             "InputValidationError: hunk 1 of f (line 3 of the patch, `@@ -1,3 +1,3 @@`) announces 3 old and 3 new \
@@ -1223,17 +1647,38 @@ mod tests {
         );
         // Too few lines: the patch ends.
         let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b"]);
-        assert!(refusal(Format::Diff, &t).contains("announces 2 old and 2 new lines, but its body holds 2 old and 1 new lines"));
+        assert!(refusal(Format::Diff, &t)
+            .contains("announces 2 old and 2 new lines, but its body holds 2 old and 1 new lines"));
         // Too many lines.
-        let t = text(&["--- a/f", "+++ b/f", "@@ -1,2 +1,2 @@", " a", "-b", "+c", " d", "", "prose"]);
-        assert!(refusal(Format::Diff, &t).contains("announces 2 old and 2 new lines, but its body holds 3 old and 3 new lines"));
+        let t = text(&[
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,2 +1,2 @@",
+            " a",
+            "-b",
+            "+c",
+            " d",
+            "",
+            "prose",
+        ]);
+        assert!(refusal(Format::Diff, &t)
+            .contains("announces 2 old and 2 new lines, but its body holds 3 old and 3 new lines"));
         let t = text(&["--- a/f", "+++ b/f", "@@ -1 +1 @@", "-b", "-c", "+d"]);
         assert!(refusal(Format::Diff, &t).contains("hunk 1 of f (line 3 of the patch, `@@ -1 +1 @@`) announces 1 old and 1 new lines, but its body holds 2 old and 1 new"));
     }
 
     #[test]
     fn an_unknown_prefix_in_a_body_is_refused() {
-        let t = text(&["```diff", "--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "```"]);
+        let t = text(&[
+            "```diff",
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1,3 +1,3 @@",
+            " a",
+            "-b",
+            "+c",
+            "```",
+        ]);
         assert_eq!(
             refusal(Format::Diff, &t),
             "InputValidationError: line 8 of the patch (`\u{60}\u{60}\u{60}`) is inside hunk 1 of f but is no hunk line: each \
@@ -1259,7 +1704,15 @@ mod tests {
              unified diff names each file on two lines, `--- a/path` then `+++ b/path`; add the missing line"
         );
         // A "--- " line in prose, far from any hunk, is prose.
-        let t = text(&["--- notes ---", "", "--- a/f", "+++ b/f", "@@ -1 +1 @@", "-a", "+b"]);
+        let t = text(&[
+            "--- notes ---",
+            "",
+            "--- a/f",
+            "+++ b/f",
+            "@@ -1 +1 @@",
+            "-a",
+            "+b",
+        ]);
         assert_eq!(files(Format::Diff, &t).len(), 1);
     }
 
@@ -1323,9 +1776,27 @@ mod tests {
     fn a_refusal_carries_the_patch_line_it_blames() {
         let line = |t: &str| parse(t).expect_err("should be refused").blamed_line();
         // A malformed hunk header, a fence inside a hunk, a `---` line with no `+++` after it.
-        assert_eq!(line(&text(&["--- a/f", "+++ b/f", "@@ -1,x +1 @@", "-a"])), Some(3));
-        assert_eq!(line(&text(&["```diff", "--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "-b", "+c", "```"])), Some(8));
-        assert_eq!(line(&text(&["x", "--- a/f", "@@ -1 +1 @@", "-a", "+b"])), Some(2));
+        assert_eq!(
+            line(&text(&["--- a/f", "+++ b/f", "@@ -1,x +1 @@", "-a"])),
+            Some(3)
+        );
+        assert_eq!(
+            line(&text(&[
+                "```diff",
+                "--- a/f",
+                "+++ b/f",
+                "@@ -1,3 +1,3 @@",
+                " a",
+                "-b",
+                "+c",
+                "```"
+            ])),
+            Some(8)
+        );
+        assert_eq!(
+            line(&text(&["x", "--- a/f", "@@ -1 +1 @@", "-a", "+b"])),
+            Some(2)
+        );
         // A text with no file change has no line to blame.
         assert_eq!(line("just prose\n"), None);
     }

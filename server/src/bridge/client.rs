@@ -15,20 +15,31 @@ use super::registry::{self, Entry};
 use super::wire::{self, Answer, Intent, Request};
 use super::Routed;
 use crate::engine::{Kind, Refusal};
-use crate::result::{PlanResult, ReadResult, SymbolsResult};
 use crate::paths::{real_path, Folders};
+use crate::result::{PlanResult, ReadResult, SymbolsResult};
 
-pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Option<&str>) -> Routed {
+pub(crate) async fn route(
+    plan: &Value,
+    files: &[PathBuf],
+    intent: Intent,
+    agent: Option<&str>,
+) -> Routed {
     let no_editor = |reason: String| Routed::NoEditor { reason };
     if files.is_empty() {
         return no_editor("the plan names no file, so no editor can be chosen".into());
     }
     for f in files {
         if !f.is_absolute() {
-            return no_editor(format!("{} is not an absolute path, so no editor can be chosen", f.display()));
+            return no_editor(format!(
+                "{} is not an absolute path, so no editor can be chosen",
+                f.display()
+            ));
         }
         if let Err(why) = real_path(f) {
-            return no_editor(format!("{}: {why}, so no editor can be chosen", f.display()));
+            return no_editor(format!(
+                "{}: {why}, so no editor can be chosen",
+                f.display()
+            ));
         }
     }
     let dir = registry::folder();
@@ -41,7 +52,11 @@ pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Optio
     };
     let running = scan.entries.len();
     let mut notes = scan.notes;
-    let mut candidates: Vec<Entry> = scan.entries.into_iter().filter(|e| holds_all(e, files)).collect();
+    let mut candidates: Vec<Entry> = scan
+        .entries
+        .into_iter()
+        .filter(|e| holds_all(e, files))
+        .collect();
     // The editor the user worked in last is the one they are looking at.
     candidates.sort_by_key(|e| Reverse(e.last_active_ms));
     for entry in &candidates {
@@ -91,7 +106,10 @@ fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[St
             names.join(", ")
         )
     } else {
-        format!("no editor that has {} open is still running", names.join(", "))
+        format!(
+            "no editor that has {} open is still running",
+            names.join(", ")
+        )
     };
     for note in notes {
         reason.push_str("; ");
@@ -130,19 +148,37 @@ fn send_timeout() -> Duration {
 }
 
 async fn read_answer(read: OwnedReadHalf, wait: Duration) -> Result<Answer, String> {
-    match timeout(wait, wire::read_line(&mut BufReader::new(read), wire::MAX_ANSWER)).await {
-        Ok(Ok(Ok(Some(line)))) => Answer::from_line(&line).map_err(|why| format!("The editor's server sent {why}")),
-        Ok(Ok(Ok(None))) => Err("The editor's server closed the connection without an answer".into()),
+    match timeout(
+        wait,
+        wire::read_line(&mut BufReader::new(read), wire::MAX_ANSWER),
+    )
+    .await
+    {
+        Ok(Ok(Ok(Some(line)))) => {
+            Answer::from_line(&line).map_err(|why| format!("The editor's server sent {why}"))
+        }
+        Ok(Ok(Ok(None))) => {
+            Err("The editor's server closed the connection without an answer".into())
+        }
         Ok(Ok(Err(why))) => Err(format!("The editor's server sent {why}")),
         Ok(Err(e)) => Err(format!("Reading the editor's server's answer failed ({e})")),
-        Err(_) => Err(format!("The editor's server did not answer within {} s", wait.as_secs())),
+        Err(_) => Err(format!(
+            "The editor's server did not answer within {} s",
+            wait.as_secs()
+        )),
     }
 }
 
 /// Hands the plan to one editor. `Err` (a note for the reason) only when the editor is gone, so the
 /// next editor may be tried; an editor that is there but does not take the plan is `busy`; once the
 /// request is out, whatever happens is this editor's answer.
-async fn offer(dir: &Path, entry: &Entry, plan: &Value, intent: Intent, agent: Option<&str>) -> Result<Routed, String> {
+async fn offer(
+    dir: &Path,
+    entry: &Entry,
+    plan: &Value,
+    intent: Intent,
+    agent: Option<&str>,
+) -> Result<Routed, String> {
     let pid = entry.pid;
     let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
     let send = send_timeout();
@@ -153,13 +189,33 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, intent: Intent, agent: O
     let stream = match timeout(send, UnixStream::connect(&entry.socket)).await {
         Ok(Ok(s)) => s,
         // Nobody listens there any more (the process died, or its pid was reused).
-        Ok(Err(e)) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => return Err(gone()),
+        Ok(Err(e)) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => {
+            return Err(gone())
+        }
         // Its queue of connections is full (EAGAIN), say.
-        Ok(Err(e)) => return Ok(busy(&editor, format!("its server could not take the connection ({e})"))),
-        Err(_) => return Ok(busy(&editor, format!("its server did not take the connection within {} ms", send.as_millis()))),
+        Ok(Err(e)) => {
+            return Ok(busy(
+                &editor,
+                format!("its server could not take the connection ({e})"),
+            ))
+        }
+        Err(_) => {
+            return Ok(busy(
+                &editor,
+                format!(
+                    "its server did not take the connection within {} ms",
+                    send.as_millis()
+                ),
+            ))
+        }
     };
     let (read, mut write) = stream.into_split();
-    let request = wire::line(&Request { token: entry.token.clone(), plan: plan.clone(), intent, agent: agent.map(String::from) });
+    let request = wire::line(&Request {
+        token: entry.token.clone(),
+        plan: plan.clone(),
+        intent,
+        agent: agent.map(String::from),
+    });
     // The line break is the request's last byte and the server acts only on a whole line, so a write
     // that failed or timed out delivered nothing the server would carry out.
     match timeout(send, write.write_all(&request)).await {
@@ -175,38 +231,63 @@ async fn offer(dir: &Path, entry: &Entry, plan: &Value, intent: Intent, agent: O
                 _ => busy(&editor, format!("the plan could not be handed over ({e})")),
             });
         }
-        Err(_) => return Ok(busy(&editor, format!("its server did not read the plan within {} ms", send.as_millis()))),
+        Err(_) => {
+            return Ok(busy(
+                &editor,
+                format!(
+                    "its server did not read the plan within {} ms",
+                    send.as_millis()
+                ),
+            ))
+        }
     }
 
     // Sent: from here on the answer is this editor's, whatever it is.
-    let unknown = |what: String| Routed::Refused {
+    let unknown = |what: String| {
+        Routed::Refused {
         editor: editor.clone(),
         refusal: not_applied(format!(
             "{what}. Whether the editor ({editor}) applied the plan is unknown: check the files before running \
              it again."
         )),
+    }
     };
-    let wait = (Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN).min(wire::AGENT_ANSWER);
+    let wait = (Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN)
+        .min(wire::AGENT_ANSWER);
     Ok(match read_answer(read, wait).await {
-        Ok(Answer::Result(result)) if intent == Intent::Read => match serde_json::from_value::<ReadResult>(result) {
-            Ok(read) => Routed::Read { editor, read },
-            Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
-        },
-        Ok(Answer::Result(result)) if intent == Intent::Symbols => match serde_json::from_value::<SymbolsResult>(result) {
-            Ok(outline) => Routed::Symbols { editor, outline },
-            Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
-        },
+        Ok(Answer::Result(result)) if intent == Intent::Read => {
+            match serde_json::from_value::<ReadResult>(result) {
+                Ok(read) => Routed::Read { editor, read },
+                Err(e) => unknown(format!(
+                    "The editor's server sent a result that cannot be read ({e})"
+                )),
+            }
+        }
+        Ok(Answer::Result(result)) if intent == Intent::Symbols => {
+            match serde_json::from_value::<SymbolsResult>(result) {
+                Ok(outline) => Routed::Symbols { editor, outline },
+                Err(e) => unknown(format!(
+                    "The editor's server sent a result that cannot be read ({e})"
+                )),
+            }
+        }
         Ok(Answer::Result(result)) => match serde_json::from_value::<PlanResult>(result) {
             Ok(result) => Routed::Editor { editor, result },
-            Err(e) => unknown(format!("The editor's server sent a result that cannot be read ({e})")),
+            Err(e) => unknown(format!(
+                "The editor's server sent a result that cannot be read ({e})"
+            )),
         },
         Ok(Answer::Refusal(r)) => match serde_json::from_value::<Refusal>(r) {
             Ok(refusal) => Routed::Refused { editor, refusal },
-            Err(e) => unknown(format!("The editor's server sent a refusal that cannot be read ({e})")),
+            Err(e) => unknown(format!(
+                "The editor's server sent a refusal that cannot be read ({e})"
+            )),
         },
         Ok(Answer::Error(e)) => Routed::Refused {
             editor: editor.clone(),
-            refusal: not_applied(format!("The editor ({editor}) did not take the plan: {e}. Nothing was changed.")),
+            refusal: not_applied(format!(
+                "The editor ({editor}) did not take the plan: {e}. Nothing was changed."
+            )),
         },
         Err(why) => unknown(why),
     })

@@ -23,7 +23,7 @@ mod client;
 #[cfg(unix)]
 pub mod registry;
 #[cfg(unix)]
-pub mod wire;
+pub(crate) mod wire;
 
 use std::path::PathBuf;
 
@@ -56,7 +56,10 @@ pub enum Routed {
     /// The editor's server read the files (`Intent::Read`) as the editor holds them.
     Read { editor: String, read: ReadResult },
     /// The editor's language servers gave a file's outline (`Intent::Symbols`).
-    Symbols { editor: String, outline: SymbolsResult },
+    Symbols {
+        editor: String,
+        outline: SymbolsResult,
+    },
     /// The editor's server refused the plan; nothing was changed.
     Refused { editor: String, refusal: Refusal },
     /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words
@@ -69,7 +72,8 @@ pub enum Routed {
 }
 
 /// Why there is no bridge on this platform.
-pub const UNSUPPORTED: &str =
+#[cfg(not(unix))]
+pub(crate) const UNSUPPORTED: &str =
     "the bridge to editors is not available on this platform yet (it uses Unix domain sockets; named pipes are planned)";
 
 /// Offers `plan` (the plan JSON as the caller received it, `files` its absolute file paths) to the
@@ -86,6 +90,8 @@ pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Optio
     #[cfg(not(unix))]
     {
         let _ = (plan, files, intent, agent);
-        Routed::NoEditor { reason: UNSUPPORTED.into() }
+        Routed::NoEditor {
+            reason: UNSUPPORTED.into(),
+        }
     }
 }

@@ -23,25 +23,28 @@ const MAX_ENTRY: u64 = 1 << 20;
 
 /// What a running server tells callers about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    pub pid: u32,
+pub(crate) struct Entry {
+    pub(crate) pid: u32,
     /// The editor's name, from `clientInfo` in `initialize`.
-    pub editor: String,
+    pub(crate) editor: String,
     /// The workspace folders, real paths (symbolic links resolved).
-    pub folders: Vec<PathBuf>,
-    pub socket: PathBuf,
+    pub(crate) folders: Vec<PathBuf>,
+    pub(crate) socket: PathBuf,
     /// Sent back with every request: only a process that could read this entry may hand plans over.
-    pub token: String,
+    pub(crate) token: String,
     /// When the editor last opened, changed or saved a document or ran a command, in milliseconds
     /// since the Unix epoch (updated at most once a second).
-    pub last_active_ms: u64,
+    pub(crate) last_active_ms: u64,
     /// How long the server waits for the editor's answer to `workspace/applyEdit`: a caller waits
     /// that long and a margin for the answer.
-    pub apply_edit_timeout_ms: u64,
+    pub(crate) apply_edit_timeout_ms: u64,
 }
 
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 pub use crate::disk::private::{bridge_folder as folder, check_private, Expect};
@@ -50,37 +53,47 @@ pub fn entry_path(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!("{pid}.json"))
 }
 
-pub fn socket_path(dir: &Path, pid: u32) -> PathBuf {
+pub(crate) fn socket_path(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!("{pid}.sock"))
 }
 
 /// Creates the registry folder (mode 0700) if it is missing and checks that it is private.
-pub fn ensure_folder() -> Result<PathBuf, String> {
+pub(crate) fn ensure_folder() -> Result<PathBuf, String> {
     let dir = folder();
-    crate::disk::private::make_folder(&dir, false).map_err(|why| format!("cannot create the bridge folder: {why}"))?;
+    crate::disk::private::make_folder(&dir, false)
+        .map_err(|why| format!("cannot create the bridge folder: {why}"))?;
     check_private(&dir, Expect::Folder)?;
     Ok(dir)
 }
 
 /// Whether process `pid` exists (a process of another user counts: it exists).
-pub fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+pub(crate) fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
     // 0 and negative values would signal process groups.
     if pid <= 0 {
         return false;
     }
     // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
+    unsafe {
+        libc::kill(pid, 0) == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
 }
 
 /// Writes the entry whole, private: a reader finds the old entry or the new one, never a part.
-pub fn write(dir: &Path, entry: &Entry) -> std::io::Result<()> {
+pub(crate) fn write(dir: &Path, entry: &Entry) -> std::io::Result<()> {
     let body = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-    crate::disk::atomic::write(&entry_path(dir, entry.pid), &body, crate::disk::atomic::Mode::Private)
+    crate::disk::atomic::write(
+        &entry_path(dir, entry.pid),
+        &body,
+        crate::disk::atomic::Mode::Private,
+    )
 }
 
 /// Removes a server's entry, then its socket (a reader that finds the entry finds the socket).
-pub fn remove(dir: &Path, pid: u32) {
+pub(crate) fn remove(dir: &Path, pid: u32) {
     let _ = fs::remove_file(entry_path(dir, pid));
     let _ = fs::remove_file(socket_path(dir, pid));
 }
@@ -88,9 +101,9 @@ pub fn remove(dir: &Path, pid: u32) {
 /// What a look at the registry found: the usable entries of live servers, and notes on what was
 /// removed or ignored, for the caller's reason.
 #[derive(Debug, Default)]
-pub struct Scan {
-    pub entries: Vec<Entry>,
-    pub notes: Vec<String>,
+pub(crate) struct Scan {
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) notes: Vec<String>,
 }
 
 fn read_entry(path: &Path) -> Result<Entry, String> {
@@ -102,40 +115,57 @@ fn read_entry(path: &Path) -> Result<Entry, String> {
     if body.len() as u64 > MAX_ENTRY {
         return Err(format!("{} is larger than an entry can be", path.display()));
     }
-    serde_json::from_slice(&body).map_err(|e| format!("{} is not a registry entry ({e})", path.display()))
+    serde_json::from_slice(&body)
+        .map_err(|e| format!("{} is not a registry entry ({e})", path.display()))
 }
 
 /// Reads every entry of the registry folder `dir`, removing those of processes that are gone. `Err`
 /// when the folder is missing or not private (then nothing in it is used).
-pub fn scan(dir: &Path) -> Result<Scan, String> {
+pub(crate) fn scan(dir: &Path) -> Result<Scan, String> {
     if let Err(e) = fs::symlink_metadata(dir) {
         return Err(if e.kind() == ErrorKind::NotFound {
-            format!("no editor is running multiedit lsp with the bridge on (there is no {})", dir.display())
+            format!(
+                "no editor is running multiedit lsp with the bridge on (there is no {})",
+                dir.display()
+            )
         } else {
             format!("the bridge folder {} cannot be read ({e})", dir.display())
         });
     }
-    check_private(dir, Expect::Folder).map_err(|why| format!("ignored the bridge folder: {why}"))?;
-    let listing = fs::read_dir(dir).map_err(|e| format!("the bridge folder {} cannot be read ({e})", dir.display()))?;
+    check_private(dir, Expect::Folder)
+        .map_err(|why| format!("ignored the bridge folder: {why}"))?;
+    let listing = fs::read_dir(dir)
+        .map_err(|e| format!("the bridge folder {} cannot be read ({e})", dir.display()))?;
     let mut scan = Scan::default();
     for item in listing.flatten() {
         let name = item.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_suffix(".json")).and_then(|p| p.parse::<u32>().ok()) else {
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
             continue;
         };
         if !alive(pid) {
             remove(dir, pid);
-            scan.notes.push(format!("the editor at pid {pid} is gone, its entry was removed"));
+            scan.notes.push(format!(
+                "the editor at pid {pid} is gone, its entry was removed"
+            ));
             continue;
         }
         let entry = match read_entry(&item.path()) {
             Ok(e) if e.pid == pid => e,
             Ok(e) => {
-                scan.notes.push(format!("ignored {}: it names pid {}", item.path().display(), e.pid));
+                scan.notes.push(format!(
+                    "ignored {}: it names pid {}",
+                    item.path().display(),
+                    e.pid
+                ));
                 continue;
             }
             Err(why) => {
-                scan.notes.push(format!("ignored the editor at pid {pid}: {why}"));
+                scan.notes
+                    .push(format!("ignored the editor at pid {pid}: {why}"));
                 continue;
             }
         };
@@ -150,13 +180,16 @@ pub fn scan(dir: &Path) -> Result<Scan, String> {
         match fs::symlink_metadata(&entry.socket) {
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 remove(dir, pid);
-                scan.notes.push(format!("the editor at pid {pid} has no socket any more, its entry was removed"));
+                scan.notes.push(format!(
+                    "the editor at pid {pid} has no socket any more, its entry was removed"
+                ));
                 continue;
             }
             _ => {}
         }
         if let Err(why) = check_private(&entry.socket, Expect::Socket) {
-            scan.notes.push(format!("ignored the editor at pid {pid}: {why}"));
+            scan.notes
+                .push(format!("ignored the editor at pid {pid}: {why}"));
             continue;
         }
         scan.entries.push(entry);
@@ -164,18 +197,23 @@ pub fn scan(dir: &Path) -> Result<Scan, String> {
     Ok(scan)
 }
 
-pub use crate::disk::private::make_file_private as make_private;
+pub(crate) use crate::disk::private::make_file_private as make_private;
 
 /// A secret no other process can guess: 32 bytes from the operating system's random source, in hex.
-pub fn new_token() -> Result<String, String> {
+pub(crate) fn new_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no random source for the bridge token ({e})"))?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| format!("no random source for the bridge token ({e})"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Compares two tokens in time that does not depend on where they first differ.
-pub fn same_token(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+pub(crate) fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 #[cfg(test)]
@@ -195,8 +233,12 @@ mod tests {
         assert!(e.contains("mode 0755"), "{e}");
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&sub, &link).unwrap();
-        assert!(check_private(&link, Expect::Folder).unwrap_err().contains("symbolic link"));
-        assert!(check_private(&sub, Expect::File).unwrap_err().contains("not a regular file"));
+        assert!(check_private(&link, Expect::Folder)
+            .unwrap_err()
+            .contains("symbolic link"));
+        assert!(check_private(&sub, Expect::File)
+            .unwrap_err()
+            .contains("not a regular file"));
     }
 
     #[test]
@@ -227,7 +269,10 @@ mod tests {
         assert_eq!(check_private(&entry_path(&dir, dead), Expect::File), Ok(()));
         let scan = scan(&dir).unwrap();
         assert!(scan.entries.is_empty());
-        assert_eq!(scan.notes, ["the editor at pid 5000000 is gone, its entry was removed"]);
+        assert_eq!(
+            scan.notes,
+            ["the editor at pid 5000000 is gone, its entry was removed"]
+        );
         assert!(!entry_path(&dir, dead).exists());
     }
 }

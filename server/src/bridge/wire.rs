@@ -18,46 +18,46 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
-pub use super::Intent;
+pub(crate) use super::Intent;
 
 /// The largest request the server reads: plans are text an agent wrote, far smaller than this.
-pub const MAX_REQUEST: usize = 64 << 20;
+pub(crate) const MAX_REQUEST: usize = 64 << 20;
 /// The largest answer a caller reads (a preview carries a diff and the WorkspaceEdit).
-pub const MAX_ANSWER: usize = 256 << 20;
+pub(crate) const MAX_ANSWER: usize = 256 << 20;
 /// How long the server waits for a whole request once a caller has connected.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a caller waits for the server to take the connection and the request.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to the server's applyEdit timeout for validating the plan and carrying the answer.
-pub const ANSWER_MARGIN: Duration = Duration::from_secs(30);
+pub(crate) const ANSWER_MARGIN: Duration = Duration::from_secs(30);
 /// The longest a caller waits for an editor's answer, whatever that editor's applyEdit timeout: under
 /// the minute MCP clients commonly give a tool call. The server bounds each step of an agent's plan
 /// to answer within it (`lsp::commands::apply::AGENT_*`, `lsp::save::SAVE_BOUND`).
-pub const AGENT_ANSWER: Duration = Duration::from_secs(55);
+pub(crate) const AGENT_ANSWER: Duration = Duration::from_secs(55);
 /// Requests a server serves at once; more are answered "busy" at once.
-pub const MAX_CONNECTIONS: usize = 8;
+pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Request {
-    pub token: String,
-    pub plan: Value,
+pub(crate) struct Request {
+    pub(crate) token: String,
+    pub(crate) plan: Value,
     #[serde(default)]
-    pub intent: Intent,
+    pub(crate) intent: Intent,
     /// Who sent the plan (the MCP client's name), for the edit's label in the editor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Result(Value),
     Refusal(Value),
     Error(String),
 }
 
 impl Answer {
-    pub fn to_line(&self) -> Vec<u8> {
+    pub(crate) fn to_line(&self) -> Vec<u8> {
         let v = match self {
             Answer::Result(r) => json!({"ok": true, "result": r}),
             Answer::Refusal(r) => json!({"ok": false, "refusal": r}),
@@ -66,9 +66,15 @@ impl Answer {
         line(&v)
     }
 
-    pub fn from_line(line: &[u8]) -> Result<Answer, String> {
-        let v: Value = serde_json::from_slice(line).map_err(|e| format!("an answer that is not JSON ({e})"))?;
-        match (v.get("ok").and_then(Value::as_bool), v.get("result"), v.get("refusal"), v.get("error")) {
+    pub(crate) fn from_line(line: &[u8]) -> Result<Answer, String> {
+        let v: Value = serde_json::from_slice(line)
+            .map_err(|e| format!("an answer that is not JSON ({e})"))?;
+        match (
+            v.get("ok").and_then(Value::as_bool),
+            v.get("result"),
+            v.get("refusal"),
+            v.get("error"),
+        ) {
             (Some(true), Some(r), None, None) => Ok(Answer::Result(r.clone())),
             (Some(false), None, Some(r), None) => Ok(Answer::Refusal(r.clone())),
             (Some(false), None, None, Some(Value::String(e))) => Ok(Answer::Error(e.clone())),
@@ -78,8 +84,9 @@ impl Answer {
 }
 
 /// A JSON value as one line.
-pub fn line(v: &impl Serialize) -> Vec<u8> {
-    let mut out = serde_json::to_vec(v).unwrap_or_else(|e| format!("{{\"ok\":false,\"error\":{:?}}}", e.to_string()).into_bytes());
+pub(crate) fn line(v: &impl Serialize) -> Vec<u8> {
+    let mut out = serde_json::to_vec(v)
+        .unwrap_or_else(|e| format!("{{\"ok\":false,\"error\":{:?}}}", e.to_string()).into_bytes());
     out.push(b'\n');
     out
 }
@@ -87,7 +94,10 @@ pub fn line(v: &impl Serialize) -> Vec<u8> {
 /// Reads one line of at most `max` bytes. `Ok(None)` at the end of input before any byte; `Err` with
 /// a reason for a line too long or cut short. Memory grows with the bytes that arrive, never with a
 /// claim.
-pub async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> std::io::Result<Result<Option<Vec<u8>>, String>> {
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> std::io::Result<Result<Option<Vec<u8>>, String>> {
     let mut buf = Vec::new();
     let n = r.take(max as u64 + 1).read_until(b'\n', &mut buf).await?;
     Ok(if n == 0 {
@@ -109,8 +119,11 @@ mod tests {
     use super::*;
 
     fn read(input: &[u8], max: usize) -> Result<Option<Vec<u8>>, String> {
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        rt.block_on(read_line(&mut tokio::io::BufReader::new(input), max)).unwrap()
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(read_line(&mut tokio::io::BufReader::new(input), max))
+            .unwrap()
     }
 
     #[test]
@@ -118,13 +131,19 @@ mod tests {
         assert_eq!(read(b"{}\nmore", 10), Ok(Some(b"{}".to_vec())));
         assert_eq!(read(b"", 10), Ok(None));
         assert!(read(b"{}", 10).unwrap_err().contains("cut short"));
-        assert!(read(b"0123456789ab\n", 10).unwrap_err().contains("longer than 10"));
+        assert!(read(b"0123456789ab\n", 10)
+            .unwrap_err()
+            .contains("longer than 10"));
         assert_eq!(read(b"0123456789\n", 10), Ok(Some(b"0123456789".to_vec())));
     }
 
     #[test]
     fn answers_round_trip() {
-        for a in [Answer::Result(json!({"ok": true})), Answer::Refusal(json!({"kind": "io"})), Answer::Error("x\ny".into())] {
+        for a in [
+            Answer::Result(json!({"ok": true})),
+            Answer::Refusal(json!({"kind": "io"})),
+            Answer::Error("x\ny".into()),
+        ] {
             let l = a.to_line();
             assert_eq!(l.iter().filter(|&&b| b == b'\n').count(), 1);
             assert_eq!(Answer::from_line(&l[..l.len() - 1]), Ok(a));

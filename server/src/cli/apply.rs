@@ -8,26 +8,26 @@ use crate::disk;
 use std::path::PathBuf;
 
 use crate::engine::{self, Kind, Matching, Outcome, Refusal};
+use crate::formats::{self, Format};
 use crate::paths::Folders;
 use crate::result::PlanResult;
-use crate::formats::{self, Format};
 
-pub struct Args {
-    pub dry_run: bool,
-    pub json: bool,
-    pub plan: String,
+pub(crate) struct Args {
+    pub(crate) dry_run: bool,
+    pub(crate) json: bool,
+    pub(crate) plan: String,
     /// `None`: detect it.
-    pub format: Option<Format>,
-    pub root: Option<PathBuf>,
+    pub(crate) format: Option<Format>,
+    pub(crate) root: Option<PathBuf>,
     /// Files outside the root may be touched.
-    pub allow_outside: bool,
+    pub(crate) allow_outside: bool,
     /// `--match`; `None`: not given.
-    pub matching: Option<Matching>,
+    pub(crate) matching: Option<Matching>,
     /// `--file-path`: the file of SEARCH/REPLACE blocks that name none.
-    pub file_path: Option<String>,
+    pub(crate) file_path: Option<String>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     let text = match read_plan(&args.plan) {
         Ok(t) => t,
         Err(e) => {
@@ -38,7 +38,10 @@ pub fn run(args: Args) -> ExitCode {
     let mut recovered = Vec::new();
     let result = execute(&text, &args, &mut recovered);
     for r in &recovered {
-        err(&format!("multiedit: {}\n", r.report("before applying this one")));
+        err(&format!(
+            "multiedit: {}\n",
+            r.report("before applying this one")
+        ));
     }
     match result {
         Ok((outcome, diff)) => {
@@ -57,17 +60,26 @@ fn read_plan(source: &str) -> Result<String, String> {
     let result = if source == "-" {
         std::io::stdin().read_to_end(&mut bytes).map(|_| ())
     } else {
-        std::fs::File::open(source).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+        std::fs::File::open(source)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map(|_| ())
     };
     result.map_err(|e| format!("Cannot read the plan {source}: {e}"))?;
     String::from_utf8(bytes).map_err(|_| format!("The plan {source} is not UTF-8 text"))
 }
 
 /// Parses the plan or patch, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`).
-fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Result<(Outcome, Option<String>), Refusal> {
+fn execute(
+    text: &str,
+    args: &Args,
+    recovered: &mut Vec<disk::Recovered>,
+) -> Result<(Outcome, Option<String>), Refusal> {
     let root = match &args.root {
-        Some(r) => std::path::absolute(r).map_err(|e| Refusal::new(Kind::Io, format!("Cannot use --root {}: {e}", r.display())))?,
-        None => std::env::current_dir().map_err(|e| Refusal::new(Kind::Io, format!("Cannot read the current folder: {e}")))?,
+        Some(r) => std::path::absolute(r).map_err(|e| {
+            Refusal::new(Kind::Io, format!("Cannot use --root {}: {e}", r.display()))
+        })?,
+        None => std::env::current_dir()
+            .map_err(|e| Refusal::new(Kind::Io, format!("Cannot read the current folder: {e}")))?,
     };
     let request = formats::PatchRequest {
         text: text.to_string(),
@@ -93,27 +105,58 @@ fn execute(text: &str, args: &Args, recovered: &mut Vec<disk::Recovered>) -> Res
 }
 
 /// Refuses a plan with a file (or a move's target) outside `root`.
-fn confine(plan: &engine::Plan, folders: &Folders, root: &std::path::Path, given: bool) -> Result<(), Refusal> {
-    let what = if given { "the --root folder" } else { "the current folder, where the patch's paths start (--root)" };
+fn confine(
+    plan: &engine::Plan,
+    folders: &Folders,
+    root: &std::path::Path,
+    given: bool,
+) -> Result<(), Refusal> {
+    let what = if given {
+        "the --root folder"
+    } else {
+        "the current folder, where the patch's paths start (--root)"
+    };
     let what = format!("{what} {}", root.display());
-    folders.confine_plan(plan, &what, "To allow paths outside it, add --allow-outside.")
+    folders.confine_plan(
+        plan,
+        &what,
+        "To allow paths outside it, add --allow-outside.",
+    )
 }
 
 /// `recovered`: interrupted plans of earlier runs that this one completed or rolled back first.
-fn finish(args: &Args, recovered: &[disk::Recovered], result: Result<(Outcome, Option<String>), Refusal>, code: ExitCode) -> ExitCode {
+fn finish(
+    args: &Args,
+    recovered: &[disk::Recovered],
+    result: Result<(Outcome, Option<String>), Refusal>,
+    code: ExitCode,
+) -> ExitCode {
     if args.json {
         let report = match &result {
-            Ok((outcome, diff)) => PlanResult { dry_run: Some(args.dry_run), diff: diff.clone(), ..PlanResult::of(outcome) },
+            Ok((outcome, diff)) => PlanResult {
+                dry_run: Some(args.dry_run),
+                diff: diff.clone(),
+                ..PlanResult::of(outcome)
+            },
             Err(r) => PlanResult::refusal(r),
         };
-        let report = PlanResult { recovered: recovered.iter().map(disk::Recovered::to_entry).collect(), ..report };
-        out(&format!("{}\n", serde_json::to_string_pretty(&report).expect("a result serialises")));
+        let report = PlanResult {
+            recovered: recovered.iter().map(disk::Recovered::to_entry).collect(),
+            ..report
+        };
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).expect("a result serialises")
+        ));
         return code;
     }
     match result {
         Ok((outcome, diff)) => {
             if let Some(d) = diff {
-                out(&format!("{d}Dry run, nothing written. {}\n", outcome.message()));
+                out(&format!(
+                    "{d}Dry run, nothing written. {}\n",
+                    outcome.message()
+                ));
             } else {
                 out(&format!("{}\n", outcome.message()));
             }

@@ -10,7 +10,7 @@ use super::setup::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SER
 #[cfg(unix)]
 use crate::bridge::registry;
 
-pub fn run() -> ExitCode {
+pub(crate) fn run() -> ExitCode {
     let mut problems = 0;
     let mut said = String::new();
 
@@ -34,7 +34,9 @@ pub fn run() -> ExitCode {
     for agent in AGENTS {
         for scope in [Scope::Project, Scope::User] {
             let Some(project) = &project else { continue };
-            let Ok((path, _)) = agent.config_path(scope, project) else { continue };
+            let Ok((path, _)) = agent.config_path(scope, project) else {
+                continue;
+            };
             if seen.contains(&path) {
                 continue;
             }
@@ -42,20 +44,39 @@ pub fn run() -> ExitCode {
             match check(agent, &path) {
                 Check::Absent => {}
                 Check::NotConfigured => {}
-                Check::Configured { program, args, exists } => {
+                Check::Configured {
+                    program,
+                    args,
+                    exists,
+                } => {
                     any = true;
                     if !connected.contains(&agent) {
                         connected.push(agent);
                     }
-                    let state = if exists { "ok" } else { "MISSING: no such binary" };
+                    let state = if exists {
+                        "ok"
+                    } else {
+                        "MISSING: no such binary"
+                    };
                     if !exists {
                         problems += 1;
                     }
-                    let cmd = std::iter::once(program).chain(args).collect::<Vec<_>>().join(" ");
-                    said.push_str(&format!("  {}: {} runs {cmd} ({state})\n", agent.name(), path.display()));
+                    let cmd = std::iter::once(program)
+                        .chain(args)
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    said.push_str(&format!(
+                        "  {}: {} runs {cmd} ({state})\n",
+                        agent.name(),
+                        path.display()
+                    ));
                 }
                 Check::Unchecked(why) => {
-                    said.push_str(&format!("  {}: {} could not be checked: it {why}\n", agent.name(), path.display()));
+                    said.push_str(&format!(
+                        "  {}: {} could not be checked: it {why}\n",
+                        agent.name(),
+                        path.display()
+                    ));
                 }
                 Check::Unreadable(why) => {
                     problems += 1;
@@ -68,13 +89,21 @@ pub fn run() -> ExitCode {
         said.push_str("  none (run `multiedit setup` to add multiedit to your agents)\n");
     }
     if let (false, Some(project)) = (connected.is_empty(), &project) {
-        said.push_str("\nTheir edits (through multiedit, or around it with the agent's own tools):\n");
+        said.push_str(
+            "\nTheir edits (through multiedit, or around it with the agent's own tools):\n",
+        );
         for agent in connected {
             let name = agent.name();
             match super::route::routed(agent, project) {
-                Ok(Some(how)) => said.push_str(&format!("  {name}: routed through multiedit: {how}\n")),
+                Ok(Some(how)) => {
+                    said.push_str(&format!("  {name}: routed through multiedit: {how}\n"))
+                }
                 Ok(None) => {
-                    let user = if agent == Agent::Gemini { " --user" } else { "" };
+                    let user = if agent == Agent::Gemini {
+                        " --user"
+                    } else {
+                        ""
+                    };
                     said.push_str(&format!(
                         "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
                     ))
@@ -84,18 +113,29 @@ pub fn run() -> ExitCode {
         }
     }
     if problems > 0 {
-        said.push_str(&format!("\n{problems} problem{} found.\n", if problems == 1 { "" } else { "s" }));
+        said.push_str(&format!(
+            "\n{problems} problem{} found.\n",
+            if problems == 1 { "" } else { "s" }
+        ));
     } else {
         said.push_str("\nNo problem found.\n");
     }
     out(&said);
-    if problems > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if problems > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 enum Check {
     Absent,
     NotConfigured,
-    Configured { program: String, args: Vec<String>, exists: bool },
+    Configured {
+        program: String,
+        args: Vec<String>,
+        exists: bool,
+    },
     Unreadable(String),
     /// Not plain JSON: perhaps JSON with comments, which some agents (VS Code) read.
     Unchecked(String),
@@ -128,14 +168,27 @@ fn check(agent: Agent, path: &Path) -> Check {
                         v.insert("command".into(), c.into());
                     }
                     if let Some(a) = t.get("args").and_then(|a| a.as_array()) {
-                        v.insert("args".into(), a.iter().filter_map(|s| s.as_str()).map(Value::from).collect());
+                        v.insert(
+                            "args".into(),
+                            a.iter()
+                                .filter_map(|s| s.as_str())
+                                .map(Value::from)
+                                .collect(),
+                        );
                     }
                     Value::Object(v)
                 }),
-            Err(e) => return Check::Unreadable(format!("is not valid TOML ({})", e.to_string().trim().replace('\n', " "))),
+            Err(e) => {
+                return Check::Unreadable(format!(
+                    "is not valid TOML ({})",
+                    e.to_string().trim().replace('\n', " ")
+                ))
+            }
         },
     };
-    let Some(entry) = entry else { return Check::NotConfigured };
+    let Some(entry) = entry else {
+        return Check::NotConfigured;
+    };
     match entry_command(agent, &entry) {
         Some((program, args)) => {
             let exists = if program.contains('/') {
@@ -145,7 +198,11 @@ fn check(agent: Agent, path: &Path) -> Check {
                 std::env::var_os("PATH")
                     .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(&program).is_file()))
             };
-            Check::Configured { program, args, exists }
+            Check::Configured {
+                program,
+                args,
+                exists,
+            }
         }
         None => Check::Unreadable(format!("has a {SERVER_NAME} entry without a command")),
     }
@@ -161,9 +218,17 @@ fn editors(said: &mut String) {
                 said.push_str(&format!("  none in {}\n", dir.display()));
             }
             for e in &scan.entries {
-                let folders: Vec<String> = e.folders.iter().map(|f| f.display().to_string()).collect();
-                let folders = if folders.is_empty() { "no workspace folder".to_string() } else { folders.join(", ") };
-                said.push_str(&format!("  {} (multiedit lsp pid {}): {folders}\n", e.editor, e.pid));
+                let folders: Vec<String> =
+                    e.folders.iter().map(|f| f.display().to_string()).collect();
+                let folders = if folders.is_empty() {
+                    "no workspace folder".to_string()
+                } else {
+                    folders.join(", ")
+                };
+                said.push_str(&format!(
+                    "  {} (multiedit lsp pid {}): {folders}\n",
+                    e.editor, e.pid
+                ));
             }
             for note in &scan.notes {
                 said.push_str(&format!("  not reachable: {note}\n"));

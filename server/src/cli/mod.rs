@@ -5,9 +5,9 @@
 //! argument.
 
 mod apply;
-pub mod doctor;
+pub(crate) mod doctor;
 mod route;
-pub mod setup;
+pub(crate) mod setup;
 
 use std::process::ExitCode;
 
@@ -41,17 +41,20 @@ enum Command {
         Exits 0 when the plan was applied, 1 when it was refused (nothing written), 2 on a usage or I/O error.")]
     Apply(ApplyArgs),
     /// Run the language server on standard input/output (started by an editor)
-    #[command(long_about = "Run the language server on standard input/output (--stdio is accepted and implied).\n\n\
+    #[command(
+        long_about = "Run the language server on standard input/output (--stdio is accepted and implied).\n\n\
         Logs go to the editor (window/logMessage) at their level, up to --log-level (default debug: all); \
         standard error carries only failures that cannot reach the editor.\n\
         Commands: multiedit.apply and multiedit.preview, each taking one plan or one patch \
         ({\"patch\": TEXT, \"format\", \"root\", \"match\", \"file_path\"}) and optionally the call's options \
         ({\"review\", \"agent\", \"diagnostics\"}). See docs/protocol.md.\n\
         Initialization options: {\"allowOutsideWorkspace\": false, \"applyEditTimeoutMs\": 10000, \"bridge\": true, \
-        \"review\": \"never\", \"diagnostics\": false}")]
+        \"review\": \"never\", \"diagnostics\": false}"
+    )]
     Lsp(LspArgs),
     /// Run the MCP server on standard input/output (started by an AI agent)
-    #[command(long_about = "Run a Model Context Protocol server on standard input/output with five tools: \
+    #[command(
+        long_about = "Run a Model Context Protocol server on standard input/output with five tools: \
         multiedit (apply a plan), multiedit_preview (its diff, nothing changed), multiedit_patch (a unified \
         diff, an apply_patch envelope or SEARCH/REPLACE blocks), multiedit_read (files as the editor holds \
         them), multiedit_write (create a file or replace its whole text) and multiedit_symbols (a file's outline \
@@ -60,10 +63,12 @@ enum Command {
         e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
         It edits only inside the folder it was started in (the agent's project), whether through an editor \
         or on disk, unless given other folders with --root or told --allow-outside. Plans never touch a \
-        .git folder unless told --allow-dot-git; patches never do.")]
+        .git folder unless told --allow-dot-git; patches never do."
+    )]
     Mcp(McpArgs),
     /// Add `multiedit mcp` to your AI agents' MCP configuration
-    #[command(long_about = "Add `multiedit mcp` to your AI agents' MCP configuration.\n\n\
+    #[command(
+        long_about = "Add `multiedit mcp` to your AI agents' MCP configuration.\n\n\
         Writes each agent's configuration file so that it runs this binary (its absolute path) with the \
         argument `mcp`, keeping every other server and setting in the file. With --project (the default) \
         the files go in the current folder where the agent reads them (.mcp.json, .cursor/mcp.json, \
@@ -72,14 +77,17 @@ enum Command {
         that does not parse) is left untouched and named in an error; the other agents are still set up.\n\n\
         With --route-edits, each agent's own file-editing tools are turned off too, so that its edits go \
         through multiedit (see docs/agents.md for what each agent gets); --undo-route-edits takes that back.\n\n\
-        Exits 0 when every file was written (or already right), 1 when one was refused, 2 on a usage error.")]
+        Exits 0 when every file was written (or already right), 1 when one was refused, 2 on a usage error."
+    )]
     Setup(setup::SetupArgs),
     /// Check the installation: this binary, editors on the bridge, configured agents
-    #[command(long_about = "Check the installation: the binary and its version, the editors running \
+    #[command(
+        long_about = "Check the installation: the binary and its version, the editors running \
         `multiedit lsp` that `multiedit mcp` can reach (and why one cannot be reached), and the agents \
         configured to run `multiedit mcp`, with whether each configuration points at a binary that exists, \
         and whether each agent's edits go through multiedit or around it (its own edit tools).\n\n\
-        Exits 0 when no problem was found, 1 otherwise.")]
+        Exits 0 when no problem was found, 1 otherwise."
+    )]
     Doctor,
     /// Print a shell completion script
     #[command(long_about = "Print a shell completion script, e.g.\n  \
@@ -175,7 +183,13 @@ pub fn main() -> ExitCode {
             format: crate::formats::Format::from_name(&a.format),
             root: a.root,
             allow_outside: a.allow_outside,
-            matching: a.matching.map(|m| if m == "tolerant" { crate::engine::Matching::Tolerant } else { crate::engine::Matching::Exact }),
+            matching: a.matching.map(|m| {
+                if m == "tolerant" {
+                    crate::engine::Matching::Tolerant
+                } else {
+                    crate::engine::Matching::Exact
+                }
+            }),
             file_path: a.file_path,
         }),
         Command::Lsp(a) => {
@@ -187,7 +201,11 @@ pub fn main() -> ExitCode {
             });
             crate::lsp::run(level)
         }
-        Command::Mcp(a) => crate::mcp::run(crate::mcp::Options { roots: a.root, allow_outside: a.allow_outside, allow_dot_git: a.allow_dot_git }),
+        Command::Mcp(a) => crate::mcp::run(crate::mcp::Options {
+            roots: a.root,
+            allow_outside: a.allow_outside,
+            allow_dot_git: a.allow_dot_git,
+        }),
         Command::Setup(a) => setup::run(&a),
         Command::Doctor => doctor::run(),
         Command::Completions { shell } => {
@@ -238,7 +256,10 @@ fn parse_error(e: clap::Error) -> ExitCode {
             match e.get(ContextKind::ValidValue) {
                 Some(ContextValue::Strings(valid)) => {
                     let given = string(ContextKind::InvalidValue).unwrap_or_default();
-                    Some(format!("{cmd}: {name} takes one of {}, not {given:?}", valid.join(", ")))
+                    Some(format!(
+                        "{cmd}: {name} takes one of {}, not {given:?}",
+                        valid.join(", ")
+                    ))
                 }
                 _ => None,
             }

@@ -23,18 +23,18 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::setup::{
-    eol, home, indent_at, insert_member, line_diff, load, offset_in, refuse_parse, render, writable,
-    write_atomic, Agent, Members, Scope, SERVER_NAME,
+    eol, home, indent_at, insert_member, line_diff, load, offset_in, refuse_parse, render,
+    writable, write_atomic, Agent, Members, Scope, SERVER_NAME,
 };
 
 /// Claude Code's built-in tools that edit text files. NotebookEdit stays: multiedit refuses notebooks.
 /// Claude Code 2.1 has no MultiEdit tool and warns that a rule naming it "matches no known tool".
-pub const CLAUDE_DENIED: [&str; 2] = ["Edit", "Write"];
+pub(crate) const CLAUDE_DENIED: [&str; 2] = ["Edit", "Write"];
 /// Gemini CLI's tools that edit files (`replace` is its edit tool).
-pub const GEMINI_DENIED: [&str; 2] = ["replace", "write_file"];
+pub(crate) const GEMINI_DENIED: [&str; 2] = ["replace", "write_file"];
 
 /// The Gemini CLI policy multiedit owns, whole.
-pub const GEMINI_POLICY: &str = "\
+pub(crate) const GEMINI_POLICY: &str = "\
 # Written by `multiedit setup gemini --user --route-edits`: Gemini CLI's own file-editing tools are
 # turned off, so that its edits go through the multiedit MCP server (the editor's buffers, review, one
 # undo, diagnostics). `multiedit setup gemini --user --undo-route-edits` removes this file.
@@ -46,7 +46,7 @@ denyMessage = \"Edit files with the multiedit tools (multiedit, multiedit_patch,
 ";
 
 /// The instruction `--agents-md` adds to AGENTS.md, between its markers.
-pub const AGENTS_MD_BLOCK: &str = "\
+pub(crate) const AGENTS_MD_BLOCK: &str = "\
 <!-- multiedit: route edits (multiedit setup --undo-route-edits removes this block) -->
 ## Editing files
 
@@ -59,7 +59,7 @@ unsaved changes are kept, the change is one undo step, and the result lists the 
 ";
 
 /// Where an agent's switch is, for a scope, or why there is none.
-pub enum Target {
+pub(crate) enum Target {
     /// A JSON file, and what to add to it.
     Json { path: PathBuf, adds: Vec<Add> },
     /// A file multiedit owns whole.
@@ -73,13 +73,24 @@ pub enum Target {
 /// One thing to add to a JSON file: strings into the array at `path` (made if missing), or the string
 /// member at `path` set (left alone when the user has set it otherwise).
 #[derive(Clone, Debug)]
-pub enum Add {
-    List { path: &'static [&'static str], items: Vec<&'static str> },
-    Member { path: &'static [&'static str], value: &'static str },
+pub(crate) enum Add {
+    List {
+        path: &'static [&'static str],
+        items: Vec<&'static str>,
+    },
+    Member {
+        path: &'static [&'static str],
+        value: &'static str,
+    },
 }
 
 /// The switch of `agent` for `scope` (`agents_md`: Codex's instruction was asked for).
-pub fn target(agent: Agent, scope: Scope, project: &Path, agents_md: bool) -> Result<Target, String> {
+pub(crate) fn target(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    agents_md: bool,
+) -> Result<Target, String> {
     Ok(match agent {
         Agent::ClaudeCode => {
             let deny = Add::List { path: &["permissions", "deny"], items: CLAUDE_DENIED.to_vec() };
@@ -166,9 +177,17 @@ struct Splice {
 enum Wrote {
     /// Strings setup added to the array at `path`; `made`: the member setup inserted to hold them (an
     /// ancestor of `path`, or `path` itself), whose whole value was setup's.
-    List { path: Vec<String>, items: Vec<String>, made: Option<Vec<String>> },
+    List {
+        path: Vec<String>,
+        items: Vec<String>,
+        made: Option<Vec<String>>,
+    },
     /// The member at `path` set to `value`.
-    Member { path: Vec<String>, value: String, made: Option<Vec<String>> },
+    Member {
+        path: Vec<String>,
+        value: String,
+        made: Option<Vec<String>>,
+    },
     /// The whole file.
     File { text: String },
     /// A block of the file.
@@ -183,7 +202,9 @@ struct Records {
 /// `routes.json` in multiedit's state folder (`$XDG_STATE_HOME/multiedit`, else
 /// `~/.local/state/multiedit`), where the journals live too.
 fn records_path() -> Result<PathBuf, String> {
-    let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from).filter(|d| d.is_absolute());
+    let xdg = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute());
     let state = match xdg {
         Some(d) => d,
         None => home()?.join(".local/state"),
@@ -196,7 +217,12 @@ fn read_records() -> Result<(PathBuf, Records), String> {
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(|r| (path.clone(), r))
-            .map_err(|e| format!("{} cannot be read back ({e}); move it away to start afresh", path.display())),
+            .map_err(|e| {
+                format!(
+                    "{} cannot be read back ({e}); move it away to start afresh",
+                    path.display()
+                )
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, Records::default())),
         Err(e) => Err(format!("cannot read {} ({e})", path.display())),
     }
@@ -208,7 +234,9 @@ fn write_records(path: &Path, records: &Records) -> Result<(), String> {
         builder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(dir).map_err(|e| format!("cannot make {} ({e})", dir.display()))?;
+        builder
+            .create(dir)
+            .map_err(|e| format!("cannot make {} ({e})", dir.display()))?;
     }
     let text = serde_json::to_string_pretty(records).expect("records serialise") + "\n";
     write_atomic(path, &text).map_err(|e| format!("cannot write {} ({e})", path.display()))?;
@@ -222,7 +250,10 @@ fn write_records(path: &Path, records: &Records) -> Result<(), String> {
 }
 
 fn sha256(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The splice that turns `after` back into `before`: what lies between their common start and end.
@@ -233,11 +264,21 @@ fn splice_back(before: &str, after: &str) -> Splice {
         start -= 1;
     }
     let room = b.len().min(a.len()) - start;
-    let mut end = b.iter().rev().zip(a.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
+    let mut end = b
+        .iter()
+        .rev()
+        .zip(a.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
     while !before.is_char_boundary(b.len() - end) || !after.is_char_boundary(a.len() - end) {
         end -= 1;
     }
-    Splice { at: start, len: a.len() - end - start, text: before[start..b.len() - end].to_string() }
+    Splice {
+        at: start,
+        len: a.len() - end - start,
+        text: before[start..b.len() - end].to_string(),
+    }
 }
 
 /// `text` with `splices` undone, the last one first.
@@ -255,7 +296,13 @@ fn unsplice(text: &str, splices: &[Splice]) -> Option<String> {
 
 /// Turns the agent's edits to multiedit: writes its switch (or says there is none). `Ok` says what was
 /// done; `Err` what was left and why.
-pub fn route(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_run: bool) -> Result<String, String> {
+pub(crate) fn route(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    agents_md: bool,
+    dry_run: bool,
+) -> Result<String, String> {
     let name = agent.name();
     let (path, adds, whole) = match target(agent, scope, project, agents_md)? {
         Target::None(why) => return Ok(format!("{name}: edits not routed: {why}\n")),
@@ -299,18 +346,30 @@ pub fn route(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_ru
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && wrote.is_empty()) {
         // Nothing to write: all there already, or a setting of the user's stands in the way.
         if notes.is_empty() {
-            return Ok(format!("{name}: edits already routed through multiedit in {shown}\n"));
+            return Ok(format!(
+                "{name}: edits already routed through multiedit in {shown}\n"
+            ));
         }
-        return Ok(format!("{name}: edits not routed through multiedit in {shown}:\n{notes}"));
+        return Ok(format!(
+            "{name}: edits not routed through multiedit in {shown}:\n{notes}"
+        ));
     }
     writable(&path, or_else)?;
-    let verb = if before.is_some() { "updated" } else { "created" };
+    let verb = if before.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
     if dry_run {
-        return Ok(format!("{name}: would have {verb} {shown} (edits routed through multiedit):\n{}{notes}", line_diff(old, &after)));
+        return Ok(format!(
+            "{name}: would have {verb} {shown} (edits routed through multiedit):\n{}{notes}",
+            line_diff(old, &after)
+        ));
     }
     let (records_at, mut records) = read_records()?;
     let folders = missing_folders(&path);
-    write_atomic(&path, &after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
+    write_atomic(&path, &after)
+        .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let splice = splice_back(old, &after);
     match records.routes.iter_mut().find(|r| r.file == path) {
         // Written before: what this run added joins it; the bytes can be given back only if nothing
@@ -332,39 +391,67 @@ pub fn route(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_ru
             created: before.is_none(),
             folders,
             after_sha256: sha256(&after),
-            undo: if before.is_none() { Vec::new() } else { vec![splice] },
+            undo: if before.is_none() {
+                Vec::new()
+            } else {
+                vec![splice]
+            },
             wrote,
         }),
     }
     write_records(&records_at, &records)
         .map_err(|e| format!("{shown} was {verb}, but what it holds of setup's could not be recorded for the undo: {e}"))?;
-    Ok(format!("{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}", line_diff(old, &after)))
+    Ok(format!(
+        "{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}",
+        line_diff(old, &after)
+    ))
 }
 
 /// The folders above `path` that do not exist yet, the outermost first.
 fn missing_folders(path: &Path) -> Vec<PathBuf> {
-    let mut missing: Vec<PathBuf> = path.ancestors().skip(1).take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
+    let mut missing: Vec<PathBuf> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
     missing.reverse();
     missing
 }
 
 /// Takes back what `route` wrote for `agent` in `scope`. `Ok` says what was done, with what was left
 /// because the user changed it.
-pub fn undo(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_run: bool) -> Result<String, String> {
+pub(crate) fn undo(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    agents_md: bool,
+    dry_run: bool,
+) -> Result<String, String> {
     let name = agent.name();
     let path = match target(agent, scope, project, agents_md || agent == Agent::Codex)? {
-        Target::None(_) => return Ok(format!("{name}: nothing to undo (setup writes no switch for it here)\n")),
+        Target::None(_) => {
+            return Ok(format!(
+                "{name}: nothing to undo (setup writes no switch for it here)\n"
+            ))
+        }
         Target::Json { path, .. } | Target::File { path, .. } | Target::Block { path, .. } => path,
     };
     let real = std::fs::canonicalize(&path).unwrap_or(path.clone());
     let (records_at, mut records) = read_records()?;
     let Some(i) = records.routes.iter().position(|r| r.file == real) else {
-        return Ok(format!("{name}: nothing to undo in {}: setup did not route its edits there\n", real.display()));
+        return Ok(format!(
+            "{name}: nothing to undo in {}: setup did not route its edits there\n",
+            real.display()
+        ));
     };
     let record = records.routes[i].clone();
     let shown = real.display().to_string();
     let current = match std::fs::read(&real) {
-        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text any more; left unchanged"))?),
+        Ok(bytes) => Some(
+            String::from_utf8(bytes)
+                .map_err(|_| format!("{shown} is not UTF-8 text any more; left unchanged"))?,
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
     };
@@ -379,7 +466,11 @@ pub fn undo(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_run
     let unchanged = sha256(&current) == record.after_sha256;
     let (after, left) = if unchanged && record.created {
         (None, Vec::new())
-    } else if let Some(before) = unchanged.then(|| unsplice(&current, &record.undo)).flatten().filter(|_| !record.undo.is_empty()) {
+    } else if let Some(before) = unchanged
+        .then(|| unsplice(&current, &record.undo))
+        .flatten()
+        .filter(|_| !record.undo.is_empty())
+    {
         (Some(before), Vec::new())
     } else {
         let mut text = current.clone();
@@ -390,7 +481,9 @@ pub fn undo(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_run
             left.extend(why);
         }
         // A file setup made that holds nothing else now is removed, as it was not there.
-        let empty = record.created && serde_json::from_str::<Value>(&text).is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
+        let empty = record.created
+            && serde_json::from_str::<Value>(&text)
+                .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
         if empty || (record.created && text.trim().is_empty()) {
             (None, left)
         } else {
@@ -400,24 +493,37 @@ pub fn undo(agent: Agent, scope: Scope, project: &Path, agents_md: bool, dry_run
     let mut said = String::new();
     let verb = if dry_run { "would have " } else { "" };
     match &after {
-        Some(text) if *text == current => said.push_str(&format!("{name}: {shown} left as it is\n")),
+        Some(text) if *text == current => {
+            said.push_str(&format!("{name}: {shown} left as it is\n"))
+        }
         Some(text) => {
             writable(&real, "remove the rules by hand")?;
             if !dry_run {
-                write_atomic(&real, text).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
+                write_atomic(&real, text)
+                    .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
             }
-            let how = if unchanged { " (as it was before setup, byte for byte)" } else { "" };
-            said.push_str(&format!("{name}: {verb}restored {shown}{how}:\n{}", line_diff(&current, text)));
+            let how = if unchanged {
+                " (as it was before setup, byte for byte)"
+            } else {
+                ""
+            };
+            said.push_str(&format!(
+                "{name}: {verb}restored {shown}{how}:\n{}",
+                line_diff(&current, text)
+            ));
         }
         None => {
             if !dry_run {
-                std::fs::remove_file(&real).map_err(|e| format!("cannot remove {shown} ({e}); left unchanged"))?;
+                std::fs::remove_file(&real)
+                    .map_err(|e| format!("cannot remove {shown} ({e}); left unchanged"))?;
                 // The folders setup made, if nothing else is in them now.
                 for d in record.folders.iter().rev() {
                     let _ = std::fs::remove_dir(d);
                 }
             }
-            said.push_str(&format!("{name}: {verb}removed {shown}, which setup had made\n"));
+            said.push_str(&format!(
+                "{name}: {verb}removed {shown}, which setup had made\n"
+            ));
         }
     }
     for why in &left {
@@ -458,7 +564,10 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
                         text = new;
                     }
                 }
-                Some(other) => left.push(format!("{} is now {other}, not the {value:?} setup wrote: left as it is", keys.join("."))),
+                Some(other) => left.push(format!(
+                    "{} is now {other}, not the {value:?} setup wrote: left as it is",
+                    keys.join(".")
+                )),
                 None => {}
             }
             if let Some(made) = made {
@@ -536,11 +645,20 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
         let path = path.iter().map(|k| k.to_string()).collect();
         match add {
             Add::List { .. } => Wrote::List { path, items, made },
-            Add::Member { value, .. } => Wrote::Member { path, value: value.to_string(), made },
+            Add::Member { value, .. } => Wrote::Member {
+                path,
+                value: value.to_string(),
+                made,
+            },
         }
     };
     // The members below the first missing one, as one value.
-    let nest = |from: usize| path[from + 1..].iter().rev().fold(leaf.clone(), |v, k| json!({ *k: v }));
+    let nest = |from: usize| {
+        path[from + 1..]
+            .iter()
+            .rev()
+            .fold(leaf.clone(), |v, k| json!({ *k: v }))
+    };
     let all_items = || match add {
         Add::List { items, .. } => items.iter().map(|s| s.to_string()).collect(),
         Add::Member { .. } => Vec::new(),
@@ -548,7 +666,10 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
     if text.trim().is_empty() {
         let doc = nest(0);
         let doc = json!({ path[0]: doc });
-        return Ok(Added::Changed(format!("{}\n", render(&doc, "  ", "", false)), wrote(Some(0), all_items())));
+        return Ok(Added::Changed(
+            format!("{}\n", render(&doc, "  ", "", false)),
+            wrote(Some(0), all_items()),
+        ));
     }
     let whole: Value = serde_json::from_str(text).map_err(|e| refuse_parse(e, text))?;
     if !whole.is_object() {
@@ -584,13 +705,24 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                 let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(at) else {
                     return Ok(Added::Left(format!("{dotted} is not a list ({at})")));
                 };
-                let present: Vec<Value> = elements.iter().filter_map(|e| serde_json::from_str(e.get()).ok()).collect();
-                let missing: Vec<&str> = items.iter().copied().filter(|i| !present.contains(&Value::from(*i))).collect();
+                let present: Vec<Value> = elements
+                    .iter()
+                    .filter_map(|e| serde_json::from_str(e.get()).ok())
+                    .collect();
+                let missing: Vec<&str> = items
+                    .iter()
+                    .copied()
+                    .filter(|i| !present.contains(&Value::from(*i)))
+                    .collect();
                 if missing.is_empty() {
                     return Ok(Added::Already);
                 }
                 let new = insert_elements(text, at, &elements, &missing);
-                checked(text, new, wrote(None, missing.iter().map(|s| s.to_string()).collect()))
+                checked(
+                    text,
+                    new,
+                    wrote(None, missing.iter().map(|s| s.to_string()).collect()),
+                )
             }
         };
     }
@@ -602,7 +734,9 @@ fn checked(old: &str, new: String, wrote: Wrote) -> Result<Added, String> {
     let parse = |t: &str| serde_json::from_str::<Value>(t).ok();
     let back = take_back(&new, &wrote).0;
     match (parse(&new), parse(&back)) {
-        (Some(v), Some(b)) if v.is_object() && Some(&b) == parse(old).as_ref() => Ok(Added::Changed(new, wrote)),
+        (Some(v), Some(b)) if v.is_object() && Some(&b) == parse(old).as_ref() => {
+            Ok(Added::Changed(new, wrote))
+        }
         _ => Err("could not be merged safely".into()),
     }
 }
@@ -615,16 +749,28 @@ fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&s
     match elements.last() {
         None => {
             let end = start + array.len();
-            format!("{}[{}]{}", &whole[..start], quoted.join(", "), &whole[end..])
+            format!(
+                "{}[{}]{}",
+                &whole[..start],
+                quoted.join(", "),
+                &whole[end..]
+            )
         }
         Some(last) => {
             let after_last = offset_in(whole, last.get()) + last.get().len();
             let inner = &array[1..array.len() - 1];
             let added = if inner.contains('\n') {
                 let indent = indent_at(whole, offset_in(whole, last.get()));
-                eol(quoted.iter().map(|q| format!(",\n{indent}{q}")).collect(), crlf)
+                eol(
+                    quoted.iter().map(|q| format!(",\n{indent}{q}")).collect(),
+                    crlf,
+                )
             } else {
-                let sep = if inner.contains(", ") || elements.len() == 1 { ", " } else { "," };
+                let sep = if inner.contains(", ") || elements.len() == 1 {
+                    ", "
+                } else {
+                    ","
+                };
                 quoted.iter().map(|q| format!("{sep}{q}")).collect()
             };
             format!("{}{added}{}", &whole[..after_last], &whole[after_last..])
@@ -654,14 +800,27 @@ fn remove_json(text: &str, keys: &[&str], item: Option<&str>) -> Option<String> 
                 .map(|(k, v)| {
                     let value_at = offset_in(text, v.get());
                     let quoted = serde_json::to_string(k).expect("a key serialises");
-                    (text[..value_at].rfind(&quoted).unwrap_or(value_at), value_at + v.get().len())
+                    (
+                        text[..value_at].rfind(&quoted).unwrap_or(value_at),
+                        value_at + v.get().len(),
+                    )
                 })
                 .collect();
             return Some(cut(text, object, &spans, i));
         };
         let elements: Vec<&RawValue> = serde_json::from_str(raw).ok()?;
-        let j = elements.iter().position(|e| serde_json::from_str::<Value>(e.get()).ok() == Some(Value::from(item)))?;
-        let spans: Vec<(usize, usize)> = elements.iter().map(|e| (offset_in(text, e.get()), offset_in(text, e.get()) + e.get().len())).collect();
+        let j = elements
+            .iter()
+            .position(|e| serde_json::from_str::<Value>(e.get()).ok() == Some(Value::from(item)))?;
+        let spans: Vec<(usize, usize)> = elements
+            .iter()
+            .map(|e| {
+                (
+                    offset_in(text, e.get()),
+                    offset_in(text, e.get()) + e.get().len(),
+                )
+            })
+            .collect();
         return Some(cut(text, raw, &spans, j));
     }
     None
@@ -682,24 +841,43 @@ fn cut(text: &str, container: &str, spans: &[(usize, usize)], i: usize) -> Strin
 
 /// Whether an agent's edits go through multiedit, as `doctor` tells it: `Some(where)` when its
 /// built-in editing is off (and where), else `None`; `Err` for an agent with no switch (why).
-pub fn routed(agent: Agent, project: &Path) -> Result<Option<String>, String> {
+pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, String> {
     match agent {
         Agent::ClaudeCode => {
-            let files = [project.join(".claude/settings.local.json"), project.join(".claude/settings.json"), home()?.join(".claude/settings.json")];
+            let files = [
+                project.join(".claude/settings.local.json"),
+                project.join(".claude/settings.json"),
+                home()?.join(".claude/settings.json"),
+            ];
             let mut denied: Vec<(String, PathBuf)> = Vec::new();
             for f in &files {
-                if let Some(Value::Array(list)) = std::fs::read_to_string(f).ok().and_then(|t| value_at(&t, &["permissions", "deny"])) {
+                if let Some(Value::Array(list)) = std::fs::read_to_string(f)
+                    .ok()
+                    .and_then(|t| value_at(&t, &["permissions", "deny"]))
+                {
                     for tool in CLAUDE_DENIED {
-                        if list.contains(&Value::from(tool)) && !denied.iter().any(|(t, _)| t == tool) {
+                        if list.contains(&Value::from(tool))
+                            && !denied.iter().any(|(t, _)| t == tool)
+                        {
                             denied.push((tool.to_string(), f.clone()));
                         }
                     }
                 }
             }
-            let missing: Vec<&str> = CLAUDE_DENIED.iter().copied().filter(|t| !denied.iter().any(|(d, _)| d == t)).collect();
+            let missing: Vec<&str> = CLAUDE_DENIED
+                .iter()
+                .copied()
+                .filter(|t| !denied.iter().any(|(d, _)| d == t))
+                .collect();
             if missing.is_empty() {
-                let wheres: Vec<String> = denied.iter().map(|(t, f)| format!("{t} in {}", f.display())).collect();
-                Ok(Some(format!("Edit and Write denied ({})", wheres.join(", "))))
+                let wheres: Vec<String> = denied
+                    .iter()
+                    .map(|(t, f)| format!("{t} in {}", f.display()))
+                    .collect();
+                Ok(Some(format!(
+                    "Edit and Write denied ({})",
+                    wheres.join(", ")
+                )))
             } else {
                 Ok(None)
             }
@@ -707,39 +885,85 @@ pub fn routed(agent: Agent, project: &Path) -> Result<Option<String>, String> {
         Agent::Opencode => {
             for scope in [Scope::Project, Scope::User] {
                 let (f, _) = agent.config_path(scope, project)?;
-                if let Some(v) = std::fs::read_to_string(&f).ok().and_then(|t| value_at(&t, &["permission", "edit"])) {
+                if let Some(v) = std::fs::read_to_string(&f)
+                    .ok()
+                    .and_then(|t| value_at(&t, &["permission", "edit"]))
+                {
                     // The nearest file that sets it decides.
-                    return Ok((v == "deny").then(|| format!("permission.edit is \"deny\" in {}", f.display())));
+                    return Ok((v == "deny")
+                        .then(|| format!("permission.edit is \"deny\" in {}", f.display())));
                 }
             }
             Ok(None)
         }
         Agent::Gemini => {
             let dir = home()?.join(".gemini/policies");
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .collect();
             files.sort();
             let mut denied: Vec<String> = Vec::new();
             let mut found = Vec::new();
             for f in &files {
-                let Some(doc) = std::fs::read_to_string(f).ok().and_then(|t| t.parse::<toml_edit::DocumentMut>().ok()) else { continue };
+                let Some(doc) = std::fs::read_to_string(f)
+                    .ok()
+                    .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+                else {
+                    continue;
+                };
                 let before = denied.len();
-                for rule in doc.get("rule").and_then(|r| r.as_array_of_tables()).into_iter().flatten() {
-                    let unconditional = ["argsPattern", "commandPrefix", "commandRegex", "mcpName", "modes", "subagent"].iter().all(|k| rule.get(k).is_none());
-                    if rule.get("decision").and_then(|d| d.as_str()) != Some("deny") || !unconditional {
+                for rule in doc
+                    .get("rule")
+                    .and_then(|r| r.as_array_of_tables())
+                    .into_iter()
+                    .flatten()
+                {
+                    let unconditional = [
+                        "argsPattern",
+                        "commandPrefix",
+                        "commandRegex",
+                        "mcpName",
+                        "modes",
+                        "subagent",
+                    ]
+                    .iter()
+                    .all(|k| rule.get(k).is_none());
+                    if rule.get("decision").and_then(|d| d.as_str()) != Some("deny")
+                        || !unconditional
+                    {
                         continue;
                     }
                     let names: Vec<&str> = match rule.get("toolName") {
-                        Some(t) => t.as_str().map(|s| vec![s]).or_else(|| t.as_array().map(|a| a.iter().filter_map(|v| v.as_str()).collect())).unwrap_or_default(),
+                        Some(t) => t
+                            .as_str()
+                            .map(|s| vec![s])
+                            .or_else(|| {
+                                t.as_array()
+                                    .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                            })
+                            .unwrap_or_default(),
                         None => Vec::new(),
                     };
-                    denied.extend(names.into_iter().filter(|n| GEMINI_DENIED.contains(n)).map(str::to_string));
+                    denied.extend(
+                        names
+                            .into_iter()
+                            .filter(|n| GEMINI_DENIED.contains(n))
+                            .map(str::to_string),
+                    );
                 }
                 if denied.len() > before {
                     found.push(f.display().to_string());
                 }
             }
             if GEMINI_DENIED.iter().all(|t| denied.iter().any(|d| d == t)) {
-                Ok(Some(format!("replace and write_file denied by {}", found.join(", "))))
+                Ok(Some(format!(
+                    "replace and write_file denied by {}",
+                    found.join(", ")
+                )))
             } else {
                 Ok(None)
             }
@@ -747,16 +971,22 @@ pub fn routed(agent: Agent, project: &Path) -> Result<Option<String>, String> {
         Agent::Codex => {
             let asked = [project.join("AGENTS.md"), codex_home()?.join("AGENTS.md")]
                 .into_iter()
-                .find(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(AGENTS_MD_BLOCK.lines().next().unwrap_or_default())));
+                .find(|f| {
+                    std::fs::read_to_string(f).is_ok_and(|t| {
+                        t.contains(AGENTS_MD_BLOCK.lines().next().unwrap_or_default())
+                    })
+                });
             Err(match asked {
                 Some(f) => format!("Codex CLI has no switch for apply_patch; {} asks it to edit with multiedit (an instruction, not enforced)", f.display()),
                 None => "Codex CLI has no switch for apply_patch: its edits go around multiedit (--agents-md asks it in AGENTS.md)".into(),
             })
         }
-        Agent::Cursor | Agent::Vscode => Err(match target(agent, Scope::Project, project, false)? {
-            Target::None(why) => why,
-            _ => String::new(),
-        }),
+        Agent::Cursor | Agent::Vscode => {
+            Err(match target(agent, Scope::Project, project, false)? {
+                Target::None(why) => why,
+                _ => String::new(),
+            })
+        }
     }
 }
 
@@ -765,7 +995,10 @@ mod tests {
     use super::*;
 
     fn list(path: &'static [&'static str], items: &[&'static str]) -> Add {
-        Add::List { path, items: items.to_vec() }
+        Add::List {
+            path,
+            items: items.to_vec(),
+        }
     }
 
     fn changed(text: &str, add: &Add) -> (String, Wrote) {
@@ -787,7 +1020,12 @@ mod tests {
         ] {
             let (new, wrote) = changed(old, &deny);
             let v: Value = serde_json::from_str(&new).unwrap();
-            let names: Vec<&str> = v["permissions"]["deny"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+            let names: Vec<&str> = v["permissions"]["deny"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap())
+                .collect();
             assert!(names.ends_with(&["Edit", "Write"]), "{new}");
             let (back, left) = take_back(&new, &wrote);
             assert_eq!(back, old, "taken back structurally");
@@ -799,28 +1037,44 @@ mod tests {
         assert_eq!(new, "{\"permissions\": {\"deny\": [\"Edit\", \"Write\"]}}");
         assert!(matches!(add_json(&new, &deny).unwrap(), Added::Already));
         let (fresh, _) = changed("", &deny);
-        assert_eq!(fresh, "{\n  \"permissions\": {\n    \"deny\": [\"Edit\", \"Write\"]\n  }\n}\n");
+        assert_eq!(
+            fresh,
+            "{\n  \"permissions\": {\n    \"deny\": [\"Edit\", \"Write\"]\n  }\n}\n"
+        );
     }
 
     #[test]
     fn a_setting_of_the_users_is_left_and_named() {
-        let edit = Add::Member { path: &["permission", "edit"], value: "deny" };
+        let edit = Add::Member {
+            path: &["permission", "edit"],
+            value: "deny",
+        };
         match add_json("{\"permission\": {\"edit\": \"ask\"}}", &edit).unwrap() {
             Added::Left(why) => assert_eq!(why, "permission.edit is already set to \"ask\" (setup would set \"deny\"): edits still go around multiedit"),
             _ => panic!("changed"),
         }
         let (new, wrote) = changed("{\"permission\": {\"bash\": \"ask\"}}", &edit);
-        assert_eq!(new, "{\"permission\": {\"bash\": \"ask\",\"edit\":\"deny\"}}");
+        assert_eq!(
+            new,
+            "{\"permission\": {\"bash\": \"ask\",\"edit\":\"deny\"}}"
+        );
         let edited = new.replace("\"deny\"", "\"ask\"");
         let (back, left) = take_back(&edited, &wrote);
         assert_eq!(back, edited);
-        assert_eq!(left, ["permission.edit is now \"ask\", not the \"deny\" setup wrote: left as it is"]);
+        assert_eq!(
+            left,
+            ["permission.edit is now \"ask\", not the \"deny\" setup wrote: left as it is"]
+        );
         // A user's rule added beside setup's stays, setup's go.
         let deny = list(&["permissions", "deny"], &["Edit", "Write"]);
         let (new, wrote) = changed("{}", &deny);
         let mixed = new.replace("\"Write\"", "\"Write\", \"Bash(rm *)\"");
         let (back, left) = take_back(&mixed, &wrote);
-        assert_eq!(value_at(&back, &["permissions", "deny"]), Some(json!(["Bash(rm *)"])), "{back}");
+        assert_eq!(
+            value_at(&back, &["permissions", "deny"]),
+            Some(json!(["Bash(rm *)"])),
+            "{back}"
+        );
         assert!(left.is_empty());
     }
 }

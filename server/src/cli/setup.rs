@@ -21,10 +21,10 @@ use serde_json::{json, Value};
 use super::{err, out};
 
 /// The name the server is given in every configuration.
-pub const SERVER_NAME: &str = "multiedit";
+pub(crate) const SERVER_NAME: &str = "multiedit";
 
 #[derive(Args)]
-pub struct SetupArgs {
+pub(crate) struct SetupArgs {
     /// The agents to set up (default: all)
     #[arg(value_name = "AGENT", value_parser = agent_names())]
     agents: Vec<String>,
@@ -58,7 +58,7 @@ fn agent_names() -> PossibleValuesParser {
 
 /// An agent that can run MCP servers, and where it reads their configuration.
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Agent {
+pub(crate) enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
@@ -67,15 +67,22 @@ pub enum Agent {
     Opencode,
 }
 
-pub const AGENTS: [Agent; 6] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini, Agent::Cursor, Agent::Vscode, Agent::Opencode];
+pub(crate) const AGENTS: [Agent; 6] = [
+    Agent::ClaudeCode,
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::Cursor,
+    Agent::Vscode,
+    Agent::Opencode,
+];
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Scope {
+pub(crate) enum Scope {
     Project,
     User,
 }
 
-pub enum Format {
+pub(crate) enum Format {
     /// A JSON object whose member `key` holds the servers by name.
     Json { key: &'static str },
     /// TOML with `[mcp_servers.NAME]` tables.
@@ -85,10 +92,22 @@ pub enum Format {
 /// The user's home folder: HOME, and on Windows USERPROFILE when HOME is unset (the agents' own
 /// user files live under it there too: `%USERPROFILE%\\.claude.json`, `.gemini`, `.cursor`, `.codex`).
 pub(super) fn home() -> Result<PathBuf, String> {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|h| h.is_absolute());
-    let found = if cfg!(windows) { var("HOME").or_else(|| var("USERPROFILE")) } else { var("HOME") };
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+    };
+    let found = if cfg!(windows) {
+        var("HOME").or_else(|| var("USERPROFILE"))
+    } else {
+        var("HOME")
+    };
     found.ok_or_else(|| {
-        let names = if cfg!(windows) { "HOME nor USERPROFILE is" } else { "HOME is not" };
+        let names = if cfg!(windows) {
+            "HOME nor USERPROFILE is"
+        } else {
+            "HOME is not"
+        };
         format!("{names} set to an absolute path, so the user's configuration cannot be found")
     })
 }
@@ -99,7 +118,10 @@ fn vscode_user() -> Result<PathBuf, String> {
     if cfg!(windows) {
         return match std::env::var_os("APPDATA").map(PathBuf::from) {
             Some(d) if d.is_absolute() => Ok(d.join("Code").join("User")),
-            _ => Err("APPDATA is not set to an absolute path, so VS Code's user folder cannot be found".into()),
+            _ => Err(
+                "APPDATA is not set to an absolute path, so VS Code's user folder cannot be found"
+                    .into(),
+            ),
         };
     }
     if cfg!(target_os = "macos") {
@@ -116,7 +138,7 @@ pub(super) fn config_home() -> Result<PathBuf, String> {
 }
 
 impl Agent {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
@@ -127,7 +149,7 @@ impl Agent {
         }
     }
 
-    pub fn format(self) -> Format {
+    pub(crate) fn format(self) -> Format {
         match self {
             Agent::ClaudeCode | Agent::Gemini | Agent::Cursor => Format::Json { key: "mcpServers" },
             Agent::Vscode => Format::Json { key: "servers" },
@@ -138,7 +160,11 @@ impl Agent {
 
     /// The file this agent reads for `scope`, and the scope it really is (Codex CLI has only a
     /// user file). Project files are relative to `project`.
-    pub fn config_path(self, scope: Scope, project: &Path) -> Result<(PathBuf, Scope), String> {
+    pub(crate) fn config_path(
+        self,
+        scope: Scope,
+        project: &Path,
+    ) -> Result<(PathBuf, Scope), String> {
         let p = |rel: &str| Ok((project.join(rel), Scope::Project));
         match (self, scope) {
             (Agent::Codex, _) => {
@@ -154,10 +180,14 @@ impl Agent {
             (Agent::Vscode, Scope::Project) => p(".vscode/mcp.json"),
             (Agent::Opencode, Scope::Project) => p("opencode.json"),
             (Agent::ClaudeCode, Scope::User) => Ok((home()?.join(".claude.json"), Scope::User)),
-            (Agent::Gemini, Scope::User) => Ok((home()?.join(".gemini/settings.json"), Scope::User)),
+            (Agent::Gemini, Scope::User) => {
+                Ok((home()?.join(".gemini/settings.json"), Scope::User))
+            }
             (Agent::Cursor, Scope::User) => Ok((home()?.join(".cursor/mcp.json"), Scope::User)),
             (Agent::Vscode, Scope::User) => Ok((vscode_user()?.join("mcp.json"), Scope::User)),
-            (Agent::Opencode, Scope::User) => Ok((config_home()?.join("opencode/opencode.json"), Scope::User)),
+            (Agent::Opencode, Scope::User) => {
+                Ok((config_home()?.join("opencode/opencode.json"), Scope::User))
+            }
         }
     }
 
@@ -187,9 +217,12 @@ impl Agent {
 }
 
 /// The command a configuration entry runs, as program and arguments, if it has one.
-pub fn entry_command(agent: Agent, entry: &Value) -> Option<(String, Vec<String>)> {
+pub(crate) fn entry_command(agent: Agent, entry: &Value) -> Option<(String, Vec<String>)> {
     let strings = |v: &Value| -> Option<Vec<String>> {
-        v.as_array()?.iter().map(|s| s.as_str().map(str::to_string)).collect()
+        v.as_array()?
+            .iter()
+            .map(|s| s.as_str().map(str::to_string))
+            .collect()
     };
     match agent {
         Agent::Opencode => {
@@ -209,18 +242,30 @@ pub fn entry_command(agent: Agent, entry: &Value) -> Option<(String, Vec<String>
 }
 
 /// The absolute, canonical path of the running binary: what the configurations run.
-pub fn this_binary() -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the path of this binary ({e})"))?;
-    let exe = std::fs::canonicalize(&exe).map_err(|e| format!("cannot resolve {} ({e})", exe.display()))?;
-    exe.into_os_string().into_string().map_err(|_| "the path of this binary is not UTF-8".to_string())
+pub(crate) fn this_binary() -> Result<String, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the path of this binary ({e})"))?;
+    let exe = std::fs::canonicalize(&exe)
+        .map_err(|e| format!("cannot resolve {} ({e})", exe.display()))?;
+    exe.into_os_string()
+        .into_string()
+        .map_err(|_| "the path of this binary is not UTF-8".to_string())
 }
 
-pub fn run(args: &SetupArgs) -> ExitCode {
-    let scope = if args.user { Scope::User } else { Scope::Project };
+pub(crate) fn run(args: &SetupArgs) -> ExitCode {
+    let scope = if args.user {
+        Scope::User
+    } else {
+        Scope::Project
+    };
     let agents: Vec<Agent> = if args.agents.is_empty() || args.agents.iter().any(|t| t == "all") {
         AGENTS.to_vec()
     } else {
-        AGENTS.iter().copied().filter(|a| args.agents.iter().any(|t| t == a.name())).collect()
+        AGENTS
+            .iter()
+            .copied()
+            .filter(|a| args.agents.iter().any(|t| t == a.name()))
+            .collect()
     };
     let exe = match this_binary() {
         Ok(e) => e,
@@ -232,7 +277,9 @@ pub fn run(args: &SetupArgs) -> ExitCode {
     let project = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
-            err(&format!("multiedit setup: cannot read the current folder ({e})\n"));
+            err(&format!(
+                "multiedit setup: cannot read the current folder ({e})\n"
+            ));
             return ExitCode::from(2);
         }
     };
@@ -241,18 +288,21 @@ pub fn run(args: &SetupArgs) -> ExitCode {
         let done = if args.undo_route_edits {
             super::route::undo(agent, scope, &project, args.agents_md, args.dry_run)
         } else {
-            setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(|said| {
-                if !args.route_edits {
-                    return Ok(said);
-                }
-                match super::route::route(agent, scope, &project, args.agents_md, args.dry_run) {
-                    Ok(routed) => Ok(format!("{said}{routed}")),
-                    Err(why) => {
-                        out(&said);
-                        Err(why)
+            setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(
+                |said| {
+                    if !args.route_edits {
+                        return Ok(said);
                     }
-                }
-            })
+                    match super::route::route(agent, scope, &project, args.agents_md, args.dry_run)
+                    {
+                        Ok(routed) => Ok(format!("{said}{routed}")),
+                        Err(why) => {
+                            out(&said);
+                            Err(why)
+                        }
+                    }
+                },
+            )
         };
         match done {
             Ok(said) => out(&said),
@@ -262,12 +312,23 @@ pub fn run(args: &SetupArgs) -> ExitCode {
             }
         }
     }
-    if refused { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if refused {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// Sets one agent up; `Ok` says what was done (or would be, with `dry_run`).
 /// `approved`: routing follows, which approves the project's server itself (`route.rs`).
-fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: bool, approved: bool) -> Result<String, String> {
+fn setup_one(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    exe: &str,
+    dry_run: bool,
+    approved: bool,
+) -> Result<String, String> {
     let (path, real_scope) = agent.config_path(scope, project)?;
     let by_hand = format!("the server by hand: it runs {exe} with the argument mcp");
     let (path, before) = load(&path, &format!("add {by_hand}"))?;
@@ -278,18 +339,30 @@ fn setup_one(agent: Agent, scope: Scope, project: &Path, exe: &str, dry_run: boo
         Format::Toml => merge_toml(old, exe),
     }
     .map_err(|why| format!("{shown} {why}; left unchanged. Add {by_hand}"))?;
-    let note = if scope == Scope::Project && real_scope == Scope::User { " (Codex CLI reads only this user file)" } else { "" };
+    let note = if scope == Scope::Project && real_scope == Scope::User {
+        " (Codex CLI reads only this user file)"
+    } else {
+        ""
+    };
     if before.as_deref() == Some(after.as_str()) {
-        return Ok(format!("{}: {shown} already runs {exe} mcp{note}\n", agent.name()));
+        return Ok(format!(
+            "{}: {shown} already runs {exe} mcp{note}\n",
+            agent.name()
+        ));
     }
     writable(&path, &format!("add {by_hand}"))?;
-    let verb = if before.is_some() { "updated" } else { "created" };
+    let verb = if before.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
     if dry_run {
         let mut said = format!("{}: would have {verb} {shown}{note}:\n", agent.name());
         said.push_str(&line_diff(old, &after));
         return Ok(said);
     }
-    write_atomic(&path, &after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
+    write_atomic(&path, &after)
+        .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let mut said = format!("{}: {verb} {shown}{note}:\n", agent.name());
     said.push_str(&line_diff(old, &after));
     if agent == Agent::ClaudeCode && real_scope == Scope::Project && !approved {
@@ -324,7 +397,10 @@ pub(super) fn load(path: &Path, or_else: &str) -> Result<(PathBuf, Option<String
     };
     let shown = path.display();
     let text = match std::fs::read(&path) {
-        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?),
+        Ok(bytes) => Some(
+            String::from_utf8(bytes)
+                .map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?,
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
     };
@@ -374,17 +450,26 @@ pub(super) fn line_diff(old: &str, new: &str) -> String {
                     let _ = writeln!(said, "    {}", a[old_index + len - 1]);
                 }
             }
-            similar::DiffOp::Delete { old_index, old_len, .. } => {
+            similar::DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
                 for l in &a[old_index..old_index + old_len] {
                     let _ = writeln!(said, "  - {l}");
                 }
             }
-            similar::DiffOp::Insert { new_index, new_len, .. } => {
+            similar::DiffOp::Insert {
+                new_index, new_len, ..
+            } => {
                 for l in &b[new_index..new_index + new_len] {
                     let _ = writeln!(said, "  + {l}");
                 }
             }
-            similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+            similar::DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
                 for l in &a[old_index..old_index + old_len] {
                     let _ = writeln!(said, "  - {l}");
                 }
@@ -399,9 +484,15 @@ pub(super) fn line_diff(old: &str, new: &str) -> String {
 
 /// Writes `text` to `path` whole, keeping the old file's permissions. Creates the folder if missing.
 pub(super) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent folder"))?;
     std::fs::create_dir_all(dir)?;
-    crate::disk::atomic::write(path, text.as_bytes(), crate::disk::atomic::Mode::KeepOrShared)
+    crate::disk::atomic::write(
+        path,
+        text.as_bytes(),
+        crate::disk::atomic::Mode::KeepOrShared,
+    )
 }
 
 /// A JSON object's members in file order, each value kept as its original text.
@@ -446,7 +537,11 @@ pub(super) fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> 
     const FIRST: [&str; 4] = ["type", "command", "args", "enabled"];
     let rank = |k: &str| FIRST.iter().position(|f| *f == k).unwrap_or(FIRST.len());
     let (nl, sep) = if compact { ("", ":") } else { ("\n", ": ") };
-    let inner = if compact { String::new() } else { format!("{indent}{unit}") };
+    let inner = if compact {
+        String::new()
+    } else {
+        format!("{indent}{unit}")
+    };
     let close = if compact { "" } else { indent };
     match value {
         Value::Object(m) if !m.is_empty() => {
@@ -454,7 +549,13 @@ pub(super) fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> 
             keys.sort_by_key(|k| (rank(k), k.as_str()));
             let members: Vec<String> = keys
                 .iter()
-                .map(|k| format!("{inner}{}{sep}{}", Value::from(k.as_str()), render(&m[k.as_str()], unit, &inner, compact)))
+                .map(|k| {
+                    format!(
+                        "{inner}{}{sep}{}",
+                        Value::from(k.as_str()),
+                        render(&m[k.as_str()], unit, &inner, compact)
+                    )
+                })
                 .collect();
             format!("{{{nl}{}{nl}{close}}}", members.join(&format!(",{nl}")))
         }
@@ -464,7 +565,10 @@ pub(super) fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> 
             format!("[{}]", items.join(if compact { "," } else { ", " }))
         }
         Value::Array(a) if !a.is_empty() => {
-            let items: Vec<String> = a.iter().map(|v| format!("{inner}{}", render(v, unit, &inner, compact))).collect();
+            let items: Vec<String> = a
+                .iter()
+                .map(|v| format!("{inner}{}", render(v, unit, &inner, compact)))
+                .collect();
             format!("[{nl}{}{nl}{close}]", items.join(&format!(",{nl}")))
         }
         other => other.to_string(),
@@ -475,10 +579,20 @@ pub(super) fn render(value: &Value, unit: &str, indent: &str, compact: bool) -> 
 /// replaces nothing: returns the new text of `whole`. `members`: the object's members as parsed.
 /// A chunk of new lines in the file's line breaks: CRLF in a file that has them.
 pub(super) fn eol(chunk: String, crlf: bool) -> String {
-    if crlf { chunk.replace('\n', "\r\n") } else { chunk }
+    if crlf {
+        chunk.replace('\n', "\r\n")
+    } else {
+        chunk
+    }
 }
 
-pub(super) fn insert_member(whole: &str, object: &str, members: &Members, name: &str, value: &Value) -> String {
+pub(super) fn insert_member(
+    whole: &str,
+    object: &str,
+    members: &Members,
+    name: &str,
+    value: &Value,
+) -> String {
     let crlf = whole.contains("\r\n");
     let start = offset_in(whole, object);
     let end = start + object.len(); // just past the closing brace
@@ -497,7 +611,10 @@ pub(super) fn insert_member(whole: &str, object: &str, members: &Members, name: 
             } else {
                 let indent = indent_at(whole, offset_in(whole, last.get())).to_string();
                 new.push_str(&whole[..after_last]);
-                new.push_str(&eol(format!(",\n{indent}{key}: {}", render(value, &unit, &indent, false)), crlf));
+                new.push_str(&eol(
+                    format!(",\n{indent}{key}: {}", render(value, &unit, &indent, false)),
+                    crlf,
+                ));
                 new.push_str(&whole[after_last..]);
             }
         }
@@ -505,7 +622,13 @@ pub(super) fn insert_member(whole: &str, object: &str, members: &Members, name: 
             // An empty object `{}` (perhaps with whitespace): written out afresh.
             let indent = format!("{base}{unit}");
             new.push_str(&whole[..start]);
-            new.push_str(&eol(format!("{{\n{indent}{key}: {}\n{base}}}", render(value, &unit, &indent, false)), crlf));
+            new.push_str(&eol(
+                format!(
+                    "{{\n{indent}{key}: {}\n{base}}}",
+                    render(value, &unit, &indent, false)
+                ),
+                crlf,
+            ));
             new.push_str(&whole[end..]);
         }
     }
@@ -537,14 +660,20 @@ pub(super) fn refuse_parse(e: serde_json::Error, text: &str) -> String {
 
 /// Returns `old` (a JSON object's text, or empty for a new file) with `servers_key.multiedit` set to
 /// `entry(existing entry)`. Every other byte is kept.
-pub fn merge_json(old: &str, servers_key: &str, entry: impl Fn(Option<&Value>) -> Value) -> Result<String, String> {
+pub(crate) fn merge_json(
+    old: &str,
+    servers_key: &str,
+    entry: impl Fn(Option<&Value>) -> Value,
+) -> Result<String, String> {
     if old.trim().is_empty() {
         let doc = json!({ servers_key: { SERVER_NAME: entry(None) } });
         return Ok(format!("{}\n", render(&doc, "  ", "", false)));
     }
     // Checked first as a whole: duplicate-free, plain JSON, an object.
     let whole: Value = serde_json::from_str(old).map_err(|e| refuse_parse(e, old))?;
-    let Value::Object(top) = &whole else { return Err("does not hold a JSON object".into()) };
+    let Value::Object(top) = &whole else {
+        return Err("does not hold a JSON object".into());
+    };
     let top_members: Members = serde_json::from_str(old).map_err(|e| refuse_parse(e, old))?;
     if top_members.0.len() != top.len() {
         return Err("has a key twice".into());
@@ -562,7 +691,8 @@ pub fn merge_json(old: &str, servers_key: &str, entry: impl Fn(Option<&Value>) -
             };
             match servers.0.iter().rev().find(|(k, _)| k == SERVER_NAME) {
                 Some((_, current)) => {
-                    let current_value: Value = serde_json::from_str(current.get()).expect("parsed above");
+                    let current_value: Value =
+                        serde_json::from_str(current.get()).expect("parsed above");
                     let wanted = entry(Some(&current_value));
                     if wanted == current_value {
                         return Ok(old.to_string());
@@ -570,27 +700,43 @@ pub fn merge_json(old: &str, servers_key: &str, entry: impl Fn(Option<&Value>) -
                     let at = offset_in(old, current.get());
                     let indent = indent_at(old, at).to_string();
                     let (unit, _) = detect_indent(old, at);
-                    let compact = !current.get().contains('\n') && !old[offset_in(old, servers_text)..at].contains('\n');
-                    let rendered = eol(render(&wanted, &unit, &indent, compact), old.contains("\r\n"));
-                    format!("{}{rendered}{}", &old[..at], &old[at + current.get().len()..])
+                    let compact = !current.get().contains('\n')
+                        && !old[offset_in(old, servers_text)..at].contains('\n');
+                    let rendered = eol(
+                        render(&wanted, &unit, &indent, compact),
+                        old.contains("\r\n"),
+                    );
+                    format!(
+                        "{}{rendered}{}",
+                        &old[..at],
+                        &old[at + current.get().len()..]
+                    )
                 }
                 None => insert_member(old, servers_text, &servers, SERVER_NAME, &entry(None)),
             }
         }
     };
     // What was written must parse, and hold everything that was there but our entry.
-    let check: Value = serde_json::from_str(&new_text).map_err(|e| format!("could not be merged safely ({e})"))?;
+    let check: Value =
+        serde_json::from_str(&new_text).map_err(|e| format!("could not be merged safely ({e})"))?;
     let mut expect = whole.clone();
     let mut got = check.clone();
     for v in [&mut expect, &mut got] {
         if let Some(s) = v.get_mut(servers_key).and_then(Value::as_object_mut) {
             s.remove(SERVER_NAME);
         }
-        if v.get(servers_key).is_some_and(|s| s.as_object().is_some_and(|m| m.is_empty())) {
+        if v.get(servers_key)
+            .is_some_and(|s| s.as_object().is_some_and(|m| m.is_empty()))
+        {
             v.as_object_mut().expect("object").remove(servers_key);
         }
     }
-    if expect != got || check.get(servers_key).and_then(|s| s.get(SERVER_NAME)).is_none() {
+    if expect != got
+        || check
+            .get(servers_key)
+            .and_then(|s| s.get(SERVER_NAME))
+            .is_none()
+    {
         return Err("could not be merged safely".into());
     }
     Ok(new_text)
@@ -598,9 +744,12 @@ pub fn merge_json(old: &str, servers_key: &str, entry: impl Fn(Option<&Value>) -
 
 /// Returns `old` (Codex CLI's config.toml) with `[mcp_servers.multiedit]` running `exe mcp`; keeps
 /// comments, formatting and the other members of an existing entry.
-pub fn merge_toml(old: &str, exe: &str) -> Result<String, String> {
+pub(crate) fn merge_toml(old: &str, exe: &str) -> Result<String, String> {
     let mut doc: toml_edit::DocumentMut = old.parse().map_err(|e: toml_edit::TomlError| {
-        format!("is not valid TOML ({})", e.to_string().trim().replace('\n', " "))
+        format!(
+            "is not valid TOML ({})",
+            e.to_string().trim().replace('\n', " ")
+        )
     })?;
     let servers = doc.entry("mcp_servers").or_insert_with(|| {
         let mut t = toml_edit::Table::new();
@@ -613,7 +762,9 @@ pub fn merge_toml(old: &str, exe: &str) -> Result<String, String> {
     let current = servers.get(SERVER_NAME).and_then(|i| i.as_table_like());
     let same = current.is_some_and(|t| {
         t.get("command").and_then(|c| c.as_str()) == Some(exe)
-            && t.get("args").and_then(|a| a.as_array()).is_some_and(|a| a.len() == 1 && a.get(0).and_then(|v| v.as_str()) == Some("mcp"))
+            && t.get("args")
+                .and_then(|a| a.as_array())
+                .is_some_and(|a| a.len() == 1 && a.get(0).and_then(|v| v.as_str()) == Some("mcp"))
     });
     if same {
         return Ok(old.to_string());
@@ -621,8 +772,13 @@ pub fn merge_toml(old: &str, exe: &str) -> Result<String, String> {
     if servers.get(SERVER_NAME).is_none() {
         servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_edit::Table::new()));
     }
-    let Some(entry) = servers.get_mut(SERVER_NAME).and_then(|i| i.as_table_like_mut()) else {
-        return Err(format!("has an mcp_servers.{SERVER_NAME} that is not a table"));
+    let Some(entry) = servers
+        .get_mut(SERVER_NAME)
+        .and_then(|i| i.as_table_like_mut())
+    else {
+        return Err(format!(
+            "has an mcp_servers.{SERVER_NAME} that is not a table"
+        ));
     };
     entry.insert("command", toml_edit::value(exe));
     let mut args = toml_edit::Array::new();
@@ -665,48 +821,91 @@ mod tests {
         let new = merge_json("{\"servers\": {}}", "servers", entry).unwrap();
         let v: Value = serde_json::from_str(&new).unwrap();
         assert_eq!(v["servers"]["multiedit"]["args"][0], "mcp");
-        let new = merge_json("{\"servers\": {\"multiedit\": {\"command\": \"/old\", \"env\": {}}}}", "servers", |e| {
-            let mut e = e.cloned().unwrap_or(json!({}));
-            e["command"] = json!("/new");
-            e
-        })
+        let new = merge_json(
+            "{\"servers\": {\"multiedit\": {\"command\": \"/old\", \"env\": {}}}}",
+            "servers",
+            |e| {
+                let mut e = e.cloned().unwrap_or(json!({}));
+                e["command"] = json!("/new");
+                e
+            },
+        )
         .unwrap();
-        assert_eq!(new, "{\"servers\": {\"multiedit\": {\"command\":\"/new\",\"env\":{}}}}");
-        let new = merge_json("{\n  \"servers\": {\n    \"multiedit\": {\"command\": \"/old\"}\n  }\n}", "servers", entry).unwrap();
+        assert_eq!(
+            new,
+            "{\"servers\": {\"multiedit\": {\"command\":\"/new\",\"env\":{}}}}"
+        );
+        let new = merge_json(
+            "{\n  \"servers\": {\n    \"multiedit\": {\"command\": \"/old\"}\n  }\n}",
+            "servers",
+            entry,
+        )
+        .unwrap();
         assert_eq!(new, "{\n  \"servers\": {\n    \"multiedit\": {\n      \"command\": \"/bin/multiedit\",\n      \"args\": [\"mcp\"]\n    }\n  }\n}");
     }
 
     #[test]
     fn json_with_comments_or_errors_is_refused() {
-        assert!(merge_json("{\n // mine\n \"a\": 1\n}", "servers", entry).unwrap_err().contains("comments"));
-        assert!(merge_json("{\"a\": 1,}", "servers", entry).unwrap_err().contains("not valid JSON"));
-        assert!(merge_json("[1]", "servers", entry).unwrap_err().contains("object"));
-        assert!(merge_json("{\"servers\": 3}", "servers", entry).unwrap_err().contains("not a JSON object"));
+        assert!(merge_json("{\n // mine\n \"a\": 1\n}", "servers", entry)
+            .unwrap_err()
+            .contains("comments"));
+        assert!(merge_json("{\"a\": 1,}", "servers", entry)
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(merge_json("[1]", "servers", entry)
+            .unwrap_err()
+            .contains("object"));
+        assert!(merge_json("{\"servers\": 3}", "servers", entry)
+            .unwrap_err()
+            .contains("not a JSON object"));
     }
 
     #[test]
     fn toml_keeps_comments() {
-        let old = "# my settings\nmodel = \"o3\" # inline\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let old =
+            "# my settings\nmodel = \"o3\" # inline\n\n[mcp_servers.other]\ncommand = \"x\"\n";
         let new = merge_toml(old, "/bin/multiedit").unwrap();
         assert!(new.starts_with(old), "{new}");
-        assert!(new.contains("[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n"), "{new}");
+        assert!(
+            new.contains(
+                "[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n"
+            ),
+            "{new}"
+        );
         assert_eq!(merge_toml(&new, "/bin/multiedit").unwrap(), new);
         let fresh = merge_toml("", "/bin/multiedit").unwrap();
-        assert_eq!(fresh, "[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n");
-        assert!(merge_toml("a = ", "/x").unwrap_err().contains("not valid TOML"));
+        assert_eq!(
+            fresh,
+            "[mcp_servers.multiedit]\ncommand = \"/bin/multiedit\"\nargs = [\"mcp\"]\n"
+        );
+        assert!(merge_toml("a = ", "/x")
+            .unwrap_err()
+            .contains("not valid TOML"));
     }
 
     #[test]
     fn crlf_files_keep_crlf() {
         let old = "{\r\n  \"mcpServers\": {\r\n    \"other\": {\"command\": \"x\"}\r\n  }\r\n}\r\n";
         let new = merge_json(old, "mcpServers", entry).unwrap();
-        assert_eq!(new.matches('\n').count(), new.matches("\r\n").count(), "{new:?}");
+        assert_eq!(
+            new.matches('\n').count(),
+            new.matches("\r\n").count(),
+            "{new:?}"
+        );
         assert!(new.starts_with("{\r\n  \"mcpServers\": {\r\n    \"other\": {\"command\": \"x\"},\r\n    \"multiedit\": {\r\n"), "{new:?}");
         let new = merge_json("{\r\n  \"a\": 1\r\n}\r\n", "servers", entry).unwrap();
-        assert_eq!(new.matches('\n').count(), new.matches("\r\n").count(), "{new:?}");
+        assert_eq!(
+            new.matches('\n').count(),
+            new.matches("\r\n").count(),
+            "{new:?}"
+        );
         let old = "# mine\r\nmodel = \"o3\"\r\n";
         let new = merge_toml(old, "/bin/multiedit").unwrap();
         assert!(new.starts_with(old), "{new:?}");
-        assert_eq!(new.matches('\n').count(), new.matches("\r\n").count(), "{new:?}");
+        assert_eq!(
+            new.matches('\n').count(),
+            new.matches("\r\n").count(),
+            "{new:?}"
+        );
     }
 }

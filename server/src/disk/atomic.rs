@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The permissions the written file gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Closed to everyone but this user (0600).
     Private,
     /// The old file's permissions, else readable by all as editors write a new file (0644).
@@ -15,10 +15,15 @@ pub enum Mode {
 }
 
 /// Writes `bytes` to `path` whole. The folder must exist.
-pub fn write(path: &Path, bytes: &[u8], mode: Mode) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
+pub(crate) fn write(path: &Path, bytes: &[u8], mode: Mode) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent folder"))?;
     // tempfile makes the temporary file private (0600) with a name no other process can take first.
-    let mut tmp = tempfile::Builder::new().prefix(".multiedit-").suffix(".tmp").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".multiedit-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     if mode == Mode::KeepOrShared {
         match std::fs::metadata(path) {
@@ -26,7 +31,8 @@ pub fn write(path: &Path, bytes: &[u8], mode: Mode) -> std::io::Result<()> {
             #[cfg(unix)]
             Err(_) => {
                 use std::os::unix::fs::PermissionsExt;
-                tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?
+                tmp.as_file()
+                    .set_permissions(std::fs::Permissions::from_mode(0o644))?
             }
             #[cfg(not(unix))]
             Err(_) => {}

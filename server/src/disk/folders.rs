@@ -12,22 +12,22 @@ use crate::engine::{Kind, Refusal};
 
 /// What the commit does to folders, between deleting files and renaming the new texts into place.
 #[derive(Debug, Default, PartialEq)]
-pub struct Steps {
+pub(crate) struct Steps {
     /// Folders that new files replace, deepest first: the plan deletes every file in them.
-    pub remove: Vec<PathBuf>,
+    pub(crate) remove: Vec<PathBuf>,
     /// Folders that new files need, shallowest first: none exists, or the plan deletes the file there.
-    pub make: Vec<PathBuf>,
+    pub(crate) make: Vec<PathBuf>,
 }
 
 impl Steps {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.remove.is_empty() && self.make.is_empty()
     }
 
     /// The folder where the new text of `target` waits for the commit: its own, or, when that is
     /// made by the commit, the nearest one that exists (the rename then crosses folders, within the
     /// file system that holds them all).
-    pub fn staging(&self, target: &Path) -> PathBuf {
+    pub(crate) fn staging(&self, target: &Path) -> PathBuf {
         let mut dir = super::folder(target);
         while self.make.contains(&dir) {
             dir = super::folder(&dir);
@@ -40,7 +40,10 @@ impl Steps {
 /// caller names them; both sets the same way). Refuses a new file whose path is a folder holding
 /// anything the plan does not delete, one under a file the plan keeps, and one where another new
 /// file needs a folder.
-pub fn steps<'a>(new: impl IntoIterator<Item = &'a Path>, deleted: &BTreeSet<PathBuf>) -> Result<Steps, Refusal> {
+pub(crate) fn steps<'a>(
+    new: impl IntoIterator<Item = &'a Path>,
+    deleted: &BTreeSet<PathBuf>,
+) -> Result<Steps, Refusal> {
     let new: BTreeSet<&Path> = new.into_iter().collect();
     let mut remove = Vec::new();
     let mut make = BTreeSet::new();
@@ -57,7 +60,11 @@ pub fn steps<'a>(new: impl IntoIterator<Item = &'a Path>, deleted: &BTreeSet<Pat
             Ok(m) if m.is_dir() => emptied(file, deleted, &mut remove)?,
             Ok(_) => {}
             Err(e) if absent(&e) => {
-                for dir in file.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty()) {
+                for dir in file
+                    .ancestors()
+                    .skip(1)
+                    .filter(|d| !d.as_os_str().is_empty())
+                {
                     match fs::symlink_metadata(dir) {
                         Err(e) if absent(&e) => {}
                         Err(e) => return Err(super::io_refusal(dir, "examine", &e)),
@@ -85,7 +92,7 @@ pub fn steps<'a>(new: impl IntoIterator<Item = &'a Path>, deleted: &BTreeSet<Pat
 }
 
 /// The path, or one of its folders, does not exist (ENOENT), or a folder of it is a file (ENOTDIR).
-pub fn absent(e: &std::io::Error) -> bool {
+pub(crate) fn absent(e: &std::io::Error) -> bool {
     matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
@@ -95,7 +102,11 @@ fn conflict(message: String) -> Refusal {
 
 /// Adds `dir` and the folders in it, deepest first, to `remove` when the plan deletes every file in
 /// them; else refuses, naming what it keeps.
-fn emptied(dir: &Path, deleted: &BTreeSet<PathBuf>, remove: &mut Vec<PathBuf>) -> Result<(), Refusal> {
+fn emptied(
+    dir: &Path,
+    deleted: &BTreeSet<PathBuf>,
+    remove: &mut Vec<PathBuf>,
+) -> Result<(), Refusal> {
     let kept = |what: &Path, is: &str| {
         conflict(format!(
             "Cannot create the file {}: it is a folder, and {} in it is {is} that the plan does not delete. A file \
@@ -115,12 +126,17 @@ fn emptied(dir: &Path, deleted: &BTreeSet<PathBuf>, remove: &mut Vec<PathBuf>) -
         for entry in fs::read_dir(&d).map_err(|e| super::io_refusal(&d, "list the folder", &e))? {
             let entry = entry.map_err(|e| super::io_refusal(&d, "list the folder", &e))?;
             let path = entry.path();
-            let kind = entry.file_type().map_err(|e| super::io_refusal(&path, "examine", &e))?;
+            let kind = entry
+                .file_type()
+                .map_err(|e| super::io_refusal(&path, "examine", &e))?;
             empty = false;
             if kind.is_dir() {
                 stack.push((path, false));
             } else if !deleted.contains(&path) {
-                return Err(kept(&path, if kind.is_file() { "a file" } else { "an entry" }));
+                return Err(kept(
+                    &path,
+                    if kind.is_file() { "a file" } else { "an entry" },
+                ));
             }
         }
         if empty && d != dir {

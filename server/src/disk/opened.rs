@@ -24,39 +24,54 @@ use cap_std::fs::{Dir, OpenOptions};
 
 /// The open folders of one commit, by their resolved path; shared by its threads.
 #[derive(Default)]
-pub struct Opened(Mutex<HashMap<PathBuf, Arc<Dir>>>);
+pub(crate) struct Opened(Mutex<HashMap<PathBuf, Arc<Dir>>>);
 
 impl Opened {
     /// The folder `dir` (absolute, links resolved), opened from its file system's root without
     /// following a link, once.
-    pub fn dir(&self, dir: &Path) -> io::Result<Arc<Dir>> {
+    pub(crate) fn dir(&self, dir: &Path) -> io::Result<Arc<Dir>> {
         if let Some(d) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(dir) {
             return Ok(d.clone());
         }
         let opened = match (dir.parent(), dir.file_name()) {
-            (Some(parent), Some(name)) => {
-                self.dir(parent)?.open_dir_nofollow(name).map_err(|e| replaced(dir, e))?
+            (Some(parent), Some(name)) => self
+                .dir(parent)?
+                .open_dir_nofollow(name)
+                .map_err(|e| replaced(dir, e))?,
+            (Some(_), None) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is not a resolved path", dir.display()),
+                ))
             }
-            (Some(_), None) => return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a resolved path", dir.display()))),
             // The root of the file system (`/`, `C:\`): where every walk starts.
             (None, _) => Dir::open_ambient_dir(dir, cap_std::ambient_authority())?,
         };
         let opened = Arc::new(opened);
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(dir.to_path_buf(), opened.clone());
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(dir.to_path_buf(), opened.clone());
         Ok(opened)
     }
 
     /// The open folder of `path` and its name in it.
-    pub fn parent<'p>(&self, path: &'p Path) -> io::Result<(Arc<Dir>, &'p OsStr)> {
+    pub(crate) fn parent<'p>(&self, path: &'p Path) -> io::Result<(Arc<Dir>, &'p OsStr)> {
         match (path.parent(), path.file_name()) {
             (Some(dir), Some(name)) => Ok((self.dir(dir)?, name)),
-            _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} names no file", path.display()))),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} names no file", path.display()),
+            )),
         }
     }
 
     /// Drops the handles of `dir` and of the folders in it (it was removed).
-    pub fn forget(&self, dir: &Path) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).retain(|k, _| !k.starts_with(dir));
+    pub(crate) fn forget(&self, dir: &Path) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|k, _| !k.starts_with(dir));
     }
 }
 
@@ -76,7 +91,7 @@ fn replaced(dir: &Path, e: io::Error) -> io::Error {
 
 /// Options that open `name` in a folder without following a link in its place, and (on Unix)
 /// without blocking on a FIFO put there.
-pub fn no_follow() -> OpenOptions {
+pub(crate) fn no_follow() -> OpenOptions {
     let mut options = OpenOptions::new();
     options.follow(FollowSymlinks::No);
     #[cfg(unix)]
@@ -86,15 +101,26 @@ pub fn no_follow() -> OpenOptions {
 
 /// Renames `from` in `from_dir` to `to` in `to_dir` only if nothing is there: a new file never
 /// replaces one that appeared meanwhile.
-pub fn rename_new(from_dir: &Dir, from: &OsStr, to_dir: &Dir, to: &OsStr) -> io::Result<()> {
+pub(crate) fn rename_new(from_dir: &Dir, from: &OsStr, to_dir: &Dir, to: &OsStr) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
         use std::os::unix::ffi::OsStrExt;
-        let c = |s: &OsStr| std::ffi::CString::new(s.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
+        let c = |s: &OsStr| {
+            std::ffi::CString::new(s.as_bytes())
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+        };
         let (a, b) = (c(from)?, c(to)?);
         // SAFETY: two open folder descriptors and two NUL-terminated names; no other preconditions.
-        let r = unsafe { libc::renameat2(from_dir.as_raw_fd(), a.as_ptr(), to_dir.as_raw_fd(), b.as_ptr(), libc::RENAME_NOREPLACE) };
+        let r = unsafe {
+            libc::renameat2(
+                from_dir.as_raw_fd(),
+                a.as_ptr(),
+                to_dir.as_raw_fd(),
+                b.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
         if r == 0 {
             return Ok(());
         }
@@ -113,12 +139,18 @@ pub fn rename_new(from_dir: &Dir, from: &OsStr, to_dir: &Dir, to: &OsStr) -> io:
 /// The open folder as a std file that can be read, for what cap-std's `Dir` does not offer: fsync,
 /// locks, modes. On Linux cap-std holds folders as `O_PATH` descriptors, on which those fail: the
 /// folder is opened again from its own handle (`.`), never by a path.
-pub fn as_file(dir: &Dir) -> io::Result<std::fs::File> {
+pub(crate) fn as_file(dir: &Dir) -> io::Result<std::fs::File> {
     #[cfg(unix)]
     {
         use std::os::fd::{AsRawFd, FromRawFd};
         // SAFETY: an open folder descriptor and a NUL-terminated name; the result is checked.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), c".".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c".".as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }

@@ -11,7 +11,7 @@ use crate::paths;
 
 /// A plan that was applied (or, for a dry run, checked): the engine's outcome, and for a dry run the
 /// unified diff of what it would write.
-pub type Applied = (Outcome, Option<String>);
+pub(crate) type Applied = (Outcome, Option<String>);
 
 /// Validates, computes and (unless `dry_run`) writes. Returns the outcome and, for dry runs, the diff.
 /// An interrupted plan of this user's met in a folder of this one is completed or rolled back before
@@ -21,8 +21,17 @@ pub type Applied = (Outcome, Option<String>);
 /// Each path is resolved once (`disk::resolve`) and used as resolved from then on: read, checked to lie
 /// in `confine` (the folders the caller confined the plan to, if any) and written, so a folder swapped
 /// with a link after the caller's check cannot carry the plan elsewhere.
-pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>, confine: Option<&paths::Folders>) -> Result<Applied, Refusal> {
-    let paths_on_disk: Vec<PathBuf> = plan.files.iter().map(|f| paths::to_path(&f.file_path)).collect::<Result<_, _>>()?;
+pub(crate) fn apply(
+    plan: &Plan,
+    dry_run: bool,
+    recovered: &mut Vec<super::Recovered>,
+    confine: Option<&paths::Folders>,
+) -> Result<Applied, Refusal> {
+    let paths_on_disk: Vec<PathBuf> = plan
+        .files
+        .iter()
+        .map(|f| paths::to_path(&f.file_path))
+        .collect::<Result<_, _>>()?;
     super::refuse_private(plan)?;
     // Every folder the plan reads or writes, moves' targets included, in one look.
     let mut folders_of_plan = paths_on_disk.clone();
@@ -33,7 +42,12 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>, 
     }
     links_acted_on(plan, &paths_on_disk)?;
     recovered.extend(super::recover(&folders_of_plan, dry_run)?);
-    let resolved: Vec<PathBuf> = plan.files.iter().zip(&paths_on_disk).map(|(f, p)| super::resolve(p, f.op == FileOp::Delete)).collect();
+    let resolved: Vec<PathBuf> = plan
+        .files
+        .iter()
+        .zip(&paths_on_disk)
+        .map(|(f, p)| super::resolve(p, f.op == FileOp::Delete))
+        .collect();
     for (f, real) in plan.files.iter().zip(&resolved) {
         still_inside(confine, &f.file_path, real)?;
     }
@@ -57,13 +71,28 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>, 
         .files
         .iter()
         .zip(&bytes)
-        .map(|(f, b)| b.as_deref().map(|b| engine::decode(&f.file_path, b)).transpose())
+        .map(|(f, b)| {
+            b.as_deref()
+                .map(|b| engine::decode(&f.file_path, b))
+                .transpose()
+        })
         .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
     let deleted = vacated(plan, &paths_on_disk);
-    let targets = move_targets(plan, &paths_on_disk, |p| p.to_string_lossy().into_owned(), |_, _, target| {
-        Ok(!(target.is_dir() && deleted.iter().any(|d| d.starts_with(target))) && super::read(target)?.is_some())
-    })?;
-    let real_targets: Vec<Option<PathBuf>> = targets.iter().map(|t| t.as_deref().map(|t| super::resolve(t, false))).collect();
+    let targets = move_targets(
+        plan,
+        &paths_on_disk,
+        |p| p.to_string_lossy().into_owned(),
+        |_, _, target| {
+            Ok(
+                !(target.is_dir() && deleted.iter().any(|d| d.starts_with(target)))
+                    && super::read(target)?.is_some(),
+            )
+        },
+    )?;
+    let real_targets: Vec<Option<PathBuf>> = targets
+        .iter()
+        .map(|t| t.as_deref().map(|t| super::resolve(t, false)))
+        .collect();
     for (f, real) in plan.files.iter().zip(&real_targets) {
         if let (FileOp::MoveTo(to), Some(real)) = (&f.op, real) {
             still_inside(confine, to, real)?;
@@ -82,20 +111,48 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>, 
         return Ok((outcome, Some(diff)));
     }
     let mut writes = Vec::new();
-    for (((f, path), before), target) in outcome.files.iter().zip(resolved).zip(bytes).zip(real_targets) {
+    for (((f, path), before), target) in outcome
+        .files
+        .iter()
+        .zip(resolved)
+        .zip(bytes)
+        .zip(real_targets)
+    {
         // A new file gets what git gives a 100644 one, the umask's.
         let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
         match (&f.op, target) {
-            (FileOp::Delete, _) => writes.push(super::Write1 { path, before, after: None, mode: None }),
+            (FileOp::Delete, _) => writes.push(super::Write1 {
+                path,
+                before,
+                after: None,
+                mode: None,
+            }),
             (FileOp::MoveTo(_), Some(to)) => {
                 // The moved file keeps its permissions unless the patch states a mode.
                 let kept = mode.or_else(|| super::mode_of(&path));
-                writes.push(super::Write1 { path: to, before: None, after: Some(f.text.clone().into_bytes()), mode: kept });
-                writes.push(super::Write1 { path, before, after: None, mode: None });
+                writes.push(super::Write1 {
+                    path: to,
+                    before: None,
+                    after: Some(f.text.clone().into_bytes()),
+                    mode: kept,
+                });
+                writes.push(super::Write1 {
+                    path,
+                    before,
+                    after: None,
+                    mode: None,
+                });
             }
             (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),
-            (FileOp::Edit | FileOp::Create, _) if !f.replacements.is_empty() || f.created || mode.is_some() => {
-                writes.push(super::Write1 { path, before, after: Some(f.text.clone().into_bytes()), mode })
+            (FileOp::Edit | FileOp::Create, _)
+                if !f.replacements.is_empty() || f.created || mode.is_some() =>
+            {
+                writes.push(super::Write1 {
+                    path,
+                    before,
+                    after: Some(f.text.clone().into_bytes()),
+                    mode,
+                })
             }
             (FileOp::Edit | FileOp::Create, _) => {}
         }
@@ -108,7 +165,7 @@ pub fn apply(plan: &Plan, dry_run: bool, recovered: &mut Vec<super::Recovered>, 
 /// file it points to or delete the link itself: set a mode (git apply: "wrong type"; a chmod would
 /// reach the target), or move it (git moves the link itself; a writer of regular files would leave it
 /// and write its target's text anew). Shared by the disk path and the language server.
-pub fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refusal> {
+pub(crate) fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refusal> {
     for (f, p) in plan.files.iter().zip(paths) {
         if !std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
             continue;
@@ -133,7 +190,11 @@ pub fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refusal> {
 
 /// Refuses a path that resolves outside `confine` now though the caller found it inside: a folder on
 /// its way was swapped for a link meanwhile.
-pub(crate) fn still_inside(confine: Option<&paths::Folders>, name: &str, real: &Path) -> Result<(), Refusal> {
+pub(crate) fn still_inside(
+    confine: Option<&paths::Folders>,
+    name: &str,
+    real: &Path,
+) -> Result<(), Refusal> {
     match confine {
         Some(folders) if !folders.as_slice().iter().any(|f| real.starts_with(f)) => Err(Refusal::new(
             engine::Kind::OutsideWorkspace,
@@ -151,16 +212,34 @@ pub(crate) fn still_inside(confine: Option<&paths::Folders>, name: &str, real: &
 
 /// The paths that `plan` empties (its files deleted or moved away), `paths` being the paths of its
 /// files: what the folder checks (`folder_steps`) and a move target's check count as gone.
-pub fn vacated(plan: &Plan, paths: &[PathBuf]) -> BTreeSet<PathBuf> {
-    plan.files.iter().zip(paths).filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_))).map(|(_, p)| p.clone()).collect()
+pub(crate) fn vacated(plan: &Plan, paths: &[PathBuf]) -> BTreeSet<PathBuf> {
+    plan.files
+        .iter()
+        .zip(paths)
+        .filter(|(f, _)| matches!(f.op, FileOp::Delete | FileOp::MoveTo(_)))
+        .map(|(_, p)| p.clone())
+        .collect()
 }
 
 /// The new files of `outcome` and the move `targets` checked as the disk commit checks them
 /// (`folders::steps`), with `vacated` the paths the plan empties: never under a file the plan keeps,
 /// nor where a folder holds what the plan keeps. Shared by the disk path and the language server.
-pub fn folder_steps(outcome: &Outcome, paths: &[PathBuf], targets: &[Option<PathBuf>], vacated: &BTreeSet<PathBuf>) -> Result<Steps, Refusal> {
-    let created = outcome.files.iter().zip(paths).filter(|(f, _)| f.created).map(|(_, p)| p.as_path());
-    super::folders::steps(created.chain(targets.iter().flatten().map(PathBuf::as_path)), vacated)
+pub(crate) fn folder_steps(
+    outcome: &Outcome,
+    paths: &[PathBuf],
+    targets: &[Option<PathBuf>],
+    vacated: &BTreeSet<PathBuf>,
+) -> Result<Steps, Refusal> {
+    let created = outcome
+        .files
+        .iter()
+        .zip(paths)
+        .filter(|(f, _)| f.created)
+        .map(|(_, p)| p.as_path());
+    super::folders::steps(
+        created.chain(targets.iter().flatten().map(PathBuf::as_path)),
+        vacated,
+    )
 }
 
 /// The permission bits `git apply` gives a file of git mode `mode` (`0o100755`): all of read, write
@@ -175,7 +254,9 @@ fn permissions(mode: u32) -> u32 {
 fn umask() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = status.lines().find_map(|l| l.strip_prefix("Umask:"));
-    field.and_then(|v| u32::from_str_radix(v.trim(), 8).ok()).unwrap_or(0o022)
+    field
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .unwrap_or(0o022)
 }
 
 /// Where each file of `plan` moves (`None`: it stays), `paths` being the paths of its files. A move
@@ -183,7 +264,7 @@ fn umask() -> u32 {
 /// `occupied` says is in use (on disk; for the editor, also its buffers) is refused as `file_exists`.
 /// `key` says when two paths are one file (the editor's comparison ignores a drive letter's case).
 /// Shared by the disk path and the language server, which differ only in `key` and `occupied`.
-pub fn move_targets(
+pub(crate) fn move_targets(
     plan: &Plan,
     paths: &[PathBuf],
     key: impl Fn(&Path) -> String,

@@ -16,10 +16,14 @@ use std::path::{Path, PathBuf};
 use crate::engine::{Kind, Plan, Refusal};
 
 /// The folders a journal may be in, the preferred one first (which may not exist yet).
-pub fn candidates() -> Vec<PathBuf> {
+pub(crate) fn candidates() -> Vec<PathBuf> {
     let mut out = Vec::with_capacity(2);
-    let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from).filter(|d| d.is_absolute());
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|d| d.is_absolute());
+    let xdg = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute());
     if let Some(state) = xdg.or_else(|| home.map(|h| h.join(".local/state"))) {
         out.push(state.join("multiedit"));
     }
@@ -31,13 +35,19 @@ pub fn candidates() -> Vec<PathBuf> {
 /// (another run, with another environment, may choose another), and the bridge's registry folders.
 fn all_private() -> Vec<PathBuf> {
     let mut out = candidates();
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|d| d.is_absolute()) {
+    if let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+    {
         out.push(home.join(".local/state/multiedit"));
     }
     out.push(bridge_folder());
     out.push(std::env::temp_dir().join(format!("multiedit-{}", uid())));
     // As named, and with their links resolved, as a plan's path is compared both ways.
-    let real: Vec<PathBuf> = out.iter().filter_map(|d| fs::canonicalize(d).ok()).collect();
+    let real: Vec<PathBuf> = out
+        .iter()
+        .filter_map(|d| fs::canonicalize(d).ok())
+        .collect();
     out.extend(real);
     out.sort();
     out.dedup();
@@ -48,12 +58,20 @@ fn all_private() -> Vec<PathBuf> {
 /// and with its links resolved: a journal planted there would be taken for this user's own, and the
 /// next run would carry it out. Whatever the root: an MCP server started in the home folder has the
 /// state folder inside it.
-pub fn refuse_inside(plan: &Plan) -> Result<(), Refusal> {
+pub(crate) fn refuse_inside(plan: &Plan) -> Result<(), Refusal> {
     let private = all_private();
     for name in crate::paths::names(plan) {
         let path = crate::paths::to_path(name)?;
-        let readings = [Some(crate::paths::lexical(&path)), crate::paths::real_path(&path).ok()];
-        let Some(folder) = private.iter().find(|d| readings.iter().flatten().any(|r| r.starts_with(d))) else { continue };
+        let readings = [
+            Some(crate::paths::lexical(&path)),
+            crate::paths::real_path(&path).ok(),
+        ];
+        let Some(folder) = private
+            .iter()
+            .find(|d| readings.iter().flatten().any(|r| r.starts_with(d)))
+        else {
+            continue;
+        };
         return Err(Refusal::new(
             Kind::OutsideWorkspace,
             format!(
@@ -68,7 +86,7 @@ pub fn refuse_inside(plan: &Plan) -> Result<(), Refusal> {
 }
 
 /// The first candidate that is (or can be made) private; `Err` says why none is.
-pub fn ensure() -> Result<PathBuf, String> {
+pub(crate) fn ensure() -> Result<PathBuf, String> {
     let mut reasons = Vec::new();
     for dir in candidates() {
         match make(&dir).and_then(|()| check(&dir, true)) {
@@ -81,7 +99,7 @@ pub fn ensure() -> Result<PathBuf, String> {
 
 /// The candidates that exist and are private (for reading: nothing is created); the others that exist,
 /// with the reason, for the caller to tell.
-pub fn existing() -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+pub(crate) fn existing() -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for dir in candidates() {
         match fs::symlink_metadata(&dir) {
@@ -101,9 +119,10 @@ fn make(dir: &Path) -> Result<(), String> {
 
 /// Creates `dir` with no access for anyone else (and, with `parents`, the folders above it as the
 /// umask gives); one that exists is left as it is, for the caller to check (`check_private`).
-pub fn make_folder(dir: &Path, parents: bool) -> Result<(), String> {
+pub(crate) fn make_folder(dir: &Path, parents: bool) -> Result<(), String> {
     if let Some(parent) = dir.parent().filter(|_| parents) {
-        fs::create_dir_all(parent).map_err(|e| format!("{} cannot be created ({e})", parent.display()))?;
+        fs::create_dir_all(parent)
+            .map_err(|e| format!("{} cannot be created ({e})", parent.display()))?;
     }
     let mut builder = fs::DirBuilder::new();
     #[cfg(unix)]
@@ -116,7 +135,7 @@ pub fn make_folder(dir: &Path, parents: bool) -> Result<(), String> {
 }
 
 /// Whether `path` is this user's private folder (`folder`) or file.
-pub fn check(path: &Path, folder: bool) -> Result<(), String> {
+pub(crate) fn check(path: &Path, folder: bool) -> Result<(), String> {
     check_private(path, if folder { Expect::Folder } else { Expect::File })
 }
 
@@ -132,7 +151,8 @@ pub enum Expect {
 #[cfg(unix)]
 pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let meta = fs::symlink_metadata(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    let meta = fs::symlink_metadata(path)
+        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
     let t = meta.file_type();
     let (is_kind, noun, mode) = match what {
         Expect::Folder => (t.is_dir(), "a folder", "0700"),
@@ -146,7 +166,12 @@ pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
         return Err(format!("{} is not {noun}", path.display()));
     }
     if meta.uid() != uid() {
-        return Err(format!("{} is owned by uid {}, not by this user (uid {})", path.display(), meta.uid(), uid()));
+        return Err(format!(
+            "{} is owned by uid {}, not by this user (uid {})",
+            path.display(),
+            meta.uid(),
+            uid()
+        ));
     }
     let bits = meta.mode() & 0o777;
     if bits & 0o077 != 0 {
@@ -161,18 +186,23 @@ pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
 /// Without Unix owners and modes there is nothing to check beyond the kind.
 #[cfg(not(unix))]
 pub fn check_private(path: &Path, what: Expect) -> Result<(), String> {
-    let meta = fs::symlink_metadata(path).map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    let meta = fs::symlink_metadata(path)
+        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
     let (is_kind, noun) = match what {
         Expect::Folder => (meta.is_dir(), "a folder"),
         Expect::Socket => (true, "a socket"),
         Expect::File => (meta.is_file(), "a regular file"),
     };
-    if is_kind { Ok(()) } else { Err(format!("{} is not {noun}", path.display())) }
+    if is_kind {
+        Ok(())
+    } else {
+        Err(format!("{} is not {noun}", path.display()))
+    }
 }
 
 /// Makes a file private to this user (a socket is created with the process's umask).
 #[cfg(unix)]
-pub fn make_file_private(path: &Path) -> std::io::Result<()> {
+pub(crate) fn make_file_private(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o600))
 }
@@ -189,12 +219,12 @@ pub fn bridge_folder() -> PathBuf {
 }
 
 #[cfg(unix)]
-pub fn uid() -> u32 {
+pub(crate) fn uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
 #[cfg(not(unix))]
-pub fn uid() -> u32 {
+pub(crate) fn uid() -> u32 {
     0
 }

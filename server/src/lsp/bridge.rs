@@ -20,23 +20,23 @@ use crate::bridge::wire::Answer;
 use crate::bridge::Intent;
 
 #[cfg(unix)]
-pub use unix::Running;
+pub(crate) use unix::Running;
 
 /// A plan from outside the editor, for the server to run as the editor's own command.
-pub struct Handoff {
-    pub intent: Intent,
+pub(crate) struct Handoff {
+    pub(crate) intent: Intent,
     /// The command's arguments: the plan, and the sender's name as the `agent` option.
-    pub arguments: Vec<Value>,
+    pub(crate) arguments: Vec<Value>,
     /// Who sent it, for the log ("process 1234").
-    pub peer: String,
-    pub reply: oneshot::Sender<Answer>,
+    pub(crate) peer: String,
+    pub(crate) reply: oneshot::Sender<Answer>,
 }
 
 /// Where handed-over plans go; `server::run_handoffs` takes them.
-pub type Handoffs = mpsc::Sender<Handoff>;
+pub(crate) type Handoffs = mpsc::Sender<Handoff>;
 
 /// The bridge of one server: off until `start`, off again after `stop`.
-pub struct Host {
+pub(crate) struct Host {
     #[cfg_attr(not(unix), allow(dead_code))]
     handoffs: Handoffs,
     #[cfg(unix)]
@@ -44,7 +44,7 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(handoffs: Handoffs) -> Host {
+    pub(crate) fn new(handoffs: Handoffs) -> Host {
         Host {
             handoffs,
             #[cfg(unix)]
@@ -54,12 +54,15 @@ impl Host {
 
     /// Starts listening (after `initialized`). `Ok` and `Err` are lines for the log: where it listens,
     /// or why it does not.
-    pub fn start(&self, config: &Config, client: &Client) -> Result<String, String> {
+    pub(crate) fn start(&self, config: &Config, client: &Client) -> Result<String, String> {
         if !config.bridge {
             return Err("bridge off: the initialization option bridge is false".into());
         }
         if !config.apply_edit {
-            return Err("bridge off: the editor cannot apply workspace edits (no workspace.applyEdit)".into());
+            return Err(
+                "bridge off: the editor cannot apply workspace edits (no workspace.applyEdit)"
+                    .into(),
+            );
         }
         #[cfg(unix)]
         {
@@ -82,7 +85,7 @@ impl Host {
 
     /// The editor did something (opened, changed or saved a document, ran a command): the entry's
     /// last-active time follows, rewritten at most once a second.
-    pub fn touch(&self) {
+    pub(crate) fn touch(&self) {
         #[cfg(unix)]
         if let Some(r) = self.lock().as_mut() {
             r.touch();
@@ -90,7 +93,7 @@ impl Host {
     }
 
     /// The workspace folders changed: the entry follows.
-    pub fn refresh(&self, config: &Config) {
+    pub(crate) fn refresh(&self, config: &Config) {
         #[cfg(unix)]
         if let Some(r) = self.lock().as_mut() {
             r.refresh(config);
@@ -100,7 +103,7 @@ impl Host {
     }
 
     /// Stops listening and removes the socket and the entry (at shutdown, exit or end of input).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         #[cfg(unix)]
         drop(self.lock().take());
     }
@@ -120,9 +123,9 @@ mod unix {
     use tower_lsp_server::ls_types::MessageType;
     use tower_lsp_server::Client;
 
+    use super::{Handoff, Handoffs};
     use crate::bridge::registry::{self, Entry};
     use crate::bridge::wire::{self, Answer, Request};
-    use super::{Handoff, Handoffs};
     use crate::engine::{Kind, Refusal};
     use crate::lsp::config::Config;
     use crate::lsp::logging::log;
@@ -130,7 +133,7 @@ mod unix {
     /// How often at most the entry is rewritten for activity.
     const TOUCH_EVERY: Duration = Duration::from_secs(1);
 
-    pub struct Running {
+    pub(crate) struct Running {
         dir: PathBuf,
         entry: Entry,
         written: Instant,
@@ -142,7 +145,11 @@ mod unix {
     }
 
     impl Running {
-        pub fn start(config: &Config, handoffs: Handoffs, client: Client) -> Result<Running, String> {
+        pub(crate) fn start(
+            config: &Config,
+            handoffs: Handoffs,
+            client: Client,
+        ) -> Result<Running, String> {
             let dir = registry::ensure_folder().map_err(|why| format!("bridge off: {why}"))?;
             // Entries of servers that died without removing theirs.
             let _ = registry::scan(&dir);
@@ -154,7 +161,10 @@ mod unix {
                 .map_err(|e| format!("bridge off: cannot listen at {} ({e})", socket.display()))?;
             let entry = Entry {
                 pid,
-                editor: config.client_name.clone().unwrap_or_else(|| "an unnamed editor".into()),
+                editor: config
+                    .client_name
+                    .clone()
+                    .unwrap_or_else(|| "an unnamed editor".into()),
                 folders: folders(config),
                 socket: socket.clone(),
                 token: String::new(),
@@ -162,34 +172,54 @@ mod unix {
                 apply_edit_timeout_ms: config.apply_edit_timeout.as_millis() as u64,
             };
             // From here on a failure must take the socket away again: `Running` does on drop.
-            let mut running = Running { dir, entry, written: Instant::now(), accept: None };
-            registry::make_private(&socket).map_err(|e| format!("bridge off: cannot make {} private ({e})", socket.display()))?;
-            running.entry.token = registry::new_token().map_err(|why| format!("bridge off: {why}"))?;
-            registry::write(&running.dir, &running.entry)
-                .map_err(|e| format!("bridge off: cannot write the registry entry in {} ({e})", running.dir.display()))?;
-            running.accept = Some(tokio::spawn(accept(listener, running.entry.token.clone(), handoffs, client)));
+            let mut running = Running {
+                dir,
+                entry,
+                written: Instant::now(),
+                accept: None,
+            };
+            registry::make_private(&socket).map_err(|e| {
+                format!("bridge off: cannot make {} private ({e})", socket.display())
+            })?;
+            running.entry.token =
+                registry::new_token().map_err(|why| format!("bridge off: {why}"))?;
+            registry::write(&running.dir, &running.entry).map_err(|e| {
+                format!(
+                    "bridge off: cannot write the registry entry in {} ({e})",
+                    running.dir.display()
+                )
+            })?;
+            running.accept = Some(tokio::spawn(accept(
+                listener,
+                running.entry.token.clone(),
+                handoffs,
+                client,
+            )));
             Ok(running)
         }
 
-        pub fn socket(&self) -> &Path {
+        pub(crate) fn socket(&self) -> &Path {
             &self.entry.socket
         }
 
         fn write(&mut self) {
             self.written = Instant::now();
             if let Err(e) = registry::write(&self.dir, &self.entry) {
-                eprintln!("multiedit lsp: cannot update the bridge entry in {} ({e})", self.dir.display());
+                eprintln!(
+                    "multiedit lsp: cannot update the bridge entry in {} ({e})",
+                    self.dir.display()
+                );
             }
         }
 
-        pub fn touch(&mut self) {
+        pub(crate) fn touch(&mut self) {
             if self.written.elapsed() >= TOUCH_EVERY {
                 self.entry.last_active_ms = registry::now_ms();
                 self.write();
             }
         }
 
-        pub fn refresh(&mut self, config: &Config) {
+        pub(crate) fn refresh(&mut self, config: &Config) {
             self.entry.folders = folders(config);
             self.write();
         }
@@ -246,11 +276,23 @@ mod unix {
 
     /// Serves one connection: reads the request, runs it, writes the answer.
     async fn serve(mut stream: UnixStream, token: &str, handoffs: &Handoffs, client: &Client) {
-        let peer = stream.peer_cred().ok().and_then(|c| c.pid()).map(|p| format!("process {p}"));
+        let peer = stream
+            .peer_cred()
+            .ok()
+            .and_then(|c| c.pid())
+            .map(|p| format!("process {p}"));
         let peer = peer.unwrap_or_else(|| "a process".into());
         let mut reader = BufReader::new(&mut stream);
-        let reply = match timeout(wire::REQUEST_TIMEOUT, wire::read_line(&mut reader, wire::MAX_REQUEST)).await {
-            Err(_) => Answer::Error(format!("no whole request within {} s", wire::REQUEST_TIMEOUT.as_secs())),
+        let reply = match timeout(
+            wire::REQUEST_TIMEOUT,
+            wire::read_line(&mut reader, wire::MAX_REQUEST),
+        )
+        .await
+        {
+            Err(_) => Answer::Error(format!(
+                "no whole request within {} s",
+                wire::REQUEST_TIMEOUT.as_secs()
+            )),
             // Gone before saying anything: nobody to answer.
             Ok(Err(_)) | Ok(Ok(Ok(None))) => return,
             Ok(Ok(Err(why))) => Answer::Error(format!("malformed request: {why}")),
@@ -259,7 +301,13 @@ mod unix {
         answer(stream, &reply).await;
     }
 
-    pub(super) async fn handle(line: &[u8], token: &str, handoffs: &Handoffs, client: &Client, peer: String) -> Answer {
+    pub(super) async fn handle(
+        line: &[u8],
+        token: &str,
+        handoffs: &Handoffs,
+        client: &Client,
+        peer: String,
+    ) -> Answer {
         let request: Request = match serde_json::from_slice(line) {
             Ok(r) => r,
             Err(e) => {
@@ -279,7 +327,12 @@ mod unix {
             None => vec![request.plan],
         };
         let (reply, answer) = oneshot::channel();
-        let handoff = Handoff { intent: request.intent, arguments, peer, reply };
+        let handoff = Handoff {
+            intent: request.intent,
+            arguments,
+            peer,
+            reply,
+        };
         // Either end gone: the server is stopping and will run no more plans.
         let gone = || Answer::Error("the editor's server is shutting down".into());
         if handoffs.send(handoff).await.is_err() {
@@ -299,7 +352,7 @@ mod tests {
 
     use super::unix::handle;
     use crate::bridge::wire::Answer;
-use crate::bridge::Intent;
+    use crate::bridge::Intent;
 
     struct Idle(Client);
 
@@ -322,12 +375,23 @@ use crate::bridge::Intent;
         let (handoffs, mut handed) = mpsc::channel(1);
         let line = json!({"token": "t", "plan": {"file_path": "/w/a.txt"}, "intent": "preview", "agent": "Claude Code"}).to_string();
         let client = client();
-        let serving = tokio::spawn(async move { handle(line.as_bytes(), "t", &handoffs, &client, "process 7".into()).await });
+        let serving = tokio::spawn(async move {
+            handle(line.as_bytes(), "t", &handoffs, &client, "process 7".into()).await
+        });
         let handoff = handed.recv().await.expect("handed over");
         assert_eq!(handoff.intent, Intent::Preview);
-        assert_eq!(handoff.arguments, vec![json!({"file_path": "/w/a.txt"}), json!({"agent": "Claude Code"})]);
+        assert_eq!(
+            handoff.arguments,
+            vec![
+                json!({"file_path": "/w/a.txt"}),
+                json!({"agent": "Claude Code"})
+            ]
+        );
         assert_eq!(handoff.peer, "process 7");
-        handoff.reply.send(Answer::Result(json!({"ok": true}))).unwrap();
+        handoff
+            .reply
+            .send(Answer::Result(json!({"ok": true})))
+            .unwrap();
         assert_eq!(serving.await.unwrap(), Answer::Result(json!({"ok": true})));
     }
 
@@ -338,11 +402,17 @@ use crate::bridge::Intent;
         // Nobody takes plans any more.
         let (handoffs, handed) = mpsc::channel(1);
         drop(handed);
-        assert_eq!(handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await, gone);
+        assert_eq!(
+            handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await,
+            gone
+        );
         // Taken, then dropped unanswered (the server stopped while running it).
         let (handoffs, mut handed) = mpsc::channel(1);
         let dropper = tokio::spawn(async move { drop(handed.recv().await) });
-        assert_eq!(handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await, gone);
+        assert_eq!(
+            handle(line.as_bytes(), "t", &handoffs, &client(), "p".into()).await,
+            gone
+        );
         dropper.await.unwrap();
     }
 }

@@ -2,21 +2,21 @@
 //! advertises there.
 
 use tower_lsp_server::ls_types::{
-    ExecuteCommandOptions, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities,
-    WorkspaceServerCapabilities,
+    ExecuteCommandOptions, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities,
+    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities, WorkspaceServerCapabilities,
 };
 
 use super::config::Config;
 use super::convert::Encoding;
 
 pub const APPLY: &str = "multiedit.apply";
-pub const PREVIEW: &str = "multiedit.preview";
-pub const READ: &str = "multiedit.read";
-pub const SYMBOLS: &str = "multiedit.symbols";
-pub const ALL: &[&str] = &[APPLY, PREVIEW, READ, SYMBOLS];
+pub(crate) const PREVIEW: &str = "multiedit.preview";
+pub(crate) const READ: &str = "multiedit.read";
+pub(crate) const SYMBOLS: &str = "multiedit.symbols";
+pub(crate) const ALL: &[&str] = &[APPLY, PREVIEW, READ, SYMBOLS];
 
-pub fn initialize_result(config: &Config) -> InitializeResult {
+pub(crate) fn initialize_result(config: &Config) -> InitializeResult {
     // Always stated, even for UTF-16: it is the answer to the client's offer.
     let encoding = match config.encoding {
         Encoding::Utf8 => PositionEncodingKind::UTF8,
@@ -25,13 +25,15 @@ pub fn initialize_result(config: &Config) -> InitializeResult {
     InitializeResult {
         capabilities: ServerCapabilities {
             position_encoding: Some(encoding),
-            text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-                open_close: Some(true),
-                change: Some(TextDocumentSyncKind::INCREMENTAL),
-                // Saves tell the bridge which editor the user works in; their text is not needed.
-                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
-                ..TextDocumentSyncOptions::default()
-            })),
+            text_document_sync: Some(TextDocumentSyncCapability::Options(
+                TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    // Saves tell the bridge which editor the user works in; their text is not needed.
+                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                    ..TextDocumentSyncOptions::default()
+                },
+            )),
             execute_command_provider: Some(ExecuteCommandOptions {
                 commands: ALL.iter().map(|c| c.to_string()).collect(),
                 ..ExecuteCommandOptions::default()
@@ -45,7 +47,10 @@ pub fn initialize_result(config: &Config) -> InitializeResult {
             }),
             ..ServerCapabilities::default()
         },
-        server_info: Some(ServerInfo { name: "multiedit".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+        server_info: Some(ServerInfo {
+            name: "multiedit".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
         offset_encoding: None,
     }
 }

@@ -5,59 +5,59 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::convert::Encoding;
+use super::workspace::Workspace;
 use super::{diagnostics, save};
 use crate::engine::Save;
-use super::workspace::Workspace;
 
-pub const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an agent's plan waits for the user's approval at most.
-pub const AGENT_APPROVAL: Duration = Duration::from_secs(25);
+pub(crate) const AGENT_APPROVAL: Duration = Duration::from_secs(25);
 
 /// The client's capabilities and options, read from `initialize`.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub encoding: Encoding,
     /// The client handles `workspace/applyEdit`.
-    pub apply_edit: bool,
+    pub(crate) apply_edit: bool,
     /// The client takes `documentChanges` (versioned edits); otherwise only `changes`.
-    pub document_changes: bool,
+    pub(crate) document_changes: bool,
     /// The client can create files through a WorkspaceEdit.
-    pub create_files: bool,
+    pub(crate) create_files: bool,
     /// ... delete and rename them (a patch's deleted and moved files).
-    pub delete_files: bool,
-    pub rename_files: bool,
-    pub apply_edit_timeout: Duration,
-    pub workspace: Workspace,
+    pub(crate) delete_files: bool,
+    pub(crate) rename_files: bool,
+    pub(crate) apply_edit_timeout: Duration,
+    pub(crate) workspace: Workspace,
     /// Plans may come through the bridge (initialization option `bridge`, default true).
-    pub bridge: bool,
+    pub(crate) bridge: bool,
     /// The editor's name, from `clientInfo`.
-    pub client_name: Option<String>,
+    pub(crate) client_name: Option<String>,
     /// The client takes change annotations (`workspace.workspaceEdit.changeAnnotationSupport`).
-    pub change_annotations: bool,
+    pub(crate) change_annotations: bool,
     /// When the editor is asked to have the user review a plan (initialization option `review`).
-    pub review: Review,
+    pub(crate) review: Review,
     /// ... a plan from an agent outside the editor, through the bridge (initialization option
     /// `agentReview`, default never: the agent's own client is where the user decides what it may do).
-    pub agent_review: Review,
+    pub(crate) agent_review: Review,
     /// How long an agent's plan waits for the user's approval (initialization option `agentApprovalMs`,
     /// at most the default, `commands::apply::AGENT_APPROVAL`, so that the agent's call stays within its bound).
-    pub agent_approval: Duration,
+    pub(crate) agent_approval: Duration,
     /// The client asks the user's one approval itself: it answers `multiedit/approve` (client capability
     /// `experimental.multiedit.approve`). Without it, a review is asked with change annotations.
-    pub approve_support: bool,
+    pub(crate) approve_support: bool,
     /// The client answers `multiedit/diagnostics` (initialization option `diagnostics`).
-    pub diagnostics: Option<diagnostics::Options>,
+    pub(crate) diagnostics: Option<diagnostics::Options>,
     /// The client saves documents on request: it answers `multiedit/save` (client capability
     /// `experimental.multiedit.save`).
-    pub save_support: bool,
+    pub(crate) save_support: bool,
     /// Which edited files it is asked to save (initialization option `save`, default `clean`).
-    pub save: Save,
+    pub(crate) save: Save,
     /// The client gives its language servers' document symbols: it answers `multiedit/symbols`
     /// (client capability `experimental.multiedit.symbols`).
-    pub symbols_support: bool,
+    pub(crate) symbols_support: bool,
     /// The client renames through its language servers: it answers `multiedit/rename` (client
     /// capability `experimental.multiedit.rename`).
-    pub rename_support: bool,
+    pub(crate) rename_support: bool,
 }
 
 /// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
@@ -71,7 +71,7 @@ pub enum Review {
 
 impl Review {
     /// `"never"`, `"multiFile"`, `"always"`, or a boolean (`true`: always).
-    pub fn from_value(v: &Value) -> Option<Review> {
+    pub(crate) fn from_value(v: &Value) -> Option<Review> {
         match v {
             Value::Bool(true) => Some(Review::Always),
             Value::Bool(false) => Some(Review::Never),
@@ -85,7 +85,7 @@ impl Review {
         }
     }
 
-    pub fn applies(self, files: usize) -> bool {
+    pub(crate) fn applies(self, files: usize) -> bool {
         match self {
             Review::Never => false,
             Review::MultiFile => files > 1,
@@ -137,16 +137,30 @@ impl Config {
         let offers_utf8 = at(caps, &["general", "positionEncodings"])
             .and_then(Value::as_array)
             .is_some_and(|list| list.iter().any(|e| e.as_str() == Some("utf-8")));
-        let resource_ops = at(caps, &["workspace", "workspaceEdit", "resourceOperations"]).and_then(Value::as_array);
+        let resource_ops = at(caps, &["workspace", "workspaceEdit", "resourceOperations"])
+            .and_then(Value::as_array);
         let mut config = Config {
-            encoding: if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 },
+            encoding: if offers_utf8 {
+                Encoding::Utf8
+            } else {
+                Encoding::Utf16
+            },
             apply_edit: flag(&["workspace", "applyEdit"]),
             document_changes: flag(&["workspace", "workspaceEdit", "documentChanges"]),
-            create_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
-            delete_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("delete"))),
-            rename_files: resource_ops.is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("rename"))),
-            client_name: at(params, &["clientInfo", "name"]).and_then(Value::as_str).map(String::from),
-            change_annotations: at(caps, &["workspace", "workspaceEdit", "changeAnnotationSupport"]).is_some_and(Value::is_object),
+            create_files: resource_ops
+                .is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("create"))),
+            delete_files: resource_ops
+                .is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("delete"))),
+            rename_files: resource_ops
+                .is_some_and(|ops| ops.iter().any(|o| o.as_str() == Some("rename"))),
+            client_name: at(params, &["clientInfo", "name"])
+                .and_then(Value::as_str)
+                .map(String::from),
+            change_annotations: at(
+                caps,
+                &["workspace", "workspaceEdit", "changeAnnotationSupport"],
+            )
+            .is_some_and(Value::is_object),
             save_support: flag(&["experimental", "multiedit", "save"]),
             approve_support: flag(&["experimental", "multiedit", "approve"]),
             symbols_support: flag(&["experimental", "multiedit", "symbols"]),
@@ -189,13 +203,19 @@ impl Config {
                     }
                 }
             }
-            Some(other) => warnings.push(format!("Ignoring initializationOptions {other}: expected an object.")),
+            Some(other) => warnings.push(format!(
+                "Ignoring initializationOptions {other}: expected an object."
+            )),
         }
 
         let mut folders: Vec<String> = params
             .get("workspaceFolders")
             .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(|f| f.get("uri")?.as_str().map(String::from)).collect())
+            .map(|list| {
+                list.iter()
+                    .filter_map(|f| f.get("uri")?.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         if folders.is_empty() {
             // Pre-3.6 clients name a single root instead.
@@ -236,10 +256,15 @@ mod tests {
         assert!(c.apply_edit && c.document_changes && c.create_files);
         assert_eq!(c.apply_edit_timeout, Duration::from_millis(250));
         assert_eq!(c.workspace.folders().len(), 1);
-        assert_eq!(warnings.len(), 1, "the mistyped option is reported: {warnings:?}");
+        assert_eq!(
+            warnings.len(),
+            1,
+            "the mistyped option is reported: {warnings:?}"
+        );
         assert!(warnings[0].contains("allowOutsideWorkspace"));
 
-        let (c, warnings) = Config::from_initialize(&json!({"capabilities": 7, "initializationOptions": [1]}));
+        let (c, warnings) =
+            Config::from_initialize(&json!({"capabilities": 7, "initializationOptions": [1]}));
         assert_eq!(c.encoding, Encoding::Utf16);
         assert!(!c.apply_edit && !c.document_changes && !c.create_files);
         assert_eq!(c.apply_edit_timeout, DEFAULT_APPLY_EDIT_TIMEOUT);

@@ -10,15 +10,16 @@ use ropey::Rope;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{
-    AnnotatedTextEdit, ChangeAnnotation, CreateFile, DeleteFile, DeleteFileOptions, DocumentChangeOperation,
-    DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range, RenameFile, RenameFileOptions,
-    ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    AnnotatedTextEdit, ChangeAnnotation, CreateFile, DeleteFile, DeleteFileOptions,
+    DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
+    Position, Range, RenameFile, RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri,
+    WorkspaceEdit,
 };
 
 use crate::engine::{self, FilePlan, Kind, Options, Refusal, Replacement};
 
 /// LSP 3.17 error code "RequestFailed": the request was well formed but could not be carried out.
-pub const REQUEST_FAILED: i64 = -32803;
+pub(crate) const REQUEST_FAILED: i64 = -32803;
 
 /// How the `character` of a position counts: UTF-16 code units (the LSP default and all VS Code
 /// speaks) or bytes (offered by Neovim and Helix).
@@ -30,7 +31,7 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Encoding::Utf16 => "utf-16",
             Encoding::Utf8 => "utf-8",
@@ -45,7 +46,7 @@ impl Encoding {
 ///
 /// The column is resolved inside the line's own slice: two descents of the whole rope per position,
 /// so a keystroke costs nearly the same on 10 MB as on 10 KB.
-pub fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
+pub(crate) fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
     let line = pos.line as usize;
     if line >= rope.len_lines() {
         return rope.len_chars();
@@ -61,7 +62,7 @@ pub fn position_to_char(rope: &Rope, pos: Position, enc: Encoding) -> usize {
 }
 
 /// Line `line` (which must exist) without its line break.
-pub fn line_content(rope: &Rope, line: usize) -> ropey::RopeSlice<'_> {
+pub(crate) fn line_content(rope: &Rope, line: usize) -> ropey::RopeSlice<'_> {
     let slice = rope.line(line);
     let mut len = slice.len_chars();
     if len > 0 && slice.char(len - 1) == '\n' {
@@ -92,18 +93,21 @@ fn to_u32(n: usize) -> u32 {
 
 /// Char range of an LSP range; a range whose start lies after its end is read as empty at its end,
 /// as VS Code does.
-pub fn range_to_chars(rope: &Rope, range: Range, enc: Encoding) -> std::ops::Range<usize> {
+pub(crate) fn range_to_chars(rope: &Rope, range: Range, enc: Encoding) -> std::ops::Range<usize> {
     let end = position_to_char(rope, range.end, enc);
     let start = position_to_char(rope, range.start, enc).min(end);
     start..end
 }
 
 /// The engine's replacements (byte offsets into the text the rope holds) as LSP text edits.
-pub fn text_edits(rope: &Rope, reps: &[Replacement], enc: Encoding) -> Vec<TextEdit> {
+pub(crate) fn text_edits(rope: &Rope, reps: &[Replacement], enc: Encoding) -> Vec<TextEdit> {
     reps.iter()
         .map(|r| {
             TextEdit::new(
-                Range::new(byte_to_position(rope, r.start, enc), byte_to_position(rope, r.end, enc)),
+                Range::new(
+                    byte_to_position(rope, r.start, enc),
+                    byte_to_position(rope, r.end, enc),
+                ),
                 r.text.clone(),
             )
         })
@@ -112,12 +116,18 @@ pub fn text_edits(rope: &Rope, reps: &[Replacement], enc: Encoding) -> Vec<TextE
 
 /// The key under which a document or a plan's file is known, so that the same file matches however
 /// a client spells it: `file:///C%3A/x`, `file:///c:/x` and `/c:/x` are one file.
-pub fn path_key(path: &Path) -> String {
+pub(crate) fn path_key(path: &Path) -> String {
     let s = path.to_string_lossy();
     let s = s.replace('\\', "/");
     let b = s.as_bytes();
     // A Windows drive, with or without the slash a file URI puts before it: the letter's case varies.
-    let drive_at = if b.len() >= 3 && b[0] == b'/' && b[2] == b':' { Some(1) } else if b.len() >= 2 && b[1] == b':' { Some(0) } else { None };
+    let drive_at = if b.len() >= 3 && b[0] == b'/' && b[2] == b':' {
+        Some(1)
+    } else if b.len() >= 2 && b[1] == b':' {
+        Some(0)
+    } else {
+        None
+    };
     match drive_at {
         Some(i) if b[i].is_ascii_alphabetic() => {
             format!("/{}{}", (b[i] as char).to_ascii_lowercase(), &s[i + 1..])
@@ -127,7 +137,7 @@ pub fn path_key(path: &Path) -> String {
 }
 
 /// The key of a document URI: file URIs by their path, anything else (`untitled:`) by its text.
-pub fn uri_key(uri: &str) -> String {
+pub(crate) fn uri_key(uri: &str) -> String {
     if uri.starts_with("file://") {
         if let Ok(p) = crate::paths::to_path(uri) {
             return path_key(&p);
@@ -136,32 +146,38 @@ pub fn uri_key(uri: &str) -> String {
     uri.to_string()
 }
 
-pub fn parse_uri(uri: &str) -> Result<Uri, Refusal> {
-    Uri::from_str(uri).map_err(|e| Refusal::new(Kind::Io, format!("Cannot make a URI of {uri}: {e}")).in_file(uri))
+pub(crate) fn parse_uri(uri: &str) -> Result<Uri, Refusal> {
+    Uri::from_str(uri).map_err(|e| {
+        Refusal::new(Kind::Io, format!("Cannot make a URI of {uri}: {e}")).in_file(uri)
+    })
 }
 
 /// A file URI for a path on disk, for files the editor has not opened. Built from the decoded path
 /// even when the plan gave a URI, so a plan's loosely escaped URI still yields a valid one.
-pub fn file_uri(path: &Path, file_path: &str) -> Result<Uri, Refusal> {
+pub(crate) fn file_uri(path: &Path, file_path: &str) -> Result<Uri, Refusal> {
     Uri::from_file_path(path).ok_or_else(|| {
-        Refusal::new(Kind::Io, format!("Cannot make a file URI of {}", path.display())).in_file(file_path)
+        Refusal::new(
+            Kind::Io,
+            format!("Cannot make a file URI of {}", path.display()),
+        )
+        .in_file(file_path)
     })
 }
 
 /// One file's part of a WorkspaceEdit.
-pub struct FileEdit {
-    pub uri: Uri,
+pub(crate) struct FileEdit {
+    pub(crate) uri: Uri,
     /// The version the edits were computed against; `None` for a file the editor has not opened.
-    pub version: Option<i32>,
+    pub(crate) version: Option<i32>,
     /// The file does not exist: create it first.
-    pub create: bool,
-    pub edits: Vec<TextEdit>,
+    pub(crate) create: bool,
+    pub(crate) edits: Vec<TextEdit>,
     /// After its edits (if any) the file is deleted, or renamed to this URI (a patch's file operations).
-    pub then: Then,
+    pub(crate) then: Then,
 }
 
 #[derive(Clone, Default)]
-pub enum Then {
+pub(crate) enum Then {
     #[default]
     Keep,
     Delete,
@@ -170,59 +186,86 @@ pub enum Then {
 
 /// The operation that follows a file's text edit: DeleteFile, RenameFile. Neither overwrites: the
 /// server checked that a rename's target is free, and the editor refuses rather than replace one.
-fn then_op(f_uri: &Uri, then: Then, annotation_id: Option<String>) -> Option<DocumentChangeOperation> {
+fn then_op(
+    f_uri: &Uri,
+    then: Then,
+    annotation_id: Option<String>,
+) -> Option<DocumentChangeOperation> {
     match then {
         Then::Keep => None,
-        Then::Delete => Some(DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
-            uri: f_uri.clone(),
-            options: Some(DeleteFileOptions { recursive: Some(false), ignore_if_not_exists: Some(false) }),
-            annotation_id,
-        }))),
-        Then::RenameTo(new_uri) => Some(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
-            old_uri: f_uri.clone(),
-            new_uri,
-            options: Some(RenameFileOptions { overwrite: Some(false), ignore_if_exists: Some(false) }),
-            annotation_id,
-        }))),
+        Then::Delete => Some(DocumentChangeOperation::Op(ResourceOp::Delete(
+            DeleteFile {
+                uri: f_uri.clone(),
+                options: Some(DeleteFileOptions {
+                    recursive: Some(false),
+                    ignore_if_not_exists: Some(false),
+                }),
+                annotation_id,
+            },
+        ))),
+        Then::RenameTo(new_uri) => Some(DocumentChangeOperation::Op(ResourceOp::Rename(
+            RenameFile {
+                old_uri: f_uri.clone(),
+                new_uri,
+                options: Some(RenameFileOptions {
+                    overwrite: Some(false),
+                    ignore_if_exists: Some(false),
+                }),
+                annotation_id,
+            },
+        ))),
     }
 }
 
 /// All files in ONE WorkspaceEdit, so the editor applies the batch as one operation (one undo).
 /// `document_changes` is what the client supports; without it only existing files can be changed.
-pub fn workspace_edit(files: Vec<FileEdit>, document_changes: bool) -> WorkspaceEdit {
+pub(crate) fn workspace_edit(files: Vec<FileEdit>, document_changes: bool) -> WorkspaceEdit {
     if !document_changes {
         let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
         for f in files {
             changes.entry(f.uri).or_default().extend(f.edits);
         }
-        return WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None };
+        return WorkspaceEdit {
+            changes: Some(changes),
+            document_changes: None,
+            change_annotations: None,
+        };
     }
     let mut ops = Vec::new();
     for f in files {
         if f.create {
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
-                uri: f.uri.clone(),
-                options: None,
-                annotation_id: None,
-            })));
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
+                CreateFile {
+                    uri: f.uri.clone(),
+                    options: None,
+                    annotation_id: None,
+                },
+            )));
         }
         let after = then_op(&f.uri, f.then, None);
         if !f.edits.is_empty() || after.is_none() {
             ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: f.uri,
+                    version: f.version,
+                },
                 edits: f.edits.into_iter().map(OneOf::Left).collect(),
             }));
         }
         ops.extend(after);
     }
-    WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: None }
+    WorkspaceEdit {
+        changes: None,
+        document_changes: Some(DocumentChanges::Operations(ops)),
+        change_annotations: None,
+    }
 }
 
 /// Change annotations for a WorkspaceEdit: per file of `workspace_edit`'s list, the label of each of
 /// its text edits (same order), and whether the editor must ask the user before applying (review).
-pub struct Annotations {
-    pub labels: Vec<Vec<String>>,
-    pub needs_confirmation: bool,
+pub(crate) struct Annotations {
+    pub(crate) labels: Vec<Vec<String>>,
+    pub(crate) needs_confirmation: bool,
 }
 
 /// Like `workspace_edit`, each text edit annotated with the plan edit(s) it carries out ("Edit 2:
@@ -230,14 +273,20 @@ pub struct Annotations {
 /// `needs_confirmation` the editor asks before applying (VS Code: its Refactor Preview, where single
 /// edits or files can be left out). Annotations need `documentChanges`; a client without them gets
 /// the plain edit.
-pub fn annotated_workspace_edit(files: Vec<FileEdit>, document_changes: bool, annotations: Option<Annotations>) -> WorkspaceEdit {
+pub(crate) fn annotated_workspace_edit(
+    files: Vec<FileEdit>,
+    document_changes: bool,
+    annotations: Option<Annotations>,
+) -> WorkspaceEdit {
     let Some(annotations) = annotations.filter(|_| document_changes) else {
         return workspace_edit(files, document_changes);
     };
     let mut table: HashMap<String, ChangeAnnotation> = HashMap::new();
     let mut ops = Vec::new();
     for (i, f) in files.into_iter().enumerate() {
-        let path = crate::paths::to_path(f.uri.as_str()).map(|p| p.display().to_string()).unwrap_or_else(|_| f.uri.as_str().to_string());
+        let path = crate::paths::to_path(f.uri.as_str())
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| f.uri.as_str().to_string());
         let mut annotate = |label: &str| -> String {
             let id = format!("multiedit.{i}.{label}");
             table.entry(id.clone()).or_insert_with(|| ChangeAnnotation {
@@ -249,11 +298,13 @@ pub fn annotated_workspace_edit(files: Vec<FileEdit>, document_changes: bool, an
         };
         if f.create {
             let id = annotate(&format!("Create {}", file_name(&path)));
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
-                uri: f.uri.clone(),
-                options: None,
-                annotation_id: Some(id),
-            })));
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
+                CreateFile {
+                    uri: f.uri.clone(),
+                    options: None,
+                    annotation_id: Some(id),
+                },
+            )));
         }
         let labels = annotations.labels.get(i);
         let edits: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = f
@@ -261,28 +312,51 @@ pub fn annotated_workspace_edit(files: Vec<FileEdit>, document_changes: bool, an
             .into_iter()
             .enumerate()
             .map(|(j, text_edit)| {
-                let label = labels.and_then(|l| l.get(j)).cloned().unwrap_or_else(|| "MultiEdit".to_string());
-                OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: annotate(&label) })
+                let label = labels
+                    .and_then(|l| l.get(j))
+                    .cloned()
+                    .unwrap_or_else(|| "MultiEdit".to_string());
+                OneOf::Right(AnnotatedTextEdit {
+                    text_edit,
+                    annotation_id: annotate(&label),
+                })
             })
             .collect();
         let after = match &f.then {
             Then::Keep => None,
-            Then::Delete => then_op(&f.uri, f.then.clone(), Some(annotate(&format!("Delete {}", file_name(&path))))),
+            Then::Delete => then_op(
+                &f.uri,
+                f.then.clone(),
+                Some(annotate(&format!("Delete {}", file_name(&path)))),
+            ),
             Then::RenameTo(to) => {
-                let to_path = crate::paths::to_path(to.as_str()).map(|p| p.display().to_string()).unwrap_or_default();
-                let id = annotate(&format!("Rename {} to {}", file_name(&path), file_name(&to_path)));
+                let to_path = crate::paths::to_path(to.as_str())
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let id = annotate(&format!(
+                    "Rename {} to {}",
+                    file_name(&path),
+                    file_name(&to_path)
+                ));
                 then_op(&f.uri, f.then.clone(), Some(id))
             }
         };
         if !edits.is_empty() || after.is_none() {
             ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier { uri: f.uri, version: f.version },
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: f.uri,
+                    version: f.version,
+                },
                 edits,
             }));
         }
         ops.extend(after);
     }
-    WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Operations(ops)), change_annotations: Some(table) }
+    WorkspaceEdit {
+        changes: None,
+        document_changes: Some(DocumentChanges::Operations(ops)),
+        change_annotations: Some(table),
+    }
 }
 
 fn file_name(path: &str) -> &str {
@@ -297,7 +371,12 @@ const ATTRIBUTION_BUDGET: usize = 32 << 20;
 /// "new"` (or `Edits 1 and 3: ...` when later edits changed the same text). Found by running the
 /// engine on each prefix of the file's edits: edit k made a replacement when the text the prefix
 /// k-1 and the prefix k put in its span differ. Large plans get one label for the whole file.
-pub fn edit_labels(original: Option<&str>, file: &FilePlan, options: &Options, reps: &[Replacement]) -> Vec<String> {
+pub(crate) fn edit_labels(
+    original: Option<&str>,
+    file: &FilePlan,
+    options: &Options,
+    reps: &[Replacement],
+) -> Vec<String> {
     let n = file.edits.len();
     let size = original.map_or(0, str::len) + 1;
     let whole = || vec![format!("{n} edit{}", if n == 1 { "" } else { "s" }); reps.len()];
@@ -310,8 +389,13 @@ pub fn edit_labels(original: Option<&str>, file: &FilePlan, options: &Options, r
     let mut makers: Vec<Vec<usize>> = vec![Vec::new(); reps.len()];
     let mut previous: Vec<Replacement> = Vec::new();
     for k in 1..=n {
-        let prefix = FilePlan { edits: file.edits[..k].to_vec(), ..file.clone() };
-        let current = engine::apply_file(original, &prefix, options).map(|c| c.replacements).unwrap_or_default();
+        let prefix = FilePlan {
+            edits: file.edits[..k].to_vec(),
+            ..file.clone()
+        };
+        let current = engine::apply_file(original, &prefix, options)
+            .map(|c| c.replacements)
+            .unwrap_or_default();
         for (r, who) in reps.iter().zip(makers.iter_mut()) {
             if near(&previous, r) != near(&current, r) {
                 who.push(k - 1);
@@ -319,12 +403,23 @@ pub fn edit_labels(original: Option<&str>, file: &FilePlan, options: &Options, r
         }
         previous = current;
     }
-    makers.iter().map(|who| if who.is_empty() { label_for(file, &[n - 1]) } else { label_for(file, who) }).collect()
+    makers
+        .iter()
+        .map(|who| {
+            if who.is_empty() {
+                label_for(file, &[n - 1])
+            } else {
+                label_for(file, who)
+            }
+        })
+        .collect()
 }
 
 /// The replacements that overlap or touch a replacement's span.
 fn near<'a>(reps: &'a [Replacement], r: &Replacement) -> Vec<&'a Replacement> {
-    reps.iter().filter(|x| x.start <= r.end && x.end >= r.start).collect()
+    reps.iter()
+        .filter(|x| x.start <= r.end && x.end >= r.start)
+        .collect()
 }
 
 fn clip(s: &str) -> String {
@@ -350,21 +445,37 @@ fn label_for(file: &FilePlan, who: &[usize]) -> String {
         _ => {
             let nums: Vec<String> = who.iter().map(|i| (i + 1).to_string()).collect();
             let (last, rest) = nums.split_last().expect("two or more");
-            format!("Edits {} and {last}: {}", rest.join(", "), who.iter().map(|&i| pair(i)).collect::<Vec<_>>().join(", "))
+            format!(
+                "Edits {} and {last}: {}",
+                rest.join(", "),
+                who.iter().map(|&i| pair(i)).collect::<Vec<_>>().join(", ")
+            )
         }
     }
 }
 
 /// A refusal as a JSON-RPC error: `message` is the engine's exact message, `data` the structured
 /// refusal (with the hint). A malformed plan is "invalid params"; anything else "request failed".
-pub fn refusal_error(r: &Refusal) -> Error {
-    let code = if r.kind == Kind::InvalidPlan { ErrorCode::InvalidParams } else { ErrorCode::ServerError(REQUEST_FAILED) };
-    Error { code, message: r.message.clone().into(), data: Some(serde_json::to_value(r).unwrap_or(Value::Null)) }
+pub(crate) fn refusal_error(r: &Refusal) -> Error {
+    let code = if r.kind == Kind::InvalidPlan {
+        ErrorCode::InvalidParams
+    } else {
+        ErrorCode::ServerError(REQUEST_FAILED)
+    };
+    Error {
+        code,
+        message: r.message.clone().into(),
+        data: Some(serde_json::to_value(r).unwrap_or(Value::Null)),
+    }
 }
 
 /// A failure of the server itself (not of the plan).
-pub fn internal_error(message: String) -> Error {
-    Error { code: ErrorCode::InternalError, message: message.into(), data: None }
+pub(crate) fn internal_error(message: String) -> Error {
+    Error {
+        code: ErrorCode::InternalError,
+        message: message.into(),
+        data: None,
+    }
 }
 
 #[cfg(test)]
@@ -380,13 +491,32 @@ mod tests {
         let rope = Rope::from_str("a😀b\r\nx😀😀y\rlast");
         // "😀" is two UTF-16 code units and four bytes.
         assert_eq!(position_to_char(&rope, pos(0, 3), Encoding::Utf16), 2);
-        assert_eq!(position_to_char(&rope, pos(0, 2), Encoding::Utf16), 1, "inside a surrogate pair");
+        assert_eq!(
+            position_to_char(&rope, pos(0, 2), Encoding::Utf16),
+            1,
+            "inside a surrogate pair"
+        );
         assert_eq!(position_to_char(&rope, pos(1, 5), Encoding::Utf16), 5 + 3);
-        assert_eq!(position_to_char(&rope, pos(0, 99), Encoding::Utf16), 3, "clamped before the CRLF");
-        assert_eq!(position_to_char(&rope, pos(1, 99), Encoding::Utf16), 9, "clamped before the CR");
-        assert_eq!(position_to_char(&rope, pos(9, 0), Encoding::Utf16), rope.len_chars());
+        assert_eq!(
+            position_to_char(&rope, pos(0, 99), Encoding::Utf16),
+            3,
+            "clamped before the CRLF"
+        );
+        assert_eq!(
+            position_to_char(&rope, pos(1, 99), Encoding::Utf16),
+            9,
+            "clamped before the CR"
+        );
+        assert_eq!(
+            position_to_char(&rope, pos(9, 0), Encoding::Utf16),
+            rope.len_chars()
+        );
         assert_eq!(position_to_char(&rope, pos(0, 5), Encoding::Utf8), 2);
-        assert_eq!(position_to_char(&rope, pos(0, 2), Encoding::Utf8), 1, "inside a UTF-8 sequence");
+        assert_eq!(
+            position_to_char(&rope, pos(0, 2), Encoding::Utf8),
+            1,
+            "inside a UTF-8 sequence"
+        );
         let b = "a😀b\r\nx😀😀".len();
         assert_eq!(byte_to_position(&rope, b, Encoding::Utf16), pos(1, 5));
         assert_eq!(byte_to_position(&rope, b, Encoding::Utf8), pos(1, 9));
@@ -433,12 +563,35 @@ mod tests {
         let change = engine::apply_file(Some(text), &file, &Options::default()).unwrap();
         let labels = edit_labels(Some(text), &file, &Options::default(), &change.replacements);
         assert_eq!(change.replacements.len(), labels.len());
-        let by_text: Vec<(String, String)> =
-            change.replacements.iter().zip(&labels).map(|(r, l)| (text[r.start..r.end].to_string(), l.clone())).collect();
-        let label_of = |orig: &str| by_text.iter().filter(|(t, _)| t.contains(orig)).map(|(_, l)| l.as_str()).collect::<Vec<_>>();
-        assert_eq!(label_of("gamma"), ["Edit 2: \"gamma\" → \"GAMMA\""], "{by_text:?}");
-        assert!(label_of("alpha").iter().all(|l| l.starts_with("Edits 1 and 3: \"alpha\" → \"ALPHA\", \"ALPHA beta\"")), "{by_text:?}");
-        assert_eq!(label_of("line"), ["Edit 4: \"line⏎\" → \"row⏎\""], "{by_text:?}");
+        let by_text: Vec<(String, String)> = change
+            .replacements
+            .iter()
+            .zip(&labels)
+            .map(|(r, l)| (text[r.start..r.end].to_string(), l.clone()))
+            .collect();
+        let label_of = |orig: &str| {
+            by_text
+                .iter()
+                .filter(|(t, _)| t.contains(orig))
+                .map(|(_, l)| l.as_str())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            label_of("gamma"),
+            ["Edit 2: \"gamma\" → \"GAMMA\""],
+            "{by_text:?}"
+        );
+        assert!(
+            label_of("alpha")
+                .iter()
+                .all(|l| l.starts_with("Edits 1 and 3: \"alpha\" → \"ALPHA\", \"ALPHA beta\"")),
+            "{by_text:?}"
+        );
+        assert_eq!(
+            label_of("line"),
+            ["Edit 4: \"line⏎\" → \"row⏎\""],
+            "{by_text:?}"
+        );
     }
 
     #[test]
@@ -446,28 +599,72 @@ mod tests {
         let uri = |p: &str| Uri::from_str(&format!("file://{p}")).unwrap();
         let edit = |text: &str| TextEdit::new(Range::new(pos(0, 0), pos(0, 1)), text.into());
         let files = vec![
-            FileEdit { uri: uri("/w/a.txt"), version: Some(3), create: false, edits: vec![edit("x"), edit("y")], then: Then::Keep },
-            FileEdit { uri: uri("/w/new.txt"), version: None, create: true, edits: vec![edit("z")], then: Then::Keep },
+            FileEdit {
+                uri: uri("/w/a.txt"),
+                version: Some(3),
+                create: false,
+                edits: vec![edit("x"), edit("y")],
+                then: Then::Keep,
+            },
+            FileEdit {
+                uri: uri("/w/new.txt"),
+                version: None,
+                create: true,
+                edits: vec![edit("z")],
+                then: Then::Keep,
+            },
         ];
-        let labels = vec![vec!["Edit 1: a".to_string(), "Edit 1: a".to_string()], vec!["Edit 1: z".to_string()]];
-        let we = annotated_workspace_edit(files, true, Some(Annotations { labels, needs_confirmation: true }));
+        let labels = vec![
+            vec!["Edit 1: a".to_string(), "Edit 1: a".to_string()],
+            vec!["Edit 1: z".to_string()],
+        ];
+        let we = annotated_workspace_edit(
+            files,
+            true,
+            Some(Annotations {
+                labels,
+                needs_confirmation: true,
+            }),
+        );
         let v = serde_json::to_value(&we).unwrap();
         let table = v["changeAnnotations"].as_object().unwrap();
-        assert_eq!(table.len(), 3, "one per label and file, plus the creation: {v}");
+        assert_eq!(
+            table.len(),
+            3,
+            "one per label and file, plus the creation: {v}"
+        );
         assert!(table.values().all(|a| a["needsConfirmation"] == true));
         let ops = v["documentChanges"].as_array().unwrap();
         let first = &ops[0]["edits"];
         assert_eq!(first[0]["annotationId"], first[1]["annotationId"]);
-        assert_eq!(table[first[0]["annotationId"].as_str().unwrap()]["label"], "Edit 1: a");
-        assert_eq!(table[first[0]["annotationId"].as_str().unwrap()]["description"], "/w/a.txt");
+        assert_eq!(
+            table[first[0]["annotationId"].as_str().unwrap()]["label"],
+            "Edit 1: a"
+        );
+        assert_eq!(
+            table[first[0]["annotationId"].as_str().unwrap()]["description"],
+            "/w/a.txt"
+        );
         assert_eq!(ops[1]["kind"], "create");
-        assert_eq!(table[ops[1]["annotationId"].as_str().unwrap()]["label"], "Create new.txt");
+        assert_eq!(
+            table[ops[1]["annotationId"].as_str().unwrap()]["label"],
+            "Create new.txt"
+        );
 
         // Without documentChanges: the plain edit.
         let plain = annotated_workspace_edit(
-            vec![FileEdit { uri: uri("/w/a.txt"), version: None, create: false, edits: vec![edit("x")], then: Then::Keep }],
+            vec![FileEdit {
+                uri: uri("/w/a.txt"),
+                version: None,
+                create: false,
+                edits: vec![edit("x")],
+                then: Then::Keep,
+            }],
             false,
-            Some(Annotations { labels: vec![vec!["l".into()]], needs_confirmation: true }),
+            Some(Annotations {
+                labels: vec![vec!["l".into()]],
+                needs_confirmation: true,
+            }),
         );
         assert!(plain.change_annotations.is_none() && plain.changes.is_some());
     }
@@ -475,13 +672,22 @@ mod tests {
     #[test]
     fn reversed_range_is_empty_at_its_end() {
         let rope = Rope::from_str("hello");
-        assert_eq!(range_to_chars(&rope, Range::new(pos(0, 4), pos(0, 1)), Encoding::Utf16), 1..1);
+        assert_eq!(
+            range_to_chars(&rope, Range::new(pos(0, 4), pos(0, 1)), Encoding::Utf16),
+            1..1
+        );
     }
 
     #[test]
     fn keys_ignore_drive_letter_case_and_escapes() {
-        assert_eq!(uri_key("file:///C%3A/Users/x.txt"), uri_key("file:///c:/Users/x.txt"));
-        assert_eq!(path_key(Path::new("C:\\Users\\x.txt")), uri_key("file:///c:/Users/x.txt"));
+        assert_eq!(
+            uri_key("file:///C%3A/Users/x.txt"),
+            uri_key("file:///c:/Users/x.txt")
+        );
+        assert_eq!(
+            path_key(Path::new("C:\\Users\\x.txt")),
+            uri_key("file:///c:/Users/x.txt")
+        );
         assert_eq!(uri_key("file:///tmp/a%20b.txt"), "/tmp/a b.txt");
         assert_eq!(uri_key("untitled:Untitled-1"), "untitled:Untitled-1");
     }

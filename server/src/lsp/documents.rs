@@ -14,11 +14,11 @@ use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
 use super::convert::{self, Encoding};
 
 #[derive(Debug, Clone)]
-pub struct Document {
+pub(crate) struct Document {
     /// The URI exactly as the client sent it: edits are addressed back with it.
-    pub uri: String,
-    pub rope: Rope,
-    pub version: i32,
+    pub(crate) uri: String,
+    pub(crate) rope: Rope,
+    pub(crate) version: i32,
 }
 
 pub struct Documents {
@@ -42,13 +42,17 @@ fn real_key(key: &str) -> Option<String> {
 
 impl Default for Documents {
     fn default() -> Self {
-        Documents { map: RwLock::default(), generation: tokio::sync::watch::Sender::new(0), aliases: RwLock::default() }
+        Documents {
+            map: RwLock::default(),
+            generation: tokio::sync::watch::Sender::new(0),
+            aliases: RwLock::default(),
+        }
     }
 }
 
 impl Documents {
     /// A receiver that sees every later open, change and close.
-    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+    pub(crate) fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
         self.generation.subscribe()
     }
 
@@ -67,19 +71,29 @@ impl Documents {
         f(&mut guard)
     }
 
-    pub fn open(&self, uri: &str, text: &str, version: i32) {
-        let doc = Document { uri: uri.to_string(), rope: Rope::from_str(text), version };
+    pub(crate) fn open(&self, uri: &str, text: &str, version: i32) {
+        let doc = Document {
+            uri: uri.to_string(),
+            rope: Rope::from_str(text),
+            version,
+        };
         let key = convert::uri_key(uri);
         if let Some(real) = real_key(&key) {
-            self.aliases.write().unwrap_or_else(|e| e.into_inner()).insert(real, key.clone());
+            self.aliases
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(real, key.clone());
         }
         self.write(|m| m.insert(key, doc));
         self.bump();
     }
 
-    pub fn close(&self, uri: &str) -> bool {
+    pub(crate) fn close(&self, uri: &str) -> bool {
         let key = convert::uri_key(uri);
-        self.aliases.write().unwrap_or_else(|e| e.into_inner()).retain(|_, k| *k != key);
+        self.aliases
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, k| *k != key);
         let closed = self.write(|m| m.remove(&key).is_some());
         self.bump();
         closed
@@ -87,10 +101,18 @@ impl Documents {
 
     /// Applies one didChange: its changes in order, each against the text the previous one left.
     /// Returns false if the document is not open (the change is then ignored).
-    pub fn change(&self, uri: &str, version: i32, changes: &[TextDocumentContentChangeEvent], enc: Encoding) -> bool {
+    pub fn change(
+        &self,
+        uri: &str,
+        version: i32,
+        changes: &[TextDocumentContentChangeEvent],
+        enc: Encoding,
+    ) -> bool {
         let key = convert::uri_key(uri);
         let changed = self.write(|m| {
-            let Some(doc) = m.get_mut(&key) else { return false };
+            let Some(doc) = m.get_mut(&key) else {
+                return false;
+            };
             for c in changes {
                 match c.range {
                     None => doc.rope = Rope::from_str(&c.text),
@@ -113,13 +135,13 @@ impl Documents {
     }
 
     /// A copy of the document (O(1): ropes share their nodes) that later changes do not affect.
-    pub fn snapshot(&self, key: &str) -> Option<Document> {
+    pub(crate) fn snapshot(&self, key: &str) -> Option<Document> {
         self.read(|m| m.get(key).cloned())
     }
 
     /// The open document for a plan's file, also when the plan and the editor name it through
     /// different symbolic links.
-    pub fn find(&self, key: &str) -> Option<Document> {
+    pub(crate) fn find(&self, key: &str) -> Option<Document> {
         if let Some(doc) = self.snapshot(key) {
             return Some(doc);
         }
@@ -127,7 +149,12 @@ impl Documents {
         if let Some(doc) = self.snapshot(&real) {
             return Some(doc);
         }
-        let alias = self.aliases.read().unwrap_or_else(|e| e.into_inner()).get(&real).cloned()?;
+        let alias = self
+            .aliases
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&real)
+            .cloned()?;
         self.snapshot(&alias)
     }
 }
@@ -149,7 +176,11 @@ mod tests {
     fn changes_apply_in_sequence_with_utf16_columns() {
         let docs = Documents::default();
         docs.open("file:///t/a.txt", "😀x😀\nline two\n", 1);
-        let changes = [change(0, 2, 0, 3, "y"), change(0, 5, 0, 5, "!"), change(1, 0, 1, 4, "LINE")];
+        let changes = [
+            change(0, 2, 0, 3, "y"),
+            change(0, 5, 0, 5, "!"),
+            change(1, 0, 1, 4, "LINE"),
+        ];
         assert!(docs.change("file:///t/a.txt", 2, &changes, Encoding::Utf16));
         let d = docs.snapshot("/t/a.txt").unwrap();
         assert_eq!(d.rope.to_string(), "😀y😀!\nLINE two\n");
@@ -161,7 +192,12 @@ mod tests {
     fn absurd_ranges_do_not_panic() {
         let docs = Documents::default();
         docs.open("file:///t/a.txt", "ab", 1);
-        docs.change("file:///t/a.txt", 2, &[change(7, 9, 0, 1, "Z"), change(0, 99, 99, 99, "!")], Encoding::Utf8);
+        docs.change(
+            "file:///t/a.txt",
+            2,
+            &[change(7, 9, 0, 1, "Z"), change(0, 99, 99, 99, "!")],
+            Encoding::Utf8,
+        );
         assert_eq!(docs.snapshot("/t/a.txt").unwrap().rope.to_string(), "aZb!");
     }
 }

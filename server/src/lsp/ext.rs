@@ -75,7 +75,10 @@ pub enum SaveParams {
     /// Once the editor applied the edit: save each of `files` (as `:write` or File > Save would, save
     /// participants included) if it is still at `version`; give up waiting on a save after `timeout_ms`.
     #[serde(rename_all = "camelCase")]
-    After { files: Vec<SaveFile>, timeout_ms: u64 },
+    After {
+        files: Vec<SaveFile>,
+        timeout_ms: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -346,19 +349,33 @@ mod shape {
     /// An object's fields: `true` when it may be left out.
     fn fields(schema: &Value, defs: &Map<String, Value>) -> BTreeMap<String, bool> {
         let mut out = BTreeMap::new();
-        let required: Vec<&str> = schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-        for name in schema["properties"].as_object().into_iter().flatten().map(|(k, _)| k) {
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for name in schema["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
             out.insert(name.clone(), !required.contains(&name.as_str()));
         }
         // A flattened part, or a variant of a tagged union: its fields join (optional where some variant lacks them).
         for list in ["allOf", "oneOf", "anyOf"] {
             let parts: Vec<&Value> = schema[list].as_array().into_iter().flatten().collect();
-            let shapes: Vec<BTreeMap<String, bool>> = parts.iter().map(|p| fields(resolve(p, defs), defs)).filter(|f| !f.is_empty()).collect();
+            let shapes: Vec<BTreeMap<String, bool>> = parts
+                .iter()
+                .map(|p| fields(resolve(p, defs), defs))
+                .filter(|f| !f.is_empty())
+                .collect();
             for (i, f) in shapes.iter().enumerate() {
                 for (name, optional) in f {
                     let everywhere = shapes.iter().all(|g| g.contains_key(name));
                     let optional = *optional || (list != "allOf" && !everywhere);
-                    out.entry(name.clone()).and_modify(|o: &mut bool| *o |= optional).or_insert(optional);
+                    out.entry(name.clone())
+                        .and_modify(|o: &mut bool| *o |= optional)
+                        .or_insert(optional);
                 }
                 let _ = i;
             }
@@ -376,10 +393,22 @@ mod shape {
     /// A string enum's values, else `None`.
     fn values(schema: &Value) -> Option<Vec<String>> {
         if let Some(list) = schema["enum"].as_array() {
-            return Some(list.iter().filter_map(|v| v.as_str().map(String::from)).collect());
+            return Some(
+                list.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect(),
+            );
         }
         let one_of = schema["oneOf"].as_array()?;
-        one_of.iter().map(|v| v["const"].as_str().map(String::from).or_else(|| v["enum"][0].as_str().map(String::from))).collect()
+        one_of
+            .iter()
+            .map(|v| {
+                v["const"]
+                    .as_str()
+                    .map(String::from)
+                    .or_else(|| v["enum"][0].as_str().map(String::from))
+            })
+            .collect()
     }
 
     pub fn shape() -> Value {
@@ -401,7 +430,8 @@ mod shape {
 
     #[test]
     fn the_shape_file_of_the_extension_is_these_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension-vscode/src/lsp_ext.shape.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../extension-vscode/src/lsp_ext.shape.json");
         let now = serde_json::to_string_pretty(&shape()).unwrap() + "\n";
         if std::env::var_os("MULTIEDIT_BLESS").is_some() {
             std::fs::write(&path, &now).unwrap();

@@ -17,21 +17,7 @@ use tower_lsp_server::Client;
 /// its own level setting; `--log-level` keeps the rest off the wire.
 static MAX_LEVEL: AtomicU8 = AtomicU8::new(4);
 
-/// The names `--log-level` takes.
-pub const LEVELS: &str = "error, warn, info, debug";
-
-/// Reads a `--log-level` value: `error`, `warn` (or `warning`), `info`, `debug` (or `trace`, `log`).
-pub fn parse_level(name: &str) -> Option<u8> {
-    match name.to_ascii_lowercase().as_str() {
-        "error" => Some(1),
-        "warn" | "warning" => Some(2),
-        "info" => Some(3),
-        "debug" | "trace" | "log" => Some(4),
-        _ => None,
-    }
-}
-
-pub fn set_max_level(level: u8) {
+pub(crate) fn set_max_level(level: u8) {
     MAX_LEVEL.store(level.clamp(1, 4), Ordering::Relaxed);
 }
 
@@ -45,13 +31,13 @@ fn rank(typ: MessageType) -> u8 {
 }
 
 /// Whether a message of this type passes the level set with `--log-level`.
-pub fn enabled(typ: MessageType) -> bool {
+pub(crate) fn enabled(typ: MessageType) -> bool {
     rank(typ) <= MAX_LEVEL.load(Ordering::Relaxed)
 }
 
 /// Logs to the editor (`window/logMessage` with the message's level). stdout carries nothing but
 /// the protocol, stderr nothing but failures that cannot reach the editor.
-pub async fn log(client: &Client, typ: MessageType, message: impl Display) {
+pub(crate) async fn log(client: &Client, typ: MessageType, message: impl Display) {
     if enabled(typ) {
         client.log_message(typ, message.to_string()).await;
     }
@@ -63,9 +49,6 @@ mod tests {
 
     #[test]
     fn levels_filter_by_rank() {
-        assert_eq!(parse_level("WARN"), Some(2));
-        assert_eq!(parse_level("debug"), Some(4));
-        assert_eq!(parse_level("loud"), None);
         // One test touches the global level, so that parallel tests do not race on it.
         set_max_level(2);
         assert!(enabled(MessageType::ERROR) && enabled(MessageType::WARNING));

@@ -29,25 +29,25 @@
 //! knows neither the session nor the commands (it hands plans over a channel); `sync.rs`, `server.rs`
 //! and `serve` below wire them together.
 
-pub mod bridge;
-pub mod capabilities;
+pub(crate) mod bridge;
+pub(crate) mod capabilities;
 pub mod commands;
 pub mod config;
 pub mod convert;
-pub mod diagnostics;
-pub mod documents;
+pub(crate) mod diagnostics;
+pub(crate) mod documents;
 pub mod ext;
-pub mod logging;
+pub(crate) mod logging;
 pub mod notifications;
-pub mod now_reads;
+pub(crate) mod now_reads;
 pub mod prepare;
-pub mod save;
-pub mod server;
+pub(crate) mod save;
+pub(crate) mod server;
 pub mod session;
 pub mod symbols;
-pub mod sync;
-pub mod transport;
-pub mod workspace;
+pub(crate) mod sync;
+pub(crate) mod transport;
+pub(crate) mod workspace;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -61,20 +61,24 @@ use server::Backend;
 use session::Session;
 use sync::{Arrivals, DocSync};
 
-pub use logging::log;
-
-pub use crate::process::catch_panic;
+pub(crate) use crate::process::catch_panic;
 
 /// Runs the server on standard input/output. `log_level`: `--log-level`, as `MessageType`'s number.
-pub fn run(log_level: Option<u8>) -> ExitCode {
+pub(crate) fn run(log_level: Option<u8>) -> ExitCode {
     if let Some(level) = log_level {
         logging::set_max_level(level);
     }
-    let Some(clean) = crate::process::block_on("multiedit lsp", || serve(tokio::io::stdin(), tokio::io::stdout())) else {
+    let Some(clean) = crate::process::block_on("multiedit lsp", || {
+        serve(tokio::io::stdin(), tokio::io::stdout())
+    }) else {
         return ExitCode::from(2);
     };
     // The protocol asks for 0 after shutdown then exit, 1 for an exit without shutdown.
-    if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// Serves one connection until `exit` or end of input. Returns whether `shutdown` came first.
@@ -87,11 +91,17 @@ where
     let (handoffs, handed) = mpsc::channel(crate::bridge::wire::MAX_CONNECTIONS);
     let bridge = Arc::new(Host::new(handoffs));
     let (backend_session, backend_bridge) = (session.clone(), bridge.clone());
-    let (service, socket) = LspService::new(move |client| Backend::new(client, backend_session, backend_bridge));
+    let (service, socket) =
+        LspService::new(move |client| Backend::new(client, backend_session, backend_bridge));
     let client = service.inner().client();
     let (input, feed) = transport::checked_input(input, client.clone());
     let arrivals = Arc::new(Arrivals::new(feed));
-    tokio::spawn(server::run_handoffs(handed, session.clone(), arrivals.clone(), client.clone()));
+    tokio::spawn(server::run_handoffs(
+        handed,
+        session.clone(),
+        arrivals.clone(),
+        client.clone(),
+    ));
     let service = DocSync::new(service, session.clone(), arrivals, bridge.clone(), client);
     let served = Server::new(input, output, socket).serve(service);
     let stopped = tokio::select! {
@@ -113,9 +123,11 @@ async fn terminated() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) =
-            (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()))
-        else {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) else {
             return std::future::pending().await;
         };
         tokio::select! {

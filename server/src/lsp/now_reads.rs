@@ -24,11 +24,11 @@ const BOM: char = '\u{feff}';
 
 /// One edited file whose text in the editor is not the plan's.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EditorText {
+pub(crate) struct EditorText {
     /// The document's text once the editor applied the plan.
-    pub text: String,
+    pub(crate) text: String,
     /// The replacements (byte offsets in the plan's text) that turn the plan's text into `text`.
-    pub changes: Vec<Replacement>,
+    pub(crate) changes: Vec<Replacement>,
     /// The lines the plan touched, as they now read (0-based, inclusive), only where the editor
     /// changed something on or next to them.
     regions: Vec<(usize, usize)>,
@@ -64,7 +64,9 @@ fn line_starts(text: &str) -> Vec<usize> {
 /// The 0-based line holding byte `offset` (a text's end: its last line; 0 for an empty text).
 fn line_of(starts: &[usize], offset: usize) -> usize {
     let lines = starts.len() - 1;
-    engine::line_of(starts, offset).saturating_sub(1).min(lines.saturating_sub(1))
+    engine::line_of(starts, offset)
+        .saturating_sub(1)
+        .min(lines.saturating_sub(1))
 }
 
 /// The line diff of `old` to `new` (line breaks count), as the runs that differ.
@@ -73,13 +75,26 @@ fn line_hunks(old: &str, new: &str) -> Vec<Hunk> {
     let b: Vec<&str> = new.split_inclusive('\n').collect();
     // Only the middle is diffed: an editor's change is small next to the file.
     let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let ops = capture_diff_slices_deadline(Algorithm::Myers, &a[head..a.len() - tail], &b[head..b.len() - tail], Some(Instant::now() + DIFF_BUDGET));
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let ops = capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &a[head..a.len() - tail],
+        &b[head..b.len() - tail],
+        Some(Instant::now() + DIFF_BUDGET),
+    );
     ops.into_iter()
         .filter(|op| !matches!(op, DiffOp::Equal { .. }))
         .map(|op| {
             let (old, new) = (op.old_range(), op.new_range());
-            Hunk { old: old.start + head..old.end + head, new: new.start + head..new.end + head }
+            Hunk {
+                old: old.start + head..old.end + head,
+                new: new.start + head..new.end + head,
+            }
         })
         .collect()
 }
@@ -87,13 +102,32 @@ fn line_hunks(old: &str, new: &str) -> Vec<Hunk> {
 /// The lines of `now` that differ from `before` (a document the user typed in), as 1-based first and
 /// last line and their text: the changed run nearest to byte `near` of `before` (else the first one).
 /// `None` when the texts have the same lines.
-pub fn changed_lines(before: &str, now: &str, near: Option<usize>) -> Option<(usize, usize, String)> {
+pub(crate) fn changed_lines(
+    before: &str,
+    now: &str,
+    near: Option<usize>,
+) -> Option<(usize, usize, String)> {
     let hunks = line_hunks(before, now);
     let at = near.map(|n| line_of(&line_starts(before), n));
-    let distance = |h: &Hunk| at.map_or(0, |l| if h.old.contains(&l) { 0 } else { h.old.start.abs_diff(l).min(h.old.end.abs_diff(l)) });
-    let hunk = hunks.iter().filter(|h| !h.new.is_empty()).min_by_key(|h| distance(h))?;
+    let distance = |h: &Hunk| {
+        at.map_or(0, |l| {
+            if h.old.contains(&l) {
+                0
+            } else {
+                h.old.start.abs_diff(l).min(h.old.end.abs_diff(l))
+            }
+        })
+    };
+    let hunk = hunks
+        .iter()
+        .filter(|h| !h.new.is_empty())
+        .min_by_key(|h| distance(h))?;
     let lines: Vec<&str> = now.split_inclusive('\n').collect();
-    let text = lines[hunk.new.clone()].iter().map(|l| without_break(l)).collect::<Vec<_>>().join("\n");
+    let text = lines[hunk.new.clone()]
+        .iter()
+        .map(|l| without_break(l))
+        .collect::<Vec<_>>()
+        .join("\n");
     Some((hunk.new.start + 1, hunk.new.end, text))
 }
 
@@ -101,13 +135,24 @@ impl EditorText {
     /// The editor's text `now` of a file, read once it answered and its didChange arrived: `None` when
     /// it is the text the plan made (`plan`, from the engine's `replacements` of `before`), or still
     /// the text before the plan (not updated yet: nothing to compare).
-    pub fn compare(now: &Rope, plan: &str, before: Option<&str>, replacements: &[Replacement]) -> Option<EditorText> {
+    pub(crate) fn compare(
+        now: &Rope,
+        plan: &str,
+        before: Option<&str>,
+        replacements: &[Replacement],
+    ) -> Option<EditorText> {
         if *now == plan {
             return None;
         }
         let now = now.to_string();
         // Editors show a file without its byte order mark; the plan's text from disk keeps it.
-        let unmarked = |t: &str| if now.starts_with(BOM) { t.to_string() } else { t.strip_prefix(BOM).unwrap_or(t).to_string() };
+        let unmarked = |t: &str| {
+            if now.starts_with(BOM) {
+                t.to_string()
+            } else {
+                t.strip_prefix(BOM).unwrap_or(t).to_string()
+            }
+        };
         if now == unmarked(plan) || before.is_some_and(|b| now == unmarked(b)) {
             return None;
         }
@@ -115,7 +160,7 @@ impl EditorText {
     }
 
     /// The regions as the result gives them, 1-based.
-    pub fn now_reads(&self, file_path: &str) -> Vec<EditedLines> {
+    pub(crate) fn now_reads(&self, file_path: &str) -> Vec<EditedLines> {
         let lines: Vec<&str> = self.text.split_inclusive('\n').collect();
         self.regions
             .iter()
@@ -123,7 +168,11 @@ impl EditorText {
                 file_path: file_path.to_string(),
                 first_line: first + 1,
                 last_line: last + 1,
-                text: lines[first..=last].iter().map(|l| without_break(l)).collect::<Vec<_>>().join("\n"),
+                text: lines[first..=last]
+                    .iter()
+                    .map(|l| without_break(l))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             })
             .collect()
     }
@@ -131,22 +180,40 @@ impl EditorText {
     /// `plan`: the text the plan made, from the engine's `replacements` of the text before it; `now`:
     /// the editor's.
     fn new(plan: &str, now: String, replacements: &[Replacement]) -> EditorText {
-        let bom = if plan.starts_with(BOM) && !now.starts_with(BOM) { BOM.len_utf8() } else { 0 };
+        let bom = if plan.starts_with(BOM) && !now.starts_with(BOM) {
+            BOM.len_utf8()
+        } else {
+            0
+        };
         let hunks = line_hunks(&plan[bom..], &now);
         let (old_starts, new_starts) = (line_starts(&plan[bom..]), line_starts(&now));
         let mut changes: Vec<Replacement> = Vec::with_capacity(hunks.len() + 1);
         if bom > 0 {
-            changes.push(Replacement { start: 0, end: bom, text: String::new() });
+            changes.push(Replacement {
+                start: 0,
+                end: bom,
+                text: String::new(),
+            });
         }
         changes.extend(hunks.iter().map(|h| Replacement {
             start: old_starts[h.old.start] + bom,
             end: old_starts[h.old.end] + bom,
             text: now[new_starts[h.new.start]..new_starts[h.new.end]].to_string(),
         }));
-        let touched = plan_spans(replacements).map(|(s, e)| (s.saturating_sub(bom), e.saturating_sub(bom)));
-        let spans = touched.map(|(s, e)| (line_of(&old_starts, s), line_of(&old_starts, e.max(s + 1) - 1)));
+        let touched =
+            plan_spans(replacements).map(|(s, e)| (s.saturating_sub(bom), e.saturating_sub(bom)));
+        let spans = touched.map(|(s, e)| {
+            (
+                line_of(&old_starts, s),
+                line_of(&old_starts, e.max(s + 1) - 1),
+            )
+        });
         let regions = regions(spans, &hunks, new_starts.len() - 1);
-        EditorText { text: now, changes, regions }
+        EditorText {
+            text: now,
+            changes,
+            regions,
+        }
     }
 }
 
@@ -162,10 +229,18 @@ fn plan_spans(replacements: &[Replacement]) -> impl Iterator<Item = (usize, usiz
 /// The plan's line spans (`first..=last` of its text) as they read in the editor's text of `lines`
 /// lines: each widened to the hunks it overlaps or touches, carried over, kept only if a hunk changed
 /// it, then merged where they overlap or meet.
-fn regions(spans: impl Iterator<Item = (usize, usize)>, hunks: &[Hunk], lines: usize) -> Vec<(usize, usize)> {
+fn regions(
+    spans: impl Iterator<Item = (usize, usize)>,
+    hunks: &[Hunk],
+    lines: usize,
+) -> Vec<(usize, usize)> {
     // An unchanged line's place in the editor's text: moved by every hunk wholly before it.
     let carried = |line: usize| -> isize {
-        let moved: isize = hunks.iter().filter(|h| h.old.end <= line).map(|h| h.new.len() as isize - h.old.len() as isize).sum();
+        let moved: isize = hunks
+            .iter()
+            .filter(|h| h.old.end <= line)
+            .map(|h| h.new.len() as isize - h.old.len() as isize)
+            .sum();
         line as isize + moved
     };
     let mut out: Vec<(usize, usize)> = Vec::new();
@@ -186,8 +261,17 @@ fn regions(spans: impl Iterator<Item = (usize, usize)>, hunks: &[Hunk], lines: u
                 break;
             }
         }
-        let within = |line: usize| hunks.iter().zip(&taken).any(|(h, t)| *t && h.old.contains(&line));
-        let ends = hunks.iter().zip(&taken).filter(|(_, t)| **t).map(|(h, _)| (h.new.start as isize, h.new.end as isize - 1));
+        let within = |line: usize| {
+            hunks
+                .iter()
+                .zip(&taken)
+                .any(|(h, t)| *t && h.old.contains(&line))
+        };
+        let ends = hunks
+            .iter()
+            .zip(&taken)
+            .filter(|(_, t)| **t)
+            .map(|(h, _)| (h.new.start as isize, h.new.end as isize - 1));
         let (mut to_first, mut to_last) = (isize::MAX, isize::MIN);
         for (s, e) in ends {
             (to_first, to_last) = (to_first.min(s), to_last.max(e));
@@ -222,11 +306,19 @@ mod tests {
     use super::*;
 
     fn rep(start: usize, end: usize, text: &str) -> Replacement {
-        Replacement { start, end, text: text.into() }
+        Replacement {
+            start,
+            end,
+            text: text.into(),
+        }
     }
 
     /// The plan's text from `before`, and the regions of the editor's `now`, 1-based.
-    fn read(before: &str, reps: &[Replacement], now: &str) -> (String, Vec<(usize, usize, String)>) {
+    fn read(
+        before: &str,
+        reps: &[Replacement],
+        now: &str,
+    ) -> (String, Vec<(usize, usize, String)>) {
         let mut plan = before.to_string();
         for r in reps.iter().rev() {
             plan.replace_range(r.start..r.end, &r.text);
@@ -236,9 +328,18 @@ mod tests {
         for c in e.changes.iter().rev() {
             text.replace_range(c.start..c.end, &c.text);
         }
-        assert_eq!(text, now, "the changes turn the plan's text into the editor's");
+        assert_eq!(
+            text, now,
+            "the changes turn the plan's text into the editor's"
+        );
         let lines: Vec<&str> = now.lines().collect();
-        (plan, e.regions.iter().map(|&(f, l)| (f + 1, l + 1, lines[f..=l].join("\n"))).collect())
+        (
+            plan,
+            e.regions
+                .iter()
+                .map(|&(f, l)| (f + 1, l + 1, lines[f..=l].join("\n")))
+                .collect(),
+        )
     }
 
     #[test]
@@ -256,7 +357,11 @@ mod tests {
         let before = "f() {\nreturn;\n}\n\n\nfar=1\n";
         let now = "f() {\n  a;\n  b;\n  return;\n}\n\n\nfar = 1\n";
         let (_, regions) = read(before, &[rep(6, 6, "a;\nb;\n")], now);
-        assert_eq!(regions, [(2, 4, "  a;\n  b;\n  return;".to_string())], "the far line is not the plan's");
+        assert_eq!(
+            regions,
+            [(2, 4, "  a;\n  b;\n  return;".to_string())],
+            "the far line is not the plan's"
+        );
         // A change that only moves the touched lines: reported nowhere.
         let (_, regions) = read("x\ny\n", &[rep(2, 3, "z")], "top\nx\nz\n");
         assert_eq!(regions, []);
@@ -264,7 +369,11 @@ mod tests {
 
     #[test]
     fn lines_the_formatter_split_or_joined_are_all_given() {
-        let (_, regions) = read("a\nb\n", &[rep(0, 1, "call(x,y)")], "call(\n  x,\n  y)\nb\n");
+        let (_, regions) = read(
+            "a\nb\n",
+            &[rep(0, 1, "call(x,y)")],
+            "call(\n  x,\n  y)\nb\n",
+        );
         assert_eq!(regions, [(1, 3, "call(\n  x,\n  y)".to_string())]);
         let (_, regions) = read("a\nb\nc\n", &[rep(2, 3, "(\nb\n)")], "a\n(b)\nc\n");
         assert_eq!(regions, [(2, 2, "(b)".to_string())]);
@@ -273,7 +382,11 @@ mod tests {
     #[test]
     fn regions_that_meet_once_carried_over_are_one() {
         let before = "a\nb\nc\nd\n";
-        let (_, regions) = read(before, &[rep(0, 1, "A=1"), rep(4, 5, "C=1")], "A = 1\nb = 0\nC = 1\nd\n");
+        let (_, regions) = read(
+            before,
+            &[rep(0, 1, "A=1"), rep(4, 5, "C=1")],
+            "A = 1\nb = 0\nC = 1\nd\n",
+        );
         assert_eq!(regions, [(1, 3, "A = 1\nb = 0\nC = 1".to_string())]);
     }
 
@@ -291,7 +404,11 @@ mod tests {
         let (_, regions) = read("a\n", &[rep(2, 2, "b")], "a\nb\n");
         assert_eq!(regions, [(2, 2, "b".to_string())]);
         // CRLF kept: the text has no `\r`.
-        let (_, regions) = read("a\r\nb\r\nc\r\n", &[rep(3, 4, "x=1")], "a\r\nx = 1\r\nc\r\n");
+        let (_, regions) = read(
+            "a\r\nb\r\nc\r\n",
+            &[rep(3, 4, "x=1")],
+            "a\r\nx = 1\r\nc\r\n",
+        );
         assert_eq!(regions, [(2, 2, "x = 1".to_string())]);
     }
 

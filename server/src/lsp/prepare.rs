@@ -23,62 +23,80 @@ use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::{disk, formats, paths, write};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
-pub struct PreparedFile {
+pub(crate) struct PreparedFile {
     /// The key its document is found under (`Documents::find`).
-    pub key: String,
+    pub(crate) key: String,
     /// The text the engine ran on (`None`: the file does not exist).
-    pub before: Option<String>,
+    pub(crate) before: Option<String>,
     /// The version its edit carries (`None`: the editor has not opened it).
-    pub version: Option<i32>,
+    pub(crate) version: Option<i32>,
     /// The URI its edit addresses (`None`: not edited, or deleted or moved).
-    pub uri: Option<String>,
+    pub(crate) uri: Option<String>,
     /// The URI its document has after the edit: `uri`, or a moved file's new one (`None`: deleted, or
     /// not changed).
-    pub uri_after: Option<String>,
+    pub(crate) uri_after: Option<String>,
 }
 
 /// A validated plan: what the engine computed and the WorkspaceEdit that carries it out.
 pub struct Prepared {
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// Per file of the plan, in its order.
-    pub files: Vec<PreparedFile>,
+    pub(crate) files: Vec<PreparedFile>,
     pub edit: WorkspaceEdit,
     /// The edit creates files.
-    pub creates: bool,
+    pub(crate) creates: bool,
     /// Who sent the plan (the call's `agent` option), if it said.
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// The call's `diagnostics` option (else the client's initialization option holds).
-    pub diagnostics: Option<Report>,
+    pub(crate) diagnostics: Option<Report>,
     /// The call's `save` option, else the plan's (else the client's initialization option holds).
-    pub save: Option<engine::Save>,
+    pub(crate) save: Option<engine::Save>,
     /// The user is asked before the edit applies (the call's `review`, else the rule for its origin).
-    pub review: bool,
+    pub(crate) review: bool,
     /// The plan's rename, counted (`symbols`).
-    pub renamed: Option<rename::Count>,
+    pub(crate) renamed: Option<rename::Count>,
 }
 
 impl Prepared {
     /// What the editor calls the change (its undo entry, its review): "Claude Code: 3 edits to 2 files".
-    pub fn label(&self) -> String {
-        let files = self.outcome.files.iter().filter(|f| f.edits_applied() > 0 || f.op != FileOp::Edit).count();
+    pub(crate) fn label(&self) -> String {
+        let files = self
+            .outcome
+            .files
+            .iter()
+            .filter(|f| f.edits_applied() > 0 || f.op != FileOp::Edit)
+            .count();
         let edits: usize = self.outcome.files.iter().map(|f| f.edits_applied()).sum();
-        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
-        format!("{}: {} to {}", self.agent.as_deref().unwrap_or("MultiEdit"), plural(edits, "edit"), plural(files, "file"))
+        let plural = |n: usize, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
+        format!(
+            "{}: {} to {}",
+            self.agent.as_deref().unwrap_or("MultiEdit"),
+            plural(edits, "edit"),
+            plural(files, "file")
+        )
     }
 
     /// Each file: the engine's change and what the server read and addresses.
-    pub fn each(&self) -> impl Iterator<Item = (&FileChange, &PreparedFile)> {
+    pub(crate) fn each(&self) -> impl Iterator<Item = (&FileChange, &PreparedFile)> {
         self.outcome.files.iter().zip(&self.files)
     }
 
     /// The documents the editor had open when the plan was checked, with the version it saw.
-    pub fn open_versions(&self) -> impl Iterator<Item = (&str, i32)> {
-        self.files.iter().filter_map(|f| Some((f.key.as_str(), f.version?)))
+    pub(crate) fn open_versions(&self) -> impl Iterator<Item = (&str, i32)> {
+        self.files
+            .iter()
+            .filter_map(|f| Some((f.key.as_str(), f.version?)))
     }
 
     /// The files whose edit stays in the editor (not deleted or moved), as the diagnostics delta reads
     /// them: each in the text the editor made of it (`editor`, per file as `now_reads::compare` gives it).
-    pub fn edited<'a>(&'a self, editor: &'a [Option<EditorText>]) -> Vec<Edited<'a>> {
+    pub(crate) fn edited<'a>(&'a self, editor: &'a [Option<EditorText>]) -> Vec<Edited<'a>> {
         self.each()
             .zip(editor)
             .filter_map(|((change, file), now)| {
@@ -100,7 +118,11 @@ impl Prepared {
 /// Where a file's text came from.
 enum Source {
     /// The editor's buffer, at this version.
-    Open { uri: String, version: i32, rope: Rope },
+    Open {
+        uri: String,
+        version: i32,
+        rope: Rope,
+    },
     /// The file on disk (`None`: it does not exist).
     Disk { text: Option<String> },
 }
@@ -120,7 +142,11 @@ struct CallOptions {
 
 /// The command's arguments: the plan, then optionally the call's options `{"review", "agent",
 /// "diagnostics"}`; a missing argument is the engine's `invalid_plan` refusal.
-fn plan_argument(config: &Config, command: &str, arguments: &[Value]) -> Result<(engine::Plan, CallOptions), Refusal> {
+fn plan_argument(
+    config: &Config,
+    command: &str,
+    arguments: &[Value],
+) -> Result<(engine::Plan, CallOptions), Refusal> {
     let plan_from_value = |v: &Value| match v.get("patch") {
         Some(_) => patch_plan(config, v),
         None if write::is_write(v) => Ok(write::WriteRequest::from_value(v)?.plan()),
@@ -163,7 +189,7 @@ fn plan_argument(config: &Config, command: &str, arguments: &[Value]) -> Result<
 /// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve
 /// against `root`, else the one workspace folder; with none or several, a relative path is refused and
 /// asks for `root`.
-pub fn patch_plan(config: &Config, value: &Value) -> Result<engine::Plan, Refusal> {
+pub(crate) fn patch_plan(config: &Config, value: &Value) -> Result<engine::Plan, Refusal> {
     let request = formats::PatchRequest::from_value(value, &[])?;
     let fallback = match config.workspace.folders() {
         [one] => Some(one.clone()),
@@ -201,7 +227,11 @@ pub fn prepare(
     let expansion = symbols::expand(&mut plan, answers, config, session)?;
     disk::refuse_private(&plan)?;
     // A whole-file write (`crate::write`): its text checked against what the user sees, as read below.
-    let write = arguments.first().filter(|v| write::is_write(v)).map(write::WriteRequest::from_value).transpose()?;
+    let write = arguments
+        .first()
+        .filter(|v| write::is_write(v))
+        .map(write::WriteRequest::from_value)
+        .transpose()?;
     let mut read = Vec::with_capacity(plan.files.len());
     let mut files = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -210,7 +240,9 @@ pub fn prepare(
         let key = convert::path_key(&path);
         // Two spellings of one file (a link and its target, a URI and a path) must not become two
         // edits of one document.
-        let identity = std::fs::canonicalize(&path).map(|p| convert::path_key(&p)).unwrap_or_else(|_| key.clone());
+        let identity = std::fs::canonicalize(&path)
+            .map(|p| convert::path_key(&p))
+            .unwrap_or_else(|_| key.clone());
         if let Some(j) = seen.insert(identity, i) {
             return Err(Refusal::input(format!(
                 "MultiEdit failed due to the following issue:\n`files[{i}].file_path` \
@@ -220,26 +252,51 @@ pub fn prepare(
             .in_file(&f.file_path));
         }
         let open = session.documents.find(&key);
-        config.workspace.check(&f.file_path, &path, open.is_some())?;
+        config
+            .workspace
+            .check(&f.file_path, &path, open.is_some())?;
         // A preview writes nothing: it reports an interrupted plan rather than finishing it.
         disk::journal::recover_into(recovered, std::slice::from_ref(&path), command == PREVIEW)?;
         let (source, before, version) = match open {
             Some(doc) => {
                 let before = Some(doc.rope.to_string());
-                (Source::Open { uri: doc.uri, version: doc.version, rope: doc.rope }, before, Some(doc.version))
+                (
+                    Source::Open {
+                        uri: doc.uri,
+                        version: doc.version,
+                        rope: doc.rope,
+                    },
+                    before,
+                    Some(doc.version),
+                )
             }
             None => {
                 let bytes = disk::read(&path).map_err(|r| r.in_file(&f.file_path))?;
-                let text = bytes.map(|b| engine::decode(&f.file_path, &b).map(str::to_string)).transpose()?;
+                let text = bytes
+                    .map(|b| engine::decode(&f.file_path, &b).map(str::to_string))
+                    .transpose()?;
                 (Source::Disk { text: text.clone() }, text, None)
             }
         };
         read.push(Read { path, source });
-        files.push(PreparedFile { key, before, version, uri: None, uri_after: None });
+        files.push(PreparedFile {
+            key,
+            before,
+            version,
+            uri: None,
+            uri_after: None,
+        });
     }
     let versions: Vec<Option<i32>> = files.iter().map(|f| f.version).collect();
     let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
-    let mut resolved = symbols::resolve(&mut plan, answers, &expansion, &texts, &versions, config.encoding)?;
+    let mut resolved = symbols::resolve(
+        &mut plan,
+        answers,
+        &expansion,
+        &texts,
+        &versions,
+        config.encoding,
+    )?;
     if resolved.keep.contains(&false) {
         // Files the rename reaches without changing them.
         let keep = std::mem::take(&mut resolved.keep);
@@ -252,14 +309,19 @@ pub fn prepare(
     let paths_on_disk: Vec<PathBuf> = read.iter().map(|r| r.path.clone()).collect();
     disk::plan::links_acted_on(&plan, &paths_on_disk)?;
     // A file is moved only onto a path that is free in the editor and on disk, and inside the workspace.
-    let targets = disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
-        let open = session.documents.find(&convert::path_key(target));
-        config.workspace.check(to, target, open.is_some()).map_err(|r| r.in_file(&f.file_path))?;
-        Ok(open.is_some() || disk::read(target)?.is_some())
-    })?;
+    let targets =
+        disk::plan::move_targets(&plan, &paths_on_disk, convert::path_key, |f, to, target| {
+            let open = session.documents.find(&convert::path_key(target));
+            config
+                .workspace
+                .check(to, target, open.is_some())
+                .map_err(|r| r.in_file(&f.file_path))?;
+            Ok(open.is_some() || disk::read(target)?.is_some())
+        })?;
     let mut outcome = match &write {
         Some(w) => w.outcome(texts[0], || unsaved(&read[0]))?,
-        None => engine::apply_plan(&plan, &texts).map_err(|r| resolved.renumber_refusal(unsaved_hint(r, &plan, &read), &plan.files))?,
+        None => engine::apply_plan(&plan, &texts)
+            .map_err(|r| resolved.renumber_refusal(unsaved_hint(r, &plan, &read), &plan.files))?,
     };
     resolved.renumber(&mut outcome);
     editor_can_place(&plan, &outcome, &paths_on_disk, &targets)?;
@@ -267,7 +329,13 @@ pub fn prepare(
     let mut edits = Vec::new();
     let mut labels = Vec::new();
     let mut creates = false;
-    for (((change, file), file_plan), Read { path, source }) in outcome.files.iter().zip(&mut files).zip(&plan.files).zip(&read) {
+    for (((change, file), file_plan), Read { path, source }) in outcome
+        .files
+        .iter()
+        .zip(&mut files)
+        .zip(&plan.files)
+        .zip(&read)
+    {
         let then = match &change.op {
             FileOp::Edit | FileOp::Create => Then::Keep,
             FileOp::Delete => Then::Delete,
@@ -310,7 +378,12 @@ pub fn prepare(
             Then::Delete => {}
         }
         if config.change_annotations {
-            labels.push(convert::edit_labels(file.before.as_deref(), file_plan, &plan.options, &change.replacements));
+            labels.push(convert::edit_labels(
+                file.before.as_deref(),
+                file_plan,
+                &plan.options,
+                &change.replacements,
+            ));
         }
         edits.push(file_edit);
     }
@@ -322,9 +395,21 @@ pub fn prepare(
     });
     let edit = convert::annotated_workspace_edit(edits, config.document_changes, annotations);
     // The call's option, else the plan's own field.
-    let diagnostics = call.diagnostics.or(plan.options.diagnostics.map(Report::from_plan));
+    let diagnostics = call
+        .diagnostics
+        .or(plan.options.diagnostics.map(Report::from_plan));
     let save = call.save.or(plan.options.save);
-    Ok(Prepared { outcome, files, edit, creates, agent: call.agent, diagnostics, save, review, renamed: resolved.count })
+    Ok(Prepared {
+        outcome,
+        files,
+        edit,
+        creates,
+        agent: call.agent,
+        diagnostics,
+        save,
+        review,
+        renamed: resolved.count,
+    })
 }
 
 /// Keeps the items whose `keep` is true.
@@ -340,10 +425,19 @@ fn retain_by<T>(items: &mut Vec<T>, keep: &[bool]) {
 /// the agent probably wrote its `old_string` from the disk (its own read tools see nothing else), so the
 /// hint says so and names the tool that reads what the user sees.
 fn unsaved_hint(r: Refusal, plan: &engine::Plan, read: &[Read]) -> Refusal {
-    if !matches!(r.kind, Kind::NotFound | Kind::Ambiguous | Kind::CountMismatch) {
+    if !matches!(
+        r.kind,
+        Kind::NotFound | Kind::Ambiguous | Kind::CountMismatch
+    ) {
         return r;
     }
-    let Some(i) = plan.files.iter().position(|f| Some(f.file_path.as_str()) == r.file_path.as_deref()) else { return r };
+    let Some(i) = plan
+        .files
+        .iter()
+        .position(|f| Some(f.file_path.as_str()) == r.file_path.as_deref())
+    else {
+        return r;
+    };
     if !unsaved(&read[i]) {
         return r;
     }
@@ -358,7 +452,13 @@ fn unsaved_hint(r: Refusal, plan: &engine::Plan, read: &[Read]) -> Refusal {
 
 /// Whether the file is an editor's buffer holding changes that the disk lacks.
 fn unsaved(read: &Read) -> bool {
-    let Read { path, source: Source::Open { rope, .. } } = read else { return false };
+    let Read {
+        path,
+        source: Source::Open { rope, .. },
+    } = read
+    else {
+        return false;
+    };
     match disk::read(path) {
         Ok(Some(bytes)) => *rope != String::from_utf8_lossy(&bytes).as_ref(),
         _ => true,
@@ -369,12 +469,26 @@ fn unsaved(read: &Read) -> bool {
 /// under a file the plan keeps, nor where a folder holds what the plan keeps. A workspace edit cannot
 /// remove a folder, and deletes and creates in the plan's order, so a file and a folder trading names
 /// are refused here, with the way that can do it.
-fn editor_can_place(plan: &engine::Plan, outcome: &engine::Outcome, paths: &[PathBuf], targets: &[Option<PathBuf>]) -> Result<(), Refusal> {
+fn editor_can_place(
+    plan: &engine::Plan,
+    outcome: &engine::Outcome,
+    paths: &[PathBuf],
+    targets: &[Option<PathBuf>],
+) -> Result<(), Refusal> {
     let deleted = disk::plan::vacated(plan, paths);
     let steps = disk::plan::folder_steps(outcome, paths, targets, &deleted)?;
-    let traded = match (steps.remove.first(), steps.make.iter().find(|m| deleted.contains(*m))) {
-        (Some(folder), _) => Some(format!("replaces the folder {} with a file", folder.display())),
-        (None, Some(file)) => Some(format!("replaces the file {} with a folder", file.display())),
+    let traded = match (
+        steps.remove.first(),
+        steps.make.iter().find(|m| deleted.contains(*m)),
+    ) {
+        (Some(folder), _) => Some(format!(
+            "replaces the folder {} with a file",
+            folder.display()
+        )),
+        (None, Some(file)) => Some(format!(
+            "replaces the file {} with a folder",
+            file.display()
+        )),
         (None, None) => None,
     };
     match traded {

@@ -23,7 +23,7 @@ use crate::result::{OnDisk, PlanResult};
 
 /// How long the editor may take to save the files of one plan (save participants included); a file
 /// still saving then is reported as `save_running`, never as saved or failed.
-pub const SAVE_BOUND: Duration = Duration::from_millis(5000);
+pub(crate) const SAVE_BOUND: Duration = Duration::from_millis(5000);
 /// Added to the bound for the answer to travel.
 const ANSWER_MARGIN: Duration = Duration::from_millis(1000);
 /// The "before" question is answered at once by a well-behaved client.
@@ -32,7 +32,7 @@ const BEFORE_TIMEOUT: Duration = Duration::from_millis(1000);
 const SETTLE: Duration = Duration::from_millis(500);
 
 /// The initialization option `save` and a call's or plan's `save`: `"clean"`, `"all"` or `"never"`.
-pub fn policy_from_str(s: &str) -> Option<Save> {
+pub(crate) fn policy_from_str(s: &str) -> Option<Save> {
     match s {
         "clean" => Some(Save::Clean),
         "all" => Some(Save::All),
@@ -41,7 +41,7 @@ pub fn policy_from_str(s: &str) -> Option<Save> {
     }
 }
 
-pub fn policy_name(p: Save) -> &'static str {
+pub(crate) fn policy_name(p: Save) -> &'static str {
     match p {
         Save::Clean => "clean",
         Save::All => "all",
@@ -50,19 +50,19 @@ pub fn policy_name(p: Save) -> &'static str {
 }
 
 /// One file of an applied plan, as saving sees it.
-pub struct Target {
+pub(crate) struct Target {
     /// Index in the plan (and the result's `files`).
-    pub index: usize,
+    pub(crate) index: usize,
     /// The file's path as the plan named it, for the text.
-    pub file_path: String,
+    pub(crate) file_path: String,
     /// The URI of its document after the edit (a moved file's new one); `None`: nothing stays (deleted).
-    pub uri: Option<String>,
+    pub(crate) uri: Option<String>,
     /// The edit changed its text (a moved file without edits is already where it belongs).
-    pub edited: bool,
+    pub(crate) edited: bool,
 }
 
 /// Started before the edit is sent: what the editor said of unsaved changes.
-pub struct Saving {
+pub(crate) struct Saving {
     policy: Save,
     supported: bool,
     /// URIs (as keys) the editor said had unsaved changes; `None` under `clean` when it did not answer.
@@ -71,24 +71,45 @@ pub struct Saving {
 
 impl Saving {
     /// `open`: the URIs of the plan's documents the editor holds (only they can hold unsaved changes).
-    pub async fn start(client: &Client, supported: bool, policy: Save, open: Vec<String>) -> Saving {
+    pub(crate) async fn start(
+        client: &Client,
+        supported: bool,
+        policy: Save,
+        open: Vec<String>,
+    ) -> Saving {
         let unsaved = if !supported || policy != Save::Clean {
             Some(HashSet::new())
         } else if open.is_empty() {
             Some(HashSet::new())
         } else {
             let params = SaveParams::Before { uris: open };
-            match tokio::time::timeout(BEFORE_TIMEOUT, client.send_request::<SaveRequest>(params)).await {
-                Ok(Ok(answer)) => Some(answer.unsaved.iter().map(|u| convert::uri_key(u)).collect()),
+            match tokio::time::timeout(BEFORE_TIMEOUT, client.send_request::<SaveRequest>(params))
+                .await
+            {
+                Ok(Ok(answer)) => {
+                    Some(answer.unsaved.iter().map(|u| convert::uri_key(u)).collect())
+                }
                 _ => None,
             }
         };
-        Saving { policy, supported, unsaved }
+        Saving {
+            policy,
+            supported,
+            unsaved,
+        }
     }
 
     /// Once the editor applied the edit: saves what the rule allows, waits for the text a save
     /// participant made, and sets each file's `on_disk` and the result's `on_disk_text`.
-    pub async fn finish(self, documents: &Documents, client: &Client, editor: &str, folders: &[PathBuf], targets: &[Target], result: &mut PlanResult) {
+    pub(crate) async fn finish(
+        self,
+        documents: &Documents,
+        client: &Client,
+        editor: &str,
+        folders: &[PathBuf],
+        targets: &[Target],
+        result: &mut PlanResult,
+    ) {
         let mut states: Vec<(usize, OnDisk, Option<String>)> = Vec::new();
         let mut asked: Vec<(usize, String)> = Vec::new();
         for t in targets {
@@ -102,36 +123,73 @@ impl Saving {
             } else {
                 match &self.unsaved {
                     None => Some(OnDisk::SaveFailed),
-                    Some(set) if set.contains(&convert::uri_key(uri)) && self.policy == Save::Clean => Some(OnDisk::UserChanges),
+                    Some(set)
+                        if set.contains(&convert::uri_key(uri)) && self.policy == Save::Clean =>
+                    {
+                        Some(OnDisk::UserChanges)
+                    }
                     Some(_) => None,
                 }
             };
             match state {
-                Some(s) => states.push((t.index, s, (self.unsaved.is_none() && s == OnDisk::SaveFailed).then(|| UNKNOWN_BEFORE.to_string()))),
+                Some(s) => states.push((
+                    t.index,
+                    s,
+                    (self.unsaved.is_none() && s == OnDisk::SaveFailed)
+                        .then(|| UNKNOWN_BEFORE.to_string()),
+                )),
                 None => asked.push((t.index, uri.clone())),
             }
         }
         if !asked.is_empty() {
-            let files = asked.iter().map(|(_, uri)| SaveFile { uri: uri.clone(), version: documents.find(&convert::uri_key(uri)).map(|d| d.version) }).collect();
-            let params = SaveParams::After { files, timeout_ms: SAVE_BOUND.as_millis() as u64 };
+            let files = asked
+                .iter()
+                .map(|(_, uri)| SaveFile {
+                    uri: uri.clone(),
+                    version: documents.find(&convert::uri_key(uri)).map(|d| d.version),
+                })
+                .collect();
+            let params = SaveParams::After {
+                files,
+                timeout_ms: SAVE_BOUND.as_millis() as u64,
+            };
             let mut changes = documents.watch();
-            let answer: Option<SaveAnswer> = tokio::time::timeout(SAVE_BOUND + ANSWER_MARGIN, client.send_request::<SaveRequest>(params)).await.ok().and_then(Result::ok);
+            let answer: Option<SaveAnswer> = tokio::time::timeout(
+                SAVE_BOUND + ANSWER_MARGIN,
+                client.send_request::<SaveRequest>(params),
+            )
+            .await
+            .ok()
+            .and_then(Result::ok);
             let answered = answer.unwrap_or_default();
             // A save participant's changes arrive as a didChange before the answer; wait for the version
             // the editor reports, so that `now_reads` and the diagnostics see the saved text.
-            let expected: Vec<(String, i32)> = answered.files.iter().filter_map(|f| Some((convert::uri_key(&f.uri), f.version?))).collect();
+            let expected: Vec<(String, i32)> = answered
+                .files
+                .iter()
+                .filter_map(|f| Some((convert::uri_key(&f.uri), f.version?)))
+                .collect();
             settle(documents, &mut changes, &expected).await;
             for (index, uri) in &asked {
                 let key = convert::uri_key(uri);
-                let reply = answered.files.iter().find(|f| convert::uri_key(&f.uri) == key);
+                let reply = answered
+                    .files
+                    .iter()
+                    .find(|f| convert::uri_key(&f.uri) == key);
                 let (state, words) = match reply.map(|r| (r.status, r.message.clone())) {
                     Some((SaveStatus::Saved, _)) => (OnDisk::Saved, None),
                     Some((SaveStatus::Changed, _)) => (OnDisk::ChangedSince, None),
                     Some((SaveStatus::ReadOnly, _)) => (OnDisk::ReadOnly, None),
                     Some((SaveStatus::Running, _)) => (OnDisk::SaveRunning, None),
-                    Some((SaveStatus::Closed, _)) => (OnDisk::SaveFailed, Some("the editor no longer holds it".to_string())),
+                    Some((SaveStatus::Closed, _)) => (
+                        OnDisk::SaveFailed,
+                        Some("the editor no longer holds it".to_string()),
+                    ),
                     Some((SaveStatus::Failed, m)) => (OnDisk::SaveFailed, m),
-                    None => (OnDisk::SaveFailed, Some(format!("{editor} did not say it saved it"))),
+                    None => (
+                        OnDisk::SaveFailed,
+                        Some(format!("{editor} did not say it saved it")),
+                    ),
                 };
                 states.push((*index, state, words));
             }
@@ -144,7 +202,13 @@ impl Saving {
         }
         let named: Vec<(String, OnDisk, Option<String>)> = states
             .into_iter()
-            .filter_map(|(i, s, w)| Some((shown(&targets.iter().find(|t| t.index == i)?.file_path, folders), s, w)))
+            .filter_map(|(i, s, w)| {
+                Some((
+                    shown(&targets.iter().find(|t| t.index == i)?.file_path, folders),
+                    s,
+                    w,
+                ))
+            })
             .collect();
         result.on_disk_text = text(&named, editor, self.policy);
     }
@@ -153,8 +217,16 @@ impl Saving {
 const UNKNOWN_BEFORE: &str = "the editor did not say whether it held unsaved changes of the user's in it, so it was not saved";
 
 /// Waits, at most `SETTLE`, until each document is at least at the version the editor reported.
-async fn settle(documents: &Documents, changes: &mut tokio::sync::watch::Receiver<u64>, expected: &[(String, i32)]) {
-    let reached = || expected.iter().all(|(key, v)| documents.find(key).is_none_or(|d| d.version >= *v));
+async fn settle(
+    documents: &Documents,
+    changes: &mut tokio::sync::watch::Receiver<u64>,
+    expected: &[(String, i32)],
+) {
+    let reached = || {
+        expected
+            .iter()
+            .all(|(key, v)| documents.find(key).is_none_or(|d| d.version >= *v))
+    };
     let wait = async {
         while !reached() {
             if changes.changed().await.is_err() {
@@ -168,8 +240,15 @@ async fn settle(documents: &Documents, changes: &mut tokio::sync::watch::Receive
 /// A file as the model is shown it: relative to the workspace folder holding it, else as it is.
 fn shown(file_path: &str, folders: &[PathBuf]) -> String {
     let path = std::path::Path::new(file_path);
-    let path = crate::paths::to_path(file_path).ok().unwrap_or_else(|| path.to_path_buf());
-    folders.iter().find_map(|f| path.strip_prefix(f).ok()).unwrap_or(&path).display().to_string()
+    let path = crate::paths::to_path(file_path)
+        .ok()
+        .unwrap_or_else(|| path.to_path_buf());
+    folders
+        .iter()
+        .find_map(|f| path.strip_prefix(f).ok())
+        .unwrap_or(&path)
+        .display()
+        .to_string()
 }
 
 /// "a.ts", "a.ts and b.ts", "a.ts, b.ts and c.ts".
@@ -188,12 +267,28 @@ fn text(files: &[(String, OnDisk, Option<String>)], editor: &str, policy: Save) 
     if files.is_empty() {
         return None;
     }
-    let of = |state: OnDisk| -> Vec<&str> { files.iter().filter(|(_, s, _)| *s == state).map(|(n, ..)| n.as_str()).collect() };
-    let plural = |names: &[&str], one: &'static str, many: &'static str| if names.len() == 1 { one } else { many };
+    let of = |state: OnDisk| -> Vec<&str> {
+        files
+            .iter()
+            .filter(|(_, s, _)| *s == state)
+            .map(|(n, ..)| n.as_str())
+            .collect()
+    };
+    let plural = |names: &[&str], one: &'static str, many: &'static str| {
+        if names.len() == 1 {
+            one
+        } else {
+            many
+        }
+    };
     let mut out = Vec::new();
     let saved = of(OnDisk::Saved);
     if saved.len() == files.len() {
-        return Some(if files.len() == 1 { "Saved: the edit is on disk.".into() } else { format!("Saved: the edits are on disk ({} files).", files.len()) });
+        return Some(if files.len() == 1 {
+            "Saved: the edit is on disk.".into()
+        } else {
+            format!("Saved: the edits are on disk ({} files).", files.len())
+        });
     }
     if !saved.is_empty() {
         out.push(format!("Saved: {}.", list(&saved)));
@@ -259,7 +354,9 @@ fn text(files: &[(String, OnDisk, Option<String>)], editor: &str, policy: Save) 
 
 /// The files of an applied plan, as saving sees them (`uris`: each file's document URI after the edit,
 /// as `Prepared` knows it).
-pub fn targets<'a>(files: impl Iterator<Item = (usize, &'a crate::engine::FileChange, Option<String>)>) -> Vec<Target> {
+pub(crate) fn targets<'a>(
+    files: impl Iterator<Item = (usize, &'a crate::engine::FileChange, Option<String>)>,
+) -> Vec<Target> {
     files
         .map(|(index, change, uri)| Target {
             index,
@@ -267,7 +364,11 @@ pub fn targets<'a>(files: impl Iterator<Item = (usize, &'a crate::engine::FileCh
                 FileOp::MoveTo(to) => to.clone(),
                 _ => change.file_path.clone(),
             },
-            uri: if change.op == FileOp::Delete { None } else { uri },
+            uri: if change.op == FileOp::Delete {
+                None
+            } else {
+                uri
+            },
             edited: !change.replacements.is_empty() || change.created,
         })
         .collect()
@@ -278,14 +379,23 @@ mod tests {
     use super::*;
 
     fn t(files: &[(&str, OnDisk)]) -> String {
-        let files: Vec<_> = files.iter().map(|(n, s)| (n.to_string(), *s, None)).collect();
+        let files: Vec<_> = files
+            .iter()
+            .map(|(n, s)| (n.to_string(), *s, None))
+            .collect();
         text(&files, "Visual Studio Code", Save::Clean).unwrap()
     }
 
     #[test]
     fn the_text_says_what_is_on_disk_and_why_not() {
-        assert_eq!(t(&[("calc.ts", OnDisk::Saved)]), "Saved: the edit is on disk.");
-        assert_eq!(t(&[("a.ts", OnDisk::Saved), ("b.ts", OnDisk::Saved)]), "Saved: the edits are on disk (2 files).");
+        assert_eq!(
+            t(&[("calc.ts", OnDisk::Saved)]),
+            "Saved: the edit is on disk."
+        );
+        assert_eq!(
+            t(&[("a.ts", OnDisk::Saved), ("b.ts", OnDisk::Saved)]),
+            "Saved: the edits are on disk (2 files)."
+        );
         assert_eq!(
             t(&[("a.ts", OnDisk::Saved), ("calc.ts", OnDisk::UserChanges)]),
             "Saved: a.ts.\ncalc.ts has unsaved changes of the user's in the editor, so this edit is not on disk yet: tests, \
@@ -298,6 +408,9 @@ mod tests {
              read-only. This edit is in the editor only, not on disk: tests, compilers and git will not see it until the \
              file is saved."
         );
-        assert_eq!(t(&[("x", OnDisk::SaveRunning)]), "x was still being saved after 5000 ms: the edit may not be on disk yet.");
+        assert_eq!(
+            t(&[("x", OnDisk::SaveRunning)]),
+            "x was still being saved after 5000 ms: the edit may not be on disk yet."
+        );
     }
 }

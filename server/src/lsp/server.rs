@@ -8,8 +8,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
-    DidChangeWorkspaceFoldersParams, ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams,
-    MessageType,
+    DidChangeWorkspaceFoldersParams, ExecuteCommandParams, InitializeParams, InitializeResult,
+    InitializedParams, MessageType,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
@@ -21,18 +21,22 @@ use super::sync::Arrivals;
 use super::{capabilities, notifications};
 use crate::bridge::wire::Answer;
 
-pub struct Backend {
+pub(crate) struct Backend {
     client: Client,
     session: Arc<Session>,
     bridge: Arc<Host>,
 }
 
 impl Backend {
-    pub fn new(client: Client, session: Arc<Session>, bridge: Arc<Host>) -> Self {
-        Backend { client, session, bridge }
+    pub(crate) fn new(client: Client, session: Arc<Session>, bridge: Arc<Host>) -> Self {
+        Backend {
+            client,
+            session,
+            bridge,
+        }
     }
 
-    pub fn client(&self) -> Client {
+    pub(crate) fn client(&self) -> Client {
         self.client.clone()
     }
 }
@@ -48,7 +52,12 @@ impl LanguageServer for Backend {
         for warning in self.session.take_warnings() {
             log(&self.client, MessageType::WARNING, warning).await;
         }
-        let folders: Vec<String> = config.workspace.folders().iter().map(|f| f.display().to_string()).collect();
+        let folders: Vec<String> = config
+            .workspace
+            .folders()
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
         log(
             &self.client,
             MessageType::INFO,
@@ -84,7 +93,16 @@ impl LanguageServer for Backend {
             )));
         };
         self.bridge.touch();
-        commands::run(&self.session, &self.client, intent, Origin::Editor, &params.arguments).await.map(Some).map_err(Failure::into_rpc)
+        commands::run(
+            &self.session,
+            &self.client,
+            intent,
+            Origin::Editor,
+            &params.arguments,
+        )
+        .await
+        .map(Some)
+        .map_err(Failure::into_rpc)
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -100,21 +118,40 @@ impl LanguageServer for Backend {
 /// had sent when it arrived has been taken in (`Arrivals`), and answers it. Plans run side by side,
 /// as the editor's commands do (applies then take turns on `Session::plans`); this ends when the
 /// bridge is gone.
-pub async fn run_handoffs(mut handoffs: mpsc::Receiver<Handoff>, session: Arc<Session>, arrivals: Arc<Arrivals>, client: Client) {
+pub(crate) async fn run_handoffs(
+    mut handoffs: mpsc::Receiver<Handoff>,
+    session: Arc<Session>,
+    arrivals: Arc<Arrivals>,
+    client: Client,
+) {
     while let Some(handoff) = handoffs.recv().await {
         let (session, arrivals, client) = (session.clone(), arrivals.clone(), client.clone());
         tokio::spawn(async move {
-            let Handoff { intent, arguments, peer, reply } = handoff;
+            let Handoff {
+                intent,
+                arguments,
+                peer,
+                reply,
+            } = handoff;
             // In line behind what the editor had sent when the plan arrived, like a command arriving now.
             arrivals.wait_turn().await;
-            let outcome = commands::run(&session, &client, intent, Origin::Bridge, &arguments).await;
+            let outcome =
+                commands::run(&session, &client, intent, Origin::Bridge, &arguments).await;
             let command = commands::command(intent);
             let (said, answer) = match outcome {
                 Ok(result) => ("done".to_string(), Answer::Result(result)),
-                Err(Failure::Refused(r)) => (format!("refused ({})", r.kind.as_str()), Answer::Refusal(serde_json::to_value(&r).unwrap_or_default())),
+                Err(Failure::Refused(r)) => (
+                    format!("refused ({})", r.kind.as_str()),
+                    Answer::Refusal(serde_json::to_value(&r).unwrap_or_default()),
+                ),
                 Err(Failure::Internal(message)) => (message.clone(), Answer::Error(message)),
             };
-            log(&client, MessageType::INFO, format!("bridge: {command} from {peer}: {said}")).await;
+            log(
+                &client,
+                MessageType::INFO,
+                format!("bridge: {command} from {peer}: {said}"),
+            )
+            .await;
             let _ = reply.send(answer);
         });
     }

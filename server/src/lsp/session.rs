@@ -19,39 +19,45 @@ pub struct Session {
     /// One `multiedit.apply` at a time, from the palette, an agent or the bridge alike: a plan is
     /// checked against the text the previous one left, never against the same text as it (held across
     /// the wait for the editor, which is why it is tokio's lock).
-    pub plans: tokio::sync::Mutex<()>,
+    pub(crate) plans: tokio::sync::Mutex<()>,
 }
 
 impl Session {
-    pub fn config(&self) -> Config {
-        self.config.read().unwrap_or_else(|e| e.into_inner()).clone()
+    pub(crate) fn config(&self) -> Config {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub fn set_config(&self, config: Config) {
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
     }
 
-    pub fn update_config(&self, f: impl FnOnce(&mut Config)) {
+    pub(crate) fn update_config(&self, f: impl FnOnce(&mut Config)) {
         f(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
     }
 
-    pub fn set_warnings(&self, warnings: Vec<String>) {
+    pub(crate) fn set_warnings(&self, warnings: Vec<String>) {
         *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = warnings;
     }
 
-    pub fn take_warnings(&self) -> Vec<String> {
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    pub fn encoding(&self) -> Encoding {
-        self.config.read().unwrap_or_else(|e| e.into_inner()).encoding
+    pub(crate) fn encoding(&self) -> Encoding {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .encoding
     }
 
-    pub fn mark_shutdown(&self) {
+    pub(crate) fn mark_shutdown(&self) {
         self.shutdown.store(true, Ordering::SeqCst);
     }
 
-    pub fn was_shut_down(&self) -> bool {
+    pub(crate) fn was_shut_down(&self) -> bool {
         self.shutdown.load(Ordering::SeqCst)
     }
 }

@@ -41,7 +41,7 @@ use super::notifications;
 use super::session::Session;
 use super::transport::{self, Feed, INVALID_REQUEST};
 
-pub struct DocSync<S> {
+pub(crate) struct DocSync<S> {
     inner: S,
     session: Arc<Session>,
     arrivals: Arc<Arrivals>,
@@ -53,8 +53,21 @@ pub struct DocSync<S> {
 }
 
 impl<S> DocSync<S> {
-    pub fn new(inner: S, session: Arc<Session>, arrivals: Arc<Arrivals>, bridge: Arc<Host>, client: Client) -> Self {
-        DocSync { inner, session, arrivals, bridge, client, initialized: false }
+    pub(crate) fn new(
+        inner: S,
+        session: Arc<Session>,
+        arrivals: Arc<Arrivals>,
+        bridge: Arc<Host>,
+        client: Client,
+    ) -> Self {
+        DocSync {
+            inner,
+            session,
+            arrivals,
+            bridge,
+            client,
+            initialized: false,
+        }
     }
 }
 
@@ -69,7 +82,7 @@ const ARRIVED: &str = "multiedit/bridgeArrived";
 /// marker behind every frame the server has read so far and returns when `DocSync` reaches it: every
 /// notification the server had received when the plan arrived is then applied, as it would be for a
 /// command arriving at that moment.
-pub struct Arrivals {
+pub(crate) struct Arrivals {
     feed: Feed,
     next: AtomicU64,
     waiting: Mutex<HashMap<u64, oneshot::Sender<()>>>,
@@ -81,27 +94,36 @@ const TURN_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Arrivals {
     /// `feed`: the framework's input, behind the frames the transport has checked.
-    pub fn new(feed: Feed) -> Arrivals {
-        Arrivals { feed, next: AtomicU64::new(0), waiting: Mutex::default() }
+    pub(crate) fn new(feed: Feed) -> Arrivals {
+        Arrivals {
+            feed,
+            next: AtomicU64::new(0),
+            waiting: Mutex::default(),
+        }
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<()>>> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub async fn wait_turn(&self) {
+    pub(crate) async fn wait_turn(&self) {
         let id = self.next.fetch_add(1, AtomicOrdering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.waiting().insert(id, tx);
         let marker = serde_json::json!({"jsonrpc": "2.0", "method": ARRIVED, "params": {"id": id}});
-        if transport::write_frame(&self.feed, marker.to_string().as_bytes()).await.is_ok() {
+        if transport::write_frame(&self.feed, marker.to_string().as_bytes())
+            .await
+            .is_ok()
+        {
             let _ = tokio::time::timeout(TURN_TIMEOUT, rx).await;
         }
         self.waiting().remove(&id);
     }
 
     fn arrived(&self, params: Option<&serde_json::Value>) {
-        let id = params.and_then(|p| p.get("id")).and_then(serde_json::Value::as_u64);
+        let id = params
+            .and_then(|p| p.get("id"))
+            .and_then(serde_json::Value::as_u64);
         if let Some(tx) = id.and_then(|id| self.waiting().remove(&id)) {
             let _ = tx.send(());
         }
@@ -130,19 +152,29 @@ where
         }
         // A frame the transport dropped that named a request id (`transport::invalid_request`).
         if let (INVALID_REQUEST, Some(id)) = (method, req.id()) {
-            let why = req.params().and_then(|p| p.get("why")).and_then(serde_json::Value::as_str).unwrap_or("it is not a request");
+            let why = req
+                .params()
+                .and_then(|p| p.get("why"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("it is not a request");
             let error = tower_lsp_server::jsonrpc::Error {
                 code: tower_lsp_server::jsonrpc::ErrorCode::InvalidRequest,
                 message: format!("Invalid request: {why}").into(),
                 data: None,
             };
-            return Box::pin(std::future::ready(Ok(Some(Response::from_error(id.clone(), error)))));
+            return Box::pin(std::future::ready(Ok(Some(Response::from_error(
+                id.clone(),
+                error,
+            )))));
         }
         // `$/` requests are optional protocol extensions; the specification asks for MethodNotFound,
         // while the framework would leave them unanswered.
         if let (true, Some(id)) = (method.starts_with("$/"), req.id()) {
             let error = tower_lsp_server::jsonrpc::Error::method_not_found();
-            return Box::pin(std::future::ready(Ok(Some(Response::from_error(id.clone(), error)))));
+            return Box::pin(std::future::ready(Ok(Some(Response::from_error(
+                id.clone(),
+                error,
+            )))));
         }
         if method == "initialize" && !self.initialized {
             self.initialized = true;
@@ -152,7 +184,9 @@ where
                 self.session.set_warnings(warnings);
             }
         } else if method == "workspace/executeCommand" && self.initialized {
-            if let (Some(refusal), Some(id)) = (commands::arguments_shape_error(req.params()), req.id()) {
+            if let (Some(refusal), Some(id)) =
+                (commands::arguments_shape_error(req.params()), req.id())
+            {
                 let response = Response::from_error(id.clone(), refusal_error(&refusal));
                 return Box::pin(std::future::ready(Ok(Some(response))));
             }
@@ -163,7 +197,9 @@ where
                 return Box::pin(std::future::ready(Ok(None)));
             }
             self.bridge.touch();
-            let applied = super::catch_panic(method, || notifications::handle(&self.session, method, req.params()));
+            let applied = super::catch_panic(method, || {
+                notifications::handle(&self.session, method, req.params())
+            });
             if let Err(warning) = applied.and_then(|r| r) {
                 let client = self.client.clone();
                 tokio::spawn(async move { log(&client, MessageType::WARNING, warning).await });

@@ -57,7 +57,7 @@ fn readable_id(id: &serde_json::Value) -> bool {
 
 /// The internal request a dropped frame with a usable id becomes; `DocSync` answers it with Invalid
 /// Request and never passes it on. Its params are `{"why": ...}`.
-pub const INVALID_REQUEST: &str = "multiedit/invalidRequest";
+pub(crate) const INVALID_REQUEST: &str = "multiedit/invalidRequest";
 
 /// For a frame that is not a message: the internal request that gets its sender an error, if the
 /// frame is a request, an object with a `method` and an `id` that is an integer or a string (as
@@ -66,18 +66,23 @@ pub const INVALID_REQUEST: &str = "multiedit/invalidRequest";
 /// not parse, an id of another type) JSON-RPC would have the error sent with a null id, which LSP
 /// clients take for a broken server.
 fn invalid_request(body: &[u8], why: &str) -> Option<Vec<u8>> {
-    let serde_json::Value::Object(frame) = serde_json::from_slice(body).ok()? else { return None };
-    if !frame.contains_key("method") || frame.contains_key("result") || frame.contains_key("error") {
+    let serde_json::Value::Object(frame) = serde_json::from_slice(body).ok()? else {
+        return None;
+    };
+    if !frame.contains_key("method") || frame.contains_key("result") || frame.contains_key("error")
+    {
         return None;
     }
-    let id = frame.get("id").filter(|id| !id.is_null() && readable_id(id))?;
+    let id = frame
+        .get("id")
+        .filter(|id| !id.is_null() && readable_id(id))?;
     let request = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": INVALID_REQUEST, "params": {"why": why}});
     serde_json::to_vec(&request).ok()
 }
 
 /// How deep a frame may nest arrays and objects. The framework parses with serde_json, which gives up
 /// past 128 levels and then ends the session; no LSP message nests near this deep.
-pub const MAX_DEPTH: usize = 100;
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// Whether `body` nests arrays and objects deeper than `limit`, found by one pass over its bytes
 /// (brackets inside strings skipped), before any parser recurses into it.
@@ -110,7 +115,9 @@ fn nested_deeper_than(body: &[u8], limit: usize) -> bool {
 
 fn is_message(body: &[u8]) -> Result<(), String> {
     if nested_deeper_than(body, MAX_DEPTH) {
-        return Err(format!("it nests arrays and objects more than {MAX_DEPTH} levels deep"));
+        return Err(format!(
+            "it nests arrays and objects more than {MAX_DEPTH} levels deep"
+        ));
     }
     let p: Probe = serde_json::from_slice(body).map_err(|e| format!("it is not JSON-RPC ({e})"))?;
     if p.jsonrpc != "2.0" {
@@ -141,7 +148,8 @@ const CONTENT_LENGTH: &[u8] = b"content-length:";
 /// finding it there is how the reader gets back in step, losing only the frames the wrong length
 /// overlapped.
 fn find_content_length(line: &[u8]) -> Option<usize> {
-    line.windows(CONTENT_LENGTH.len()).position(|w| w.eq_ignore_ascii_case(CONTENT_LENGTH))
+    line.windows(CONTENT_LENGTH.len())
+        .position(|w| w.eq_ignore_ascii_case(CONTENT_LENGTH))
 }
 
 /// One frame's header block: the announced length if there was a usable one, else why not; and any
@@ -159,7 +167,10 @@ async fn read_header<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<O
         line.clear();
         line.extend_from_slice(&carry);
         let carried = carry.len();
-        let n = (&mut *r).take(MAX_HEADER_PIECE as u64).read_until(b'\n', &mut line).await?;
+        let n = (&mut *r)
+            .take(MAX_HEADER_PIECE as u64)
+            .read_until(b'\n', &mut line)
+            .await?;
         if n == 0 {
             return Ok(None);
         }
@@ -173,10 +184,14 @@ async fn read_header<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<O
         }
         carry.clear();
         if let Some(at) = find_content_length(&line) {
-            let value = String::from_utf8_lossy(&line[at + CONTENT_LENGTH.len()..]).trim().to_string();
+            let value = String::from_utf8_lossy(&line[at + CONTENT_LENGTH.len()..])
+                .trim()
+                .to_string();
             length = Some(match value.parse::<usize>() {
                 Ok(n) if n <= MAX_FRAME => Ok(n),
-                Ok(n) => Err(format!("a Content-Length of {n} bytes, more than the {MAX_FRAME} accepted")),
+                Ok(n) => Err(format!(
+                    "a Content-Length of {n} bytes, more than the {MAX_FRAME} accepted"
+                )),
                 Err(_) => Err(format!("a Content-Length that is not a number ({value:?})")),
             });
             if at > 0 {
@@ -184,7 +199,11 @@ async fn read_header<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<O
             }
         } else if whole_line {
             let text = String::from_utf8_lossy(&line);
-            if !text.trim_start().to_ascii_lowercase().starts_with("content-type:") {
+            if !text
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("content-type:")
+            {
                 junk.get_or_insert_with(|| text.chars().take(80).collect());
             }
         } else {
@@ -199,9 +218,9 @@ async fn read_header<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<O
 
 /// Where checked frames go on to the framework. Shared, so that `sync::Arrivals` can put a marker in
 /// line behind the frames already read; each writer writes whole frames under the lock.
-pub type Feed = Arc<tokio::sync::Mutex<DuplexStream>>;
+pub(crate) type Feed = Arc<tokio::sync::Mutex<DuplexStream>>;
 
-pub fn checked_input<R>(input: R, client: Client) -> (DuplexStream, Feed)
+pub(crate) fn checked_input<R>(input: R, client: Client) -> (DuplexStream, Feed)
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
@@ -223,7 +242,10 @@ async fn forward<R: AsyncRead + Unpin>(input: R, feed: &Feed, client: &Client) {
     loop {
         let header = read_header(&mut r).await;
         if let Ok(Some((_, Some(junk)))) = &header {
-            warn(client, format!("Skipped input that was not a frame ({junk})"));
+            warn(
+                client,
+                format!("Skipped input that was not a frame ({junk})"),
+            );
         }
         let n = match header {
             Ok(Some((Ok(n), _))) => n,
@@ -258,7 +280,7 @@ async fn forward<R: AsyncRead + Unpin>(input: R, feed: &Feed, client: &Client) {
 }
 
 /// Writes one frame whole to the framework's input.
-pub async fn write_frame(feed: &Feed, body: &[u8]) -> std::io::Result<()> {
+pub(crate) async fn write_frame(feed: &Feed, body: &[u8]) -> std::io::Result<()> {
     let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     frame.extend_from_slice(body);
     feed.lock().await.write_all(&frame).await
@@ -275,7 +297,9 @@ mod tests {
 
     /// The lengths `read_header` finds in `input`, in order, and whether each was usable.
     fn headers(input: &[u8]) -> Vec<Result<usize, String>> {
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let mut r = tokio::io::BufReader::new(input);
             let mut out = Vec::new();
@@ -288,13 +312,23 @@ mod tests {
 
     #[test]
     fn headers_are_found_after_junk_and_bad_lengths() {
-        assert_eq!(headers(b"Content-Length: 12\r\nContent-Type: x\r\n\r\n"), vec![Ok(12)]);
-        assert_eq!(headers(b"content-length:3\n\n"), vec![Ok(3)], "any case, bare line feeds");
+        assert_eq!(
+            headers(b"Content-Length: 12\r\nContent-Type: x\r\n\r\n"),
+            vec![Ok(12)]
+        );
+        assert_eq!(
+            headers(b"content-length:3\n\n"),
+            vec![Ok(3)],
+            "any case, bare line feeds"
+        );
         assert_eq!(headers(b"leftover}Content-Length: 7\r\n\r\n"), vec![Ok(7)]);
         let h = headers(b"Content-Length: twelve\r\n\r\nbody{}Content-Length: 4\r\n\r\n");
         assert!(h[0].is_err() && h[1] == Ok(4), "{h:?}");
         let h = headers(b"Content-Length: 999999999999\r\n\r\n");
-        assert!(h[0].as_ref().is_err_and(|e| e.contains("more than")), "{h:?}");
+        assert!(
+            h[0].as_ref().is_err_and(|e| e.contains("more than")),
+            "{h:?}"
+        );
         // A header split between two pieces of an over-long line is still found.
         let mut long = vec![b'x'; MAX_HEADER_PIECE - 5];
         long.extend_from_slice(b"Content-Length: 9\r\n\r\n");
@@ -304,36 +338,77 @@ mod tests {
     #[test]
     fn what_passes() {
         assert!(is_message(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).is_ok());
-        assert!(is_message(br#"{"jsonrpc":"2.0","id":3,"result":null}"#).is_ok(), "a null result is a result");
-        assert!(is_message(br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}"#).is_ok());
+        assert!(
+            is_message(br#"{"jsonrpc":"2.0","id":3,"result":null}"#).is_ok(),
+            "a null result is a result"
+        );
+        assert!(
+            is_message(br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}"#).is_ok()
+        );
         assert!(is_message(br#"{"jsonrpc":"2.0","id":3}"#).is_err());
         assert!(is_message(br#"{"jsonrpc":"1.0","method":"x"}"#).is_err());
         assert!(is_message(b"{not json").is_err());
         assert!(is_message(b"[1,2]").is_err());
         // What the framework would read as neither a request nor a response, ending the session.
-        for frame in [r#"{"jsonrpc":"2.0","id":7.5,"method":"x"}"#, r#"{"jsonrpc":"2.0","id":[],"result":1}"#, r#"{"jsonrpc":"2.0","method":null}"#, r#"{"jsonrpc":"2.0","id":1,"method":{}}"#] {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":7.5,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":[],"result":1}"#,
+            r#"{"jsonrpc":"2.0","method":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":{}}"#,
+        ] {
             assert!(is_message(frame.as_bytes()).is_err(), "{frame}");
         }
-        assert!(is_message(br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#).is_ok(), "any i64 is an id");
+        assert!(
+            is_message(br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#).is_ok(),
+            "any i64 is an id"
+        );
         // Nested past the limit, whatever brackets its strings hold.
-        let nested = |depth: usize, text: &str| format!(r#"{{"jsonrpc":"2.0","method":"x","params":{}"{text}"{}}}"#, "[".repeat(depth), "]".repeat(depth));
+        let nested = |depth: usize, text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"x","params":{}"{text}"{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
         assert!(is_message(nested(99, "]]]]").as_bytes()).is_ok());
         assert!(is_message(nested(99, "[[[[\\\"[[").as_bytes()).is_ok());
-        assert_eq!(is_message(nested(100, "").as_bytes()), Err("it nests arrays and objects more than 100 levels deep".into()));
+        assert_eq!(
+            is_message(nested(100, "").as_bytes()),
+            Err("it nests arrays and objects more than 100 levels deep".into())
+        );
     }
 
     #[test]
     fn a_dropped_request_with_an_id_is_still_answered() {
-        let answered = |frame: &str| invalid_request(frame.as_bytes(), "why").map(|r| String::from_utf8(r).unwrap());
+        let answered = |frame: &str| {
+            invalid_request(frame.as_bytes(), "why").map(|r| String::from_utf8(r).unwrap())
+        };
         assert_eq!(
             answered(r#"{"jsonrpc":"2.0","id":7,"method":5}"#).as_deref(),
-            Some(r#"{"id":7,"jsonrpc":"2.0","method":"multiedit/invalidRequest","params":{"why":"why"}}"#)
+            Some(
+                r#"{"id":7,"jsonrpc":"2.0","method":"multiedit/invalidRequest","params":{"why":"why"}}"#
+            )
         );
-        assert!(answered(r#"{"jsonrpc":"1.0","id":"x","method":"shutdown"}"#).is_some_and(|r| r.contains(r#""id":"x""#)));
-        assert!(answered(r#"{"id":9,"method":"shutdown"}"#).is_some(), "no jsonrpc member");
+        assert!(
+            answered(r#"{"jsonrpc":"1.0","id":"x","method":"shutdown"}"#)
+                .is_some_and(|r| r.contains(r#""id":"x""#))
+        );
+        assert!(
+            answered(r#"{"id":9,"method":"shutdown"}"#).is_some(),
+            "no jsonrpc member"
+        );
         // Nothing to answer: no id, an id that is no id, no method (a response, perhaps), a response,
         // not JSON.
-        for frame in [r#"{"jsonrpc":"2.0"}"#, r#"{"jsonrpc":"2.0","id":7,"params":{}}"#, r#"{"jsonrpc":"2.0","id":{"a":1}}"#, r#"{"jsonrpc":"2.0","id":null}"#, r#"{"jsonrpc":"1.0","id":3,"result":1}"#, r#"{"jsonrpc":"1.0","id":3,"method":"x","result":1}"#, "{not json", "[1]"] {
+        for frame in [
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null}"#,
+            r#"{"jsonrpc":"1.0","id":3,"result":1}"#,
+            r#"{"jsonrpc":"1.0","id":3,"method":"x","result":1}"#,
+            "{not json",
+            "[1]",
+        ] {
             assert_eq!(answered(frame), None, "{frame}");
         }
     }

@@ -9,19 +9,23 @@ use std::path::{Path, PathBuf};
 use crate::engine::{Kind, Refusal};
 use crate::paths::Folders;
 
-const OPT_OUT: &str = "To allow files outside the workspace, start the server with the initialization option \
+const OPT_OUT: &str =
+    "To allow files outside the workspace, start the server with the initialization option \
                        {\"allowOutsideWorkspace\": true}.";
 
 #[derive(Debug, Clone, Default)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     folders: Folders,
     allow_outside: bool,
 }
 
 impl Workspace {
     /// Folders given as file URIs or paths. Returns warnings for folders that are not local paths.
-    pub fn new(folders: &[String], allow_outside: bool) -> (Workspace, Vec<String>) {
-        let mut ws = Workspace { folders: Folders::default(), allow_outside };
+    pub(crate) fn new(folders: &[String], allow_outside: bool) -> (Workspace, Vec<String>) {
+        let mut ws = Workspace {
+            folders: Folders::default(),
+            allow_outside,
+        };
         let mut warnings = Vec::new();
         for f in folders {
             if let Err(w) = ws.add(f) {
@@ -31,33 +35,37 @@ impl Workspace {
         (ws, warnings)
     }
 
-    pub fn add(&mut self, folder: &str) -> Result<(), String> {
-        let path = crate::paths::to_path(folder).map_err(|r| format!("Ignoring the workspace folder {folder}: {}", r.message))?;
+    pub(crate) fn add(&mut self, folder: &str) -> Result<(), String> {
+        let path = crate::paths::to_path(folder)
+            .map_err(|r| format!("Ignoring the workspace folder {folder}: {}", r.message))?;
         if !path.is_absolute() {
-            return Err(format!("Ignoring the workspace folder {folder}: not an absolute path"));
+            return Err(format!(
+                "Ignoring the workspace folder {folder}: not an absolute path"
+            ));
         }
         self.folders.add(&path);
         Ok(())
     }
 
-    pub fn remove(&mut self, folder: &str) {
+    pub(crate) fn remove(&mut self, folder: &str) {
         if let Ok(path) = crate::paths::to_path(folder) {
             self.folders.remove(&path);
         }
     }
 
     /// Canonical folder paths.
-    pub fn folders(&self) -> &[PathBuf] {
+    pub(crate) fn folders(&self) -> &[PathBuf] {
         self.folders.as_slice()
     }
 
     /// Whether the plan's `file_path` (at `path` on disk) may be edited; `open` says whether the editor
     /// has it open.
-    pub fn check(&self, file_path: &str, path: &Path, open: bool) -> Result<(), Refusal> {
+    pub(crate) fn check(&self, file_path: &str, path: &Path, open: bool) -> Result<(), Refusal> {
         if self.allow_outside {
             return Ok(());
         }
-        let refuse = |why: String| Err(Refusal::new(Kind::OutsideWorkspace, why).in_file(file_path));
+        let refuse =
+            |why: String| Err(Refusal::new(Kind::OutsideWorkspace, why).in_file(file_path));
         if self.folders.is_empty() {
             if open {
                 return Ok(());
@@ -84,7 +92,8 @@ mod tests {
         let ws_dir = root.path().join("ws");
         fs::create_dir(&ws_dir).unwrap();
         fs::write(root.path().join("secret.txt"), "x").unwrap();
-        std::os::unix::fs::symlink(root.path().join("secret.txt"), ws_dir.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret.txt"), ws_dir.join("link.txt"))
+            .unwrap();
         std::os::unix::fs::symlink(root.path().join("nowhere"), ws_dir.join("dangling")).unwrap();
         let (ws, w) = Workspace::new(&[ws_dir.display().to_string()], false);
         assert!(w.is_empty());

@@ -12,7 +12,7 @@ mod render;
 pub mod schema;
 mod symbols;
 mod tools;
-pub mod transport;
+pub(crate) mod transport;
 mod write;
 
 use std::path::PathBuf;
@@ -23,14 +23,12 @@ use crate::process::err;
 
 use rmcp::ServiceExt;
 
-pub use tools::{MULTIEDIT_DESCRIPTION, PREVIEW_DESCRIPTION};
-
 /// What the server may edit: the folders given (`--root`), else the one it was started in; or anywhere.
-pub struct Options {
-    pub roots: Vec<PathBuf>,
-    pub allow_outside: bool,
+pub(crate) struct Options {
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) allow_outside: bool,
     /// Plans may name files inside `.git` folders.
-    pub allow_dot_git: bool,
+    pub(crate) allow_dot_git: bool,
 }
 
 /// The folders plans may touch (`None`: anywhere), or why the options cannot be used.
@@ -39,8 +37,11 @@ fn confinement(options: Options) -> Result<Option<Folders>, String> {
         return Ok(None);
     }
     let roots = if options.roots.is_empty() {
-        let here = std::env::current_dir()
-            .map_err(|e| format!("cannot read the current folder ({e}); give the folders to edit with --root DIR"))?;
+        let here = std::env::current_dir().map_err(|e| {
+            format!(
+                "cannot read the current folder ({e}); give the folders to edit with --root DIR"
+            )
+        })?;
         // Some clients start servers in / (Cline does): then the default protects nothing.
         if here.parent().is_none() {
             err(&format!(
@@ -54,13 +55,16 @@ fn confinement(options: Options) -> Result<Option<Folders>, String> {
     };
     let mut folders = Folders::default();
     for r in &roots {
-        folders.add(&std::path::absolute(r).map_err(|e| format!("cannot use --root {} ({e})", r.display()))?);
+        folders.add(
+            &std::path::absolute(r)
+                .map_err(|e| format!("cannot use --root {} ({e})", r.display()))?,
+        );
     }
     Ok(Some(folders))
 }
 
 /// Runs the server on standard input/output until the client closes it.
-pub fn run(options: Options) -> ExitCode {
+pub(crate) fn run(options: Options) -> ExitCode {
     let allow_dot_git = options.allow_dot_git;
     let confine = match confinement(options) {
         Ok(c) => c,
@@ -69,7 +73,10 @@ pub fn run(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::process::block_on("multiedit mcp", || serve(tools::Server::new(confine, allow_dot_git))).unwrap_or(ExitCode::from(2))
+    crate::process::block_on("multiedit mcp", || {
+        serve(tools::Server::new(confine, allow_dot_git))
+    })
+    .unwrap_or(ExitCode::from(2))
 }
 
 /// Standard input and output as rmcp's stdio transport takes them, framed by `transport`.
@@ -82,7 +89,9 @@ async fn serve(server: tools::Server) -> ExitCode {
     let service = match server.serve(stdio()).await {
         Ok(s) => s,
         Err(e) => {
-            err(&format!("multiedit mcp: the client did not complete the handshake: {e}\n"));
+            err(&format!(
+                "multiedit mcp: the client did not complete the handshake: {e}\n"
+            ));
             return ExitCode::from(1);
         }
     };

@@ -14,18 +14,18 @@ use crate::result::{Place, ReadFile};
 use crate::{disk, paths};
 
 /// Lines shown per file when the call gives no limit.
-pub const DEFAULT_LIMIT: usize = 2000;
+pub(crate) const DEFAULT_LIMIT: usize = 2000;
 /// A longer line is cut, so that one minified line cannot fill a model's context.
-pub const MAX_LINE: usize = 2000;
+pub(crate) const MAX_LINE: usize = 2000;
 
 /// One file asked for, with the lines to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wanted {
-    pub file_path: String,
-    pub path: PathBuf,
+pub(crate) struct Wanted {
+    pub(crate) file_path: String,
+    pub(crate) path: PathBuf,
     /// 1-based first line.
-    pub offset: usize,
-    pub limit: usize,
+    pub(crate) offset: usize,
+    pub(crate) limit: usize,
 }
 
 fn count(v: Option<&Value>, name: &str, default: usize) -> Result<usize, Refusal> {
@@ -35,28 +35,50 @@ fn count(v: Option<&Value>, name: &str, default: usize) -> Result<usize, Refusal
             .as_u64()
             .filter(|&n| n >= 1)
             .map(|n| n as usize)
-            .ok_or_else(|| Refusal::input(format!("`{name}` must be a whole number of at least 1, not {n}"))),
+            .ok_or_else(|| {
+                Refusal::input(format!(
+                    "`{name}` must be a whole number of at least 1, not {n}"
+                ))
+            }),
     }
 }
 
 /// The call's files: `file_path` (with `offset`, `limit`) or `files: [{file_path, offset?, limit?}]`.
-pub fn request(args: &Value) -> Result<Vec<Wanted>, Refusal> {
+pub(crate) fn request(args: &Value) -> Result<Vec<Wanted>, Refusal> {
     let one = |v: &Value, at: &str| -> Result<Wanted, Refusal> {
         let file_path = match v.get("file_path") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(Refusal::input(format!("`{at}file_path` must be a string, not {other}"))),
-            None => return Err(Refusal::input(format!("`{at}file_path` is missing: give the file's absolute path"))),
+            Some(other) => {
+                return Err(Refusal::input(format!(
+                    "`{at}file_path` must be a string, not {other}"
+                )))
+            }
+            None => {
+                return Err(Refusal::input(format!(
+                    "`{at}file_path` is missing: give the file's absolute path"
+                )))
+            }
         };
         let path = paths::to_path(&file_path)?;
         if !path.is_absolute() {
-            return Err(Refusal::input(format!("`{at}file_path` must be an absolute path, not {file_path}")));
+            return Err(Refusal::input(format!(
+                "`{at}file_path` must be an absolute path, not {file_path}"
+            )));
         }
         let offset = count(v.get("offset"), &format!("{at}offset"), 1)?;
         let limit = count(v.get("limit"), &format!("{at}limit"), DEFAULT_LIMIT)?;
-        Ok(Wanted { file_path, path, offset, limit })
+        Ok(Wanted {
+            file_path,
+            path,
+            offset,
+            limit,
+        })
     };
     if let Some(obj) = args.as_object() {
-        if let Some(k) = obj.keys().find(|k| !["file_path", "files", "offset", "limit"].contains(&k.as_str())) {
+        if let Some(k) = obj
+            .keys()
+            .find(|k| !["file_path", "files", "offset", "limit"].contains(&k.as_str()))
+        {
             return Err(Refusal::input(format!("multiedit_read takes file_path (with offset and limit) or files; `{k}` is not one of them")));
         }
     }
@@ -77,7 +99,12 @@ pub fn request(args: &Value) -> Result<Vec<Wanted>, Refusal> {
 /// The files read from disk: no editor holds them. Each path is resolved once and confined again on
 /// what it resolved to, then read there without following a link (`disk::read_at`): a folder swapped
 /// for a link since the first check cannot lead the read outside `confine`.
-pub fn from_disk(wanted: &[Wanted], confine: Option<&paths::Folders>, what: &str, opt_out: &str) -> Result<Vec<ReadFile>, Refusal> {
+pub(crate) fn from_disk(
+    wanted: &[Wanted],
+    confine: Option<&paths::Folders>,
+    what: &str,
+    opt_out: &str,
+) -> Result<Vec<ReadFile>, Refusal> {
     wanted
         .iter()
         .map(|w| {
@@ -85,19 +112,30 @@ pub fn from_disk(wanted: &[Wanted], confine: Option<&paths::Folders>, what: &str
             if let Some(folders) = confine {
                 folders.confine_read(&w.file_path, &real, what, opt_out)?;
             }
-            let bytes = disk::read_at(&w.path, Some(&real)).map_err(|r| r.in_file(&w.file_path))?.ok_or_else(|| not_found(&w.file_path))?;
+            let bytes = disk::read_at(&w.path, Some(&real))
+                .map_err(|r| r.in_file(&w.file_path))?
+                .ok_or_else(|| not_found(&w.file_path))?;
             let text = engine::decode(&w.file_path, &bytes)?.to_string();
-            Ok(ReadFile { file_path: w.file_path.clone(), text, source: Place::Disk, differs_from_disk: false })
+            Ok(ReadFile {
+                file_path: w.file_path.clone(),
+                text,
+                source: Place::Disk,
+                differs_from_disk: false,
+            })
         })
         .collect()
 }
 
-pub fn not_found(file_path: &str) -> Refusal {
-    Refusal::new(engine::Kind::FileNotFound, format!("File does not exist: {file_path}. Nothing was read.")).in_file(file_path)
+pub(crate) fn not_found(file_path: &str) -> Refusal {
+    Refusal::new(
+        engine::Kind::FileNotFound,
+        format!("File does not exist: {file_path}. Nothing was read."),
+    )
+    .in_file(file_path)
 }
 
 /// SHA-256 of the text, in hex: what a whole-file write gives back (`crate::write`).
-pub fn hash(text: &str) -> String {
+pub(crate) fn hash(text: &str) -> String {
     crate::write::sha256(text)
 }
 
@@ -114,16 +152,30 @@ struct Shown<'a> {
 
 /// The tool's answer: per file a header, then its lines numbered; `editor` names where the text came
 /// from when an editor answered.
-pub fn render(files: &[ReadFile], wanted: &[Wanted], editor: Option<&str>) -> CallToolResult {
+pub(crate) fn render(
+    files: &[ReadFile],
+    wanted: &[Wanted],
+    editor: Option<&str>,
+) -> CallToolResult {
     let mut text = String::new();
     let mut shown = Vec::new();
     for (file, want) in files.iter().zip(wanted) {
-        let lines: Vec<&str> = if file.text.is_empty() { Vec::new() } else { file.text.strip_suffix('\n').unwrap_or(&file.text).split('\n').collect() };
+        let lines: Vec<&str> = if file.text.is_empty() {
+            Vec::new()
+        } else {
+            file.text
+                .strip_suffix('\n')
+                .unwrap_or(&file.text)
+                .split('\n')
+                .collect()
+        };
         let total = lines.len();
         let first = want.offset.min(total + 1);
         let last = (first + want.limit - 1).min(total);
         let from = match (file.source, editor) {
-            (Place::Editor, Some(e)) if file.differs_from_disk => format!("as {e} holds it, with changes that are not saved: the disk has an older text"),
+            (Place::Editor, Some(e)) if file.differs_from_disk => format!(
+                "as {e} holds it, with changes that are not saved: the disk has an older text"
+            ),
             (Place::Editor, Some(e)) => format!("as {e} holds it, the same as on disk"),
             _ => "from disk (no editor holds it)".to_string(),
         };
@@ -135,16 +187,36 @@ pub fn render(files: &[ReadFile], wanted: &[Wanted], editor: Option<&str>) -> Ca
         } else if first > total {
             format!("{total} lines; offset {} is past the end", want.offset)
         } else {
-            format!("lines {first}-{last} of {total}{}", if last < total { format!("; read on with offset {}", last + 1) } else { String::new() })
+            format!(
+                "lines {first}-{last} of {total}{}",
+                if last < total {
+                    format!("; read on with offset {}", last + 1)
+                } else {
+                    String::new()
+                }
+            )
         };
         if !text.is_empty() {
             text.push('\n');
         }
-        text.push_str(&format!("{} ({from}; {range}; sha256 {hash})\n", file.file_path));
-        for (i, line) in lines.iter().enumerate().take(last).skip(first.saturating_sub(1)) {
+        text.push_str(&format!(
+            "{} ({from}; {range}; sha256 {hash})\n",
+            file.file_path
+        ));
+        for (i, line) in lines
+            .iter()
+            .enumerate()
+            .take(last)
+            .skip(first.saturating_sub(1))
+        {
             let line = line.strip_suffix('\r').unwrap_or(line);
             match line.char_indices().nth(MAX_LINE) {
-                Some((cut, _)) => text.push_str(&format!("{:>6}\t{}… ({} more characters)\n", i + 1, &line[..cut], line[cut..].chars().count())),
+                Some((cut, _)) => text.push_str(&format!(
+                    "{:>6}\t{}… ({} more characters)\n",
+                    i + 1,
+                    &line[..cut],
+                    line[cut..].chars().count()
+                )),
                 None => text.push_str(&format!("{:>6}\t{line}\n", i + 1)),
             }
         }
@@ -176,13 +248,27 @@ mod tests {
     }
 
     fn want(offset: usize, limit: usize) -> Wanted {
-        Wanted { file_path: "/w/a.ts".into(), path: "/w/a.ts".into(), offset, limit }
+        Wanted {
+            file_path: "/w/a.ts".into(),
+            path: "/w/a.ts".into(),
+            offset,
+            limit,
+        }
     }
 
     #[test]
     fn lines_are_numbered_as_cat_n_numbers_them() {
-        let file = ReadFile { file_path: "/w/a.ts".into(), text: "one\r\ntwo\nthree\n".into(), source: Place::Editor, differs_from_disk: true };
-        let r = render(std::slice::from_ref(&file), &[want(1, 2000)], Some("Neovim"));
+        let file = ReadFile {
+            file_path: "/w/a.ts".into(),
+            text: "one\r\ntwo\nthree\n".into(),
+            source: Place::Editor,
+            differs_from_disk: true,
+        };
+        let r = render(
+            std::slice::from_ref(&file),
+            &[want(1, 2000)],
+            Some("Neovim"),
+        );
         assert_eq!(
             text(&r),
             format!(
@@ -194,20 +280,47 @@ mod tests {
         assert!(text(&part).starts_with("/w/a.ts (from disk (no editor holds it); lines 2-2 of 3; read on with offset 3; sha256 "), "{}", text(&part));
         assert!(text(&part).ends_with(")\n     2\ttwo\n"), "{}", text(&part));
         let s = part.structured_content.unwrap();
-        assert_eq!((s["files"][0]["first_line"].as_u64(), s["files"][0]["last_line"].as_u64(), s["files"][0]["total_lines"].as_u64()), (Some(2), Some(2), Some(3)));
+        assert_eq!(
+            (
+                s["files"][0]["first_line"].as_u64(),
+                s["files"][0]["last_line"].as_u64(),
+                s["files"][0]["total_lines"].as_u64()
+            ),
+            (Some(2), Some(2), Some(3))
+        );
     }
 
     #[test]
     fn the_request_names_what_to_fix() {
-        assert_eq!(request(&json!({"file_path": "/w/a", "limit": 0})).unwrap_err().message, "InputValidationError: `limit` must be a whole number of at least 1, not 0");
-        assert_eq!(request(&json!({"file_path": "a.txt"})).unwrap_err().message, "InputValidationError: `file_path` must be an absolute path, not a.txt");
-        assert_eq!(request(&json!({"files": [{"file_path": "/a"}], "limit": 3})).unwrap_err().message, "InputValidationError: with `files`, give each file its own offset and limit");
-        let w = request(&json!({"files": [{"file_path": "/a", "offset": 5}, {"file_path": "/b"}]})).unwrap();
-        assert_eq!((w[0].offset, w[0].limit, w[1].offset), (5, DEFAULT_LIMIT, 1));
+        assert_eq!(
+            request(&json!({"file_path": "/w/a", "limit": 0}))
+                .unwrap_err()
+                .message,
+            "InputValidationError: `limit` must be a whole number of at least 1, not 0"
+        );
+        assert_eq!(
+            request(&json!({"file_path": "a.txt"})).unwrap_err().message,
+            "InputValidationError: `file_path` must be an absolute path, not a.txt"
+        );
+        assert_eq!(
+            request(&json!({"files": [{"file_path": "/a"}], "limit": 3}))
+                .unwrap_err()
+                .message,
+            "InputValidationError: with `files`, give each file its own offset and limit"
+        );
+        let w = request(&json!({"files": [{"file_path": "/a", "offset": 5}, {"file_path": "/b"}]}))
+            .unwrap();
+        assert_eq!(
+            (w[0].offset, w[0].limit, w[1].offset),
+            (5, DEFAULT_LIMIT, 1)
+        );
     }
 
     #[test]
     fn the_hash_is_sha256() {
-        assert_eq!(hash(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            hash(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 }

@@ -27,20 +27,35 @@ fn result(text: String, structured: Value, is_error: bool) -> CallToolResult {
 }
 
 fn recovered_text(recovered: &[Recovered]) -> String {
-    recovered.iter().map(|r| format!("\nBefore this plan, multiedit {}.", r.describe())).collect()
+    recovered
+        .iter()
+        .map(|r| format!("\nBefore this plan, multiedit {}.", r.describe()))
+        .collect()
 }
 
 /// Marks `result` as applied in, or for a preview checked against, `place`.
 fn placed(result: PlanResult, place: Place, preview: bool) -> PlanResult {
     if preview {
-        PlanResult { preview: Some(true), checked_in: Some(place), ..result }
+        PlanResult {
+            preview: Some(true),
+            checked_in: Some(place),
+            ..result
+        }
     } else {
-        PlanResult { applied_in: Some(place), ..result }
+        PlanResult {
+            applied_in: Some(place),
+            ..result
+        }
     }
 }
 
 /// A plan applied (or, with `diff`, previewed) on disk because no editor has its files open.
-pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Recovered]) -> CallToolResult {
+pub(crate) fn disk(
+    outcome: &Outcome,
+    diff: Option<&str>,
+    reason: &str,
+    recovered: &[Recovered],
+) -> CallToolResult {
     let common = PlanResult {
         diff: diff.map(str::to_string),
         recovered: recovered.iter().map(Recovered::to_entry).collect(),
@@ -48,23 +63,37 @@ pub fn disk(outcome: &Outcome, diff: Option<&str>, reason: &str, recovered: &[Re
     };
     let message = &common.message_for_model();
     let text = match diff {
-        Some(d) => format!("{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."),
-        None => format!("{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change."),
+        Some(d) => format!(
+            "{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."
+        ),
+        None => format!(
+            "{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change."
+        ),
     };
     let text = format!("{text}{}", recovered_text(recovered));
-    result(text, placed(common, Place::Disk, diff.is_some()).to_value(), false)
+    result(
+        text,
+        placed(common, Place::Disk, diff.is_some()).to_value(),
+        false,
+    )
 }
 
 /// A plan the editor's `multiedit lsp` applied in its buffers (or, for a preview, checked against
 /// them). `answer` is the object `multiedit.apply` / `multiedit.preview` answered with; the
 /// WorkspaceEdit a preview carries is the editor's business, not passed on.
-pub fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallToolResult {
+pub(crate) fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallToolResult {
     let preview = intent == Intent::Preview;
-    let answer = PlanResult { editor: Some(editor.to_string()), edit: None, ..answer };
+    let answer = PlanResult {
+        editor: Some(editor.to_string()),
+        edit: None,
+        ..answer
+    };
     let message = &answer.message_for_model();
     let text = if preview {
         let diff = answer.diff.as_deref().unwrap_or_default();
-        format!("{diff}Preview, nothing applied. {message}\nChecked against the buffers of {editor}.")
+        format!(
+            "{diff}Preview, nothing applied. {message}\nChecked against the buffers of {editor}."
+        )
     } else {
         // The delta of the editor's diagnostics, when its client reports them (multiedit/diagnostics).
         let diagnostics = match &answer.diagnostics_text {
@@ -72,17 +101,31 @@ pub fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallToolResul
             None => "No diagnostics: the editor does not report them to multiedit.".into(),
         };
         // Last, as the agent's next old_string must match these lines.
-        let now_reads = answer.now_reads_text.as_ref().map(|t| format!("\n\n{t}")).unwrap_or_default();
+        let now_reads = answer
+            .now_reads_text
+            .as_ref()
+            .map(|t| format!("\n\n{t}"))
+            .unwrap_or_default();
         // Whether the agent's next step (tests, compiler, git, a file read) sees the edit on disk.
-        let on_disk = answer.on_disk_text.as_ref().map(|t| format!("{t}\n")).unwrap_or_default();
-        format!("{message}\n\nApplied in the buffers of {editor}.\n{on_disk}{diagnostics}{now_reads}")
+        let on_disk = answer
+            .on_disk_text
+            .as_ref()
+            .map(|t| format!("{t}\n"))
+            .unwrap_or_default();
+        format!(
+            "{message}\n\nApplied in the buffers of {editor}.\n{on_disk}{diagnostics}{now_reads}"
+        )
     };
-    result(text, placed(answer, Place::Editor, preview).to_value(), false)
+    result(
+        text,
+        placed(answer, Place::Editor, preview).to_value(),
+        false,
+    )
 }
 
 /// A refused plan: nothing was changed. `editor`: the editor whose server refused it, when the plan
 /// went through one.
-pub fn refusal(r: &Refusal, editor: Option<&str>) -> CallToolResult {
+pub(crate) fn refusal(r: &Refusal, editor: Option<&str>) -> CallToolResult {
     let structured = serde_json::to_value(Refused::new(r, editor)).expect("a refusal serialises");
     let mut text = r.full_text();
     if let Some(e) = editor {
@@ -92,7 +135,7 @@ pub fn refusal(r: &Refusal, editor: Option<&str>) -> CallToolResult {
 }
 
 /// A bug met while running the plan (a panic caught): an error result, never a crash of the server.
-pub fn internal(message: String) -> CallToolResult {
+pub(crate) fn internal(message: String) -> CallToolResult {
     refusal(&Refusal::new(Kind::InternalError, message), None)
 }
 
@@ -129,20 +172,37 @@ mod tests {
                 "source": "x", "code": "1", "message": "bad"}],
             "resolved": [], "present": [], "pending": [], "unchecked": [], "quiet": [], "not_compared": [], "not_open_before": []});
         let checked = editor("Neovim", read(&with), Intent::Apply);
-        assert!(text(&checked).ends_with("Applied in the buffers of Neovim.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&checked));
-        assert_eq!(checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"], 1);
+        assert!(
+            text(&checked)
+                .ends_with("Applied in the buffers of Neovim.\nNew errors: a.txt:1:1 bad (x 1)"),
+            "{}",
+            text(&checked)
+        );
+        assert_eq!(
+            checked.structured_content.unwrap()["diagnostics"]["introduced"][0]["line"],
+            1
+        );
         // Whether the edit is on disk comes before the diagnostics.
         with["on_disk_text"] = json!("Saved: the edit is on disk.");
         let saved = editor("Neovim", read(&with), Intent::Apply);
         assert!(text(&saved).ends_with("Applied in the buffers of Neovim.\nSaved: the edit is on disk.\nNew errors: a.txt:1:1 bad (x 1)"), "{}", text(&saved));
         let s = r.structured_content.unwrap();
-        assert_eq!((s["applied_in"].as_str(), s["editor"].as_str()), (Some("editor"), Some("Neovim")));
+        assert_eq!(
+            (s["applied_in"].as_str(), s["editor"].as_str()),
+            (Some("editor"), Some("Neovim"))
+        );
         assert_eq!(s["files"], answer["files"]);
 
         let r = editor("Neovim", read(&answer), Intent::Preview);
-        assert!(text(&r).starts_with("--- a/w/a.txt") && text(&r).ends_with("Checked against the buffers of Neovim."));
+        assert!(
+            text(&r).starts_with("--- a/w/a.txt")
+                && text(&r).ends_with("Checked against the buffers of Neovim.")
+        );
         let s = r.structured_content.unwrap();
-        assert_eq!((s["checked_in"].as_str(), s["preview"].as_bool()), (Some("editor"), Some(true)));
+        assert_eq!(
+            (s["checked_in"].as_str(), s["preview"].as_bool()),
+            (Some("editor"), Some(true))
+        );
         assert!(s.get("applied_in").is_none());
     }
 
@@ -152,7 +212,12 @@ mod tests {
             "files": [{"file_path": "/w/a.py", "edits_applied": 1, "replacements": 1, "created": false, "tiers": []}],
             "edits_failed": [], "diagnostics_text": "No new errors."});
         let mut result = read(&answer);
-        let region = |first_line, last_line, text: &str| EditedLines { file_path: "/w/a.py".into(), first_line, last_line, text: text.into() };
+        let region = |first_line, last_line, text: &str| EditedLines {
+            file_path: "/w/a.py".into(),
+            first_line,
+            last_line,
+            text: text.into(),
+        };
         result.add_now_reads([region(2, 2, "x = 2"), region(7, 8, "def f():\n    pass")]);
         let r = editor("Neovim", result, Intent::Apply);
         assert_eq!(
@@ -161,27 +226,38 @@ mod tests {
              The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in \
              your next old_string):\n/w/a.py, line 2:\nx = 2\n\n/w/a.py, lines 7-8:\ndef f():\n    pass"
         );
-        assert_eq!(r.structured_content.unwrap()["now_reads"], json!([
+        assert_eq!(
+            r.structured_content.unwrap()["now_reads"],
+            json!([
             {"file_path": "/w/a.py", "first_line": 2, "last_line": 2, "text": "x = 2"},
-            {"file_path": "/w/a.py", "first_line": 7, "last_line": 8, "text": "def f():\n    pass"}]));
+            {"file_path": "/w/a.py", "first_line": 7, "last_line": 8, "text": "def f():\n    pass"}])
+        );
     }
 
     #[test]
     fn refused_by_an_editor_or_on_disk() {
-        let refusal = Refusal::new(Kind::NotFound, "String to replace not found in file.\nString: x")
-            .at(2)
-            .in_file("/w/a.txt")
-            .with_hint(Some("The closest text is at line 3.".into()));
+        let refusal = Refusal::new(
+            Kind::NotFound,
+            "String to replace not found in file.\nString: x",
+        )
+        .at(2)
+        .in_file("/w/a.txt")
+        .with_hint(Some("The closest text is at line 3.".into()));
         let r = super::refusal(&refusal, None);
         assert_eq!(r.is_error, Some(true));
-        assert_eq!(text(&r), "String to replace not found in file.\nString: x\nThe closest text is at line 3.");
+        assert_eq!(
+            text(&r),
+            "String to replace not found in file.\nString: x\nThe closest text is at line 3."
+        );
         assert_eq!(
             r.structured_content.unwrap(),
             json!({"ok": false, "kind": "not_found", "edit_index": 2, "file_path": "/w/a.txt",
                 "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3."})
         );
         let r = super::refusal(&refusal, Some("Helix"));
-        assert!(text(&r).ends_with("Refused by the multiedit of Helix (checked against its buffers); nothing was changed."));
+        assert!(text(&r).ends_with(
+            "Refused by the multiedit of Helix (checked against its buffers); nothing was changed."
+        ));
         assert_eq!(r.structured_content.unwrap()["editor"], "Helix");
     }
 }

@@ -14,26 +14,47 @@ use crate::paths;
 use crate::result::SymbolsResult;
 
 /// The tool's one argument, `file_path`, as an absolute path.
-pub fn request(args: &Value) -> Result<(String, PathBuf), Refusal> {
-    if let Some(k) = args.as_object().and_then(|o| o.keys().find(|k| *k != "file_path")) {
-        return Err(Refusal::input(format!("multiedit_symbols takes file_path only; `{k}` is not it")));
+pub(crate) fn request(args: &Value) -> Result<(String, PathBuf), Refusal> {
+    if let Some(k) = args
+        .as_object()
+        .and_then(|o| o.keys().find(|k| *k != "file_path"))
+    {
+        return Err(Refusal::input(format!(
+            "multiedit_symbols takes file_path only; `{k}` is not it"
+        )));
     }
-    let file_path = match args.get("file_path") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(Refusal::input(format!("`file_path` must be a string, not {other}"))),
-        None => return Err(Refusal::input("`file_path` is missing: give the absolute path of the file whose outline to give")),
-    };
+    let file_path =
+        match args.get("file_path") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                return Err(Refusal::input(format!(
+                    "`file_path` must be a string, not {other}"
+                )))
+            }
+            None => return Err(Refusal::input(
+                "`file_path` is missing: give the absolute path of the file whose outline to give",
+            )),
+        };
     let path = paths::to_path(&file_path)?;
     if !path.is_absolute() {
-        return Err(Refusal::input(format!("`file_path` must be an absolute path, not {file_path}")));
+        return Err(Refusal::input(format!(
+            "`file_path` must be an absolute path, not {file_path}"
+        )));
     }
     Ok((file_path, path))
 }
 
 /// Asks the editor that holds the file; answers with its outline, or why there is none.
-pub async fn call(file_path: String, path: PathBuf, agent: Option<String>) -> CallToolResult {
+pub(crate) async fn call(
+    file_path: String,
+    path: PathBuf,
+    agent: Option<String>,
+) -> CallToolResult {
     let request = json!({"file_path": file_path});
-    let routed = tokio::spawn(async move { bridge::route(&request, &[path], Intent::Symbols, agent.as_deref()).await }).await;
+    let routed = tokio::spawn(async move {
+        bridge::route(&request, &[path], Intent::Symbols, agent.as_deref()).await
+    })
+    .await;
     match routed {
         Ok(Routed::Symbols { editor, outline }) => render(&outline, &editor),
         Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
@@ -45,7 +66,7 @@ pub async fn call(file_path: String, path: PathBuf, agent: Option<String>) -> Ca
 }
 
 /// The refusal when no editor holds the file.
-pub fn no_editor(file_path: &str, reason: &str) -> Refusal {
+pub(crate) fn no_editor(file_path: &str, reason: &str) -> Refusal {
     Refusal::new(
         Kind::NeedsEditor,
         format!(

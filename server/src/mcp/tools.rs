@@ -13,10 +13,10 @@ use super::{read, render, symbols, write};
 use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
-use crate::process::catch_panic;
 use crate::paths::{self, Folders};
+use crate::process::catch_panic;
 
-pub const MULTIEDIT_DESCRIPTION: &str = "\
+pub(crate) const MULTIEDIT_DESCRIPTION: &str = "\
 Edit files by exact find-and-replace: several edits to one file (file_path + edits) or to several files \
 (files: [{file_path, edits}]), applied as one change. Every edit succeeds or nothing changes, across all \
 files. Prefer it to rewriting whole files or running sed.
@@ -50,13 +50,13 @@ On a refusal nothing was changed. The result gives the exact reason, its kind, t
 differs. Fix the plan (or read the file again, with multiedit_read to see the user's unsaved text) and \
 send the whole plan again.";
 
-pub const PREVIEW_DESCRIPTION: &str = "\
+pub(crate) const PREVIEW_DESCRIPTION: &str = "\
 Check a MultiEdit plan without changing anything: the same input and the same checks as the multiedit \
 tool (exact match, uniqueness, absolute paths, all edits or none), answered with the unified diff the \
 plan would make, or with the refusal multiedit would give. Use it to show a change before making it; to \
 make it, call multiedit with the same plan.";
 
-pub const PATCH_DESCRIPTION: &str = "\
+pub(crate) const PATCH_DESCRIPTION: &str = "\
 Apply a patch in the format you already write: a unified diff (git diff: several files, new, deleted and \
 renamed files), an apply_patch envelope (*** Begin Patch / *** Update File: / *** Add File: / *** Delete \
 File: / *** Move to: / *** End Patch) or SEARCH/REPLACE blocks (the file's path on the line before \
@@ -72,7 +72,7 @@ user's editor when one has the files open. preview: true answers with the diff a
 On a refusal nothing was changed; the result names the hunk (hunk 2 of src/app.ts, at line 40), the \
 lines that did not match, and the closest text in the file with what differs.";
 
-pub const READ_DESCRIPTION: &str = "\
+pub(crate) const READ_DESCRIPTION: &str = "\
 Read files as the user sees them: through the editor that has them open, its buffers with their unsaved \
 changes (your own file reads see only the disk, which may be older); else the files on disk. Lines are \
 numbered as cat -n numbers them: the number and a tab come before each line and are not part of it. Each \
@@ -80,7 +80,7 @@ file says whether the editor's text differs from the disk, and gives its sha256.
 a multiedit refusal says the editor holds unsaved changes, or to see what the editor made of your edit. \
 At most limit lines per file (default 2000) from offset (1-based); longer lines are cut at 2000 characters.";
 
-pub const SYMBOLS_DESCRIPTION: &str = "\
+pub(crate) const SYMBOLS_DESCRIPTION: &str = "\
 The outline of a file from the user's own language servers, through the editor that has the project open: \
 every symbol (class, method, function, field...) with its kind, its name path and its lines, nested as in the \
 file. Use it to address a symbol in a multiedit plan without reading the whole file: {\"symbol\": \"Calculator/add\", \
@@ -94,7 +94,7 @@ first, multiedit to apply, multiedit_read to read files as the editor holds them
 included), multiedit_write to create a file or replace its whole text. A result says whether the edit is on disk, where tests, compilers and git look.";
 
 #[derive(Clone)]
-pub struct Server {
+pub(crate) struct Server {
     /// One plan at a time: two plans on one file in parallel would have the second refused as \"changed
     /// while the plan was being applied\"; in turn, the second one sees the first one's result.
     turn: Arc<tokio::sync::Mutex<()>>,
@@ -105,15 +105,26 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(confine: Option<Folders>, allow_dot_git: bool) -> Server {
-        Server { turn: Arc::new(tokio::sync::Mutex::new(())), confine: confine.map(Arc::new), allow_dot_git }
+    pub(crate) fn new(confine: Option<Folders>, allow_dot_git: bool) -> Server {
+        Server {
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+            confine: confine.map(Arc::new),
+            allow_dot_git,
+        }
     }
 
     /// Refuses a plan with a file (or a move's target) outside the folders the server may edit, or
     /// inside a `.git` folder.
     fn confined(&self, plan: &Plan) -> Result<(), engine::Refusal> {
         if let Some(folders) = &self.confine {
-            folders.confine_plan(plan, &format!("the folders this MCP server may edit ({})", folders.listed()), OPT_OUT)?;
+            folders.confine_plan(
+                plan,
+                &format!(
+                    "the folders this MCP server may edit ({})",
+                    folders.listed()
+                ),
+                OPT_OUT,
+            )?;
         }
         if self.allow_dot_git {
             return Ok(());
@@ -126,7 +137,8 @@ impl Server {
 const GIT_OPT_OUT: &str = "To allow it, start the server as `multiedit mcp --allow-dot-git`, in the agent's MCP configuration.";
 
 /// How to widen what `multiedit mcp` may edit, for its refusals.
-const OPT_OUT: &str = "By default it edits only inside the folder it was started in (the agent's project). To \
+const OPT_OUT: &str =
+    "By default it edits only inside the folder it was started in (the agent's project). To \
                        allow more, start it as `multiedit mcp --root DIR` (once per folder) or \
                        `multiedit mcp --allow-outside`, in the agent's MCP configuration.";
 
@@ -144,7 +156,11 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn multiedit(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         self.run(arguments, Intent::Apply, agent(&context)).await
     }
 
@@ -160,7 +176,11 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_preview(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn multiedit_preview(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         self.run(arguments, Intent::Preview, agent(&context)).await
     }
 
@@ -176,7 +196,11 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_read(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn multiedit_read(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let value = Value::Object(arguments);
         let wanted = match catch_panic("multiedit_read", || read::request(&value)) {
             Ok(Ok(w)) => w,
@@ -184,7 +208,10 @@ impl Server {
             Err(bug) => return internal(bug),
         };
         if let Some(folders) = &self.confine {
-            let what = format!("the folders this MCP server may read ({})", folders.listed());
+            let what = format!(
+                "the folders this MCP server may read ({})",
+                folders.listed()
+            );
             for w in &wanted {
                 if let Err(refusal) = folders.confine_read(&w.file_path, &w.path, &what, OPT_OUT) {
                     return render::refusal(&refusal, None);
@@ -193,13 +220,22 @@ impl Server {
         }
         // Confined as a plan is: nothing of .git (unless allowed) nor of multiedit's private folders.
         let as_plan = Plan {
-            files: wanted.iter().map(|w| engine::FilePlan::edit(w.file_path.clone(), Vec::new())).collect(),
+            files: wanted
+                .iter()
+                .map(|w| engine::FilePlan::edit(w.file_path.clone(), Vec::new()))
+                .collect(),
             options: engine::Options::default(),
             rename: None,
         };
-        if let Err(refusal) = self.confined(&as_plan).and_then(|()| crate::disk::refuse_private(&as_plan)) {
+        if let Err(refusal) = self
+            .confined(&as_plan)
+            .and_then(|()| crate::disk::refuse_private(&as_plan))
+        {
             let refusal = engine::Refusal {
-                message: refusal.message.replacen("Cannot edit", "Cannot read", 1).replace("Nothing was changed.", "Nothing was read."),
+                message: refusal
+                    .message
+                    .replacen("Cannot edit", "Cannot read", 1)
+                    .replace("Nothing was changed.", "Nothing was read."),
                 ..refusal
             };
             return render::refusal(&refusal, None);
@@ -208,7 +244,10 @@ impl Server {
         let files: Vec<PathBuf> = wanted.iter().map(|w| w.path.clone()).collect();
         let agent = agent(&context);
         let _turn = self.turn.lock().await;
-        let routed = tokio::spawn(async move { bridge::route(&request, &files, Intent::Read, agent.as_deref()).await }).await;
+        let routed = tokio::spawn(async move {
+            bridge::route(&request, &files, Intent::Read, agent.as_deref()).await
+        })
+        .await;
         match routed {
             Ok(Routed::Read { editor, read }) => read::render(&read.files, &wanted, Some(&editor)),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
@@ -243,7 +282,11 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_write(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn multiedit_write(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let value = Value::Object(arguments);
         let checked = catch_panic("multiedit_write", || -> Result<_, engine::Refusal> {
             let request = crate::write::WriteRequest::from_value(&value)?;
@@ -252,7 +295,17 @@ impl Server {
             Ok((request, plan, files))
         });
         match checked {
-            Ok(Ok((request, plan, files))) => self.route(value, plan, files, Intent::Apply, agent(&context), Some(request)).await,
+            Ok(Ok((request, plan, files))) => {
+                self.route(
+                    value,
+                    plan,
+                    files,
+                    Intent::Apply,
+                    agent(&context),
+                    Some(request),
+                )
+                .await
+            }
             Ok(Err(refusal)) => render::refusal(&refusal, None),
             Err(bug) => internal(bug),
         }
@@ -270,14 +323,27 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_symbols(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let (file_path, path) = match catch_panic("multiedit_symbols", || symbols::request(&Value::Object(arguments))) {
+    async fn multiedit_symbols(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let (file_path, path) = match catch_panic("multiedit_symbols", || {
+            symbols::request(&Value::Object(arguments))
+        }) {
             Ok(Ok(wanted)) => wanted,
             Ok(Err(refusal)) => return render::refusal(&refusal, None),
             Err(bug) => return internal(bug),
         };
-        let as_plan = Plan { files: vec![engine::FilePlan::edit(file_path.clone(), Vec::new())], options: engine::Options::default(), rename: None };
-        if let Err(refusal) = self.confined(&as_plan).and_then(|()| crate::disk::refuse_private(&as_plan)) {
+        let as_plan = Plan {
+            files: vec![engine::FilePlan::edit(file_path.clone(), Vec::new())],
+            options: engine::Options::default(),
+            rename: None,
+        };
+        if let Err(refusal) = self
+            .confined(&as_plan)
+            .and_then(|()| crate::disk::refuse_private(&as_plan))
+        {
             return render::refusal(&refusal, None);
         }
         let _turn = self.turn.lock().await;
@@ -296,23 +362,46 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn multiedit_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let intent = if arguments.get("preview").and_then(Value::as_bool).unwrap_or(false) { Intent::Preview } else { Intent::Apply };
+    async fn multiedit_patch(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let intent = if arguments
+            .get("preview")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        {
+            Intent::Preview
+        } else {
+            Intent::Apply
+        };
         let value = Value::Object(arguments);
-        let checked = catch_panic("multiedit_patch", || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
-            let request = PatchRequest::from_value(&value, &["preview"])?;
-            if value.get("preview").is_some_and(|p| !p.is_boolean()) {
-                return Err(engine::Refusal::input("`preview` must be true or false"));
-            }
-            let here = std::env::current_dir().map_err(|e| engine::Refusal::new(engine::Kind::Io, format!("Cannot read the current folder: {e}")))?;
-            let root = request.root.clone().unwrap_or(here);
-            let plan = request.plan(Some(&root))?;
-            paths::refuse_patch_links(&plan, &root)?;
-            let files = plan_paths(&plan)?;
-            Ok((request.to_value(&root), plan, files))
-        });
+        let checked = catch_panic(
+            "multiedit_patch",
+            || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
+                let request = PatchRequest::from_value(&value, &["preview"])?;
+                if value.get("preview").is_some_and(|p| !p.is_boolean()) {
+                    return Err(engine::Refusal::input("`preview` must be true or false"));
+                }
+                let here = std::env::current_dir().map_err(|e| {
+                    engine::Refusal::new(
+                        engine::Kind::Io,
+                        format!("Cannot read the current folder: {e}"),
+                    )
+                })?;
+                let root = request.root.clone().unwrap_or(here);
+                let plan = request.plan(Some(&root))?;
+                paths::refuse_patch_links(&plan, &root)?;
+                let files = plan_paths(&plan)?;
+                Ok((request.to_value(&root), plan, files))
+            },
+        );
         match checked {
-            Ok(Ok((request, plan, files))) => self.route(request, plan, files, intent, agent(&context), None).await,
+            Ok(Ok((request, plan, files))) => {
+                self.route(request, plan, files, intent, agent(&context), None)
+                    .await
+            }
             Ok(Err(refusal)) => render::refusal(&refusal, None),
             Err(bug) => internal(bug),
         }
@@ -357,8 +446,17 @@ impl ServerHandler for Server {
 impl Server {
     /// Validates the plan, offers it to an editor that has every file open, and applies it on disk
     /// only when no editor was sent it.
-    async fn run(&self, arguments: JsonObject, intent: Intent, agent: Option<String>) -> CallToolResult {
-        let what = if intent == Intent::Preview { "multiedit_preview" } else { "multiedit" };
+    async fn run(
+        &self,
+        arguments: JsonObject,
+        intent: Intent,
+        agent: Option<String>,
+    ) -> CallToolResult {
+        let what = if intent == Intent::Preview {
+            "multiedit_preview"
+        } else {
+            "multiedit"
+        };
         let value = Value::Object(arguments);
         let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
             let plan = engine::plan_from_value(&value)?;
@@ -367,7 +465,9 @@ impl Server {
         });
         let (plan, files) = match checked {
             Ok(Ok(p)) => p,
-            Ok(Err(refusal)) => return render::refusal(&stringified_json_hint(refusal, &value), None),
+            Ok(Err(refusal)) => {
+                return render::refusal(&stringified_json_hint(refusal, &value), None)
+            }
             Err(bug) => return internal(bug),
         };
         self.route(value, plan, files, intent, agent, None).await
@@ -390,7 +490,11 @@ impl Server {
         }
         let _turn = self.turn.lock().await;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
-        let routed = tokio::spawn(async move { bridge::route(&value, &files, intent, agent.as_deref()).await }).await;
+        let routed =
+            tokio::spawn(
+                async move { bridge::route(&value, &files, intent, agent.as_deref()).await },
+            )
+            .await;
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
@@ -417,7 +521,10 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
         return refusal;
     }
     let Some(field) = ["edits", "files"].into_iter().find(|f| {
-        value.get(f).and_then(Value::as_str).is_some_and(|s| serde_json::from_str::<Value>(s).is_ok_and(|v| v.is_array()))
+        value
+            .get(f)
+            .and_then(Value::as_str)
+            .is_some_and(|s| serde_json::from_str::<Value>(s).is_ok_and(|v| v.is_array()))
     }) else {
         return refusal;
     };
@@ -426,13 +533,23 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
 }
 
 /// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
-async fn on_disk(plan: Plan, intent: Intent, reason: &str, confine: Option<Arc<Folders>>) -> CallToolResult {
+async fn on_disk(
+    plan: Plan,
+    intent: Intent,
+    reason: &str,
+    confine: Option<Arc<Folders>>,
+) -> CallToolResult {
     let preview = intent == Intent::Preview;
-    let what = if preview { "multiedit_preview" } else { "multiedit" };
+    let what = if preview {
+        "multiedit_preview"
+    } else {
+        "multiedit"
+    };
     let done = tokio::task::spawn_blocking(move || {
         catch_panic(what, || {
             let mut recovered = Vec::new();
-            let result = crate::disk::plan::apply(&plan, preview, &mut recovered, confine.as_deref());
+            let result =
+                crate::disk::plan::apply(&plan, preview, &mut recovered, confine.as_deref());
             (result, recovered)
         })
     })
@@ -440,19 +557,25 @@ async fn on_disk(plan: Plan, intent: Intent, reason: &str, confine: Option<Arc<F
     match done {
         Ok(Ok((result, recovered))) => {
             for r in &recovered {
-                crate::process::err(&format!("multiedit mcp: {}\n", r.report("before applying this one")));
+                crate::process::err(&format!(
+                    "multiedit mcp: {}\n",
+                    r.report("before applying this one")
+                ));
             }
             match result {
                 Ok((outcome, diff)) => render::disk(&outcome, diff.as_deref(), reason, &recovered),
                 // What would serve it is an editor: say why none took the plan.
-                Err(refusal) if refusal.kind == engine::Kind::NeedsEditor => {
-                    render::refusal(&refusal.with_hint(Some(format!("No editor took the plan: {reason}."))), None)
-                }
+                Err(refusal) if refusal.kind == engine::Kind::NeedsEditor => render::refusal(
+                    &refusal.with_hint(Some(format!("No editor took the plan: {reason}."))),
+                    None,
+                ),
                 Err(refusal) => render::refusal(&refusal, None),
             }
         }
         Ok(Err(bug)) => internal(bug),
-        Err(e) => internal(format!("multiedit hit an internal error in {what} ({e}); please report it.")),
+        Err(e) => internal(format!(
+            "multiedit hit an internal error in {what} ({e}); please report it."
+        )),
     }
 }
 

@@ -12,7 +12,10 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, ErrorData, InitializeRequestParams, JsonRpcMessage, JsonRpcRequest, RequestId};
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, ErrorData, InitializeRequestParams, JsonRpcMessage,
+    JsonRpcRequest, RequestId,
+};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
@@ -22,11 +25,11 @@ use tokio::sync::Mutex;
 
 /// The longest line read: the bridge's limit for a plan (`bridge::wire::MAX_REQUEST`), so that a plan
 /// an editor would take is taken here too.
-pub const MAX_LINE: usize = 64 << 20;
+pub(crate) const MAX_LINE: usize = 64 << 20;
 /// How much of a line over the limit is kept to find its `id`.
 const KEPT: usize = 64 << 10;
 
-pub struct Stdio<R, W> {
+pub(crate) struct Stdio<R, W> {
     read: BufReader<R>,
     /// The line read so far. Kept here, not in `receive`: rmcp polls `receive` inside a `select!` and
     /// drops it whenever something else is ready, and the bytes already read must not be lost.
@@ -38,8 +41,14 @@ pub struct Stdio<R, W> {
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Stdio<R, W> {
-    pub fn new(read: R, write: W, max: usize) -> Self {
-        Stdio { read: BufReader::with_capacity(64 << 10, read), line: Vec::new(), skipping: false, max, write: Arc::new(Mutex::new(write)) }
+    pub(crate) fn new(read: R, write: W, max: usize) -> Self {
+        Stdio {
+            read: BufReader::with_capacity(64 << 10, read),
+            line: Vec::new(),
+            skipping: false,
+            max,
+            write: Arc::new(Mutex::new(write)),
+        }
     }
 }
 
@@ -61,7 +70,11 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
                 Err(e) => return Read::Failed(e),
             };
             if buf.is_empty() {
-                return if self.line.is_empty() || self.skipping { Read::End } else { Read::Line };
+                return if self.line.is_empty() || self.skipping {
+                    Read::End
+                } else {
+                    Read::Line
+                };
             }
             let newline = memchr::memchr(b'\n', buf);
             let take = newline.map_or(buf.len(), |i| i + 1);
@@ -89,7 +102,7 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
 
 /// What a line is.
 #[derive(Debug)]
-pub enum Screened {
+pub(crate) enum Screened {
     /// A message for rmcp.
     Message(Box<RxJsonRpcMessage<RoleServer>>),
     /// An error answer to write.
@@ -100,9 +113,10 @@ pub enum Screened {
 }
 
 /// One JSON-RPC error as a line; `id` null when it cannot be read (rmcp leaves it out).
-pub fn error_line(id: Option<RequestId>, error: ErrorData) -> Vec<u8> {
+pub(crate) fn error_line(id: Option<RequestId>, error: ErrorData) -> Vec<u8> {
     let known = id.is_some();
-    let mut v = serde_json::to_value(TxJsonRpcMessage::<RoleServer>::error(error, id)).unwrap_or_default();
+    let mut v =
+        serde_json::to_value(TxJsonRpcMessage::<RoleServer>::error(error, id)).unwrap_or_default();
     if !known {
         v["id"] = Value::Null;
     }
@@ -126,7 +140,13 @@ fn kind(v: &Value) -> &'static str {
 /// answers "method not found": why they do not fit, for the methods this server serves. Asked only of
 /// custom requests, off the common path.
 fn custom_misfit(message: &RxJsonRpcMessage<RoleServer>) -> Option<String> {
-    let JsonRpcMessage::Request(JsonRpcRequest { request: ClientRequest::CustomRequest(c), .. }) = message else { return None };
+    let JsonRpcMessage::Request(JsonRpcRequest {
+        request: ClientRequest::CustomRequest(c),
+        ..
+    }) = message
+    else {
+        return None;
+    };
     params_misfit(&c.method, c.params.as_ref().unwrap_or(&Value::Null))
 }
 
@@ -134,13 +154,17 @@ fn custom_misfit(message: &RxJsonRpcMessage<RoleServer>) -> Option<String> {
 fn params_misfit(method: &str, params: &Value) -> Option<String> {
     use serde::Deserialize;
     match method {
-        "tools/call" => CallToolRequestParams::deserialize(params).err().map(|e| e.to_string()),
-        "initialize" => InitializeRequestParams::deserialize(params).err().map(|e| e.to_string()),
+        "tools/call" => CallToolRequestParams::deserialize(params)
+            .err()
+            .map(|e| e.to_string()),
+        "initialize" => InitializeRequestParams::deserialize(params)
+            .err()
+            .map(|e| e.to_string()),
         _ => None,
     }
 }
 
-pub fn screen(line: &[u8]) -> Screened {
+pub(crate) fn screen(line: &[u8]) -> Screened {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
@@ -151,7 +175,12 @@ pub fn screen(line: &[u8]) -> Screened {
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         // Its id, if its start holds one, lets the client tell which request failed.
-        Err(e) => return answer(leading_id(line), ErrorData::parse_error(format!("Parse error: the line is not JSON ({e})"), None)),
+        Err(e) => {
+            return answer(
+                leading_id(line),
+                ErrorData::parse_error(format!("Parse error: the line is not JSON ({e})"), None),
+            )
+        }
     };
     let Value::Object(obj) = &value else {
         let what = kind(&value);
@@ -165,21 +194,48 @@ pub fn screen(line: &[u8]) -> Screened {
         };
     };
     let Ok(id) = serde_json::from_value::<RequestId>(id.clone()) else {
-        return answer(None, ErrorData::invalid_request(format!("Invalid Request: `id` must be a string or an integer, not {}", kind(id)), None));
+        return answer(
+            None,
+            ErrorData::invalid_request(
+                format!(
+                    "Invalid Request: `id` must be a string or an integer, not {}",
+                    kind(id)
+                ),
+                None,
+            ),
+        );
     };
-    let invalid = |why: String| answer(Some(id.clone()), ErrorData::invalid_request(format!("Invalid Request: {why}"), None));
-    let Value::String(method) = method else { return invalid(format!("`method` must be a string, not {}", kind(method))) };
+    let invalid = |why: String| {
+        answer(
+            Some(id.clone()),
+            ErrorData::invalid_request(format!("Invalid Request: {why}"), None),
+        )
+    };
+    let Value::String(method) = method else {
+        return invalid(format!("`method` must be a string, not {}", kind(method)));
+    };
     if obj.get("jsonrpc") != Some(&Value::from("2.0")) {
         return invalid("`jsonrpc` must be \"2.0\"".into());
     }
-    let bad_params = |why: String| answer(Some(id.clone()), ErrorData::invalid_params(format!("Invalid params: {why}"), None));
+    let bad_params = |why: String| {
+        answer(
+            Some(id.clone()),
+            ErrorData::invalid_params(format!("Invalid params: {why}"), None),
+        )
+    };
     let params = obj.get("params").unwrap_or(&Value::Null);
     if !matches!(params, Value::Object(_) | Value::Null) {
-        return bad_params(format!("the params of {method} must be an object (MCP passes parameters by name), not {}", kind(params)));
+        return bad_params(format!(
+            "the params of {method} must be an object (MCP passes parameters by name), not {}",
+            kind(params)
+        ));
     }
     if method == "tools/call" {
         if let Some(arguments) = params.get("arguments").filter(|a| !a.is_object()) {
-            return bad_params(format!("the `arguments` of tools/call must be an object holding the tool's input, not {}", kind(arguments)));
+            return bad_params(format!(
+                "the `arguments` of tools/call must be an object holding the tool's input, not {}",
+                kind(arguments)
+            ));
         }
     }
     let method = method.clone();
@@ -193,7 +249,7 @@ pub fn screen(line: &[u8]) -> Screened {
 }
 
 /// The `id` of a message cut short, if it comes before the cut (clients write it near the start).
-pub fn leading_id(start: &[u8]) -> Option<RequestId> {
+pub(crate) fn leading_id(start: &[u8]) -> Option<RequestId> {
     struct Seed<'a>(&'a mut Option<RequestId>);
     impl<'de> DeserializeSeed<'de> for Seed<'_> {
         type Value = ();
@@ -244,7 +300,10 @@ where
 {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: TxJsonRpcMessage<RoleServer>) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         async move {
             let mut line = serde_json::to_vec(&item)?;
@@ -272,7 +331,9 @@ where
                 }
                 Read::End => return None,
                 Read::Failed(e) => {
-                    crate::process::err(&format!("multiedit mcp: reading standard input failed ({e})\n"));
+                    crate::process::err(&format!(
+                        "multiedit mcp: reading standard input failed ({e})\n"
+                    ));
                     return None;
                 }
             };
@@ -301,29 +362,71 @@ mod tests {
     #[test]
     fn malformed_requests_get_the_right_error_and_their_id() {
         for (line, id, code) in [
-            (r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1,2]}"#, Value::from(7), -32602),
-            (r#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":"p"}"#, Value::from("x"), -32602),
-            (r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"multiedit","arguments":[1]}}"#, Value::from(8), -32602),
-            (r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#, Value::from(9), -32602),
-            (r#"{"jsonrpc":"1.0","id":10,"method":"ping"}"#, Value::from(10), -32600),
-            (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, Value::Null, -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1,2]}"#,
+                Value::from(7),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":"p"}"#,
+                Value::from("x"),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"multiedit","arguments":[1]}}"#,
+                Value::from(8),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#,
+                Value::from(9),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":10,"method":"ping"}"#,
+                Value::from(10),
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+                Value::Null,
+                -32600,
+            ),
             ("[]", Value::Null, -32600),
             ("not json", Value::Null, -32700),
         ] {
             let a = answered(line);
-            assert_eq!((&a["id"], &a["error"]["code"]), (&id, &Value::from(code)), "{line}: {a}");
+            assert_eq!(
+                (&a["id"], &a["error"]["code"]),
+                (&id, &Value::from(code)),
+                "{line}: {a}"
+            );
             assert!(a.as_object().unwrap().contains_key("id"), "{a}");
         }
-        assert!(matches!(screen(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Screened::Message(_)));
-        assert!(matches!(screen(br#"{"jsonrpc":"2.0","method":"notifications/x","params":[1]}"#), Screened::Nothing | Screened::Message(_)));
+        assert!(matches!(
+            screen(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Screened::Message(_)
+        ));
+        assert!(matches!(
+            screen(br#"{"jsonrpc":"2.0","method":"notifications/x","params":[1]}"#),
+            Screened::Nothing | Screened::Message(_)
+        ));
         assert!(matches!(screen(b"  \r"), Screened::Nothing));
     }
 
     #[test]
     fn the_id_of_a_message_cut_short() {
         assert_eq!(leading_id(br#"{"jsonrpc":"2.0","params":{"a":[1,{"id":5}]},"id":42,"method":"tools/call","params":{"argu"#), Some(RequestId::Number(42)));
-        assert_eq!(leading_id(br#"{"jsonrpc":"2.0","id":"a\"b","#), Some(RequestId::String("a\"b".into())));
-        assert_eq!(leading_id(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"edits":"#), None);
+        assert_eq!(
+            leading_id(br#"{"jsonrpc":"2.0","id":"a\"b","#),
+            Some(RequestId::String("a\"b".into()))
+        );
+        assert_eq!(
+            leading_id(
+                br#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"edits":"#
+            ),
+            None
+        );
         assert_eq!(leading_id(b"xyz"), None);
     }
 }

@@ -13,7 +13,7 @@ use crate::process::catch_panic;
 use crate::write::WriteRequest;
 use crate::{disk, engine, paths};
 
-pub const DESCRIPTION: &str = "\
+pub(crate) const DESCRIPTION: &str = "\
 Create a file, or replace all of its text: file_path (absolute), content (the whole new text) and, to \
 replace a file that exists, sha256: the hash of its text as you last read it, which multiedit_read \
 shows. A file that changed since (or whose editor holds unsaved changes you did not read) is refused; \
@@ -25,25 +25,43 @@ saves it when the user had no unsaved changes; otherwise the file is written to 
 file that uses CRLF line breaks or a byte order mark keeps them unless content has its own.";
 
 /// The write on disk: no editor holds the file.
-pub async fn on_disk(request: WriteRequest, reason: &str, confine: Option<std::sync::Arc<paths::Folders>>) -> CallToolResult {
-    let done = tokio::task::spawn_blocking(move || catch_panic("multiedit_write", || write(&request, confine.as_deref()))).await;
+pub(crate) async fn on_disk(
+    request: WriteRequest,
+    reason: &str,
+    confine: Option<std::sync::Arc<paths::Folders>>,
+) -> CallToolResult {
+    let done = tokio::task::spawn_blocking(move || {
+        catch_panic("multiedit_write", || write(&request, confine.as_deref()))
+    })
+    .await;
     match done {
         Ok(Ok(Ok((outcome, recovered)))) => {
             for r in &recovered {
-                crate::process::err(&format!("multiedit mcp: {}\n", r.report("before this write")));
+                crate::process::err(&format!(
+                    "multiedit mcp: {}\n",
+                    r.report("before this write")
+                ));
             }
             render::disk(&outcome, None, reason, &recovered)
         }
         Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
         Ok(Err(bug)) => internal(bug),
-        Err(e) => internal(format!("multiedit hit an internal error in multiedit_write ({e}); please report it.")),
+        Err(e) => internal(format!(
+            "multiedit hit an internal error in multiedit_write ({e}); please report it."
+        )),
     }
 }
 
-fn write(request: &WriteRequest, confine: Option<&paths::Folders>) -> Result<(engine::Outcome, Vec<disk::Recovered>), Refusal> {
+fn write(
+    request: &WriteRequest,
+    confine: Option<&paths::Folders>,
+) -> Result<(engine::Outcome, Vec<disk::Recovered>), Refusal> {
     let path = paths::to_path(&request.file_path)?;
     disk::refuse_private(&engine::Plan {
-        files: vec![engine::FilePlan::edit(request.file_path.clone(), Vec::new())],
+        files: vec![engine::FilePlan::edit(
+            request.file_path.clone(),
+            Vec::new(),
+        )],
         options: engine::Options::default(),
         rename: None,
     })?;
@@ -54,9 +72,17 @@ fn write(request: &WriteRequest, confine: Option<&paths::Folders>) -> Result<(en
     let real = disk::resolve(&path, false);
     disk::plan::still_inside(confine, &request.file_path, &real)?;
     let before = disk::read_at(&path, Some(&real)).map_err(|r| r.in_file(&request.file_path))?;
-    let text = before.as_deref().map(|b| engine::decode(&request.file_path, b)).transpose()?;
+    let text = before
+        .as_deref()
+        .map(|b| engine::decode(&request.file_path, b))
+        .transpose()?;
     let outcome = request.outcome(text, || false)?;
     let after = outcome.files[0].text.clone().into_bytes();
-    disk::commit(vec![disk::Write1 { path: real, before, after: Some(after), mode: None }])?;
+    disk::commit(vec![disk::Write1 {
+        path: real,
+        before,
+        after: Some(after),
+        mode: None,
+    }])?;
     Ok((outcome, recovered))
 }

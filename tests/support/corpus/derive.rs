@@ -61,17 +61,30 @@ pub fn edits(pre: Option<&str>, post: &str, hunks: &[Hunk]) -> Option<Vec<Derive
                 }
             }
             // Unique, and the one match the engine finds (leftmost, without overlap) is this one.
-            let at: usize = cur[..a].iter().map(|l| l.len() - usize::from(l.ends_with("\r\n"))).sum();
+            let at: usize = cur[..a]
+                .iter()
+                .map(|l| l.len() - usize::from(l.ends_with("\r\n")))
+                .sum();
             let needle = old.replace("\r\n", "\n");
             let mut found = normal.match_indices(&needle).map(|(i, _)| i);
-            if (!old.is_empty() || before.is_empty()) && found.next() == Some(at) && found.next().is_none() {
+            if (!old.is_empty() || before.is_empty())
+                && found.next() == Some(at)
+                && found.next().is_none()
+            {
                 break (a, old, new);
             }
             k += 1;
         };
         cur.splice(start..end, added.iter().copied());
         offset += h.new_len as isize - h.old_len as isize;
-        out.push(DerivedEdit { old, new, before, after: cur.concat(), first_line: a, changed: start - a..end - a });
+        out.push(DerivedEdit {
+            old,
+            new,
+            before,
+            after: cur.concat(),
+            first_line: a,
+            changed: start - a..end - a,
+        });
     }
     (cur.concat() == post).then_some(out)
 }

@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 /// Files larger than this (before or after) are left out: lock files and generated data, not edits.
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
 /// The extensions of the text files the corpus takes.
-pub const TEXT_EXTENSIONS: &[&str] = &["rs", "ts", "mjs", "js", "md", "json", "sh", "toml", "yml", "yaml"];
+pub const TEXT_EXTENSIONS: &[&str] = &[
+    "rs", "ts", "mjs", "js", "md", "json", "sh", "toml", "yml", "yaml",
+];
 
 /// One changed line range: `old_len` lines at `old_start` became `new_len` lines at `new_start` (0-based).
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +63,11 @@ fn git(root: &Path, args: &[&str]) -> Result<String, String> {
         .output()
         .map_err(|e| format!("cannot run git: {e}"))?;
     if !out.status.success() {
-        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     // Lossy: a diff may quote bytes of a non-UTF-8 file, which the corpus leaves out anyway.
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -80,7 +86,9 @@ pub fn unusable(root: &Path, min_commits: usize) -> Option<String> {
         Err(e) => Some(e),
         Ok(n) => match n.trim().parse::<usize>() {
             Ok(n) if n >= min_commits => None,
-            Ok(n) => Some(format!("only {n} commits in the history, fewer than {min_commits}")),
+            Ok(n) => Some(format!(
+                "only {n} commits in the history, fewer than {min_commits}"
+            )),
             Err(e) => Some(format!("git rev-list --count: {e}")),
         },
     }
@@ -88,13 +96,20 @@ pub fn unusable(root: &Path, min_commits: usize) -> Option<String> {
 
 /// Every `max_commits`-th part of the history, oldest first, evenly spread and the same on every run.
 pub fn read(root: &Path, max_commits: usize) -> Result<History, String> {
-    let all: Vec<String> =
-        git(root, &["log", "--no-merges", "--reverse", "--format=%H", "HEAD"])?.lines().map(str::to_string).collect();
+    let all: Vec<String> = git(
+        root,
+        &["log", "--no-merges", "--reverse", "--format=%H", "HEAD"],
+    )?
+    .lines()
+    .map(str::to_string)
+    .collect();
     let total_commits = all.len();
     let chosen: Vec<&String> = if all.len() <= max_commits {
         all.iter().collect()
     } else {
-        (0..max_commits).map(|i| &all[i * all.len() / max_commits]).collect()
+        (0..max_commits)
+            .map(|i| &all[i * all.len() / max_commits])
+            .collect()
     };
     let chosen_count = chosen.len();
     let mut skipped_files = 0;
@@ -102,7 +117,20 @@ pub fn read(root: &Path, max_commits: usize) -> Result<History, String> {
     for id in chosen {
         let diff = git(
             root,
-            &["-c", "core.quotePath=false", "diff-tree", "-r", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--root", "--format=", id],
+            &[
+                "-c",
+                "core.quotePath=false",
+                "diff-tree",
+                "-r",
+                "-p",
+                "-U0",
+                "--no-renames",
+                "--no-color",
+                "--no-ext-diff",
+                "--root",
+                "--format=",
+                id,
+            ],
         )?;
         let (files, skipped) = parse_diff(&diff);
         skipped_files += skipped;
@@ -123,18 +151,35 @@ pub fn read(root: &Path, max_commits: usize) -> Result<History, String> {
     for (id, files) in pending {
         let mut changes = Vec::new();
         for (path, added, hunks) in files {
-            let pre = if added { None } else { blobs.get(&format!("{id}^:{path}")).cloned().flatten() };
+            let pre = if added {
+                None
+            } else {
+                blobs.get(&format!("{id}^:{path}")).cloned().flatten()
+            };
             let post = blobs.get(&format!("{id}:{path}")).cloned().flatten();
             match (pre, post) {
-                (pre, Some(post)) if added || pre.is_some() => changes.push(FileChange { path, pre, post, hunks }),
+                (pre, Some(post)) if added || pre.is_some() => changes.push(FileChange {
+                    path,
+                    pre,
+                    post,
+                    hunks,
+                }),
                 _ => skipped_files += 1,
             }
         }
         if !changes.is_empty() {
-            commits.push(Commit { id: id[..10].to_string(), files: changes });
+            commits.push(Commit {
+                id: id[..10].to_string(),
+                files: changes,
+            });
         }
     }
-    Ok(History { commits, total_commits, taken: chosen_count, skipped_files })
+    Ok(History {
+        commits,
+        total_commits,
+        taken: chosen_count,
+        skipped_files,
+    })
 }
 
 /// The files of one commit's `diff-tree -p -U0` that the corpus takes (path, added, hunks), and how many it
@@ -198,7 +243,12 @@ fn parse_hunk_header(line: &str) -> Option<Hunk> {
     };
     let (old_start, old_len) = range(parts.next()?)?;
     let (new_start, new_len) = range(parts.next()?)?;
-    Some(Hunk { old_start, old_len, new_start, new_len })
+    Some(Hunk {
+        old_start,
+        old_len,
+        new_start,
+        new_len,
+    })
 }
 
 /// The texts of `names` (`rev:path`), `None` for a missing, too large or non-UTF-8 one.
@@ -222,7 +272,9 @@ fn cat_files(root: &Path, names: &[String]) -> Result<HashMap<String, Option<Str
         let fields: Vec<&str> = header.split_whitespace().collect();
         let text = match fields.as_slice() {
             [_, "blob", size] => {
-                let size: usize = size.parse().map_err(|_| format!("git cat-file: bad header {header:?}"))?;
+                let size: usize = size
+                    .parse()
+                    .map_err(|_| format!("git cat-file: bad header {header:?}"))?;
                 let mut bytes = vec![0; size + 1];
                 out.read_exact(&mut bytes).map_err(|e| e.to_string())?;
                 bytes.pop();

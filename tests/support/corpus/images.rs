@@ -17,7 +17,13 @@ pub enum Variant {
     Trailing,
 }
 
-pub const VARIANTS: [Variant; 5] = [Variant::Base, Variant::Crlf, Variant::Tabs, Variant::NonAscii, Variant::Trailing];
+pub const VARIANTS: [Variant; 5] = [
+    Variant::Base,
+    Variant::Crlf,
+    Variant::Tabs,
+    Variant::NonAscii,
+    Variant::Trailing,
+];
 
 impl Variant {
     pub fn name(self) -> &'static str {
@@ -33,7 +39,12 @@ impl Variant {
     /// Both images converted; the indentation unit is chosen from both so that they agree.
     pub fn convert(self, pre: Option<&str>, post: &str) -> (Option<String>, String) {
         let unit = indent_unit(pre.into_iter().chain([post]));
-        let conv = |text: &str| lines(text).into_iter().map(|l| self.line(l, unit)).collect::<String>();
+        let conv = |text: &str| {
+            lines(text)
+                .into_iter()
+                .map(|l| self.line(l, unit))
+                .collect::<String>()
+        };
         (pre.map(conv), conv(post))
     }
 
@@ -98,7 +109,12 @@ pub fn indent_unit<'a>(texts: impl Iterator<Item = &'a str>) -> usize {
 /// Leading runs of `unit` spaces as tabs (what is left over stays spaces).
 pub fn spaces_to_tabs(line: &str, unit: usize) -> String {
     let n = line.len() - line.trim_start_matches(' ').len();
-    format!("{}{}{}", "\t".repeat(n / unit), " ".repeat(n % unit), &line[n..])
+    format!(
+        "{}{}{}",
+        "\t".repeat(n / unit),
+        " ".repeat(n % unit),
+        &line[n..]
+    )
 }
 
 /// Leading tabs as `unit` spaces each.
@@ -149,15 +165,20 @@ fn non_ascii(line: &str) -> String {
                 out.push(if open { '\u{201c}' } else { '\u{201d}' });
                 open = !open;
             }
-            '\'' if after_letter && chars.get(i + 1).is_some_and(|n| n.is_alphabetic()) => out.push('\u{2019}'),
+            '\'' if after_letter && chars.get(i + 1).is_some_and(|n| n.is_alphabetic()) => {
+                out.push('\u{2019}')
+            }
             _ => out.push(c),
         }
     }
     flush(&mut word, &mut out);
-    out.replace(" -- ", " \u{2014} ").replace(" - ", " \u{2014} ")
+    out.replace(" -- ", " \u{2014} ")
+        .replace(" - ", " \u{2014} ")
 }
 
 /// FNV-1a: the same on every run and platform.
 pub fn hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }

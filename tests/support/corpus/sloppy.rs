@@ -54,7 +54,8 @@ pub struct Sloppy {
 const OTHER_WORDS: &[&str] = &["zebra", "quokka", "walrus", "heron", "ocelot"];
 
 pub fn apply(mistake: Mistake, e: &DerivedEdit, indent_unit: usize) -> Option<Sloppy> {
-    let per_line = |s: &str, f: &dyn Fn(&str) -> String| s.split('\n').map(f).collect::<Vec<_>>().join("\n");
+    let per_line =
+        |s: &str, f: &dyn Fn(&str) -> String| s.split('\n').map(f).collect::<Vec<_>>().join("\n");
     let mut words = None;
     let mut line = e.first_line;
     let (old, new) = match mistake {
@@ -66,9 +67,12 @@ pub fn apply(mistake: Mistake, e: &DerivedEdit, indent_unit: usize) -> Option<Sl
             let f = |l: &str| tabs_to_spaces(l, 4);
             (per_line(&e.old, &f), per_line(&e.new, &f))
         }
-        Mistake::TrailingStripped => {
-            (per_line(&e.old, &|l: &str| l.trim_end_matches([' ', '\t']).to_string()), e.new.clone())
-        }
+        Mistake::TrailingStripped => (
+            per_line(&e.old, &|l: &str| {
+                l.trim_end_matches([' ', '\t']).to_string()
+            }),
+            e.new.clone(),
+        ),
         Mistake::PlainQuotes => {
             // A truth that writes more plain quotes or dashes of a kind old_string has in curly form
             // may be turning a curly one plain: a straightened plan cannot tell that from keeping it, and
@@ -97,7 +101,12 @@ pub fn apply(mistake: Mistake, e: &DerivedEdit, indent_unit: usize) -> Option<Sl
     if old == e.old || normal(&e.before).contains(&normal(&old)) {
         return None;
     }
-    Some(Sloppy { old, new, line, words })
+    Some(Sloppy {
+        old,
+        new,
+        line,
+        words,
+    })
 }
 
 /// The plain form of typographic quotes and dashes.
@@ -124,7 +133,11 @@ fn words(line: &str) -> impl Iterator<Item = (usize, &str)> {
 /// A line of old_string (changed lines first) and a word of it to replace, with its replacement.
 fn changed_word(e: &DerivedEdit) -> Option<(usize, String, String)> {
     let lines: Vec<&str> = e.old.split('\n').collect();
-    let order = e.changed.clone().chain(0..e.changed.start).chain(e.changed.end..lines.len());
+    let order = e
+        .changed
+        .clone()
+        .chain(0..e.changed.start)
+        .chain(e.changed.end..lines.len());
     for j in order.filter(|&j| j < lines.len()) {
         if let Some((_, w)) = words(lines[j]).next() {
             let to = (0..OTHER_WORDS.len())
@@ -137,7 +150,9 @@ fn changed_word(e: &DerivedEdit) -> Option<(usize, String, String)> {
 }
 
 fn replace_word(line: &str, from: &str, to: &str) -> String {
-    let (at, _) = words(line).find(|(_, w)| *w == from).expect("the word is on the line");
+    let (at, _) = words(line)
+        .find(|(_, w)| *w == from)
+        .expect("the word is on the line");
     format!("{}{to}{}", &line[..at], &line[at + from.len()..])
 }
 
@@ -159,6 +174,9 @@ pub fn names_line(text: &str, n: usize) -> bool {
 pub fn names_word(text: &str, word: &str) -> bool {
     text.match_indices(word).any(|(i, _)| {
         !text[..i].chars().next_back().is_some_and(is_word_char)
-            && !text[i + word.len()..].chars().next().is_some_and(is_word_char)
+            && !text[i + word.len()..]
+                .chars()
+                .next()
+                .is_some_and(is_word_char)
     })
 }

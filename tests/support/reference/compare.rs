@@ -45,8 +45,16 @@ pub fn to_engine(plan: &model::Plan, matching: Matching) -> engine::Plan {
             })
             .collect(),
         options: Options {
-            mode: if plan.partial { Mode::Partial } else { Mode::Atomic },
-            dialect: if plan.claude_code { Dialect::ClaudeCode } else { Dialect::Sequential },
+            mode: if plan.partial {
+                Mode::Partial
+            } else {
+                Mode::Atomic
+            },
+            dialect: if plan.claude_code {
+                Dialect::ClaudeCode
+            } else {
+                Dialect::Sequential
+            },
             matching,
             diagnostics: None,
             save: None,
@@ -77,7 +85,13 @@ pub fn check(case: &Case) -> Result<(), String> {
     match (&got, &want) {
         (Err(e), Err(f)) => same_failure(e, f, case)?,
         (Ok(o), Ok(r)) => same_outcome(o, r, case)?,
-        _ => return Err(format!("engine {}, reference {}", brief(&got), cut(&format!("{want:?}")))),
+        _ => {
+            return Err(format!(
+                "engine {}, reference {}",
+                brief(&got),
+                cut(&format!("{want:?}"))
+            ))
+        }
     }
     // Tolerant matching only acts after an exact miss: where every edit matched exactly it changes
     // nothing. Wherever it succeeds, its change must still turn the original into its text.
@@ -85,13 +99,19 @@ pub fn check(case: &Case) -> Result<(), String> {
     if let Some(o) = got.as_ref().ok().filter(|o| o.failed().next().is_none()) {
         match &tolerant {
             Ok(t) if t == o => {}
-            other => return Err(format!("exact matching succeeded but tolerant matching gave {}", brief(other))),
+            other => {
+                return Err(format!(
+                    "exact matching succeeded but tolerant matching gave {}",
+                    brief(other)
+                ))
+            }
         }
     }
     if let Ok(t) = &tolerant {
         let _ = t.message();
         for (i, fc) in t.files.iter().enumerate() {
-            check_replacements(case.texts[i].as_deref().unwrap_or(""), fc).map_err(|e| format!("tolerant: {e}"))?;
+            check_replacements(case.texts[i].as_deref().unwrap_or(""), fc)
+                .map_err(|e| format!("tolerant: {e}"))?;
         }
     }
     Ok(())
@@ -107,14 +127,24 @@ fn cut(s: &str) -> String {
 
 fn brief(r: &Result<Outcome, Refusal>) -> String {
     match r {
-        Ok(o) => format!("Ok([{}])", o.files.iter().map(|f| cut(&f.text)).collect::<Vec<_>>().join(", ")),
+        Ok(o) => format!(
+            "Ok([{}])",
+            o.files
+                .iter()
+                .map(|f| cut(&f.text))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         Err(e) => format!("Err({:?} at {:?}: {:?})", e.kind, e.edit_index, e.message),
     }
 }
 
 fn same_failure(e: &Refusal, f: &Failure, case: &Case) -> Result<(), String> {
     let path = &case.plan.files[f.file].path;
-    if e.kind.as_str() != f.kind || e.edit_index != f.edit_index || e.file_path.as_ref() != Some(path) {
+    if e.kind.as_str() != f.kind
+        || e.edit_index != f.edit_index
+        || e.file_path.as_ref() != Some(path)
+    {
         return Err(format!(
             "engine refused {:?} at edit {:?} of {:?}, reference {} at edit {:?} of {path}",
             e.kind, e.edit_index, e.file_path, f.kind, f.edit_index
@@ -122,7 +152,10 @@ fn same_failure(e: &Refusal, f: &Failure, case: &Case) -> Result<(), String> {
     }
     if let Some(n) = f.count {
         if !e.message.contains(&format!("Found {n} matches")) {
-            return Err(format!("reference counted {n} matches, engine said {:?}", e.message));
+            return Err(format!(
+                "reference counted {n} matches, engine said {:?}",
+                e.message
+            ));
         }
     }
     if e.message.is_empty() {
@@ -133,19 +166,29 @@ fn same_failure(e: &Refusal, f: &Failure, case: &Case) -> Result<(), String> {
 
 fn same_outcome(o: &Outcome, r: &model::PlanResult, case: &Case) -> Result<(), String> {
     if o.files.len() != r.len() {
-        return Err(format!("engine returned {} files, reference {}", o.files.len(), r.len()));
+        return Err(format!(
+            "engine returned {} files, reference {}",
+            o.files.len(),
+            r.len()
+        ));
     }
     for (i, (fc, want)) in o.files.iter().zip(r).enumerate() {
         let original = case.texts[i].as_deref().unwrap_or("");
         let file = &case.plan.files[i];
         if fc.file_path != file.path {
-            return Err(format!("file {i} is {:?}, expected {:?}", fc.file_path, file.path));
+            return Err(format!(
+                "file {i} is {:?}, expected {:?}",
+                fc.file_path, file.path
+            ));
         }
         check_replacements(original, fc)?;
         match want {
             Err(f) => {
                 if !fc.applied.is_empty() || fc.text != original || fc.failed.len() != 1 {
-                    return Err(format!("file {i} should be left alone after {f:?}, engine: {}", cut(&format!("{fc:?}"))));
+                    return Err(format!(
+                        "file {i} should be left alone after {f:?}, engine: {}",
+                        cut(&format!("{fc:?}"))
+                    ));
                 }
                 same_failure(&fc.failed[0], f, case)?;
             }
@@ -159,7 +202,10 @@ fn check_replacements(original: &str, fc: &engine::FileChange) -> Result<(), Str
     let mut last = 0;
     for rep in &fc.replacements {
         if rep.start < last || rep.end < rep.start || rep.end > original.len() {
-            return Err(format!("replacements out of order or bounds: {}", cut(&format!("{:?}", fc.replacements))));
+            return Err(format!(
+                "replacements out of order or bounds: {}",
+                cut(&format!("{:?}", fc.replacements))
+            ));
         }
         if !original.is_char_boundary(rep.start) || !original.is_char_boundary(rep.end) {
             return Err(format!("replacement {rep:?} splits a character"));
@@ -168,39 +214,77 @@ fn check_replacements(original: &str, fc: &engine::FileChange) -> Result<(), Str
     }
     let applied = engine::apply_replacements(original, &fc.replacements);
     if applied != fc.text {
-        return Err(format!("replacements {} give {}, text is {}", cut(&format!("{:?}", fc.replacements)), cut(&applied), cut(&fc.text)));
+        return Err(format!(
+            "replacements {} give {}, text is {}",
+            cut(&format!("{:?}", fc.replacements)),
+            cut(&applied),
+            cut(&fc.text)
+        ));
     }
     Ok(())
 }
 
-fn same_file(i: usize, fc: &engine::FileChange, want: &FileResult, case: &Case) -> Result<(), String> {
+fn same_file(
+    i: usize,
+    fc: &engine::FileChange,
+    want: &FileResult,
+    case: &Case,
+) -> Result<(), String> {
     if fc.created != want.created {
-        return Err(format!("file {i}: created {} vs reference {}", fc.created, want.created));
+        return Err(format!(
+            "file {i}: created {} vs reference {}",
+            fc.created, want.created
+        ));
     }
-    let applied: Vec<(usize, usize)> = fc.applied.iter().map(|a| (a.edit_index, a.replacements)).collect();
+    let applied: Vec<(usize, usize)> = fc
+        .applied
+        .iter()
+        .map(|a| (a.edit_index, a.replacements))
+        .collect();
     if applied != want.applied {
-        return Err(format!("file {i}: applied (edit, replacements) {applied:?} vs reference {:?}", want.applied));
+        return Err(format!(
+            "file {i}: applied (edit, replacements) {applied:?} vs reference {:?}",
+            want.applied
+        ));
     }
-    let failed: Vec<(&str, Option<usize>)> = fc.failed.iter().map(|r| (r.kind.as_str(), r.edit_index)).collect();
-    let want_failed: Vec<(&str, Option<usize>)> = want.failed.iter().map(|f| (f.kind, f.edit_index)).collect();
+    let failed: Vec<(&str, Option<usize>)> = fc
+        .failed
+        .iter()
+        .map(|r| (r.kind.as_str(), r.edit_index))
+        .collect();
+    let want_failed: Vec<(&str, Option<usize>)> =
+        want.failed.iter().map(|f| (f.kind, f.edit_index)).collect();
     if failed != want_failed {
-        return Err(format!("file {i}: failed edits {failed:?} vs reference {want_failed:?}"));
+        return Err(format!(
+            "file {i}: failed edits {failed:?} vs reference {want_failed:?}"
+        ));
     }
     // The success text counts what was applied.
     let n = want.applied.len();
     let head = if want.failed.is_empty() {
-        format!("Applied {n} edit{} to {}:", if n == 1 { "" } else { "s" }, fc.file_path)
+        format!(
+            "Applied {n} edit{} to {}:",
+            if n == 1 { "" } else { "s" },
+            fc.file_path
+        )
     } else {
         format!("Applied {n} of {} edit", fc.edit_count)
     };
     if !fc.message().starts_with(&head) {
-        return Err(format!("file {i}: message {} does not start with {head:?}", cut(&fc.message())));
+        return Err(format!(
+            "file {i}: message {} does not start with {head:?}",
+            cut(&fc.message())
+        ));
     }
     let prefix = if want.bom { BOM } else { "" };
     if !want.crlf {
         let expected = format!("{prefix}{}", want.view_after);
         if fc.text != expected {
-            return Err(format!("file {i}: text {}, reference {}", cut(&fc.text), cut(&expected)));
+            return Err(format!(
+                "file {i}: text {}, reference {}",
+                cut(&fc.text),
+                cut(&expected)
+            ));
         }
         return Ok(());
     }
@@ -218,15 +302,26 @@ fn same_file(i: usize, fc: &engine::FileChange, want: &FileResult, case: &Case) 
         ));
     }
     let lone_cr = want.view_before.contains('\r')
-        || case.plan.files[i].edits.iter().any(|e| e.new.replace("\r\n", "\n").contains('\r'));
+        || case.plan.files[i]
+            .edits
+            .iter()
+            .any(|e| e.new.replace("\r\n", "\n").contains('\r'));
     if !lone_cr {
         let as_view = body.replace("\r\n", "\n");
         if as_view != want.view_after {
-            return Err(format!("file {i}: text {} reads as {}, reference {}", cut(&fc.text), cut(&as_view), cut(&want.view_after)));
+            return Err(format!(
+                "file {i}: text {} reads as {}, reference {}",
+                cut(&fc.text),
+                cut(&as_view),
+                cut(&want.view_after)
+            ));
         }
         let base_body = want.base.strip_prefix(prefix).unwrap_or(&want.base);
         if all_crlf(base_body) && !all_crlf(body) {
-            return Err(format!("file {i}: a CRLF file got a bare LF: {}", cut(&fc.text)));
+            return Err(format!(
+                "file {i}: a CRLF file got a bare LF: {}",
+                cut(&fc.text)
+            ));
         }
     }
     Ok(())
@@ -256,5 +351,6 @@ fn without_cr_before_lf(s: &str) -> String {
 
 /// Every `\n` is preceded by `\r`.
 fn all_crlf(s: &str) -> bool {
-    s.match_indices('\n').all(|(i, _)| i > 0 && s.as_bytes()[i - 1] == b'\r')
+    s.match_indices('\n')
+        .all(|(i, _)| i > 0 && s.as_bytes()[i - 1] == b'\r')
 }

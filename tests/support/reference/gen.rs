@@ -8,14 +8,15 @@
 use super::model::{Edit, Expect, File, Plan, BOM};
 
 pub const PIECES: &[&str] = &[
-    "a", "b", "ab", "aa", "ba", " ", "\t", "\n", "\r\n", "\r", "é", "😀", "\0", BOM, "x\n", "\r\n\r\n", "ß", "\n\n",
+    "a", "b", "ab", "aa", "ba", " ", "\t", "\n", "\r\n", "\r", "é", "😀", "\0", BOM, "x\n",
+    "\r\n\r\n", "ß", "\n\n",
 ];
 
 /// Rarer pieces (in one case in four, one byte value in sixteen picks one) for the tolerant matcher: typographic quotes and
 /// dashes, odd spaces, indentation, trailing whitespace, a combining accent.
 pub const TYPOGRAPHY: &[&str; 16] = &[
-    "\u{201c}", "\u{201d}", "\u{2019}", "'", "\"", "\u{2014}", "-", "  ", "\u{a0}", "    x", "\tx", " \n", "x \n",
-    "\u{2013}", "e\u{301}", "\u{fb01}",
+    "\u{201c}", "\u{201d}", "\u{2019}", "'", "\"", "\u{2014}", "-", "  ", "\u{a0}", "    x", "\tx",
+    " \n", "x \n", "\u{2013}", "e\u{301}", "\u{fb01}",
 ];
 
 struct Source<'a> {
@@ -68,7 +69,11 @@ impl Case {
 }
 
 pub fn case(data: &[u8]) -> Case {
-    let mut s = Source { data, pos: 0, typography: false };
+    let mut s = Source {
+        data,
+        pos: 0,
+        typography: false,
+    };
     let flags = s.byte();
     s.typography = flags & 0xc0 == 0xc0;
     let partial = flags & 3 == 0;
@@ -126,8 +131,18 @@ pub fn case(data: &[u8]) -> Case {
             pool.push_str(&new);
             edits.push(Edit { old, new, expect });
         }
-        files.push(File { path: format!("/work/f{fi}.txt"), edits });
+        files.push(File {
+            path: format!("/work/f{fi}.txt"),
+            edits,
+        });
         texts.push(text);
     }
-    Case { plan: Plan { files, partial, claude_code }, texts }
+    Case {
+        plan: Plan {
+            files,
+            partial,
+            claude_code,
+        },
+        texts,
+    }
 }

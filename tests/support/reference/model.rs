@@ -78,10 +78,22 @@ pub fn view(text: &str) -> (bool, bool, String) {
         None => (false, text),
     };
     let crlf = body.contains("\r\n");
-    (bom, crlf, if crlf { body.replace("\r\n", "\n") } else { body.to_string() })
+    (
+        bom,
+        crlf,
+        if crlf {
+            body.replace("\r\n", "\n")
+        } else {
+            body.to_string()
+        },
+    )
 }
 
-fn check_count(n: usize, expect: Expect, claude_code: bool) -> Result<(), (&'static str, Option<usize>)> {
+fn check_count(
+    n: usize,
+    expect: Expect,
+    claude_code: bool,
+) -> Result<(), (&'static str, Option<usize>)> {
     match (n, expect) {
         (0, _) if claude_code => Err(("apply_failed", None)),
         (0, _) => Err(("not_found", None)),
@@ -92,14 +104,25 @@ fn check_count(n: usize, expect: Expect, claude_code: bool) -> Result<(), (&'sta
     }
 }
 
-pub fn run_file(file: usize, original: Option<&str>, f: &File, partial: bool, claude_code: bool) -> Result<FileResult, Failure> {
+pub fn run_file(
+    file: usize,
+    original: Option<&str>,
+    f: &File,
+    partial: bool,
+    claude_code: bool,
+) -> Result<FileResult, Failure> {
     let edits = &f.edits;
     let n = edits.len();
     let mut failed: Vec<Failure> = Vec::new();
     // Atomic mode: the first failure refuses the file. Partial mode: it is recorded and skipped.
     macro_rules! fail {
         ($kind:expr, $i:expr, $count:expr) => {{
-            let failure = Failure { kind: $kind, file, edit_index: Some($i), count: $count };
+            let failure = Failure {
+                kind: $kind,
+                file,
+                edit_index: Some($i),
+                count: $count,
+            };
             if !partial {
                 return Err(failure);
             }
@@ -124,7 +147,12 @@ pub fn run_file(file: usize, original: Option<&str>, f: &File, partial: bool, cl
         }
     }
     if original.is_none() && !creating {
-        return Err(Failure { kind: "file_not_found", file, edit_index: Some(0), count: None });
+        return Err(Failure {
+            kind: "file_not_found",
+            file,
+            edit_index: Some(0),
+            count: None,
+        });
     }
 
     let (bom, crlf, view_before) = view(base);
@@ -142,14 +170,22 @@ pub fn run_file(file: usize, original: Option<&str>, f: &File, partial: bool, cl
             } else if old.is_empty() {
                 fail!("file_exists", i, None);
                 skip[i] = true;
-            } else if let Err((kind, count)) = check_count(view_before.matches(old.as_str()).count(), edits[i].expect, false) {
+            } else if let Err((kind, count)) = check_count(
+                view_before.matches(old.as_str()).count(),
+                edits[i].expect,
+                false,
+            ) {
                 fail!(kind, i, count);
                 skip[i] = true;
             }
         }
     }
 
-    let mut news_applied: Vec<&str> = if creating { vec![edits[0].new.as_str()] } else { Vec::new() };
+    let mut news_applied: Vec<&str> = if creating {
+        vec![edits[0].new.as_str()]
+    } else {
+        Vec::new()
+    };
     for i in start..n {
         if skip[i] {
             continue;
@@ -181,7 +217,12 @@ pub fn run_file(file: usize, original: Option<&str>, f: &File, partial: bool, cl
             _ => text.replace(old.as_str(), &new),
         };
         if text.len() > MAX_TEXT.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(Failure { kind: "too_large", file, edit_index: Some(i), count: None });
+            return Err(Failure {
+                kind: "too_large",
+                file,
+                edit_index: Some(i),
+                count: None,
+            });
         }
         news_applied.push(&edits[i].new);
         applied.push((i, count));
@@ -199,7 +240,12 @@ pub fn run_file(file: usize, original: Option<&str>, f: &File, partial: bool, cl
         text == view_before
     };
     if unchanged {
-        return Err(Failure { kind: "unchanged", file, edit_index: None, count: None });
+        return Err(Failure {
+            kind: "unchanged",
+            file,
+            edit_index: None,
+            count: None,
+        });
     }
     Ok(FileResult {
         base: base.to_string(),
@@ -228,7 +274,10 @@ pub fn run(plan: &Plan, originals: &[Option<&str>]) -> Result<PlanResult, Failur
         }
     }
     if out.iter().all(|r| r.is_err()) {
-        return Err(out.into_iter().find_map(Result::err).expect("at least one file"));
+        return Err(out
+            .into_iter()
+            .find_map(Result::err)
+            .expect("at least one file"));
     }
     Ok(out)
 }

@@ -13,7 +13,7 @@
 pub(in crate::disk) struct CrashAt(Option<(String, usize, bool)>);
 
 impl CrashAt {
-    pub fn from_env() -> CrashAt {
+    pub(crate) fn from_env() -> CrashAt {
         let spec = std::env::var("MULTIEDIT_TEST_CRASH_AT").ok();
         CrashAt(spec.and_then(|s| {
             let mut parts = s.split(':');
@@ -23,13 +23,16 @@ impl CrashAt {
         }))
     }
 
-    pub fn at(&self, step: &str, n: usize) {
+    pub(crate) fn at(&self, step: &str, n: usize) {
         if let Some((s, k, stop)) = &self.0 {
             if s == step && *k == n {
                 #[cfg(unix)]
                 // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
                 unsafe {
-                    libc::kill(libc::getpid(), if *stop { libc::SIGSTOP } else { libc::SIGKILL });
+                    libc::kill(
+                        libc::getpid(),
+                        if *stop { libc::SIGSTOP } else { libc::SIGKILL },
+                    );
                 }
                 // No signals elsewhere: an abort ends the process as abruptly (there is no stop).
                 #[cfg(not(unix))]

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{io_refusal, lock_folders, private, read_regular, sync_dir, TEMP_PREFIX, TEMP_SUFFIX};
-pub(in crate::disk) use crash::CrashAt;
-pub use recovery::{recover, recover_into, Interrupted, Recovered};
 use crate::engine::{Kind, Refusal};
+pub(in crate::disk) use crash::CrashAt;
+pub(crate) use recovery::{recover, recover_into, Recovered};
 
 /// What older versions wrote beside the files, and what a repository may ship to look like one.
-pub const JOURNAL_PREFIX: &str = ".multiedit-journal-";
-pub const JOURNAL_SUFFIX: &str = ".json";
+pub(crate) const JOURNAL_PREFIX: &str = ".multiedit-journal-";
+pub(crate) const JOURNAL_SUFFIX: &str = ".json";
 const RECORD_PREFIX: &str = "journal-";
 const RECORD_SUFFIX: &str = ".json";
 /// 3: records in the private folder. A run that knows only older formats must not act on them.
@@ -61,8 +61,15 @@ pub(super) struct Record {
 impl Record {
     /// Every path of the record, for `rooted` and `absolute`.
     fn paths_mut(&mut self) -> impl Iterator<Item = &mut PathBuf> {
-        let files = self.files.iter_mut().flat_map(|f| std::iter::once(&mut f.target).chain(f.temp.as_mut()));
-        self.folders.iter_mut().chain(files).chain(self.remove_dirs.iter_mut()).chain(self.make_dirs.iter_mut())
+        let files = self
+            .files
+            .iter_mut()
+            .flat_map(|f| std::iter::once(&mut f.target).chain(f.temp.as_mut()));
+        self.folders
+            .iter_mut()
+            .chain(files)
+            .chain(self.remove_dirs.iter_mut())
+            .chain(self.make_dirs.iter_mut())
     }
 
     /// The record as it is written: format 5, its paths relative to the folder that holds them all.
@@ -72,12 +79,19 @@ impl Record {
         for p in out.paths_mut() {
             root = Some(match root {
                 None => p.clone(),
-                Some(r) => r.ancestors().find(|a| p.starts_with(a)).map(Path::to_path_buf).unwrap_or_default(),
+                Some(r) => r
+                    .ancestors()
+                    .find(|a| p.starts_with(a))
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
             });
         }
         let root = root.unwrap_or_default();
         for p in out.paths_mut() {
-            *p = p.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
+            *p = p
+                .strip_prefix(&root)
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|_| p.clone());
         }
         out.multiedit_journal = FORMAT_ROOTED;
         out.root = Some(root);
@@ -89,10 +103,16 @@ impl Record {
     fn absolute(mut self) -> Option<Record> {
         let root = self.root.take().filter(|r| r.is_absolute())?;
         for p in self.paths_mut() {
-            if p.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+            if p.components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
                 return None;
             }
-            *p = if p.as_os_str().is_empty() { root.clone() } else { root.join(&*p) };
+            *p = if p.as_os_str().is_empty() {
+                root.clone()
+            } else {
+                root.join(&*p)
+            };
         }
         self.multiedit_journal = FORMAT_FOLDERS;
         Some(self)
@@ -101,15 +121,15 @@ impl Record {
 
 #[derive(Serialize, Deserialize, Clone)]
 pub(super) struct Entry {
-    pub target: PathBuf,
+    pub(crate) target: PathBuf,
     /// Only in the committed record.
-    pub temp: Option<PathBuf>,
-    pub new: bool,
-    pub len: Option<u64>,
-    pub hash: Option<String>,
+    pub(crate) temp: Option<PathBuf>,
+    pub(crate) new: bool,
+    pub(crate) len: Option<u64>,
+    pub(crate) hash: Option<String>,
     /// The plan deletes this file (a patch's deleted or moved file): rolling forward removes it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub delete: bool,
+    pub(crate) delete: bool,
 }
 
 /// A plan's journal as its writer keeps it.
@@ -125,14 +145,31 @@ impl Journal {
     /// Writes the first record, for `targets` (each with whether it is new) whose temporary files go
     /// in `staging`. A plan over several files needs it (`Err` when no private folder can hold it); a
     /// single-file plan goes on without one.
-    pub fn begin(targets: &[(PathBuf, bool)], staging: &[PathBuf], crash: CrashAt) -> Result<Journal, Refusal> {
+    pub(crate) fn begin(
+        targets: &[(PathBuf, bool)],
+        staging: &[PathBuf],
+        crash: CrashAt,
+    ) -> Result<Journal, Refusal> {
         let pid = std::process::id();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         let plan = format!("{pid}-{:x}", now.as_nanos() & 0xffff_ffff_ffff);
-        let folders: BTreeSet<PathBuf> = targets.iter().map(|(t, _)| super::folder(t)).chain(staging.iter().cloned()).collect();
+        let folders: BTreeSet<PathBuf> = targets
+            .iter()
+            .map(|(t, _)| super::folder(t))
+            .chain(staging.iter().cloned())
+            .collect();
         let files = targets
             .iter()
-            .map(|(t, new)| Entry { target: t.clone(), temp: None, new: *new, len: None, hash: None, delete: false })
+            .map(|(t, new)| Entry {
+                target: t.clone(),
+                temp: None,
+                new: *new,
+                len: None,
+                hash: None,
+                delete: false,
+            })
             .collect();
         let record = Record {
             multiedit_journal: FORMAT,
@@ -147,7 +184,11 @@ impl Journal {
             make_dirs: Vec::new(),
             root: None,
         };
-        let mut journal = Journal { record, path: None, crash };
+        let mut journal = Journal {
+            record,
+            path: None,
+            crash,
+        };
         let about = &targets[0].0;
         match private::ensure() {
             Ok(dir) => {
@@ -178,15 +219,22 @@ impl Journal {
     }
 
     /// Prefix of the plan's temporary files: recovery deletes exactly these.
-    pub fn temp_prefix(&self) -> String {
+    pub(crate) fn temp_prefix(&self) -> String {
         temp_prefix(&self.record.plan)
     }
 
     /// The committed record, with every temporary file and the folder steps, written beside the first
     /// one but not yet in its place: the caller fsyncs it with the new texts (one round of fsyncs, not
     /// two) and then `commit`s it. Dropped uncommitted (a refusal), it is deleted.
-    pub fn prepare(&self, entries: Vec<Entry>, steps: &super::folders::Steps, about: &Path) -> Result<Option<Prepared>, Refusal> {
-        let Some(path) = &self.path else { return Ok(None) };
+    pub(crate) fn prepare(
+        &self,
+        entries: Vec<Entry>,
+        steps: &super::folders::Steps,
+        about: &Path,
+    ) -> Result<Option<Prepared>, Refusal> {
+        let Some(path) = &self.path else {
+            return Ok(None);
+        };
         let mut record = self.record.clone();
         record.committed = true;
         record.files = entries;
@@ -200,8 +248,10 @@ impl Journal {
 
     /// The commit point: the prepared record, fsynced already, replaces the first one, and the private
     /// folder is fsynced.
-    pub fn commit(&mut self, prepared: Prepared) -> Result<(), Refusal> {
-        let Some(path) = &self.path else { return Ok(()) };
+    pub(crate) fn commit(&mut self, prepared: Prepared) -> Result<(), Refusal> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
         persist_record(prepared.0, path)?;
         sync_dir(&super::folder(path));
         self.crash.at("commit", 1);
@@ -209,7 +259,7 @@ impl Journal {
     }
 
     /// Removes the record: the plan is whole.
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         if let Some(p) = self.path.take() {
             let _ = fs::remove_file(p);
             self.crash.at("done", 1);
@@ -243,32 +293,46 @@ fn temp_prefix(plan: &str) -> String {
 pub(super) struct Prepared(tempfile::NamedTempFile);
 
 impl Prepared {
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.0.path()
     }
 
-    pub fn file(&self) -> &fs::File {
+    pub(crate) fn file(&self) -> &fs::File {
         self.0.as_file()
     }
 }
 
 /// The record written whole to a temporary file beside `path` (deleted if it is dropped).
-fn stage_record(record: &Record, path: &Path, about: &Path) -> Result<tempfile::NamedTempFile, Refusal> {
+fn stage_record(
+    record: &Record,
+    path: &Path,
+    about: &Path,
+) -> Result<tempfile::NamedTempFile, Refusal> {
     let bytes = serde_json::to_vec_pretty(&record.rooted()).map_err(|e| {
-        Refusal::new(Kind::Io, format!("Cannot write the journal of {}: {e}. Nothing was changed.", about.display()))
+        Refusal::new(
+            Kind::Io,
+            format!(
+                "Cannot write the journal of {}: {e}. Nothing was changed.",
+                about.display()
+            ),
+        )
     })?;
     let journal_refusal = |e: &std::io::Error| io_refusal(path, "write the journal", e);
-    let mut temp =
-        tempfile::Builder::new().prefix(&record_temp_prefix(&record.plan)).suffix(TEMP_SUFFIX).tempfile_in(super::folder(path)).map_err(|e| journal_refusal(&e))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(&record_temp_prefix(&record.plan))
+        .suffix(TEMP_SUFFIX)
+        .tempfile_in(super::folder(path))
+        .map_err(|e| journal_refusal(&e))?;
     temp.write_all(&bytes).map_err(|e| journal_refusal(&e))?;
     Ok(temp)
 }
 
 /// The staged record renamed over `path`: a reader sees the old record or the new one whole.
 fn persist_record(temp: tempfile::NamedTempFile, path: &Path) -> Result<(), Refusal> {
-    temp.persist(path).map(|_| ()).map_err(|e| io_refusal(path, "write the journal", &e.error))
+    temp.persist(path)
+        .map(|_| ())
+        .map_err(|e| io_refusal(path, "write the journal", &e.error))
 }
-
 
 /// Length and hash of a new text, recorded so that recovery renames only a complete temporary file.
 /// FNV-1a over 8-byte words: a check against a torn or foreign file, not against an adversary (the
@@ -290,7 +354,11 @@ pub(super) fn digest(bytes: &[u8]) -> String {
 fn start_time(pid: u32) -> Option<u64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' do not.
-    stat[stat.rfind(')')? + 1..].split_whitespace().nth(19)?.parse().ok()
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
 }
 
 /// Whether the journal's writer may still be running (then its journal is its own business).
@@ -311,7 +379,10 @@ fn alive(pid: u32, started: Option<u64>, file: &Path) -> bool {
         };
     }
     // No /proc: a journal younger than a minute is taken for a live one.
-    fs::metadata(file).and_then(|m| m.modified()).map(|t| t.elapsed().map_or(true, |d| d.as_secs() <= 60)).unwrap_or(true)
+    fs::metadata(file)
+        .and_then(|m| m.modified())
+        .map(|t| t.elapsed().map_or(true, |d| d.as_secs() <= 60))
+        .unwrap_or(true)
 }
 
 #[cfg(test)]
@@ -320,7 +391,14 @@ mod tests {
 
     #[test]
     fn a_record_names_its_paths_relative_to_its_root_and_reads_back_whole() {
-        let entry = |t: &str, temp: Option<&str>| Entry { target: t.into(), temp: temp.map(PathBuf::from), new: false, len: Some(1), hash: None, delete: false };
+        let entry = |t: &str, temp: Option<&str>| Entry {
+            target: t.into(),
+            temp: temp.map(PathBuf::from),
+            new: false,
+            len: Some(1),
+            hash: None,
+            delete: false,
+        };
         let record = Record {
             multiedit_journal: FORMAT_FOLDERS,
             plan: "1-a".into(),
@@ -329,21 +407,46 @@ mod tests {
             time: 0,
             committed: true,
             folders: vec!["/w/p/src".into(), "/w/p/doc".into()],
-            files: vec![entry("/w/p/src/a.rs", Some("/w/p/src/.multiedit-1-a-x.tmp")), entry("/w/p/doc/b.md", None)],
+            files: vec![
+                entry("/w/p/src/a.rs", Some("/w/p/src/.multiedit-1-a-x.tmp")),
+                entry("/w/p/doc/b.md", None),
+            ],
             remove_dirs: vec!["/w/p/doc/old".into()],
             make_dirs: vec![],
             root: None,
         };
         let written = serde_json::to_value(record.rooted()).unwrap();
-        assert_eq!((written["multiedit_journal"].as_u64(), written["root"].as_str()), (Some(5), Some("/w/p")));
+        assert_eq!(
+            (
+                written["multiedit_journal"].as_u64(),
+                written["root"].as_str()
+            ),
+            (Some(5), Some("/w/p"))
+        );
         assert_eq!(written["folders"], serde_json::json!(["src", "doc"]));
         assert_eq!(written["files"][0]["temp"], "src/.multiedit-1-a-x.tmp");
-        let back = serde_json::from_value::<Record>(written.clone()).unwrap().absolute().unwrap();
-        assert_eq!((back.folders.clone(), back.files[0].target.clone(), back.remove_dirs.clone()), (record.folders, record.files[0].target.clone(), record.remove_dirs));
+        let back = serde_json::from_value::<Record>(written.clone())
+            .unwrap()
+            .absolute()
+            .unwrap();
+        assert_eq!(
+            (
+                back.folders.clone(),
+                back.files[0].target.clone(),
+                back.remove_dirs.clone()
+            ),
+            (
+                record.folders,
+                record.files[0].target.clone(),
+                record.remove_dirs
+            )
+        );
         // A path that would leave the root is not a record this version acts on.
         let mut escaping = written;
         escaping["files"][1]["target"] = "../../etc/passwd".into();
-        assert!(serde_json::from_value::<Record>(escaping).unwrap().absolute().is_none());
+        assert!(serde_json::from_value::<Record>(escaping)
+            .unwrap()
+            .absolute()
+            .is_none());
     }
 }
-

@@ -11,16 +11,16 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::disk::{folder, folders, os_error, sync_in, Opened};
 use crate::engine::{Kind, Refusal};
-use crate::result::{Recovery, RecoveredEntry};
+use crate::result::{RecoveredEntry, Recovery};
 
 /// An interrupted plan as the message names it.
 pub struct Interrupted {
-    pub plan: String,
-    pub pid: u32,
-    pub time: u64,
-    pub files: Vec<PathBuf>,
+    pub(crate) plan: String,
+    pub(crate) pid: u32,
+    pub(crate) time: u64,
+    pub(crate) files: Vec<PathBuf>,
     /// The record, in the private folder.
-    pub journal: PathBuf,
+    pub(crate) journal: PathBuf,
 }
 
 /// What a run met in a plan's folders before reading them.
@@ -35,7 +35,7 @@ pub enum Recovered {
 
 impl Recovered {
     /// `completed an interrupted plan of process 123 from 2025-01-02 03:04:05 UTC (3 files: /a, /b, /c)`
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Recovered::Resolved { completed, plan } => {
                 let what = if *completed {
@@ -58,7 +58,7 @@ impl Recovered {
     }
 
     /// The journal it is about.
-    pub fn journal(&self) -> &Path {
+    pub(crate) fn journal(&self) -> &Path {
         match self {
             Recovered::Resolved { plan, .. } | Recovered::Left { plan, .. } => &plan.journal,
             Recovered::Ignored { journal, .. } => journal,
@@ -67,7 +67,7 @@ impl Recovered {
 
     /// The line a front end prints: `describe`, and for a plan that was acted on, `before` (what the
     /// run then did: "before applying this one").
-    pub fn report(&self, before: &str) -> String {
+    pub(crate) fn report(&self, before: &str) -> String {
         match self {
             Recovered::Resolved { .. } => format!("{} {before}", self.describe()),
             _ => self.describe(),
@@ -75,10 +75,17 @@ impl Recovered {
     }
 
     /// As a result carries it (`recovered`).
-    pub fn to_entry(&self) -> RecoveredEntry {
+    pub(crate) fn to_entry(&self) -> RecoveredEntry {
         let message = self.describe();
         match self {
-            Recovered::Resolved { completed, plan } => plan.entry(if *completed { Recovery::Completed } else { Recovery::RolledBack }, message),
+            Recovered::Resolved { completed, plan } => plan.entry(
+                if *completed {
+                    Recovery::Completed
+                } else {
+                    Recovery::RolledBack
+                },
+                message,
+            ),
             Recovered::Left { plan, .. } => plan.entry(Recovery::Left, message),
             Recovered::Ignored { journal, .. } => RecoveredEntry {
                 action: Recovery::Ignored,
@@ -96,7 +103,13 @@ impl Recovered {
 impl Interrupted {
     fn named(&self) -> String {
         let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
-        format!("of process {} from {} ({} files: {})", self.pid, utc(self.time), files.len(), files.join(", "))
+        format!(
+            "of process {} from {} ({} files: {})",
+            self.pid,
+            utc(self.time),
+            files.len(),
+            files.join(", ")
+        )
     }
 
     fn entry(&self, action: Recovery, message: String) -> RecoveredEntry {
@@ -125,12 +138,19 @@ fn utc(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem / 60 % 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 /// Names in `dir` that look like journals (written by older versions, or planted), sorted.
 fn lookalikes_in(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<PathBuf> = entries
         .flatten()
         .filter(|e| {
@@ -148,7 +168,9 @@ fn lookalikes_in(dir: &Path) -> Vec<PathBuf> {
 fn records_in(dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in dirs {
-        let Ok(entries) = fs::read_dir(dir) else { continue };
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
         out.extend(
             entries
                 .flatten()
@@ -189,12 +211,20 @@ fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
         if matches!(fs::symlink_metadata(path), Err(e) if e.kind() == ErrorKind::NotFound) {
             return Ok(None);
         }
-        return Err(journal_refusal(path, &format!("it cannot be trusted ({why})")));
+        return Err(journal_refusal(
+            path,
+            &format!("it cannot be trusted ({why})"),
+        ));
     }
     let bytes = match read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(journal_refusal(path, &format!("it cannot be read ({})", os_error(&e)))),
+        Err(e) => {
+            return Err(journal_refusal(
+                path,
+                &format!("it cannot be read ({})", os_error(&e)),
+            ))
+        }
     };
     if bytes.is_empty() {
         if !dry_run {
@@ -202,21 +232,36 @@ fn read_record(path: &Path, dry_run: bool) -> Result<Option<Record>, Refusal> {
         }
         return Ok(None);
     }
-    let record: Record = serde_json::from_slice(&bytes)
-        .map_err(|e| journal_refusal(path, &format!("it is not a journal this version can read ({e})")))?;
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
+        journal_refusal(
+            path,
+            &format!("it is not a journal this version can read ({e})"),
+        )
+    })?;
     let record = match record.multiedit_journal {
-        FORMAT_ROOTED => record.absolute().ok_or_else(|| journal_refusal(path, "its paths do not stay below its root"))?,
-        _ if record.root.is_some() => return Err(journal_refusal(path, "it is not a journal this version can read")),
+        FORMAT_ROOTED => record
+            .absolute()
+            .ok_or_else(|| journal_refusal(path, "its paths do not stay below its root"))?,
+        _ if record.root.is_some() => {
+            return Err(journal_refusal(
+                path,
+                "it is not a journal this version can read",
+            ))
+        }
         _ => record,
     };
-    let named = path.file_name().and_then(|n| n.to_str()) == Some(record_name(&record.plan).as_str());
+    let named =
+        path.file_name().and_then(|n| n.to_str()) == Some(record_name(&record.plan).as_str());
     let format_ok = match record.multiedit_journal {
         FORMAT => record.remove_dirs.is_empty() && record.make_dirs.is_empty(),
         FORMAT_FOLDERS => true,
         _ => false,
     };
     if !format_ok || record.folders.is_empty() || !named {
-        return Err(journal_refusal(path, "it is not a journal this version can read"));
+        return Err(journal_refusal(
+            path,
+            "it is not a journal this version can read",
+        ));
     }
     Ok(Some(record))
 }
@@ -241,7 +286,7 @@ fn folders_of(files: &[PathBuf]) -> BTreeSet<PathBuf> {
 /// back, holding the locks of that plan's folders (a `dry_run` only reports it); every file there
 /// named like a journal is reported as ignored. Records of running writers are left alone; a record
 /// that cannot be read is refused rather than guessed at.
-pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refusal> {
+pub(crate) fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refusal> {
     let folders = folders_of(files);
     let mut met = Vec::new();
     let (private_dirs, untrusted) = private::existing();
@@ -256,7 +301,10 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
     // Journals in a folder, or files, that others could have written are named, never used.
     for (dir, problem) in &untrusted {
         for journal in records_in(std::slice::from_ref(dir)) {
-            met.push(Recovered::Ignored { journal, why: format!("{problem}, so a journal there cannot be trusted") });
+            met.push(Recovered::Ignored {
+                journal,
+                why: format!("{problem}, so a journal there cannot be trusted"),
+            });
         }
     }
     if !dry_run {
@@ -268,26 +316,39 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
             if fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
                 continue;
             }
-            met.push(Recovered::Ignored { journal: path, why: format!("{problem}, so it cannot be trusted") });
+            met.push(Recovered::Ignored {
+                journal: path,
+                why: format!("{problem}, so it cannot be trusted"),
+            });
             continue;
         }
-        let Some(record) = read_record(&path, dry_run)? else { continue };
+        let Some(record) = read_record(&path, dry_run)? else {
+            continue;
+        };
         if !record.folders.iter().any(|f| folders.contains(f)) || writer_alive(&record, &path) {
             continue;
         }
         if dry_run {
             // A single-file record holds nothing a reader could see: its temporary file is not the file.
             if record.files.len() > 1 {
-                met.push(Recovered::Left { committed: record.committed, plan: interrupted(&record, &path) });
+                met.push(Recovered::Left {
+                    committed: record.committed,
+                    plan: interrupted(&record, &path),
+                });
             }
             continue;
         }
         let _locks = lock_folders(record.folders.clone());
         // Another run may have recovered it while this one waited for the locks.
-        let Some(record) = read_record(&path, false)? else { continue };
+        let Some(record) = read_record(&path, false)? else {
+            continue;
+        };
         let completed = resolve(&record, &path)?;
         if record.files.len() > 1 {
-            met.push(Recovered::Resolved { completed, plan: interrupted(&record, &path) });
+            met.push(Recovered::Resolved {
+                completed,
+                plan: interrupted(&record, &path),
+            });
         }
     }
     Ok(met)
@@ -298,16 +359,31 @@ pub fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refus
 /// them. Those of a plan whose record exists are its recovery's; those of a live writer are its own.
 fn remove_orphan_records(dirs: &[PathBuf]) {
     for dir in dirs {
-        let Ok(entries) = fs::read_dir(dir) else { continue };
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
         for e in entries.flatten() {
             let name = e.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(".record-")).filter(|n| n.ends_with(TEMP_SUFFIX)) else { continue };
+            let Some(rest) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(".record-"))
+                .filter(|n| n.ends_with(TEMP_SUFFIX))
+            else {
+                continue;
+            };
             // `<pid>-<hex>-<random>.tmp`: the plan is the first two parts.
             let mut parts = rest.splitn(3, '-');
-            let (Some(pid), Some(hex)) = (parts.next(), parts.next()) else { continue };
-            let Ok(pid) = pid.parse::<u32>() else { continue };
+            let (Some(pid), Some(hex)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let Ok(pid) = pid.parse::<u32>() else {
+                continue;
+            };
             let path = e.path();
-            if dir.join(record_name(&format!("{pid}-{hex}"))).exists() || alive(pid, None, &path) || private::check(&path, false).is_err() {
+            if dir.join(record_name(&format!("{pid}-{hex}"))).exists()
+                || alive(pid, None, &path)
+                || private::check(&path, false).is_err()
+            {
                 continue;
             }
             let _ = fs::remove_file(&path);
@@ -317,7 +393,11 @@ fn remove_orphan_records(dirs: &[PathBuf]) {
 
 /// `recover`, adding to `met` what it did not hold already (a run that looks at one file at a time
 /// meets an ignored journal, or a plan it leaves, once per file of that folder).
-pub fn recover_into(met: &mut Vec<Recovered>, files: &[PathBuf], dry_run: bool) -> Result<(), Refusal> {
+pub(crate) fn recover_into(
+    met: &mut Vec<Recovered>,
+    files: &[PathBuf],
+    dry_run: bool,
+) -> Result<(), Refusal> {
     for r in recover(files, dry_run)? {
         if !met.iter().any(|m| m.journal() == r.journal()) {
             met.push(r);
@@ -339,8 +419,15 @@ fn interrupted(record: &Record, path: &Path) -> Interrupted {
 /// Whether `temp` is one of the plan's own temporary files: named by its pattern, in one of its folders.
 fn own_temp(record: &Record, temp: &Path) -> bool {
     let prefix = temp_prefix(&record.plan);
-    let named = temp.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX));
-    named && record.folders.iter().any(|d| temp.parent() == Some(d.as_path()))
+    let named = temp
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX));
+    named
+        && record
+            .folders
+            .iter()
+            .any(|d| temp.parent() == Some(d.as_path()))
 }
 
 /// Rolls the plan of `record` forward (committed) or back; returns whether it was completed. Forward
@@ -352,18 +439,31 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
         let os = |e: &std::io::Error| os_error(e);
         for f in &record.files {
             if !record.folders.iter().any(|d| folder(&f.target) == *d) {
-                return Err(refuse(format!("it names {}, outside its folders", f.target.display())));
+                return Err(refuse(format!(
+                    "it names {}, outside its folders",
+                    f.target.display()
+                )));
             }
         }
         for dir in record.remove_dirs.iter().chain(&record.make_dirs) {
-            if !record.folders.iter().any(|d| d.starts_with(dir) || dir.starts_with(d)) {
-                return Err(refuse(format!("it names the folder {}, outside its folders", dir.display())));
+            if !record
+                .folders
+                .iter()
+                .any(|d| d.starts_with(dir) || dir.starts_with(d))
+            {
+                return Err(refuse(format!(
+                    "it names the folder {}, outside its folders",
+                    dir.display()
+                )));
             }
         }
         // The record's paths were resolved by its writer: each folder is opened along them without
         // following a link (`opened`), so one swapped in since cannot lead the recovery elsewhere.
         let opened = Opened::default();
-        fn entry<'p>(opened: &Opened, p: &'p Path) -> std::io::Result<(std::sync::Arc<cap_std::fs::Dir>, &'p std::ffi::OsStr)> {
+        fn entry<'p>(
+            opened: &Opened,
+            p: &'p Path,
+        ) -> std::io::Result<(std::sync::Arc<cap_std::fs::Dir>, &'p std::ffi::OsStr)> {
             opened.parent(p)
         }
         let sync = |d: &Path| sync_in(&opened, d);
@@ -373,7 +473,13 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 // Gone, or its folder already replaced by a new file, or itself by a new folder.
                 Err(e) if folders::absent(&e) => {}
                 Err(_) if record.make_dirs.contains(&f.target) && f.target.is_dir() => {}
-                Err(e) => return Err(refuse(format!("{} cannot be deleted ({})", f.target.display(), os(&e)))),
+                Err(e) => {
+                    return Err(refuse(format!(
+                        "{} cannot be deleted ({})",
+                        f.target.display(),
+                        os(&e)
+                    )))
+                }
             }
         }
         for dir in &record.remove_dirs {
@@ -386,8 +492,16 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
                 // A folder it was in is already a new file.
                 Err(_) if fs::symlink_metadata(dir).is_err_and(|e| folders::absent(&e)) => {}
-                Err(_) if fs::symlink_metadata(dir).is_ok_and(|m| m.is_file()) && record.files.iter().any(|f| f.target == *dir && !f.delete) => {}
-                Err(e) => return Err(refuse(format!("the folder {} cannot be removed ({})", dir.display(), os(&e)))),
+                Err(_)
+                    if fs::symlink_metadata(dir).is_ok_and(|m| m.is_file())
+                        && record.files.iter().any(|f| f.target == *dir && !f.delete) => {}
+                Err(e) => {
+                    return Err(refuse(format!(
+                        "the folder {} cannot be removed ({})",
+                        dir.display(),
+                        os(&e)
+                    )))
+                }
             }
         }
         for dir in &record.make_dirs {
@@ -395,27 +509,49 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 Ok(()) => sync(&folder(dir)),
                 // Made before the crash: a folder, never a link put there since.
                 Err(e) if e.kind() == ErrorKind::AlreadyExists && opened.dir(dir).is_ok() => {}
-                Err(e) => return Err(refuse(format!("the folder {} cannot be created ({})", dir.display(), os(&e)))),
+                Err(e) => {
+                    return Err(refuse(format!(
+                        "the folder {} cannot be created ({})",
+                        dir.display(),
+                        os(&e)
+                    )))
+                }
             }
         }
         for f in record.files.iter().filter(|f| !f.delete) {
             let Some(temp) = &f.temp else { continue };
             if !own_temp(record, temp) {
-                return Err(refuse(format!("{} is not one of its temporary files", temp.display())));
+                return Err(refuse(format!(
+                    "{} is not one of its temporary files",
+                    temp.display()
+                )));
             }
             // A link or anything but a regular file in its place is not the text it recorded.
-            let (temp_dir, temp_name) = entry(&opened, temp).map_err(|e| refuse(format!("{} cannot be read ({})", temp.display(), os(&e))))?;
+            let (temp_dir, temp_name) = entry(&opened, temp)
+                .map_err(|e| refuse(format!("{} cannot be read ({})", temp.display(), os(&e))))?;
             let bytes = match temp_dir.symlink_metadata(temp_name) {
                 Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
                 Ok(m) if m.is_file() => crate::disk::read_in(&temp_dir, temp_name).ok(),
                 _ => None,
             };
-            if bytes.as_ref().map(|b| b.len() as u64) != f.len || bytes.as_deref().map(digest) != f.hash {
-                return Err(refuse(format!("{}, the new text of {}, is not the text it recorded", temp.display(), f.target.display())));
+            if bytes.as_ref().map(|b| b.len() as u64) != f.len
+                || bytes.as_deref().map(digest) != f.hash
+            {
+                return Err(refuse(format!(
+                    "{}, the new text of {}, is not the text it recorded",
+                    temp.display(),
+                    f.target.display()
+                )));
             }
             entry(&opened, &f.target)
                 .and_then(|(d, name)| temp_dir.rename(temp_name, &d, name))
-                .map_err(|e| refuse(format!("{} cannot be replaced ({})", f.target.display(), os(&e))))?;
+                .map_err(|e| {
+                    refuse(format!(
+                        "{} cannot be replaced ({})",
+                        f.target.display(),
+                        os(&e)
+                    ))
+                })?;
         }
     }
     // What is left: temporary files of the plan (all of them when it never committed), then the record.
@@ -426,7 +562,9 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     // A committed record the run had written and fsynced but not yet renamed into place.
     let staged = record_temp_prefix(&record.plan);
     let private = fs::canonicalize(folder(path)).unwrap_or_else(|_| folder(path));
-    remove_matching(&private, |n| n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX));
+    remove_matching(&private, |n| {
+        n.starts_with(&staged) && n.ends_with(TEMP_SUFFIX)
+    });
     let _ = fs::remove_file(path);
     Ok(record.committed)
 }
@@ -435,10 +573,14 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
 fn remove_matching(dir: &Path, matches: impl Fn(&str) -> bool) {
     let opened = Opened::default();
     let Ok(handle) = opened.dir(dir) else { return };
-    let Ok(entries) = handle.entries() else { return };
+    let Ok(entries) = handle.entries() else {
+        return;
+    };
     for e in entries.flatten() {
         // A deleted file waiting aside may be a symbolic link: that link is removed, never followed.
-        if matches(&e.file_name().to_string_lossy()) && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
+        if matches(&e.file_name().to_string_lossy())
+            && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink())
+        {
             let _ = handle.remove_file(e.file_name());
         }
     }

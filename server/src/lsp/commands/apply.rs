@@ -14,12 +14,12 @@ use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
 use super::{prepare_logged, result_json, Failure, Origin, APPLY};
-use crate::lsp::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::config::Config;
 use crate::lsp::diagnostics;
-use crate::lsp::now_reads::EditorText;
+use crate::lsp::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 use crate::lsp::logging::log;
+use crate::lsp::now_reads::EditorText;
 use crate::lsp::prepare::Prepared;
 use crate::lsp::save::{self, Saving};
 use crate::lsp::session::Session;
@@ -33,12 +33,16 @@ fn not_applied(message: String) -> Failure {
 /// most `AGENT_TURN`, the user's approval at most `AGENT_APPROVAL`, and the editor's answer to the edit
 /// whatever is left but `AFTER_APPLY`, kept for the save (`save::SAVE_BOUND`) and the diagnostics. The
 /// caller (`multiedit mcp`) waits `crate::bridge::wire::AGENT_ANSWER`, a little more.
-pub const AGENT_CALL: Duration = Duration::from_secs(50);
-pub const AGENT_TURN: Duration = Duration::from_secs(5);
-pub use crate::lsp::config::AGENT_APPROVAL;
+pub(crate) const AGENT_CALL: Duration = Duration::from_secs(50);
+pub(crate) const AGENT_TURN: Duration = Duration::from_secs(5);
 const AFTER_APPLY: Duration = Duration::from_secs(10);
 
-pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
+pub(crate) async fn run(
+    session: &Session,
+    client: &Client,
+    origin: Origin,
+    arguments: &[Value],
+) -> Result<Value, Failure> {
     let deadline = tokio::time::Instant::now() + AGENT_CALL;
     if !session.config().apply_edit {
         return Err(not_applied(format!(
@@ -69,39 +73,75 @@ pub async fn run(session: &Session, client: &Client, origin: Origin, arguments: 
     // named against it.
     let mut checked: Option<Prepared> = None;
     loop {
-        let (config, prepared) = match prepare_logged(session, client, APPLY, origin, arguments).await {
-            Err(Failure::Refused(r)) if rechecks > 0 => return Err(Failure::Refused(changed_meanwhile(r, checked.as_ref(), session))),
-            other => other?,
-        };
+        let (config, prepared) =
+            match prepare_logged(session, client, APPLY, origin, arguments).await {
+                Err(Failure::Refused(r)) if rechecks > 0 => {
+                    return Err(Failure::Refused(changed_meanwhile(
+                        r,
+                        checked.as_ref(),
+                        session,
+                    )))
+                }
+                other => other?,
+            };
         check_abilities(&config, &prepared)?;
         // One approval for the whole plan, asked by an editor that can (`multiedit/approve`); a plan
         // checked again after the user typed is not asked twice.
         if prepared.review && config.approve_support && !approved {
-            let bound = if origin == Origin::Bridge { config.apply_edit_timeout.min(config.agent_approval) } else { config.apply_edit_timeout };
+            let bound = if origin == Origin::Bridge {
+                config.apply_edit_timeout.min(config.agent_approval)
+            } else {
+                config.apply_edit_timeout
+            };
             approve(client, &prepared, bound).await?;
             approved = true;
         }
         // Editors show the label as the undo entry and in their review.
         // Asks a client that reports diagnostics for those of the files before the edit.
-        let uris: Vec<String> = prepared.files.iter().filter_map(|f| f.uri.clone()).collect();
-        let watch = diagnostics::Watch::start(client, config.diagnostics, prepared.diagnostics, uris).await;
+        let uris: Vec<String> = prepared
+            .files
+            .iter()
+            .filter_map(|f| f.uri.clone())
+            .collect();
+        let watch =
+            diagnostics::Watch::start(client, config.diagnostics, prepared.diagnostics, uris).await;
         // Which documents hold unsaved changes of the user's, asked before the edit makes them all dirty.
-        let open: Vec<String> = prepared.files.iter().filter(|f| f.version.is_some()).filter_map(|f| f.uri.clone()).collect();
-        let saving = Saving::start(client, config.save_support, prepared.save.unwrap_or(config.save), open).await;
-        let params = ApplyWorkspaceEditParams { label: Some(prepared.label()), edit: prepared.edit.clone() };
+        let open: Vec<String> = prepared
+            .files
+            .iter()
+            .filter(|f| f.version.is_some())
+            .filter_map(|f| f.uri.clone())
+            .collect();
+        let saving = Saving::start(
+            client,
+            config.save_support,
+            prepared.save.unwrap_or(config.save),
+            open,
+        )
+        .await;
+        let params = ApplyWorkspaceEditParams {
+            label: Some(prepared.label()),
+            edit: prepared.edit.clone(),
+        };
         // An agent does not wait on the editor longer than its call may last; a review in the editor
         // (change annotations) waits for the user as long as an approval would.
         let timeout = match origin {
             Origin::Editor => config.apply_edit_timeout,
             Origin::Bridge => {
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now()).saturating_sub(AFTER_APPLY);
-                config.apply_edit_timeout.min(left).max(Duration::from_secs(1))
+                let left = deadline
+                    .saturating_duration_since(tokio::time::Instant::now())
+                    .saturating_sub(AFTER_APPLY);
+                config
+                    .apply_edit_timeout
+                    .min(left)
+                    .max(Duration::from_secs(1))
             }
         };
         // Subscribed before sending, so a didChange that arrives with the answer is not missed.
         let mut changes = session.documents.watch();
         // A client that never answers must not hold this handler, one of the few that run at once, forever.
-        let answer = tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
+        let answer =
+            tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
         match answer {
             Ok(Ok(response)) if response.applied => {
                 // The next plan in line must see this one's result: wait (briefly) for its didChange.
@@ -230,12 +270,23 @@ const SETTLE: Duration = Duration::from_millis(500);
 /// moved on (another version, or closed): `every` one of them (after an applied edit: each gets its
 /// didChange) or any one (after a refusal: the user's typing that explains it). Files that were not
 /// open have no version to wait for. Returns whether they moved.
-async fn moved_on(session: &Session, prepared: &Prepared, changes: &mut watch::Receiver<u64>, every: bool, bound: Duration) -> bool {
+async fn moved_on(
+    session: &Session,
+    prepared: &Prepared,
+    changes: &mut watch::Receiver<u64>,
+    every: bool,
+    bound: Duration,
+) -> bool {
     let open: Vec<(&str, i32)> = prepared.open_versions().collect();
     if open.is_empty() {
         return false;
     }
-    let moved = |(key, version): &(&str, i32)| session.documents.find(key).is_none_or(|d| d.version != *version);
+    let moved = |(key, version): &(&str, i32)| {
+        session
+            .documents
+            .find(key)
+            .is_none_or(|d| d.version != *version)
+    };
     let wait = async {
         loop {
             if (every && open.iter().all(moved)) || (!every && open.iter().any(moved)) {
@@ -258,7 +309,12 @@ fn editor_texts(session: &Session, prepared: &Prepared) -> Vec<Option<EditorText
         .map(|(change, file)| {
             file.uri.as_ref()?;
             let doc = session.documents.find(&file.key)?;
-            EditorText::compare(&doc.rope, &change.text, file.before.as_deref(), &change.replacements)
+            EditorText::compare(
+                &doc.rope,
+                &change.text,
+                file.before.as_deref(),
+                &change.replacements,
+            )
         })
         .collect()
 }
@@ -271,7 +327,10 @@ fn changed_meanwhile(mut r: Refusal, checked: Option<&Prepared>, session: &Sessi
         "A document changed while the editor was applying the plan; checked again against its new text: {}",
         r.message
     );
-    let unhelpful = r.hint.as_deref().is_none_or(|h| h.starts_with("No line of the file resembles"));
+    let unhelpful = r
+        .hint
+        .as_deref()
+        .is_none_or(|h| h.starts_with("No line of the file resembles"));
     if r.kind == Kind::NotFound && unhelpful {
         if let Some(hint) = checked.and_then(|p| typed_over(p, &r, session)) {
             r.hint = Some(hint);
@@ -283,21 +342,37 @@ fn changed_meanwhile(mut r: Refusal, checked: Option<&Prepared>, session: &Sessi
 /// The lines of the refused file that changed since `checked` was checked against it, nearest to
 /// where the refused edit's old_string was then, as the hint says them.
 fn typed_over(checked: &Prepared, r: &Refusal, session: &Session) -> Option<String> {
-    let (change, file) = checked.each().find(|(c, _)| r.file_path.as_deref() == Some(c.file_path.as_str()))?;
+    let (change, file) = checked
+        .each()
+        .find(|(c, _)| r.file_path.as_deref() == Some(c.file_path.as_str()))?;
     let before = file.before.as_deref()?;
     let now = session.documents.find(&file.key)?.rope.to_string();
-    let old = r.edit_index.and_then(|i| change.applied.iter().find(|e| e.edit_index == i)).map(|e| e.old_string.as_str());
-    let near = old.and_then(|o| o.lines().find(|l| !l.trim().is_empty())).and_then(|l| before.find(l.trim()));
+    let old = r
+        .edit_index
+        .and_then(|i| change.applied.iter().find(|e| e.edit_index == i))
+        .map(|e| e.old_string.as_str());
+    let near = old
+        .and_then(|o| o.lines().find(|l| !l.trim().is_empty()))
+        .and_then(|l| before.find(l.trim()));
     let (first, last, text) = crate::lsp::now_reads::changed_lines(before, &now, near)?;
-    let at = if first == last { format!("line {first}") } else { format!("lines {first}-{last}") };
+    let at = if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    };
     Some(format!("The document changed at {at} while the plan was being applied. The file has there now:\n{text}"))
 }
 
 /// Refuses a plan whose file operations the editor cannot carry out.
 fn check_abilities(config: &Config, prepared: &Prepared) -> Result<(), Failure> {
     if prepared.creates && !(config.document_changes && config.create_files) {
-        let created: Vec<&str> =
-            prepared.outcome.files.iter().filter(|f| f.created).map(|f| f.file_path.as_str()).collect();
+        let created: Vec<&str> = prepared
+            .outcome
+            .files
+            .iter()
+            .filter(|f| f.created)
+            .map(|f| f.file_path.as_str())
+            .collect();
         return Err(not_applied(format!(
             "The plan creates {}, but the editor cannot create files through a workspace edit (its client \
              capabilities lack workspace.workspaceEdit.documentChanges or \"create\" in resourceOperations). \
@@ -305,13 +380,33 @@ fn check_abilities(config: &Config, prepared: &Prepared) -> Result<(), Failure> 
             created.join(", ")
         )));
     }
-    let needs = |op: fn(&FileOp) -> bool| prepared.outcome.files.iter().filter(|f| op(&f.op)).map(|f| f.file_path.as_str()).collect::<Vec<_>>();
+    let needs = |op: fn(&FileOp) -> bool| {
+        prepared
+            .outcome
+            .files
+            .iter()
+            .filter(|f| op(&f.op))
+            .map(|f| f.file_path.as_str())
+            .collect::<Vec<_>>()
+    };
     for (verb, ability, files) in [
-        ("deletes", config.delete_files, needs(|o| *o == FileOp::Delete)),
-        ("renames", config.rename_files, needs(|o| matches!(o, FileOp::MoveTo(_)))),
+        (
+            "deletes",
+            config.delete_files,
+            needs(|o| *o == FileOp::Delete),
+        ),
+        (
+            "renames",
+            config.rename_files,
+            needs(|o| matches!(o, FileOp::MoveTo(_))),
+        ),
     ] {
         if !files.is_empty() && (!config.document_changes || !ability) {
-            let op = if verb == "deletes" { "delete" } else { "rename" };
+            let op = if verb == "deletes" {
+                "delete"
+            } else {
+                "rename"
+            };
             return Err(not_applied(format!(
                 "The plan {verb} {}, but the editor cannot {op} files through a workspace edit (its client \
                  capabilities lack workspace.workspaceEdit.documentChanges or \"{op}\" in resourceOperations). \

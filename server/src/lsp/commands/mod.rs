@@ -1,38 +1,39 @@
 //! `workspace/executeCommand`: the commands the server advertises, and the validation they share.
 
-pub mod apply;
-pub mod preview;
-pub mod read;
-pub mod symbols;
+pub(crate) mod apply;
+pub(crate) mod preview;
+pub(crate) mod read;
+pub(crate) mod symbols;
 
 use serde_json::Value;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
+use super::catch_panic;
 use super::config::Config;
 use super::convert::{internal_error, refusal_error};
 use super::logging::log;
 use super::prepare::{prepare, Prepared};
 use super::session::Session;
-use super::catch_panic;
 use crate::engine::Refusal;
 use crate::result::{PlanResult, RenameSummary, RenamedFile};
 
-pub use super::capabilities::{ALL, APPLY, PREVIEW, READ, SYMBOLS};
-pub use crate::bridge::Intent;
+pub use super::capabilities::APPLY;
+pub(crate) use super::capabilities::{ALL, PREVIEW, READ, SYMBOLS};
+pub(crate) use crate::bridge::Intent;
 
 /// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
 /// through the bridge. An agent's plan is approved by the rule for agents (`agentReview`) and waited
 /// for within the bound an agent's call has (`apply::AGENT_BOUNDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Editor,
     Bridge,
 }
 
 /// The command an intent runs as.
-pub fn command(intent: Intent) -> &'static str {
+pub(crate) fn command(intent: Intent) -> &'static str {
     match intent {
         Intent::Apply => APPLY,
         Intent::Preview => PREVIEW,
@@ -42,7 +43,7 @@ pub fn command(intent: Intent) -> &'static str {
 }
 
 /// The intent of one of the server's commands.
-pub fn intent(command: &str) -> Option<Intent> {
+pub(crate) fn intent(command: &str) -> Option<Intent> {
     match command {
         APPLY => Some(Intent::Apply),
         PREVIEW => Some(Intent::Preview),
@@ -54,7 +55,7 @@ pub fn intent(command: &str) -> Option<Intent> {
 
 /// Why a command gave no result.
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The plan was refused (or the editor did not apply it): nothing was changed.
     Refused(Refusal),
     /// The server itself failed (a bug caught before it could change anything).
@@ -63,7 +64,7 @@ pub enum Failure {
 
 impl Failure {
     /// As the JSON-RPC error `workspace/executeCommand` answers with.
-    pub fn into_rpc(self) -> jsonrpc::Error {
+    pub(crate) fn into_rpc(self) -> jsonrpc::Error {
         match self {
             Failure::Refused(r) => refusal_error(&r),
             Failure::Internal(message) => internal_error(message),
@@ -74,18 +75,26 @@ impl Failure {
 /// Runs the command of `intent` on `arguments`: the one function behind both the editor's
 /// `workspace/executeCommand` and a request arriving through the bridge, so the two are validated,
 /// ordered, applied and answered alike.
-pub async fn run(session: &Session, client: &Client, intent: Intent, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
+pub(crate) async fn run(
+    session: &Session,
+    client: &Client,
+    intent: Intent,
+    origin: Origin,
+    arguments: &[Value],
+) -> Result<Value, Failure> {
     match intent {
         Intent::Apply => apply::run(session, client, origin, arguments).await,
         Intent::Preview => preview::run(session, client, arguments).await,
-        Intent::Read => catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?,
+        Intent::Read => {
+            catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?
+        }
         Intent::Symbols => symbols::run(session, client, arguments).await,
     }
 }
 
 /// For one of our commands whose `arguments` is not an array (a plan sent bare, say): the refusal to
 /// answer with, instead of the framework's bare "invalid type: map, expected a sequence".
-pub fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
+pub(crate) fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     let params = params?;
     let command = params.get("command")?.as_str()?;
     if !ALL.contains(&command) {
@@ -128,9 +137,16 @@ async fn prepare_logged(
     let mut asked = 0;
     let answers = loop {
         asked += 1;
-        let answers = crate::lsp::symbols::gather(session, client, &config, arguments).await.map_err(Failure::Refused)?;
+        let answers = crate::lsp::symbols::gather(session, client, &config, arguments)
+            .await
+            .map_err(Failure::Refused)?;
         for (what, ms) in &answers.asked_ms {
-            log(client, MessageType::LOG, format!("{command}: {what} from the editor in {ms} ms")).await;
+            log(
+                client,
+                MessageType::LOG,
+                format!("{command}: {what} from the editor in {ms} ms"),
+            )
+            .await;
         }
         if answers.held(session) || asked == 3 {
             break answers;
@@ -147,11 +163,31 @@ async fn prepare_logged(
     let mut recovered = Vec::new();
     // Everything from the check above to the first await is synchronous: the documents are read
     // exactly as the notifications before this command left them, at the answers' versions.
-    let prepared = catch_panic(command, || prepare(session, &config, review, command, arguments, &answers, &mut recovered));
+    let prepared = catch_panic(command, || {
+        prepare(
+            session,
+            &config,
+            review,
+            command,
+            arguments,
+            &answers,
+            &mut recovered,
+        )
+    });
     for r in &recovered {
-        log(client, MessageType::INFO, format!("{command}: {}", r.report("before reading this plan's files"))).await;
+        log(
+            client,
+            MessageType::INFO,
+            format!(
+                "{command}: {}",
+                r.report("before reading this plan's files")
+            ),
+        )
+        .await;
     }
-    let prepared = prepared.map_err(Failure::Internal)?.map_err(Failure::Refused)?;
+    let prepared = prepared
+        .map_err(Failure::Internal)?
+        .map_err(Failure::Refused)?;
     Ok((config, prepared))
 }
 
@@ -164,7 +200,14 @@ pub fn result_json(prepared: &Prepared) -> PlanResult {
             old_name: count.old_name.clone(),
             new_name: count.new_name.clone(),
             occurrences: count.occurrences(),
-            files: count.files.iter().map(|(file_path, occurrences)| RenamedFile { file_path: file_path.clone(), occurrences: *occurrences }).collect(),
+            files: count
+                .files
+                .iter()
+                .map(|(file_path, occurrences)| RenamedFile {
+                    file_path: file_path.clone(),
+                    occurrences: *occurrences,
+                })
+                .collect(),
         };
         report.message = format!("{}\n\n{}", rename.text(), report.message);
         report.rename = Some(rename);

@@ -9,10 +9,20 @@ use crate::engine::diff;
 use crate::lsp::session::Session;
 use crate::result::PlanResult;
 
-pub async fn run(session: &Session, client: &Client, arguments: &[Value]) -> Result<Value, Failure> {
+pub(crate) async fn run(
+    session: &Session,
+    client: &Client,
+    arguments: &[Value],
+) -> Result<Value, Failure> {
     let (_, prepared) = prepare_logged(session, client, PREVIEW, Origin::Editor, arguments).await?;
-    let diff: String =
-        prepared.each().map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or(""))).collect();
-    let result = PlanResult { diff: Some(diff), edit: Some(prepared.edit.clone()), ..result_json(&prepared) };
+    let diff: String = prepared
+        .each()
+        .map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or("")))
+        .collect();
+    let result = PlanResult {
+        diff: Some(diff),
+        edit: Some(prepared.edit.clone()),
+        ..result_json(&prepared)
+    };
     Ok(result.to_value())
 }

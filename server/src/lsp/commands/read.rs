@@ -13,7 +13,7 @@ use crate::{disk, paths};
 
 /// The paths a read names: `{"file_path"}` or `{"files": [{"file_path"}, ...]}` (the shape of a plan,
 /// edits left out), the first argument of the command.
-pub fn paths_of(request: &Value) -> Result<Vec<String>, Refusal> {
+pub(crate) fn paths_of(request: &Value) -> Result<Vec<String>, Refusal> {
     let list: Vec<&Value> = match (request.get("file_path"), request.get("files")) {
         (Some(one), None) => vec![one],
         (None, Some(Value::Array(files))) if !files.is_empty() => files.iter().map(|f| f.get("file_path").unwrap_or(&Value::Null)).collect(),
@@ -25,45 +25,81 @@ pub fn paths_of(request: &Value) -> Result<Vec<String>, Refusal> {
     };
     list.into_iter()
         .enumerate()
-        .map(|(i, v)| v.as_str().map(str::to_string).ok_or_else(|| Refusal::input(format!("file {i}'s `file_path` must be a string, not {v}"))))
+        .map(|(i, v)| {
+            v.as_str().map(str::to_string).ok_or_else(|| {
+                Refusal::input(format!("file {i}'s `file_path` must be a string, not {v}"))
+            })
+        })
         .collect()
 }
 
-pub fn run(session: &Session, arguments: &[Value]) -> Result<Value, Failure> {
-    let request = arguments.first().ok_or_else(|| Failure::Refused(Refusal::input("multiedit.read takes the files to read as its argument")))?;
+pub(crate) fn run(session: &Session, arguments: &[Value]) -> Result<Value, Failure> {
+    let request = arguments.first().ok_or_else(|| {
+        Failure::Refused(Refusal::input(
+            "multiedit.read takes the files to read as its argument",
+        ))
+    })?;
     let config = session.config();
     let mut files = Vec::new();
     let names = paths_of(request).map_err(Failure::Refused)?;
     // Nothing of multiedit's private folders is read (the bridge's tokens are there).
     let as_plan = engine::Plan {
-        files: names.iter().map(|n| engine::FilePlan::edit(n.clone(), Vec::new())).collect(),
+        files: names
+            .iter()
+            .map(|n| engine::FilePlan::edit(n.clone(), Vec::new()))
+            .collect(),
         options: engine::Options::default(),
         rename: None,
     };
     disk::refuse_private(&as_plan).map_err(|r| {
-        Failure::Refused(Refusal { message: r.message.replacen("Cannot edit", "Cannot read", 1).replace("Nothing was changed.", "Nothing was read."), ..r })
+        Failure::Refused(Refusal {
+            message: r
+                .message
+                .replacen("Cannot edit", "Cannot read", 1)
+                .replace("Nothing was changed.", "Nothing was read."),
+            ..r
+        })
     })?;
     for file_path in names {
         let path = paths::to_path(&file_path).map_err(Failure::Refused)?;
         let open = session.documents.find(&convert::path_key(&path));
-        config.workspace.check(&file_path, &path, open.is_some()).map_err(Failure::Refused)?;
+        config
+            .workspace
+            .check(&file_path, &path, open.is_some())
+            .map_err(Failure::Refused)?;
         let on_disk = disk::read(&path).map_err(|r| Failure::Refused(r.in_file(&file_path)))?;
         files.push(match open {
             Some(doc) => {
                 let text = doc.rope.to_string();
                 let differs_from_disk = on_disk.as_deref() != Some(text.as_bytes());
-                ReadFile { file_path, text, source: Place::Editor, differs_from_disk }
+                ReadFile {
+                    file_path,
+                    text,
+                    source: Place::Editor,
+                    differs_from_disk,
+                }
             }
             None => {
                 let bytes = on_disk.ok_or_else(|| Failure::Refused(not_found(&file_path)))?;
-                let text = engine::decode(&file_path, &bytes).map_err(Failure::Refused)?.to_string();
-                ReadFile { file_path, text, source: Place::Disk, differs_from_disk: false }
+                let text = engine::decode(&file_path, &bytes)
+                    .map_err(Failure::Refused)?
+                    .to_string();
+                ReadFile {
+                    file_path,
+                    text,
+                    source: Place::Disk,
+                    differs_from_disk: false,
+                }
             }
         });
     }
     Ok(serde_json::to_value(ReadResult { files }).expect("a read serialises"))
 }
 
-pub fn not_found(file_path: &str) -> Refusal {
-    Refusal::new(Kind::FileNotFound, format!("File does not exist: {file_path}. Nothing was read.")).in_file(file_path)
+pub(crate) fn not_found(file_path: &str) -> Refusal {
+    Refusal::new(
+        Kind::FileNotFound,
+        format!("File does not exist: {file_path}. Nothing was read."),
+    )
+    .in_file(file_path)
 }

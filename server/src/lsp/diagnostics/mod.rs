@@ -28,11 +28,10 @@ use super::documents::Documents;
 use super::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
 use crate::engine::Replacement;
 use crate::result::{DiagnosticsSummary, PlanResult};
-pub use delta::{delta, Delta, Item};
+pub(crate) use delta::delta;
 
-pub const METHOD: &str = <DiagnosticsRequest as tower_lsp_server::ls_types::request::Request>::METHOD;
-pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2000);
-pub const DEFAULT_MAX: usize = 20;
+pub(crate) const DEFAULT_SETTLE: Duration = Duration::from_millis(2000);
+pub(crate) const DEFAULT_MAX: usize = 20;
 /// Added to the settle bound for the client's answer to travel: a client that never answers must not
 /// hold the command.
 const ANSWER_MARGIN: Duration = Duration::from_millis(1000);
@@ -41,7 +40,7 @@ const BEFORE_TIMEOUT: Duration = Duration::from_millis(1000);
 
 /// Which diagnostics are reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Report {
+pub(crate) enum Report {
     Off,
     Errors,
     Warnings,
@@ -49,7 +48,7 @@ pub enum Report {
 
 impl Report {
     /// `"off"`, `"errors"`, `"warnings"` (errors and warnings), or a boolean (`true`: errors).
-    pub fn from_value(v: &Value) -> Option<Report> {
+    pub(crate) fn from_value(v: &Value) -> Option<Report> {
         match v {
             Value::Bool(true) => Some(Report::Errors),
             Value::Bool(false) => Some(Report::Off),
@@ -64,7 +63,7 @@ impl Report {
     }
 
     /// A plan's own `diagnostics` field.
-    pub fn from_plan(d: crate::engine::Diagnostics) -> Report {
+    pub(crate) fn from_plan(d: crate::engine::Diagnostics) -> Report {
         match d {
             crate::engine::Diagnostics::Errors => Report::Errors,
             crate::engine::Diagnostics::Warnings => Report::Warnings,
@@ -72,7 +71,7 @@ impl Report {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Report::Off => "off",
             Report::Errors => "errors",
@@ -93,22 +92,26 @@ impl Report {
 /// The initialization option `diagnostics`: present (and not `false`) when the client answers
 /// `multiedit/diagnostics`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    pub report: Report,
-    pub settle: Duration,
-    pub max: usize,
+pub(crate) struct Options {
+    pub(crate) report: Report,
+    pub(crate) settle: Duration,
+    pub(crate) max: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { report: Report::Errors, settle: DEFAULT_SETTLE, max: DEFAULT_MAX }
+        Options {
+            report: Report::Errors,
+            settle: DEFAULT_SETTLE,
+            max: DEFAULT_MAX,
+        }
     }
 }
 
 impl Options {
     /// `true`, or `{"report"?: "errors"|"warnings"|"off", "settleMs"?: n, "max"?: n}`; `false` or
     /// `null` mean the client does not answer. `Err` names what is wrong.
-    pub fn from_value(v: &Value) -> Result<Option<Options>, String> {
+    pub(crate) fn from_value(v: &Value) -> Result<Option<Options>, String> {
         let mut o = Options::default();
         match v {
             Value::Null | Value::Bool(false) => return Ok(None),
@@ -128,32 +131,36 @@ impl Options {
                     }
                 }
             }
-            other => return Err(format!("Ignoring diagnostics={other}: expected true, false or an object")),
+            other => {
+                return Err(format!(
+                    "Ignoring diagnostics={other}: expected true, false or an object"
+                ))
+            }
         }
         Ok(Some(o))
     }
 }
 
 /// One edited document, as the delta needs it.
-pub struct Edited<'a> {
-    pub file_path: &'a str,
-    pub uri: String,
-    pub before: &'a str,
+pub(crate) struct Edited<'a> {
+    pub(crate) file_path: &'a str,
+    pub(crate) uri: String,
+    pub(crate) before: &'a str,
     /// The text once the editor applied the plan: the plan's, or the editor's where it changed the
     /// edit (`now_reads`).
-    pub after: &'a str,
-    pub replacements: &'a [Replacement],
+    pub(crate) after: &'a str,
+    pub(crate) replacements: &'a [Replacement],
     /// What the editor changed on top of the plan's text (offsets in it), taking it to `after`.
-    pub then: &'a [Replacement],
+    pub(crate) then: &'a [Replacement],
     /// The text changed after the editor applied the plan (typed since): nothing maps its diagnostics.
-    pub differs: bool,
+    pub(crate) differs: bool,
     /// The editor had the document open before the edit (else its language servers may never have
     /// checked it: no diagnostics before means nothing to compare with).
-    pub was_open: bool,
+    pub(crate) was_open: bool,
 }
 
 /// A plan's diagnostics watch: the snapshot taken before its edit, and the options for this call.
-pub struct Watch {
+pub(crate) struct Watch {
     options: Options,
     before: Option<DiagnosticsAnswer>,
 }
@@ -161,19 +168,27 @@ pub struct Watch {
 impl Watch {
     /// Takes the "before" snapshot when the client answers the request and the call wants a delta
     /// (`None` otherwise: nothing is sent, nothing is added to the result).
-    pub async fn start(client: &Client, options: Option<Options>, report: Option<Report>, uris: Vec<String>) -> Option<Watch> {
+    pub(crate) async fn start(
+        client: &Client,
+        options: Option<Options>,
+        report: Option<Report>,
+        uris: Vec<String>,
+    ) -> Option<Watch> {
         let mut options = options?;
         options.report = report.unwrap_or(options.report);
         if options.report == Report::Off || uris.is_empty() {
             return None;
         }
-        Some(Watch { options, before: before(client, &uris).await })
+        Some(Watch {
+            options,
+            before: before(client, &uris).await,
+        })
     }
 
     /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
     /// to `result` (`diagnostics` and `diagnostics_text`). `edited`: the plan's files that stay in the
     /// editor; `folders`: the workspace's, which the text's paths are shown relative to.
-    pub async fn finish(
+    pub(crate) async fn finish(
         self,
         documents: &Documents,
         client: &Client,
@@ -188,37 +203,74 @@ impl Watch {
             None => None,
         };
         let (Some(before), Some(after)) = (self.before, answer) else {
-            result.diagnostics = Some(DiagnosticsSummary { available: false, delta: None });
-            result.diagnostics_text = Some("The editor did not report diagnostics for this change.".into());
+            result.diagnostics = Some(DiagnosticsSummary {
+                available: false,
+                delta: None,
+            });
+            result.diagnostics_text =
+                Some("The editor did not report diagnostics for this change.".into());
             return;
         };
         let computing = Instant::now();
         // Compared once the client answered: every didChange it sent before its answer has been applied.
         // `after` is the text the editor had when it answered applyEdit, its own changes included.
         for e in &mut edited {
-            e.differs = documents.find(&convert::uri_key(&e.uri)).is_some_and(|doc| doc.rope != e.after);
+            e.differs = documents
+                .find(&convert::uri_key(&e.uri))
+                .is_some_and(|doc| doc.rope != e.after);
         }
         let delta = delta(self.options, encoding, &edited, &before, &after);
         // The wait for the language servers (as the client measured it, from the edit), apart from the
         // time this server spent on the delta.
-        let waited_ms = after.waited_ms.unwrap_or(started.elapsed().as_millis() as u64);
-        let summary = delta.to_summary(self.options, waited_ms, after.published_ms, computing.elapsed().as_secs_f64() * 1000.0);
+        let waited_ms = after
+            .waited_ms
+            .unwrap_or(started.elapsed().as_millis() as u64);
+        let summary = delta.to_summary(
+            self.options,
+            waited_ms,
+            after.published_ms,
+            computing.elapsed().as_secs_f64() * 1000.0,
+        );
         result.diagnostics_text = Some(delta.text(self.options, folders));
-        result.diagnostics = Some(DiagnosticsSummary { available: true, delta: Some(summary) });
+        result.diagnostics = Some(DiagnosticsSummary {
+            available: true,
+            delta: Some(summary),
+        });
     }
 }
 
 /// Asks the client what the documents show now. `None` when it does not answer in time or errs: the
 /// plan then goes on without a delta (and says so).
 async fn before(client: &Client, uris: &[String]) -> Option<DiagnosticsAnswer> {
-    let params = DiagnosticsParams::Before { uris: uris.to_vec() };
-    tokio::time::timeout(BEFORE_TIMEOUT, client.send_request::<DiagnosticsRequest>(params)).await.ok()?.ok()
+    let params = DiagnosticsParams::Before {
+        uris: uris.to_vec(),
+    };
+    tokio::time::timeout(
+        BEFORE_TIMEOUT,
+        client.send_request::<DiagnosticsRequest>(params),
+    )
+    .await
+    .ok()?
+    .ok()
 }
 
 /// Asks the client for the diagnostics once settled; `None` when it does not answer within the bound
 /// (plus the time to travel) or errs.
-async fn after(client: &Client, edited: &[Edited<'_>], settle: Duration) -> Option<DiagnosticsAnswer> {
+async fn after(
+    client: &Client,
+    edited: &[Edited<'_>],
+    settle: Duration,
+) -> Option<DiagnosticsAnswer> {
     let uris: Vec<String> = edited.iter().map(|e| e.uri.clone()).collect();
-    let params = DiagnosticsParams::After { uris, settle_ms: settle.as_millis() as u64 };
-    tokio::time::timeout(settle + ANSWER_MARGIN, client.send_request::<DiagnosticsRequest>(params)).await.ok()?.ok()
+    let params = DiagnosticsParams::After {
+        uris,
+        settle_ms: settle.as_millis() as u64,
+    };
+    tokio::time::timeout(
+        settle + ANSWER_MARGIN,
+        client.send_request::<DiagnosticsRequest>(params),
+    )
+    .await
+    .ok()?
+    .ok()
 }

@@ -9,9 +9,13 @@ const NAMES_SHOWN: usize = 10;
 
 impl Delta {
     /// The compact text a model reads.
-    pub fn text(&self, options: Options, folders: &[std::path::PathBuf]) -> String {
+    pub(crate) fn text(&self, options: Options, folders: &[std::path::PathBuf]) -> String {
         let warnings = options.report == Report::Warnings;
-        let what = if warnings { "errors or warnings" } else { "errors" };
+        let what = if warnings {
+            "errors or warnings"
+        } else {
+            "errors"
+        };
         let mut lines = Vec::new();
         let [introduced, resolved, present] = self.shown(options.max);
         let list = |items: &[Item], n: usize| -> String {
@@ -24,14 +28,23 @@ impl Delta {
         };
         // A many-file plan's lists are cut: a model needs the files with errors, not every quiet one.
         let names = |files: &[String]| {
-            let mut out = files.iter().take(NAMES_SHOWN).map(|p| shown(p, folders)).collect::<Vec<_>>().join(", ");
+            let mut out = files
+                .iter()
+                .take(NAMES_SHOWN)
+                .map(|p| shown(p, folders))
+                .collect::<Vec<_>>()
+                .join(", ");
             if files.len() > NAMES_SHOWN {
                 out.push_str(&format!(" and {} more", files.len() - NAMES_SHOWN));
             }
             out
         };
         if !self.introduced.is_empty() {
-            let label = if warnings { "New errors and warnings" } else { "New errors" };
+            let label = if warnings {
+                "New errors and warnings"
+            } else {
+                "New errors"
+            };
             lines.push(format!("{label}:{}", list(&self.introduced, introduced)));
         } else if self.checked > 0 {
             lines.push(format!("No new {what}."));
@@ -40,16 +53,32 @@ impl Delta {
             lines.push(format!("Resolved:{}", list(&self.resolved, resolved)));
         }
         if present > 0 {
-            let with: Vec<String> = self.fresh.iter().filter(|f| self.present.iter().any(|i| &i.file_path == *f)).cloned().collect();
-            lines.push(format!("Now in {} (not open before the edit, so not compared):{}", names(&with), list(&self.present, present)));
+            let with: Vec<String> = self
+                .fresh
+                .iter()
+                .filter(|f| self.present.iter().any(|i| &i.file_path == *f))
+                .cloned()
+                .collect();
+            lines.push(format!(
+                "Now in {} (not open before the edit, so not compared):{}",
+                names(&with),
+                list(&self.present, present)
+            ));
         }
-        let clean: Vec<String> = self.fresh.iter().filter(|f| !self.present.iter().any(|i| &i.file_path == *f)).cloned().collect();
+        let clean: Vec<String> = self
+            .fresh
+            .iter()
+            .filter(|f| !self.present.iter().any(|i| &i.file_path == *f))
+            .cloned()
+            .collect();
         if !clean.is_empty() {
             lines.push(format!("No {what} in {} after the edit.", names(&clean)));
         }
         let omitted = self.omitted(options.max);
         if omitted > 0 {
-            lines.push(format!("... and {omitted} more (structured result: diagnostics)."));
+            lines.push(format!(
+                "... and {omitted} more (structured result: diagnostics)."
+            ));
         }
         if !self.pending.is_empty() {
             lines.push(format!(
@@ -59,7 +88,10 @@ impl Delta {
             ));
         }
         if !self.quiet.is_empty() {
-            lines.push(format!("No diagnostics update for {} after the edit: taken as unchanged.", names(&self.quiet)));
+            lines.push(format!(
+                "No diagnostics update for {} after the edit: taken as unchanged.",
+                names(&self.quiet)
+            ));
         }
         if !self.differs.is_empty() {
             lines.push(format!(
@@ -68,7 +100,10 @@ impl Delta {
             ));
         }
         if !self.unchecked.is_empty() {
-            lines.push(format!("No diagnostics for {}: no language server checks it.", names(&self.unchecked)));
+            lines.push(format!(
+                "No diagnostics for {}: no language server checks it.",
+                names(&self.unchecked)
+            ));
         }
         lines.join("\n")
     }

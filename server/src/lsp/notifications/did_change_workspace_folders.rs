@@ -5,7 +5,7 @@ use tower_lsp_server::ls_types::DidChangeWorkspaceFoldersParams;
 use crate::lsp::session::Session;
 
 /// Returns warnings about folders that could not be used.
-pub fn run(session: &Session, params: &DidChangeWorkspaceFoldersParams) -> Vec<String> {
+pub(crate) fn run(session: &Session, params: &DidChangeWorkspaceFoldersParams) -> Vec<String> {
     let mut warnings = Vec::new();
     session.update_config(|c| {
         for f in &params.event.removed {

@@ -2,7 +2,7 @@
 //! the moment they arrive (see `sync.rs` for why they do not go through the framework's handlers).
 
 mod did_change;
-pub mod did_change_workspace_folders;
+pub(crate) mod did_change_workspace_folders;
 mod did_close;
 mod did_open;
 
@@ -13,10 +13,10 @@ use super::session::Session;
 
 pub const DID_OPEN: &str = "textDocument/didOpen";
 pub const DID_CHANGE: &str = "textDocument/didChange";
-pub const DID_CLOSE: &str = "textDocument/didClose";
-pub const DID_SAVE: &str = "textDocument/didSave";
+pub(crate) const DID_CLOSE: &str = "textDocument/didClose";
+pub(crate) const DID_SAVE: &str = "textDocument/didSave";
 
-pub fn is_document_sync(method: &str) -> bool {
+pub(crate) fn is_document_sync(method: &str) -> bool {
     matches!(method, DID_OPEN | DID_CHANGE | DID_CLOSE)
 }
 

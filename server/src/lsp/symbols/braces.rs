@@ -34,23 +34,58 @@ enum Backtick {
 }
 
 /// The languages whose bodies are brace blocks, by file extension.
-pub const LANGUAGES: &str = "C, C++, Objective-C, C#, Java, JavaScript, TypeScript, Go, Rust, Kotlin, Swift, Scala, Dart and PHP";
+pub(crate) const LANGUAGES: &str = "C, C++, Objective-C, C#, Java, JavaScript, TypeScript, Go, Rust, Kotlin, Swift, Scala, Dart and PHP";
 
 fn syntax(extension: &str) -> Option<Syntax> {
     // `'x'` (a character in C, a string in JavaScript) is skipped as a quoted literal everywhere.
     let c = Syntax::default();
     Some(match extension.to_ascii_lowercase().as_str() {
         "c" | "h" | "m" => c,
-        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "mm" => Syntax { cpp_raw: true, ..c },
-        "cs" => Syntax { verbatim: true, triple_quotes: true, ..c },
-        "java" => Syntax { triple_quotes: true, ..c },
-        "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => Syntax { backtick: Backtick::Template, ..Syntax::default() },
-        "go" => Syntax { backtick: Backtick::Raw, ..c },
-        "rs" => Syntax { lifetimes: true, rust_raw: true, nested_comments: true, ..c },
-        "kt" | "kts" | "scala" | "sc" => Syntax { triple_quotes: true, nested_comments: true, ..c },
-        "swift" => Syntax { triple_quotes: true, nested_comments: true, ..Syntax::default() },
-        "dart" => Syntax { triple_quotes: true, nested_comments: true, ..Syntax::default() },
-        "php" => Syntax { hash_comments: true, ..Syntax::default() },
+        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "mm" => {
+            Syntax { cpp_raw: true, ..c }
+        }
+        "cs" => Syntax {
+            verbatim: true,
+            triple_quotes: true,
+            ..c
+        },
+        "java" => Syntax {
+            triple_quotes: true,
+            ..c
+        },
+        "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => Syntax {
+            backtick: Backtick::Template,
+            ..Syntax::default()
+        },
+        "go" => Syntax {
+            backtick: Backtick::Raw,
+            ..c
+        },
+        "rs" => Syntax {
+            lifetimes: true,
+            rust_raw: true,
+            nested_comments: true,
+            ..c
+        },
+        "kt" | "kts" | "scala" | "sc" => Syntax {
+            triple_quotes: true,
+            nested_comments: true,
+            ..c
+        },
+        "swift" => Syntax {
+            triple_quotes: true,
+            nested_comments: true,
+            ..Syntax::default()
+        },
+        "dart" => Syntax {
+            triple_quotes: true,
+            nested_comments: true,
+            ..Syntax::default()
+        },
+        "php" => Syntax {
+            hash_comments: true,
+            ..Syntax::default()
+        },
         _ => return None,
     })
 }
@@ -67,7 +102,13 @@ pub enum NoBody {
 /// The body of the symbol spanning `text[start..end]` whose name ends at `name_end`: the byte
 /// offsets of the `{` and the `}` of the last top-level block, which must end the symbol (a `;` after
 /// it aside).
-pub fn body(text: &str, extension: &str, start: usize, name_end: usize, end: usize) -> Result<(usize, usize), NoBody> {
+pub fn body(
+    text: &str,
+    extension: &str,
+    start: usize,
+    name_end: usize,
+    end: usize,
+) -> Result<(usize, usize), NoBody> {
     let syntax = syntax(extension).ok_or(NoBody::Language)?;
     let from = name_end.clamp(start, end);
     let b = text.as_bytes();
@@ -80,7 +121,10 @@ pub fn body(text: &str, extension: &str, start: usize, name_end: usize, end: usi
         match c {
             b'/' if b.get(i + 1) == Some(&b'/') => i = line_end(b, i, end),
             b'#' if syntax.hash_comments => i = line_end(b, i, end),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = block_comment(b, i, end, syntax.nested_comments).ok_or_else(|| unbalanced("a comment that does not end inside it".into()))?,
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = block_comment(b, i, end, syntax.nested_comments)
+                    .ok_or_else(|| unbalanced("a comment that does not end inside it".into()))?
+            }
             b'(' | b'[' | b'{' => {
                 stack.push((c, i));
                 i += 1;
@@ -97,20 +141,43 @@ pub fn body(text: &str, extension: &str, start: usize, name_end: usize, end: usi
                             last = Some((at, i));
                         }
                     }
-                    _ => return Err(unbalanced(format!("a {} at line {} that closes nothing opened in the symbol", c as char, line_of(b, i)))),
+                    _ => {
+                        return Err(unbalanced(format!(
+                            "a {} at line {} that closes nothing opened in the symbol",
+                            c as char,
+                            line_of(b, i)
+                        )))
+                    }
                 }
                 i += 1;
             }
-            _ => i = skip_literal(b, i, end, &syntax).ok_or_else(|| unbalanced(format!("a string or character at line {} that does not end inside it", line_of(b, i))))?,
+            _ => {
+                i = skip_literal(b, i, end, &syntax).ok_or_else(|| {
+                    unbalanced(format!(
+                        "a string or character at line {} that does not end inside it",
+                        line_of(b, i)
+                    ))
+                })?
+            }
         }
     }
     if let Some((open, at)) = stack.last() {
-        return Err(unbalanced(format!("a {} at line {} that nothing in the symbol closes", *open as char, line_of(b, *at))));
+        return Err(unbalanced(format!(
+            "a {} at line {} that nothing in the symbol closes",
+            *open as char,
+            line_of(b, *at)
+        )));
     }
-    let Some((open, close)) = last else { return Err(NoBody::Text("it holds no { } block".into())) };
+    let Some((open, close)) = last else {
+        return Err(NoBody::Text("it holds no { } block".into()));
+    };
     let after = text[close + 1..end].trim();
     if !(after.is_empty() || after == ";") {
-        return Err(NoBody::Text(format!("it does not end with its block (after the }} at line {} comes {:?})", line_of(b, close), after)));
+        return Err(NoBody::Text(format!(
+            "it does not end with its block (after the }} at line {} comes {:?})",
+            line_of(b, close),
+            after
+        )));
     }
     Ok((open, close))
 }
@@ -183,7 +250,9 @@ fn skip_literal(b: &[u8], i: usize, end: usize, s: &Syntax) -> Option<usize> {
         return None;
     }
     match c {
-        b'"' if s.triple_quotes && b[i..end].starts_with(b"\"\"\"") => find(b, i + 3, end, b"\"\"\"").map(|p| p + 3),
+        b'"' if s.triple_quotes && b[i..end].starts_with(b"\"\"\"") => {
+            find(b, i + 3, end, b"\"\"\"").map(|p| p + 3)
+        }
         b'"' => quoted(b, i, end, b'"'),
         b'\'' if s.lifetimes => {
             // A character is one character (or an escape) then a quote; a lifetime is a name with none.
@@ -279,20 +348,65 @@ mod tests {
 
     #[test]
     fn the_block_that_ends_the_symbol_is_its_body() {
-        assert_eq!(of("ts", "add(a: {x: number}): {y: string} { return {y: `}${a.x}`}; }").unwrap(), " return {y: `}${a.x}`}; ");
-        assert_eq!(of("c", "int f(char c) { if (c == '}') return 1; /* } */ return 0; // }\n}").unwrap(), " if (c == '}') return 1; /* } */ return 0; // }\n");
-        assert_eq!(of("rs", "fn f<'a>(s: &'a str) -> char { let b = r#\"}\"#; '}' }").unwrap(), " let b = r#\"}\"#; '}' ");
-        assert_eq!(of("cpp", "int f() { auto s = R\"x(})x\"; return 0; };").unwrap(), " auto s = R\"x(})x\"; return 0; ");
+        assert_eq!(
+            of(
+                "ts",
+                "add(a: {x: number}): {y: string} { return {y: `}${a.x}`}; }"
+            )
+            .unwrap(),
+            " return {y: `}${a.x}`}; "
+        );
+        assert_eq!(
+            of(
+                "c",
+                "int f(char c) { if (c == '}') return 1; /* } */ return 0; // }\n}"
+            )
+            .unwrap(),
+            " if (c == '}') return 1; /* } */ return 0; // }\n"
+        );
+        assert_eq!(
+            of(
+                "rs",
+                "fn f<'a>(s: &'a str) -> char { let b = r#\"}\"#; '}' }"
+            )
+            .unwrap(),
+            " let b = r#\"}\"#; '}' "
+        );
+        assert_eq!(
+            of("cpp", "int f() { auto s = R\"x(})x\"; return 0; };").unwrap(),
+            " auto s = R\"x(})x\"; return 0; "
+        );
         assert_eq!(of("go", "F() { s := `}` }").unwrap(), " s := `}` ");
-        assert_eq!(of("cs", "F() { var s = @\"}\"\"\"; }").unwrap(), " var s = @\"}\"\"\"; ");
+        assert_eq!(
+            of("cs", "F() { var s = @\"}\"\"\"; }").unwrap(),
+            " var s = @\"}\"\"\"; "
+        );
     }
 
     #[test]
     fn what_the_scan_cannot_settle_is_said() {
         assert_eq!(of("py", "def f():\n  return 1\n"), Err(NoBody::Language));
-        assert_eq!(of("ts", "f = (a) => a + 1"), Err(NoBody::Text("it holds no { } block".into())));
-        assert_eq!(of("ts", "f(a) { return a; } + 1"), Err(NoBody::Text("it does not end with its block (after the } at line 1 comes \"+ 1\")".into())));
-        assert_eq!(of("js", "f(a) { return a.replace(/}/, ''); }"), Err(NoBody::Text("a } at line 1 that closes nothing opened in the symbol".into())));
-        assert_eq!(of("c", "f() { puts(\"}); }"), Err(NoBody::Text("a string or character at line 1 that does not end inside it".into())));
+        assert_eq!(
+            of("ts", "f = (a) => a + 1"),
+            Err(NoBody::Text("it holds no { } block".into()))
+        );
+        assert_eq!(
+            of("ts", "f(a) { return a; } + 1"),
+            Err(NoBody::Text(
+                "it does not end with its block (after the } at line 1 comes \"+ 1\")".into()
+            ))
+        );
+        assert_eq!(
+            of("js", "f(a) { return a.replace(/}/, ''); }"),
+            Err(NoBody::Text(
+                "a } at line 1 that closes nothing opened in the symbol".into()
+            ))
+        );
+        assert_eq!(
+            of("c", "f() { puts(\"}); }"),
+            Err(NoBody::Text(
+                "a string or character at line 1 that does not end inside it".into()
+            ))
+        );
     }
 }

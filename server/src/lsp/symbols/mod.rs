@@ -21,7 +21,7 @@
 pub mod braces;
 pub mod outline;
 pub mod place;
-pub mod rename;
+pub(crate) mod rename;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,15 +34,17 @@ use tower_lsp_server::Client;
 
 use super::config::Config;
 use super::convert::{self, Encoding};
-use super::ext::{RenameAnswer, RenameParams, RenameRequest, SymbolsAnswer, SymbolsParams, SymbolsRequest};
+use super::ext::{
+    RenameAnswer, RenameParams, RenameRequest, SymbolsAnswer, SymbolsParams, SymbolsRequest,
+};
 use super::session::Session;
-use crate::result::SymbolsResult;
 use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal, RenameAt, Spans, Target};
+use crate::result::SymbolsResult;
 use crate::{disk, paths};
 
 /// How long the editor may take for symbols or a rename: a language server that is still starting
 /// (indexing a project) can take seconds.
-pub const ANSWER: Duration = Duration::from_secs(15);
+pub(crate) const ANSWER: Duration = Duration::from_secs(15);
 /// How long, at most, for the documents an answer was computed on to reach this server (the editor
 /// may open one to answer, and its didOpen travels on its own).
 const SETTLE: Duration = Duration::from_secs(2);
@@ -53,7 +55,7 @@ pub struct Answers {
     symbols: Vec<FileSymbols>,
     rename: Option<Renaming>,
     /// How long the editor took, for the log.
-    pub asked_ms: Vec<(String, u128)>,
+    pub(crate) asked_ms: Vec<(String, u128)>,
 }
 
 #[derive(Debug)]
@@ -76,20 +78,27 @@ struct Renaming {
 }
 
 impl Answers {
-    pub fn is_empty(&self) -> bool {
-        self.symbols.is_empty() && self.rename.is_none()
-    }
-
     fn symbols_of(&self, key: &str) -> Option<&SymbolsAnswer> {
-        self.symbols.iter().find(|s| s.key == key).map(|s| &s.answer)
+        self.symbols
+            .iter()
+            .find(|s| s.key == key)
+            .map(|s| &s.answer)
     }
 
     /// Whether this server holds every document at the version the answers were computed on (and
     /// holds none of those the editor's rename read from disk).
-    pub fn held(&self, session: &Session) -> bool {
-        let at = |key: &str, version: Option<i32>| session.documents.find(key).map(|d| d.version) == version;
-        self.symbols.iter().all(|s| at(&s.key, Some(s.answer.version)))
-            && self.rename.iter().all(|r| r.edits.iter().all(|(uri, _)| at(&convert::uri_key(uri), r.versions.get(uri).copied())))
+    pub(crate) fn held(&self, session: &Session) -> bool {
+        let at = |key: &str, version: Option<i32>| {
+            session.documents.find(key).map(|d| d.version) == version
+        };
+        self.symbols
+            .iter()
+            .all(|s| at(&s.key, Some(s.answer.version)))
+            && self.rename.iter().all(|r| {
+                r.edits
+                    .iter()
+                    .all(|(uri, _)| at(&convert::uri_key(uri), r.versions.get(uri).copied()))
+            })
     }
 
     /// Waits, at most `SETTLE`, for the documents to reach this server at the answers' versions.
@@ -126,7 +135,11 @@ fn unsupported(config: &Config, what: &str, capability: &str) -> Refusal {
 }
 
 /// A plan file's document key, URI and path, confined to the workspace.
-fn locate(session: &Session, config: &Config, file_path: &str) -> Result<(String, String, PathBuf), Refusal> {
+fn locate(
+    session: &Session,
+    config: &Config,
+    file_path: &str,
+) -> Result<(String, String, PathBuf), Refusal> {
     let path = paths::to_path(file_path)?;
     let key = convert::path_key(&path);
     let open = session.documents.find(&key);
@@ -142,18 +155,35 @@ fn locate(session: &Session, config: &Config, file_path: &str) -> Result<(String
 /// language servers (nothing for a plan without symbols or a rename, or one that does not parse:
 /// `prepare` refuses that). The documents are then held at the answers' versions, unless the user
 /// typed meanwhile (`Answers::held`).
-pub async fn gather(session: &Session, client: &Client, config: &Config, arguments: &[Value]) -> Result<Answers, Refusal> {
+pub(crate) async fn gather(
+    session: &Session,
+    client: &Client,
+    config: &Config,
+    arguments: &[Value],
+) -> Result<Answers, Refusal> {
     let mut answers = Answers::default();
-    let Some(plan) = arguments.first().filter(|v| v.get("patch").is_none()).and_then(|v| engine::plan_from_value(v).ok()) else {
+    let Some(plan) = arguments
+        .first()
+        .filter(|v| v.get("patch").is_none())
+        .and_then(|v| engine::plan_from_value(v).ok())
+    else {
         return Ok(answers);
     };
     for f in &plan.files {
-        let Some(first) = f.edits.iter().position(|e| matches!(e.target.as_deref(), Some(Target::Symbol { .. }))) else { continue };
+        let Some(first) = f
+            .edits
+            .iter()
+            .position(|e| matches!(e.target.as_deref(), Some(Target::Symbol { .. })))
+        else {
+            continue;
+        };
         let fail = |r: Refusal| r.at(first).in_file(&f.file_path);
         if !config.symbols_support {
             return Err(fail(unsupported(config, "A symbol edit", "symbols")));
         }
-        ask_symbols(&mut answers, session, client, config, &f.file_path).await.map_err(fail)?;
+        ask_symbols(&mut answers, session, client, config, &f.file_path)
+            .await
+            .map_err(fail)?;
     }
     if let Some(r) = &plan.rename {
         let fail = |e: Refusal| e.in_file(&r.file_path);
@@ -166,26 +196,71 @@ pub async fn gather(session: &Session, client: &Client, config: &Config, argumen
                 if !config.symbols_support {
                     return Err(fail(unsupported(config, "A rename by symbol", "symbols")));
                 }
-                ask_symbols(&mut answers, session, client, config, &r.file_path).await.map_err(fail)?;
+                ask_symbols(&mut answers, session, client, config, &r.file_path)
+                    .await
+                    .map_err(fail)?;
                 answers.settle(session).await;
                 let answer = answers.symbols_of(&key).expect("asked above");
-                let doc = session.documents.find(&key).filter(|d| d.version == answer.version).ok_or_else(|| fail(changed(&r.file_path)))?;
-                let read = outline::read(answer.symbols.as_deref().unwrap_or_default(), &doc.rope, config.encoding).map_err(|why| fail(misfit(&r.file_path, &why)))?;
+                let doc = session
+                    .documents
+                    .find(&key)
+                    .filter(|d| d.version == answer.version)
+                    .ok_or_else(|| fail(changed(&r.file_path)))?;
+                let read = outline::read(
+                    answer.symbols.as_deref().unwrap_or_default(),
+                    &doc.rope,
+                    config.encoding,
+                )
+                .map_err(|why| fail(misfit(&r.file_path, &why)))?;
                 let found = outline::find(&read, name, &r.file_path).map_err(fail)?;
                 let (a, b) = found.symbol.selection;
-                (convert::byte_to_position(&doc.rope, a, config.encoding), Some(doc.rope.byte_slice(a..b).to_string()))
+                (
+                    convert::byte_to_position(&doc.rope, a, config.encoding),
+                    Some(doc.rope.byte_slice(a..b).to_string()),
+                )
             }
             RenameAt::Position { line, column } => {
-                let (position, word) = position_of(session, &key, &path, &r.file_path, *line, *column, config.encoding).map_err(fail)?;
+                let (position, word) = position_of(
+                    session,
+                    &key,
+                    &path,
+                    &r.file_path,
+                    *line,
+                    *column,
+                    config.encoding,
+                )
+                .map_err(fail)?;
                 (position, word)
             }
         };
         let started = std::time::Instant::now();
-        let params = RenameParams { uri: uri.clone(), position, new_name: r.new_name.clone() };
-        let answer = ask::<RenameRequest>(client, params, "multiedit/rename", &r.file_path).await.map_err(fail)?;
-        answers.asked_ms.push((format!("rename in {}", r.file_path), started.elapsed().as_millis()));
-        let RenameAnswer { edit, versions, placeholder, refused, no_provider } = answer;
-        let what = format!("{} to {}", placeholder.as_deref().or(old_name.as_deref()).unwrap_or("the symbol"), r.new_name);
+        let params = RenameParams {
+            uri: uri.clone(),
+            position,
+            new_name: r.new_name.clone(),
+        };
+        let answer = ask::<RenameRequest>(client, params, "multiedit/rename", &r.file_path)
+            .await
+            .map_err(fail)?;
+        answers.asked_ms.push((
+            format!("rename in {}", r.file_path),
+            started.elapsed().as_millis(),
+        ));
+        let RenameAnswer {
+            edit,
+            versions,
+            placeholder,
+            refused,
+            no_provider,
+        } = answer;
+        let what = format!(
+            "{} to {}",
+            placeholder
+                .as_deref()
+                .or(old_name.as_deref())
+                .unwrap_or("the symbol"),
+            r.new_name
+        );
         if no_provider {
             return Err(fail(no_server(config, "renames in", &r.file_path)));
         }
@@ -199,7 +274,13 @@ pub async fn gather(session: &Session, client: &Client, config: &Config, argumen
             Some(e) => rename::text_edits(e, &format!("The rename of {what}"))?,
             None => Vec::new(),
         };
-        answers.rename = Some(Renaming { file_path: r.file_path.clone(), new_name: r.new_name.clone(), old_name: placeholder.or(old_name), edits, versions });
+        answers.rename = Some(Renaming {
+            file_path: r.file_path.clone(),
+            new_name: r.new_name.clone(),
+            old_name: placeholder.or(old_name),
+            edits,
+            versions,
+        });
     }
     answers.settle(session).await;
     Ok(answers)
@@ -208,31 +289,64 @@ pub async fn gather(session: &Session, client: &Client, config: &Config, argumen
 /// A file's outline from the editor's language servers (`multiedit.symbols`), read on the text the
 /// server holds at the version the editor computed it on (asked again, at most three times, while the
 /// user's typing moves it on).
-pub async fn outline_of(session: &Session, client: &Client, config: &Config, file_path: &str) -> Result<SymbolsResult, Refusal> {
+pub(crate) async fn outline_of(
+    session: &Session,
+    client: &Client,
+    config: &Config,
+    file_path: &str,
+) -> Result<SymbolsResult, Refusal> {
     if !config.symbols_support {
         return Err(unsupported(config, "A file's outline", "symbols").in_file(file_path));
     }
     for _ in 0..3 {
         let mut answers = Answers::default();
-        ask_symbols(&mut answers, session, client, config, file_path).await.map_err(|r| r.in_file(file_path))?;
+        ask_symbols(&mut answers, session, client, config, file_path)
+            .await
+            .map_err(|r| r.in_file(file_path))?;
         answers.settle(session).await;
         let asked = &answers.symbols[0];
-        let Some(doc) = session.documents.find(&asked.key).filter(|d| d.version == asked.answer.version) else { continue };
-        let read = outline::read(asked.answer.symbols.as_deref().unwrap_or_default(), &doc.rope, config.encoding).map_err(|why| misfit(file_path, &why))?;
+        let Some(doc) = session
+            .documents
+            .find(&asked.key)
+            .filter(|d| d.version == asked.answer.version)
+        else {
+            continue;
+        };
+        let read = outline::read(
+            asked.answer.symbols.as_deref().unwrap_or_default(),
+            &doc.rope,
+            config.encoding,
+        )
+        .map_err(|why| misfit(file_path, &why))?;
         return Ok(outline::result(file_path, &read));
     }
     Err(changed(file_path).in_file(file_path))
 }
 
 /// Asks the editor for a file's symbols, once per file; refused when no language server gives them.
-async fn ask_symbols(answers: &mut Answers, session: &Session, client: &Client, config: &Config, file_path: &str) -> Result<(), Refusal> {
+async fn ask_symbols(
+    answers: &mut Answers,
+    session: &Session,
+    client: &Client,
+    config: &Config,
+    file_path: &str,
+) -> Result<(), Refusal> {
     let (key, uri, _) = locate(session, config, file_path)?;
     if answers.symbols_of(&key).is_some() {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    let answer = ask::<SymbolsRequest>(client, SymbolsParams { uri }, "multiedit/symbols", file_path).await?;
-    answers.asked_ms.push((format!("symbols of {file_path}"), started.elapsed().as_millis()));
+    let answer = ask::<SymbolsRequest>(
+        client,
+        SymbolsParams { uri },
+        "multiedit/symbols",
+        file_path,
+    )
+    .await?;
+    answers.asked_ms.push((
+        format!("symbols of {file_path}"),
+        started.elapsed().as_millis(),
+    ));
     if answer.symbols.is_none() {
         return Err(no_server(config, "gives the symbols of", file_path));
     }
@@ -241,7 +355,12 @@ async fn ask_symbols(answers: &mut Answers, session: &Session, client: &Client, 
 }
 
 /// One request to the editor, bounded by `ANSWER`.
-async fn ask<R: tower_lsp_server::ls_types::request::Request>(client: &Client, params: R::Params, method: &str, file_path: &str) -> Result<R::Result, Refusal> {
+async fn ask<R: tower_lsp_server::ls_types::request::Request>(
+    client: &Client,
+    params: R::Params,
+    method: &str,
+    file_path: &str,
+) -> Result<R::Result, Refusal> {
     match tokio::time::timeout(ANSWER, client.send_request::<R>(params)).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => Err(Refusal::new(Kind::NotApplied, format!("The editor could not answer {method} for {file_path} (the editor said: {}). Nothing was changed.", e.message))),
@@ -280,16 +399,30 @@ fn misfit(file_path: &str, why: &str) -> Refusal {
 
 /// The position of 1-based `line` and `column` (in characters) of the file as the server holds it,
 /// and the name written there (for the words of a refusal, when the editor gives none).
-fn position_of(session: &Session, key: &str, path: &Path, file_path: &str, line: usize, column: usize, enc: Encoding) -> Result<(Position, Option<String>), Refusal> {
+fn position_of(
+    session: &Session,
+    key: &str,
+    path: &Path,
+    file_path: &str,
+    line: usize,
+    column: usize,
+    enc: Encoding,
+) -> Result<(Position, Option<String>), Refusal> {
     let rope = match session.documents.find(key) {
         Some(doc) => doc.rope,
         None => {
-            let bytes = disk::read(path)?.ok_or_else(|| engine::Refusal::file_not_found(file_path))?;
+            let bytes =
+                disk::read(path)?.ok_or_else(|| engine::Refusal::file_not_found(file_path))?;
             Rope::from_str(engine::decode(file_path, &bytes)?)
         }
     };
-    let lines = rope.len_lines() - usize::from(rope.len_chars() > 0 && rope.char(rope.len_chars() - 1) == '\n');
-    let bad = |why: String| Refusal::input(format!("`rename.line` and `rename.column` must name a place in {file_path}: {why}"));
+    let lines = rope.len_lines()
+        - usize::from(rope.len_chars() > 0 && rope.char(rope.len_chars() - 1) == '\n');
+    let bad = |why: String| {
+        Refusal::input(format!(
+            "`rename.line` and `rename.column` must name a place in {file_path}: {why}"
+        ))
+    };
     if line > lines {
         return Err(bad(format!("it has {lines} lines, and line is {line}")));
     }
@@ -297,45 +430,78 @@ fn position_of(session: &Session, key: &str, path: &Path, file_path: &str, line:
     let content = text.trim_end_matches(['\n', '\r']);
     let chars = content.chars().count();
     if column > chars + 1 {
-        return Err(bad(format!("line {line} has {chars} characters, and column is {column}")));
+        return Err(bad(format!(
+            "line {line} has {chars} characters, and column is {column}"
+        )));
     }
-    let at = content.char_indices().nth(column - 1).map_or(content.len(), |(i, _)| i);
+    let at = content
+        .char_indices()
+        .nth(column - 1)
+        .map_or(content.len(), |(i, _)| i);
     let name = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let start = content[..at].char_indices().rev().take_while(|(_, c)| name(*c)).last().map_or(at, |(i, _)| i);
-    let end = content[at..].char_indices().find(|(_, c)| !name(*c)).map_or(content.len(), |(i, _)| at + i);
+    let start = content[..at]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| name(*c))
+        .last()
+        .map_or(at, |(i, _)| i);
+    let end = content[at..]
+        .char_indices()
+        .find(|(_, c)| !name(*c))
+        .map_or(content.len(), |(i, _)| at + i);
     let word = (start < end).then(|| content[start..end].to_string());
-    Ok((convert::byte_to_position(&rope, rope.line_to_byte(line - 1) + at, enc), word))
+    Ok((
+        convert::byte_to_position(&rope, rope.line_to_byte(line - 1) + at, enc),
+        word,
+    ))
 }
 
 /// The files a plan's rename reaches, added to it before they are read.
 #[derive(Debug, Default)]
-pub struct Expansion {
+pub(crate) struct Expansion {
     /// Per rename file: the index of its plan file, and its edits.
     files: Vec<(usize, Vec<TextEdit>)>,
 }
 
 /// The identity of a path, as `prepare` judges two spellings of one file.
 fn identity(path: &Path) -> String {
-    std::fs::canonicalize(path).map(|p| convert::path_key(&p)).unwrap_or_else(|_| convert::path_key(path))
+    std::fs::canonicalize(path)
+        .map(|p| convert::path_key(&p))
+        .unwrap_or_else(|_| convert::path_key(path))
 }
 
 /// Adds to the plan a file for each document the rename edits that the plan does not name, after
 /// checking that the workspace holds every one of them (refused naming those outside).
-pub fn expand(plan: &mut Plan, answers: &Answers, config: &Config, session: &Session) -> Result<Expansion, Refusal> {
+pub(crate) fn expand(
+    plan: &mut Plan,
+    answers: &Answers,
+    config: &Config,
+    session: &Session,
+) -> Result<Expansion, Refusal> {
     let mut expansion = Expansion::default();
-    let Some(r) = &answers.rename else { return Ok(expansion) };
+    let Some(r) = &answers.rename else {
+        return Ok(expansion);
+    };
     let mut outside = Vec::new();
     let mut located = Vec::new();
     for (uri, edits) in &r.edits {
         let path = paths::to_path(uri)?;
         let open = session.documents.find(&convert::path_key(&path)).is_some();
-        match config.workspace.check(&path.display().to_string(), &path, open) {
+        match config
+            .workspace
+            .check(&path.display().to_string(), &path, open)
+        {
             Ok(()) => located.push((path, edits)),
             Err(_) => outside.push(path.display().to_string()),
         }
     }
     if !outside.is_empty() {
-        let folders: Vec<String> = config.workspace.folders().iter().map(|f| f.display().to_string()).collect();
+        let folders: Vec<String> = config
+            .workspace
+            .folders()
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
         return Err(Refusal::new(
             Kind::OutsideWorkspace,
             format!(
@@ -351,10 +517,15 @@ pub fn expand(plan: &mut Plan, answers: &Answers, config: &Config, session: &Ses
     }
     for (path, edits) in located {
         let id = identity(&path);
-        let index = match plan.files.iter().position(|f| paths::to_path(&f.file_path).is_ok_and(|p| identity(&p) == id)) {
+        let index = match plan
+            .files
+            .iter()
+            .position(|f| paths::to_path(&f.file_path).is_ok_and(|p| identity(&p) == id))
+        {
             Some(i) => i,
             None => {
-                plan.files.push(FilePlan::edit(path.display().to_string(), Vec::new()));
+                plan.files
+                    .push(FilePlan::edit(path.display().to_string(), Vec::new()));
                 plan.files.len() - 1
             }
         };
@@ -366,22 +537,37 @@ pub fn expand(plan: &mut Plan, answers: &Answers, config: &Config, session: &Ses
 /// What resolving did to the plan: files left out, files whose first edit is the rename's, and the
 /// rename's count.
 #[derive(Debug, Default)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// Per plan file (as expanded): whether it stays (a file the rename reaches without changing it
     /// does not).
-    pub keep: Vec<bool>,
+    pub(crate) keep: Vec<bool>,
     /// Per plan file kept: the rename's edit comes first in it.
-    pub prepended: Vec<bool>,
-    pub count: Option<rename::Count>,
+    pub(crate) prepended: Vec<bool>,
+    pub(crate) count: Option<rename::Count>,
 }
 
 /// Turns every symbol edit and the rename into exact spans of the texts the plan is checked on
 /// (`texts[i]` and `versions[i]` for `plan.files[i]`, as `prepare` read them).
-pub fn resolve(plan: &mut Plan, answers: &Answers, expansion: &Expansion, texts: &[Option<&str>], versions: &[Option<i32>], enc: Encoding) -> Result<Resolved, Refusal> {
+pub(crate) fn resolve(
+    plan: &mut Plan,
+    answers: &Answers,
+    expansion: &Expansion,
+    texts: &[Option<&str>],
+    versions: &[Option<i32>],
+    enc: Encoding,
+) -> Result<Resolved, Refusal> {
     let n = plan.files.len();
-    let mut resolved = Resolved { keep: vec![true; n], prepended: vec![false; n], count: None };
+    let mut resolved = Resolved {
+        keep: vec![true; n],
+        prepended: vec![false; n],
+        count: None,
+    };
     for (i, f) in plan.files.iter_mut().enumerate() {
-        if !f.edits.iter().any(|e| matches!(e.target.as_deref(), Some(Target::Symbol { .. }))) {
+        if !f
+            .edits
+            .iter()
+            .any(|e| matches!(e.target.as_deref(), Some(Target::Symbol { .. })))
+        {
             continue;
         }
         let fp = f.file_path.clone();
@@ -392,45 +578,77 @@ pub fn resolve(plan: &mut Plan, answers: &Answers, expansion: &Expansion, texts:
             return Err(changed(&fp).in_file(&fp));
         }
         let rope = Rope::from_str(text);
-        let symbols = outline::read(answer.symbols.as_deref().unwrap_or_default(), &rope, enc).map_err(|why| misfit(&fp, &why).in_file(&fp))?;
-        let extension = Path::new(&fp).extension().and_then(|e| e.to_str()).unwrap_or("").to_string();
+        let symbols = outline::read(answer.symbols.as_deref().unwrap_or_default(), &rope, enc)
+            .map_err(|why| misfit(&fp, &why).in_file(&fp))?;
+        let extension = Path::new(&fp)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_string();
         for (j, edit) in f.edits.iter_mut().enumerate() {
-            let Some(Target::Symbol { path, action }) = edit.target.as_deref() else { continue };
+            let Some(Target::Symbol { path, action }) = edit.target.as_deref() else {
+                continue;
+            };
             let found = outline::find(&symbols, path, &fp).map_err(|r| r.at(j).in_file(&fp))?;
-            let spans = place::place(text, &extension, &found, *action, &edit.new_string).map_err(|r| r.at(j).in_file(&fp))?;
+            let spans = place::place(text, &extension, &found, *action, &edit.new_string)
+                .map_err(|r| r.at(j).in_file(&fp))?;
             edit.target = Some(Box::new(Target::Spans(spans)));
         }
     }
-    let Some(r) = &answers.rename else { return Ok(resolved) };
+    let Some(r) = &answers.rename else {
+        return Ok(resolved);
+    };
     let old_name = r.old_name.clone().unwrap_or_else(|| {
-        expansion.files.iter().find_map(|(i, edits)| rename::old_name(texts[*i]?, edits, enc)).unwrap_or_else(|| "the symbol".into())
+        expansion
+            .files
+            .iter()
+            .find_map(|(i, edits)| rename::old_name(texts[*i]?, edits, enc))
+            .unwrap_or_else(|| "the symbol".into())
     });
     if old_name == r.new_name {
-        return Err(rename::unchanged(&old_name, &r.new_name, "the new name is the name it has").in_file(&r.file_path));
+        return Err(
+            rename::unchanged(&old_name, &r.new_name, "the new name is the name it has")
+                .in_file(&r.file_path),
+        );
     }
     let mut per_file = Vec::new();
     for (i, edits) in &expansion.files {
         let fp = plan.files[*i].file_path.clone();
         let text = texts[*i].ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
-        let spans = rename::spans(text, edits, enc).map_err(|why| misfit(&fp, &why).in_file(&fp))?;
+        let spans =
+            rename::spans(text, edits, enc).map_err(|why| misfit(&fp, &why).in_file(&fp))?;
         per_file.push((fp, spans.len()));
         if spans.is_empty() {
             continue;
         }
         let n = spans.len();
-        let occurrences = if n == 1 { "1 occurrence".to_string() } else { format!("{n} occurrences") };
+        let occurrences = if n == 1 {
+            "1 occurrence".to_string()
+        } else {
+            format!("{n} occurrences")
+        };
         let target = Target::Spans(Spans {
             spans,
             summary: format!("Renamed {old_name} to {} ({occurrences})", r.new_name),
             what: format!("the rename of {old_name} to {}", r.new_name),
             numbered: false,
         });
-        plan.files[*i].edits.insert(0, Edit { target: Some(Box::new(target)), ..Edit::new("", &r.new_name) });
+        plan.files[*i].edits.insert(
+            0,
+            Edit {
+                target: Some(Box::new(target)),
+                ..Edit::new("", &r.new_name)
+            },
+        );
         resolved.prepended[*i] = true;
     }
     let count = rename::count(&old_name, &r.new_name, &per_file);
     if count.files.is_empty() {
-        let why = if r.edits.iter().all(|(_, e)| e.is_empty()) { "the language server's rename edits no file" } else { "every place it edits already reads so" };
+        let why = if r.edits.iter().all(|(_, e)| e.is_empty()) {
+            "the language server's rename edits no file"
+        } else {
+            "every place it edits already reads so"
+        };
         return Err(rename::unchanged(&old_name, &r.new_name, why).in_file(&r.file_path));
     }
     for (i, f) in plan.files.iter().enumerate() {
@@ -444,7 +662,7 @@ pub fn resolve(plan: &mut Plan, answers: &Answers, expansion: &Expansion, texts:
 impl Resolved {
     /// The plan's own numbering back on the engine's outcome: in a file whose first edit is the rename's,
     /// the others count from 0 again. `prepended` is per file of the outcome.
-    pub fn renumber(&self, outcome: &mut Outcome) {
+    pub(crate) fn renumber(&self, outcome: &mut Outcome) {
         for (file, prepended) in outcome.files.iter_mut().zip(&self.prepended) {
             if !prepended {
                 continue;
@@ -459,8 +677,13 @@ impl Resolved {
     }
 
     /// The same for a refusal of the plan (`files`: the plan's file paths, as run).
-    pub fn renumber_refusal(&self, mut r: Refusal, files: &[FilePlan]) -> Refusal {
-        let Some(i) = files.iter().position(|f| Some(f.file_path.as_str()) == r.file_path.as_deref()) else { return r };
+    pub(crate) fn renumber_refusal(&self, mut r: Refusal, files: &[FilePlan]) -> Refusal {
+        let Some(i) = files
+            .iter()
+            .position(|f| Some(f.file_path.as_str()) == r.file_path.as_deref())
+        else {
+            return r;
+        };
         if self.prepended.get(i).copied().unwrap_or(false) {
             r.edit_index = r.edit_index.and_then(|k| k.checked_sub(1));
         }

@@ -12,40 +12,66 @@
 use ropey::Rope;
 
 use crate::engine::{Kind, NamePath, Refusal};
-use crate::result::{OutlineSymbol, SymbolsResult};
 use crate::lsp::convert::{self, Encoding};
 use crate::lsp::ext::ReportedSymbol;
+use crate::result::{OutlineSymbol, SymbolsResult};
 use tower_lsp_server::ls_types::Position;
 
 /// One symbol, in byte offsets of the text it was computed on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
-    pub name: String,
-    pub detail: Option<String>,
+    pub(crate) name: String,
+    pub(crate) detail: Option<String>,
     /// LSP's `SymbolKind`.
-    pub kind: u32,
+    pub(crate) kind: u32,
     /// The whole symbol, and its name.
-    pub range: (usize, usize),
-    pub selection: (usize, usize),
+    pub(crate) range: (usize, usize),
+    pub(crate) selection: (usize, usize),
     /// 1-based first and last line of `range`.
-    pub lines: (usize, usize),
-    pub children: Vec<Symbol>,
+    pub(crate) lines: (usize, usize),
+    pub(crate) children: Vec<Symbol>,
 }
 
 /// LSP's names for `SymbolKind` 1 to 26, as an outline shows them.
 const KINDS: [&str; 26] = [
-    "file", "module", "namespace", "package", "class", "method", "property", "field", "constructor", "enum", "interface",
-    "function", "variable", "constant", "string", "number", "boolean", "array", "object", "key", "null", "enum member",
-    "struct", "event", "operator", "type parameter",
+    "file",
+    "module",
+    "namespace",
+    "package",
+    "class",
+    "method",
+    "property",
+    "field",
+    "constructor",
+    "enum",
+    "interface",
+    "function",
+    "variable",
+    "constant",
+    "string",
+    "number",
+    "boolean",
+    "array",
+    "object",
+    "key",
+    "null",
+    "enum member",
+    "struct",
+    "event",
+    "operator",
+    "type parameter",
 ];
 
-pub fn kind_name(kind: u32) -> &'static str {
-    kind.checked_sub(1).and_then(|k| KINDS.get(k as usize)).copied().unwrap_or("symbol")
+pub(crate) fn kind_name(kind: u32) -> &'static str {
+    kind.checked_sub(1)
+        .and_then(|k| KINDS.get(k as usize))
+        .copied()
+        .unwrap_or("symbol")
 }
 
 /// The byte offset of an LSP position, or `None` when the position does not fit the text (a line past
 /// its end, a column past its line or inside a character): the symbols were computed on another text.
-pub fn byte_of(rope: &Rope, pos: Position, enc: Encoding) -> Option<usize> {
+pub(crate) fn byte_of(rope: &Rope, pos: Position, enc: Encoding) -> Option<usize> {
     let line = pos.line as usize;
     if line >= rope.len_lines() {
         return None;
@@ -72,11 +98,24 @@ pub fn byte_of(rope: &Rope, pos: Position, enc: Encoding) -> Option<usize> {
 }
 
 /// The editor's symbols in byte offsets of `rope`, or why they do not fit it.
-pub fn read(reported: &[ReportedSymbol], rope: &Rope, enc: Encoding) -> Result<Vec<Symbol>, String> {
+pub fn read(
+    reported: &[ReportedSymbol],
+    rope: &Rope,
+    enc: Encoding,
+) -> Result<Vec<Symbol>, String> {
     reported
         .iter()
         .map(|s| {
-            let at = |p: Position| byte_of(rope, p, enc).ok_or_else(|| format!("the symbol {} is at line {}, column {}, which the text does not have", s.name, p.line + 1, p.character + 1));
+            let at = |p: Position| {
+                byte_of(rope, p, enc).ok_or_else(|| {
+                    format!(
+                        "the symbol {} is at line {}, column {}, which the text does not have",
+                        s.name,
+                        p.line + 1,
+                        p.character + 1
+                    )
+                })
+            };
             let range = (at(s.range.start)?, at(s.range.end)?);
             let selection = (at(s.selection_range.start)?, at(s.selection_range.end)?);
             if range.0 > range.1 || selection.0 > selection.1 {
@@ -88,7 +127,10 @@ pub fn read(reported: &[ReportedSymbol], rope: &Rope, enc: Encoding) -> Result<V
                 kind: s.kind,
                 range,
                 selection,
-                lines: (s.range.start.line as usize + 1, s.range.end.line as usize + 1),
+                lines: (
+                    s.range.start.line as usize + 1,
+                    s.range.end.line as usize + 1,
+                ),
                 children: read(&s.children, rope, enc)?,
             })
         })
@@ -106,7 +148,10 @@ fn segments(name: &str) -> Vec<Vec<String>> {
         }
     }
     // rust-analyzer: `impl Calculator`, `impl Display for Calculator`, `impl<T> Stack<T>`.
-    if let Some(rest) = name.strip_prefix("impl").filter(|r| r.starts_with([' ', '<'])) {
+    if let Some(rest) = name
+        .strip_prefix("impl")
+        .filter(|r| r.starts_with([' ', '<']))
+    {
         let target = rest.rsplit(" for ").next().unwrap_or(rest);
         let target = skip_generics(target.trim()).trim();
         let bare = target.split('<').next().unwrap_or(target).trim();
@@ -130,7 +175,9 @@ fn segments(name: &str) -> Vec<Vec<String>> {
 
 /// `impl<T> Stack<T>`'s `<T>` after `impl`.
 fn skip_generics(s: &str) -> &str {
-    let Some(rest) = s.strip_prefix('<') else { return s };
+    let Some(rest) = s.strip_prefix('<') else {
+        return s;
+    };
     let mut depth = 1;
     for (i, c) in rest.char_indices() {
         match c {
@@ -163,29 +210,33 @@ fn spellings(name: &str) -> Vec<String> {
 /// A symbol found, with the names of what holds it.
 #[derive(Debug, Clone)]
 pub struct Found<'s> {
-    pub symbol: &'s Symbol,
+    pub(crate) symbol: &'s Symbol,
     /// The names from the outermost in, this symbol's last, as the symbols spell them.
-    pub path: Vec<&'s str>,
+    pub(crate) path: Vec<&'s str>,
     /// The matchable segments of that chain.
     chain: Vec<Vec<String>>,
 }
 
 impl Found<'_> {
     /// `Calculator/add`.
-    pub fn path_text(&self) -> String {
+    pub(crate) fn path_text(&self) -> String {
         self.path.join("/")
     }
 
     /// "method Calculator/add (lines 3-5)".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let s = self.symbol;
-        let lines = if s.lines.0 == s.lines.1 { format!("line {}", s.lines.0) } else { format!("lines {}-{}", s.lines.0, s.lines.1) };
+        let lines = if s.lines.0 == s.lines.1 {
+            format!("line {}", s.lines.0)
+        } else {
+            format!("lines {}-{}", s.lines.0, s.lines.1)
+        };
         format!("{} {} ({lines})", kind_name(s.kind), self.path_text())
     }
 
     /// The same with the detail its server gives (a signature, which tells overloads apart):
     /// "function pick (line 1): int (int)".
-    pub fn describe_in_full(&self) -> String {
+    pub(crate) fn describe_in_full(&self) -> String {
         match self.symbol.detail.as_deref().and_then(|d| d.lines().next()) {
             Some(d) => format!("{}: {d}", self.describe()),
             None => self.describe(),
@@ -194,8 +245,13 @@ impl Found<'_> {
 }
 
 /// Every symbol, depth first in file order.
-pub fn all(symbols: &[Symbol]) -> Vec<Found<'_>> {
-    fn walk<'s>(symbols: &'s [Symbol], path: &[&'s str], chain: &[Vec<String>], out: &mut Vec<Found<'s>>) {
+pub(crate) fn all(symbols: &[Symbol]) -> Vec<Found<'_>> {
+    fn walk<'s>(
+        symbols: &'s [Symbol],
+        path: &[&'s str],
+        chain: &[Vec<String>],
+        out: &mut Vec<Found<'s>>,
+    ) {
         let mut sorted: Vec<&Symbol> = symbols.iter().collect();
         sorted.sort_by_key(|s| s.range.0);
         for s in sorted {
@@ -203,7 +259,11 @@ pub fn all(symbols: &[Symbol]) -> Vec<Found<'_>> {
             p.push(&s.name);
             let mut c = chain.to_vec();
             c.extend(segments(&s.name));
-            out.push(Found { symbol: s, path: p.clone(), chain: c.clone() });
+            out.push(Found {
+                symbol: s,
+                path: p.clone(),
+                chain: c.clone(),
+            });
             walk(&s.children, &p, &c, out);
         }
     }
@@ -218,12 +278,19 @@ fn matches(found: &Found<'_>, wanted: &NamePath) -> bool {
     if chain.len() < n || (wanted.rooted && chain.len() != n) {
         return false;
     }
-    chain[chain.len() - n..].iter().zip(&wanted.names).all(|(spellings, name)| spellings.iter().any(|s| s == name))
+    chain[chain.len() - n..]
+        .iter()
+        .zip(&wanted.names)
+        .all(|(spellings, name)| spellings.iter().any(|s| s == name))
 }
 
 /// The one symbol `wanted` names in `symbols`, or the refusal: not found (with the file's outline and
 /// the closest names) or ambiguous (every candidate with its line).
-pub fn find<'s>(symbols: &'s [Symbol], wanted: &NamePath, file: &str) -> Result<Found<'s>, Refusal> {
+pub fn find<'s>(
+    symbols: &'s [Symbol],
+    wanted: &NamePath,
+    file: &str,
+) -> Result<Found<'s>, Refusal> {
     let every = all(symbols);
     let candidates: Vec<&Found<'_>> = every.iter().filter(|f| matches(f, wanted)).collect();
     match (candidates.len(), wanted.index) {
@@ -231,22 +298,44 @@ pub fn find<'s>(symbols: &'s [Symbol], wanted: &NamePath, file: &str) -> Result<
         (n, Some(i)) if i < n => return Ok(candidates[i].clone()),
         (0, _) => {}
         (n, None) => {
-            let listed: Vec<String> = candidates.iter().enumerate().map(|(i, f)| format!("{}[{i}]: {}", wanted.text, f.describe_in_full())).collect();
+            let listed: Vec<String> = candidates
+                .iter()
+                .enumerate()
+                .map(|(i, f)| format!("{}[{i}]: {}", wanted.text, f.describe_in_full()))
+                .collect();
             let mut paths: Vec<String> = candidates.iter().map(|f| f.path_text()).collect();
             paths.dedup();
             // Overloads share a path: only their place tells them apart.
-            let by_path = if paths.len() == n { format!(" or by its path ({})", paths.join(", ")) } else { String::new() };
+            let by_path = if paths.len() == n {
+                format!(" or by its path ({})", paths.join(", "))
+            } else {
+                String::new()
+            };
             let message = format!(
                 "Found {n} symbols named {} in {file}, but a symbol edit must name one: name it by its place among them \
                  ({}[0] is the first in the file){by_path}.\nSymbol: {}",
                 wanted.text, wanted.text, wanted.text
             );
-            return Err(Refusal::new(Kind::SymbolAmbiguous, message).with_hint(Some(format!("The symbols it names:\n{}", listed.join("\n")))));
+            return Err(
+                Refusal::new(Kind::SymbolAmbiguous, message).with_hint(Some(format!(
+                    "The symbols it names:\n{}",
+                    listed.join("\n")
+                ))),
+            );
         }
         (n, Some(i)) => {
-            let listed: Vec<String> = candidates.iter().enumerate().map(|(k, f)| format!("[{k}]: {}", f.describe_in_full())).collect();
+            let listed: Vec<String> = candidates
+                .iter()
+                .enumerate()
+                .map(|(k, f)| format!("[{k}]: {}", f.describe_in_full()))
+                .collect();
             let message = format!("Symbol not found in file: {} names {n} symbols in {file}, and [{i}] asks for one more.\nSymbol: {}", strip_index(&wanted.text), wanted.text);
-            return Err(Refusal::new(Kind::SymbolNotFound, message).with_hint(Some(format!("The symbols it names:\n{}", listed.join("\n")))));
+            return Err(
+                Refusal::new(Kind::SymbolNotFound, message).with_hint(Some(format!(
+                    "The symbols it names:\n{}",
+                    listed.join("\n")
+                ))),
+            );
         }
     }
     let message = format!("Symbol not found in file.\nSymbol: {}", wanted.text);
@@ -262,11 +351,20 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
     if every.is_empty() {
         return "The language server gives no symbol for this file.".into();
     }
-    let last = wanted.names.last().map(|n| n.to_lowercase()).unwrap_or_default();
+    let last = wanted
+        .names
+        .last()
+        .map(|n| n.to_lowercase())
+        .unwrap_or_default();
     let mut scored: Vec<(f64, &Found<'_>)> = every
         .iter()
         .map(|f| {
-            let own = f.chain.last().and_then(|s| s.last()).map(|s| s.to_lowercase()).unwrap_or_default();
+            let own = f
+                .chain
+                .last()
+                .and_then(|s| s.last())
+                .map(|s| s.to_lowercase())
+                .unwrap_or_default();
             let mut score = strsim::normalized_levenshtein(&own, &last);
             if !last.is_empty() && (own.contains(&last) || last.contains(&own)) {
                 score = score.max(0.75);
@@ -275,10 +373,17 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
         })
         .filter(|(score, _)| *score >= 0.5)
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.symbol.range.0.cmp(&b.1.symbol.range.0)));
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(a.1.symbol.range.0.cmp(&b.1.symbol.range.0))
+    });
     let mut out = String::new();
     if !scored.is_empty() {
-        let names: Vec<String> = scored.iter().take(3).map(|(_, f)| f.describe_in_full()).collect();
+        let names: Vec<String> = scored
+            .iter()
+            .take(3)
+            .map(|(_, f)| f.describe_in_full())
+            .collect();
         out.push_str(&format!("The closest: {}.\n", names.join("; ")));
     }
     out.push_str("The file's outline (name paths to use):\n");
@@ -290,14 +395,18 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
 const OUTLINE_LINES: usize = 1000;
 
 /// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text.
-pub fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
+pub(crate) fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
     fn tree(symbols: &[Symbol], prefix: &str) -> Vec<OutlineSymbol> {
         let mut sorted: Vec<&Symbol> = symbols.iter().collect();
         sorted.sort_by_key(|s| s.range.0);
         sorted
             .into_iter()
             .map(|s| {
-                let path = if prefix.is_empty() { s.name.clone() } else { format!("{prefix}/{}", s.name) };
+                let path = if prefix.is_empty() {
+                    s.name.clone()
+                } else {
+                    format!("{prefix}/{}", s.name)
+                };
                 OutlineSymbol {
                     name: s.name.clone(),
                     kind: kind_name(s.kind).to_string(),
@@ -321,7 +430,11 @@ pub fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
             render(&every, OUTLINE_LINES)
         )
     };
-    SymbolsResult { file_path: file_path.to_string(), symbols: tree(symbols, ""), text }
+    SymbolsResult {
+        file_path: file_path.to_string(),
+        symbols: tree(symbols, ""),
+        text,
+    }
 }
 
 /// Lines of outline a refusal's hint gives.
@@ -329,13 +442,28 @@ const OUTLINE_HINT_LINES: usize = 60;
 
 /// The outline as text: one symbol a line, indented by depth, with its kind, name path and lines; at
 /// most `max` lines, then how many more.
-pub fn render(every: &[Found<'_>], max: usize) -> String {
+pub(crate) fn render(every: &[Found<'_>], max: usize) -> String {
     let mut out = String::new();
     for f in every.iter().take(max) {
         let s = f.symbol;
-        let lines = if s.lines.0 == s.lines.1 { format!("{}", s.lines.0) } else { format!("{}-{}", s.lines.0, s.lines.1) };
-        let detail = s.detail.as_deref().and_then(|d| d.lines().next()).map(|d| format!("  {d}")).unwrap_or_default();
-        out.push_str(&format!("{}{} {}  (line{} {lines}){detail}\n", "  ".repeat(f.path.len() - 1), kind_name(s.kind), f.path_text(), if s.lines.0 == s.lines.1 { "" } else { "s" }));
+        let lines = if s.lines.0 == s.lines.1 {
+            format!("{}", s.lines.0)
+        } else {
+            format!("{}-{}", s.lines.0, s.lines.1)
+        };
+        let detail = s
+            .detail
+            .as_deref()
+            .and_then(|d| d.lines().next())
+            .map(|d| format!("  {d}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{}{} {}  (line{} {lines}){detail}\n",
+            "  ".repeat(f.path.len() - 1),
+            kind_name(s.kind),
+            f.path_text(),
+            if s.lines.0 == s.lines.1 { "" } else { "s" }
+        ));
     }
     if every.len() > max {
         out.push_str(&format!("… {} more symbols\n", every.len() - max));
@@ -348,18 +476,44 @@ mod tests {
     use super::*;
     use tower_lsp_server::ls_types::Range;
 
-    fn sym(name: &str, kind: u32, lines: (u32, u32), children: Vec<ReportedSymbol>) -> ReportedSymbol {
+    fn sym(
+        name: &str,
+        kind: u32,
+        lines: (u32, u32),
+        children: Vec<ReportedSymbol>,
+    ) -> ReportedSymbol {
         let range = Range::new(Position::new(lines.0, 0), Position::new(lines.1, 1));
-        ReportedSymbol { name: name.into(), detail: None, kind, range, selection_range: range, children }
+        ReportedSymbol {
+            name: name.into(),
+            detail: None,
+            kind,
+            range,
+            selection_range: range,
+            children,
+        }
     }
 
     fn tree() -> (Rope, Vec<Symbol>) {
         let text = "x\n".repeat(30);
         let rope = Rope::from_str(&text);
         let reported = vec![
-            sym("Calculator", 5, (0, 12), vec![sym("add", 6, (2, 4), vec![]), sym("add", 6, (6, 8), vec![]), sym("total", 7, (10, 10), vec![])]),
+            sym(
+                "Calculator",
+                5,
+                (0, 12),
+                vec![
+                    sym("add", 6, (2, 4), vec![]),
+                    sym("add", 6, (6, 8), vec![]),
+                    sym("total", 7, (10, 10), vec![]),
+                ],
+            ),
             sym("Calculator::sub", 6, (14, 16), vec![]),
-            sym("impl Display for Calculator", 19, (18, 20), vec![sym("fmt", 6, (19, 19), vec![])]),
+            sym(
+                "impl Display for Calculator",
+                19,
+                (18, 20),
+                vec![sym("fmt", 6, (19, 19), vec![])],
+            ),
             sym("main(int, char **)", 12, (22, 24), vec![]),
         ];
         let symbols = read(&reported, &rope, Encoding::Utf16).unwrap();
@@ -376,9 +530,21 @@ mod tests {
         let lines = |p: &str| find(&symbols, &path(p), "/w/calc.cpp").map(|f| f.symbol.lines);
         assert_eq!(lines("total"), Ok((11, 11)));
         assert_eq!(lines("Calculator/add[1]"), Ok((7, 9)));
-        assert_eq!(lines("Calculator/sub"), Ok((15, 17)), "clangd's qualified name");
-        assert_eq!(lines("Calculator/fmt"), Ok((20, 20)), "rust-analyzer's impl");
-        assert_eq!(lines("main"), Ok((23, 25)), "the signature is not part of the name");
+        assert_eq!(
+            lines("Calculator/sub"),
+            Ok((15, 17)),
+            "clangd's qualified name"
+        );
+        assert_eq!(
+            lines("Calculator/fmt"),
+            Ok((20, 20)),
+            "rust-analyzer's impl"
+        );
+        assert_eq!(
+            lines("main"),
+            Ok((23, 25)),
+            "the signature is not part of the name"
+        );
         assert_eq!(lines("/main"), Ok((23, 25)));
         assert_eq!(lines("/add").unwrap_err().kind, Kind::SymbolNotFound);
 
@@ -392,25 +558,53 @@ mod tests {
         assert_eq!(r.hint.as_deref(), Some("The symbols it names:\nadd[0]: method Calculator/add (lines 3-5)\nadd[1]: method Calculator/add (lines 7-9)"));
 
         let r = find(&symbols, &path("Calculator/ad"), "/w/calc.cpp").unwrap_err();
-        assert_eq!((r.kind, r.message.as_str()), (Kind::SymbolNotFound, "Symbol not found in file.\nSymbol: Calculator/ad"));
+        assert_eq!(
+            (r.kind, r.message.as_str()),
+            (
+                Kind::SymbolNotFound,
+                "Symbol not found in file.\nSymbol: Calculator/ad"
+            )
+        );
         let hint = r.hint.unwrap();
-        assert!(hint.starts_with("The closest: method Calculator/add (lines 3-5); method Calculator/add (lines 7-9)"), "{hint}");
+        assert!(
+            hint.starts_with(
+                "The closest: method Calculator/add (lines 3-5); method Calculator/add (lines 7-9)"
+            ),
+            "{hint}"
+        );
         assert!(hint.contains("The file's outline (name paths to use):\nclass Calculator  (lines 1-13)\n  method Calculator/add  (lines 3-5)\n"), "{hint}");
-        assert!(hint.contains("\nfunction main(int, char **)  (lines 23-25)\n"), "{hint}");
+        assert!(
+            hint.contains("\nfunction main(int, char **)  (lines 23-25)\n"),
+            "{hint}"
+        );
         assert_eq!(find(&symbols, &path("add[2]"), "/w/a").unwrap_err().message, "Symbol not found in file: add names 2 symbols in /w/a, and [2] asks for one more.\nSymbol: add[2]");
     }
 
     #[test]
     fn positions_outside_the_text_are_not_read() {
         let rope = Rope::from_str("a😀b\nc\n");
-        assert_eq!(byte_of(&rope, Position::new(0, 3), Encoding::Utf16), Some(5));
-        assert_eq!(byte_of(&rope, Position::new(0, 2), Encoding::Utf16), None, "inside the surrogate pair");
-        assert_eq!(byte_of(&rope, Position::new(0, 2), Encoding::Utf8), None, "inside the character");
+        assert_eq!(
+            byte_of(&rope, Position::new(0, 3), Encoding::Utf16),
+            Some(5)
+        );
+        assert_eq!(
+            byte_of(&rope, Position::new(0, 2), Encoding::Utf16),
+            None,
+            "inside the surrogate pair"
+        );
+        assert_eq!(
+            byte_of(&rope, Position::new(0, 2), Encoding::Utf8),
+            None,
+            "inside the character"
+        );
         assert_eq!(byte_of(&rope, Position::new(0, 6), Encoding::Utf8), Some(6));
         assert_eq!(byte_of(&rope, Position::new(1, 2), Encoding::Utf8), None);
         assert_eq!(byte_of(&rope, Position::new(2, 0), Encoding::Utf8), Some(9));
         assert_eq!(byte_of(&rope, Position::new(3, 0), Encoding::Utf8), None);
         let bad = vec![sym("f", 12, (0, 7), vec![])];
-        assert_eq!(read(&bad, &rope, Encoding::Utf8).unwrap_err(), "the symbol f is at line 8, column 2, which the text does not have");
+        assert_eq!(
+            read(&bad, &rope, Encoding::Utf8).unwrap_err(),
+            "the symbol f is at line 8, column 2, which the text does not have"
+        );
     }
 }

@@ -34,16 +34,24 @@ impl Lines<'_> {
     /// Where the line holding `p` ends, before its line break.
     fn content_end(&self, p: usize) -> usize {
         let end = self.text[p..].find('\n').map_or(self.text.len(), |i| p + i);
-        if end > 0 && self.text.as_bytes()[end - 1] == b'\r' && end < self.text.len() { end - 1 } else { end }
+        if end > 0 && self.text.as_bytes()[end - 1] == b'\r' && end < self.text.len() {
+            end - 1
+        } else {
+            end
+        }
     }
 
     /// Past the line break of the line holding `p` (the text's end on its last line).
     fn next_line(&self, p: usize) -> usize {
-        self.text[p..].find('\n').map_or(self.text.len(), |i| p + i + 1)
+        self.text[p..]
+            .find('\n')
+            .map_or(self.text.len(), |i| p + i + 1)
     }
 
     fn begins_line(&self, p: usize) -> bool {
-        self.text[self.line_start(p)..p].bytes().all(|b| b == b' ' || b == b'\t')
+        self.text[self.line_start(p)..p]
+            .bytes()
+            .all(|b| b == b' ' || b == b'\t')
     }
 
     fn ends_line(&self, p: usize) -> bool {
@@ -58,7 +66,13 @@ impl Lines<'_> {
 }
 
 /// The span a symbol edit replaces and its text.
-pub fn place(text: &str, extension: &str, found: &Found<'_>, action: SymbolAction, new_string: &str) -> Result<Spans, Refusal> {
+pub fn place(
+    text: &str,
+    extension: &str,
+    found: &Found<'_>,
+    action: SymbolAction,
+    new_string: &str,
+) -> Result<Spans, Refusal> {
     let lines = Lines { text };
     let s = found.symbol;
     // A range a server ends with the next line's start, or starts on blank space, means the symbol's text.
@@ -76,20 +90,38 @@ pub fn place(text: &str, extension: &str, found: &Found<'_>, action: SymbolActio
                 ("Removed", span(first, lines.next_line(end), String::new()))
             } else {
                 let new = strip_break(new_string);
-                ("Replaced", span(first, lines.content_end(end), reindent(new, indent, &what)?))
+                (
+                    "Replaced",
+                    span(first, lines.content_end(end), reindent(new, indent, &what)?),
+                )
             }
         }
         SymbolAction::Whole => ("Replaced", span(start, end, new_string.to_string())),
         SymbolAction::Body => {
-            let (open, close) = braces::body(text, extension, start, s.selection.1, end).map_err(|why| no_body(&what, extension, why))?;
-            let inner_start = if lines.ends_line(open + 1) { lines.next_line(open) } else { open + 1 };
-            let on_own_lines = inner_start > open + 1 && lines.begins_line(close) && inner_start <= lines.line_start(close);
+            let (open, close) = braces::body(text, extension, start, s.selection.1, end)
+                .map_err(|why| no_body(&what, extension, why))?;
+            let inner_start = if lines.ends_line(open + 1) {
+                lines.next_line(open)
+            } else {
+                open + 1
+            };
+            let on_own_lines = inner_start > open + 1
+                && lines.begins_line(close)
+                && inner_start <= lines.line_start(close);
             if on_own_lines {
                 let inner_end = lines.line_start(close);
                 let body = &text[inner_start..inner_end];
-                let new = if new_string.is_empty() || new_string.ends_with('\n') { new_string.to_string() } else { format!("{new_string}\n") };
+                let new = if new_string.is_empty() || new_string.ends_with('\n') {
+                    new_string.to_string()
+                } else {
+                    format!("{new_string}\n")
+                };
                 let new = match body.lines().find(|l| !l.trim().is_empty()) {
-                    Some(first) => reindent(&new, &first[..first.len() - first.trim_start_matches([' ', '\t']).len()], &what)?,
+                    Some(first) => reindent(
+                        &new,
+                        &first[..first.len() - first.trim_start_matches([' ', '\t']).len()],
+                        &what,
+                    )?,
                     // An empty body shows no indentation to follow.
                     None => new,
                 };
@@ -103,12 +135,26 @@ pub fn place(text: &str, extension: &str, found: &Found<'_>, action: SymbolActio
         }
         SymbolAction::Before if lines.begins_line(start) => {
             let at = attached_above(&lines, lines.line_start(start));
-            ("Inserted before", span(at, at, with_break(&reindent(new_string, lines.indent(start), &what)?)))
+            (
+                "Inserted before",
+                span(
+                    at,
+                    at,
+                    with_break(&reindent(new_string, lines.indent(start), &what)?),
+                ),
+            )
         }
-        SymbolAction::Before => ("Inserted before", span(start, start, new_string.to_string())),
+        SymbolAction::Before => (
+            "Inserted before",
+            span(start, start, new_string.to_string()),
+        ),
         SymbolAction::After if lines.ends_line(end) => {
             let at = lines.next_line(end);
-            let indent = if lines.begins_line(start) { lines.indent(start) } else { "" };
+            let indent = if lines.begins_line(start) {
+                lines.indent(start)
+            } else {
+                ""
+            };
             let mut new = with_break(&reindent(new_string, indent, &what)?);
             if at == text.len() && !text.ends_with('\n') {
                 // The file's last line has no break: the new lines start on one of their own.
@@ -127,7 +173,12 @@ pub fn place(text: &str, extension: &str, found: &Found<'_>, action: SymbolActio
         (SymbolAction::Body, _) => format!("Replaced {what}"),
         _ => format!("{verb} {what}"),
     };
-    Ok(Spans { spans: vec![place], summary, what, numbered: true })
+    Ok(Spans {
+        spans: vec![place],
+        summary,
+        what,
+        numbered: true,
+    })
 }
 
 /// The refusal for a body the file's delimiters do not settle.
@@ -150,7 +201,9 @@ fn attached_above(lines: &Lines<'_>, line: usize) -> usize {
     while at > 0 {
         let prev = lines.line_start(at - 1);
         let t = lines.text[prev..at].trim();
-        let attached = ["//", "/*", "*", "#[", "@"].iter().any(|p| t.starts_with(p));
+        let attached = ["//", "/*", "*", "#[", "@"]
+            .iter()
+            .any(|p| t.starts_with(p));
         if t.is_empty() || !attached {
             break;
         }
@@ -160,17 +213,25 @@ fn attached_above(lines: &Lines<'_>, line: usize) -> usize {
 }
 
 fn strip_break(s: &str) -> &str {
-    s.strip_suffix("\r\n").or_else(|| s.strip_suffix('\n')).unwrap_or(s)
+    s.strip_suffix("\r\n")
+        .or_else(|| s.strip_suffix('\n'))
+        .unwrap_or(s)
 }
 
 fn with_break(s: &str) -> String {
-    if s.is_empty() || s.ends_with('\n') { s.to_string() } else { format!("{s}\n") }
+    if s.is_empty() || s.ends_with('\n') {
+        s.to_string()
+    } else {
+        format!("{s}\n")
+    }
 }
 
 /// new_string at the place's indentation: as written when its first non-blank line has it, from
 /// column 0 each non-blank line given it, refused otherwise.
 fn reindent(new: &str, indent: &str, what: &str) -> Result<String, Refusal> {
-    let Some(first) = new.lines().find(|l| !l.trim().is_empty()) else { return Ok(new.to_string()) };
+    let Some(first) = new.lines().find(|l| !l.trim().is_empty()) else {
+        return Ok(new.to_string());
+    };
     let has = &first[..first.len() - first.trim_start_matches([' ', '\t']).len()];
     if has == indent {
         return Ok(new.to_string());
@@ -187,7 +248,16 @@ fn reindent(new: &str, indent: &str, what: &str) -> Result<String, Refusal> {
             ),
         ));
     }
-    Ok(new.split_inclusive('\n').map(|l| if l.trim().is_empty() { l.to_string() } else { format!("{indent}{l}") }).collect())
+    Ok(new
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.trim().is_empty() {
+                l.to_string()
+            } else {
+                format!("{indent}{l}")
+            }
+        })
+        .collect())
 }
 
 /// "4 spaces", "1 tab", "nothing".
@@ -231,14 +301,24 @@ export class Calculator {
     /// The symbols as VS Code's TypeScript server spans them (0-based lines, UTF-16 columns).
     fn symbols(rope: &Rope) -> Vec<Symbol> {
         let r = |l0, c0, l1, c1| Range::new(Position::new(l0, c0), Position::new(l1, c1));
-        let method = |name: &str, range, sel| ReportedSymbol { name: name.into(), detail: None, kind: 6, range, selection_range: sel, children: vec![] };
+        let method = |name: &str, range, sel| ReportedSymbol {
+            name: name.into(),
+            detail: None,
+            kind: 6,
+            range,
+            selection_range: sel,
+            children: vec![],
+        };
         let reported = vec![ReportedSymbol {
             name: "Calculator".into(),
             detail: None,
             kind: 5,
             range: r(0, 0, 9, 1),
             selection_range: r(0, 13, 0, 23),
-            children: vec![method("add", r(4, 2, 6, 3), r(4, 2, 4, 5)), method("sub", r(8, 2, 8, 45), r(8, 2, 8, 5))],
+            children: vec![
+                method("add", r(4, 2, 6, 3), r(4, 2, 4, 5)),
+                method("sub", r(8, 2, 8, 45), r(8, 2, 8, 5)),
+            ],
         }];
         outline::read(&reported, rope, Encoding::Utf16).unwrap()
     }
@@ -246,19 +326,39 @@ export class Calculator {
     fn apply(action: SymbolAction, name: &str, new: &str) -> Result<(String, String), Refusal> {
         let rope = Rope::from_str(CALC);
         let symbols = symbols(&rope);
-        let found = outline::find(&symbols, &NamePath::parse(name, "symbol").unwrap(), "/w/calc.ts")?;
+        let found = outline::find(
+            &symbols,
+            &NamePath::parse(name, "symbol").unwrap(),
+            "/w/calc.ts",
+        )?;
         let spans = place(CALC, "ts", &found, action, new)?;
         let s = &spans.spans[0];
-        Ok((format!("{}{}{}", &CALC[..s.start], s.text, &CALC[s.end..]), spans.summary))
+        Ok((
+            format!("{}{}{}", &CALC[..s.start], s.text, &CALC[s.end..]),
+            spans.summary,
+        ))
     }
 
     #[test]
     fn a_body_on_its_own_lines_is_replaced_as_lines_at_its_indentation() {
-        let (text, summary) = apply(SymbolAction::Body, "Calculator/add", "const sum = a + b;\nreturn sum;").unwrap();
-        assert_eq!(summary, "Replaced the body of method Calculator/add (lines 5-7)");
+        let (text, summary) = apply(
+            SymbolAction::Body,
+            "Calculator/add",
+            "const sum = a + b;\nreturn sum;",
+        )
+        .unwrap();
+        assert_eq!(
+            summary,
+            "Replaced the body of method Calculator/add (lines 5-7)"
+        );
         assert!(text.contains("  add(a: number, b: number): number {\n    const sum = a + b;\n    return sum;\n  }\n\n  sub("), "{text}");
         // Written at the body's indentation: as written.
-        let (same, _) = apply(SymbolAction::Body, "Calculator/add", "    const sum = a + b;\n    return sum;\n").unwrap();
+        let (same, _) = apply(
+            SymbolAction::Body,
+            "Calculator/add",
+            "    const sum = a + b;\n    return sum;\n",
+        )
+        .unwrap();
         assert_eq!(same, text);
         let r = apply(SymbolAction::Body, "Calculator/add", "  return 0;").unwrap_err();
         assert_eq!(
@@ -268,22 +368,50 @@ export class Calculator {
         );
         // On its braces' line: between them.
         let (text, _) = apply(SymbolAction::Body, "sub", "return b - a;").unwrap();
-        assert!(text.contains("  sub(a: number, b: number) { return b - a; }\n"), "{text}");
+        assert!(
+            text.contains("  sub(a: number, b: number) { return b - a; }\n"),
+            "{text}"
+        );
     }
 
     #[test]
     fn whole_symbols_and_inserts_keep_the_blank_lines_and_comments_around_them() {
-        let (text, summary) = apply(SymbolAction::Whole, "add", "add(a: number): number {\n  return a;\n}\n").unwrap();
+        let (text, summary) = apply(
+            SymbolAction::Whole,
+            "add",
+            "add(a: number): number {\n  return a;\n}\n",
+        )
+        .unwrap();
         assert_eq!(summary, "Replaced method Calculator/add (lines 5-7)");
-        assert!(text.contains("\n\n  /** Adds. */\n  add(a: number): number {\n    return a;\n  }\n\n  sub"), "{text}");
+        assert!(
+            text.contains(
+                "\n\n  /** Adds. */\n  add(a: number): number {\n    return a;\n  }\n\n  sub"
+            ),
+            "{text}"
+        );
         let (text, summary) = apply(SymbolAction::Whole, "add", "").unwrap();
         assert_eq!(summary, "Removed method Calculator/add (lines 5-7)");
         assert!(text.contains("  /** Adds. */\n\n  sub"), "{text}");
-        let (text, _) = apply(SymbolAction::Before, "add", "mul(a: number, b: number) {\n  return a * b;\n}\n\n").unwrap();
+        let (text, _) = apply(
+            SymbolAction::Before,
+            "add",
+            "mul(a: number, b: number) {\n  return a * b;\n}\n\n",
+        )
+        .unwrap();
         assert!(text.contains("  total = 0;\n\n  mul(a: number, b: number) {\n    return a * b;\n  }\n\n  /** Adds. */\n  add("), "{text}");
-        let (text, summary) = apply(SymbolAction::After, "add", "\nneg(a: number) {\n  return -a;\n}").unwrap();
+        let (text, summary) = apply(
+            SymbolAction::After,
+            "add",
+            "\nneg(a: number) {\n  return -a;\n}",
+        )
+        .unwrap();
         assert_eq!(summary, "Inserted after method Calculator/add (lines 5-7)");
-        assert!(text.contains("    return a + b;\n  }\n\n  neg(a: number) {\n    return -a;\n  }\n\n  sub("), "{text}");
+        assert!(
+            text.contains(
+                "    return a + b;\n  }\n\n  neg(a: number) {\n    return -a;\n  }\n\n  sub("
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -298,8 +426,20 @@ export class Calculator {
             children: vec![],
         }];
         let symbols = outline::read(&reported, &rope, Encoding::Utf16).unwrap();
-        let found = outline::find(&symbols, &NamePath::parse("add", "s").unwrap(), "/w/calc.py").unwrap();
-        let r = place(&rope.to_string(), "py", &found, SymbolAction::Body, "return 0").unwrap_err();
+        let found = outline::find(
+            &symbols,
+            &NamePath::parse("add", "s").unwrap(),
+            "/w/calc.py",
+        )
+        .unwrap();
+        let r = place(
+            &rope.to_string(),
+            "py",
+            &found,
+            SymbolAction::Body,
+            "return 0",
+        )
+        .unwrap_err();
         assert_eq!(r.kind, Kind::NoBody);
         assert_eq!(
             r.message,

@@ -5,16 +5,22 @@
 use std::collections::HashMap;
 
 use ropey::Rope;
-use tower_lsp_server::ls_types::{DocumentChangeOperation, DocumentChanges, OneOf, TextEdit, WorkspaceEdit};
+use tower_lsp_server::ls_types::{
+    DocumentChangeOperation, DocumentChanges, OneOf, TextEdit, WorkspaceEdit,
+};
 
 use super::outline::byte_of;
 use crate::engine::{Kind, Refusal, Span};
 use crate::lsp::convert::Encoding;
 
 /// The text edits of a rename's WorkspaceEdit, per document URI in the order the edit gives them.
-pub fn text_edits(edit: &WorkspaceEdit, what: &str) -> Result<Vec<(String, Vec<TextEdit>)>, Refusal> {
+pub(crate) fn text_edits(
+    edit: &WorkspaceEdit,
+    what: &str,
+) -> Result<Vec<(String, Vec<TextEdit>)>, Refusal> {
     let mut out: Vec<(String, Vec<TextEdit>)> = Vec::new();
-    let mut add = |uri: String, edits: Vec<TextEdit>| match out.iter_mut().find(|(u, _)| *u == uri) {
+    let mut add = |uri: String, edits: Vec<TextEdit>| match out.iter_mut().find(|(u, _)| *u == uri)
+    {
         Some((_, list)) => list.extend(edits),
         None => out.push((uri, edits)),
     };
@@ -33,7 +39,10 @@ pub fn text_edits(edit: &WorkspaceEdit, what: &str) -> Result<Vec<(String, Vec<T
         None => {}
         Some(DocumentChanges::Edits(list)) => {
             for d in list {
-                add(d.text_document.uri.as_str().to_string(), d.edits.iter().map(text).collect());
+                add(
+                    d.text_document.uri.as_str().to_string(),
+                    d.edits.iter().map(text).collect(),
+                );
             }
         }
         Some(DocumentChanges::Operations(ops)) => {
@@ -58,17 +67,32 @@ pub fn text_edits(edit: &WorkspaceEdit, what: &str) -> Result<Vec<(String, Vec<T
 
 /// One file's edits as spans of its text (sorted), those that change nothing left out. `Err` with why
 /// they do not fit the text.
-pub fn spans(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<Vec<Span>, String> {
+pub(crate) fn spans(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<Vec<Span>, String> {
     let rope = Rope::from_str(text);
     let mut out = Vec::with_capacity(edits.len());
     for e in edits {
-        let at = |p| byte_of(&rope, p, enc).ok_or_else(|| format!("an edit at line {}, column {} lies outside the text", e.range.start.line + 1, e.range.start.character + 1));
+        let at = |p| {
+            byte_of(&rope, p, enc).ok_or_else(|| {
+                format!(
+                    "an edit at line {}, column {} lies outside the text",
+                    e.range.start.line + 1,
+                    e.range.start.character + 1
+                )
+            })
+        };
         let (start, end) = (at(e.range.start)?, at(e.range.end)?);
         if start > end {
-            return Err(format!("an edit at line {} ends before it starts", e.range.start.line + 1));
+            return Err(format!(
+                "an edit at line {} ends before it starts",
+                e.range.start.line + 1
+            ));
         }
         if text[start..end] != e.new_text {
-            out.push(Span { start, end, text: e.new_text.clone() });
+            out.push(Span {
+                start,
+                end,
+                text: e.new_text.clone(),
+            });
         }
     }
     out.sort_by_key(|s| (s.start, s.end));
@@ -80,38 +104,43 @@ pub fn spans(text: &str, edits: &[TextEdit], enc: Encoding) -> Result<Vec<Span>,
 
 /// How many occurrences and files a rename changes, and the words a result gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Count {
-    pub old_name: String,
-    pub new_name: String,
+pub(crate) struct Count {
+    pub(crate) old_name: String,
+    pub(crate) new_name: String,
     /// Per file path, its occurrences.
-    pub files: Vec<(String, usize)>,
+    pub(crate) files: Vec<(String, usize)>,
 }
 
 impl Count {
-    pub fn occurrences(&self) -> usize {
+    pub(crate) fn occurrences(&self) -> usize {
         self.files.iter().map(|(_, n)| n).sum()
     }
 }
 
 /// The refusal for a rename that would change nothing.
-pub fn unchanged(old_name: &str, new_name: &str, why: &str) -> Refusal {
+pub(crate) fn unchanged(old_name: &str, new_name: &str, why: &str) -> Refusal {
     Refusal::new(
         Kind::Unchanged,
-        format!("The rename of {old_name} to {new_name} changes nothing: {why}. Nothing was changed."),
+        format!(
+            "The rename of {old_name} to {new_name} changes nothing: {why}. Nothing was changed."
+        ),
     )
 }
 
 /// Per URI of a rename's edit, the name its document has there, for the old name when the editor
 /// gave no placeholder: the text of the edit's first range.
-pub fn old_name(text: &str, edits: &[TextEdit], enc: Encoding) -> Option<String> {
+pub(crate) fn old_name(text: &str, edits: &[TextEdit], enc: Encoding) -> Option<String> {
     let rope = Rope::from_str(text);
     let e = edits.first()?;
-    let (a, b) = (byte_of(&rope, e.range.start, enc)?, byte_of(&rope, e.range.end, enc)?);
+    let (a, b) = (
+        byte_of(&rope, e.range.start, enc)?,
+        byte_of(&rope, e.range.end, enc)?,
+    );
     text.get(a..b).map(str::to_string)
 }
 
 /// Occurrences per file, by path, in the order given.
-pub fn count(old_name: &str, new_name: &str, per_file: &[(String, usize)]) -> Count {
+pub(crate) fn count(old_name: &str, new_name: &str, per_file: &[(String, usize)]) -> Count {
     let mut files: Vec<(String, usize)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (path, n) in per_file.iter().filter(|(_, n)| *n > 0) {
@@ -123,7 +152,11 @@ pub fn count(old_name: &str, new_name: &str, per_file: &[(String, usize)]) -> Co
             }
         }
     }
-    Count { old_name: old_name.into(), new_name: new_name.into(), files }
+    Count {
+        old_name: old_name.into(),
+        new_name: new_name.into(),
+        files,
+    }
 }
 
 #[cfg(test)]
@@ -132,17 +165,51 @@ mod tests {
     use tower_lsp_server::ls_types::{Position, Range};
 
     fn edit(l: u32, c0: u32, c1: u32, text: &str) -> TextEdit {
-        TextEdit::new(Range::new(Position::new(l, c0), Position::new(l, c1)), text.into())
+        TextEdit::new(
+            Range::new(Position::new(l, c0), Position::new(l, c1)),
+            text.into(),
+        )
     }
 
     #[test]
     fn edits_become_spans_and_those_that_change_nothing_are_left_out() {
         let text = "let total = 1;\nuse(total, total);\n";
-        let spans = spans(text, &[edit(1, 11, 16, "sum"), edit(0, 4, 9, "sum"), edit(1, 4, 9, "total")], Encoding::Utf16).unwrap();
-        assert_eq!(spans.iter().map(|s| (s.start, s.end)).collect::<Vec<_>>(), [(4, 9), (26, 31)]);
-        assert_eq!(super::spans(text, &[edit(0, 4, 9, "a"), edit(0, 6, 7, "b")], Encoding::Utf16).unwrap_err(), "two of its edits overlap");
-        assert_eq!(super::spans(text, &[edit(5, 0, 1, "a")], Encoding::Utf16).unwrap_err(), "an edit at line 6, column 1 lies outside the text");
-        let c = count("total", "sum", &[("/w/a.ts".into(), 2), ("/w/b.ts".into(), 0), ("/w/c.ts".into(), 1)]);
+        let spans = spans(
+            text,
+            &[
+                edit(1, 11, 16, "sum"),
+                edit(0, 4, 9, "sum"),
+                edit(1, 4, 9, "total"),
+            ],
+            Encoding::Utf16,
+        )
+        .unwrap();
+        assert_eq!(
+            spans.iter().map(|s| (s.start, s.end)).collect::<Vec<_>>(),
+            [(4, 9), (26, 31)]
+        );
+        assert_eq!(
+            super::spans(
+                text,
+                &[edit(0, 4, 9, "a"), edit(0, 6, 7, "b")],
+                Encoding::Utf16
+            )
+            .unwrap_err(),
+            "two of its edits overlap"
+        );
+        assert_eq!(
+            super::spans(text, &[edit(5, 0, 1, "a")], Encoding::Utf16).unwrap_err(),
+            "an edit at line 6, column 1 lies outside the text"
+        );
+        let c = count(
+            "total",
+            "sum",
+            &[
+                ("/w/a.ts".into(), 2),
+                ("/w/b.ts".into(), 0),
+                ("/w/c.ts".into(), 1),
+            ],
+        );
         assert_eq!((c.occurrences(), c.files.len()), (3, 2));
     }
 }
