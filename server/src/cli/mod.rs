@@ -4,7 +4,9 @@
 //! newcomer reads. Usage errors exit 2, like `apply`'s I/O errors; their first line names the bad
 //! argument.
 
+mod agents;
 mod apply;
+mod config_file;
 pub(crate) mod doctor;
 mod route;
 pub(crate) mod setup;

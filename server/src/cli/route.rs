@@ -22,9 +22,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::setup::{
-    eol, home, indent_at, insert_member, line_diff, load, offset_in, refuse_parse, render,
-    writable, write_atomic, Agent, Members, Scope, SERVER_NAME,
+use super::agents::{home, Agent, Scope, SERVER_NAME};
+use super::config_file::{
+    eol, indent_at, insert_member, line_diff, load, offset_in, refuse_parse, render, writable,
+    write_atomic, Members,
 };
 
 /// Claude Code's built-in tools that edit text files. NotebookEdit stays: multiedit refuses notebooks.

@@ -1,0 +1,205 @@
+//! The agents `setup`, `route` and `doctor` know: their names, where each keeps its MCP configuration
+//! (per project and per user), in which format, and the binary the entries run.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// The name the server is given in every configuration.
+pub(crate) const SERVER_NAME: &str = "multiedit";
+
+/// An agent that can run MCP servers, and where it reads their configuration.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Vscode,
+    Opencode,
+}
+
+pub(crate) const AGENTS: [Agent; 6] = [
+    Agent::ClaudeCode,
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::Cursor,
+    Agent::Vscode,
+    Agent::Opencode,
+];
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Scope {
+    Project,
+    User,
+}
+
+pub(crate) enum Format {
+    /// A JSON object whose member `key` holds the servers by name.
+    Json { key: &'static str },
+    /// TOML with `[mcp_servers.NAME]` tables.
+    Toml,
+}
+
+/// The user's home folder: HOME, and on Windows USERPROFILE when HOME is unset (the agents' own
+/// user files live under it there too: `%USERPROFILE%\\.claude.json`, `.gemini`, `.cursor`, `.codex`).
+pub(super) fn home() -> Result<PathBuf, String> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+    };
+    let found = if cfg!(windows) {
+        var("HOME").or_else(|| var("USERPROFILE"))
+    } else {
+        var("HOME")
+    };
+    found.ok_or_else(|| {
+        let names = if cfg!(windows) {
+            "HOME nor USERPROFILE is"
+        } else {
+            "HOME is not"
+        };
+        format!("{names} set to an absolute path, so the user's configuration cannot be found")
+    })
+}
+
+/// VS Code's user folder: `%APPDATA%\\Code\\User` on Windows, `~/Library/Application Support/Code/User`
+/// on macOS, `$XDG_CONFIG_HOME/Code/User` elsewhere.
+fn vscode_user() -> Result<PathBuf, String> {
+    if cfg!(windows) {
+        return match std::env::var_os("APPDATA").map(PathBuf::from) {
+            Some(d) if d.is_absolute() => Ok(d.join("Code").join("User")),
+            _ => Err(
+                "APPDATA is not set to an absolute path, so VS Code's user folder cannot be found"
+                    .into(),
+            ),
+        };
+    }
+    if cfg!(target_os = "macos") {
+        return Ok(home()?.join("Library/Application Support/Code/User"));
+    }
+    Ok(config_home()?.join("Code/User"))
+}
+
+pub(super) fn config_home() -> Result<PathBuf, String> {
+    match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => Ok(d),
+        _ => Ok(home()?.join(".config")),
+    }
+}
+
+impl Agent {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+            Agent::Vscode => "vscode",
+            Agent::Opencode => "opencode",
+        }
+    }
+
+    pub(crate) fn format(self) -> Format {
+        match self {
+            Agent::ClaudeCode | Agent::Gemini | Agent::Cursor => Format::Json { key: "mcpServers" },
+            Agent::Vscode => Format::Json { key: "servers" },
+            Agent::Opencode => Format::Json { key: "mcp" },
+            Agent::Codex => Format::Toml,
+        }
+    }
+
+    /// The file this agent reads for `scope`, and the scope it really is (Codex CLI has only a
+    /// user file). Project files are relative to `project`.
+    pub(crate) fn config_path(
+        self,
+        scope: Scope,
+        project: &Path,
+    ) -> Result<(PathBuf, Scope), String> {
+        let p = |rel: &str| Ok((project.join(rel), Scope::Project));
+        match (self, scope) {
+            (Agent::Codex, _) => {
+                let dir = match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
+                    Some(d) if d.is_absolute() => d,
+                    _ => home()?.join(".codex"),
+                };
+                Ok((dir.join("config.toml"), Scope::User))
+            }
+            (Agent::ClaudeCode, Scope::Project) => p(".mcp.json"),
+            (Agent::Gemini, Scope::Project) => p(".gemini/settings.json"),
+            (Agent::Cursor, Scope::Project) => p(".cursor/mcp.json"),
+            (Agent::Vscode, Scope::Project) => p(".vscode/mcp.json"),
+            (Agent::Opencode, Scope::Project) => p("opencode.json"),
+            (Agent::ClaudeCode, Scope::User) => Ok((home()?.join(".claude.json"), Scope::User)),
+            (Agent::Gemini, Scope::User) => {
+                Ok((home()?.join(".gemini/settings.json"), Scope::User))
+            }
+            (Agent::Cursor, Scope::User) => Ok((home()?.join(".cursor/mcp.json"), Scope::User)),
+            (Agent::Vscode, Scope::User) => Ok((vscode_user()?.join("mcp.json"), Scope::User)),
+            (Agent::Opencode, Scope::User) => {
+                Ok((config_home()?.join("opencode/opencode.json"), Scope::User))
+            }
+        }
+    }
+
+    /// The server's entry for a JSON configuration, starting from the entry already there (whose
+    /// other members, `env` say, are kept).
+    pub(super) fn json_entry(self, exe: &str, existing: Option<&Value>) -> Value {
+        let mut entry = match existing {
+            Some(Value::Object(m)) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        match self {
+            Agent::Opencode => {
+                entry.insert("type".into(), json!("local"));
+                entry.insert("command".into(), json!([exe, "mcp"]));
+                entry.insert("enabled".into(), json!(true));
+            }
+            _ => {
+                if matches!(self, Agent::ClaudeCode | Agent::Vscode) {
+                    entry.insert("type".into(), json!("stdio"));
+                }
+                entry.insert("command".into(), json!(exe));
+                entry.insert("args".into(), json!(["mcp"]));
+            }
+        }
+        Value::Object(entry)
+    }
+}
+
+/// The command a configuration entry runs, as program and arguments, if it has one.
+pub(crate) fn entry_command(agent: Agent, entry: &Value) -> Option<(String, Vec<String>)> {
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        v.as_array()?
+            .iter()
+            .map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    match agent {
+        Agent::Opencode => {
+            let mut cmd = strings(entry.get("command")?)?;
+            if cmd.is_empty() {
+                return None;
+            }
+            let program = cmd.remove(0);
+            Some((program, cmd))
+        }
+        _ => {
+            let program = entry.get("command")?.as_str()?.to_string();
+            let args = entry.get("args").and_then(strings).unwrap_or_default();
+            Some((program, args))
+        }
+    }
+}
+
+/// The absolute, canonical path of the running binary: what the configurations run.
+pub(crate) fn this_binary() -> Result<String, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the path of this binary ({e})"))?;
+    let exe = std::fs::canonicalize(&exe)
+        .map_err(|e| format!("cannot resolve {} ({e})", exe.display()))?;
+    exe.into_os_string()
+        .into_string()
+        .map_err(|_| "the path of this binary is not UTF-8".to_string())
+}
