@@ -13,6 +13,7 @@ use super::hints;
 use super::plan::Anchor;
 use super::refusal::{Kind, Refusal};
 use super::search::{find_starts, OriginalIndex, Touching};
+use super::text::cap;
 use super::tolerant::{self, Tier};
 
 /// A hunk as the engine sees it: old and new text with the file's line endings, the old text as the
@@ -481,14 +482,6 @@ fn without_spacing(old: &str, new: &str, a: &Anchor) -> Option<(String, String)>
         _ => new,
     };
     Some((rest.to_string(), new.to_string()))
-}
-
-/// The label at the start of a sentence: `Hunk 2 of src/a.rs`.
-pub fn cap(label: &str) -> String {
-    let mut c = label.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// If `[q, e)` is a whole line but for blanks around it, the offset just past that line's end.

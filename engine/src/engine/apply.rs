@@ -9,7 +9,7 @@ use super::hints;
 use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
 use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
-use super::target::Target;
+use super::target::{Rename, Target};
 use super::tolerant::{self, Tier};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
         originals.len(),
         "one text per file of the plan"
     );
-    if let Some(r) = super::target::unresolved(plan.rename.as_ref(), &plan.files) {
+    if let Some(r) = unresolved(plan.rename.as_ref(), &plan.files) {
         return Err(r);
     }
     let mut files = Vec::with_capacity(plan.files.len());
@@ -138,6 +138,33 @@ pub fn apply_plan(plan: &Plan, originals: &[Option<&str>]) -> Result<Outcome, Re
         return Err(first_failure.unwrap_or_else(Refusal::unchanged));
     }
     Ok(Outcome { files })
+}
+
+/// The refusal for a plan with a rename or a symbol edit that no front end resolved.
+fn unresolved(rename: Option<&Rename>, files: &[FilePlan]) -> Option<Refusal> {
+    if let Some(r) = rename {
+        return Some(
+            super::target::needs_editor(&format!("The rename to {}", r.new_name))
+                .in_file(&r.file_path),
+        );
+    }
+    files.iter().find_map(|f| {
+        f.edits
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| match e.target.as_deref() {
+                Some(Target::Symbol { path, .. }) => Some(
+                    super::target::needs_editor(&format!(
+                        "Edit {} names the symbol {}, which",
+                        i + 1,
+                        path.text
+                    ))
+                    .at(i)
+                    .in_file(&f.file_path),
+                ),
+                _ => None,
+            })
+    })
 }
 
 /// Runs one file's edits on its current text (`None`: the file does not exist).
@@ -229,7 +256,7 @@ impl<'p> FileRun<'p> {
                     None => return Err(Refusal::file_not_found(&self.plan.file_path).at(0)),
                     Some(t) if !t.is_empty() => {
                         let lines = t.split_inclusive('\n').count();
-                        let message = format!("{} does not apply: it adds lines to an empty file, and the file holds {lines} lines.", super::anchor::cap(&a.label));
+                        let message = format!("{} does not apply: it adds lines to an empty file, and the file holds {lines} lines.", super::text::cap(&a.label));
                         return Err(Refusal::new(Kind::NotFound, message).at(0));
                     }
                     Some(_) => {}

@@ -20,7 +20,6 @@ mod text;
 pub mod tolerant;
 mod write;
 
-pub use anchor::cap as sentence;
 pub use apply::{apply_file, apply_plan, EditReport, FileChange, Outcome, MAX_TEXT};
 pub use changeset::Replacement;
 pub use eol::{apply_replacements, LineBreaks};
@@ -30,6 +29,7 @@ pub use plan::{
 };
 pub use refusal::{Kind, Refusal};
 pub use target::{NamePath, Rename, RenameAt, Span, Spans, SymbolAction, Target};
+pub use text::cap as sentence;
 pub use text::{line_of, line_starts};
 pub use tolerant::Tier;
 pub use write::write_file;

@@ -5,7 +5,6 @@
 
 use super::changeset::ChangeSet;
 use super::eol::View;
-use super::plan::FilePlan;
 use super::refusal::{Kind, Refusal};
 
 /// What an edit addresses instead of a text to find (`Edit::target`).
@@ -181,7 +180,7 @@ pub(super) fn places(
                     "{} begins or ends inside text that an earlier edit of this plan changed, so the place its language \
                      server gave no longer holds. Nothing was changed. Put this edit before the one that changes that text, \
                      or address it with old_string.",
-                    super::anchor::cap(&spans.what)
+                    super::text::cap(&spans.what)
                 ),
             ));
         }
@@ -222,34 +221,10 @@ pub fn needs_editor(what: &str) -> Refusal {
     )
 }
 
-/// The refusal for a plan with a rename or a symbol edit that no front end resolved.
-pub fn unresolved(rename: Option<&Rename>, files: &[FilePlan]) -> Option<Refusal> {
-    if let Some(r) = rename {
-        return Some(needs_editor(&format!("The rename to {}", r.new_name)).in_file(&r.file_path));
-    }
-    files.iter().find_map(|f| {
-        f.edits
-            .iter()
-            .enumerate()
-            .find_map(|(i, e)| match e.target.as_deref() {
-                Some(Target::Symbol { path, .. }) => Some(
-                    needs_editor(&format!(
-                        "Edit {} names the symbol {}, which",
-                        i + 1,
-                        path.text
-                    ))
-                    .at(i)
-                    .in_file(&f.file_path),
-                ),
-                _ => None,
-            })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{apply_plan, parse_plan, Edit, Plan};
+    use crate::engine::{apply_plan, parse_plan, Edit, FilePlan, Plan};
     use serde_json::json;
 
     fn refusal(plan: serde_json::Value) -> Refusal {

@@ -157,3 +157,11 @@ pub fn tokens(s: &str) -> Vec<&str> {
     }
     out
 }
+
+/// The label at the start of a sentence: `Hunk 2 of src/a.rs`.
+pub fn cap(label: &str) -> String {
+    let mut c = label.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}

@@ -134,8 +134,10 @@ pub(crate) fn refusal(r: &Refusal, editor: Option<&str>) -> CallToolResult {
     result(text, structured, true)
 }
 
-/// A bug met while running the plan (a panic caught): an error result, never a crash of the server.
+/// A bug met while running the plan (a panic caught): an error result, never a crash of the server,
+/// and a line on stderr, which MCP clients keep in their logs, so it can be reported.
 pub(crate) fn internal(message: String) -> CallToolResult {
+    crate::process::err(&format!("multiedit mcp: {message}\n"));
     refusal(&Refusal::new(Kind::InternalError, message), None)
 }
 

@@ -9,7 +9,8 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::{read, render, symbols, write};
+use super::render::{self, internal};
+use super::{read, symbols, write};
 use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
@@ -577,9 +578,4 @@ async fn on_disk(
             "multiedit hit an internal error in {what} ({e}); please report it."
         )),
     }
-}
-
-pub(super) fn internal(message: String) -> CallToolResult {
-    crate::process::err(&format!("multiedit mcp: {message}\n"));
-    render::internal(message)
 }

@@ -6,8 +6,7 @@
 
 use rmcp::model::CallToolResult;
 
-use super::render;
-use super::tools::internal;
+use super::render::{self, internal};
 use crate::engine::Refusal;
 use crate::process::catch_panic;
 use crate::write::WriteRequest;
