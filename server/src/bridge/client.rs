@@ -154,14 +154,14 @@ async fn read_answer(read: OwnedReadHalf, wait: Duration) -> Result<Answer, Stri
     )
     .await
     {
-        Ok(Ok(Ok(Some(line)))) => {
+        Ok(Ok(Some(line))) => {
             Answer::from_line(&line).map_err(|why| format!("The editor's server sent {why}"))
         }
-        Ok(Ok(Ok(None))) => {
-            Err("The editor's server closed the connection without an answer".into())
+        Ok(Ok(None)) => Err("The editor's server closed the connection without an answer".into()),
+        Ok(Err(wire::LineError::Io(e))) => {
+            Err(format!("Reading the editor's server's answer failed ({e})"))
         }
-        Ok(Ok(Err(why))) => Err(format!("The editor's server sent {why}")),
-        Ok(Err(e)) => Err(format!("Reading the editor's server's answer failed ({e})")),
+        Ok(Err(why)) => Err(format!("The editor's server sent {why}")),
         Err(_) => Err(format!(
             "The editor's server did not answer within {} s",
             wait.as_secs()

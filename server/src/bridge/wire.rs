@@ -91,27 +91,53 @@ pub(crate) fn line(v: &impl Serialize) -> Vec<u8> {
     out
 }
 
-/// Reads one line of at most `max` bytes. `Ok(None)` at the end of input before any byte; `Err` with
-/// a reason for a line too long or cut short. Memory grows with the bytes that arrive, never with a
-/// claim.
+/// Why a line could not be read whole.
+#[derive(Debug)]
+pub(crate) enum LineError {
+    /// The connection failed under the read.
+    Io(std::io::Error),
+    /// More than `max` bytes before a line break.
+    TooLong { max: usize },
+    /// The end of input came before a line break.
+    CutShort,
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::Io(e) => write!(f, "{e}"),
+            LineError::TooLong { max } => write!(f, "a line longer than {max} bytes"),
+            LineError::CutShort => {
+                f.write_str("a line cut short (no line break before the end of input)")
+            }
+        }
+    }
+}
+
+/// Reads one line of at most `max` bytes. `Ok(None)` at the end of input before any byte. Memory
+/// grows with the bytes that arrive, never with a claim.
 pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     r: &mut R,
     max: usize,
-) -> std::io::Result<Result<Option<Vec<u8>>, String>> {
+) -> Result<Option<Vec<u8>>, LineError> {
     let mut buf = Vec::new();
-    let n = r.take(max as u64 + 1).read_until(b'\n', &mut buf).await?;
-    Ok(if n == 0 {
+    let n = r
+        .take(max as u64 + 1)
+        .read_until(b'\n', &mut buf)
+        .await
+        .map_err(LineError::Io)?;
+    if n == 0 {
         Ok(None)
     } else if buf.last() != Some(&b'\n') {
-        if buf.len() > max {
-            Err(format!("a line longer than {max} bytes"))
+        Err(if buf.len() > max {
+            LineError::TooLong { max }
         } else {
-            Err("a line cut short (no line break before the end of input)".into())
-        }
+            LineError::CutShort
+        })
     } else {
         buf.pop();
         Ok(Some(buf))
-    })
+    }
 }
 
 #[cfg(test)]
@@ -123,7 +149,7 @@ mod tests {
             .build()
             .unwrap();
         rt.block_on(read_line(&mut tokio::io::BufReader::new(input), max))
-            .unwrap()
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -294,9 +294,9 @@ mod unix {
                 wire::REQUEST_TIMEOUT.as_secs()
             )),
             // Gone before saying anything: nobody to answer.
-            Ok(Err(_)) | Ok(Ok(Ok(None))) => return,
-            Ok(Ok(Err(why))) => Answer::Error(format!("malformed request: {why}")),
-            Ok(Ok(Ok(Some(line)))) => handle(&line, token, handoffs, client, peer).await,
+            Ok(Err(wire::LineError::Io(_))) | Ok(Ok(None)) => return,
+            Ok(Err(why)) => Answer::Error(format!("malformed request: {why}")),
+            Ok(Ok(Some(line))) => handle(&line, token, handoffs, client, peer).await,
         };
         answer(stream, &reply).await;
     }
