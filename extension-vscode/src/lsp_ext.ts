@@ -16,11 +16,12 @@ export type ReviewPolicy = 'never' | 'multiFile' | 'always';
 /** Which edited files the editor saves once a plan is applied (initialization option, call option, plan field `save`). */
 export type SavePolicy = 'clean' | 'all' | 'never';
 
+/** Which diagnostics a result reports (a call option may also be `true`: errors, `false`: off). */
 export type DiagnosticsReport = 'errors' | 'warnings' | 'off';
 
-/** The call's options, the commands' second argument: the review decided here, and the request's own `diagnostics` when it has one. */
+/** The call's options, the commands' second argument (each left out takes the initialization option): the review decided here, and the request's own `diagnostics` when it has one. */
 export interface CallOptions {
-  review: boolean | ReviewPolicy;
+  review?: boolean | ReviewPolicy;
   /** Who sent the plan: the server labels the edit with it ("Chat agent: 2 edits to 2 files"). */
   agent?: string;
   diagnostics?: DiagnosticsReport;

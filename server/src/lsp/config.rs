@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::convert::Encoding;
+use super::ext::{OrBool, ReviewPolicy};
 use super::workspace::Workspace;
 use super::{diagnostics, save};
 use crate::engine::Save;
@@ -69,20 +70,22 @@ pub enum Review {
     Always,
 }
 
+impl From<OrBool<ReviewPolicy>> for Review {
+    fn from(v: OrBool<ReviewPolicy>) -> Review {
+        match v {
+            OrBool::Named(ReviewPolicy::Never) | OrBool::Bool(false) => Review::Never,
+            OrBool::Named(ReviewPolicy::MultiFile) => Review::MultiFile,
+            OrBool::Named(ReviewPolicy::Always) | OrBool::Bool(true) => Review::Always,
+        }
+    }
+}
+
 impl Review {
     /// `"never"`, `"multiFile"`, `"always"`, or a boolean (`true`: always).
     pub(crate) fn from_value(v: &Value) -> Option<Review> {
-        match v {
-            Value::Bool(true) => Some(Review::Always),
-            Value::Bool(false) => Some(Review::Never),
-            Value::String(s) => match s.as_str() {
-                "never" => Some(Review::Never),
-                "multiFile" => Some(Review::MultiFile),
-                "always" => Some(Review::Always),
-                _ => None,
-            },
-            _ => None,
-        }
+        serde_json::from_value::<OrBool<ReviewPolicy>>(v.clone())
+            .ok()
+            .map(Review::from)
     }
 
     pub(crate) fn applies(self, files: usize) -> bool {

@@ -300,6 +300,66 @@ pub struct RenameAnswer {
     pub no_provider: bool,
 }
 
+/// The options of `multiedit.apply` and `multiedit.preview`: the command's optional second argument,
+/// after the plan. Each left out takes the client's initialization option (or the plan's own field).
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CallOptions {
+    /// Whether the editor asks the user before the edit: a policy, or `true` (always) / `false` (never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<OrBool<ReviewPolicy>>,
+    /// Who sent the plan ("Claude Code"), for the undo entry and the log; one line, at most 60 characters kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Which diagnostics the result reports: a level, or `true` (errors) / `false` (off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<OrBool<DiagnosticsReport>>,
+    /// Which edited files the editor saves once the plan is applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save: Option<SavePolicy>,
+}
+
+/// A named setting, or a boolean standing for one of its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum OrBool<T> {
+    Named(T),
+    Bool(bool),
+}
+
+/// When the editor asks the user before a plan's edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum ReviewPolicy {
+    Never,
+    MultiFile,
+    Always,
+}
+
+/// Which diagnostics a result reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum DiagnosticsReport {
+    Errors,
+    Warnings,
+    Off,
+}
+
+/// Which edited files the editor saves once a plan is applied: those that had no unsaved changes
+/// before it, all of them, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum SavePolicy {
+    Clean,
+    All,
+    Never,
+}
+
 /// An entry read leniently: one a client wrote wrong is `None`, and the rest of its answer still counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -344,6 +404,7 @@ mod shape {
         symbols_answer: SymbolsAnswer,
         rename_params: RenameParams,
         rename_answer: RenameAnswer,
+        call_options: CallOptions,
     }
 
     /// An object's fields: `true` when it may be left out.
@@ -416,7 +477,7 @@ mod shape {
         let defs = schema["$defs"].as_object().cloned().unwrap_or_default();
         let mut out = Map::new();
         for (name, def) in &defs {
-            if name == "RefusalShape" || name.starts_with("Lenient") {
+            if name == "RefusalShape" || name.starts_with("Lenient") || name.starts_with("OrBool") {
                 continue;
             }
             let entry = match values(def) {

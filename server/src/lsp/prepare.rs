@@ -8,13 +8,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use ropey::Rope;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tower_lsp_server::ls_types::WorkspaceEdit;
 
 use super::capabilities::PREVIEW;
 use super::config::{Config, Review};
 use super::convert::{self, FileEdit, Then};
 use super::diagnostics::{Edited, Report};
+use super::ext;
 use super::now_reads::EditorText;
 use super::save;
 use super::session::Session;
@@ -127,54 +128,65 @@ enum Source {
     Disk { text: Option<String> },
 }
 
-/// The call's options, the command's optional second argument.
+/// The call's options (`ext::CallOptions`) as `prepare` uses them.
 #[derive(Default)]
-struct CallOptions {
-    /// `"review"`: `"never"`, `"multiFile"`, `"always"` or a boolean.
+struct Call {
     review: Option<Review>,
-    /// `"agent"`: who sent the plan ("Claude Code"), for the undo entry and the log.
     agent: Option<String>,
-    /// `"diagnostics"`: `"errors"`, `"warnings"` or `"off"`.
     diagnostics: Option<Report>,
-    /// `"save"`: `"clean"`, `"all"` or `"never"`.
     save: Option<engine::Save>,
 }
 
-/// The command's arguments: the plan, then optionally the call's options `{"review", "agent",
-/// "diagnostics"}`; a missing argument is the engine's `invalid_plan` refusal.
+/// Reads the call's options, refusing the first entry that is not one of them, by name and value.
+fn call_options(command: &str, options: &Map<String, Value>) -> Result<Call, Refusal> {
+    for (key, value) in options {
+        let one = Value::Object(Map::from_iter([(key.clone(), value.clone())]));
+        let fits = !value.is_null()
+            && serde_json::from_value::<ext::CallOptions>(one)
+                .is_ok_and(|o| o.agent.is_none_or(|name| !name.trim().is_empty()));
+        if !fits {
+            return Err(Refusal::input(format!(
+                "the options of {command} (its second argument) take only \
+                 \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
+                 \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
+                 the name of who sent the plan; got {key}={value}"
+            )));
+        }
+    }
+    let options: ext::CallOptions = serde_json::from_value(Value::Object(options.clone()))
+        .map_err(|e| Refusal::input(format!("the options of {command}: {e}")))?;
+    Ok(Call {
+        review: options.review.map(Review::from),
+        diagnostics: options.diagnostics.map(Report::from),
+        save: options.save.map(save::policy),
+        // A name, not a text: one line, and short enough for an undo entry.
+        agent: options.agent.map(|name| {
+            name.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(60)
+                .collect()
+        }),
+    })
+}
+
+/// The command's arguments: the plan, then optionally the call's options (`ext::CallOptions`); a
+/// missing argument is the engine's `invalid_plan` refusal.
 fn plan_argument(
     config: &Config,
     command: &str,
     arguments: &[Value],
-) -> Result<(engine::Plan, CallOptions), Refusal> {
+) -> Result<(engine::Plan, Call), Refusal> {
     let plan_from_value = |v: &Value| match v.get("patch") {
         Some(_) => patch_plan(config, v),
         None if write::is_write(v) => Ok(write::WriteRequest::from_value(v)?.plan()),
         None => engine::plan_from_value(v),
     };
     match arguments {
-        [plan] => Ok((plan_from_value(plan)?, CallOptions::default())),
+        [plan] => Ok((plan_from_value(plan)?, Call::default())),
         [plan, Value::Object(options)] => {
-            let mut call = CallOptions::default();
-            for (key, value) in options {
-                match (key.as_str(), value) {
-                    ("review", v) if Review::from_value(v).is_some() => call.review = Review::from_value(v),
-                    ("diagnostics", v) if Report::from_value(v).is_some() => call.diagnostics = Report::from_value(v),
-                    ("save", Value::String(p)) if save::policy_from_str(p).is_some() => call.save = save::policy_from_str(p),
-                    ("agent", Value::String(name)) if !name.trim().is_empty() => {
-                        // A name, not a text: one line, and short enough for an undo entry.
-                        call.agent = Some(name.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect())
-                    }
-                    _ => {
-                        return Err(Refusal::input(format!(
-                            "the options of {command} (its second argument) take only \
-                             \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
-                             \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
-                             the name of who sent the plan; got {key}={value}"
-                        )))
-                    }
-                }
-            }
+            let call = call_options(command, options)?;
             Ok((plan_from_value(plan)?, call))
         }
         _ => Err(Refusal::input(format!(

@@ -17,7 +17,7 @@ use tower_lsp_server::Client;
 
 use super::convert;
 use super::documents::Documents;
-use super::ext::{SaveAnswer, SaveFile, SaveParams, SaveRequest, SaveStatus};
+use super::ext::{SaveAnswer, SaveFile, SaveParams, SavePolicy, SaveRequest, SaveStatus};
 use crate::engine::{FileOp, Save};
 use crate::result::{OnDisk, PlanResult};
 
@@ -33,11 +33,16 @@ const SETTLE: Duration = Duration::from_millis(500);
 
 /// The initialization option `save` and a call's or plan's `save`: `"clean"`, `"all"` or `"never"`.
 pub(crate) fn policy_from_str(s: &str) -> Option<Save> {
-    match s {
-        "clean" => Some(Save::Clean),
-        "all" => Some(Save::All),
-        "never" => Some(Save::Never),
-        _ => None,
+    serde_json::from_value::<SavePolicy>(serde_json::Value::from(s))
+        .ok()
+        .map(policy)
+}
+
+pub(crate) fn policy(p: SavePolicy) -> Save {
+    match p {
+        SavePolicy::Clean => Save::Clean,
+        SavePolicy::All => Save::All,
+        SavePolicy::Never => Save::Never,
     }
 }
 

@@ -25,7 +25,9 @@ use tower_lsp_server::Client;
 
 use super::convert::{self, Encoding};
 use super::documents::Documents;
-use super::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
+use super::ext::{
+    DiagnosticsAnswer, DiagnosticsParams, DiagnosticsReport, DiagnosticsRequest, OrBool,
+};
 use crate::engine::Replacement;
 use crate::result::{DiagnosticsSummary, PlanResult};
 pub(crate) use delta::delta;
@@ -46,20 +48,22 @@ pub(crate) enum Report {
     Warnings,
 }
 
+impl From<OrBool<DiagnosticsReport>> for Report {
+    fn from(v: OrBool<DiagnosticsReport>) -> Report {
+        match v {
+            OrBool::Named(DiagnosticsReport::Off) | OrBool::Bool(false) => Report::Off,
+            OrBool::Named(DiagnosticsReport::Errors) | OrBool::Bool(true) => Report::Errors,
+            OrBool::Named(DiagnosticsReport::Warnings) => Report::Warnings,
+        }
+    }
+}
+
 impl Report {
     /// `"off"`, `"errors"`, `"warnings"` (errors and warnings), or a boolean (`true`: errors).
     pub(crate) fn from_value(v: &Value) -> Option<Report> {
-        match v {
-            Value::Bool(true) => Some(Report::Errors),
-            Value::Bool(false) => Some(Report::Off),
-            Value::String(s) => match s.as_str() {
-                "off" => Some(Report::Off),
-                "errors" => Some(Report::Errors),
-                "warnings" => Some(Report::Warnings),
-                _ => None,
-            },
-            _ => None,
-        }
+        serde_json::from_value::<OrBool<DiagnosticsReport>>(v.clone())
+            .ok()
+            .map(Report::from)
     }
 
     /// A plan's own `diagnostics` field.
