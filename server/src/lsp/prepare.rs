@@ -514,3 +514,61 @@ fn editor_can_place(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn options(v: Value) -> Result<Call, String> {
+        call_options("multiedit.apply", v.as_object().unwrap()).map_err(|r| r.message)
+    }
+
+    #[test]
+    fn call_options_read_every_spelling_the_protocol_gives() {
+        let c = options(json!({"review": "multiFile", "diagnostics": true, "save": "never", "agent": "  Claude\n Code  "})).unwrap();
+        assert_eq!(c.review, Some(Review::MultiFile));
+        assert_eq!(c.diagnostics, Some(Report::Errors));
+        assert_eq!(c.save, Some(engine::Save::Never));
+        assert_eq!(c.agent.as_deref(), Some("Claude Code"));
+        let c = options(json!({"review": false, "diagnostics": "warnings"})).unwrap();
+        assert_eq!(
+            (c.review, c.diagnostics),
+            (Some(Review::Never), Some(Report::Warnings))
+        );
+        assert_eq!(
+            options(json!({"agent": "x".repeat(100)}))
+                .unwrap()
+                .agent
+                .unwrap()
+                .len(),
+            60
+        );
+        assert!(options(json!({})).unwrap().review.is_none());
+    }
+
+    #[test]
+    fn a_call_option_that_is_not_one_is_refused_by_name_and_value() {
+        let why = |key: &str, value: &str| {
+            format!(
+                "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \
+                 \"always\" or a boolean, \"diagnostics\": \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \
+                 \"all\" or \"never\", and \"agent\": the name of who sent the plan; got {key}={value}"
+            )
+        };
+        for (bad, key, value) in [
+            (json!({"review": "sometimes"}), "review", "\"sometimes\""),
+            (json!({"review": null}), "review", "null"),
+            (json!({"save": true}), "save", "true"),
+            (json!({"agent": "   "}), "agent", "\"   \""),
+            (json!({"agent": 7}), "agent", "7"),
+            (
+                json!({"diagnostics": "errors", "colour": "red"}),
+                "colour",
+                "\"red\"",
+            ),
+        ] {
+            assert_eq!(options(bad).err(), Some(why(key, value)));
+        }
+    }
+}
