@@ -16,6 +16,8 @@
 -- attached to it; a buffer with none is answered as unchecked and not waited for. A checked buffer
 -- is settled 60 ms after its diagnostics last changed (see M.idle_ms for servers that stay silent).
 
+local buffers = require('multiedit.buffers')
+
 local M = {}
 
 -- A buffer is settled this long after its last diagnostics change (a server may publish twice).
@@ -32,18 +34,6 @@ local autocmd = nil
 
 local function ms_since(t)
   return (uv.hrtime() - t) / 1e6
-end
-
-local function buffer_of(uri)
-  local ok, name = pcall(vim.uri_to_fname, uri)
-  if not ok then
-    return nil
-  end
-  local buf = vim.fn.bufnr(name)
-  if buf == -1 or not vim.api.nvim_buf_is_loaded(buf) then
-    return nil
-  end
-  return buf
 end
 
 -- vim.diagnostic columns are bytes; the request speaks the multiedit client's position encoding.
@@ -87,7 +77,7 @@ local function snapshot(uris, encoding)
   local out = {}
   for _, uri in ipairs(uris) do
     local list = {}
-    local buf = buffer_of(uri)
+    local buf = buffers.loaded(uri)
     if buf then
       for _, d in ipairs(vim.diagnostic.get(buf)) do
         table.insert(list, to_lsp(buf, d, encoding))
@@ -128,7 +118,7 @@ function M.handler(_, params, ctx)
   local since = started or uv.hrtime()
   local waiting, unchecked = {}, {}
   for _, uri in ipairs(uris) do
-    local buf = buffer_of(uri)
+    local buf = buffers.loaded(uri)
     if buf and checked(buf, ctx.client_id) then
       waiting[uri] = buf
     else

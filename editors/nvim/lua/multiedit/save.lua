@@ -18,6 +18,8 @@
 -- Works with Neovim 0.7 and later. A `:write` that asks a question (the file changed on disk since it
 -- was read) waits for the user's answer; multiedit then reports the save as still running.
 
+local buffers = require('multiedit.buffers')
+
 local M = {}
 
 -- The client capabilities (Neovim's defaults unless given) with multiedit's save announced.
@@ -28,41 +30,18 @@ function M.capabilities(capabilities)
   return caps
 end
 
-local function buffer_of(uri)
-  local ok, name = pcall(vim.uri_to_fname, uri)
-  if not ok then
-    return nil
-  end
-  local buf = vim.fn.bufnr(name)
-  if buf == -1 or not vim.api.nvim_buf_is_loaded(buf) then
-    return nil
-  end
-  return buf
-end
-
--- The version Neovim's LSP client gives the buffer's text (its changedtick at the last change; a
--- write moves the changedtick without changing the text).
-local function version_of(buf)
-  local versions = vim.lsp.util.buf_versions
-  local v = versions and versions[buf]
-  if type(v) == 'number' then
-    return v
-  end
-  return vim.api.nvim_buf_get_changedtick(buf)
-end
-
 local function save(file)
-  local buf = buffer_of(file.uri)
+  local buf = buffers.loaded(file.uri)
   if not buf then
     -- Neovim edits a file it has not loaded by loading it; one that is not loaded was not edited here.
     local path = vim.uri_to_fname(file.uri)
     return { uri = file.uri, status = vim.fn.filereadable(path) == 1 and 'saved' or 'closed' }
   end
-  if file.version ~= nil and file.version ~= vim.NIL and version_of(buf) ~= file.version then
+  if file.version ~= nil and file.version ~= vim.NIL and buffers.version(buf) ~= file.version then
     return { uri = file.uri, status = 'changed' }
   end
   if not vim.bo[buf].modified then
-    return { uri = file.uri, status = 'saved', version = version_of(buf) }
+    return { uri = file.uri, status = 'saved', version = buffers.version(buf) }
   end
   local name = vim.api.nvim_buf_get_name(buf)
   if vim.bo[buf].readonly or (vim.fn.filereadable(name) == 1 and vim.fn.filewritable(name) == 0) then
@@ -77,7 +56,7 @@ local function save(file)
   if vim.bo[buf].modified then
     return { uri = file.uri, status = 'failed', message = 'the buffer is still modified after :write' }
   end
-  return { uri = file.uri, status = 'saved', version = version_of(buf) }
+  return { uri = file.uri, status = 'saved', version = buffers.version(buf) }
 end
 
 -- The handler for `multiedit/save` (Neovim answers a server request with what a handler returns).
@@ -85,7 +64,7 @@ function M.handler(_, params)
   if params.phase == 'before' then
     local unsaved = {}
     for _, uri in ipairs(params.uris or {}) do
-      local buf = buffer_of(uri)
+      local buf = buffers.loaded(uri)
       if buf and vim.bo[buf].modified then
         table.insert(unsaved, uri)
       end

@@ -17,6 +17,8 @@
 -- multiedit negotiated. A buffer multiedit is not attached to is read from disk by multiedit: the
 -- rename's edits for it are only right if it holds no unsaved change.
 
+local buffers = require('multiedit.buffers')
+
 local M = {}
 
 -- How long a language server may take to answer.
@@ -28,15 +30,6 @@ function M.capabilities(capabilities)
   caps.experimental = caps.experimental or {}
   caps.experimental.multiedit = vim.tbl_extend('force', caps.experimental.multiedit or {}, { symbols = true, rename = true })
   return caps
-end
-
-local function version_of(buf)
-  local versions = vim.lsp.util.buf_versions
-  local v = versions and versions[buf]
-  if type(v) == 'number' then
-    return v
-  end
-  return vim.api.nvim_buf_get_changedtick(buf)
 end
 
 local function clients_of(buf)
@@ -149,7 +142,7 @@ function M.symbols(_, params, ctx)
   local self = vim.lsp.get_client_by_id(ctx.client_id)
   local buf = buffer_for(params.uri, ctx.client_id)
   local server = server_for(buf, ctx.client_id, 'textDocument/documentSymbol')
-  local version = version_of(buf)
+  local version = buffers.version(buf)
   if not server then
     return { version = version, symbols = vim.NIL }
   end
@@ -208,7 +201,7 @@ function M.rename(_, params, ctx)
     end
     local b = vim.uri_to_bufnr(uri)
     if vim.api.nvim_buf_is_loaded(b) and vim.lsp.buf_is_attached(b, ctx.client_id) then
-      versions[uri] = version_of(b)
+      versions[uri] = buffers.version(b)
     end
   end
   for uri, edits in pairs(edit.changes or {}) do
