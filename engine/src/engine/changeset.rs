@@ -9,6 +9,8 @@
 //! overlap and no touching: touching replacements are merged), `cur_start[i]` is where `reps[i].text`
 //! begins in the current text.
 
+use super::text::common_prefix;
+
 /// Offsets of the `\n`s of `text`, for `ChangeSet::line_of`.
 pub fn line_breaks(text: &str) -> Vec<usize> {
     memchr::memchr_iter(b'\n', text.as_bytes()).collect()
@@ -450,11 +452,6 @@ impl Pending {
     }
 }
 
-fn common_prefix(a: &str, b: &str) -> usize {
-    let n = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    floor_boundary(a, n)
-}
-
 fn common_suffix(a: &str, b: &str) -> usize {
     let n = a
         .bytes()
@@ -467,13 +464,6 @@ fn common_suffix(a: &str, b: &str) -> usize {
         k -= 1;
     }
     k
-}
-
-fn floor_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

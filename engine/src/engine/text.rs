@@ -57,6 +57,24 @@ pub fn indent_of(line: &str) -> &str {
     &line[..line.len() - line.trim_start().len()]
 }
 
+/// The length in bytes of the text `a` and `b` start with, whole characters only.
+pub fn common_prefix(a: &str, b: &str) -> usize {
+    let mut n = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while n > 0 && !a.is_char_boundary(n) {
+        n -= 1;
+    }
+    n
+}
+
+/// The leading whitespace every one of `lines` starts with (compared by whole characters: an
+/// indentation may hold multi-byte spaces, U+3000); `None` for no line.
+pub fn common_indent<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    lines
+        .into_iter()
+        .map(indent_of)
+        .reduce(|base, indent| &indent[..common_prefix(base, indent)])
+}
+
 /// The distinct trigrams of a line's loose form (a shorter line is its own gram).
 pub fn grams(line: &str, buf: &mut Vec<u8>, out: &mut Vec<u32>) {
     buf.clear();
@@ -164,4 +182,22 @@ pub fn cap(label: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_common_indentation_is_cut_at_whole_characters() {
+        assert_eq!(common_indent(["\t  a", "\t b", "\t    c"]), Some("\t "));
+        assert_eq!(common_indent(["  a"]), Some("  "));
+        assert_eq!(common_indent(Vec::<&str>::new()), None);
+        // En space and em space share their first two bytes: no part of a character is common.
+        assert_eq!(common_indent(["\u{2002}a", "\u{2003}b"]), Some(""));
+        assert_eq!(
+            common_indent(["\u{3000}\u{3000}a", "\u{3000} b"]),
+            Some("\u{3000}")
+        );
+    }
 }

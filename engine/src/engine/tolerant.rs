@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use super::text::{
-    indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain, plain_char,
+    common_indent, indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain,
+    plain_char,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -345,21 +346,13 @@ fn rewrite_lines(
 /// old_string's first line when it starts inside a line of the file, are not counted); `None` when
 /// none counts.
 fn base_of<'a>(lines: &[&'a str], mid_first: bool) -> Option<&'a str> {
-    let mut base: Option<&str> = None;
-    for (j, l) in lines.iter().enumerate() {
-        if l.trim().is_empty() || (j == 0 && mid_first) {
-            continue;
-        }
-        let indent = indent_of(l);
-        let common = base.map_or(indent.len(), |b| {
-            b.char_indices()
-                .zip(indent.chars())
-                .find(|((_, a), c)| a != c)
-                .map_or(b.len().min(indent.len()), |((i, _), _)| i)
-        });
-        base = Some(&indent[..common]);
-    }
-    base
+    common_indent(
+        lines
+            .iter()
+            .enumerate()
+            .filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first)))
+            .map(|(_, l)| *l),
+    )
 }
 
 /// old_string sits at another depth than the file's text, so new_string is moved by as much. That is
@@ -582,19 +575,7 @@ impl Prefix {
             .filter(|&(k, l)| counted(k, l))
             .map(|(_, l)| *l)
             .collect();
-        let mut plan: Option<&str> = None;
-        for l in pairs.iter().map(|(o, _)| *o).chain(news.iter().copied()) {
-            let indent = indent_of(l);
-            // By characters: an indentation may hold multi-byte spaces (U+3000).
-            let common = plan.map_or(indent.len(), |p| {
-                p.char_indices()
-                    .zip(indent.chars())
-                    .find(|((_, a), b)| a != b)
-                    .map_or(p.len().min(indent.len()), |((i, _), _)| i)
-            });
-            plan = Some(&indent[..common]);
-        }
-        let plan = plan?;
+        let plan = common_indent(pairs.iter().map(|(o, _)| *o).chain(news.iter().copied()))?;
         let mut file: Option<&str> = None;
         let mut seen: Vec<&str> = Vec::new();
         for &(o, f) in &pairs {
