@@ -34,7 +34,7 @@ pub struct EditReport {
 }
 
 impl EditReport {
-    fn new(edit_index: usize, old: &str, new: &str, replacements: usize) -> Self {
+    pub(super) fn new(edit_index: usize, old: &str, new: &str, replacements: usize) -> Self {
         EditReport {
             edit_index,
             old_string: old.to_string(),

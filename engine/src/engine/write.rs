@@ -22,7 +22,7 @@ pub fn write_file(
     let Some(old) = original else {
         let report = EditReport {
             created: true,
-            ..report(content)
+            ..EditReport::new(0, "", content, 1)
         };
         let replacements = vec![Replacement {
             start: 0,
@@ -59,25 +59,9 @@ pub fn write_file(
     );
     let report = EditReport {
         label: Some(label),
-        ..report(&new)
+        ..EditReport::new(0, "", &new, 1)
     };
     Ok(change(file_path, false, replacements, new, report))
-}
-
-fn report(text: &str) -> EditReport {
-    EditReport {
-        edit_index: 0,
-        old_string: String::new(),
-        new_string: text.to_string(),
-        replacements: 1,
-        tier: None,
-        created: false,
-        label: None,
-        line: None,
-        offset: 0,
-        summary: None,
-        numbered: true,
-    }
 }
 
 fn change(
