@@ -14,6 +14,15 @@ use serde_json::Value;
 
 use crate::engine::{FileOp, LineBreaks, Outcome, Refusal, Tier};
 
+/// `n` of a thing in words, for a text: "1 edit", "3 edits".
+pub(crate) fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
 /// A plan's result. Fields are written in this order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -526,13 +535,6 @@ impl PlanResult {
                 None => folders.push((dir, vec![name])),
             }
         }
-        let plural = |n: usize, one: &str| {
-            if n == 1 {
-                format!("1 {one}")
-            } else {
-                format!("{n} {one}s")
-            }
-        };
         let mut out = format!(
             "Applied {} ({}) to {} in {root}:",
             plural(edits, "edit"),
@@ -564,13 +566,6 @@ impl PlanResult {
 impl RenameSummary {
     /// "Renamed total to sum: 7 occurrences in 3 files."
     pub fn text(&self) -> String {
-        let plural = |n: usize, one: &str| {
-            if n == 1 {
-                format!("1 {one}")
-            } else {
-                format!("{n} {one}s")
-            }
-        };
         format!(
             "Renamed {} to {}: {} in {}.",
             self.old_name,

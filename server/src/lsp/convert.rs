@@ -379,7 +379,7 @@ pub(crate) fn edit_labels(
 ) -> Vec<String> {
     let n = file.edits.len();
     let size = original.map_or(0, str::len) + 1;
-    let whole = || vec![format!("{n} edit{}", if n == 1 { "" } else { "s" }); reps.len()];
+    let whole = || vec![crate::result::plural(n, "edit"); reps.len()];
     if n == 1 {
         return vec![label_for(file, &[0]); reps.len()];
     }

@@ -21,6 +21,7 @@ use super::save;
 use super::session::Session;
 use super::symbols::{self, rename, Answers};
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
+use crate::result::plural;
 use crate::{disk, formats, paths, write};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
@@ -68,13 +69,6 @@ impl Prepared {
             .filter(|f| f.edits_applied() > 0 || f.op != FileOp::Edit)
             .count();
         let edits: usize = self.outcome.files.iter().map(|f| f.edits_applied()).sum();
-        let plural = |n: usize, one: &str| {
-            if n == 1 {
-                format!("1 {one}")
-            } else {
-                format!("{n} {one}s")
-            }
-        };
         format!(
             "{}: {} to {}",
             self.agent.as_deref().unwrap_or("MultiEdit"),

@@ -39,7 +39,7 @@ use super::ext::{
 };
 use super::session::Session;
 use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal, RenameAt, Spans, Target};
-use crate::result::SymbolsResult;
+use crate::result::{plural, SymbolsResult};
 use crate::{disk, paths};
 
 /// How long the editor may take for symbols or a rename: a language server that is still starting
@@ -621,12 +621,7 @@ pub(crate) fn resolve(
         if spans.is_empty() {
             continue;
         }
-        let n = spans.len();
-        let occurrences = if n == 1 {
-            "1 occurrence".to_string()
-        } else {
-            format!("{n} occurrences")
-        };
+        let occurrences = plural(spans.len(), "occurrence");
         let target = Target::Spans(Spans {
             spans,
             summary: format!("Renamed {old_name} to {} ({occurrences})", r.new_name),

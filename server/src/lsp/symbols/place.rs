@@ -20,6 +20,7 @@
 use super::braces::{self, NoBody};
 use super::outline::Found;
 use crate::engine::{Kind, Refusal, Span, Spans, SymbolAction};
+use crate::result::plural;
 
 /// The file's text, with its lines.
 struct Lines<'t> {
@@ -267,11 +268,10 @@ fn spaces(ws: &str) -> String {
     }
     let tabs = ws.bytes().filter(|&b| b == b'\t').count();
     let sp = ws.len() - tabs;
-    let n = |k: usize, one: &str| format!("{k} {one}{}", if k == 1 { "" } else { "s" });
     match (tabs, sp) {
-        (0, s) => n(s, "space"),
-        (t, 0) => n(t, "tab"),
-        (t, s) => format!("{} and {}", n(t, "tab"), n(s, "space")),
+        (0, s) => plural(s, "space"),
+        (t, 0) => plural(t, "tab"),
+        (t, s) => format!("{} and {}", plural(t, "tab"), plural(s, "space")),
     }
 }
 
