@@ -165,14 +165,7 @@ impl Folders {
         what: &str,
         opt_out: &str,
     ) -> Result<(), Refusal> {
-        self.check(path).map_err(|outside| {
-            let why = outside.describe(path, what);
-            Refusal::new(
-                Kind::OutsideWorkspace,
-                format!("Cannot edit {name}: {why}. Nothing was changed. {opt_out}"),
-            )
-            .in_file(name)
-        })
+        self.refuse_outside(("edit", "changed"), name, path, what, opt_out)
     }
 
     /// `confine` for a file to be read (`multiedit_read`).
@@ -183,11 +176,23 @@ impl Folders {
         what: &str,
         opt_out: &str,
     ) -> Result<(), Refusal> {
+        self.refuse_outside(("read", "read"), name, path, what, opt_out)
+    }
+
+    /// `check`, refused as "Cannot VERB NAME: …. Nothing was DONE. OPT_OUT".
+    fn refuse_outside(
+        &self,
+        (verb, done): (&str, &str),
+        name: &str,
+        path: &Path,
+        what: &str,
+        opt_out: &str,
+    ) -> Result<(), Refusal> {
         self.check(path).map_err(|outside| {
             let why = outside.describe(path, what);
             Refusal::new(
                 Kind::OutsideWorkspace,
-                format!("Cannot read {name}: {why}. Nothing was read. {opt_out}"),
+                format!("Cannot {verb} {name}: {why}. Nothing was {done}. {opt_out}"),
             )
             .in_file(name)
         })

@@ -52,12 +52,6 @@ impl LanguageServer for Backend {
         for warning in self.session.take_warnings() {
             log(&self.client, MessageType::WARNING, warning).await;
         }
-        let folders: Vec<String> = config
-            .workspace
-            .folders()
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
         log(
             &self.client,
             MessageType::INFO,
@@ -65,7 +59,7 @@ impl LanguageServer for Backend {
                 "multiedit {} ready: positions in {}, workspace folders [{}], applyEdit {}, edit timeout {} ms",
                 env!("CARGO_PKG_VERSION"),
                 config.encoding.as_str(),
-                folders.join(", "),
+                config.workspace.listed(),
                 if config.apply_edit { "supported" } else { "NOT supported (multiedit.apply will refuse)" },
                 config.apply_edit_timeout.as_millis()
             ),

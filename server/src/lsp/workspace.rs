@@ -58,6 +58,11 @@ impl Workspace {
         self.folders.as_slice()
     }
 
+    /// The folders, for a text: "/a, /b".
+    pub(crate) fn listed(&self) -> String {
+        self.folders.listed()
+    }
+
     /// Whether the plan's `file_path` (at `path` on disk) may be edited; `open` says whether the editor
     /// has it open.
     pub(crate) fn check(&self, file_path: &str, path: &Path, open: bool) -> Result<(), Refusal> {

@@ -496,12 +496,6 @@ pub(crate) fn expand(
         }
     }
     if !outside.is_empty() {
-        let folders: Vec<String> = config
-            .workspace
-            .folders()
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
         return Err(Refusal::new(
             Kind::OutsideWorkspace,
             format!(
@@ -509,7 +503,7 @@ pub(crate) fn expand(
                  changed. Rename it in the editor, or open a workspace that holds {}.",
                 r.new_name,
                 outside.join(", "),
-                if folders.is_empty() { "none is open".to_string() } else { folders.join(", ") },
+                if config.workspace.folders().is_empty() { "none is open".to_string() } else { config.workspace.listed() },
                 if outside.len() == 1 { "it" } else { "them" }
             ),
         )
