@@ -133,36 +133,40 @@ struct Call {
 
 /// Reads the call's options, refusing the first entry that is not one of them, by name and value.
 fn call_options(command: &str, options: &Map<String, Value>) -> Result<Call, Refusal> {
+    let mut call = Call::default();
+    // One entry at a time, so that a refusal names the entry to fix.
     for (key, value) in options {
         let one = Value::Object(Map::from_iter([(key.clone(), value.clone())]));
-        let fits = !value.is_null()
-            && serde_json::from_value::<ext::CallOptions>(one)
-                .is_ok_and(|o| o.agent.is_none_or(|name| !name.trim().is_empty()));
-        if !fits {
+        let Some(one) = serde_json::from_value::<ext::CallOptions>(one)
+            .ok()
+            .filter(|o| {
+                !value.is_null() && o.agent.as_deref().is_none_or(|n| !n.trim().is_empty())
+            })
+        else {
             return Err(Refusal::input(format!(
                 "the options of {command} (its second argument) take only \
                  \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
                  \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
                  the name of who sent the plan; got {key}={value}"
             )));
-        }
-    }
-    let options: ext::CallOptions = serde_json::from_value(Value::Object(options.clone()))
-        .map_err(|e| Refusal::input(format!("the options of {command}: {e}")))?;
-    Ok(Call {
-        review: options.review.map(Review::from),
-        diagnostics: options.diagnostics.map(Report::from),
-        save: options.save.map(save::policy),
+        };
+        call.review = one.review.map(Review::from).or(call.review);
+        call.diagnostics = one.diagnostics.map(Report::from).or(call.diagnostics);
+        call.save = one.save.map(save::policy).or(call.save);
         // A name, not a text: one line, and short enough for an undo entry.
-        agent: options.agent.map(|name| {
-            name.split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .chars()
-                .take(60)
-                .collect()
-        }),
-    })
+        call.agent = one
+            .agent
+            .map(|name| {
+                name.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .take(60)
+                    .collect()
+            })
+            .or(call.agent);
+    }
+    Ok(call)
 }
 
 /// The command's arguments: the plan, then optionally the call's options (`ext::CallOptions`); a
