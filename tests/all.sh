@@ -7,6 +7,13 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR=never
+# Under CI the build is done once and thrown away: no incremental caches and line tables only (still
+# enough for a panic's backtrace) keep target/ near a third of its size, on machines whose disk may be
+# nearly full (a CI run once failed with "No space left on device").
+if [ "${CI:-}" = true ]; then
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+fi
+echo "disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free where the build goes"
 
 results=()
 failed=0
@@ -28,6 +35,7 @@ run "vscode" bash tests/vscode/run.sh
 run "packaging" bash tests/packaging.sh
 
 echo "==== summary"
+echo "disk: target/ holds $(du -sh target 2>/dev/null | cut -f1), $(df -h --output=avail . | tail -1 | tr -d ' ') left free"
 printf '%s\n' "${results[@]}"
 echo "suites: $(( ${#results[@]} - failed )) passed, $failed failed"
 [ "$failed" -eq 0 ]
