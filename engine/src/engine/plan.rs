@@ -173,6 +173,29 @@ pub enum Save {
     Never,
 }
 
+impl Save {
+    /// Each policy with the name plans, settings and results give it.
+    pub const NAMES: &'static [(&'static str, Save)] = &[
+        ("clean", Save::Clean),
+        ("all", Save::All),
+        ("never", Save::Never),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Save::NAMES
+            .iter()
+            .find(|(_, s)| *s == self)
+            .map_or("clean", |(n, _)| n)
+    }
+
+    pub fn from_name(name: &str) -> Option<Save> {
+        Save::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| *s)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     pub mode: Mode,
@@ -263,8 +286,17 @@ fn choice<T: Copy>(
     choices: &[(&str, T)],
     default: T,
 ) -> Result<T, Refusal> {
+    Ok(chosen(obj, key, choices)?.unwrap_or(default))
+}
+
+/// The choice `key` names, or None when the plan leaves it unset.
+fn chosen<T: Copy>(
+    obj: &Map<String, Value>,
+    key: &str,
+    choices: &[(&str, T)],
+) -> Result<Option<T>, Refusal> {
     let Some(v) = obj.get(key) else {
-        return Ok(default);
+        return Ok(None);
     };
     let Value::String(s) = v else {
         return Err(wrong_type(key, "string", v));
@@ -272,7 +304,7 @@ fn choice<T: Copy>(
     choices
         .iter()
         .find(|(name, _)| name == s)
-        .map(|(_, t)| *t)
+        .map(|(_, t)| Some(*t))
         .ok_or_else(|| {
             let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
             issue(format_args!(
@@ -355,32 +387,17 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
             &[("exact", Matching::Exact), ("tolerant", Matching::Tolerant)],
             Matching::Exact,
         )?,
-        diagnostics: match obj.get("diagnostics") {
-            None => None,
-            Some(_) => Some(choice(
-                obj,
-                "diagnostics",
-                &[
-                    ("errors", Diagnostics::Errors),
-                    ("warnings", Diagnostics::Warnings),
-                    ("off", Diagnostics::Off),
-                ],
-                Diagnostics::Errors,
-            )?),
-        },
-        save: match obj.get("save") {
-            None => None,
-            Some(_) => Some(choice(
-                obj,
-                "save",
-                &[
-                    ("clean", Save::Clean),
-                    ("all", Save::All),
-                    ("never", Save::Never),
-                ],
-                Save::Clean,
-            )?),
-        },
+        // Unset is not a default here: the front end's own setting decides then.
+        diagnostics: chosen(
+            obj,
+            "diagnostics",
+            &[
+                ("errors", Diagnostics::Errors),
+                ("warnings", Diagnostics::Warnings),
+                ("off", Diagnostics::Off),
+            ],
+        )?,
+        save: chosen(obj, "save", Save::NAMES)?,
     };
     let rename = obj.get("rename").map(rename).transpose()?;
     let files = if rename.is_some()

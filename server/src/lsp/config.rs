@@ -5,9 +5,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::convert::Encoding;
+use super::diagnostics;
 use super::ext::{OrBool, ReviewPolicy};
 use super::workspace::Workspace;
-use super::{diagnostics, save};
 use crate::engine::Save;
 
 pub(crate) const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -195,8 +195,8 @@ impl Config {
                             Ok(d) => config.diagnostics = d,
                             Err(why) => warnings.push(why),
                         },
-                        ("save", Value::String(p)) if save::policy_from_str(p).is_some() => {
-                            config.save = save::policy_from_str(p).unwrap_or(Save::Clean);
+                        ("save", Value::String(p)) if Save::from_name(p).is_some() => {
+                            config.save = Save::from_name(p).unwrap_or(Save::Clean);
                         }
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \

@@ -31,26 +31,11 @@ const BEFORE_TIMEOUT: Duration = Duration::from_millis(1000);
 /// How long to wait for the text a save participant made (the didChange before the save's answer).
 const SETTLE: Duration = Duration::from_millis(500);
 
-/// The initialization option `save` and a call's or plan's `save`: `"clean"`, `"all"` or `"never"`.
-pub(crate) fn policy_from_str(s: &str) -> Option<Save> {
-    serde_json::from_value::<SavePolicy>(serde_json::Value::from(s))
-        .ok()
-        .map(policy)
-}
-
 pub(crate) fn policy(p: SavePolicy) -> Save {
     match p {
         SavePolicy::Clean => Save::Clean,
         SavePolicy::All => Save::All,
         SavePolicy::Never => Save::Never,
-    }
-}
-
-pub(crate) fn policy_name(p: Save) -> &'static str {
-    match p {
-        Save::Clean => "clean",
-        Save::All => "all",
-        Save::Never => "never",
     }
 }
 
@@ -321,7 +306,7 @@ fn text(files: &[(String, OnDisk, Option<String>)], editor: &str, policy: Save) 
             "{} {} not saved (save: {}), so this edit is in the editor only, not on disk: {NOT_SEEN}.",
             list(&off),
             plural(&off, "was", "were"),
-            policy_name(policy)
+            policy.name()
         ));
     }
     let unsupported = of(OnDisk::NoSaveSupport);
