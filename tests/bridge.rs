@@ -823,51 +823,78 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// Whether a server has its entry in the bridge's registry.
+fn has_entry(registry: &Path) -> bool {
+    fs::read_dir(registry).is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+    })
+}
+
+/// Neovim with its file open, its server up and on the bridge (or finished early, which its results
+/// then say); `done` lets it go once the test has sent its plan.
+struct NvimOnBridge {
+    nvim: nvim_support::Nvim,
+    file: PathBuf,
+    done: PathBuf,
+    runtime: PathBuf,
+    registry: PathBuf,
+}
+
+impl NvimOnBridge {
+    fn start(env: &Env) -> NvimOnBridge {
+        let (ready, done) = (env.ws.join("ready"), env.ws.join("done"));
+        let runtime = env.registry.parent().unwrap().to_path_buf();
+        let nvim = nvim_support::start(
+            &env.ws,
+            NVIM_MIDDLE,
+            &[
+                ("XDG_RUNTIME_DIR", &runtime),
+                ("MULTIEDIT_READY", &ready),
+                ("MULTIEDIT_DONE", &done),
+            ],
+        );
+        let on = NvimOnBridge {
+            file: nvim.file.clone(),
+            nvim,
+            done,
+            runtime,
+            registry: env.registry.clone(),
+        };
+        wait_for("nvim to start its server", || {
+            ready.exists() || on.nvim.finished()
+        });
+        wait_for("the server's bridge entry", || {
+            has_entry(&on.registry) || on.nvim.finished()
+        });
+        on
+    }
+
+    /// Runs `send` with the plan of nvim_support::PLAN_EDITS for the open file, unless Neovim has
+    /// already finished; then lets Neovim go.
+    fn send<T>(&self, send: impl FnOnce(&Value) -> T) -> Option<T> {
+        let sent = (!self.nvim.finished()).then(|| {
+            let edits: Vec<Value> = nvim_support::PLAN_EDITS
+                .iter()
+                .map(|(old, new)| json!({"old_string": old, "new_string": new}))
+                .collect();
+            send(&json!({"file_path": self.file, "edits": edits}))
+        });
+        fs::write(&self.done, "").unwrap();
+        sent
+    }
+}
+
 #[test]
 fn neovim_applies_a_plan_from_the_bridge_as_one_undo_step() {
     if !nvim_support::available("neovim_applies_a_plan_from_the_bridge_as_one_undo_step") {
         return;
     }
     let env = setup();
-    let root = env.ws.clone();
-    let (ready, done) = (root.join("ready"), root.join("done"));
-    let runtime = env.registry.parent().unwrap().to_path_buf();
-    let nvim = nvim_support::start(
-        &root,
-        NVIM_MIDDLE,
-        &[
-            ("XDG_RUNTIME_DIR", &runtime),
-            ("MULTIEDIT_READY", &ready),
-            ("MULTIEDIT_DONE", &done),
-        ],
-    );
-    let file = nvim.file.clone();
-    let registered = || {
-        fs::read_dir(&env.registry).is_ok_and(|d| {
-            d.flatten()
-                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
-        })
-    };
-    wait_for("nvim to start its server", || {
-        ready.exists() || nvim.finished()
-    });
-    wait_for("the server's bridge entry", || {
-        registered() || nvim.finished()
-    });
-    let routed = (!nvim.finished()).then(|| {
-        let edits: Vec<Value> = nvim_support::PLAN_EDITS
-            .iter()
-            .map(|(old, new)| json!({"old_string": old, "new_string": new}))
-            .collect();
-        let r = route_now(
-            &json!({"file_path": file, "edits": edits}),
-            std::slice::from_ref(&file),
-            false,
-        );
-        fs::write(&done, "").unwrap();
-        r
-    });
-    let r = nvim.results();
+    let on = NvimOnBridge::start(&env);
+    let file = on.file.clone();
+    let routed = on.send(|plan| route_now(plan, std::slice::from_ref(&file), false));
+    let r = on.nvim.results();
     let (editor, result) = editor_result(routed.expect("routed"));
     assert!(editor.starts_with("Neovim (multiedit lsp pid "), "{editor}");
     assert!(
@@ -878,7 +905,7 @@ fn neovim_applies_a_plan_from_the_bridge_as_one_undo_step() {
     );
     nvim_support::assert_one_undo_step(&r, &file);
     assert!(
-        !registered(),
+        !has_entry(&env.registry),
         "Neovim stopped the server, which removed its entry"
     );
 }
@@ -896,44 +923,18 @@ fn an_mcp_call_edits_neovims_modified_buffer_as_one_undo_step() {
         return;
     };
     let env = setup();
-    let root = env.ws.clone();
-    let (ready, done) = (root.join("ready"), root.join("done"));
-    let runtime = env.registry.parent().unwrap().to_path_buf();
-    let vars = [
-        ("XDG_RUNTIME_DIR", runtime.as_path()),
-        ("MULTIEDIT_READY", &ready),
-        ("MULTIEDIT_DONE", &done),
-    ];
-    let nvim = nvim_support::start(&root, NVIM_MIDDLE, &vars);
-    let file = nvim.file.clone();
+    let on = NvimOnBridge::start(&env);
+    let file = on.file.clone();
     let on_disk = fs::read(&file).unwrap();
-    let registered = || {
-        fs::read_dir(&env.registry).is_ok_and(|d| {
-            d.flatten()
-                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
-        })
-    };
-    wait_for("nvim to start its server", || {
-        ready.exists() || nvim.finished()
-    });
-    wait_for("the server's bridge entry", || {
-        registered() || nvim.finished()
-    });
-    let answer = (!nvim.finished()).then(|| {
-        let edits: Vec<Value> = nvim_support::PLAN_EDITS
-            .iter()
-            .map(|(old, new)| json!({"old_string": old, "new_string": new}))
-            .collect();
-        let a = mcp_support::call(
+    let answer = on.send(|plan| {
+        mcp_support::call(
             &python,
             "multiedit",
-            &json!({"file_path": file, "edits": edits}),
-            &vars[..1],
-        );
-        fs::write(&done, "").unwrap();
-        a
+            plan,
+            &[("XDG_RUNTIME_DIR", on.runtime.as_path())],
+        )
     });
-    let r = nvim.results();
+    let r = on.nvim.results();
     let answer = answer.expect("the MCP call ran");
     assert_eq!(answer["is_error"], false, "{answer}");
     assert_eq!(answer["structured"]["applied_in"], "editor", "{answer}");

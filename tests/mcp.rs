@@ -21,31 +21,45 @@ fn json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The schema file `server/schema/<name>`, checked to be the one the binary serves.
+fn canonical(name: &str, served: &str) -> Value {
+    let canonical = json(&root().join("server/schema").join(name));
+    assert_eq!(
+        serde_json::from_str::<Value>(served).unwrap(),
+        canonical,
+        "the binary's schema is server/schema/{name}"
+    );
+    canonical
+}
+
+/// The inputSchema of the extension's language-model tool `name` (extension-vscode/package.json).
+fn extension_tool_schema(name: &str) -> Value {
+    let package = json(&root().join("extension-vscode/package.json"));
+    let tools = package["contributes"]["languageModelTools"]
+        .as_array()
+        .expect("languageModelTools");
+    tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("the {name} language-model tool"))["inputSchema"]
+        .clone()
+}
+
 #[test]
 fn the_extension_uses_the_canonical_plan_schema() {
-    let canonical = json(&root().join("server/schema/plan.schema.json"));
-    assert_eq!(
-        serde_json::from_str::<Value>(multiedit::mcp::schema::PLAN_SCHEMA).unwrap(),
-        canonical,
-        "the binary's schema is the file"
-    );
+    let canonical = canonical("plan.schema.json", multiedit::mcp::schema::PLAN_SCHEMA);
     let fix = "copy server/schema/plan.schema.json over it (the schema is written once)";
     assert_eq!(
         json(&root().join("extension-vscode/schemas/multiedit-plan.schema.json")),
         canonical,
         "extension-vscode/schemas/multiedit-plan.schema.json differs from server/schema/plan.schema.json: {fix}"
     );
-    let package = json(&root().join("extension-vscode/package.json"));
-    let tools = package["contributes"]["languageModelTools"]
-        .as_array()
-        .expect("languageModelTools");
-    let tool = tools
-        .iter()
-        .find(|t| t["name"] == "multiedit")
-        .expect("the multiedit language-model tool");
     // The two properties the VS Code tool adds are decided in the editor and never reach the engine:
     // `review` (the Refactor Preview) and `format_edits` (the user's formatter, run by the extension).
-    let schema = vscode_only(&tool["inputSchema"], &["review", "format_edits"]);
+    let schema = vscode_only(
+        &extension_tool_schema("multiedit"),
+        &["review", "format_edits"],
+    );
     assert_eq!(
         schema, canonical,
         "extension-vscode/package.json's multiedit tool inputSchema differs from server/schema/plan.schema.json: {fix}"
@@ -70,46 +84,25 @@ fn vscode_only(schema: &Value, names: &[&str]) -> Value {
 
 #[test]
 fn the_extension_uses_the_canonical_symbols_schema() {
-    let canonical = json(&root().join("server/schema/symbols.schema.json"));
-    assert_eq!(
-        serde_json::from_str::<Value>(multiedit::mcp::schema::SYMBOLS_SCHEMA).unwrap(),
-        canonical,
-        "the binary's schema is the file"
+    let canonical = canonical(
+        "symbols.schema.json",
+        multiedit::mcp::schema::SYMBOLS_SCHEMA,
     );
-    let package = json(&root().join("extension-vscode/package.json"));
-    let tools = package["contributes"]["languageModelTools"]
-        .as_array()
-        .expect("languageModelTools");
-    let tool = tools
-        .iter()
-        .find(|t| t["name"] == "multiedit_symbols")
-        .expect("the multiedit_symbols language-model tool");
     assert_eq!(
-        tool["inputSchema"], canonical,
+        extension_tool_schema("multiedit_symbols"),
+        canonical,
         "extension-vscode/package.json's multiedit_symbols tool inputSchema differs from server/schema/symbols.schema.json: copy it over"
     );
 }
 
 #[test]
 fn the_extension_uses_the_canonical_patch_schema() {
-    let canonical = json(&root().join("server/schema/patch.schema.json"));
-    assert_eq!(
-        serde_json::from_str::<Value>(multiedit::mcp::schema::PATCH_SCHEMA).unwrap(),
-        canonical,
-        "the binary's schema is the file"
-    );
-    let package = json(&root().join("extension-vscode/package.json"));
-    let tools = package["contributes"]["languageModelTools"]
-        .as_array()
-        .expect("languageModelTools");
-    let tool = tools
-        .iter()
-        .find(|t| t["name"] == "multiedit_patch")
-        .expect("the multiedit_patch language-model tool");
+    let canonical = canonical("patch.schema.json", multiedit::mcp::schema::PATCH_SCHEMA);
     // The same object as the MCP tool's, `preview` and `file_path` included (the extension sends them
     // to multiedit.preview and the server), but for the editor's own `format_edits`.
     assert_eq!(
-        vscode_only(&tool["inputSchema"], &["format_edits"]), canonical,
+        vscode_only(&extension_tool_schema("multiedit_patch"), &["format_edits"]),
+        canonical,
         "extension-vscode/package.json's multiedit_patch tool inputSchema differs from server/schema/patch.schema.json: \
          copy server/schema/patch.schema.json over it (the schema is written once)"
     );

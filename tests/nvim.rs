@@ -121,21 +121,9 @@ end)
 
 #[test]
 fn neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd() {
-    if !nvim_support::available(
+    if !nvim_support::available_with_clangd(
         "neovim_reports_the_errors_a_plan_introduced_and_resolved_with_clangd",
     ) {
-        return;
-    }
-    let has_clangd = std::process::Command::new("clangd")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !has_clangd {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true but clangd is not installed: install Debian's clangd"
-        );
-        eprintln!("SKIPPED: clangd is not installed (apt-get install clangd)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -375,19 +363,7 @@ end)
 /// a rename through clangd, and C++ overloads refused as ambiguous with each one's line.
 #[test]
 fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
-    if !nvim_support::available("neovim_edits_c_by_symbol_and_renames_through_clangd") {
-        return;
-    }
-    if std::process::Command::new("clangd")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true but clangd is not installed: install Debian's clangd"
-        );
-        eprintln!("SKIPPED: clangd is not installed (apt-get install clangd)");
+    if !nvim_support::available_with_clangd("neovim_edits_c_by_symbol_and_renames_through_clangd") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -102,6 +102,29 @@ pub fn available(test: &str) -> bool {
     false
 }
 
+/// Whether both Neovim and clangd (a language server that works offline) are installed; without
+/// them the test is skipped, and under CI=true fails.
+pub fn available_with_clangd(test: &str) -> bool {
+    if !available(test) {
+        return false;
+    }
+    if Command::new("clangd")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+    {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "CI=true but clangd is not installed: install Debian's clangd"
+    );
+    eprintln!("SKIPPED {test}: clangd is not installed (apt-get install clangd)");
+    false
+}
+
 pub struct Nvim {
     child: Child,
     pub file: PathBuf,
