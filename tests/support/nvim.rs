@@ -84,31 +84,18 @@ vim.cmd('qa!')
 
 /// Whether the test can run; says why not when it cannot.
 pub fn available(test: &str) -> bool {
-    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    if Command::new("nvim")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-    {
-        return true;
-    }
-    assert!(
-        !in_ci,
-        "CI=true but nvim is not installed: install Debian's neovim package"
-    );
-    eprintln!("SKIPPED {test}: nvim is not installed (apt-get install neovim)");
-    false
+    installed("nvim", "neovim", test)
 }
 
-/// Whether both Neovim and clangd (a language server that works offline) are installed; without
-/// them the test is skipped, and under CI=true fails.
+/// Whether both Neovim and clangd (a language server that works offline) are installed.
 pub fn available_with_clangd(test: &str) -> bool {
-    if !available(test) {
-        return false;
-    }
-    if Command::new("clangd")
+    available(test) && installed("clangd", "clangd", test)
+}
+
+/// Whether `program` runs; if not, the test is skipped, and under CI=true (where .ci/run installs
+/// Debian's `package`) it fails.
+fn installed(program: &str, package: &str, test: &str) -> bool {
+    if Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -118,10 +105,10 @@ pub fn available_with_clangd(test: &str) -> bool {
         return true;
     }
     assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but clangd is not installed: install Debian's clangd"
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "CI=true but {program} is not installed: install Debian's {package} package"
     );
-    eprintln!("SKIPPED {test}: clangd is not installed (apt-get install clangd)");
+    eprintln!("SKIPPED {test}: {program} is not installed (apt-get install {package})");
     false
 }
 
