@@ -91,12 +91,7 @@ fn envelope_adds_updates_moves_and_deletes_in_one_change() {
     // `@@ def other(event):` chose the second of two identical bodies.
     assert_eq!(
         read(dir.path(), "app.py"),
-        APP.replacen(
-            "event.get(\"x\")\n    return value\n",
-            "event.get(\"x\")\n    return value\n",
-            1
-        )
-        .replace(
+        APP.replace(
             "def other(event):\n    value = event.get(\"x\")",
             "def other(event):\n    value = event.get(\"y\")"
         )

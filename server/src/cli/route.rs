@@ -339,7 +339,7 @@ pub(crate) fn route(
         },
         Some((text, false)) if old.contains(text) => (old.to_string(), Vec::new()),
         Some((text, false)) => {
-            let sep = if old.is_empty() { "" } else if old.ends_with("\n\n") { "" } else if old.ends_with('\n') { "\n" } else { "\n\n" };
+            let sep = if old.is_empty() || old.ends_with("\n\n") { "" } else if old.ends_with('\n') { "\n" } else { "\n\n" };
             let crlf = old.contains("\r\n");
             (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text.to_string(), crlf) }])
         }

@@ -67,9 +67,8 @@ impl Saving {
         policy: Save,
         open: Vec<String>,
     ) -> Saving {
-        let unsaved = if !supported || policy != Save::Clean {
-            Some(HashSet::new())
-        } else if open.is_empty() {
+        // Only `clean` asks, and only about the documents the editor holds.
+        let unsaved = if !supported || policy != Save::Clean || open.is_empty() {
             Some(HashSet::new())
         } else {
             let params = SaveParams::Before { uris: open };
