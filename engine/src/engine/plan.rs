@@ -286,12 +286,14 @@ fn choice<T: Copy>(
     choices: &[(&str, T)],
     default: T,
 ) -> Result<T, Refusal> {
-    Ok(chosen(obj, key, choices)?.unwrap_or(default))
+    Ok(chosen(obj, "", key, choices)?.unwrap_or(default))
 }
 
-/// The choice `key` names, or None when the plan leaves it unset.
+/// The choice `key` names, or None when the plan leaves it unset. `prefix` places the key in the
+/// plan for the refusal (`files[0].edits[2].`; empty at the top).
 fn chosen<T: Copy>(
     obj: &Map<String, Value>,
+    prefix: &str,
     key: &str,
     choices: &[(&str, T)],
 ) -> Result<Option<T>, Refusal> {
@@ -299,7 +301,7 @@ fn chosen<T: Copy>(
         return Ok(None);
     };
     let Value::String(s) = v else {
-        return Err(wrong_type(key, "string", v));
+        return Err(wrong_type(&format!("{prefix}{key}"), "string", v));
     };
     choices
         .iter()
@@ -308,7 +310,7 @@ fn chosen<T: Copy>(
         .ok_or_else(|| {
             let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
             issue(format_args!(
-                "The parameter `{key}` must be one of {} but is \"{s}\"",
+                "The parameter `{prefix}{key}` must be one of {} but is \"{s}\"",
                 names.join(", ")
             ))
         })
@@ -390,6 +392,7 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
         // Unset is not a default here: the front end's own setting decides then.
         diagnostics: chosen(
             obj,
+            "",
             "diagnostics",
             &[
                 ("errors", Diagnostics::Errors),
@@ -397,7 +400,7 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
                 ("off", Diagnostics::Off),
             ],
         )?,
-        save: chosen(obj, "save", Save::NAMES)?,
+        save: chosen(obj, "", "save", Save::NAMES)?,
     };
     let rename = obj.get("rename").map(rename).transpose()?;
     let files = if rename.is_some()
@@ -705,32 +708,15 @@ fn symbol_edit(obj: &Map<String, Value>, prefix: &str) -> Result<Edit, Refusal> 
              `replace` or `insert`) or `old_string`"
         )));
     }
-    let pick = |key: &str,
-                choices: &[(&str, SymbolAction)]|
-     -> Result<Option<SymbolAction>, Refusal> {
-        let Some(v) = obj.get(key) else {
-            return Ok(None);
-        };
-        let Value::String(s) = v else {
-            return Err(wrong_type(&format!("{prefix}{key}"), "string", v));
-        };
-        choices
-            .iter()
-            .find(|(n, _)| n == s)
-            .map(|(_, a)| Some(*a))
-            .ok_or_else(|| {
-                let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-                issue(format_args!(
-                    "The parameter `{prefix}{key}` must be one of {} but is \"{s}\"",
-                    names.join(", ")
-                ))
-            })
-    };
-    let replace = pick(
+    let replace = chosen(
+        obj,
+        prefix,
         "replace",
         &[("whole", SymbolAction::Whole), ("body", SymbolAction::Body)],
     )?;
-    let insert = pick(
+    let insert = chosen(
+        obj,
+        prefix,
         "insert",
         &[
             ("before", SymbolAction::Before),
