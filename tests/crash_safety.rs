@@ -502,16 +502,7 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     let full = start.elapsed();
     assert_eq!(check_states("complete run"), [true, true, true]);
 
-    let seed = std::env::var("CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
+    let seed = seed();
     let mut rng = Rng(seed);
     let whole = full.as_micros() as u64 * 12 / 10 + 1;
     let write_span = (full - writing).as_micros() as u64 * 12 / 10 + 1;
@@ -598,6 +589,22 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     );
 }
 
+/// Starts `multiedit apply PLAN` and returns once it has begun staging its new text in `root` (a
+/// temporary file is there), or has already finished.
+fn apply_until_staging(plan: &Path, root: &Path) -> std::process::Child {
+    let mut child = bin()
+        .arg("apply")
+        .arg(plan)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while temps(root).is_empty() && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    child
+}
+
 #[test]
 fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
     // The file is read, the plan computed and the new text staged; just before renaming, the file is
@@ -617,16 +624,7 @@ fn a_file_changed_by_another_program_during_the_write_is_not_overwritten() {
     while refused == 0 && tries < 10 {
         tries += 1;
         std::fs::write(&f, &old).unwrap();
-        let mut child = bin()
-            .arg("apply")
-            .arg(&plan_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        let child = apply_until_staging(&plan_path, root.path());
         use std::io::Write;
         std::fs::OpenOptions::new()
             .append(true)
@@ -678,16 +676,7 @@ fn a_file_replaced_by_a_directory_during_the_write_is_refused() {
         tries += 1;
         let _ = std::fs::remove_dir(&f);
         std::fs::write(&f, &old).unwrap();
-        let mut child = bin()
-            .arg("apply")
-            .arg(&plan_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        while temps(root.path()).is_empty() && child.try_wait().unwrap().is_none() {
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        let child = apply_until_staging(&plan_path, root.path());
         std::fs::remove_file(&f).unwrap();
         std::fs::create_dir(&f).unwrap();
         let out = child.wait_with_output().unwrap();

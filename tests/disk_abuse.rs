@@ -34,6 +34,19 @@ struct Run {
     stderr: String,
 }
 
+/// `multiedit apply --format diff --root WORK DIFF`.
+fn apply_diff(work: &Path, diff: &Path, state: &Path, umask: Option<&str>) -> Run {
+    let args = [
+        "apply",
+        "--format",
+        "diff",
+        "--root",
+        work.to_str().unwrap(),
+        diff.to_str().unwrap(),
+    ];
+    run(&args, state, umask)
+}
+
 /// Runs `multiedit` with `args` (through `sh` when a `umask` is given), the private folder `state`,
 /// killed and failed after `LIMIT`.
 fn run(args: &[&str], state: &Path, umask: Option<&str>) -> Run {
@@ -503,18 +516,7 @@ fn special_files_are_refused_at_once_and_never_replaced() {
             let diff = format!("diff --git a/ok.txt b/{rel}\nsimilarity index 100%\nrename from ok.txt\nrename to {rel}\n");
             let p = outside.path().join("move.diff");
             std::fs::write(&p, &diff).unwrap();
-            let r = run(
-                &[
-                    "apply",
-                    "--format",
-                    "diff",
-                    "--root",
-                    work.to_str().unwrap(),
-                    p.to_str().unwrap(),
-                ],
-                &state,
-                None,
-            );
+            let r = apply_diff(&work, &p, &state, None);
             assert_eq!(
                 (r.code, r.stderr.as_str()),
                 (2, expected.as_str()),
@@ -640,18 +642,7 @@ fn new_files_follow_the_umask_and_moved_and_edited_files_keep_their_mode() {
                     --- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo old\n+echo new\n";
         let p = dir.join("one.diff");
         std::fs::write(&p, diff).unwrap();
-        let r = run(
-            &[
-                "apply",
-                "--format",
-                "diff",
-                "--root",
-                work.to_str().unwrap(),
-                p.to_str().unwrap(),
-            ],
-            &state,
-            umask,
-        );
+        let r = apply_diff(&work, &p, &state, umask);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_eq!(
             mode(&work.join("added.txt")),
@@ -661,18 +652,7 @@ fn new_files_follow_the_umask_and_moved_and_edited_files_keep_their_mode() {
         assert_eq!(mode(&script), 0o755, "umask {mask}: an edited script");
         let diff = "diff --git a/run.sh b/bin/run.sh\nsimilarity index 100%\nrename from run.sh\nrename to bin/run.sh\n";
         std::fs::write(&p, diff).unwrap();
-        let r = run(
-            &[
-                "apply",
-                "--format",
-                "diff",
-                "--root",
-                work.to_str().unwrap(),
-                p.to_str().unwrap(),
-            ],
-            &state,
-            umask,
-        );
+        let r = apply_diff(&work, &p, &state, umask);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(!script.exists());
         assert_eq!(

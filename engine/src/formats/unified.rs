@@ -1435,6 +1435,12 @@ mod tests {
         );
     }
 
+    /// The old and new text of the first hunk of the first file of a diff.
+    fn first_hunk(t: &str) -> [String; 2] {
+        let h = &files(Format::Diff, t)[0].hunks[0];
+        [h.old.clone(), h.new.clone()]
+    }
+
     #[test]
     fn no_newline_at_end_of_file_drops_the_break_of_the_line_before() {
         // The old side lacked the final newline, the new side adds it.
@@ -1447,13 +1453,7 @@ mod tests {
             "\\ No newline at end of file",
             "+b",
         ]);
-        assert_eq!(
-            (
-                files(Format::Diff, &t)[0].hunks[0].old.as_str(),
-                files(Format::Diff, &t)[0].hunks[0].new.as_str()
-            ),
-            ("a\nb", "a\nb\n")
-        );
+        assert_eq!(first_hunk(&t), ["a\nb", "a\nb\n"]);
         // The new side drops it.
         let t = text(&[
             "--- a/f",
@@ -1464,13 +1464,7 @@ mod tests {
             "+c",
             "\\ No newline at end of file",
         ]);
-        assert_eq!(
-            (
-                files(Format::Diff, &t)[0].hunks[0].old.as_str(),
-                files(Format::Diff, &t)[0].hunks[0].new.as_str()
-            ),
-            ("a\nb\n", "a\nc")
-        );
+        assert_eq!(first_hunk(&t), ["a\nb\n", "a\nc"]);
         // A context line without newline: both sides, whatever language the marker is in.
         let t = text(&[
             "--- a/f",
@@ -1481,13 +1475,7 @@ mod tests {
             " b",
             "\\ Kein Zeilenumbruch am Dateiende.",
         ]);
-        assert_eq!(
-            (
-                files(Format::Diff, &t)[0].hunks[0].old.as_str(),
-                files(Format::Diff, &t)[0].hunks[0].new.as_str()
-            ),
-            ("a\nb", "A\nb")
-        );
+        assert_eq!(first_hunk(&t), ["a\nb", "A\nb"]);
     }
 
     #[test]
