@@ -21,7 +21,8 @@ export class ApproveHost {
     const what = params.label.replace(/^[^:]*:\s*/, '');
     const seconds = Math.round(params.timeoutMs / 1000);
     await this.showDiff(params, what);
-    const question = `MultiEdit: ${who} ${what}.${seconds <= 120 ? ` (Withdrawn if you do not decide within ${seconds} s.)` : ''}`;
+    const reason = params.reason ? ` ${params.reason}` : '';
+    const question = `MultiEdit: ${who} ${what}.${reason}${seconds <= 120 ? ` (Withdrawn if you do not decide within ${seconds} s.)` : ''}`;
     this.log.info(`asking for approval: ${params.label}`);
     let timer: ReturnType<typeof setTimeout> | undefined;
     // The server's own bound, counted from when the question arrived: the server, which counted from
@@ -29,7 +30,9 @@ export class ApproveHost {
     const expired = new Promise<'expired'>((resolve) => {
       timer = setTimeout(() => resolve('expired'), params.timeoutMs);
     });
-    const asked = vscode.window.showInformationMessage(question, APPLY_ALL, DISCARD);
+    // A change to what an agent may do is a warning, not news.
+    const show = params.reason ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const asked = show(question, APPLY_ALL, DISCARD);
     const pick = await Promise.race([asked, expired]);
     clearTimeout(timer);
     await closePreviewTabs();

@@ -277,6 +277,9 @@ export interface ApproveParams {
   /** "Claude Code: 3 edits to 2 files". */
   label: string;
   agent?: string;
+  /** Why the user is asked whatever their review setting: the change writes files where an agent's
+   * permissions, servers or hooks are configured. Shown with the question. */
+  reason?: string;
   /** The WorkspaceEdit sent if the user applies it. */
   edit: unknown;
   /** The server gives up after this and never applies the change. */

@@ -4,6 +4,7 @@
 pub mod bridge;
 pub mod cli;
 pub mod disk;
+pub(crate) mod gate;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;

@@ -258,42 +258,6 @@ pub(crate) fn refuse_patch_links(plan: &Plan, root: &Path) -> Result<(), Refusal
     Ok(())
 }
 
-/// For `multiedit mcp`'s plans: refuses a file (or a move's target) inside a `.git` folder, as read
-/// textually and with its links resolved, below whichever of `folders` holds it (anywhere when
-/// `None`). An agent's plan naming git's own files (a hook, `config`) would make git run commands of
-/// its choosing; `opt_out` says how the user allows it.
-pub(crate) fn refuse_git_dir(
-    plan: &Plan,
-    folders: Option<&Folders>,
-    opt_out: &str,
-) -> Result<(), Refusal> {
-    for name in names(plan) {
-        let path = to_path(name)?;
-        let readings = [Some(lexical(&path)), real_path(&path).ok()];
-        for reading in readings.iter().flatten() {
-            let below = folders
-                .and_then(|fs| {
-                    fs.0.iter()
-                        .filter(|f| reading.starts_with(f))
-                        .max_by_key(|f| f.as_os_str().len())
-                })
-                .and_then(|f| reading.strip_prefix(f).ok())
-                .unwrap_or(reading);
-            if let Some((component, why)) =
-                multiedit_engine::formats::git_path::refused_component(&below.to_string_lossy())
-            {
-                let message = format!(
-                    "Cannot edit {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
-                     plan may not change git's own files, where a planted hook or setting makes git run commands. \
-                     Nothing was changed. {opt_out}"
-                );
-                return Err(Refusal::new(Kind::OutsideWorkspace, message).in_file(name));
-            }
-        }
-    }
-    Ok(())
-}
-
 impl Outside {
     /// ` (it resolves to …)` when that differs from what the caller named, else nothing; or the
     /// reason it cannot be resolved. Completes "Cannot edit X: …".

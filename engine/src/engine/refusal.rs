@@ -55,6 +55,9 @@ pub enum Kind {
     Overlaps,
     /// The editor's language server refused the rename (its words are in the message).
     RenameRefused,
+    /// An agent's write to a file where an agent's permissions, MCP servers or hooks, or an editor's
+    /// automatic tasks, are configured, with nobody to ask the user (the server's `gate`).
+    Protected,
 }
 
 impl Kind {
@@ -87,6 +90,7 @@ impl Kind {
             Kind::NoBody => "no_body",
             Kind::Overlaps => "overlaps",
             Kind::RenameRefused => "rename_refused",
+            Kind::Protected => "protected",
         }
     }
 }

@@ -13,7 +13,7 @@ use tokio::time::timeout;
 
 use super::registry::{self, Entry};
 use super::wire::{self, Answer, Intent, Request};
-use super::Routed;
+use super::{Routed, Sender};
 use crate::engine::{Kind, Refusal};
 use crate::paths::{real_path, Folders};
 use crate::result::{PlanResult, ReadResult, SymbolsResult};
@@ -22,7 +22,7 @@ pub(crate) async fn route(
     plan: &Value,
     files: &[PathBuf],
     intent: Intent,
-    agent: Option<&str>,
+    sender: Sender<'_>,
 ) -> Routed {
     let no_editor = |reason: String| Routed::NoEditor { reason };
     if files.is_empty() {
@@ -60,7 +60,7 @@ pub(crate) async fn route(
     // The editor the user worked in last is the one they are looking at.
     candidates.sort_by_key(|e| Reverse(e.last_active_ms));
     for entry in &candidates {
-        match offer(&dir, entry, plan, intent, agent).await {
+        match offer(&dir, entry, plan, intent, sender).await {
             Ok(routed) => return routed,
             Err(note) => notes.push(note),
         }
@@ -177,7 +177,7 @@ async fn offer(
     entry: &Entry,
     plan: &Value,
     intent: Intent,
-    agent: Option<&str>,
+    sender: Sender<'_>,
 ) -> Result<Routed, String> {
     let pid = entry.pid;
     let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
@@ -214,7 +214,8 @@ async fn offer(
         token: entry.token.clone(),
         plan: plan.clone(),
         intent,
-        agent: agent.map(String::from),
+        agent: sender.agent.map(String::from),
+        allow: sender.allow,
     });
     // The line break is the request's last byte and the server acts only on a whole line, so a write
     // that failed or timed out delivered nothing the server would carry out.

@@ -85,11 +85,33 @@ pub(crate) const UNSUPPORTED: &str =
 /// the plan was sent, a lost connection or a timeout is `Refused` with kind `not_applied` saying that
 /// the outcome is unknown.
 pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Option<&str>) -> Routed {
+    let sender = Sender {
+        agent,
+        allow: crate::gate::Allow::default(),
+    };
+    route_from(plan, files, intent, sender).await
+}
+
+/// Who sends a plan through the bridge: the agent's name, and what its server (`multiedit mcp`) lets
+/// agents do beyond the gate's default, which the editor's gate adds to its own settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sender<'a> {
+    pub(crate) agent: Option<&'a str>,
+    pub(crate) allow: crate::gate::Allow,
+}
+
+/// `route`, from a sender whose server allows agents more than the default.
+pub(crate) async fn route_from(
+    plan: &Value,
+    files: &[PathBuf],
+    intent: Intent,
+    sender: Sender<'_>,
+) -> Routed {
     #[cfg(unix)]
-    return client::route(plan, files, intent, agent).await;
+    return client::route(plan, files, intent, sender).await;
     #[cfg(not(unix))]
     {
-        let _ = (plan, files, intent, agent);
+        let _ = (plan, files, intent, sender);
         Routed::NoEditor {
             reason: UNSUPPORTED.into(),
         }

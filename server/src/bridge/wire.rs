@@ -47,6 +47,9 @@ pub(crate) struct Request {
     /// Who sent the plan (the MCP client's name), for the edit's label in the editor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) agent: Option<String>,
+    /// What the sender (`multiedit mcp`) lets agents do beyond the gate's default, by its user's flags.
+    #[serde(default, skip_serializing_if = "crate::gate::Allow::is_none")]
+    pub(crate) allow: crate::gate::Allow,
 }
 
 #[derive(Debug, PartialEq)]

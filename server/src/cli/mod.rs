@@ -65,7 +65,9 @@ enum Command {
         e.g. `claude mcp add multiedit -- multiedit mcp`.\n\n\
         It edits only inside the folder it was started in (the agent's project), whether through an editor \
         or on disk, unless given other folders with --root or told --allow-outside. Plans never touch a \
-        .git folder unless told --allow-dot-git; patches never do."
+        .git folder unless told --allow-dot-git; patches never do. The files where agents' permissions, MCP \
+        servers and hooks are configured (.claude/, .mcp.json, .vscode/ and others: docs/guarantees.md) are \
+        written only through an editor that asks the user, unless told --allow-agent-config."
     )]
     Mcp(McpArgs),
     /// Add `multiedit mcp` to your AI agents' MCP configuration
@@ -147,6 +149,10 @@ struct McpArgs {
     /// never may, as with git apply
     #[arg(long)]
     allow_dot_git: bool,
+    /// Let plans write the files where agents' permissions, MCP servers and hooks and editors' tasks
+    /// are configured (.claude/, .mcp.json, .vscode/, ...: docs/guarantees.md) without the user
+    #[arg(long)]
+    allow_agent_config: bool,
 }
 
 #[derive(Args)]
@@ -207,6 +213,7 @@ pub fn main() -> ExitCode {
             roots: a.root,
             allow_outside: a.allow_outside,
             allow_dot_git: a.allow_dot_git,
+            allow_agent_config: a.allow_agent_config,
         }),
         Command::Setup(a) => setup::run(&a),
         Command::Doctor => doctor::run(),

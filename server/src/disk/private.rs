@@ -59,30 +59,34 @@ fn all_private() -> Vec<PathBuf> {
 /// next run would carry it out. Whatever the root: an MCP server started in the home folder has the
 /// state folder inside it.
 pub(crate) fn refuse_inside(plan: &Plan) -> Result<(), Refusal> {
-    let private = all_private();
     for name in crate::paths::names(plan) {
-        let path = crate::paths::to_path(name)?;
-        let readings = [
-            Some(crate::paths::lexical(&path)),
-            crate::paths::real_path(&path).ok(),
-        ];
-        let Some(folder) = private
-            .iter()
-            .find(|d| readings.iter().flatten().any(|r| r.starts_with(d)))
-        else {
-            continue;
-        };
-        return Err(Refusal::new(
-            Kind::OutsideWorkspace,
-            format!(
-                "Cannot edit {name}: it lies inside {}, a private folder of multiedit's own (its journals and the \
-                 editors' bridge), which no plan or patch may touch. Nothing was changed.",
-                folder.display()
-            ),
-        )
-        .in_file(name));
+        refuse_path(name, &crate::paths::to_path(name)?)?;
     }
     Ok(())
+}
+
+/// `refuse_inside` for one path (`name`: as the request gave it), whoever asks: the gate's first rule.
+pub(crate) fn refuse_path(name: &str, path: &Path) -> Result<(), Refusal> {
+    let readings = [
+        Some(crate::paths::lexical(path)),
+        crate::paths::real_path(path).ok(),
+    ];
+    let private = all_private();
+    let Some(folder) = private
+        .iter()
+        .find(|d| readings.iter().flatten().any(|r| r.starts_with(d)))
+    else {
+        return Ok(());
+    };
+    Err(Refusal::new(
+        Kind::OutsideWorkspace,
+        format!(
+            "Cannot edit {name}: it lies inside {}, a private folder of multiedit's own (its journals and the \
+             editors' bridge), which no plan or patch may touch. Nothing was changed.",
+            folder.display()
+        ),
+    )
+    .in_file(name))
 }
 
 /// The first candidate that is (or can be made) private; `Err` says why none is.

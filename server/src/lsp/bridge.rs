@@ -27,6 +27,8 @@ pub(crate) struct Handoff {
     pub(crate) intent: Intent,
     /// The command's arguments: the plan, and the sender's name as the `agent` option.
     pub(crate) arguments: Vec<Value>,
+    /// What the sender's server lets agents do (its `--allow-*` flags), for the gate.
+    pub(crate) allow: crate::gate::Allow,
     /// Who sent it, for the log ("process 1234").
     pub(crate) peer: String,
     pub(crate) reply: oneshot::Sender<Answer>,
@@ -330,6 +332,7 @@ mod unix {
         let handoff = Handoff {
             intent: request.intent,
             arguments,
+            allow: request.allow,
             peer,
             reply,
         };

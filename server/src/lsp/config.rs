@@ -59,6 +59,9 @@ pub struct Config {
     /// The client renames through its language servers: it answers `multiedit/rename` (client
     /// capability `experimental.multiedit.rename`).
     pub(crate) rename_support: bool,
+    /// What agents may do beyond the gate's default (initialization options `allowDotGit` and
+    /// `allowAgentConfig`, default false): `crate::gate`.
+    pub(crate) allow: crate::gate::Allow,
 }
 
 /// When a plan's WorkspaceEdit asks the editor for the user's confirmation (`needsConfirmation`).
@@ -120,6 +123,7 @@ impl Default for Config {
             save: Save::Clean,
             symbols_support: false,
             rename_support: false,
+            allow: crate::gate::Allow::default(),
         }
     }
 }
@@ -179,6 +183,8 @@ impl Config {
                     match (key.as_str(), value) {
                         ("allowOutsideWorkspace", Value::Bool(b)) => allow_outside = *b,
                         ("bridge", Value::Bool(b)) => config.bridge = *b,
+                        ("allowDotGit", Value::Bool(b)) => config.allow.dot_git = *b,
+                        ("allowAgentConfig", Value::Bool(b)) => config.allow.agent_config = *b,
                         ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
                             config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
                         }
@@ -201,7 +207,7 @@ impl Config {
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
                              (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
-                             (true or false), review (\"never\", \"multiFile\" or \"always\"), agentReview (the same, for agents' plans through the bridge), agentApprovalMs, diagnostics and save (\"clean\", \"all\" or \"never\")."
+                             (true or false), review (\"never\", \"multiFile\" or \"always\"), agentReview (the same, for agents' plans through the bridge), agentApprovalMs, diagnostics, save (\"clean\", \"all\" or \"never\"), allowDotGit and allowAgentConfig (true or false)."
                         )),
                     }
                 }

@@ -30,6 +30,10 @@ pub struct ApproveParams {
     /// Who sent the plan, when it was an agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Why the user is asked whatever their review setting, to show with the diff: the change writes
+    /// files where an agent's permissions, servers or hooks are configured (`crate::gate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The WorkspaceEdit that is sent if the user applies it, to show as a diff.
     #[cfg_attr(test, schemars(with = "serde_json::Value"))]
     pub edit: tower_lsp_server::ls_types::WorkspaceEdit,

@@ -22,6 +22,8 @@ use super::session::Session;
 use super::symbols::{self, rename, Answers};
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::result::plural;
+use super::commands::Origin;
+use crate::gate::{self, Access, Gate, Who};
 use crate::{disk, formats, paths, write};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
@@ -57,6 +59,12 @@ pub struct Prepared {
     pub(crate) review: bool,
     /// The plan's rename, counted (`symbols`).
     pub(crate) renamed: Option<rename::Count>,
+    /// Why the user must approve this plan whatever the review setting (an agent's write to protected
+    /// files, `crate::gate`), in words for the approval; the plan is then applied only once they did.
+    pub(crate) ask: Option<String>,
+    /// The plan asked to save every file it edits (`"save": "all"`), which an agent may not choose: it
+    /// is saved as `clean` instead, and the result says so.
+    pub(crate) save_lowered: bool,
 }
 
 impl Prepared {
@@ -224,18 +232,39 @@ struct Read {
 /// back before that folder is read (`multiedit.apply`; a preview only reports it), and added to
 /// `recovered` (kept even when the plan is then refused: it happened either way), as is a
 /// journal-like file it ignored.
-pub fn prepare(
+pub(crate) fn prepare(
     session: &Session,
     config: &Config,
-    review: Review,
+    origin: Origin,
     command: &str,
     arguments: &[Value],
     answers: &Answers,
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
     let (mut plan, call) = plan_argument(config, command, arguments)?;
+    let named = plan.files.len();
     let expansion = symbols::expand(&mut plan, answers, config, session)?;
-    disk::refuse_private(&plan)?;
+    // The one gate (`crate::gate`): an agent is a plan through the bridge or one that names its agent.
+    let gate = Gate {
+        who: if origin.is_bridge() || call.agent.is_some() {
+            Who::Agent
+        } else {
+            Who::Person
+        },
+        allow: match origin {
+            Origin::Bridge(allow) => config.allow.or(allow),
+            Origin::Editor => config.allow,
+        },
+        folders: Some(config.workspace.folders_held()),
+    };
+    let opt_out = if origin.is_bridge() { &gate::BRIDGE_OPT_OUT } else { &gate::LSP_OPT_OUT };
+    let access = if command == PREVIEW { Access::Preview } else { Access::Write };
+    // What a rename reaches is the language server's choice, not the sender's: never .git.
+    gate.refuse_reached(plan.files[named..].iter().map(|f| f.file_path.as_str()), opt_out)?;
+    let protected = gate.judge(access, paths::names(&plan), opt_out)?;
+    if !protected.is_empty() && !config.approve_support {
+        return Err(gate::refuse_protected(&protected, opt_out));
+    }
     // A whole-file write (`crate::write`): its text checked against what the user sees, as read below.
     let write = arguments
         .first()
@@ -262,9 +291,13 @@ pub fn prepare(
             .in_file(&f.file_path));
         }
         let open = session.documents.find(&key);
+        // Resolved once, confined on that resolution and read there without following a link (below):
+        // a folder swapped for a link after the check is refused, never followed out of the workspace.
+        let real = disk::resolve(&path, false);
         config
             .workspace
-            .check(&f.file_path, &path, open.is_some())?;
+            .check(&f.file_path, &path, open.is_some())
+            .and_then(|()| config.workspace.check(&f.file_path, &real, open.is_some()))?;
         // A preview writes nothing: it reports an interrupted plan rather than finishing it.
         disk::journal::recover_into(recovered, std::slice::from_ref(&path), command == PREVIEW)?;
         let (source, before, version) = match open {
@@ -281,7 +314,7 @@ pub fn prepare(
                 )
             }
             None => {
-                let bytes = disk::read(&path).map_err(|r| r.in_file(&f.file_path))?;
+                let bytes = disk::read_at(&path, Some(&real)).map_err(|r| r.in_file(&f.file_path))?;
                 let text = bytes
                     .map(|b| engine::decode(&f.file_path, &b).map(str::to_string))
                     .transpose()?;
@@ -397,7 +430,12 @@ pub fn prepare(
         }
         edits.push(file_edit);
     }
-    let review = call.review.unwrap_or(review).applies(plan.files.len());
+    // A plan names its own review, else the rule for its origin holds; protected files always ask.
+    let rule = match origin {
+        Origin::Editor => config.review,
+        Origin::Bridge(_) => config.agent_review,
+    };
+    let review = call.review.unwrap_or(rule).applies(plan.files.len()) || !protected.is_empty();
     let annotations = config.change_annotations.then(|| convert::Annotations {
         labels,
         // An editor that asks the one approval itself (`multiedit/approve`) gets an edit to apply as is.
@@ -408,7 +446,9 @@ pub fn prepare(
     let diagnostics = call
         .diagnostics
         .or(plan.options.diagnostics.map(Report::from_plan));
-    let save = call.save.or(plan.options.save);
+    // Saving the user's unsaved work is the user's setting, never an agent's plan's choice.
+    let save_lowered = gate.who == Who::Agent && call.save.is_none() && plan.options.save == Some(engine::Save::All);
+    let save = call.save.or(if save_lowered { Some(engine::Save::Clean) } else { plan.options.save });
     Ok(Prepared {
         outcome,
         files,
@@ -419,6 +459,8 @@ pub fn prepare(
         save,
         review,
         renamed: resolved.count,
+        ask: (!protected.is_empty()).then(|| gate::ask_reason(&protected)),
+        save_lowered,
     })
 }
 

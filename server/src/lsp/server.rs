@@ -124,13 +124,14 @@ pub(crate) async fn run_handoffs(
             let Handoff {
                 intent,
                 arguments,
+                allow,
                 peer,
                 reply,
             } = handoff;
             // In line behind what the editor had sent when the plan arrived, like a command arriving now.
             arrivals.wait_turn().await;
             let outcome =
-                commands::run(&session, &client, intent, Origin::Bridge, &arguments).await;
+                commands::run(&session, &client, intent, Origin::Bridge(allow), &arguments).await;
             let command = commands::command(intent);
             let (said, answer) = match outcome {
                 Ok(result) => ("done".to_string(), Answer::Result(result)),

@@ -53,6 +53,11 @@ impl Workspace {
         }
     }
 
+    /// The folders, as the gate judges paths below them.
+    pub(crate) fn folders_held(&self) -> &Folders {
+        &self.folders
+    }
+
     /// Canonical folder paths.
     pub(crate) fn folders(&self) -> &[PathBuf] {
         self.folders.as_slice()

@@ -29,6 +29,8 @@ pub(crate) struct Options {
     pub(crate) allow_outside: bool,
     /// Plans may name files inside `.git` folders.
     pub(crate) allow_dot_git: bool,
+    /// Let agents write the files where agents' permissions, servers and hooks are configured (`gate`).
+    pub(crate) allow_agent_config: bool,
 }
 
 /// The folders plans may touch (`None`: anywhere), or why the options cannot be used.
@@ -65,7 +67,10 @@ fn confinement(options: Options) -> Result<Option<Folders>, String> {
 
 /// Runs the server on standard input/output until the client closes it.
 pub(crate) fn run(options: Options) -> ExitCode {
-    let allow_dot_git = options.allow_dot_git;
+    let allow = crate::gate::Allow {
+        dot_git: options.allow_dot_git,
+        agent_config: options.allow_agent_config,
+    };
     let confine = match confinement(options) {
         Ok(c) => c,
         Err(why) => {
@@ -74,7 +79,7 @@ pub(crate) fn run(options: Options) -> ExitCode {
         }
     };
     crate::process::block_on("multiedit mcp", || {
-        serve(tools::Server::new(confine, allow_dot_git))
+        serve(tools::Server::new(confine, allow))
     })
     .unwrap_or(ExitCode::from(2))
 }

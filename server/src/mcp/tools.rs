@@ -13,6 +13,7 @@ use super::render::{self, internal};
 use super::{read, symbols, write};
 use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
+use crate::gate::{self, Access, Allow, Gate, Protected, Who, MCP_OPT_OUT};
 use crate::formats::PatchRequest;
 use crate::paths::{self, Folders};
 use crate::process::catch_panic;
@@ -101,41 +102,49 @@ pub(crate) struct Server {
     turn: Arc<tokio::sync::Mutex<()>>,
     /// The folders plans may touch, in an editor or on disk; `None`: anywhere (`--allow-outside`).
     confine: Option<Arc<Folders>>,
-    /// Plans may name files inside `.git` folders (`--allow-dot-git`).
-    allow_dot_git: bool,
+    /// What the user lets agents do beyond the gate's default (`--allow-dot-git`, `--allow-agent-config`).
+    allow: Allow,
 }
 
 impl Server {
-    pub(crate) fn new(confine: Option<Folders>, allow_dot_git: bool) -> Server {
+    pub(crate) fn new(confine: Option<Folders>, allow: Allow) -> Server {
         Server {
             turn: Arc::new(tokio::sync::Mutex::new(())),
             confine: confine.map(Arc::new),
-            allow_dot_git,
+            allow,
         }
     }
 
-    /// Refuses a plan with a file (or a move's target) outside the folders the server may edit, or
-    /// inside a `.git` folder.
-    fn confined(&self, plan: &Plan) -> Result<(), engine::Refusal> {
+    /// The gate (`crate::gate`): everything that arrives over MCP is an agent's.
+    fn gate(&self) -> Gate<'_> {
+        Gate {
+            who: Who::Agent,
+            allow: self.allow,
+            folders: self.confine.as_deref(),
+        }
+    }
+
+    /// Refuses a path (`names`: as the request gives them) outside the folders the server may edit, or
+    /// one the gate refuses; the protected files a write reaches, which need the user, are returned.
+    fn confined<'n>(
+        &self,
+        access: Access,
+        names: impl IntoIterator<Item = &'n str> + Clone,
+    ) -> Result<Vec<Protected>, engine::Refusal> {
         if let Some(folders) = &self.confine {
-            folders.confine_plan(
-                plan,
-                &format!(
-                    "the folders this MCP server may edit ({})",
-                    folders.listed()
-                ),
-                OPT_OUT,
-            )?;
+            type Confine = fn(&Folders, &str, &std::path::Path, &str, &str) -> Result<(), engine::Refusal>;
+            let (verb, confine): (&str, Confine) = match access {
+                Access::Write | Access::Preview => ("edit", Folders::confine),
+                Access::Read => ("read", Folders::confine_read),
+            };
+            let what = format!("the folders this MCP server may {verb} ({})", folders.listed());
+            for name in names.clone() {
+                confine(folders, name, &paths::to_path(name)?, &what, OPT_OUT)?;
+            }
         }
-        if self.allow_dot_git {
-            return Ok(());
-        }
-        paths::refuse_git_dir(plan, self.confine.as_deref(), GIT_OPT_OUT)
+        self.gate().judge(access, names, &MCP_OPT_OUT)
     }
 }
-
-/// How to let `multiedit mcp` edit inside `.git` folders, for its refusals.
-const GIT_OPT_OUT: &str = "To allow it, start the server as `multiedit mcp --allow-dot-git`, in the agent's MCP configuration.";
 
 /// How to widen what `multiedit mcp` may edit, for its refusals.
 const OPT_OUT: &str =
@@ -208,45 +217,18 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&refusal, None),
             Err(bug) => return internal(bug),
         };
-        if let Some(folders) = &self.confine {
-            let what = format!(
-                "the folders this MCP server may read ({})",
-                folders.listed()
-            );
-            for w in &wanted {
-                if let Err(refusal) = folders.confine_read(&w.file_path, &w.path, &what, OPT_OUT) {
-                    return render::refusal(&refusal, None);
-                }
-            }
-        }
         // Confined as a plan is: nothing of .git (unless allowed) nor of multiedit's private folders.
-        let as_plan = Plan {
-            files: wanted
-                .iter()
-                .map(|w| engine::FilePlan::edit(w.file_path.clone(), Vec::new()))
-                .collect(),
-            options: engine::Options::default(),
-            rename: None,
-        };
-        if let Err(refusal) = self
-            .confined(&as_plan)
-            .and_then(|()| crate::disk::refuse_private(&as_plan))
-        {
-            let refusal = engine::Refusal {
-                message: refusal
-                    .message
-                    .replacen("Cannot edit", "Cannot read", 1)
-                    .replace("Nothing was changed.", "Nothing was read."),
-                ..refusal
-            };
+        if let Err(refusal) = self.confined(Access::Read, wanted.iter().map(|w| w.file_path.as_str())) {
             return render::refusal(&refusal, None);
         }
         let request = serde_json::json!({"files": wanted.iter().map(|w| serde_json::json!({"file_path": w.file_path})).collect::<Vec<_>>()});
         let files: Vec<PathBuf> = wanted.iter().map(|w| w.path.clone()).collect();
         let agent = agent(&context);
         let _turn = self.turn.lock().await;
+        let allow = self.allow;
         let routed = tokio::spawn(async move {
-            bridge::route(&request, &files, Intent::Read, agent.as_deref()).await
+            let sender = bridge::Sender { agent: agent.as_deref(), allow };
+            bridge::route_from(&request, &files, Intent::Read, sender).await
         })
         .await;
         match routed {
@@ -336,15 +318,7 @@ impl Server {
             Ok(Err(refusal)) => return render::refusal(&refusal, None),
             Err(bug) => return internal(bug),
         };
-        let as_plan = Plan {
-            files: vec![engine::FilePlan::edit(file_path.clone(), Vec::new())],
-            options: engine::Options::default(),
-            rename: None,
-        };
-        if let Err(refusal) = self
-            .confined(&as_plan)
-            .and_then(|()| crate::disk::refuse_private(&as_plan))
-        {
+        if let Err(refusal) = self.confined(Access::Preview, [file_path.as_str()]) {
             return render::refusal(&refusal, None);
         }
         let _turn = self.turn.lock().await;
@@ -486,16 +460,24 @@ impl Server {
         agent: Option<String>,
         write: Option<crate::write::WriteRequest>,
     ) -> CallToolResult {
-        if let Err(refusal) = self.confined(&plan) {
-            return render::refusal(&refusal, None);
-        }
+        let access = if intent == Intent::Preview { Access::Preview } else { Access::Write };
+        let names: Vec<&str> = paths::names(&plan).collect();
+        let protected = match self.confined(access, names) {
+            Ok(p) => p,
+            Err(refusal) => return render::refusal(&refusal, None),
+        };
         let _turn = self.turn.lock().await;
+        let allow = self.allow;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
-        let routed =
-            tokio::spawn(
-                async move { bridge::route(&value, &files, intent, agent.as_deref()).await },
-            )
-            .await;
+        let routed = tokio::spawn(async move {
+            let sender = bridge::Sender { agent: agent.as_deref(), allow };
+            bridge::route_from(&value, &files, intent, sender).await
+        })
+        .await;
+        // Protected files need the user: an editor that holds them asks (or refuses); on disk nobody can.
+        if let (Ok(Routed::NoEditor { .. }), false) = (&routed, protected.is_empty()) {
+            return render::refusal(&gate::refuse_protected(&protected, &MCP_OPT_OUT), None);
+        }
         match routed {
             Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),

@@ -24,6 +24,11 @@ use crate::lsp::prepare::Prepared;
 use crate::lsp::save::{self, Saving};
 use crate::lsp::session::Session;
 
+/// Told to an agent whose plan asked `"save": "all"`.
+const SAVE_LOWERED: &str = "The plan asked to save every file it edits (\"save\": \"all\"), which only the user's own \
+                            setting may choose: files holding unsaved changes of the user's were left unsaved, as \
+                            with \"save\": \"clean\".";
+
 fn not_applied(message: String) -> Failure {
     Failure::Refused(Refusal::new(Kind::NotApplied, message))
 }
@@ -55,7 +60,7 @@ pub(crate) async fn run(
     // The wait is bounded like the editor's answer, so a caller that gave up is never served later.
     let wait = match origin {
         Origin::Editor => session.config().apply_edit_timeout,
-        Origin::Bridge => session.config().apply_edit_timeout.min(AGENT_TURN),
+        Origin::Bridge(_) => session.config().apply_edit_timeout.min(AGENT_TURN),
     };
     let Ok(turn) = tokio::time::timeout(wait, session.plans.lock()).await else {
         return Err(Failure::Refused(Refusal::new(
@@ -68,7 +73,6 @@ pub(crate) async fn run(
         )));
     };
     let mut rechecks = 0;
-    let mut approved = false;
     // The plan as it was checked before the editor refused it: what the user's typing changed is
     // named against it.
     let mut checked: Option<Prepared> = None;
@@ -86,15 +90,15 @@ pub(crate) async fn run(
             };
         check_abilities(&config, &prepared)?;
         // One approval for the whole plan, asked by an editor that can (`multiedit/approve`); a plan
-        // checked again after the user typed is not asked twice.
-        if prepared.review && config.approve_support && !approved {
-            let bound = if origin == Origin::Bridge {
+        // checked again after the user typed is asked again, with the new diff: the user's own text
+        // typed while the first diff was open is never changed without a second look.
+        if (prepared.review || prepared.ask.is_some()) && config.approve_support {
+            let bound = if origin.is_bridge() {
                 config.apply_edit_timeout.min(config.agent_approval)
             } else {
                 config.apply_edit_timeout
             };
             approve(client, &prepared, bound).await?;
-            approved = true;
         }
         // Editors show the label as the undo entry and in their review.
         // Asks a client that reports diagnostics for those of the files before the edit.
@@ -127,7 +131,7 @@ pub(crate) async fn run(
         // (change annotations) waits for the user as long as an approval would.
         let timeout = match origin {
             Origin::Editor => config.apply_edit_timeout,
-            Origin::Bridge => {
+            Origin::Bridge(_) => {
                 let left = deadline
                     .saturating_duration_since(tokio::time::Instant::now())
                     .saturating_sub(AFTER_APPLY);
@@ -152,6 +156,10 @@ pub(crate) async fn run(
                 let name = config.client_name.as_deref().unwrap_or("the editor");
                 let targets = save::targets(prepared.each().enumerate().map(|(i, (change, file))| (i, change, file.uri_after.clone())));
                 saving.finish(&session.documents, client, name, config.workspace.folders(), &targets, &mut result).await;
+                if prepared.save_lowered {
+                    let said = result.on_disk_text.take().map(|t| format!("{t} ")).unwrap_or_default();
+                    result.on_disk_text = Some(format!("{said}{SAVE_LOWERED}"));
+                }
                 let editor = editor_texts(session, &prepared);
                 // The next plan may go on while this one waits for the language servers.
                 drop(turn);
@@ -232,6 +240,7 @@ async fn approve(client: &Client, prepared: &Prepared, bound: Duration) -> Resul
     let params = ApproveParams {
         label: prepared.label(),
         agent: prepared.agent.clone(),
+        reason: prepared.ask.clone(),
         edit: prepared.edit.clone(),
         timeout_ms: bound.as_millis() as u64,
     };

@@ -29,7 +29,15 @@ pub(crate) use crate::bridge::Intent;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Origin {
     Editor,
-    Bridge,
+    /// With what the sender's server lets agents do (`multiedit mcp --allow-dot-git`, …), which the
+    /// gate adds to the editor's own settings.
+    Bridge(crate::gate::Allow),
+}
+
+impl Origin {
+    pub(crate) fn is_bridge(self) -> bool {
+        matches!(self, Origin::Bridge(_))
+    }
 }
 
 /// The command an intent runs as.
@@ -84,9 +92,9 @@ pub(crate) async fn run(
 ) -> Result<Value, Failure> {
     match intent {
         Intent::Apply => apply::run(session, client, origin, arguments).await,
-        Intent::Preview => preview::run(session, client, arguments).await,
+        Intent::Preview => preview::run(session, client, origin, arguments).await,
         Intent::Read => {
-            catch_panic(READ, || read::run(session, arguments)).map_err(Failure::Internal)?
+            catch_panic(READ, || read::run(session, origin, arguments)).map_err(Failure::Internal)?
         }
         Intent::Symbols => symbols::run(session, client, arguments).await,
     }
@@ -127,11 +135,6 @@ async fn prepare_logged(
     arguments: &[Value],
 ) -> Result<(Config, Prepared), Failure> {
     let config = session.config();
-    // A plan names its own review, else the rule for its origin holds.
-    let review = match origin {
-        Origin::Editor => config.review,
-        Origin::Bridge => config.agent_review,
-    };
     // What the editor's language servers say of the plan's symbols and rename, asked again (at most
     // three times) while the user's typing moves the documents past the versions they were computed on.
     let mut asked = 0;
@@ -167,7 +170,7 @@ async fn prepare_logged(
         prepare(
             session,
             &config,
-            review,
+            origin,
             command,
             arguments,
             &answers,

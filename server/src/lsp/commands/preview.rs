@@ -12,9 +12,10 @@ use crate::result::PlanResult;
 pub(crate) async fn run(
     session: &Session,
     client: &Client,
+    origin: Origin,
     arguments: &[Value],
 ) -> Result<Value, Failure> {
-    let (_, prepared) = prepare_logged(session, client, PREVIEW, Origin::Editor, arguments).await?;
+    let (_, prepared) = prepare_logged(session, client, PREVIEW, origin, arguments).await?;
     let diff: String = prepared
         .each()
         .map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or("")))
