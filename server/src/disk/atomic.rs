@@ -42,3 +42,86 @@ pub(crate) fn write(path: &Path, bytes: &[u8], mode: Mode) -> std::io::Result<()
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// `write` of a file whose path is resolved (absolute, every link in it already followed, as
+/// `paths::real_path` gives it), making the folders it lacks. Each folder is opened from the file
+/// system's root one component at a time without following a link (`disk::Opened`), the missing ones
+/// are made and opened by name inside the last one that exists, and the temporary file is made and
+/// renamed by name inside the file's own open folder. So a folder swapped for a link after the path
+/// was checked (by `setup`'s check that a project's file stays inside the project, say) is refused,
+/// never followed: the bytes land where the path was checked to be, or nowhere.
+pub(crate) fn write_resolved(path: &Path, bytes: &[u8], mode: Mode) -> std::io::Result<()> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other(format!(
+            "{} names no file",
+            path.display()
+        )));
+    };
+    // The deepest folder that is there (a link counts: opening it is then refused), and the names
+    // of the missing ones below it, the outermost last.
+    let mut missing = Vec::new();
+    let mut existing = dir;
+    while std::fs::symlink_metadata(existing).is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(folder)) => {
+                missing.push(folder);
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut folder = super::Opened::default().dir(existing)?;
+    for name in missing.iter().rev() {
+        match folder.create_dir(name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        folder = std::sync::Arc::new(cap_fs_ext::DirExt::open_dir_nofollow(&*folder, name)?);
+    }
+    let bits = match mode {
+        Mode::Private => 0o600,
+        Mode::KeepOrShared => match folder.symlink_metadata(name) {
+            Ok(m) if m.is_file() => bits_of(&m),
+            _ => 0o644,
+        },
+    };
+    let (tmp, tmp_name) = super::create_temp(&folder, super::TEMP_PREFIX, bits)?;
+    let file = tmp.into_std();
+    let written = (|| {
+        (&file).write_all(bytes)?;
+        // Created with the umask applied; the bits asked for, exactly (a kept mode is the old file's).
+        super::set_mode(&file, bits)?;
+        file.sync_all()?;
+        folder.rename(&tmp_name, &folder, name)
+    })();
+    if let Err(e) = written {
+        let _ = folder.remove_file(&tmp_name);
+        return Err(e);
+    }
+    if let Ok(d) = super::opened::as_file(&folder) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Removes the file at a resolved path by name in its folder, opened as `write_resolved` opens it.
+pub(crate) fn remove_resolved(path: &Path) -> std::io::Result<()> {
+    let (dir, name) = super::Opened::default().parent(path)?;
+    dir.remove_file(name)
+}
+
+#[cfg(unix)]
+fn bits_of(meta: &cap_std::fs::Metadata) -> u32 {
+    use cap_std::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn bits_of(meta: &cap_std::fs::Metadata) -> u32 {
+    if meta.permissions().readonly() {
+        0o444
+    } else {
+        0o666
+    }
+}
