@@ -320,7 +320,14 @@ fn write_records(path: &Path, records: &Records) -> Result<(), String> {
         return Err(format!("{} names no file", path.display()));
     };
     private::make_folder(dir, true)?;
-    trusted_at(path)?;
+    // Checked before this run wrote anything (`records_trusted`); a folder that fails now was made or
+    // changed by someone else since.
+    if let Some((why, fix)) = untrusted(path) {
+        return Err(format!(
+            "{} cannot be trusted: {why}. {fix}",
+            path.display()
+        ));
+    }
     let real = std::fs::canonicalize(dir)
         .map_err(|e| format!("cannot resolve {} ({e})", dir.display()))?
         .join(name);

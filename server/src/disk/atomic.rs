@@ -1,6 +1,8 @@
 //! Writing one small file whole, for multiedit's own files (the bridge's registry entries, agents'
-//! configuration files that `setup` changes): a temporary file beside it, synced, renamed over it, so a
-//! reader finds the old text or the new one, never a part. A plan's files go through `disk::commit`.
+//! configuration files that `setup` changes, its `routes.json`): a temporary file beside it, synced,
+//! renamed over it, so a reader finds the old text or the new one, never a part. `write_resolved` does
+//! it by name in folders opened without following a link, for a path checked once (`setup`'s). A plan's
+//! files go through `disk::commit`.
 
 use std::io::Write;
 use std::path::Path;
@@ -123,5 +125,47 @@ fn bits_of(meta: &cap_std::fs::Metadata) -> u32 {
         0o444
     } else {
         0o666
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_resolved_write_makes_its_folders_keeps_the_mode_and_never_follows_a_swapped_link() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let (inside, outside) = (root.join("inside"), root.join("outside"));
+        std::fs::create_dir(&inside).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        // Missing folders made; a new file shared (0644), then its mode kept (0600).
+        let file = inside.join("a/b/f.json");
+        write_resolved(&file, b"one", Mode::KeepOrShared).unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"one");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o644);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_resolved(&file, b"two", Mode::KeepOrShared).unwrap();
+        assert_eq!(
+            (std::fs::read(&file).unwrap(), mode(&file)),
+            (b"two".to_vec(), 0o600)
+        );
+        // The folder `a` swapped for a link to a folder outside after the path was resolved: the
+        // write is refused, nothing lands outside, nor is a folder made there.
+        std::fs::create_dir_all(outside.join("b")).unwrap();
+        std::fs::rename(inside.join("a"), root.join("a-was")).unwrap();
+        std::os::unix::fs::symlink(&outside, inside.join("a")).unwrap();
+        assert!(write_resolved(&file, b"three", Mode::KeepOrShared).is_err());
+        assert!(write_resolved(&inside.join("a/new/g.json"), b"x", Mode::Private).is_err());
+        let left: Vec<_> = std::fs::read_dir(outside.join("b")).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        assert!(!outside.join("new").exists());
+        assert_eq!(std::fs::read(root.join("a-was/b/f.json")).unwrap(), b"two");
+        // And the removal likewise.
+        std::fs::write(outside.join("b/f.json"), b"theirs").unwrap();
+        assert!(remove_resolved(&file).is_err());
+        assert_eq!(std::fs::read(outside.join("b/f.json")).unwrap(), b"theirs");
     }
 }
