@@ -52,6 +52,16 @@ impl Env {
             .unwrap()
     }
 
+    /// The folder holding the home, the project and anything a test puts beside them (outside both).
+    fn root(&self) -> &Path {
+        self.home.parent().unwrap()
+    }
+
+    /// Every name, type, mode, owner and byte under `root()`: home, project, state folder, outside.
+    fn everything(&self) -> support::disk::Snapshot {
+        support::disk::snapshot(self.root())
+    }
+
     /// Every file under the home and project folders, with its bytes.
     fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
         let mut files = Vec::new();
@@ -728,10 +738,11 @@ fn read_only_files_and_dangling_links_are_left_and_named_and_crlf_is_kept() {
     let locked_text = "{\"mcpServers\": {}}\n";
     fs::write(&locked, locked_text).unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).unwrap();
-    // A link to a file that does not exist (a dotfile repository not checked out, say).
+    // A link to a file of the project that does not exist (a submodule not checked out, say). One
+    // that leads outside the project is refused as such, existing or not (the tests below).
     fs::create_dir(e.project.join(".cursor")).unwrap();
     let link = e.project.join(".cursor/mcp.json");
-    let target = e.home.join("dotfiles/cursor-mcp.json");
+    let target = e.project.join("shared/cursor-mcp.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     // CRLF files, JSON and TOML.
     fs::create_dir(e.project.join(".vscode")).unwrap();
@@ -774,7 +785,7 @@ fn read_only_files_and_dangling_links_are_left_and_named_and_crlf_is_kept() {
         target,
         "the link is still a link to the same place"
     );
-    assert!(!target.exists() && !e.home.join("dotfiles").exists());
+    assert!(!target.exists() && !e.project.join("shared").exists());
     // The CRLF files: the entry added, every line break still CRLF, the old text kept.
     for (path, key) in [(&vscode, "servers"), (&codex, "")] {
         let text = fs::read_to_string(path).unwrap();
@@ -1457,4 +1468,582 @@ fn doctor_says_whose_edits_go_through_multiedit() {
         "{said}"
     );
     assert!(said.contains(&format!("  codex: around multiedit: Codex CLI has no switch for apply_patch; {} asks it to edit with multiedit (an instruction, not enforced)\n", e.project.join("AGENTS.md").display())), "{said}");
+}
+
+/// What setup says when a link of the project leads a file out of it, `or_else` as each caller gives it.
+fn leads_out(
+    file: &Path,
+    link: &Path,
+    to: &str,
+    project: &Path,
+    lands: &Path,
+    or_else: &str,
+) -> String {
+    let what = if file == link {
+        format!("{} is a symbolic link", file.display())
+    } else {
+        format!(
+            "{} is inside {}, a symbolic link",
+            file.display(),
+            link.display()
+        )
+    };
+    format!(
+        "{what} to {to}, which leads outside the project ({}); setup does not write through such a link (a cloned \
+         repository may hold one to make setup change a file of yours elsewhere), so nothing was read or written at \
+         {}. Remove the link and run setup again (setup then makes the file in the project), or {or_else}",
+        project.display(),
+        lands.display()
+    )
+}
+
+const ROUTE_BY_HAND: &str =
+    "turn the agent's own edit tools off by hand (docs/agents.md says where)";
+
+fn by_hand() -> String {
+    format!(
+        "add the server by hand: it runs {} with the argument mcp",
+        bin().display()
+    )
+}
+
+/// A cloned repository's `.claude/settings.local.json` is a link to a file of the user's outside it:
+/// `setup --route-edits` (and its dry run) refuses it, naming the link and where it leads, and nothing
+/// anywhere changes (before: the user's file was rewritten with setup's rules).
+#[test]
+fn route_edits_never_writes_through_a_project_file_that_links_outside() {
+    let e = env();
+    let theirs = e.root().join("dotfiles/claude-settings.json");
+    fs::create_dir(e.root().join("dotfiles")).unwrap();
+    fs::write(
+        &theirs,
+        "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n",
+    )
+    .unwrap();
+    fs::create_dir(e.project.join(".claude")).unwrap();
+    let link = e.project.join(".claude/settings.local.json");
+    std::os::unix::fs::symlink(&theirs, &link).unwrap();
+    // Connected first: only the routing is left to do.
+    assert_eq!(e.run(&["setup", "claude-code"]).status.code(), Some(0));
+    let before = e.everything();
+    for dry in [true, false] {
+        let mut args = vec!["setup", "claude-code", "--route-edits"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = e.run(&args);
+        assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+        assert_eq!(
+            err(&o),
+            format!(
+                "claude-code: {}\n",
+                leads_out(
+                    &link,
+                    &link,
+                    &theirs.display().to_string(),
+                    &e.project,
+                    &theirs,
+                    ROUTE_BY_HAND
+                )
+            )
+        );
+        assert_eq!(
+            out(&o),
+            format!(
+                "claude-code: {} already runs {} mcp\n",
+                e.project.join(".mcp.json").display(),
+                bin().display()
+            )
+        );
+        assert_eq!(e.everything(), before, "nothing anywhere changed");
+    }
+}
+
+/// `.mcp.json`, `opencode.json` and `AGENTS.md` shipped as links to the user's own files outside the
+/// project (`~/.claude.json`, OpenCode's user configuration, `~/.bashrc` by a relative link): each is
+/// refused and named, the others go on, exit 1, and nothing anywhere changes (before: all three
+/// outside files were rewritten).
+#[test]
+fn setup_never_writes_through_project_files_that_link_outside() {
+    let e = env();
+    let claude_json = e.home.join(".claude.json");
+    fs::write(&claude_json, "{\"numStartups\": 3, \"mcpServers\": {}}\n").unwrap();
+    let opencode_user = e.home.join(".config/opencode/opencode.json");
+    fs::create_dir_all(opencode_user.parent().unwrap()).unwrap();
+    fs::write(&opencode_user, "{\"theme\": \"x\"}\n").unwrap();
+    let bashrc = e.home.join(".bashrc");
+    fs::write(&bashrc, "export PATH=$HOME/bin:$PATH\n").unwrap();
+    let mcp = e.project.join(".mcp.json");
+    let opencode = e.project.join("opencode.json");
+    let agents_md = e.project.join("AGENTS.md");
+    std::os::unix::fs::symlink(&claude_json, &mcp).unwrap();
+    std::os::unix::fs::symlink(&opencode_user, &opencode).unwrap();
+    std::os::unix::fs::symlink("../home/.bashrc", &agents_md).unwrap();
+    // Codex CLI's own file is the user's: connected first, so that only AGENTS.md is left.
+    assert_eq!(e.run(&["setup", "codex"]).status.code(), Some(0));
+    let before = e.everything();
+    for dry in [true, false] {
+        let mut args = vec![
+            "setup",
+            "claude-code",
+            "opencode",
+            "codex",
+            "--project",
+            "--route-edits",
+            "--agents-md",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = e.run(&args);
+        assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+        let s = |p: &Path| p.display().to_string();
+        assert_eq!(
+            err(&o),
+            format!(
+                "claude-code: {}\ncodex: {}\nopencode: {}\n",
+                leads_out(
+                    &mcp,
+                    &mcp,
+                    &s(&claude_json),
+                    &e.project,
+                    &claude_json,
+                    &by_hand()
+                ),
+                leads_out(
+                    &agents_md,
+                    &agents_md,
+                    "../home/.bashrc",
+                    &e.project,
+                    &bashrc,
+                    ROUTE_BY_HAND
+                ),
+                leads_out(
+                    &opencode,
+                    &opencode,
+                    &s(&opencode_user),
+                    &e.project,
+                    &opencode_user,
+                    &by_hand()
+                ),
+            )
+        );
+        assert_eq!(
+            out(&o),
+            format!(
+                "codex: {} already runs {} mcp (Codex CLI reads only this user file)\n",
+                e.home.join(".codex/config.toml").display(),
+                bin().display()
+            )
+        );
+        assert_eq!(e.everything(), before, "nothing anywhere changed");
+    }
+}
+
+/// A project folder that is a link to a folder outside (`.claude` -> a folder elsewhere, `.gemini` ->
+/// the user's `~/.gemini`): setup, its routing and its undo refuse every file in it, naming the folder,
+/// and nothing anywhere changes (before: the files there were read and rewritten).
+#[test]
+fn a_project_folder_that_links_outside_is_refused_for_setup_routing_and_undo() {
+    let e = env();
+    let elsewhere = e.root().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(elsewhere.join("settings.local.json"), "{}\n").unwrap();
+    let gemini_user = e.home.join(".gemini");
+    fs::create_dir(&gemini_user).unwrap();
+    fs::write(
+        gemini_user.join("settings.json"),
+        "{\"ui\": {\"theme\": \"Default\"}}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&elsewhere, e.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&gemini_user, e.project.join(".gemini")).unwrap();
+    // A link to a folder outside that is not there (yet): refused all the same.
+    let nowhere = e.root().join("not-yet");
+    std::os::unix::fs::symlink(&nowhere, e.project.join(".vscode")).unwrap();
+    assert_eq!(e.run(&["setup", "claude-code"]).status.code(), Some(0));
+    let before = e.everything();
+    let local = e.project.join(".claude/settings.local.json");
+    let gemini = e.project.join(".gemini/settings.json");
+    let o = e.run(&["setup", "claude-code", "gemini", "vscode", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    assert_eq!(
+        err(&o),
+        format!(
+            "claude-code: {}\ngemini: {}\nvscode: {}\n",
+            leads_out(
+                &local,
+                &e.project.join(".claude"),
+                &elsewhere.display().to_string(),
+                &e.project,
+                &elsewhere.join("settings.local.json"),
+                ROUTE_BY_HAND
+            ),
+            leads_out(
+                &gemini,
+                &e.project.join(".gemini"),
+                &gemini_user.display().to_string(),
+                &e.project,
+                &gemini_user.join("settings.json"),
+                &by_hand()
+            ),
+            leads_out(
+                &e.project.join(".vscode/mcp.json"),
+                &e.project.join(".vscode"),
+                &nowhere.display().to_string(),
+                &e.project,
+                &nowhere.join("mcp.json"),
+                &by_hand()
+            ),
+        )
+    );
+    assert_eq!(e.everything(), before, "nothing anywhere changed");
+    let o = e.run(&["setup", "claude-code", "--undo-route-edits"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    assert_eq!(
+        err(&o),
+        format!(
+            "claude-code: {}\n",
+            leads_out(
+                &local,
+                &e.project.join(".claude"),
+                &elsewhere.display().to_string(),
+                &e.project,
+                &elsewhere.join("settings.local.json"),
+                "take back what setup wrote there by hand"
+            )
+        )
+    );
+    assert_eq!(out(&o), "");
+    assert_eq!(e.everything(), before, "nothing anywhere changed");
+}
+
+/// Links of the project that stay inside it are followed, as the kernel follows them: `.mcp.json` ->
+/// `config/mcp.json` and `.claude` -> `tools/claude` are written where they lead, the links stay
+/// links, and the undo gives every byte back.
+#[test]
+fn links_inside_the_project_that_stay_inside_are_followed() {
+    let e = env();
+    fs::create_dir_all(e.project.join("config")).unwrap();
+    fs::create_dir_all(e.project.join("tools/claude")).unwrap();
+    let shared = e.project.join("config/mcp.json");
+    fs::write(
+        &shared,
+        "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("config/mcp.json", e.project.join(".mcp.json")).unwrap();
+    std::os::unix::fs::symlink("tools/claude", e.project.join(".claude")).unwrap();
+    let before = e.configs();
+    let o = e.run(&["setup", "claude-code", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    let v = json_at(&shared);
+    assert_eq!(v["mcpServers"]["other"], json!({"command": "x"}));
+    assert_eq!(
+        command_of(&v["mcpServers"]["multiedit"]),
+        [bin().to_str().unwrap(), "mcp"]
+    );
+    let local = e.project.join("tools/claude/settings.local.json");
+    assert_eq!(deny_of(&local), ["Edit", "Write"]);
+    assert!(
+        out(&o).contains(&format!("claude-code: updated {}:", shared.display())),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains(&format!(
+            "claude-code: created {} (edits routed",
+            local.display()
+        )),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(
+        fs::read_link(e.project.join(".mcp.json")).unwrap(),
+        Path::new("config/mcp.json")
+    );
+    assert_eq!(
+        fs::read_link(e.project.join(".claude")).unwrap(),
+        Path::new("tools/claude")
+    );
+    let o = e.run(&["setup", "claude-code", "--undo-route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert_eq!(
+        out(&o),
+        format!(
+            "claude-code: removed {}, which setup had made\n",
+            local.display()
+        )
+    );
+    // The MCP entry stays (only routing is undone); every other byte is as it was.
+    let (files, folders) = e.configs();
+    let (was_files, was_folders) = before;
+    assert_eq!(folders, was_folders);
+    let others = |f: &[(PathBuf, Vec<u8>)]| -> Vec<(PathBuf, Vec<u8>)> {
+        f.iter().filter(|(p, _)| *p != shared).cloned().collect()
+    };
+    assert_eq!(others(&files), others(&was_files));
+}
+
+/// The user's own dotfiles kept as links (`~/.claude.json` -> a dotfiles repository beside the home,
+/// `~/.claude` and `~/.config` -> folders there) are written through, as before: the links stay, the
+/// files they lead to get the entries and rules, made there when missing; the undo finds what it
+/// wrote there and gives it back.
+#[test]
+fn user_dotfile_links_are_still_written_through() {
+    let e = env();
+    let dotfiles = e.root().join("dotfiles");
+    fs::create_dir_all(dotfiles.join("claude")).unwrap();
+    fs::create_dir_all(dotfiles.join("config")).unwrap();
+    let claude_json = dotfiles.join("claude.json");
+    fs::write(&claude_json, "{\"numStartups\": 3}\n").unwrap();
+    std::os::unix::fs::symlink("../dotfiles/claude.json", e.home.join(".claude.json")).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("claude"), e.home.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("config"), e.home.join(".config")).unwrap();
+    let links =
+        || [".claude.json", ".claude", ".config"].map(|l| fs::read_link(e.home.join(l)).unwrap());
+    let were = links();
+    let o = e.run(&[
+        "setup",
+        "claude-code",
+        "opencode",
+        "--user",
+        "--route-edits",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert_eq!(links(), were, "the links are still the same links");
+    let v = json_at(&claude_json);
+    assert_eq!(v["numStartups"], 3);
+    assert_eq!(command_of(&v["mcpServers"]["multiedit"])[1], "mcp");
+    let settings = dotfiles.join("claude/settings.json");
+    assert_eq!(deny_of(&settings), ["Edit", "Write"]);
+    let opencode = dotfiles.join("config/opencode/opencode.json");
+    assert_eq!(json_at(&opencode)["permission"]["edit"], "deny");
+    let routed = fs::read(&opencode).unwrap();
+    let said = out(&o);
+    assert!(
+        said.contains(&format!("claude-code: updated {}:", claude_json.display())),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "claude-code: created {} (edits routed",
+            settings.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("opencode: created {}:", opencode.display())),
+        "{said}"
+    );
+
+    let o = e.run(&[
+        "setup",
+        "claude-code",
+        "opencode",
+        "--user",
+        "--undo-route-edits",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    let said = out(&o);
+    assert!(
+        said.contains(&format!(
+            "claude-code: removed {}, which setup had made\n",
+            settings.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "opencode: restored {} (as it was before setup, byte for byte)",
+            opencode.display()
+        )),
+        "{said}"
+    );
+    assert!(!settings.exists());
+    assert!(json_at(&opencode).get("permission").is_none());
+    assert_ne!(fs::read(&opencode).unwrap(), routed);
+    assert_eq!(links(), were);
+
+    // A dotfile link to a file not there yet is left and named, as before.
+    fs::create_dir(e.home.join(".cursor")).unwrap();
+    let cursor = e.home.join(".cursor/mcp.json");
+    std::os::unix::fs::symlink("../../dotfiles/cursor-mcp.json", &cursor).unwrap();
+    let before = e.everything();
+    let o = e.run(&["setup", "cursor", "--user"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    assert_eq!(
+        err(&o),
+        format!(
+            "cursor: {} is a symbolic link to ../../dotfiles/cursor-mcp.json, which does not exist; left unchanged. \
+             Create the file it points to (or remove the link) and run setup again, or {}\n",
+            cursor.display(),
+            by_hand()
+        )
+    );
+    assert_eq!(e.everything(), before);
+}
+
+/// The refusal of a record (`routes.json`) or its folder that another user could have written.
+fn untrusted(routes: &Path, why: &str, fix: &str) -> String {
+    format!(
+        "multiedit setup: {} cannot be trusted: {why}. Another user could have written it, and --undo-route-edits \
+         rewrites and removes files on its word, so setup did not use it and wrote nothing. {fix}\n",
+        routes.display()
+    )
+}
+
+/// Runs the undo, its dry run and a new routing against an untrusted record: each refused with
+/// `said`, exit 1, nothing on stdout, and nothing anywhere changed; `doctor` names the problem.
+fn all_refused(e: &Env, said: &str) {
+    let before = e.everything();
+    for args in [
+        &["setup", "claude-code", "opencode", "--undo-route-edits"][..],
+        &[
+            "setup",
+            "claude-code",
+            "opencode",
+            "--undo-route-edits",
+            "--dry-run",
+        ],
+        &["setup", "claude-code", "opencode", "--route-edits"],
+        &["setup", "codex", "--route-edits", "--agents-md"],
+    ] {
+        let o = e.run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}{}", out(&o), err(&o));
+        assert_eq!(err(&o), said, "{args:?}");
+        assert_eq!(out(&o), "", "{args:?}");
+        assert_eq!(e.everything(), before, "{args:?}: nothing anywhere changed");
+    }
+    let o = e.run(&["doctor"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let problem = said
+        .strip_prefix("multiedit setup: ")
+        .unwrap()
+        .replace(
+            ", and --undo-route-edits rewrites and removes files on its word, so setup did not use it and wrote nothing.",
+            ", so setup --route-edits and --undo-route-edits refuse to use it.",
+        );
+    assert!(
+        out(&o).contains(&format!(
+            "\nWhat --route-edits wrote, for its undo:\n  {problem}"
+        )),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(e.everything(), before);
+}
+
+/// `routes.json` in a state folder that others may write (mode 0777, 0770), a record of mode 0666, a
+/// state folder that is a link: the undo (which deletes and rewrites the user's files on the
+/// record's word), its dry run and a new routing are refused before anything is written, with the
+/// fix; `doctor` says it. Made private again, the undo works.
+#[test]
+fn a_routes_record_others_could_have_written_is_refused_and_nothing_is_written() {
+    let e = env();
+    let o = e.run(&["setup", "claude-code", "opencode", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    let state = e.home.join(".local/state/multiedit");
+    let routes = state.join("routes.json");
+    let chmod =
+        |p: &Path, mode: u32| fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+    for mode in [0o777, 0o770, 0o702] {
+        chmod(&state, mode);
+        all_refused(
+            &e,
+            &untrusted(
+                &routes,
+                &format!("{} has mode {mode:04o}, which lets other users in (0700 is required)", state.display()),
+                &format!(
+                    "Make the folder yours alone (chmod 700 {}), check that routes.json names only files setup wrote, \
+                     and run setup again.",
+                    state.display()
+                ),
+            ),
+        );
+    }
+    chmod(&state, 0o700);
+    chmod(&routes, 0o666);
+    all_refused(
+        &e,
+        &untrusted(
+            &routes,
+            &format!("{} has mode 0666, which lets other users in (0600 is required)", routes.display()),
+            &format!(
+                "Make it yours alone (chmod 600 {}), check that it names only files setup wrote, and run setup again.",
+                routes.display()
+            ),
+        ),
+    );
+    chmod(&routes, 0o600);
+    // The state folder a link (to a private folder): not the folder itself, so not trusted.
+    let moved = e.home.join(".local/state/elsewhere");
+    fs::rename(&state, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &state).unwrap();
+    all_refused(
+        &e,
+        &untrusted(
+            &routes,
+            &format!("{} is a symbolic link, not a folder", state.display()),
+            &format!(
+                "Move {} away (setup then makes its own, closed to others) and run setup again.",
+                state.display()
+            ),
+        ),
+    );
+    fs::remove_file(&state).unwrap();
+    fs::rename(&moved, &state).unwrap();
+    // Private again: the undo goes ahead.
+    let o = e.run(&["setup", "claude-code", "opencode", "--undo-route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert!(!e.project.join(".claude/settings.local.json").exists());
+}
+
+/// A state folder, or a `routes.json`, owned by another user (uid 65534): refused as above, with the
+/// fix for a folder that is not the user's. Needs root to give a file away; skipped otherwise (the
+/// modes above are the unprivileged cases).
+#[test]
+fn a_routes_record_of_another_users_is_refused_and_nothing_is_written() {
+    if !support::disk::is_root() {
+        eprintln!("skipped: only root can give the state folder to another user");
+        return;
+    }
+    let e = env();
+    let o = e.run(&["setup", "claude-code", "opencode", "--route-edits"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    let state = e.home.join(".local/state/multiedit");
+    let routes = state.join("routes.json");
+    let uid = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        fs::symlink_metadata(p).unwrap().uid()
+    };
+    let me = uid(&state);
+    std::os::unix::fs::lchown(&state, Some(65534), None).unwrap();
+    all_refused(
+        &e,
+        &untrusted(
+            &routes,
+            &format!(
+                "{} is owned by uid 65534, not by this user (uid {me})",
+                state.display()
+            ),
+            &format!(
+                "Move {} away (setup then makes its own, closed to others) and run setup again.",
+                state.display()
+            ),
+        ),
+    );
+    std::os::unix::fs::lchown(&state, Some(me), None).unwrap();
+    std::os::unix::fs::lchown(&routes, Some(65534), None).unwrap();
+    all_refused(
+        &e,
+        &untrusted(
+            &routes,
+            &format!(
+                "{} is owned by uid 65534, not by this user (uid {me})",
+                routes.display()
+            ),
+            &format!("Move {} away and run setup again.", routes.display()),
+        ),
+    );
 }

@@ -16,8 +16,20 @@ use super::agents::SERVER_NAME;
 
 /// The file `path` names, links followed, and its text (`None`: it does not exist yet). Refused, with
 /// `or_else` (what the user may do instead) at the end: a link to nothing, a file that is not UTF-8 or
-/// cannot be read.
-pub(super) fn load(path: &Path, or_else: &str) -> Result<(PathBuf, Option<String>), String> {
+/// cannot be read, and, for a project's file (`project`: the project's folder), a link in the project
+/// that leads outside it (`inside_project`), before anything is read.
+///
+/// The path returned is resolved (every link followed, as the kernel follows them, for a file not
+/// made yet too): the file is read there, and `write_atomic` writes there, each folder opened without
+/// following a link, so a link swapped in after this check is refused rather than followed.
+pub(super) fn load(
+    path: &Path,
+    project: Option<&Path>,
+    or_else: &str,
+) -> Result<(PathBuf, Option<String>), String> {
+    if let Some(project) = project {
+        inside_project(path, project, or_else)?;
+    }
     // Write through a symbolic link (dotfiles kept elsewhere) rather than replacing it; a link to
     // nothing is the user's (a dotfile not checked out yet, say), and a file put in its place would
     // hide it.
@@ -32,11 +44,14 @@ pub(super) fn load(path: &Path, or_else: &str) -> Result<(PathBuf, Option<String
                     target.display(),
                 ))
             }
-            Err(_) => path.to_path_buf(),
+            // Not there yet: where it will be, its folders' links followed.
+            Err(_) => crate::paths::real_path(path).map_err(|why| {
+                format!("{} cannot be written: {why}; left unchanged. Fix or remove the link and run setup again, or {or_else}", path.display())
+            })?,
         },
     };
     let shown = path.display();
-    let text = match std::fs::read(&path) {
+    let text = match read_resolved(&path) {
         Ok(bytes) => Some(
             String::from_utf8(bytes)
                 .map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?,
@@ -45,6 +60,80 @@ pub(super) fn load(path: &Path, or_else: &str) -> Result<(PathBuf, Option<String
         Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
     };
     Ok((path, text))
+}
+
+/// The bytes of the file at a resolved path, read as `write_atomic` writes: its folders opened
+/// without following a link, the file opened without following one nor blocking (a FIFO is refused).
+pub(super) fn read_resolved(path: &Path) -> std::io::Result<Vec<u8>> {
+    let (dir, name) = crate::disk::Opened::default().parent(path)?;
+    crate::disk::read_in(&dir, name)
+}
+
+/// Refuses a project's file (`path`, in the folder `project`) that a symbolic link of the project
+/// leads outside it: the file itself or a folder on its way (`.claude`), resolved as the kernel
+/// resolves it, must lie inside the project's real path. A cloned repository may ship such a link
+/// (`opencode.json` -> a file of the user's, `.claude` -> a folder elsewhere), and setup would read
+/// and rewrite what it points to. Links that stay inside the project are followed: both ends are the
+/// project's, and the file setup writes is one of the project's. A user's own files (`--user`: their
+/// dotfiles, often links into a dotfiles repository) are not checked.
+pub(super) fn inside_project(path: &Path, project: &Path, or_else: &str) -> Result<(), String> {
+    let root = std::fs::canonicalize(project).map_err(|e| {
+        format!(
+            "cannot resolve the project folder {} ({e}); nothing written",
+            project.display()
+        )
+    })?;
+    let rel = path.strip_prefix(project).map_err(|_| {
+        format!(
+            "{} is not inside the project folder {}; nothing written",
+            path.display(),
+            project.display()
+        )
+    })?;
+    let (mut real, mut shown) = (root.clone(), project.to_path_buf());
+    let mut rest = rel.components();
+    while let Some(c) = rest.next() {
+        let std::path::Component::Normal(name) = c else {
+            continue;
+        };
+        shown.push(name);
+        let next = real.join(name);
+        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            real = next;
+            continue;
+        }
+        let target = std::fs::read_link(&next).unwrap_or_default();
+        // Where the kernel takes it; a link to nothing, where it points.
+        let to = std::fs::canonicalize(&next)
+            .or_else(|_| crate::paths::real_path(&real.join(&target)))
+            .unwrap_or_else(|_| crate::paths::lexical(&real.join(&target)));
+        if to.starts_with(&root) {
+            real = to;
+            continue;
+        }
+        let mut lands = to;
+        lands.extend(rest);
+        let what = if shown == path {
+            format!("{} is a symbolic link", path.display())
+        } else {
+            format!(
+                "{} is inside {}, a symbolic link",
+                path.display(),
+                shown.display()
+            )
+        };
+        return Err(format!(
+            "{what} to {}, which leads outside the project ({}); setup does not write through such a link (a \
+             cloned repository may hold one to make setup change a file of yours elsewhere), so nothing was read \
+             or written at {}. Remove the link and run setup again (setup then makes the file in the project), or \
+             {or_else}",
+            target.display(),
+            root.display(),
+            lands.display(),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses a file made read-only: it was made so on purpose, and renaming over it would succeed all
@@ -122,13 +211,11 @@ pub(super) fn line_diff(old: &str, new: &str) -> String {
     said
 }
 
-/// Writes `text` to `path` whole, keeping the old file's permissions. Creates the folder if missing.
+/// Writes `text` to `path` whole, keeping the old file's permissions. `path` is resolved (as `load`
+/// returns it); the folders it lacks are made. No folder on the way is followed if it became a link
+/// since (`disk::atomic::write_resolved`).
 pub(super) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("no parent folder"))?;
-    std::fs::create_dir_all(dir)?;
-    crate::disk::atomic::write(
+    crate::disk::atomic::write_resolved(
         path,
         text.as_bytes(),
         crate::disk::atomic::Mode::KeepOrShared,

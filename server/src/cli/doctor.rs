@@ -112,6 +112,13 @@ pub(crate) fn run() -> ExitCode {
             }
         }
     }
+    // The record `setup --undo-route-edits` acts on, when another user could have written it.
+    if let Some(why) = super::route::records_problem() {
+        problems += 1;
+        said.push_str(&format!(
+            "\nWhat --route-edits wrote, for its undo:\n  {why}\n"
+        ));
+    }
     if problems > 0 {
         said.push_str(&format!(
             "\n{problems} problem{} found.\n",

@@ -24,9 +24,10 @@ use sha2::{Digest, Sha256};
 
 use super::agents::{home, Agent, Scope, SERVER_NAME};
 use super::config_file::{
-    eol, indent_at, insert_member, line_diff, load, offset_in, refuse_parse, render, writable,
-    write_atomic, Members,
+    eol, indent_at, insert_member, inside_project, line_diff, load, offset_in, read_resolved,
+    refuse_parse, render, writable, write_atomic, Members,
 };
+use crate::disk::private;
 
 /// Claude Code's built-in tools that edit text files. NotebookEdit stays: multiedit refuses notebooks.
 /// Claude Code 2.1 has no MultiEdit tool and warns that a rule naming it "matches no known tool".
@@ -213,8 +214,91 @@ fn records_path() -> Result<PathBuf, String> {
     Ok(state.join("multiedit/routes.json"))
 }
 
+/// What is wrong with the record at `path` (`routes.json`) or its folder, if either cannot be
+/// trusted, and how to fix it: `disk::private`'s check, the one journals get (a real folder and a
+/// regular file, this user's, closed to others). The undo rewrites and removes files on the record's
+/// word, so one that another user could have written is neither read nor added to. Neither there yet:
+/// nothing to trust (`write_records` makes the folder private, then checks it again).
+fn untrusted(path: &Path) -> Option<(String, String)> {
+    let there = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    let dir = path.parent().filter(|d| there(d))?;
+    if let Err(why) = private::check(dir, true) {
+        let fix = if mine(dir, true) {
+            format!(
+                "Make the folder yours alone (chmod 700 {}), check that routes.json names only files setup wrote, \
+                 and run setup again.",
+                dir.display()
+            )
+        } else {
+            format!(
+                "Move {} away (setup then makes its own, closed to others) and run setup again.",
+                dir.display()
+            )
+        };
+        return Some((why, fix));
+    }
+    if !there(path) {
+        return None;
+    }
+    let why = private::check(path, false).err()?;
+    let fix = if mine(path, false) {
+        format!(
+            "Make it yours alone (chmod 600 {}), check that it names only files setup wrote, and run setup again.",
+            path.display()
+        )
+    } else {
+        format!("Move {} away and run setup again.", path.display())
+    };
+    Some((why, fix))
+}
+
+/// Whether `path` is a folder (`folder`) or a regular file of this user's, whatever its mode: then
+/// `chmod` is the fix.
+#[cfg(unix)]
+fn mine(path: &Path, folder: bool) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.uid() == private::uid() && if folder { m.is_dir() } else { m.is_file() })
+}
+
+#[cfg(not(unix))]
+fn mine(_: &Path, _: bool) -> bool {
+    false
+}
+
+/// Refuses the record at `path` when it cannot be trusted (`untrusted`), saying so, that nothing was
+/// used or written, and the fix.
+fn trusted_at(path: &Path) -> Result<(), String> {
+    match untrusted(path) {
+        None => Ok(()),
+        Some((why, fix)) => Err(format!(
+            "{} cannot be trusted: {why}. Another user could have written it, and --undo-route-edits rewrites and \
+             removes files on its word, so setup did not use it and wrote nothing. {fix}",
+            path.display()
+        )),
+    }
+}
+
+/// `trusted_at` of this user's record: `setup --route-edits` and `--undo-route-edits` check it before
+/// writing anything.
+pub(crate) fn records_trusted() -> Result<(), String> {
+    trusted_at(&records_path()?)
+}
+
+/// What `doctor` says of a record that cannot be trusted, if this user's cannot.
+pub(crate) fn records_problem() -> Option<String> {
+    let path = records_path().ok()?;
+    let (why, fix) = untrusted(&path)?;
+    Some(format!(
+        "{} cannot be trusted: {why}. Another user could have written it, so setup --route-edits and \
+         --undo-route-edits refuse to use it. {fix}",
+        path.display()
+    ))
+}
+
 fn read_records() -> Result<(PathBuf, Records), String> {
     let path = records_path()?;
+    trusted_at(&path)?;
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(|r| (path.clone(), r))
@@ -229,25 +313,27 @@ fn read_records() -> Result<(PathBuf, Records), String> {
     }
 }
 
+/// Writes the record, in a folder only this user may enter (made so if missing, and checked again:
+/// one another user made meanwhile is refused), as a file only this user may read.
 fn write_records(path: &Path, records: &Records) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(dir)
-            .map_err(|e| format!("cannot make {} ({e})", dir.display()))?;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(format!("{} names no file", path.display()));
+    };
+    private::make_folder(dir, true)?;
+    // Checked before this run wrote anything (`records_trusted`); a folder that fails now was made or
+    // changed by someone else since.
+    if let Some((why, fix)) = untrusted(path) {
+        return Err(format!(
+            "{} cannot be trusted: {why}. {fix}",
+            path.display()
+        ));
     }
+    let real = std::fs::canonicalize(dir)
+        .map_err(|e| format!("cannot resolve {} ({e})", dir.display()))?
+        .join(name);
     let text = serde_json::to_string_pretty(records).expect("records serialise") + "\n";
-    write_atomic(path, &text).map_err(|e| format!("cannot write {} ({e})", path.display()))?;
-    // In a folder only this user may enter; the file is kept to the user as well.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    }
-    Ok(())
+    crate::disk::atomic::write_resolved(&real, text.as_bytes(), crate::disk::atomic::Mode::Private)
+        .map_err(|e| format!("cannot write {} ({e})", path.display()))
 }
 
 fn sha256(text: &str) -> String {
@@ -312,7 +398,9 @@ pub(crate) fn route(
         Target::Block { path, text } => (path, Vec::new(), Some((text, false))),
     };
     let or_else = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
-    let (path, before) = load(&path, or_else)?;
+    // A project's file must stay inside the project (`--project` targets are all the project's).
+    let inside = (scope == Scope::Project).then_some(project);
+    let (path, before) = load(&path, inside, or_else)?;
     let shown = path.display().to_string();
     let old = before.as_deref().unwrap_or("");
     let mut notes = String::new();
@@ -438,7 +526,12 @@ pub(crate) fn undo(
         }
         Target::Json { path, .. } | Target::File { path, .. } | Target::Block { path, .. } => path,
     };
-    let real = std::fs::canonicalize(&path).unwrap_or(path.clone());
+    // Nothing is read, written or removed through a link that leads out of the project (`load`).
+    if scope == Scope::Project {
+        inside_project(&path, project, "take back what setup wrote there by hand")?;
+    }
+    // Resolved as `load` resolved it when the record was made.
+    let real = crate::paths::real_path(&path).unwrap_or(path.clone());
     let (records_at, mut records) = read_records()?;
     let Some(i) = records.routes.iter().position(|r| r.file == real) else {
         return Ok(format!(
@@ -448,7 +541,7 @@ pub(crate) fn undo(
     };
     let record = records.routes[i].clone();
     let shown = real.display().to_string();
-    let current = match std::fs::read(&real) {
+    let current = match read_resolved(&real) {
         Ok(bytes) => Some(
             String::from_utf8(bytes)
                 .map_err(|_| format!("{shown} is not UTF-8 text any more; left unchanged"))?,
@@ -515,9 +608,11 @@ pub(crate) fn undo(
         }
         None => {
             if !dry_run {
-                std::fs::remove_file(&real)
+                crate::disk::atomic::remove_resolved(&real)
                     .map_err(|e| format!("cannot remove {shown} ({e}); left unchanged"))?;
-                // The folders setup made, if nothing else is in them now.
+                // The folders setup made, if nothing else is in them now. By path: a folder swapped
+                // for a link since is not removed (rmdir never follows one), and one elsewhere that
+                // a swapped folder above leads to is removed only if empty.
                 for d in record.folders.iter().rev() {
                     let _ = std::fs::remove_dir(d);
                 }

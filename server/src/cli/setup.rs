@@ -77,6 +77,13 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The record the undo acts on must be this user's alone, before anything is written.
+    if args.route_edits || args.undo_route_edits {
+        if let Err(why) = super::route::records_trusted() {
+            err(&format!("multiedit setup: {why}\n"));
+            return ExitCode::from(1);
+        }
+    }
     let mut refused = false;
     for agent in agents {
         let done = if args.undo_route_edits {
@@ -125,7 +132,9 @@ fn setup_one(
 ) -> Result<String, String> {
     let (path, real_scope) = agent.config_path(scope, project)?;
     let by_hand = format!("the server by hand: it runs {exe} with the argument mcp");
-    let (path, before) = load(&path, &format!("add {by_hand}"))?;
+    // A project's file must stay inside the project, links followed; the user's own are theirs.
+    let inside = (real_scope == Scope::Project).then_some(project);
+    let (path, before) = load(&path, inside, &format!("add {by_hand}"))?;
     let shown = path.display().to_string();
     let old = before.as_deref().unwrap_or("");
     let after = match agent.format() {
