@@ -88,25 +88,81 @@ struct Rule {
 }
 
 const PROTECTED: &[Rule] = &[
-    Rule { name: ".claude", folder: true, holds: "Claude Code's settings, permissions, hooks and agents" },
-    Rule { name: ".mcp.json", folder: false, holds: "the MCP servers Claude Code starts for this project" },
-    Rule { name: ".gemini", folder: true, holds: "Gemini CLI's settings, MCP servers and policies" },
-    Rule { name: ".codex", folder: true, holds: "Codex's configuration and MCP servers" },
-    Rule { name: ".cursor", folder: true, holds: "Cursor's rules, hooks and MCP servers" },
-    Rule { name: "opencode.json", folder: false, holds: "OpenCode's permissions and MCP servers" },
-    Rule { name: "opencode.jsonc", folder: false, holds: "OpenCode's permissions and MCP servers" },
-    Rule { name: ".opencode", folder: true, holds: "OpenCode's agents, commands and plugins" },
-    Rule { name: ".vscode", folder: true, holds: "VS Code's settings, tasks (some run when the folder opens) and MCP servers" },
-    Rule { name: ".zed", folder: true, holds: "Zed's settings, including what its agent may run" },
-    Rule { name: ".husky", folder: true, holds: "git hooks that Husky has git run" },
-    Rule { name: ".devcontainer", folder: true, holds: "the dev container's set-up, whose initializeCommand runs on this machine" },
+    Rule {
+        name: ".claude",
+        folder: true,
+        holds: "Claude Code's settings, permissions, hooks and agents",
+    },
+    Rule {
+        name: ".mcp.json",
+        folder: false,
+        holds: "the MCP servers Claude Code starts for this project",
+    },
+    Rule {
+        name: ".gemini",
+        folder: true,
+        holds: "Gemini CLI's settings, MCP servers and policies",
+    },
+    Rule {
+        name: ".codex",
+        folder: true,
+        holds: "Codex's configuration and MCP servers",
+    },
+    Rule {
+        name: ".cursor",
+        folder: true,
+        holds: "Cursor's rules, hooks and MCP servers",
+    },
+    Rule {
+        name: "opencode.json",
+        folder: false,
+        holds: "OpenCode's permissions and MCP servers",
+    },
+    Rule {
+        name: "opencode.jsonc",
+        folder: false,
+        holds: "OpenCode's permissions and MCP servers",
+    },
+    Rule {
+        name: ".opencode",
+        folder: true,
+        holds: "OpenCode's agents, commands and plugins",
+    },
+    Rule {
+        name: ".vscode",
+        folder: true,
+        holds: "VS Code's settings, tasks (some run when the folder opens) and MCP servers",
+    },
+    Rule {
+        name: ".zed",
+        folder: true,
+        holds: "Zed's settings, including what its agent may run",
+    },
+    Rule {
+        name: ".husky",
+        folder: true,
+        holds: "git hooks that Husky has git run",
+    },
+    Rule {
+        name: ".devcontainer",
+        folder: true,
+        holds: "the dev container's set-up, whose initializeCommand runs on this machine",
+    },
 ];
 
 /// `.github/` folders whose files an agent runs as its own: VS Code always asks before an agent edits
 /// them, whatever its settings.
 const GITHUB_PROTECTED: &[Rule] = &[
-    Rule { name: "agents", folder: true, holds: "GitHub Copilot's custom agents" },
-    Rule { name: "hooks", folder: true, holds: "GitHub Copilot's hooks, commands it runs" },
+    Rule {
+        name: "agents",
+        folder: true,
+        holds: "GitHub Copilot's custom agents",
+    },
+    Rule {
+        name: "hooks",
+        folder: true,
+        holds: "GitHub Copilot's hooks, commands it runs",
+    },
 ];
 
 const WORKSPACE_FILE: Rule = Rule {
@@ -115,7 +171,8 @@ const WORKSPACE_FILE: Rule = Rule {
     holds: "a VS Code workspace's settings and tasks",
 };
 
-const HOME_DOTFILE: &str = "your home folder's own configuration (shell, SSH, agents), outside the project";
+const HOME_DOTFILE: &str =
+    "your home folder's own configuration (shell, SSH, agents), outside the project";
 
 /// The gate for one request: who sent it, what the user allowed, and the folders its paths are judged
 /// below (`None`: anywhere, `--allow-outside`).
@@ -177,7 +234,10 @@ impl Gate<'_> {
             }
             if !self.allow.dot_git {
                 if let Some((component, why)) = self.dot_git(&path) {
-                    return Err(worded(git_refusal(name, &component, why, opt_out.dot_git), access));
+                    return Err(worded(
+                        git_refusal(name, &component, why, opt_out.dot_git),
+                        access,
+                    ));
                 }
             }
             if access == Access::Write && !self.allow.agent_config {
@@ -253,7 +313,9 @@ impl Gate<'_> {
             return rule_of(below).map(|holds| found(below, holds));
         }
         // Outside every folder (only with --allow-outside): the user's home dotfiles are theirs.
-        let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
         if let Some(in_home) = home.as_deref().and_then(|h| reading.strip_prefix(h).ok()) {
             if let Some(Component::Normal(first)) = in_home.components().next() {
                 if first.to_string_lossy().starts_with('.') {
@@ -278,11 +340,17 @@ fn rule_of(below: &Path) -> Option<&'static str> {
     for (i, part) in parts.iter().enumerate() {
         // A folder rule holds for the files below the folder, a file rule for the file itself.
         let is_last = i == last;
-        if let Some(rule) = PROTECTED.iter().find(|r| r.folder != is_last && same_name(part, r.name)) {
+        if let Some(rule) = PROTECTED
+            .iter()
+            .find(|r| r.folder != is_last && same_name(part, r.name))
+        {
             return Some(rule.holds);
         }
         if same_name(part, ".github") && i + 1 < last {
-            if let Some(rule) = GITHUB_PROTECTED.iter().find(|r| same_name(&parts[i + 1], r.name)) {
+            if let Some(rule) = GITHUB_PROTECTED
+                .iter()
+                .find(|r| same_name(&parts[i + 1], r.name))
+            {
                 return Some(rule.holds);
             }
         }

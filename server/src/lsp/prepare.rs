@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use tower_lsp_server::ls_types::WorkspaceEdit;
 
 use super::capabilities::PREVIEW;
+use super::commands::Origin;
 use super::config::{Config, Review};
 use super::convert::{self, FileEdit, Then};
 use super::diagnostics::{Edited, Report};
@@ -21,9 +22,8 @@ use super::save;
 use super::session::Session;
 use super::symbols::{self, rename, Answers};
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
-use crate::result::plural;
-use super::commands::Origin;
 use crate::gate::{self, Access, Gate, Who};
+use crate::result::plural;
 use crate::{disk, formats, paths, write};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
@@ -257,10 +257,21 @@ pub(crate) fn prepare(
         },
         folders: Some(config.workspace.folders_held()),
     };
-    let opt_out = if origin.is_bridge() { &gate::BRIDGE_OPT_OUT } else { &gate::LSP_OPT_OUT };
-    let access = if command == PREVIEW { Access::Preview } else { Access::Write };
+    let opt_out = if origin.is_bridge() {
+        &gate::BRIDGE_OPT_OUT
+    } else {
+        &gate::LSP_OPT_OUT
+    };
+    let access = if command == PREVIEW {
+        Access::Preview
+    } else {
+        Access::Write
+    };
     // What a rename reaches is the language server's choice, not the sender's: never .git.
-    gate.refuse_reached(plan.files[named..].iter().map(|f| f.file_path.as_str()), opt_out)?;
+    gate.refuse_reached(
+        plan.files[named..].iter().map(|f| f.file_path.as_str()),
+        opt_out,
+    )?;
     let protected = gate.judge(access, paths::names(&plan), opt_out)?;
     if !protected.is_empty() && !config.approve_support {
         return Err(gate::refuse_protected(&protected, opt_out));
@@ -314,7 +325,8 @@ pub(crate) fn prepare(
                 )
             }
             None => {
-                let bytes = disk::read_at(&path, Some(&real)).map_err(|r| r.in_file(&f.file_path))?;
+                let bytes =
+                    disk::read_at(&path, Some(&real)).map_err(|r| r.in_file(&f.file_path))?;
                 let text = bytes
                     .map(|b| engine::decode(&f.file_path, &b).map(str::to_string))
                     .transpose()?;
@@ -447,8 +459,14 @@ pub(crate) fn prepare(
         .diagnostics
         .or(plan.options.diagnostics.map(Report::from_plan));
     // Saving the user's unsaved work is the user's setting, never an agent's plan's choice.
-    let save_lowered = gate.who == Who::Agent && call.save.is_none() && plan.options.save == Some(engine::Save::All);
-    let save = call.save.or(if save_lowered { Some(engine::Save::Clean) } else { plan.options.save });
+    let save_lowered = gate.who == Who::Agent
+        && call.save.is_none()
+        && plan.options.save == Some(engine::Save::All);
+    let save = call.save.or(if save_lowered {
+        Some(engine::Save::Clean)
+    } else {
+        plan.options.save
+    });
     Ok(Prepared {
         outcome,
         files,

@@ -13,8 +13,8 @@ use super::render::{self, internal};
 use super::{read, symbols, write};
 use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
-use crate::gate::{self, Access, Allow, Gate, Protected, Who, MCP_OPT_OUT};
 use crate::formats::PatchRequest;
+use crate::gate::{self, Access, Allow, Gate, Protected, Who, MCP_OPT_OUT};
 use crate::paths::{self, Folders};
 use crate::process::catch_panic;
 
@@ -132,12 +132,16 @@ impl Server {
         names: impl IntoIterator<Item = &'n str> + Clone,
     ) -> Result<Vec<Protected>, engine::Refusal> {
         if let Some(folders) = &self.confine {
-            type Confine = fn(&Folders, &str, &std::path::Path, &str, &str) -> Result<(), engine::Refusal>;
+            type Confine =
+                fn(&Folders, &str, &std::path::Path, &str, &str) -> Result<(), engine::Refusal>;
             let (verb, confine): (&str, Confine) = match access {
                 Access::Write | Access::Preview => ("edit", Folders::confine),
                 Access::Read => ("read", Folders::confine_read),
             };
-            let what = format!("the folders this MCP server may {verb} ({})", folders.listed());
+            let what = format!(
+                "the folders this MCP server may {verb} ({})",
+                folders.listed()
+            );
             for name in names.clone() {
                 confine(folders, name, &paths::to_path(name)?, &what, OPT_OUT)?;
             }
@@ -218,7 +222,9 @@ impl Server {
             Err(bug) => return internal(bug),
         };
         // Confined as a plan is: nothing of .git (unless allowed) nor of multiedit's private folders.
-        if let Err(refusal) = self.confined(Access::Read, wanted.iter().map(|w| w.file_path.as_str())) {
+        if let Err(refusal) =
+            self.confined(Access::Read, wanted.iter().map(|w| w.file_path.as_str()))
+        {
             return render::refusal(&refusal, None);
         }
         let request = serde_json::json!({"files": wanted.iter().map(|w| serde_json::json!({"file_path": w.file_path})).collect::<Vec<_>>()});
@@ -227,7 +233,10 @@ impl Server {
         let _turn = self.turn.lock().await;
         let allow = self.allow;
         let routed = tokio::spawn(async move {
-            let sender = bridge::Sender { agent: agent.as_deref(), allow };
+            let sender = bridge::Sender {
+                agent: agent.as_deref(),
+                allow,
+            };
             bridge::route_from(&request, &files, Intent::Read, sender).await
         })
         .await;
@@ -460,7 +469,11 @@ impl Server {
         agent: Option<String>,
         write: Option<crate::write::WriteRequest>,
     ) -> CallToolResult {
-        let access = if intent == Intent::Preview { Access::Preview } else { Access::Write };
+        let access = if intent == Intent::Preview {
+            Access::Preview
+        } else {
+            Access::Write
+        };
         let names: Vec<&str> = paths::names(&plan).collect();
         let protected = match self.confined(access, names) {
             Ok(p) => p,
@@ -470,7 +483,10 @@ impl Server {
         let allow = self.allow;
         // In a task of its own, so that a panic in the bridge costs this call, not the server.
         let routed = tokio::spawn(async move {
-            let sender = bridge::Sender { agent: agent.as_deref(), allow };
+            let sender = bridge::Sender {
+                agent: agent.as_deref(),
+                allow,
+            };
             bridge::route_from(&value, &files, intent, sender).await
         })
         .await;

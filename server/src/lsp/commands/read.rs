@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::{Failure, Origin};
-use crate::gate::{self, Access, Gate, Who};
 use crate::engine::{self, Kind, Refusal};
+use crate::gate::{self, Access, Gate, Who};
 use crate::lsp::convert;
 use crate::lsp::session::Session;
 use crate::result::{Place, ReadFile, ReadResult};
@@ -34,7 +34,11 @@ pub(crate) fn paths_of(request: &Value) -> Result<Vec<String>, Refusal> {
         .collect()
 }
 
-pub(crate) fn run(session: &Session, origin: Origin, arguments: &[Value]) -> Result<Value, Failure> {
+pub(crate) fn run(
+    session: &Session,
+    origin: Origin,
+    arguments: &[Value],
+) -> Result<Value, Failure> {
     let request = arguments.first().ok_or_else(|| {
         Failure::Refused(Refusal::input(
             "multiedit.read takes the files to read as its argument",
@@ -46,15 +50,23 @@ pub(crate) fn run(session: &Session, origin: Origin, arguments: &[Value]) -> Res
     // The gate: nothing of multiedit's private folders (the bridge's tokens are there), nor of .git for
     // an agent's read through the bridge.
     let gate = Gate {
-        who: if origin.is_bridge() { Who::Agent } else { Who::Person },
+        who: if origin.is_bridge() {
+            Who::Agent
+        } else {
+            Who::Person
+        },
         allow: match origin {
             Origin::Bridge(allow) => config.allow.or(allow),
             Origin::Editor => config.allow,
         },
         folders: Some(config.workspace.folders_held()),
     };
-    gate.judge(Access::Read, names.iter().map(String::as_str), &gate::BRIDGE_OPT_OUT)
-        .map_err(Failure::Refused)?;
+    gate.judge(
+        Access::Read,
+        names.iter().map(String::as_str),
+        &gate::BRIDGE_OPT_OUT,
+    )
+    .map_err(Failure::Refused)?;
     for file_path in names {
         let path = paths::to_path(&file_path).map_err(Failure::Refused)?;
         let open = session.documents.find(&convert::path_key(&path));
@@ -66,7 +78,8 @@ pub(crate) fn run(session: &Session, origin: Origin, arguments: &[Value]) -> Res
             .check(&file_path, &path, open.is_some())
             .and_then(|()| config.workspace.check(&file_path, &real, open.is_some()))
             .map_err(Failure::Refused)?;
-        let on_disk = disk::read_at(&path, Some(&real)).map_err(|r| Failure::Refused(r.in_file(&file_path)))?;
+        let on_disk = disk::read_at(&path, Some(&real))
+            .map_err(|r| Failure::Refused(r.in_file(&file_path)))?;
         files.push(match open {
             Some(doc) => {
                 let text = doc.rope.to_string();
