@@ -16,6 +16,7 @@ mod engine_props;
 mod engine_seeds;
 mod engine_text;
 mod formats;
+mod gate;
 mod lsp;
 mod lsp_abuse;
 mod lsp_diagnostics;
