@@ -1578,3 +1578,102 @@ fn symbols_and_a_rename_through_the_bridge_come_from_the_editors_language_server
         "the buffer is the editor's to save"
     );
 }
+
+/// The gate (`server/src/gate.rs`) on the bridge: a rename whose language-server edit reaches
+/// `.git/config` is refused whoever sent it, naming the file; an agent's plan into
+/// `.claude/settings.json` is refused by an editor that cannot ask (naming both switches), asked with
+/// the reason by one that can, and let through by the agent's own server's `--allow-agent-config`.
+#[test]
+fn the_gate_holds_on_the_bridge_for_renames_and_agent_configuration() {
+    let env = setup();
+    let ws = env.ws.clone();
+    let (a, git_config) = (ws.join("a.ts"), ws.join(".git/config"));
+    fs::create_dir_all(ws.join(".git")).unwrap();
+    fs::create_dir_all(ws.join(".claude")).unwrap();
+    let a_text = "export let total = 0;\n";
+    let config_text = "[alias]\n\ttotal = log\n";
+    fs::write(&a, a_text).unwrap();
+    fs::write(&git_config, config_text).unwrap();
+    let settings = ws.join(".claude/settings.json");
+    fs::write(&settings, "{}\n").unwrap();
+    let before = crate::support::disk::snapshot(&ws);
+
+    // A language server whose rename also edits git's config (as a workspace-wide rename could).
+    let mut opts = Options::new(&ws);
+    opts.symbols = true;
+    opts.rename = true;
+    let mut ed = env.start(opts);
+    let texts = vec![(a.clone(), a_text), (git_config.clone(), config_text)];
+    ed.renames = Some(Box::new(move |params: &Value| {
+        let mut changes = serde_json::Map::new();
+        for (path, text) in &texts {
+            let edits: Vec<Value> = text
+                .match_indices("total")
+                .map(|(at, _)| json!({"range": {"start": lsp_support::position(text, at, lsp_support::Enc::Utf16), "end": lsp_support::position(text, at + 5, lsp_support::Enc::Utf16)}, "newText": params["newName"]}))
+                .collect();
+            changes.insert(lsp_support::uri(path), json!(edits));
+        }
+        json!({"edit": {"changes": changes}, "placeholder": "total"})
+    }));
+    let rename = json!({"rename": {"file_path": a, "line": 1, "column": 12, "new_name": "sum"}});
+    let r = refused(route_via(&mut ed, &rename, std::slice::from_ref(&a), false, Answer::Apply));
+    assert_eq!(r.kind, Kind::OutsideWorkspace);
+    assert_eq!(
+        r.message,
+        format!(
+            "The rename also edits {} inside a .git folder, which the language server's rename reached and multiedit \
+             does not edit for it: a planted hook or setting there makes git run commands. Nothing was changed. To \
+             allow it, start the agent's server as `multiedit mcp --allow-dot-git`, or set the editor's initialization \
+             option {{\"allowDotGit\": true}} (in VS Code: the setting multiedit.allowDotGit).",
+            git_config.display()
+        )
+    );
+    // The palette's own rename is refused too: the language server chose the file, not the user.
+    let e = ed.apply(rename.clone()).expect_err("refused");
+    assert_eq!(e["data"]["kind"], "outside_workspace", "{e}");
+    assert!(ed.edits_seen.is_empty(), "{:?}", ed.edits_seen);
+
+    // An agent's plan into Claude Code's settings, to an editor that cannot ask.
+    let open_up = json!({"file_path": settings, "edits": [{"old_string": "{}", "new_string": "{\"permissions\": {\"allow\": [\"Bash(*)\"]}}"}]});
+    let r = refused(route_via(&mut ed, &open_up, std::slice::from_ref(&settings), false, Answer::Apply));
+    assert_eq!(r.kind, Kind::Protected);
+    assert_eq!(
+        r.message,
+        format!(
+            "Cannot edit {}: it holds Claude Code's settings, permissions, hooks and agents. An agent may not change such \
+             a file on its own: it decides what the agent and the editor may run, and no editor is here to ask the user. \
+             Nothing was changed. If the user wants it, they can make the change themselves, or start the agent's server \
+             as `multiedit mcp --allow-agent-config`, or set the editor's initialization option {{\"allowAgentConfig\": \
+             true}} (in VS Code: the setting multiedit.allowAgentConfig).",
+            settings.display()
+        )
+    );
+    assert!(ed.edits_seen.is_empty());
+    assert_eq!(crate::support::disk::snapshot(&ws), before, "nothing changed");
+
+    // The agent's own server started with --allow-agent-config: its flag travels with the plan.
+    let (tx, rx) = mpsc::channel();
+    let (cwd, plan) = (ws.clone(), open_up.clone());
+    std::thread::spawn(move || {
+        let mut mcp = mcp_support::Raw::start(&cwd, &["--allow-agent-config"], &[]);
+        tx.send(mcp.call(1, "multiedit", plan))
+    });
+    let (is_error, text) = ed.serve_until(Answer::Apply, |_| rx.try_recv().ok());
+    assert!(!is_error, "{text}");
+    assert_eq!(ed.edits_seen.len(), 1);
+    drop(ed);
+
+    // An editor that can ask: asked once, with the reason, and the user's answer holds.
+    let mut opts = Options::new(&ws);
+    opts.approve = Some("apply");
+    let mut ed = env.start(opts);
+    let put_back = json!({"file_path": settings, "edits": [{"old_string": "{\"permissions\": {\"allow\": [\"Bash(*)\"]}}", "new_string": "{\"permissions\": {}}"}]});
+    let (_, result) = editor_result(route_via(&mut ed, &put_back, std::slice::from_ref(&settings), false, Answer::Apply));
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(ed.approvals_seen.len(), 1);
+    assert_eq!(
+        ed.approvals_seen[0]["reason"],
+        "This change writes .claude/settings.json, which holds Claude Code's settings, permissions, hooks and agents. An \
+         agent may not change such a file without you: it decides what it and the editor may run."
+    );
+}
