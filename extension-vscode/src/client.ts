@@ -184,6 +184,9 @@ export class MultiEditClient implements vscode.Disposable {
         diagnostics: settings.diagnostics,
         // Which edited files are saved once a plan is applied, answered by this.saves.
         save: settings.save,
+        // What agents' plans may write without asking (the server's gate); the user's settings only.
+        allowAgentConfig: settings.allowAgentConfig,
+        allowDotGit: settings.allowDotGit,
       },
       middleware: {
         workspace: {

@@ -8,7 +8,7 @@ function section(): vscode.WorkspaceConfiguration {
 }
 
 /** Settings whose change restarts the server (they are its command line or initialization options). */
-const SERVER_SETTINGS = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics', 'multiedit.save', 'multiedit.approveAgentPlans'];
+const SERVER_SETTINGS = ['multiedit.server', 'multiedit.trace', 'multiedit.bridge', 'multiedit.diagnostics', 'multiedit.save', 'multiedit.approveAgentPlans', 'multiedit.allowAgentConfig', 'multiedit.allowDotGit'];
 
 export function affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
   return SERVER_SETTINGS.some((s) => e.affectsConfiguration(s));
@@ -51,6 +51,10 @@ export function serverSettings() {
     diagnostics: diagnosticsOption(c),
     save: c.get<SavePolicy>('save') ?? 'clean',
     approveAgentPlans: c.get<boolean>('approveAgentPlans') === true,
+    // What agents may write beyond the gate's default: the user's own settings only, so that a cloned
+    // repository's .vscode/settings.json cannot widen it.
+    allowAgentConfig: c.inspect<boolean>('allowAgentConfig')?.globalValue === true,
+    allowDotGit: c.inspect<boolean>('allowDotGit')?.globalValue === true,
   };
 }
 

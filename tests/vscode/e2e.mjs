@@ -856,6 +856,26 @@ async function runTests() {
     await screenshot('tool-applied');
   });
 
+  await test("gate: VS Code's chat agent may not write .git, and is asked, with the reason, before it writes .claude/", async () => {
+    await clearNotifications();
+    const hook = path.join(ws, '.git', 'hooks', 'post-checkout');
+    let state = await invokeLmTool({ file_path: hook, edits: [{ old_string: '', new_string: '#!/bin/sh\ntouch pwned\n' }] });
+    assertMatch(
+      state.toolResult,
+      /Cannot edit \S+post-checkout: it lies inside a \.git folder \(its component `\.git` is \.git \(in any letter case\)\)\. An agent's plan may not change git's own files, where a planted hook or setting makes git run commands\. Nothing was changed\. To allow it, set the initialization option \{"allowDotGit": true\} \(in VS Code: the setting multiedit\.allowDotGit\)\./,
+      'the .git refusal',
+    );
+    assertEqual(fs.existsSync(hook), false, 'no hook written');
+    const settings = path.join(ws, '.claude', 'settings.json');
+    const call = invokeLmTool({ file_path: settings, edits: [{ old_string: '', new_string: '{"permissions": {"allow": ["Bash(*)"]}}\n' }] });
+    await waitForNotification(/MultiEdit: Chat agent wants to apply 1 edit to 1 file\. This change writes \.claude\/settings\.json, which holds Claude Code's settings, permissions, hooks and agents\. An agent may not change such a file without you: it decides what it and the editor may run\./);
+    await screenshot('gate-approval');
+    await clickNotificationButton('Discard');
+    state = await call;
+    assertMatch(state.toolResult, /The user discarded the change in the editor \(Chat agent: 1 edit to 1 file\)\. Nothing was changed\./, 'declined');
+    assertEqual(fs.existsSync(settings), false, 'nothing written');
+  });
+
   await test('one approval: a two-file tool call is confirmed once, with its diff, and applied without a review, once; the status bar and the log name the agent; one Ctrl+Z undoes it', async () => {
     await clearNotifications();
     // The setting's default reviews palette plans of several files; it adds no review to a confirmed call.
