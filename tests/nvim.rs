@@ -433,3 +433,88 @@ fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
         "the buffers are Neovim's to save"
     );
 }
+
+const APPROVE_SCRIPT: &str = r#"
+local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
+  os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
+local results = { asked = {} }
+
+local ok, err = pcall(function()
+  vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
+  local approve = require('multiedit.approve')
+  -- The user's answers, in turn; each question and diff recorded.
+  local answers = { 'discard', 'apply' }
+  approve.ask = function(question, diff)
+    table.insert(results.asked, { question = question, diff = diff })
+    return table.remove(answers, 1)
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local initialized = false
+  local id = vim.lsp.start_client({
+    name = 'multiedit',
+    cmd = { bin, 'lsp' },
+    root_dir = root,
+    capabilities = approve.capabilities(),
+    handlers = { ['multiedit/approve'] = approve.handler },
+    on_init = function() initialized = true end,
+  })
+  vim.lsp.buf_attach_client(buf, id)
+  assert(vim.wait(15000, function() return initialized end, 20), 'multiedit did not initialize')
+  local client = vim.lsp.get_client_by_id(id)
+  local function run(plan, options)
+    local done, e, r = false, nil, nil
+    client.request('workspace/executeCommand', { command = 'multiedit.apply', arguments = { plan, options } },
+      function(er, res) e, r, done = er, res, true end, buf)
+    assert(vim.wait(30000, function() return done end, 10), 'no answer to multiedit.apply')
+    return { kind = e and e.data and e.data.kind, message = e and e.message or r.message }
+  end
+  local plan = { file_path = file, edits = { { old_string = '"deny": ["Bash"]', new_string = '"allow": ["Bash(*)"]' } } }
+  results.discarded = run(plan, { agent = 'Claude Code' })
+  results.after_discard = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  results.applied = run(plan, { agent = 'Claude Code' })
+  results.after_apply = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  vim.lsp.stop_client(id)
+end)
+"#;
+
+/// Neovim asks the user once, with the diff and the reason, before an agent's plan changes Claude
+/// Code's settings; Discard applies nothing, Apply All applies it.
+#[test]
+fn neovim_asks_before_an_agent_changes_its_own_permissions() {
+    if !nvim_support::available("neovim_asks_before_an_agent_changes_its_own_permissions") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".claude")).unwrap();
+    let file = root.join(".claude/settings.json");
+    std::fs::write(&file, "{\"permissions\": {\"deny\": [\"Bash\"]}}\n").unwrap();
+    let runtime = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim");
+    let r = nvim_support::run(
+        &root,
+        &format!("{APPROVE_SCRIPT}{}", nvim_support::FINISH),
+        &file,
+        &[("MULTIEDIT_NVIM_RUNTIME", &runtime)],
+    )
+    .results();
+    let question = "MultiEdit: Claude Code wants to apply 1 edit to 1 file. This change writes \
+                    .claude/settings.json, which holds Claude Code's settings, permissions, hooks and agents. An \
+                    agent may not change such a file without you: it decides what it and the editor may run.";
+    assert_eq!(r["asked"][0]["question"], question);
+    assert_eq!(r["asked"][1]["question"], question);
+    let diff = r["asked"][0]["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("-{\"permissions\": {\"deny\": [\"Bash\"]}}\n+{\"permissions\": {\"allow\": [\"Bash(*)\"]}}"),
+        "{diff}"
+    );
+    assert_eq!(r["discarded"]["kind"], "declined");
+    assert_eq!(
+        nvim_support::strings(&r["after_discard"]),
+        ["{\"permissions\": {\"deny\": [\"Bash\"]}}"]
+    );
+    assert_eq!(
+        nvim_support::strings(&r["after_apply"]),
+        ["{\"permissions\": {\"allow\": [\"Bash(*)\"]}}"]
+    );
+}
