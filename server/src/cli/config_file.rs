@@ -36,7 +36,7 @@ pub(super) fn load(path: &Path, or_else: &str) -> Result<(PathBuf, Option<String
         },
     };
     let shown = path.display();
-    let text = match std::fs::read(&path) {
+    let text = match crate::disk::read_file_capped(&path) {
         Ok(bytes) => Some(
             String::from_utf8(bytes)
                 .map_err(|_| format!("{shown} is not UTF-8 text; left unchanged"))?,
