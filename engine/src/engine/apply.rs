@@ -354,18 +354,13 @@ impl<'p> FileRun<'p> {
                         continue;
                     }
                 };
-                if let Some(r) = places
-                    .iter()
-                    .find_map(|(a, b, text)| fits(&cs, &[(*a, *b)], text).err())
-                {
+                if let Err(r) = fits_each(&cs, &places) {
                     self.fail(r.at(i))?;
                     continue;
                 }
-                for (a, b, text) in &places {
-                    let made = cs.apply(&[(*a, *b)], text);
-                    if let Some(t) = touching.as_mut() {
-                        t.record(&cs, &made);
-                    }
+                let made = cs.apply_each(&places);
+                if let Some(t) = touching.as_mut() {
+                    t.record(&cs, &made);
                 }
                 if let Some(placer) = &placer {
                     placer.changed();
@@ -606,7 +601,35 @@ pub const MAX_TEXT: usize = 256 << 20;
 /// Refuses replacing `found` in the current text of `cs` by `new` when the result would pass `MAX_TEXT`.
 fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), Refusal> {
     let removed: usize = found.iter().map(|(a, b)| b - a).sum();
-    let added = found.len().checked_mul(new.len());
+    grows_within(
+        cs,
+        removed,
+        found.len().checked_mul(new.len()),
+        found.len(),
+        new.len(),
+    )
+}
+
+/// `fits` for places that each have their own text (a resolved edit's spans), all of them together:
+/// the message gives the longest text's length.
+fn fits_each(cs: &ChangeSet<'_>, places: &[(usize, usize, String)]) -> Result<(), Refusal> {
+    let removed: usize = places.iter().map(|(a, b, _)| b - a).sum();
+    let added = places
+        .iter()
+        .try_fold(0usize, |sum, (_, _, t)| sum.checked_add(t.len()));
+    let longest = places.iter().map(|(_, _, t)| t.len()).max().unwrap_or(0);
+    grows_within(cs, removed, added, places.len(), longest)
+}
+
+/// Refuses a change of `count` replacements, removing `removed` bytes of the current text and adding
+/// `added` (`None`: more than can be counted), of `each` bytes, that would pass `MAX_TEXT`.
+fn grows_within(
+    cs: &ChangeSet<'_>,
+    removed: usize,
+    added: Option<usize>,
+    count: usize,
+    each: usize,
+) -> Result<(), Refusal> {
     let len = added.and_then(|a| (cs.current_len() - removed).checked_add(a));
     match len {
         Some(len) if len <= MAX_TEXT => Ok(()),
@@ -618,10 +641,8 @@ fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), R
             Err(Refusal::new(
                 Kind::TooLarge,
                 format!(
-                    "The edit would make the file {size} long ({} replacements of {} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
-                     multiedit lets a file grow to. Nothing was changed.",
-                    found.len(),
-                    new.len()
+                    "The edit would make the file {size} long ({count} replacements of {each} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
+                     multiedit lets a file grow to. Nothing was changed."
                 ),
             ))
         }
