@@ -16,8 +16,8 @@
 //! - `rename_files`, `rename_occurrences`: a plan-level `rename` through the whole server, as
 //!   `apply_round_trip`, with the scripted client answering `multiedit/rename` with a language server's
 //!   WorkspaceEdit: over 700 and 2,800 files on disk (5 occurrences each), and over 20,000 and
-//!   100,000 occurrences in one file. 4 times the input must cost at most about 4 times the time
-//!   (docs/performance.md).
+//!   100,000 occurrences in one file. The cost is linear: 4 times the files, or 5 times the
+//!   occurrences, cost 4 to 5 times the time (docs/performance.md).
 
 use std::sync::Arc;
 
