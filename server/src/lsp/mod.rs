@@ -19,6 +19,7 @@
 //! | `multiedit/bridgeArrived` (the server's own marker) | `sync.rs` (`Arrivals`) |
 //! | `shutdown` | `server.rs` marks it and stops the bridge |
 //! | `exit` | the framework ends `serve` below, which stops the bridge |
+//! | the end of input (the client exited) | `serve` ends as after `exit`; a request that keeps the runtime busy past `CLIENT_GONE` is abandoned: `run`'s input thread (`process::stdin_on_thread`) stops the bridge and exits |
 //! | a plan on the bridge's socket | `bridge.rs` checks the token and hands it over; `server::run_handoffs` runs it with `commands::run` |
 //! | the server's requests to the client (`workspace/applyEdit`, `multiedit/diagnostics`) | sent by `commands/apply.rs` and `diagnostics.rs` |
 //!
