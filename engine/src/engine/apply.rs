@@ -211,8 +211,13 @@ impl Work<'_, '_, '_> {
     /// Replaces `found` (current coordinates) by `text`, and scans what changed for later matches.
     fn replace(&mut self, found: &[(usize, usize)], text: &str) {
         let made = self.cs.apply(found, text);
+        self.record(&made);
+    }
+
+    /// Scans the replacements `made` (their indexes in the change set) for later matches.
+    fn record(&mut self, made: &[usize]) {
         if let Some(t) = self.touching.as_mut() {
-            t.record(&self.cs, &made);
+            t.record(&self.cs, made);
         }
     }
 }
@@ -438,15 +443,13 @@ impl<'p> FileRun<'p> {
             Ok(p) => p,
             Err(r) => return self.failed(r, i),
         };
-        if let Some(r) = places
-            .iter()
-            .find_map(|(a, b, text)| fits(&w.cs, &[(*a, *b)], text).err())
-        {
+        if let Err(r) = fits_each(&w.cs, &places) {
             return self.failed(r, i);
         }
-        for (a, b, text) in &places {
-            w.replace(&[(*a, *b)], text);
-        }
+        // All of them in one pass: a rename's thousands of spans, each applied alone, would rebuild the
+        // change set thousands of times.
+        let made = w.cs.apply_each(&places);
+        w.record(&made);
         if let Some(placer) = &w.placer {
             placer.changed();
         }
@@ -685,7 +688,35 @@ pub const MAX_TEXT: usize = 256 << 20;
 /// Refuses replacing `found` in the current text of `cs` by `new` when the result would pass `MAX_TEXT`.
 fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), Refusal> {
     let removed: usize = found.iter().map(|(a, b)| b - a).sum();
-    let added = found.len().checked_mul(new.len());
+    grows_within(
+        cs,
+        removed,
+        found.len().checked_mul(new.len()),
+        found.len(),
+        new.len(),
+    )
+}
+
+/// `fits` for places that each have their own text (a resolved edit's spans), all of them together:
+/// the message gives the longest text's length.
+fn fits_each(cs: &ChangeSet<'_>, places: &[(usize, usize, String)]) -> Result<(), Refusal> {
+    let removed: usize = places.iter().map(|(a, b, _)| b - a).sum();
+    let added = places
+        .iter()
+        .try_fold(0usize, |sum, (_, _, t)| sum.checked_add(t.len()));
+    let longest = places.iter().map(|(_, _, t)| t.len()).max().unwrap_or(0);
+    grows_within(cs, removed, added, places.len(), longest)
+}
+
+/// Refuses a change of `count` replacements, removing `removed` bytes of the current text and adding
+/// `added` (`None`: more than can be counted), of `each` bytes, that would pass `MAX_TEXT`.
+fn grows_within(
+    cs: &ChangeSet<'_>,
+    removed: usize,
+    added: Option<usize>,
+    count: usize,
+    each: usize,
+) -> Result<(), Refusal> {
     let len = added.and_then(|a| (cs.current_len() - removed).checked_add(a));
     match len {
         Some(len) if len <= MAX_TEXT => Ok(()),
@@ -697,10 +728,8 @@ fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), R
             Err(Refusal::new(
                 Kind::TooLarge,
                 format!(
-                    "The edit would make the file {size} long ({} replacements of {} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
-                     multiedit lets a file grow to. Nothing was changed.",
-                    found.len(),
-                    new.len()
+                    "The edit would make the file {size} long ({count} replacements of {each} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
+                     multiedit lets a file grow to. Nothing was changed."
                 ),
             ))
         }
