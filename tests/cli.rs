@@ -54,7 +54,7 @@ fn a_refusal_exits_1_and_changes_nothing() {
     let a = dir.path().join("a.txt");
     let b = dir.path().join("b.txt");
     fs::write(&a, "alpha\n").unwrap();
-    fs::write(&b, "beta beta\n").unwrap();
+    fs::write(&b, "beta\nbeta beta\n").unwrap();
     let o = apply(
         &[],
         &json!({"files": [
@@ -63,9 +63,10 @@ fn a_refusal_exits_1_and_changes_nothing() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(out(&o), "");
-    assert_eq!(err(&o), "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: beta\nMatches are at line 1 (2 matches).\n");
+    // Three matches on two lines: counted as matches, each line named once.
+    assert_eq!(err(&o), "Found 3 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: beta\nMatches are at lines 1 and 2 (3 matches: 2 on line 2).\n");
     assert_eq!(fs::read_to_string(&a).unwrap(), "alpha\n");
-    assert_eq!(fs::read_to_string(&b).unwrap(), "beta beta\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "beta\nbeta beta\n");
     assert!(temp_names(dir.path()).is_empty());
 }
 
