@@ -466,3 +466,27 @@ fn the_match_flag_applies_to_a_plan_that_names_no_mode_and_a_contradiction_is_re
     let o = apply(&[], &json!({"file_path": f, "edits": edits}));
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn a_plan_file_with_a_json_slip_is_refused_where_the_slip_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "one\n").unwrap();
+    let plan = dir.path().join("plan.json");
+    fs::write(
+        &plan,
+        format!(
+            "{{\n  \"file_path\": \"{}\",\n  \"edits\": [\n    {{\"old_string\": \"one\n\", \"new_string\": \"1\"}}\n  ]\n}}\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .arg("apply")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err(&o), "InputValidationError: the plan is not valid JSON: line 4, column 20: a string that starts here is not closed before the line ends (a line break inside a JSON string must be written \\n).\n");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "one\n");
+}
