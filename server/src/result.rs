@@ -144,7 +144,8 @@ pub struct SymbolsResult {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutlineSymbol {
     pub name: String,
-    /// The name path a plan's `symbol` addresses it by (`Calculator/add`).
+    /// The name path a plan's `symbol` addresses it by, which names it alone: `Calculator/add`; `/add`
+    /// for a top-level add beside it; `add[1]` for the second of two overloads.
     pub path: String,
     /// `class`, `method`, `function`... (LSP's SymbolKind).
     pub kind: String,
