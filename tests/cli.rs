@@ -89,6 +89,22 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(v["edits_failed"][0]["kind"], "ambiguous");
     assert_eq!(v["edits_failed"][0]["edit_index"], 1);
     assert_eq!(fs::read_to_string(&f).unwrap(), "1 two two\n");
+    // The sha256 of the text written, as multiedit_read shows it and multiedit_write takes it.
+    let sha = |text: &str| {
+        use sha2::Digest;
+        sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    assert_eq!(v["files"][0]["sha256"], sha("1 two two\n"));
+    // A dry run writes nothing: no hash.
+    let o = apply(
+        &["--json", "--dry-run"],
+        &json!({"file_path": f, "edits": [{"old_string": "1", "new_string": "one"}]}),
+    );
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["files"][0].get("sha256"), None, "{v}");
 
     let o = apply(
         &["--json"],
