@@ -185,6 +185,10 @@ fn special(text: &str, stop: usize) -> Option<String> {
             at(),
             rest.chars().next()?
         )),
+        '\u{feff}' => Some(format!(
+            "{}: a byte order mark (U+FEFF), which JSON does not take: save the text without it",
+            at()
+        )),
         '/' if rest.starts_with("//") || rest.starts_with("/*") => Some(format!(
             "{}: a comment (JSON has no comments: remove it)",
             at()
@@ -420,6 +424,7 @@ mod tests {
             ("{\"a\": 1.}", "line 1, column 7: `1.` is not a JSON number (written as 12, -3, 0.5 or 1e3: no leading zero, no + sign, a digit on each side of the dot)"),
             ("{\"a\": , \"b\": 1}", "line 1, column 7: a value is missing before `,`"),
             ("  \n", "the text is empty"),
+            ("{\"a\": 1,\n\u{feff}\"b\": 2}", "line 2, column 1: a byte order mark (U+FEFF), which JSON does not take: save the text without it"),
         ];
         for (text, want) in cases {
             assert_eq!(said(text), want, "{text:?}");
