@@ -295,7 +295,12 @@ fn the_patch_tool_reports_files_as_the_command_line_json_does() {
     );
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
     assert_eq!(
-        report_support::rooted(&r["structured"]["files"], &root),
+        report_support::rooted(
+            &report_support::hashes_checked(&r["structured"]["files"], |p: &std::path::Path| {
+                std::fs::read_to_string(p).unwrap()
+            }),
+            &root
+        ),
         cli
     );
     let mode = std::fs::metadata(root.join("run.sh"))
@@ -327,7 +332,12 @@ fn the_plan_tool_gives_the_command_line_json() {
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
     assert_eq!(
         report_support::without(
-            &report_support::rooted(&r["structured"], &root),
+            &report_support::rooted(
+                &report_support::hashes_checked(&r["structured"], |p: &std::path::Path| {
+                    std::fs::read_to_string(p).unwrap()
+                }),
+                &root
+            ),
             &["applied_in"],
             &[]
         ),

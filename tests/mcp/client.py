@@ -109,10 +109,13 @@ async def apply_on_disk(client):
     expect(text.startswith(f'Applied 2 edits to {path}:\n1. Replaced "beta" with "BETA"\n2. Replaced "a\n" with "A\n"'),
            "the engine's message first", text)
     expect("written to disk" in text.lower(), "the text says the plan was written to disk", text)
-    expect(text.endswith(". No diagnostics: no editor checked the change."), "and that no editor gave diagnostics", text)
+    import hashlib
+    sha = hashlib.sha256(b"alphA\nBETA\ngammA\n").hexdigest()
+    expect(text.endswith(f". No diagnostics: no editor checked the change.\nNew sha256: {sha}"),
+           "that no editor gave diagnostics, then the file's new sha256", text)
     s = r.structured_content
     expect(s["ok"] is True and s["applied_in"] == "disk" and "editor" not in s, "ok, applied_in disk", s)
-    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False, "tiers": []}],
+    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False, "sha256": sha, "tiers": []}],
            "per-file figures, as multiedit apply --json gives them", s)
     expect(s["message"] == text.split("\n\n")[0], "message is the engine's message", s)
 
@@ -282,18 +285,33 @@ async def write_on_disk(client):
     expect(r.structured_content["files"][0]["created"] is True and r.structured_content["applied_in"] == "disk", "structured", r.structured_content)
     sha = hashlib.sha256(b"one\ntwo\n").hexdigest()
     now = hashlib.sha256(b"one\nTWO\nthree\n").hexdigest()
+    expect(r.structured_content["files"][0]["sha256"] == sha and text_of(r).endswith(f"\nNew sha256: {sha}"),
+           "the result gives the new text's sha256", (text_of(r), r.structured_content))
     r = await client.call_tool("multiedit_write", {"file_path": path, "content": "one\nTWO\nthree\n", "sha256": sha})
-    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "replaced with the hash it was read with", text_of(r))
+    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "replaced with the hash the last result gave", text_of(r))
     expect(f"1. Applied the new text (3 lines; changed: lines 2-3)" in text_of(r), "which lines changed", text_of(r))
+    expect(r.structured_content["files"][0]["sha256"] == now and f"\nNew sha256: {now}" in text_of(r), "and the next one", text_of(r))
+    # A plan's result gives it too; the write that follows needs no read.
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": [{"old_string": "three", "new_string": "3"}]})
+    after_plan = hashlib.sha256(b"one\nTWO\n3\n").hexdigest()
+    expect(not r.is_error and r.structured_content["files"][0]["sha256"] == after_plan and text_of(r).endswith(f"\nNew sha256: {after_plan}"),
+           "a plan's result gives the new sha256", (text_of(r), r.structured_content))
+    r = await client.call_tool("multiedit_write", {"file_path": path, "content": "one\nTWO\nthree\n", "sha256": after_plan})
+    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "written with the plan's new sha256", text_of(r))
+    # Refused: what changed and to read it, never the hash to send (an agent re-sending it unread would
+    # overwrite what it never saw).
+    reread = ("Read it with multiedit_read (which shows the editor's unsaved changes too), then make your change to the text it "
+              "shows and write that, with the sha256 it shows.")
     for args, kind, message in [
         ({"content": "x\n", "sha256": sha}, "stale",
-         f"{path} is not the text you read: its sha256 is {now}, not {sha}. It changed since, or you read another text. Nothing was written.\n"
-         "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."),
-        ({"content": "x\n"}, "stale", f"{path} exists: to replace it, give the sha256 of its text as you read it. Nothing was written.\n"
-         "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."),
+         f"{path} changed since you read it (or you read another text): the sha256 you gave is not of its text, which now has 3 lines. "
+         f"Nothing was written.\n{reread}"),
+        ({"content": "x\n"}, "stale",
+         f"{path} exists (3 lines): to replace it, give the sha256 of its text as you read it with multiedit_read. Nothing was written.\n{reread}"),
     ]:
         r = await client.call_tool("multiedit_write", {"file_path": path, **args})
         expect(r.is_error and r.structured_content["kind"] == kind and text_of(r) == message, f"refused: {args}", text_of(r))
+        expect(now not in text_of(r) and now not in json.dumps(r.structured_content), "the file's hash is not given", r)
     expect(read(path) == b"one\nTWO\nthree\n", "refusals wrote nothing", read(path))
     outside = os.path.join(os.path.dirname(WORK.rstrip("/")), "planted.txt")
     r = await client.call_tool("multiedit_write", {"file_path": outside, "content": "x"})

@@ -138,11 +138,17 @@ fn finish(
 ) -> ExitCode {
     if args.json {
         let report = match &result {
-            Ok((outcome, diff)) => PlanResult {
-                dry_run: Some(args.dry_run),
-                diff: diff.clone(),
-                ..PlanResult::of(outcome)
-            },
+            Ok((outcome, diff)) => {
+                let mut report = PlanResult {
+                    dry_run: Some(args.dry_run),
+                    diff: diff.clone(),
+                    ..PlanResult::of(outcome)
+                };
+                if !args.dry_run {
+                    report.add_sha256_written(outcome);
+                }
+                report
+            }
             Err(r) => PlanResult::refusal(r),
         };
         let report = PlanResult {

@@ -15,8 +15,9 @@ use crate::{disk, engine, paths};
 pub(crate) const DESCRIPTION: &str = "\
 Create a file, or replace all of its text: file_path (absolute), content (the whole new text) and, to \
 replace a file that exists, sha256: the hash of its text as you last read it, which multiedit_read \
-shows. A file that changed since (or whose editor holds unsaved changes you did not read) is refused; \
-read it again with multiedit_read and write from that. Prefer multiedit for changes to some lines.
+shows (and the result of your last change to it, as \"New sha256\"). A file that changed since (or whose \
+editor holds unsaved changes you did not read) is refused; read it again with multiedit_read and write \
+from that. Prefer multiedit for changes to some lines.
 
 Where it applies: if an editor running multiedit holds the file, the write goes into its buffer as the \
 lines that change (one undo step, the user's review, the errors it introduced listed) and the editor \
