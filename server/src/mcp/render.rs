@@ -90,6 +90,7 @@ pub(crate) fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallTo
     let answer = PlanResult {
         editor: Some(editor.to_string()),
         edit: None,
+        label: None,
         ..answer
     };
     let message = &answer.message_for_model();
