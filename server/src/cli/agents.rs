@@ -203,3 +203,34 @@ pub(crate) fn this_binary() -> Result<String, String> {
         .into_string()
         .map_err(|_| "the path of this binary is not UTF-8".to_string())
 }
+
+/// How the agents' files name this binary, and why, when not by its name: `multiedit` when the user's
+/// PATH finds this very binary under that name (a team's committed `.mcp.json` or `opencode.json`
+/// then works for everyone with multiedit on PATH, and an upgrade in place keeps it working), else the
+/// absolute path of this binary, which stops working when it moves (a `cargo clean`, an upgrade to
+/// another folder).
+pub(crate) fn command() -> Result<(String, Option<String>), String> {
+    let exe = this_binary()?;
+    let name = format!("{SERVER_NAME}{}", std::env::consts::EXE_SUFFIX);
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(&name))
+            .find(|c| c.is_file())
+    });
+    let why = match found {
+        Some(found) if std::fs::canonicalize(&found).is_ok_and(|f| f.as_os_str() == exe.as_str()) => {
+            return Ok((SERVER_NAME.to_string(), None))
+        }
+        Some(found) => format!(
+            "the {SERVER_NAME} your PATH finds first ({}) is another binary than this one",
+            found.display()
+        ),
+        None => format!("{SERVER_NAME} is not on your PATH"),
+    };
+    let note = format!(
+        "{why}, so the files name this binary by its absolute path, {exe}, which stops working if it moves (a cargo \
+         clean, an upgrade elsewhere). Put this binary on PATH as {SERVER_NAME} and run setup again to name it so."
+    );
+    Ok((exe, Some(note)))
+}

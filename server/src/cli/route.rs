@@ -35,17 +35,49 @@ pub(crate) const CLAUDE_DENIED: [&str; 2] = ["Edit", "Write"];
 /// Gemini CLI's tools that edit files (`replace` is its edit tool).
 pub(crate) const GEMINI_DENIED: [&str; 2] = ["replace", "write_file"];
 
-/// The Gemini CLI policy multiedit owns, whole.
+/// The Gemini CLI policy multiedit owns, whole. Its own edit tools are denied in every mode; multiedit's
+/// read-only tools run without asking, as its read_file does; multiedit's edit tools run without
+/// asking in `auto_edit`, as its replace and write_file do there (its own write.toml), and otherwise get
+/// what Gemini gives any MCP tool: asked interactively, allowed in `yolo`, and in a headless run of the
+/// default mode left out, as replace is.
 pub(crate) const GEMINI_POLICY: &str = "\
 # Written by `multiedit setup gemini --user --route-edits`: Gemini CLI's own file-editing tools are
 # turned off, so that its edits go through the multiedit MCP server (the editor's buffers, review, one
-# undo, diagnostics). `multiedit setup gemini --user --undo-route-edits` removes this file.
+# undo, diagnostics), and multiedit's tools are asked for where replace was asked for and run without
+# asking where it ran without asking. `multiedit setup gemini --user --undo-route-edits` removes this file.
 [[rule]]
 toolName = [\"replace\", \"write_file\"]
 decision = \"deny\"
 priority = 900
 denyMessage = \"Edit files with the multiedit tools (multiedit, multiedit_patch, multiedit_write).\"
+
+[[rule]]
+mcpName = \"multiedit\"
+toolName = [\"multiedit_read\", \"multiedit_preview\", \"multiedit_symbols\"]
+decision = \"allow\"
+priority = 50
+
+[[rule]]
+mcpName = \"multiedit\"
+toolName = [\"multiedit\", \"multiedit_patch\", \"multiedit_write\"]
+decision = \"allow\"
+priority = 15
+modes = [\"autoEdit\"]
 ";
+
+/// The hook `--route-edits` gives Claude Code (`multiedit hook claude-code`, `hook.rs`): it lets
+/// multiedit's tools run without asking where Claude Code's Edit would have run without asking.
+pub(crate) const CLAUDE_HOOK_MATCHER: &str = "mcp__multiedit__.*";
+
+/// Claude Code's hook entry for `PreToolUse`, running `command`.
+pub(crate) fn claude_hook(command: &str) -> Value {
+    json!({"matcher": CLAUDE_HOOK_MATCHER, "hooks": [{"type": "command", "command": format!("{command} hook claude-code")}]})
+}
+
+/// What Codex CLI's server entry gets: its tools run without asking, under approval policy `never` too
+/// (`codex exec`); in its read-only sandbox `multiedit mcp` refuses to write (Codex tells it the
+/// sandbox with each call), as apply_patch is refused there.
+pub(crate) const CODEX_APPROVAL: (&str, &str) = ("default_tools_approval_mode", "approve");
 
 /// The instruction `--agents-md` adds to AGENTS.md, between its markers.
 pub(crate) const AGENTS_MD_BLOCK: &str = "\
@@ -66,8 +98,10 @@ pub(crate) enum Target {
     Json { path: PathBuf, adds: Vec<Add> },
     /// A file multiedit owns whole.
     File { path: PathBuf, text: &'static str },
-    /// A block appended to a Markdown file.
-    Block { path: PathBuf, text: &'static str },
+    /// A block appended to a Markdown file (or an ignore file).
+    Block { path: PathBuf, text: String },
+    /// A key set in a TOML table that must be there already (`table`: its keys from the top).
+    Toml { path: PathBuf, table: Vec<&'static str>, key: &'static str, value: &'static str },
     /// No switch: why, and what the user may do.
     None(String),
 }
@@ -78,7 +112,7 @@ pub(crate) enum Target {
 pub(crate) enum Add {
     List {
         path: &'static [&'static str],
-        items: Vec<&'static str>,
+        items: Vec<Value>,
     },
     Member {
         path: &'static [&'static str],
@@ -86,32 +120,42 @@ pub(crate) enum Add {
     },
 }
 
-/// The switch of `agent` for `scope` (`agents_md`: Codex's instruction was asked for).
-pub(crate) fn target(
+/// The switches of `agent` for `scope`, each in its file (or why there is none). `agents_md`: Codex's
+/// instruction was asked for; `command`: how the agent's files name this binary (`agents::command`);
+/// `undo`: for the undo, every file routing may have written, whatever it holds now.
+pub(crate) fn targets(
     agent: Agent,
     scope: Scope,
     project: &Path,
     agents_md: bool,
-) -> Result<Target, String> {
+    command: &str,
+    undo: bool,
+) -> Result<Vec<Target>, String> {
     Ok(match agent {
         Agent::ClaudeCode => {
-            let deny = Add::List { path: &["permissions", "deny"], items: CLAUDE_DENIED.to_vec() };
+            let deny = Add::List { path: &["permissions", "deny"], items: CLAUDE_DENIED.iter().map(|t| json!(t)).collect() };
+            // Where Edit ran without asking (acceptEdits, an allow rule), multiedit's edit tools do too.
+            let hook = Add::List { path: &["hooks", "PreToolUse"], items: vec![claude_hook(command)] };
             match scope {
-                // The user's own file for this project (Claude Code keeps it out of git), not the
-                // team's .claude/settings.json. It also approves the project's multiedit server, which
-                // Claude Code otherwise asks about once: a routed agent without it could not edit.
-                Scope::Project => Target::Json {
-                    path: project.join(".claude/settings.local.json"),
-                    adds: vec![deny, Add::List { path: &["enabledMcpjsonServers"], items: vec![SERVER_NAME] }],
-                },
-                Scope::User => Target::Json { path: home()?.join(".claude/settings.json"), adds: vec![deny] },
+                // The user's own file for this project (kept out of git, below), not the team's
+                // .claude/settings.json. It also approves the project's multiedit server, which Claude
+                // Code otherwise asks about once: a routed agent without it could not edit.
+                Scope::Project => {
+                    let mut all = vec![Target::Json {
+                        path: project.join(".claude/settings.local.json"),
+                        adds: vec![deny, hook, Add::List { path: &["enabledMcpjsonServers"], items: vec![json!(SERVER_NAME)] }],
+                    }];
+                    all.extend(git_exclude(project, CLAUDE_LOCAL, undo));
+                    all
+                }
+                Scope::User => vec![Target::Json { path: home()?.join(".claude/settings.json"), adds: vec![deny, hook] }],
             }
         }
         Agent::Opencode => {
             let (path, _) = agent.config_path(scope, project)?;
-            Target::Json { path, adds: vec![Add::Member { path: &["permission", "edit"], value: "deny" }] }
+            vec![Target::Json { path, adds: vec![Add::Member { path: &["permission", "edit"], value: "deny" }] }]
         }
-        Agent::Gemini => match scope {
+        Agent::Gemini => vec![match scope {
             Scope::User => Target::File { path: home()?.join(".gemini/policies/multiedit.toml"), text: GEMINI_POLICY },
             Scope::Project => Target::None(
                 "Gemini CLI has no switch for one project that it reads without a warning (it warns at every start \
@@ -120,25 +164,74 @@ pub(crate) fn target(
                  replace and write_file in every project."
                     .into(),
             ),
-        },
-        Agent::Codex if agents_md => {
-            let path = match scope {
-                Scope::Project => project.join("AGENTS.md"),
-                Scope::User => codex_home()?.join("AGENTS.md"),
-            };
-            Target::Block { path, text: AGENTS_MD_BLOCK }
+        }],
+        Agent::Codex => {
+            let (path, _) = agent.config_path(scope, project)?;
+            let mut all = vec![Target::Toml {
+                path,
+                table: vec!["mcp_servers", SERVER_NAME],
+                key: CODEX_APPROVAL.0,
+                value: CODEX_APPROVAL.1,
+            }];
+            if agents_md || undo {
+                let path = match scope {
+                    Scope::Project => project.join("AGENTS.md"),
+                    Scope::User => codex_home()?.join("AGENTS.md"),
+                };
+                all.push(Target::Block { path, text: AGENTS_MD_BLOCK.to_string() });
+            } else {
+                all.push(Target::None(
+                    "Codex CLI has no setting that turns off apply_patch (and it runs apply_patch given to its shell too). \
+                     With --agents-md, setup writes an instruction into AGENTS.md that asks the model to edit with \
+                     multiedit's tools; the model may still use apply_patch."
+                        .into(),
+                ));
+            }
+            all
         }
-        Agent::Codex => Target::None(
-            "Codex CLI has no setting that turns off apply_patch (and it runs apply_patch given to its shell too). \
-             With --agents-md, setup writes an instruction into AGENTS.md that asks the model to edit with \
-             multiedit's tools; the model may still use apply_patch."
-                .into(),
-        ),
-        Agent::Cursor => Target::None("Cursor has no setting in a file that turns off its own edit tool; its edits still go around multiedit.".into()),
-        Agent::Vscode => Target::None(
+        Agent::Cursor => vec![Target::None("Cursor has no setting in a file that turns off its own edit tool; its edits still go around multiedit.".into())],
+        Agent::Vscode => vec![Target::None(
             "VS Code's agent mode has no setting in a file that turns off its own edit tools; pick the tools in the \
              chat's tool picker (Configure Tools), where the MultiEdit extension's tools are offered."
                 .into(),
+        )],
+    })
+}
+
+/// Claude Code's settings of this user for a project, which stay out of git.
+pub(crate) const CLAUDE_LOCAL: &str = ".claude/settings.local.json";
+
+/// The lines that keep `file` (relative to the project) out of git in this clone only: the
+/// repository's `info/exclude`, which is never committed. Claude Code keeps its
+/// `.claude/settings.local.json` out of git through an ignore rule too (it writes the rule in the
+/// user's global git ignore file); setup touches nothing outside the project. None when the project
+/// is not in a git work tree, git is missing, the file is ignored already (`undo`: whatever it is
+/// now), or the exclude file lies outside the project (a linked work tree).
+fn git_exclude(project: &Path, file: &str, undo: bool) -> Option<Target> {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(project)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let at = git(&["rev-parse", "--git-path", "info/exclude"]).filter(|o| o.status.success())?;
+    let at = String::from_utf8(at.stdout).ok()?;
+    let path = project.join(at.trim_end_matches(['\n', '\r']));
+    if !path.starts_with(project) {
+        return None;
+    }
+    if !undo && git(&["check-ignore", "-q", file]).is_some_and(|o| o.status.success()) {
+        return None;
+    }
+    Some(Target::Block {
+        path,
+        text: format!(
+            "# {file}: this user's settings for the project, kept out of git (multiedit setup --route-edits; \
+             --undo-route-edits removes these lines)\n/{file}\n"
         ),
     })
 }
@@ -181,7 +274,7 @@ enum Wrote {
     /// ancestor of `path`, or `path` itself), whose whole value was setup's.
     List {
         path: Vec<String>,
-        items: Vec<String>,
+        items: Vec<Value>,
         made: Option<Vec<String>>,
     },
     /// The member at `path` set to `value`.
@@ -194,6 +287,12 @@ enum Wrote {
     File { text: String },
     /// A block of the file.
     Block { text: String },
+    /// The TOML key `key` of the table at `table` set to `value`.
+    Toml {
+        table: Vec<String>,
+        key: String,
+        value: String,
+    },
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -381,21 +480,58 @@ fn unsplice(text: &str, splices: &[Splice]) -> Option<String> {
     Some(text)
 }
 
-/// Turns the agent's edits to multiedit: writes its switch (or says there is none). `Ok` says what was
-/// done; `Err` what was left and why.
+/// Turns the agent's edits to multiedit: writes its switches (or says there is none). `Ok` says what
+/// was done; `Err` what was left and why (what was done before it is printed).
 pub(crate) fn route(
     agent: Agent,
     scope: Scope,
     project: &Path,
     agents_md: bool,
+    command: &str,
+    dry_run: bool,
+) -> Result<String, String> {
+    let all = targets(agent, scope, project, agents_md, command, false)?;
+    let only_none = all.iter().all(|t| matches!(t, Target::None(_)));
+    let mut said = String::new();
+    for t in all {
+        match t {
+            Target::None(why) if only_none => {
+                said.push_str(&format!("{}: edits not routed: {why}\n", agent.name()))
+            }
+            Target::None(why) => said.push_str(&format!("{}: {why}\n", agent.name())),
+            t => match route_one(agent, t, scope, project, dry_run) {
+                Ok(one) => said.push_str(&one),
+                Err(why) => {
+                    crate::process::out(&said);
+                    return Err(why);
+                }
+            },
+        }
+    }
+    Ok(said)
+}
+
+/// Writes one switch of `agent` (`target` is not `Target::None`).
+fn route_one(
+    agent: Agent,
+    target: Target,
+    scope: Scope,
+    project: &Path,
     dry_run: bool,
 ) -> Result<String, String> {
     let name = agent.name();
-    let (path, adds, whole) = match target(agent, scope, project, agents_md)? {
-        Target::None(why) => return Ok(format!("{name}: edits not routed: {why}\n")),
-        Target::Json { path, adds } => (path, adds, None),
-        Target::File { path, text } => (path, Vec::new(), Some((text, true))),
-        Target::Block { path, text } => (path, Vec::new(), Some((text, false))),
+    enum Whole {
+        Json(Vec<Add>),
+        File(&'static str),
+        Block(String),
+        Toml(Vec<&'static str>, &'static str, &'static str),
+    }
+    let (path, whole) = match target {
+        Target::None(why) => return Ok(format!("{name}: {why}\n")),
+        Target::Json { path, adds } => (path, Whole::Json(adds)),
+        Target::File { path, text } => (path, Whole::File(text)),
+        Target::Block { path, text } => (path, Whole::Block(text)),
+        Target::Toml { path, table, key, value } => (path, Whole::Toml(table, key, value)),
     };
     let or_else = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
     // A project's file must stay inside the project (`--project` targets are all the project's).
@@ -405,7 +541,7 @@ pub(crate) fn route(
     let old = before.as_deref().unwrap_or("");
     let mut notes = String::new();
     let (after, wrote) = match whole {
-        None => {
+        Whole::Json(adds) => {
             let mut text = old.to_string();
             let mut wrote = Vec::new();
             for add in &adds {
@@ -420,17 +556,25 @@ pub(crate) fn route(
             }
             (text, wrote)
         }
-        Some((text, true)) => match &before {
+        Whole::File(text) => match &before {
             None => (text.to_string(), vec![Wrote::File { text: text.to_string() }]),
             Some(t) if t == text => (t.clone(), Vec::new()),
             Some(_) => return Err(format!("{shown} exists and is not the policy multiedit writes; left unchanged. Or {or_else}")),
         },
-        Some((text, false)) if old.contains(text) => (old.to_string(), Vec::new()),
-        Some((text, false)) => {
+        Whole::Block(text) if old.contains(&text) => (old.to_string(), Vec::new()),
+        Whole::Block(text) => {
             let sep = if old.is_empty() || old.ends_with("\n\n") { "" } else if old.ends_with('\n') { "\n" } else { "\n\n" };
             let crlf = old.contains("\r\n");
-            (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text.to_string(), crlf) }])
+            (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text, crlf) }])
         }
+        Whole::Toml(table, key, value) => match add_toml(old, &table, key, value).map_err(|why| format!("{shown} {why}; left unchanged. Or {or_else}"))? {
+            Added::Changed(new, w) => (new, vec![w]),
+            Added::Already => (old.to_string(), Vec::new()),
+            Added::Left(why) => {
+                notes.push_str(&format!("  {why}; left as it is\n"));
+                (old.to_string(), Vec::new())
+            }
+        },
     };
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && wrote.is_empty()) {
         // Nothing to write: all there already, or a setting of the user's stands in the way.
@@ -518,14 +662,51 @@ pub(crate) fn undo(
     dry_run: bool,
 ) -> Result<String, String> {
     let name = agent.name();
-    let path = match target(agent, scope, project, agents_md || agent == Agent::Codex)? {
-        Target::None(_) => {
-            return Ok(format!(
-                "{name}: nothing to undo (setup writes no switch for it here)\n"
-            ))
+    let paths: Vec<PathBuf> = targets(agent, scope, project, agents_md, "", true)?
+        .into_iter()
+        .filter_map(|t| match t {
+            Target::None(_) => None,
+            Target::Json { path, .. }
+            | Target::File { path, .. }
+            | Target::Block { path, .. }
+            | Target::Toml { path, .. } => Some(path),
+        })
+        .collect();
+    if paths.is_empty() {
+        return Ok(format!(
+            "{name}: nothing to undo (setup writes no switch for it here)\n"
+        ));
+    }
+    let mut said = String::new();
+    let mut nothing = Vec::new();
+    for path in paths {
+        match undo_one(agent, scope, project, path, dry_run) {
+            Ok(Ok(one)) => said.push_str(&one),
+            Ok(Err(none)) => nothing.push(none),
+            Err(why) => {
+                crate::process::out(&said);
+                return Err(why);
+            }
         }
-        Target::Json { path, .. } | Target::File { path, .. } | Target::Block { path, .. } => path,
-    };
+    }
+    if said.is_empty() {
+        if let Some(first) = nothing.first() {
+            said = first.clone();
+        }
+    }
+    Ok(said)
+}
+
+/// Takes back what `route` wrote in `path`: `Ok(Ok(said))`, or `Ok(Err(said))` when there was no
+/// record of it.
+fn undo_one(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    path: PathBuf,
+    dry_run: bool,
+) -> Result<Result<String, String>, String> {
+    let name = agent.name();
     // Nothing is read, written or removed through a link that leads out of the project (`load`).
     if scope == Scope::Project {
         inside_project(&path, project, "take back what setup wrote there by hand")?;
@@ -534,10 +715,10 @@ pub(crate) fn undo(
     let real = crate::paths::real_path(&path).unwrap_or(path.clone());
     let (records_at, mut records) = read_records()?;
     let Some(i) = records.routes.iter().position(|r| r.file == real) else {
-        return Ok(format!(
+        return Ok(Err(format!(
             "{name}: nothing to undo in {}: setup did not route its edits there\n",
             real.display()
-        ));
+        )));
     };
     let record = records.routes[i].clone();
     let shown = real.display().to_string();
@@ -554,7 +735,7 @@ pub(crate) fn undo(
             records.routes.remove(i);
             write_records(&records_at, &records)?;
         }
-        return Ok(format!("{name}: {shown} is gone; nothing to undo\n"));
+        return Ok(Ok(format!("{name}: {shown} is gone; nothing to undo\n")));
     };
     // As setup left it: the bytes from before, exactly.
     let unchanged = sha256(&current) == record.after_sha256;
@@ -629,7 +810,7 @@ pub(crate) fn undo(
         records.routes.remove(i);
         write_records(&records_at, &records)?;
     }
-    Ok(said)
+    Ok(Ok(said))
 }
 
 /// `text` without what `w` added, where it is still as setup wrote it; and what was left, and why.
@@ -643,7 +824,7 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
                 match remove_json(&text, &keys, Some(item)) {
                     Some(new) => text = new,
                     None => left.push(format!(
-                        "{item:?} is no longer in {} as setup wrote it (changed or removed): nothing taken back for it",
+                        "{item} is no longer in {} as setup wrote it (changed or removed): nothing taken back for it",
                         keys.join(".")
                     )),
                 }
@@ -691,6 +872,32 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
             }
             None => left.push("the block setup added to it was changed: left as it is".into()),
         },
+        Wrote::Toml { table, key, value } => {
+            let dotted = format!("{}.{key}", table.join("."));
+            match text.parse::<toml_edit::DocumentMut>() {
+                Ok(mut doc) => {
+                    let mut at = Some(doc.as_item_mut());
+                    for k in table {
+                        at = at.and_then(|i| i.get_mut(k.as_str()));
+                    }
+                    match at.and_then(|t| t.as_table_like_mut()) {
+                        Some(t) => match t.get(key).map(|v| v.as_str().map(str::to_string)) {
+                            Some(Some(v)) if v == *value => {
+                                t.remove(key);
+                                text = doc.to_string();
+                            }
+                            Some(now) => left.push(format!(
+                                "{dotted} is now {}, not the {value:?} setup wrote: left as it is",
+                                now.map(|v| format!("{v:?}")).unwrap_or_else(|| "another value".into())
+                            )),
+                            None => {}
+                        },
+                        None => {}
+                    }
+                }
+                Err(_) => left.push(format!("the file is no longer valid TOML: {dotted} left as it is")),
+            }
+        }
     }
     (text, left)
 }
@@ -730,13 +937,56 @@ enum Added {
     Left(String),
 }
 
+/// The TOML text `text` with `key = value` set in the table at `table`, which must be there (setup
+/// wrote it); a value of the user's there stays.
+fn add_toml(text: &str, table: &[&str], key: &str, value: &str) -> Result<Added, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        format!("is not valid TOML ({})", e.to_string().trim().replace('\n', " "))
+    })?;
+    let dotted = format!("{}.{key}", table.join("."));
+    let mut at = Some(doc.as_item_mut());
+    for k in table {
+        at = at.and_then(|i| i.get_mut(k));
+    }
+    let Some(t) = at.and_then(|t| t.as_table_like_mut()) else {
+        return Ok(Added::Left(format!(
+            "{} is not there yet (setup writes it first), so {dotted} was not set",
+            table.join(".")
+        )));
+    };
+    match t.get(key) {
+        Some(v) if v.as_str() == Some(value) => return Ok(Added::Already),
+        Some(v) => {
+            return Ok(Added::Left(format!(
+                "{dotted} is already set to {} (setup would set {value:?})",
+                v.as_value().map(|v| v.to_string().trim().to_string()).unwrap_or_default()
+            )))
+        }
+        None => {}
+    }
+    t.insert(key, toml_edit::value(value));
+    let mut new = doc.to_string();
+    let crlf = text.contains("\r\n") && text.matches('\n').count() == text.matches("\r\n").count();
+    if crlf {
+        new = new.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    Ok(Added::Changed(
+        new,
+        Wrote::Toml {
+            table: table.iter().map(|k| k.to_string()).collect(),
+            key: key.to_string(),
+            value: value.to_string(),
+        },
+    ))
+}
+
 /// The JSON text `text` (empty: a new file) with `add` made.
 fn add_json(text: &str, add: &Add) -> Result<Added, String> {
     let (path, leaf) = match add {
-        Add::List { path, items } => (*path, Value::from(items.clone())),
+        Add::List { path, items } => (*path, Value::Array(items.clone())),
         Add::Member { path, value } => (*path, Value::from(*value)),
     };
-    let wrote = |made: Option<usize>, items: Vec<String>| {
+    let wrote = |made: Option<usize>, items: Vec<Value>| {
         let made = made.map(|n| path[..=n].iter().map(|k| k.to_string()).collect());
         let path = path.iter().map(|k| k.to_string()).collect();
         match add {
@@ -756,7 +1006,7 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
             .fold(leaf.clone(), |v, k| json!({ *k: v }))
     };
     let all_items = || match add {
-        Add::List { items, .. } => items.iter().map(|s| s.to_string()).collect(),
+        Add::List { items, .. } => items.clone(),
         Add::Member { .. } => Vec::new(),
     };
     if text.trim().is_empty() {
@@ -805,11 +1055,8 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                     .iter()
                     .filter_map(|e| serde_json::from_str(e.get()).ok())
                     .collect();
-                let missing: Vec<&str> = items
-                    .iter()
-                    .copied()
-                    .filter(|i| !present.contains(&Value::from(*i)))
-                    .collect();
+                let missing: Vec<&Value> =
+                    items.iter().filter(|i| !present.contains(i)).collect();
                 if missing.is_empty() {
                     return Ok(Added::Already);
                 }
@@ -817,7 +1064,7 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                 checked(
                     text,
                     new,
-                    wrote(None, missing.iter().map(|s| s.to_string()).collect()),
+                    wrote(None, missing.iter().map(|v| (*v).clone()).collect()),
                 )
             }
         };
@@ -838,10 +1085,10 @@ fn checked(old: &str, new: String, wrote: Wrote) -> Result<Added, String> {
 }
 
 /// `items` appended to the array whose text is `array` (a slice of `whole`).
-fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&str]) -> String {
+fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&Value]) -> String {
     let crlf = whole.contains("\r\n");
     let start = offset_in(whole, array);
-    let quoted: Vec<String> = items.iter().map(|i| Value::from(*i).to_string()).collect();
+    let quoted: Vec<String> = items.iter().map(|i| i.to_string()).collect();
     match elements.last() {
         None => {
             let end = start + array.len();
@@ -878,7 +1125,7 @@ fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&s
 /// `None` when it is not there. The text between the previous entry and the removed one goes with
 /// it (or, for the first, the text up to the next), which undoes what `insert_member` and
 /// `insert_elements` add.
-fn remove_json(text: &str, keys: &[&str], item: Option<&str>) -> Option<String> {
+fn remove_json(text: &str, keys: &[&str], item: Option<&Value>) -> Option<String> {
     let mut object = text.trim();
     for (depth, key) in keys.iter().enumerate() {
         let members: Members = serde_json::from_str(object).ok()?;
@@ -907,7 +1154,7 @@ fn remove_json(text: &str, keys: &[&str], item: Option<&str>) -> Option<String> 
         let elements: Vec<&RawValue> = serde_json::from_str(raw).ok()?;
         let j = elements
             .iter()
-            .position(|e| serde_json::from_str::<Value>(e.get()).ok() == Some(Value::from(item)))?;
+            .position(|e| serde_json::from_str::<Value>(e.get()).ok().as_ref() == Some(item))?;
         let spans: Vec<(usize, usize)> = elements
             .iter()
             .map(|e| {
@@ -1078,10 +1325,12 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
             })
         }
         Agent::Cursor | Agent::Vscode => {
-            Err(match target(agent, Scope::Project, project, false)? {
-                Target::None(why) => why,
-                _ => String::new(),
-            })
+            Err(
+                match targets(agent, Scope::Project, project, false, "", false)?.pop() {
+                    Some(Target::None(why)) => why,
+                    _ => String::new(),
+                },
+            )
         }
     }
 }
@@ -1093,7 +1342,7 @@ mod tests {
     fn list(path: &'static [&'static str], items: &[&'static str]) -> Add {
         Add::List {
             path,
-            items: items.to_vec(),
+            items: items.iter().map(|i| json!(i)).collect(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
 
-use super::agents::{this_binary, Agent, Format, Scope, AGENTS};
+use super::agents::{command, Agent, Format, Scope, AGENTS};
 use super::config_file::{line_diff, load, merge_json, merge_toml, writable, write_atomic};
 use super::{err, out};
 
@@ -61,13 +61,17 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             .filter(|a| args.agents.iter().any(|t| t == a.name()))
             .collect()
     };
-    let exe = match this_binary() {
-        Ok(e) => e,
+    // The command the files run: multiedit as PATH finds it, or this binary's absolute path (said why).
+    let (exe, note) = match command() {
+        Ok(c) => c,
         Err(e) => {
             err(&format!("multiedit setup: {e}\n"));
             return ExitCode::from(2);
         }
     };
+    if let (Some(note), false) = (note, args.undo_route_edits) {
+        out(&format!("Note: {note}\n"));
+    }
     let project = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -94,8 +98,14 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
                     if !args.route_edits {
                         return Ok(said);
                     }
-                    match super::route::route(agent, scope, &project, args.agents_md, args.dry_run)
-                    {
+                    match super::route::route(
+                        agent,
+                        scope,
+                        &project,
+                        args.agents_md,
+                        &exe,
+                        args.dry_run,
+                    ) {
                         Ok(routed) => Ok(format!("{said}{routed}")),
                         Err(why) => {
                             out(&said);
