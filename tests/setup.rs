@@ -868,6 +868,18 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
         json_at(&claude_local)["permissions"]["allow"],
         json!(["Bash(ls)"])
     );
+    // Where Edit ran without asking, multiedit's edits do too: a hook that reads Claude Code's mode.
+    assert_eq!(
+        json_at(&claude_local)["hooks"],
+        json!({"PreToolUse": [{"matcher": "mcp__multiedit__.*", "hooks": [{"type": "command", "command": format!("{} hook claude-code", bin().display())}]}]})
+    );
+    // Codex runs multiedit's tools without asking (`codex exec` never asks); multiedit mcp refuses to
+    // write in its read-only sandbox.
+    let codex = fs::read_to_string(e.home.join(".codex/config.toml")).unwrap();
+    assert!(
+        codex.ends_with("args = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\n"),
+        "{codex}"
+    );
     assert!(
         !e.project.join(".claude/settings.json").exists(),
         "the team's file is not touched"
@@ -903,7 +915,7 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
         out(&o)
             .matches("edits already routed through multiedit")
             .count(),
-        3,
+        4,
         "{}",
         out(&o)
     );
@@ -918,7 +930,7 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
         out(&o)
             .matches("(as it was before setup, byte for byte)")
             .count(),
-        3,
+        4,
         "{}",
         out(&o)
     );
@@ -1579,8 +1591,13 @@ fn setup_never_writes_through_project_files_that_link_outside() {
     std::os::unix::fs::symlink(&claude_json, &mcp).unwrap();
     std::os::unix::fs::symlink(&opencode_user, &opencode).unwrap();
     std::os::unix::fs::symlink("../home/.bashrc", &agents_md).unwrap();
-    // Codex CLI's own file is the user's: connected first, so that only AGENTS.md is left.
+    // Codex CLI's own file is the user's: connected and routed first (its server's approval), so that
+    // only AGENTS.md is left.
     assert_eq!(e.run(&["setup", "codex"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "codex", "--route-edits"]).status.code(),
+        Some(0)
+    );
     let before = e.everything();
     for dry in [true, false] {
         let mut args = vec![
@@ -1628,12 +1645,15 @@ fn setup_never_writes_through_project_files_that_link_outside() {
                 ),
             )
         );
+        let codex = e.home.join(".codex/config.toml");
         assert_eq!(
             out(&o),
             format!(
-                "codex: {} already runs {} mcp (Codex CLI reads only this user file)\n",
-                e.home.join(".codex/config.toml").display(),
-                bin().display()
+                "codex: {} already runs {} mcp (Codex CLI reads only this user file)\n\
+                 codex: edits already routed through multiedit in {}\n",
+                codex.display(),
+                bin().display(),
+                codex.display(),
             )
         );
         assert_eq!(e.everything(), before, "nothing anywhere changed");

@@ -481,7 +481,7 @@ fn unsplice(text: &str, splices: &[Splice]) -> Option<String> {
 }
 
 /// Turns the agent's edits to multiedit: writes its switches (or says there is none). `Ok` says what
-/// was done; `Err` what was left and why (what was done before it is printed).
+/// was done; `Err` what was done before a switch was left, and what was left and why.
 pub(crate) fn route(
     agent: Agent,
     scope: Scope,
@@ -489,8 +489,9 @@ pub(crate) fn route(
     agents_md: bool,
     command: &str,
     dry_run: bool,
-) -> Result<String, String> {
-    let all = targets(agent, scope, project, agents_md, command, false)?;
+) -> Result<String, (String, String)> {
+    let all = targets(agent, scope, project, agents_md, command, false)
+        .map_err(|why| (String::new(), why))?;
     let only_none = all.iter().all(|t| matches!(t, Target::None(_)));
     let mut said = String::new();
     for t in all {
@@ -501,10 +502,7 @@ pub(crate) fn route(
             Target::None(why) => said.push_str(&format!("{}: {why}\n", agent.name())),
             t => match route_one(agent, t, scope, project, dry_run) {
                 Ok(one) => said.push_str(&one),
-                Err(why) => {
-                    crate::process::out(&said);
-                    return Err(why);
-                }
+                Err(why) => return Err((said, why)),
             },
         }
     }
@@ -535,7 +533,8 @@ fn route_one(
     };
     let or_else = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
     // A project's file must stay inside the project (`--project` targets are all the project's).
-    let inside = (scope == Scope::Project).then_some(project);
+    // (Codex's user file, where it reads no project file, is the user's own.)
+    let inside = (scope == Scope::Project && path.starts_with(project)).then_some(project);
     let (path, before) = load(&path, inside, or_else)?;
     let shown = path.display().to_string();
     let old = before.as_deref().unwrap_or("");
@@ -660,9 +659,10 @@ pub(crate) fn undo(
     project: &Path,
     agents_md: bool,
     dry_run: bool,
-) -> Result<String, String> {
+) -> Result<String, (String, String)> {
     let name = agent.name();
-    let paths: Vec<PathBuf> = targets(agent, scope, project, agents_md, "", true)?
+    let paths: Vec<PathBuf> = targets(agent, scope, project, agents_md, "", true)
+        .map_err(|why| (String::new(), why))?
         .into_iter()
         .filter_map(|t| match t {
             Target::None(_) => None,
@@ -683,10 +683,7 @@ pub(crate) fn undo(
         match undo_one(agent, scope, project, path, dry_run) {
             Ok(Ok(one)) => said.push_str(&one),
             Ok(Err(none)) => nothing.push(none),
-            Err(why) => {
-                crate::process::out(&said);
-                return Err(why);
-            }
+            Err(why) => return Err((said, why)),
         }
     }
     if said.is_empty() {
@@ -708,7 +705,7 @@ fn undo_one(
 ) -> Result<Result<String, String>, String> {
     let name = agent.name();
     // Nothing is read, written or removed through a link that leads out of the project (`load`).
-    if scope == Scope::Project {
+    if scope == Scope::Project && path.starts_with(project) {
         inside_project(&path, project, "take back what setup wrote there by hand")?;
     }
     // Resolved as `load` resolved it when the record was made.

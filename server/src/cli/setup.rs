@@ -69,9 +69,7 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let (Some(note), false) = (note, args.undo_route_edits) {
-        out(&format!("Note: {note}\n"));
-    }
+    let mut wrote = false;
     let project = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -91,7 +89,12 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
     let mut refused = false;
     for agent in agents {
         let done = if args.undo_route_edits {
-            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run)
+            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run).map_err(
+                |(done, why)| {
+                    out(&done);
+                    why
+                },
+            )
         } else {
             setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(
                 |said| {
@@ -107,8 +110,8 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
                         args.dry_run,
                     ) {
                         Ok(routed) => Ok(format!("{said}{routed}")),
-                        Err(why) => {
-                            out(&said);
+                        Err((done, why)) => {
+                            out(&format!("{said}{done}"));
                             Err(why)
                         }
                     }
@@ -116,12 +119,21 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             )
         };
         match done {
-            Ok(said) => out(&said),
+            Ok(said) => {
+                wrote |= said.contains(": created ")
+                    || said.contains(": updated ")
+                    || said.contains(": would have ");
+                out(&said)
+            }
             Err(why) => {
                 refused = true;
                 err(&format!("{}: {why}\n", agent.name()));
             }
         }
+    }
+    // Said once, after what was written, when a file now names this binary by its absolute path.
+    if let (Some(note), true, false) = (note, wrote, args.undo_route_edits) {
+        err(&format!("multiedit setup: note: {note}\n"));
     }
     if refused {
         ExitCode::from(1)
