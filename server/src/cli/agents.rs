@@ -219,7 +219,9 @@ pub(crate) fn command() -> Result<(String, Option<String>), String> {
             .find(|c| c.is_file())
     });
     let why = match found {
-        Some(found) if std::fs::canonicalize(&found).is_ok_and(|f| f.as_os_str() == exe.as_str()) => {
+        Some(found)
+            if std::fs::canonicalize(&found).is_ok_and(|f| f.as_os_str() == exe.as_str()) =>
+        {
             return Ok((SERVER_NAME.to_string(), None))
         }
         Some(found) => format!(

@@ -121,11 +121,21 @@ mod tests {
             );
         }
         for mode in ["default", "plan", "dontAsk", "auto"] {
-            assert_eq!(decide(&call("mcp__multiedit__multiedit_write", mode), none), None, "{mode}");
+            assert_eq!(
+                decide(&call("mcp__multiedit__multiedit_write", mode), none),
+                None,
+                "{mode}"
+            );
         }
         assert!(decide(&call("mcp__multiedit__multiedit_read", "plan"), none).is_some());
-        assert_eq!(decide(&call("mcp__other__multiedit", "acceptEdits"), none), None);
-        assert_eq!(decide(&json!({"permission_mode": "acceptEdits"}), none), None);
+        assert_eq!(
+            decide(&call("mcp__other__multiedit", "acceptEdits"), none),
+            None
+        );
+        assert_eq!(
+            decide(&json!({"permission_mode": "acceptEdits"}), none),
+            None
+        );
     }
 
     #[test]
@@ -136,7 +146,11 @@ mod tests {
         std::fs::write(&settings, r#"{"permissions": {"allow": ["Edit(src/**)"]}}"#).unwrap();
         let call = call("mcp__multiedit__multiedit_patch", "default");
         assert_eq!(decide(&call, Some(dir.path())), None);
-        std::fs::write(&settings, r#"{"permissions": {"allow": ["Bash(ls)", "Edit"]}}"#).unwrap();
+        std::fs::write(
+            &settings,
+            r#"{"permissions": {"allow": ["Bash(ls)", "Edit"]}}"#,
+        )
+        .unwrap();
         assert_eq!(
             decide(&call, Some(dir.path())),
             Some(format!(

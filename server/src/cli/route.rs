@@ -101,7 +101,12 @@ pub(crate) enum Target {
     /// A block appended to a Markdown file (or an ignore file).
     Block { path: PathBuf, text: String },
     /// A key set in a TOML table that must be there already (`table`: its keys from the top).
-    Toml { path: PathBuf, table: Vec<&'static str>, key: &'static str, value: &'static str },
+    Toml {
+        path: PathBuf,
+        table: Vec<&'static str>,
+        key: &'static str,
+        value: &'static str,
+    },
     /// No switch: why, and what the user may do.
     None(String),
 }
@@ -529,7 +534,12 @@ fn route_one(
         Target::Json { path, adds } => (path, Whole::Json(adds)),
         Target::File { path, text } => (path, Whole::File(text)),
         Target::Block { path, text } => (path, Whole::Block(text)),
-        Target::Toml { path, table, key, value } => (path, Whole::Toml(table, key, value)),
+        Target::Toml {
+            path,
+            table,
+            key,
+            value,
+        } => (path, Whole::Toml(table, key, value)),
     };
     let or_else = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
     // A project's file must stay inside the project (`--project` targets are all the project's).
@@ -885,14 +895,17 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
                             }
                             Some(now) => left.push(format!(
                                 "{dotted} is now {}, not the {value:?} setup wrote: left as it is",
-                                now.map(|v| format!("{v:?}")).unwrap_or_else(|| "another value".into())
+                                now.map(|v| format!("{v:?}"))
+                                    .unwrap_or_else(|| "another value".into())
                             )),
                             None => {}
                         },
                         None => {}
                     }
                 }
-                Err(_) => left.push(format!("the file is no longer valid TOML: {dotted} left as it is")),
+                Err(_) => left.push(format!(
+                    "the file is no longer valid TOML: {dotted} left as it is"
+                )),
             }
         }
     }
@@ -938,7 +951,10 @@ enum Added {
 /// wrote it); a value of the user's there stays.
 fn add_toml(text: &str, table: &[&str], key: &str, value: &str) -> Result<Added, String> {
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        format!("is not valid TOML ({})", e.to_string().trim().replace('\n', " "))
+        format!(
+            "is not valid TOML ({})",
+            e.to_string().trim().replace('\n', " ")
+        )
     })?;
     let dotted = format!("{}.{key}", table.join("."));
     let mut at = Some(doc.as_item_mut());
@@ -956,7 +972,9 @@ fn add_toml(text: &str, table: &[&str], key: &str, value: &str) -> Result<Added,
         Some(v) => {
             return Ok(Added::Left(format!(
                 "{dotted} is already set to {} (setup would set {value:?})",
-                v.as_value().map(|v| v.to_string().trim().to_string()).unwrap_or_default()
+                v.as_value()
+                    .map(|v| v.to_string().trim().to_string())
+                    .unwrap_or_default()
             )))
         }
         None => {}
@@ -1052,8 +1070,7 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                     .iter()
                     .filter_map(|e| serde_json::from_str(e.get()).ok())
                     .collect();
-                let missing: Vec<&Value> =
-                    items.iter().filter(|i| !present.contains(i)).collect();
+                let missing: Vec<&Value> = items.iter().filter(|i| !present.contains(i)).collect();
                 if missing.is_empty() {
                     return Ok(Added::Already);
                 }
@@ -1321,14 +1338,12 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
                 None => "Codex CLI has no switch for apply_patch: its edits go around multiedit (--agents-md asks it in AGENTS.md)".into(),
             })
         }
-        Agent::Cursor | Agent::Vscode => {
-            Err(
-                match targets(agent, Scope::Project, project, false, "", false)?.pop() {
-                    Some(Target::None(why)) => why,
-                    _ => String::new(),
-                },
-            )
-        }
+        Agent::Cursor | Agent::Vscode => Err(
+            match targets(agent, Scope::Project, project, false, "", false)?.pop() {
+                Some(Target::None(why)) => why,
+                _ => String::new(),
+            },
+        ),
     }
 }
 
