@@ -438,7 +438,18 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
     );
     let o = e.run(&["doctor"]);
     let said = out(&o);
-    assert_eq!(o.status.code(), Some(0), "{said}");
+    // Claude Code has not been told it may run the project's server: what `claude mcp list` says.
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "  claude-code: approval pending: Claude Code runs a server of {} only once you approved it, and it was not \
+             approved (`claude mcp list` says \"Pending approval\"). Fix: start claude in this folder and approve \
+             multiedit, or run `multiedit setup claude-code --route-edits`, which approves it in \
+             .claude/settings.local.json.\n",
+            e.project.join(".mcp.json").display()
+        )),
+        "{said}"
+    );
     assert!(
         said.contains(&format!(
             "(multiedit lsp pid {}): {}",
@@ -471,7 +482,7 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
         )),
         "{said}"
     );
-    assert!(said.contains("No problem found."), "{said}");
+    assert!(said.contains("\n1 problem found.\n"), "{said}");
     assert!(ed.shutdown().success());
 }
 
@@ -1456,6 +1467,12 @@ fn doctor_says_whose_edits_go_through_multiedit() {
             .code(),
         Some(0)
     );
+    // Gemini CLI runs the project's servers once the folder is trusted (setup leaves that to the user).
+    fs::write(
+        e.home.join(".gemini/trustedFolders.json"),
+        json!({e.project.display().to_string(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
     let o = e.run(&["doctor"]);
     let said = out(&o);
     assert_eq!(o.status.code(), Some(0), "{said}");

@@ -4,6 +4,7 @@
 //! newcomer reads. Usage errors exit 2, like `apply`'s I/O errors; their first line names the bad
 //! argument.
 
+mod agent_state;
 mod agents;
 mod apply;
 mod config_file;

@@ -262,6 +262,10 @@ struct Record {
     /// The splices that turn the file as setup left it back into what it was, last one first.
     undo: Vec<Splice>,
     wrote: Vec<Wrote>,
+    /// Claude Code: the command the project's `.mcp.json` ran when setup approved its multiedit server
+    /// here (`enabledMcpjsonServers`); the approval is for that command only (`doctor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approved: Option<String>,
 }
 
 /// Bytes `at..at+len` of the later text were `text` before.
@@ -610,6 +614,11 @@ fn route_one(
     }
     let (records_at, mut records) = read_records()?;
     let folders = missing_folders(&path);
+    let approved = wrote
+        .iter()
+        .any(|w| matches!(w, Wrote::List { path, .. } if path == &["enabledMcpjsonServers"]))
+        .then(|| mcp_json_command(project))
+        .flatten();
     write_atomic(&path, &after)
         .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let splice = splice_back(old, &after);
@@ -626,6 +635,9 @@ fn route_one(
             }
             r.after_sha256 = sha256(&after);
             r.wrote.extend(wrote);
+            if approved.is_some() {
+                r.approved = approved;
+            }
         }
         None => records.routes.push(Record {
             agent: name.to_string(),
@@ -639,6 +651,7 @@ fn route_one(
                 vec![splice]
             },
             wrote,
+            approved,
         }),
     }
     write_records(&records_at, &records)
@@ -647,6 +660,21 @@ fn route_one(
         "{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}",
         line_diff(old, &after)
     ))
+}
+
+/// The command the project's `.mcp.json` runs for multiedit, as `program arg...`.
+pub(crate) fn mcp_json_command(project: &Path) -> Option<String> {
+    let text = crate::disk::read_text_capped(&project.join(".mcp.json")).ok()?;
+    let entry = value_at(&text, &["mcpServers", SERVER_NAME])?;
+    let (program, args) = super::agents::entry_command(Agent::ClaudeCode, &entry)?;
+    Some(std::iter::once(program).chain(args).collect::<Vec<_>>().join(" "))
+}
+
+/// The command setup approved in Claude Code's `file` (`Record::approved`), if it did.
+pub(crate) fn approved_command(file: &Path) -> Option<String> {
+    let real = crate::paths::real_path(file).unwrap_or_else(|_| file.to_path_buf());
+    let (_, records) = read_records().ok()?;
+    records.routes.into_iter().find(|r| r.file == real)?.approved
 }
 
 /// The folders above `path` that do not exist yet, the outermost first.
@@ -1196,9 +1224,19 @@ fn cut(text: &str, container: &str, spans: &[(usize, usize)], i: usize) -> Strin
     format!("{}{}", &text[..from], &text[to..])
 }
 
-/// Whether an agent's edits go through multiedit, as `doctor` tells it: `Some(where)` when its
-/// built-in editing is off (and where), else `None`; `Err` for an agent with no switch (why).
-pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, String> {
+/// Whether an agent's edits go through multiedit, as `doctor` tells it.
+pub(crate) enum Routed {
+    /// Its built-in editing is off: where.
+    Yes(String),
+    /// Off for some of it only: what is still on, and where.
+    Partly(String),
+    /// On: why, when a file of the user's turns it on again (`None`: nothing turns it off).
+    No(Option<String>),
+}
+
+/// Whether an agent's edits go through multiedit, reading every file the agent reads, in the order it
+/// gives them precedence; `Err` for an agent with no switch (why).
+pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Routed, String> {
     match agent {
         Agent::ClaudeCode => {
             let files = [
@@ -1206,125 +1244,101 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
                 project.join(".claude/settings.json"),
                 home()?.join(".claude/settings.json"),
             ];
-            let mut denied: Vec<(String, PathBuf)> = Vec::new();
+            // Per tool: where it is denied outright, else a rule that denies it for some paths only.
+            let mut whole: Vec<(&str, PathBuf)> = Vec::new();
+            let mut some: Vec<(&str, String, PathBuf)> = Vec::new();
             for f in &files {
-                if let Some(Value::Array(list)) = crate::disk::read_text_capped(f)
+                let Some(Value::Array(list)) = crate::disk::read_text_capped(f)
                     .ok()
                     .and_then(|t| value_at(&t, &["permissions", "deny"]))
-                {
-                    for tool in CLAUDE_DENIED {
-                        if list.contains(&Value::from(tool))
-                            && !denied.iter().any(|(t, _)| t == tool)
+                else {
+                    continue;
+                };
+                for tool in CLAUDE_DENIED {
+                    for rule in list.iter().filter_map(Value::as_str) {
+                        let everywhere = rule == tool
+                            || rule == format!("{tool}(*)")
+                            || rule == format!("{tool}(**)");
+                        if everywhere && !whole.iter().any(|(t, _)| *t == tool) {
+                            whole.push((tool, f.clone()));
+                        } else if rule.starts_with(&format!("{tool}("))
+                            && !some.iter().any(|(t, ..)| *t == tool)
                         {
-                            denied.push((tool.to_string(), f.clone()));
+                            some.push((tool, rule.to_string(), f.clone()));
                         }
                     }
                 }
             }
+            let wheres: Vec<String> = whole
+                .iter()
+                .map(|(t, f)| format!("{t} in {}", f.display()))
+                .collect();
             let missing: Vec<&str> = CLAUDE_DENIED
                 .iter()
                 .copied()
-                .filter(|t| !denied.iter().any(|(d, _)| d == t))
+                .filter(|t| !whole.iter().any(|(d, _)| d == t))
                 .collect();
             if missing.is_empty() {
-                let wheres: Vec<String> = denied
-                    .iter()
-                    .map(|(t, f)| format!("{t} in {}", f.display()))
-                    .collect();
-                Ok(Some(format!(
+                return Ok(Routed::Yes(format!(
                     "Edit and Write denied ({})",
                     wheres.join(", ")
-                )))
-            } else {
-                Ok(None)
+                )));
             }
+            if whole.is_empty() && some.is_empty() {
+                return Ok(Routed::No(None));
+            }
+            let on: Vec<String> = missing
+                .iter()
+                .map(|t| match some.iter().find(|(s, ..)| s == t) {
+                    Some((_, rule, f)) => format!(
+                        "{t} is denied only where {rule} in {} reaches, and writes everywhere else",
+                        f.display()
+                    ),
+                    None => format!("{t} is not denied"),
+                })
+                .collect();
+            let denied = if wheres.is_empty() {
+                String::new()
+            } else {
+                format!("{} denied; ", wheres.join(", "))
+            };
+            Ok(Routed::Partly(format!("{denied}{}", on.join("; "))))
         }
         Agent::Opencode => {
+            // In each folder its opencode.jsonc wins over its opencode.json; the project's over the
+            // user's.
+            let mut files = Vec::new();
             for scope in [Scope::Project, Scope::User] {
                 let (f, _) = agent.config_path(scope, project)?;
-                if let Some(v) = crate::disk::read_text_capped(&f)
-                    .ok()
-                    .and_then(|t| value_at(&t, &["permission", "edit"]))
-                {
-                    // The nearest file that sets it decides.
-                    return Ok((v == "deny")
-                        .then(|| format!("permission.edit is \"deny\" in {}", f.display())));
-                }
+                files.push(f.with_extension("jsonc"));
+                files.push(f);
             }
-            Ok(None)
-        }
-        Agent::Gemini => {
-            let dir = home()?.join(".gemini/policies");
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .collect();
-            files.sort();
-            let mut denied: Vec<String> = Vec::new();
-            let mut found = Vec::new();
             for f in &files {
-                let Some(doc) = crate::disk::read_text_capped(f)
+                let Some(v) = crate::disk::read_text_capped(f)
                     .ok()
-                    .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+                    .and_then(|t| jsonc(&t))
                 else {
                     continue;
                 };
-                let before = denied.len();
-                for rule in doc
-                    .get("rule")
-                    .and_then(|r| r.as_array_of_tables())
-                    .into_iter()
-                    .flatten()
-                {
-                    let unconditional = [
-                        "argsPattern",
-                        "commandPrefix",
-                        "commandRegex",
-                        "mcpName",
-                        "modes",
-                        "subagent",
-                    ]
-                    .iter()
-                    .all(|k| rule.get(k).is_none());
-                    if rule.get("decision").and_then(|d| d.as_str()) != Some("deny")
-                        || !unconditional
-                    {
-                        continue;
-                    }
-                    let names: Vec<&str> = match rule.get("toolName") {
-                        Some(t) => t
-                            .as_str()
-                            .map(|s| vec![s])
-                            .or_else(|| {
-                                t.as_array()
-                                    .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
-                            })
-                            .unwrap_or_default(),
-                        None => Vec::new(),
-                    };
-                    denied.extend(
-                        names
-                            .into_iter()
-                            .filter(|n| GEMINI_DENIED.contains(n))
-                            .map(str::to_string),
-                    );
-                }
-                if denied.len() > before {
-                    found.push(f.display().to_string());
+                let edit = match &v["permission"] {
+                    Value::String(all) => Some(Value::from(all.as_str())),
+                    p => p.get("edit").cloned(),
+                };
+                // The nearest file that sets it decides.
+                if let Some(edit) = edit {
+                    return Ok(if edit == "deny" {
+                        Routed::Yes(format!("permission.edit is \"deny\" in {}", f.display()))
+                    } else {
+                        Routed::No(Some(format!(
+                            "{} sets permission.edit to {edit}, and OpenCode takes it over the other files",
+                            f.display()
+                        )))
+                    });
                 }
             }
-            if GEMINI_DENIED.iter().all(|t| denied.iter().any(|d| d == t)) {
-                Ok(Some(format!(
-                    "replace and write_file denied by {}",
-                    found.join(", ")
-                )))
-            } else {
-                Ok(None)
-            }
+            Ok(Routed::No(None))
         }
+        Agent::Gemini => gemini_routed(),
         Agent::Codex => {
             let asked = [project.join("AGENTS.md"), codex_home()?.join("AGENTS.md")]
                 .into_iter()
@@ -1345,6 +1359,169 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
             },
         ),
     }
+}
+
+/// Gemini CLI's user policies (`~/.gemini/policies/*.toml`): for replace and write_file, the rule of
+/// the highest priority that holds in every mode decides, as its policy engine decides.
+fn gemini_routed() -> Result<Routed, String> {
+    let dir = home()?.join(".gemini/policies");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    // Per tool: the priority, decision and file of the strongest rule.
+    let mut strongest: Vec<(&str, f64, String, PathBuf)> = Vec::new();
+    for f in &files {
+        let Some(doc) = crate::disk::read_text_capped(f)
+            .ok()
+            .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+        else {
+            continue;
+        };
+        let rules = doc.get("rule").and_then(|r| r.as_array_of_tables());
+        for rule in rules.into_iter().flatten() {
+            let conditions = [
+                "argsPattern",
+                "commandPrefix",
+                "commandRegex",
+                "mcpName",
+                "modes",
+                "subagent",
+                "interactive",
+            ];
+            let Some(decision) = rule.get("decision").and_then(|d| d.as_str()) else {
+                continue;
+            };
+            if conditions.iter().any(|k| rule.get(k).is_some()) {
+                continue;
+            }
+            let priority = rule
+                .get("priority")
+                .and_then(|p| p.as_integer().map(|i| i as f64).or_else(|| p.as_float()))
+                .unwrap_or(0.0);
+            let names: Vec<&str> = match rule.get("toolName") {
+                Some(t) => t
+                    .as_str()
+                    .map(|s| vec![s])
+                    .or_else(|| {
+                        t.as_array()
+                            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                    })
+                    .unwrap_or_default(),
+                None => vec!["*"],
+            };
+            for tool in GEMINI_DENIED {
+                if !names.iter().any(|n| *n == tool || *n == "*") {
+                    continue;
+                }
+                let this = (tool, priority, decision.to_string(), f.clone());
+                match strongest.iter_mut().find(|(t, ..)| *t == tool) {
+                    Some(s) if s.1 >= priority => {}
+                    Some(s) => *s = this,
+                    None => strongest.push(this),
+                }
+            }
+        }
+    }
+    let denied: Vec<&(&str, f64, String, PathBuf)> =
+        strongest.iter().filter(|s| s.2 == "deny").collect();
+    if denied.len() == GEMINI_DENIED.len() {
+        let mut found: Vec<String> = denied.iter().map(|s| s.3.display().to_string()).collect();
+        found.dedup();
+        return Ok(Routed::Yes(format!(
+            "replace and write_file denied by {}",
+            found.join(", ")
+        )));
+    }
+    let winners: Vec<String> = strongest
+        .iter()
+        .filter(|s| s.2 != "deny")
+        .map(|(t, p, d, f)| format!("{} gives {t} {d:?} at priority {p}", f.display()))
+        .collect();
+    if winners.is_empty() {
+        return Ok(match denied.first() {
+            None => Routed::No(None),
+            Some((t, _, _, f)) => {
+                Routed::Partly(format!("only {t} is denied (by {})", f.display()))
+            }
+        });
+    }
+    let over = if files.iter().any(|f| f.ends_with("multiedit.toml")) {
+        ", above the deny that setup wrote"
+    } else {
+        ""
+    };
+    Ok(Routed::No(Some(format!("{}{over}", winners.join("; ")))))
+}
+
+/// A JSON-with-comments text (`//` and `/* */` comments, trailing commas) as a value, as OpenCode
+/// reads its `.jsonc` files; `None` if it does not parse.
+pub(crate) fn jsonc(text: &str) -> Option<Value> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut plain: Vec<char> = Vec::with_capacity(chars.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if in_string {
+            plain.push(c);
+            if c == '\\' {
+                plain.extend(next);
+                i += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            plain.push(c);
+        } else if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i += 2;
+            plain.push(' ');
+            continue;
+        } else {
+            plain.push(c);
+        }
+        i += 1;
+    }
+    // Trailing commas: a comma outside strings whose next non-space character closes a container.
+    let mut out = String::with_capacity(plain.len());
+    let mut in_string = false;
+    let mut k = 0;
+    while k < plain.len() {
+        let c = plain[k];
+        if in_string {
+            out.push(c);
+            if c == '\\' && k + 1 < plain.len() {
+                out.push(plain[k + 1]);
+                k += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == ',' {
+            let after = plain[k + 1..].iter().find(|c| !c.is_whitespace());
+            if !matches!(after, Some('}') | Some(']')) {
+                out.push(c);
+            }
+        } else {
+            in_string = c == '"';
+            out.push(c);
+        }
+        k += 1;
+    }
+    serde_json::from_str(&out).ok()
 }
 
 #[cfg(test)]
@@ -1433,5 +1610,21 @@ mod tests {
             "{back}"
         );
         assert!(left.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod jsonc_tests {
+    use super::jsonc;
+    use serde_json::json;
+
+    #[test]
+    fn comments_and_trailing_commas_are_read_as_opencode_reads_them() {
+        assert_eq!(
+            jsonc("{\n  // mine\n  \"permission\": {\"edit\": \"allow\", /* x */},\n  \"url\": \"http://a//b\",\n}\n"),
+            Some(json!({"permission": {"edit": "allow"}, "url": "http://a//b"}))
+        );
+        assert_eq!(jsonc(r#"{"a": "\",//"}"#), Some(json!({"a": "\",//"})));
+        assert_eq!(jsonc("{"), None);
     }
 }
