@@ -2084,3 +2084,108 @@ fn a_routes_record_of_another_users_is_refused_and_nothing_is_written() {
         ),
     );
 }
+
+/// `multiedit doctor` says what each agent itself would say, and the fix: a Claude Code approval
+/// pending or given by setup for another command, a folder Gemini CLI does not trust (which `gemini
+/// mcp list` shows as Disabled), an `opencode.jsonc` that wins over the `opencode.json` setup wrote, a
+/// user's Gemini policy above setup's, and a deny list that covers Write for some paths only.
+#[test]
+fn doctor_reads_every_file_the_agents_read_and_says_what_they_would() {
+    let e = env();
+    let p = |rel: &str| e.project.join(rel).display().to_string();
+    let h = |rel: &str| e.home.join(rel).display().to_string();
+    assert_eq!(
+        e.run(&["setup", "claude-code", "gemini", "opencode", "--route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        e.run(&["setup", "gemini", "--user", "--route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let o = e.run(&["doctor"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(said.contains(&format!(
+        "  gemini: untrusted folder: Gemini CLI runs no server of {} in a folder it does not trust (`gemini mcp list` says \
+         \"Disabled\"). Fix: start gemini in this folder and trust it, or add \"{}\": \"TRUST_FOLDER\" to {}.\n",
+        p(".gemini/settings.json"),
+        e.project.display(),
+        h(".gemini/trustedFolders.json")
+    )), "{said}");
+    assert!(said.contains("\n1 problem found.\n"), "{said}");
+    // Gemini CLI itself says so.
+    if let Some(agents) = agent_bin("gemini") {
+        let o = Command::new("gemini")
+            .args(["mcp", "list"])
+            .current_dir(&e.project)
+            .env("HOME", &e.home)
+            .env("PATH", path_with(agents))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let listed = plain(&format!("{}{}", out(&o), err(&o)));
+        assert!(listed.contains("multiedit") && listed.contains("Disabled"), "{listed}");
+    }
+    fs::write(
+        e.home.join(".gemini/trustedFolders.json"),
+        json!({e.project.display().to_string(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
+
+    // Each agent's own files, read as the agent reads them.
+    fs::write(
+        e.project.join("opencode.jsonc"),
+        "// mine\n{\n  \"permission\": {\"edit\": \"allow\"},\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        e.home.join(".gemini/policies/mine.toml"),
+        "[[rule]]\ntoolName = \"replace\"\ndecision = \"allow\"\npriority = 950\n",
+    )
+    .unwrap();
+    let local = e.project.join(".claude/settings.local.json");
+    let text = fs::read_to_string(&local)
+        .unwrap()
+        .replace("\"Write\"", "\"Write(src/**)\"");
+    fs::write(&local, text).unwrap();
+    // A teammate's commit changes the command of the server setup approved.
+    let mcp = e.project.join(".mcp.json");
+    let text = fs::read_to_string(&mcp)
+        .unwrap()
+        .replace(&bin().display().to_string(), "/elsewhere/multiedit");
+    fs::write(&mcp, text).unwrap();
+    let said = out(&e.run(&["doctor"]));
+    let l = local.display().to_string();
+    for line in [
+        format!(
+            "  claude-code: approval for another command: setup approved multiedit in {l} when {} ran `{} mcp`; it now \
+             runs `/elsewhere/multiedit mcp`, and Claude Code runs that on the same approval. Fix: check the change, \
+             then run `multiedit setup claude-code --undo-route-edits` and `multiedit setup claude-code --route-edits` \
+             to approve this command.\n",
+            mcp.display(),
+            bin().display()
+        ),
+        format!(
+            "  claude-code: partly through multiedit: Edit in {l} denied; Write is denied only where Write(src/**) in \
+             {l} reaches, and writes everywhere else (`multiedit setup claude-code --route-edits` turns the rest off)\n"
+        ),
+        format!(
+            "  opencode: around multiedit: {} sets permission.edit to \"allow\", and OpenCode takes it over the other \
+             files (make it \"deny\" there, or remove it and run `multiedit setup opencode --route-edits`)\n",
+            p("opencode.jsonc")
+        ),
+        format!(
+            "  gemini: around multiedit: {} gives replace \"allow\" at priority 950, above the deny that setup wrote \
+             (lower that rule's priority below the deny's, or remove it)\n",
+            h(".gemini/policies/mine.toml")
+        ),
+    ] {
+        assert!(said.contains(&line), "{line}\n{said}");
+    }
+}
