@@ -735,11 +735,11 @@ fn opencode_edits_through_multiedit_after_route_edits() {
     timed("opencode, one run", t0);
 }
 
-/// Codex `exec` (approval policy never), routed: multiedit's tools run without asking (its server's
+/// Codex `exec` (approval policy never) in a project it trusts, routed: setup writes the project's
+/// `.codex/config.toml`, which Codex reads; multiedit's tools run without asking (its server's
 /// `default_tools_approval_mode`). With `--sandbox workspace-write`, where apply_patch lands, the edit
-/// lands through multiedit; in the default read-only sandbox, where apply_patch is rejected,
-/// multiedit refuses too (Codex tells it the sandbox with each call). apply_patch stays declared:
-/// Codex has no switch for it.
+/// lands through multiedit; in the read-only sandbox, where apply_patch is rejected, multiedit refuses
+/// too (Codex tells it the sandbox with each call). apply_patch stays declared: Codex has no switch.
 #[test]
 fn codex_exec_edits_through_multiedit_where_apply_patch_would_land() {
     let Some(agents) = agent_bin("codex") else {
@@ -788,7 +788,22 @@ fn codex_exec_edits_through_multiedit_where_apply_patch_would_land() {
          env_key = \"STANDIN_KEY\"\n\n[analytics]\nenabled = false\n",
     )
     .unwrap();
+    // A project Codex trusts: setup writes its .codex/config.toml, which Codex reads there.
+    let user = e.home.join(".codex/config.toml");
+    let mut text = fs::read_to_string(&user).unwrap();
+    text.push_str(&format!(
+        "\n[projects.{}]\ntrust_level = \"trusted\"\n",
+        json!(e.project.display().to_string())
+    ));
+    fs::write(&user, text).unwrap();
     e.multiedit(&["setup", "codex", "--route-edits"]);
+    let project = fs::read_to_string(e.project.join(".codex/config.toml")).unwrap();
+    assert!(
+        project.contains("[mcp_servers.multiedit]")
+            && project.contains("default_tools_approval_mode = \"approve\""),
+        "{project}"
+    );
+    assert!(!fs::read_to_string(&user).unwrap().contains("mcp_servers"));
 
     let (bodies, declared, said) = run(&["--sandbox", "workspace-write"]);
     assert!(e.edited(), "workspace-write: the edit landed\n{said}");
@@ -814,7 +829,7 @@ fn codex_exec_edits_through_multiedit_where_apply_patch_would_land() {
     assert!(last.contains(ON_DISK), "{last}");
 
     e.reset();
-    let (bodies, _, said) = run(&[]);
+    let (bodies, _, said) = run(&["--sandbox", "read-only"]);
     assert!(!e.edited(), "read-only: nothing was written\n{said}");
     let last = &bodies.last().unwrap().1;
     assert!(

@@ -1666,7 +1666,8 @@ fn setup_never_writes_through_project_files_that_link_outside() {
         assert_eq!(
             out(&o),
             format!(
-                "codex: {} already runs {} mcp (Codex CLI reads only this user file)\n\
+                "codex: {} already runs {} mcp (Codex CLI reads a project's .codex/config.toml only once it trusts the \
+                 project, and it does not trust this one)\n\
                  codex: edits already routed through multiedit in {}\n",
                 codex.display(),
                 bin().display(),
@@ -2095,9 +2096,15 @@ fn doctor_reads_every_file_the_agents_read_and_says_what_they_would() {
     let p = |rel: &str| e.project.join(rel).display().to_string();
     let h = |rel: &str| e.home.join(rel).display().to_string();
     assert_eq!(
-        e.run(&["setup", "claude-code", "gemini", "opencode", "--route-edits"])
-            .status
-            .code(),
+        e.run(&[
+            "setup",
+            "claude-code",
+            "gemini",
+            "opencode",
+            "--route-edits"
+        ])
+        .status
+        .code(),
         Some(0)
     );
     assert_eq!(
@@ -2130,7 +2137,10 @@ fn doctor_reads_every_file_the_agents_read_and_says_what_they_would() {
             .output()
             .unwrap();
         let listed = plain(&format!("{}{}", out(&o), err(&o)));
-        assert!(listed.contains("multiedit") && listed.contains("Disabled"), "{listed}");
+        assert!(
+            listed.contains("multiedit") && listed.contains("Disabled"),
+            "{listed}"
+        );
     }
     fs::write(
         e.home.join(".gemini/trustedFolders.json"),

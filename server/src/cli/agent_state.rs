@@ -43,7 +43,13 @@ fn claude_approval(project: &Path, command: &str) -> Option<String> {
     if let Some(v) = read(&home.join(".claude.json")) {
         let key = project.display().to_string();
         if let Some(entry) = v.get("projects").and_then(|p| p.get(&key)) {
-            sources.push((format!("{} (projects entry of this folder)", home.join(".claude.json").display()), entry.clone()));
+            sources.push((
+                format!(
+                    "{} (projects entry of this folder)",
+                    home.join(".claude.json").display()
+                ),
+                entry.clone(),
+            ));
         }
     }
     let lists = |v: &Value, key: &str| {
@@ -52,7 +58,10 @@ fn claude_approval(project: &Path, command: &str) -> Option<String> {
             .is_some_and(|a| a.iter().any(|s| s == SERVER_NAME))
     };
     let mcp = project.join(".mcp.json");
-    if let Some((f, _)) = sources.iter().find(|(_, v)| lists(v, "disabledMcpjsonServers")) {
+    if let Some((f, _)) = sources
+        .iter()
+        .find(|(_, v)| lists(v, "disabledMcpjsonServers"))
+    {
         return Some(format!(
             "disabled: {f} lists multiedit in disabledMcpjsonServers, so Claude Code does not run the server of {} \
              (`claude mcp list` does not show it connected). Fix: remove it from that list.",
@@ -60,7 +69,8 @@ fn claude_approval(project: &Path, command: &str) -> Option<String> {
         ));
     }
     let approved = sources.iter().find(|(_, v)| {
-        lists(v, "enabledMcpjsonServers") || v.get("enableAllProjectMcpServers") == Some(&Value::Bool(true))
+        lists(v, "enabledMcpjsonServers")
+            || v.get("enableAllProjectMcpServers") == Some(&Value::Bool(true))
     });
     match approved {
         None => Some(format!(

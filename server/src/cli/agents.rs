@@ -119,13 +119,9 @@ impl Agent {
     ) -> Result<(PathBuf, Scope), String> {
         let p = |rel: &str| Ok((project.join(rel), Scope::Project));
         match (self, scope) {
-            (Agent::Codex, _) => {
-                let dir = match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
-                    Some(d) if d.is_absolute() => d,
-                    _ => home()?.join(".codex"),
-                };
-                Ok((dir.join("config.toml"), Scope::User))
-            }
+            // A project's .codex/config.toml is read once Codex trusts the project; else the user's.
+            (Agent::Codex, Scope::Project) if codex_trusts(project) => p(".codex/config.toml"),
+            (Agent::Codex, _) => Ok((codex_home()?.join("config.toml"), Scope::User)),
             (Agent::ClaudeCode, Scope::Project) => p(".mcp.json"),
             (Agent::Gemini, Scope::Project) => p(".gemini/settings.json"),
             (Agent::Cursor, Scope::Project) => p(".cursor/mcp.json"),
@@ -235,4 +231,39 @@ pub(crate) fn command() -> Result<(String, Option<String>), String> {
          clean, an upgrade elsewhere). Put this binary on PATH as {SERVER_NAME} and run setup again to name it so."
     );
     Ok((exe, Some(note)))
+}
+
+/// Codex CLI's folder: `CODEX_HOME`, else `~/.codex`.
+pub(crate) fn codex_home() -> Result<PathBuf, String> {
+    match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => Ok(d),
+        _ => Ok(home()?.join(".codex")),
+    }
+}
+
+/// Whether Codex CLI trusts `project` (`[projects."PATH"] trust_level = "trusted"` in the user's
+/// config.toml, for the project or a folder above it), and so reads its `.codex/config.toml`.
+pub(crate) fn codex_trusts(project: &Path) -> bool {
+    let Ok(home) = codex_home() else { return false };
+    let Some(doc) = crate::disk::read_text_capped(&home.join("config.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+    else {
+        return false;
+    };
+    let real = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
+        return false;
+    };
+    // The nearest folder named decides.
+    projects
+        .iter()
+        .filter_map(|(path, t)| {
+            let folder = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
+            let level = t.get("trust_level")?.as_str()?.to_string();
+            real.starts_with(&folder)
+                .then_some((folder.as_os_str().len(), level))
+        })
+        .max_by_key(|(n, _)| *n)
+        .is_some_and(|(_, level)| level == "trusted")
 }

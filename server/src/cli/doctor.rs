@@ -100,7 +100,11 @@ pub(crate) fn run() -> ExitCode {
         );
         for agent in connected {
             let name = agent.name();
-            let user = if agent == Agent::Gemini { " --user" } else { "" };
+            let user = if agent == Agent::Gemini {
+                " --user"
+            } else {
+                ""
+            };
             match super::route::routed(agent, project) {
                 Ok(Routed::Yes(how)) => {
                     said.push_str(&format!("  {name}: routed through multiedit: {how}\n"))

@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::agents::{home, Agent, Scope, SERVER_NAME};
+use super::agents::{codex_home, home, Agent, Scope, SERVER_NAME};
 use super::config_file::{
     eol, indent_at, insert_member, inside_project, line_diff, load, offset_in, read_resolved,
     refuse_parse, render, writable, write_atomic, Members,
@@ -239,13 +239,6 @@ fn git_exclude(project: &Path, file: &str, undo: bool) -> Option<Target> {
              --undo-route-edits removes these lines)\n/{file}\n"
         ),
     })
-}
-
-fn codex_home() -> Result<PathBuf, String> {
-    match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
-        Some(d) if d.is_absolute() => Ok(d),
-        _ => Ok(home()?.join(".codex")),
-    }
 }
 
 /// What setup wrote into one file, as the undo reads it back.
@@ -667,14 +660,23 @@ pub(crate) fn mcp_json_command(project: &Path) -> Option<String> {
     let text = crate::disk::read_text_capped(&project.join(".mcp.json")).ok()?;
     let entry = value_at(&text, &["mcpServers", SERVER_NAME])?;
     let (program, args) = super::agents::entry_command(Agent::ClaudeCode, &entry)?;
-    Some(std::iter::once(program).chain(args).collect::<Vec<_>>().join(" "))
+    Some(
+        std::iter::once(program)
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// The command setup approved in Claude Code's `file` (`Record::approved`), if it did.
 pub(crate) fn approved_command(file: &Path) -> Option<String> {
     let real = crate::paths::real_path(file).unwrap_or_else(|_| file.to_path_buf());
     let (_, records) = read_records().ok()?;
-    records.routes.into_iter().find(|r| r.file == real)?.approved
+    records
+        .routes
+        .into_iter()
+        .find(|r| r.file == real)?
+        .approved
 }
 
 /// The folders above `path` that do not exist yet, the outermost first.

@@ -165,7 +165,8 @@ fn setup_one(
     }
     .map_err(|why| format!("{shown} {why}; left unchanged. Add {by_hand}"))?;
     let note = if scope == Scope::Project && real_scope == Scope::User {
-        " (Codex CLI reads only this user file)"
+        " (Codex CLI reads a project's .codex/config.toml only once it trusts the project, and it does not trust \
+         this one)"
     } else {
         ""
     };
