@@ -68,32 +68,44 @@ def expect(cond, what, got):
         raise AssertionError(f"{what}; got:\n{got!r}")
 
 
-@case("tools/list: the six tools, the canonical schemas, annotations")
+def structure(schema):
+    """A schema without its descriptions: what decides which inputs it accepts."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k != "description"}
+    if "properties" in out:
+        out["properties"] = {k: structure(v) for k, v in out["properties"].items()}
+    if "items" in out:
+        out["items"] = structure(out["items"])
+    return out
+
+
+@case("tools/list: the six tools, compact schemas with the canonical structure, annotations")
 async def tools_list(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
     expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_symbols", "multiedit_write"], "the six tools", sorted(tools))
-    write_tool = tools.pop("multiedit_write")
-    expect(write_tool.input_schema == WRITE_SCHEMA, "multiedit_write's inputSchema equals server/schema/write.schema.json", write_tool.input_schema)
-    expect(write_tool.annotations.destructive_hint is True and "sha256" in write_tool.description, "multiedit_write: writes, asks for the hash", write_tool)
-    symbols = tools.pop("multiedit_symbols")
-    expect(symbols.input_schema == SYMBOLS_SCHEMA, "multiedit_symbols' inputSchema equals server/schema/symbols.schema.json", symbols.input_schema)
-    expect(symbols.annotations.read_only_hint is True and symbols.annotations.destructive_hint is False, "multiedit_symbols: read-only", symbols.annotations)
+    # Each schema is served compact: the canonical structure (so it accepts exactly the same inputs), short descriptions.
+    for name, canonical in [("multiedit", SCHEMA), ("multiedit_write", WRITE_SCHEMA), ("multiedit_symbols", SYMBOLS_SCHEMA), ("multiedit_read", READ_SCHEMA), ("multiedit_patch", PATCH_SCHEMA)]:
+        served = tools[name].input_schema
+        expect(structure(served) == structure(canonical), f"{name}'s inputSchema has the structure of server/schema/", served)
+        expect(len(json.dumps(served)) < len(json.dumps(canonical)), f"{name}'s inputSchema is compact", served)
+    expect("old_string" in tools["multiedit"].input_schema["properties"]["edits"]["items"]["properties"], "multiedit's schema names old_string", tools["multiedit"].input_schema)
+    # The preview takes the same plan without a second copy of its schema.
+    expect(tools["multiedit_preview"].input_schema == {"type": "object", "description": "The plan, exactly as multiedit takes it."}, "multiedit_preview points to multiedit's plan", tools["multiedit_preview"].input_schema)
+    write_tool = tools["multiedit_write"]
+    expect(not write_tool.annotations.read_only_hint and write_tool.annotations.destructive_hint is not False and "sha256" in write_tool.description, "multiedit_write: writes, asks for the hash", write_tool)
+    symbols = tools["multiedit_symbols"]
+    expect(symbols.annotations.read_only_hint is True, "multiedit_symbols: read-only", symbols.annotations)
     expect("language servers" in symbols.description and "name path" in symbols.description, "it says where the outline comes from", symbols.description)
-    read_tool = tools.pop("multiedit_read")
-    expect(read_tool.input_schema == READ_SCHEMA, "multiedit_read's inputSchema equals server/schema/read.schema.json", read_tool.input_schema)
-    expect(read_tool.annotations.read_only_hint is True and read_tool.annotations.destructive_hint is False, "multiedit_read: read-only", read_tool.annotations)
+    read_tool = tools["multiedit_read"]
+    expect(read_tool.annotations.read_only_hint is True, "multiedit_read: read-only", read_tool.annotations)
     expect("unsaved" in read_tool.description and "cat -n" in read_tool.description, "it says what it reads and how lines are numbered", read_tool.description)
-    patch = tools.pop("multiedit_patch")
-    expect(patch.input_schema == PATCH_SCHEMA, "multiedit_patch's inputSchema equals server/schema/patch.schema.json", patch.input_schema)
+    patch = tools["multiedit_patch"]
     expect("unified diff" in patch.description and "SEARCH/REPLACE" in patch.description, "it names the formats", patch.description)
-    expect(patch.annotations.destructive_hint is True, "multiedit_patch: writes", patch.annotations)
-    for t in tools.values():
-        expect(t.input_schema == SCHEMA, f"{t.name}'s inputSchema equals server/schema/plan.schema.json", t.input_schema)
-        expect("absolute" in t.description and "exact" in t.description, f"{t.name}'s description states the rules", t.description)
-    a = tools["multiedit"].annotations
-    expect(a.read_only_hint is False and a.destructive_hint is True, "multiedit: writes, destructive", a)
-    a = tools["multiedit_preview"].annotations
-    expect(a.read_only_hint is True and a.destructive_hint is False, "multiedit_preview: read-only", a)
+    expect(not patch.annotations.read_only_hint, "multiedit_patch: writes", patch.annotations)
+    expect("absolute" in tools["multiedit"].description and "exact" in tools["multiedit"].description, "multiedit's description states the rules", tools["multiedit"].description)
+    expect(not tools["multiedit"].annotations.read_only_hint, "multiedit: writes", tools["multiedit"].annotations)
+    expect(tools["multiedit_preview"].annotations.read_only_hint is True, "multiedit_preview: read-only", tools["multiedit_preview"].annotations)
 
 
 @case("apply on disk: file changed, text says where, structuredContent")

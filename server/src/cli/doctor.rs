@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::agents::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
-use super::out;
 use super::route::Routed;
+use crate::process::out;
 #[cfg(unix)]
 use crate::bridge::registry;
 

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 use super::agents::{home, SERVER_NAME};
-use super::out;
+use crate::process::out;
 
 /// multiedit's tools that change nothing: they run without asking, as Claude Code's Read does.
 const READ_ONLY: [&str; 3] = ["multiedit_read", "multiedit_preview", "multiedit_symbols"];

@@ -42,6 +42,7 @@ pub(crate) mod logging;
 pub mod notifications;
 pub(crate) mod now_reads;
 pub mod prepare;
+pub(crate) mod request;
 pub(crate) mod save;
 pub(crate) mod server;
 pub mod session;
@@ -61,8 +62,6 @@ use bridge::Host;
 use server::Backend;
 use session::Session;
 use sync::{Arrivals, DocSync};
-
-pub(crate) use crate::process::catch_panic;
 
 /// Runs the server on standard input/output. `log_level`: `--log-level`, as `MessageType`'s number.
 pub(crate) fn run(log_level: Option<u8>) -> ExitCode {

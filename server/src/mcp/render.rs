@@ -282,7 +282,7 @@ mod tests {
         )
         .unwrap();
         let outcome = crate::engine::apply_plan(&plan, &[Some("a\n")]).unwrap();
-        let hash = crate::write::sha256("b\n");
+        let hash = crate::result::sha256("b\n");
         let r = disk(&outcome, None, "no editor holds it", &[]);
         assert_eq!(
             text(&r),

@@ -72,13 +72,15 @@ pub(crate) async fn run(
             ),
         )));
     };
+    // Decoded once: each check again below works on the same typed plan.
+    let request = super::decode(session, APPLY, arguments)?;
     let mut rechecks = 0;
     // The plan as it was checked before the editor refused it: what the user's typing changed is
     // named against it.
     let mut checked: Option<Prepared> = None;
     loop {
         let (config, prepared) =
-            match prepare_logged(session, client, APPLY, origin, arguments).await {
+            match prepare_logged(session, client, APPLY, origin, &request).await {
                 Err(Failure::Refused(r)) if rechecks > 0 => {
                     return Err(Failure::Refused(changed_meanwhile(
                         r,

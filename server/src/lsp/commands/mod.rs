@@ -10,35 +10,20 @@ use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
-use super::catch_panic;
 use super::config::Config;
 use super::convert::{internal_error, refusal_error};
 use super::logging::log;
 use super::prepare::{prepare, Prepared};
+pub(crate) use super::request::Origin;
+use super::request::{self, PlanCall};
 use super::session::Session;
 use crate::engine::Refusal;
+use crate::process::catch_panic;
 use crate::result::{PlanResult, RenameSummary, RenamedFile};
 
 pub use super::capabilities::APPLY;
 pub(crate) use super::capabilities::{ALL, PREVIEW, READ, SYMBOLS};
 pub(crate) use crate::bridge::Intent;
-
-/// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
-/// through the bridge. An agent's plan is approved by the rule for agents (`agentReview`) and waited
-/// for within the bound an agent's call has (`apply::AGENT_BOUNDS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    Editor,
-    /// With what the sender's server lets agents do (`multiedit mcp --allow-dot-git`, …), which the
-    /// gate adds to the editor's own settings.
-    Bridge(crate::gate::Allow),
-}
-
-impl Origin {
-    pub(crate) fn is_bridge(self) -> bool {
-        matches!(self, Origin::Bridge(_))
-    }
-}
 
 /// The command an intent runs as.
 pub(crate) fn command(intent: Intent) -> &'static str {
@@ -93,9 +78,8 @@ pub(crate) async fn run(
     match intent {
         Intent::Apply => apply::run(session, client, origin, arguments).await,
         Intent::Preview => preview::run(session, client, origin, arguments).await,
-        Intent::Read => {
-            catch_panic(READ, || read::run(session, origin, arguments)).map_err(Failure::Internal)?
-        }
+        Intent::Read => catch_panic(READ, || read::run(session, origin, arguments))
+            .map_err(Failure::Internal)?,
         Intent::Symbols => symbols::run(session, client, arguments).await,
     }
 }
@@ -124,6 +108,11 @@ pub(crate) fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     }
 }
 
+/// A plan command's arguments decoded (`request::decode`), once per command.
+fn decode(session: &Session, command: &str, arguments: &[Value]) -> Result<PlanCall, Failure> {
+    request::decode(&session.config(), command, arguments).map_err(Failure::Refused)
+}
+
 /// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
 /// interrupted plan it completed or rolled back told to the editor's log (and stderr). Returns the
 /// config the plan was checked under.
@@ -132,7 +121,7 @@ async fn prepare_logged(
     client: &Client,
     command: &str,
     origin: Origin,
-    arguments: &[Value],
+    request: &PlanCall,
 ) -> Result<(Config, Prepared), Failure> {
     let config = session.config();
     // What the editor's language servers say of the plan's symbols and rename, asked again (at most
@@ -140,7 +129,7 @@ async fn prepare_logged(
     let mut asked = 0;
     let answers = loop {
         asked += 1;
-        let answers = crate::lsp::symbols::gather(session, client, &config, arguments)
+        let answers = crate::lsp::symbols::gather(session, client, &config, request.change.plan())
             .await
             .map_err(Failure::Refused)?;
         for (what, ms) in &answers.asked_ms {
@@ -172,7 +161,7 @@ async fn prepare_logged(
             &config,
             origin,
             command,
-            arguments,
+            request,
             &answers,
             &mut recovered,
         )

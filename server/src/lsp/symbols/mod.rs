@@ -28,7 +28,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ropey::Rope;
-use serde_json::Value;
 use tower_lsp_server::ls_types::{Position, TextEdit};
 use tower_lsp_server::Client;
 
@@ -159,16 +158,9 @@ pub(crate) async fn gather(
     session: &Session,
     client: &Client,
     config: &Config,
-    arguments: &[Value],
+    plan: &Plan,
 ) -> Result<Answers, Refusal> {
     let mut answers = Answers::default();
-    let Some(plan) = arguments
-        .first()
-        .filter(|v| v.get("patch").is_none())
-        .and_then(|v| engine::plan_from_value(v).ok())
-    else {
-        return Ok(answers);
-    };
     for f in &plan.files {
         let Some(first) = f
             .edits
