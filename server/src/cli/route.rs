@@ -910,8 +910,8 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
                     for k in table {
                         at = at.and_then(|i| i.get_mut(k.as_str()));
                     }
-                    match at.and_then(|t| t.as_table_like_mut()) {
-                        Some(t) => match t.get(key).map(|v| v.as_str().map(str::to_string)) {
+                    if let Some(t) = at.and_then(|t| t.as_table_like_mut()) {
+                        match t.get(key).map(|v| v.as_str().map(str::to_string)) {
                             Some(Some(v)) if v == *value => {
                                 t.remove(key);
                                 text = doc.to_string();
@@ -922,8 +922,7 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
                                     .unwrap_or_else(|| "another value".into())
                             )),
                             None => {}
-                        },
-                        None => {}
+                        }
                     }
                 }
                 Err(_) => left.push(format!(
