@@ -58,6 +58,9 @@ pub enum Kind {
     /// An agent's write to a file where an agent's permissions, MCP servers or hooks, or an editor's
     /// automatic tasks, are configured, with nobody to ask the user (the server's `gate`).
     Protected,
+    /// The agent runs in a mode where its own edit tools write nothing (Codex's read-only sandbox), so
+    /// multiedit writes nothing for it either.
+    ReadOnly,
 }
 
 impl Kind {
@@ -123,6 +126,7 @@ impl Kind {
             Kind::Overlaps => "overlaps",
             Kind::RenameRefused => "rename_refused",
             Kind::Protected => "protected",
+            Kind::ReadOnly => "read_only",
         }
     }
 }

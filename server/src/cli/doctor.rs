@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::agents::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
+use super::route::Routed;
 use crate::process::out;
 #[cfg(unix)]
 use crate::bridge::registry;
@@ -70,6 +71,11 @@ pub(crate) fn run() -> ExitCode {
                         agent.name(),
                         path.display()
                     ));
+                    // What the agent itself would say before it runs it: an approval, a trust.
+                    if let Some(why) = super::agent_state::problem(agent, &path, &cmd, project) {
+                        problems += 1;
+                        said.push_str(&format!("  {}: {why}\n", agent.name()));
+                    }
                 }
                 Check::Unchecked(why) => {
                     said.push_str(&format!(
@@ -94,19 +100,27 @@ pub(crate) fn run() -> ExitCode {
         );
         for agent in connected {
             let name = agent.name();
+            let user = if agent == Agent::Gemini {
+                " --user"
+            } else {
+                ""
+            };
             match super::route::routed(agent, project) {
-                Ok(Some(how)) => {
+                Ok(Routed::Yes(how)) => {
                     said.push_str(&format!("  {name}: routed through multiedit: {how}\n"))
                 }
-                Ok(None) => {
-                    let user = if agent == Agent::Gemini {
-                        " --user"
-                    } else {
-                        ""
+                Ok(Routed::Partly(how)) => said.push_str(&format!(
+                    "  {name}: partly through multiedit: {how} (`multiedit setup {name}{user} --route-edits` turns the rest off)\n"
+                )),
+                Ok(Routed::No(None)) => said.push_str(&format!(
+                    "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
+                )),
+                Ok(Routed::No(Some(why))) => {
+                    let fix = match agent {
+                        Agent::Gemini => "lower that rule's priority below the deny's, or remove it",
+                        _ => "make it \"deny\" there, or remove it and run `multiedit setup opencode --route-edits`",
                     };
-                    said.push_str(&format!(
-                        "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
-                    ))
+                    said.push_str(&format!("  {name}: around multiedit: {why} ({fix})\n"))
                 }
                 Err(why) => said.push_str(&format!("  {name}: around multiedit: {why}\n")),
             }

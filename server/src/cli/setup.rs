@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
 
-use super::agents::{this_binary, Agent, Format, Scope, AGENTS};
+use super::agents::{command, Agent, Format, Scope, AGENTS};
 use super::config_file::{line_diff, load, merge_json, merge_toml, writable, write_atomic};
 use crate::process::{err, out};
 
@@ -61,13 +61,15 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             .filter(|a| args.agents.iter().any(|t| t == a.name()))
             .collect()
     };
-    let exe = match this_binary() {
-        Ok(e) => e,
+    // The command the files run: multiedit as PATH finds it, or this binary's absolute path (said why).
+    let (exe, note) = match command() {
+        Ok(c) => c,
         Err(e) => {
             err(&format!("multiedit setup: {e}\n"));
             return ExitCode::from(2);
         }
     };
+    let mut wrote = false;
     let project = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -87,18 +89,29 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
     let mut refused = false;
     for agent in agents {
         let done = if args.undo_route_edits {
-            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run)
+            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run).map_err(
+                |(done, why)| {
+                    out(&done);
+                    why
+                },
+            )
         } else {
             setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(
                 |said| {
                     if !args.route_edits {
                         return Ok(said);
                     }
-                    match super::route::route(agent, scope, &project, args.agents_md, args.dry_run)
-                    {
+                    match super::route::route(
+                        agent,
+                        scope,
+                        &project,
+                        args.agents_md,
+                        &exe,
+                        args.dry_run,
+                    ) {
                         Ok(routed) => Ok(format!("{said}{routed}")),
-                        Err(why) => {
-                            out(&said);
+                        Err((done, why)) => {
+                            out(&format!("{said}{done}"));
                             Err(why)
                         }
                     }
@@ -106,12 +119,21 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             )
         };
         match done {
-            Ok(said) => out(&said),
+            Ok(said) => {
+                wrote |= said.contains(": created ")
+                    || said.contains(": updated ")
+                    || said.contains(": would have ");
+                out(&said)
+            }
             Err(why) => {
                 refused = true;
                 err(&format!("{}: {why}\n", agent.name()));
             }
         }
+    }
+    // Said once, after what was written, when a file now names this binary by its absolute path.
+    if let (Some(note), true, false) = (note, wrote, args.undo_route_edits) {
+        err(&format!("multiedit setup: note: {note}\n"));
     }
     if refused {
         ExitCode::from(1)
@@ -143,7 +165,8 @@ fn setup_one(
     }
     .map_err(|why| format!("{shown} {why}; left unchanged. Add {by_hand}"))?;
     let note = if scope == Scope::Project && real_scope == Scope::User {
-        " (Codex CLI reads only this user file)"
+        " (Codex CLI reads a project's .codex/config.toml only once it trusts the project, and it does not trust \
+         this one)"
     } else {
         ""
     };

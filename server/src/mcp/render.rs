@@ -6,7 +6,8 @@
 //! server added: each file's `version`, `diagnostics`); a preview has `preview: true`, `checked_in`
 //! instead of `applied_in`, and `diff`. A refusal is an error result (`isError: true`) whose text is
 //! the refusal's message and hint and whose structured content is the refusal with `ok: false`
-//! (`crate::result::Refused`).
+//! (`crate::result::Refused`). Every tool's `structuredContent` also carries `text`, the text content
+//! whole (`result`), for the clients that show their model only the structured result.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
@@ -16,7 +17,14 @@ use crate::disk::Recovered;
 use crate::engine::{Kind, Outcome, Refusal};
 use crate::result::{Place, PlanResult, Refused};
 
-fn result(text: String, structured: Value, is_error: bool) -> CallToolResult {
+/// A tool result: `text` as its text content, and `structured` with `text` added to it. Claude Code
+/// and Codex give their model a result's `structuredContent` instead of its text (Gemini CLI and
+/// OpenCode the text), so the sentences written for the model (where the edit is, whether it is on
+/// disk, what it did to the diagnostics, a file's lines) reach it either way.
+pub(super) fn result(text: String, mut structured: Value, is_error: bool) -> CallToolResult {
+    if let Value::Object(fields) = &mut structured {
+        fields.insert("text".into(), Value::from(text.as_str()));
+    }
     let mut r = if is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
@@ -284,7 +292,10 @@ mod tests {
                  diagnostics: no editor checked the change.\nNew sha256: {hash}"
             )
         );
-        assert_eq!(r.structured_content.unwrap()["files"][0]["sha256"], hash);
+        let s = r.structured_content.clone().unwrap();
+        assert_eq!(s["files"][0]["sha256"], hash);
+        // The clients that show their model only the structured result show it the same sentences.
+        assert_eq!(s["text"], text(&r));
         let preview = disk(&outcome, Some("diff\n"), "no editor holds it", &[]);
         assert!(!text(&preview).contains("sha256"), "{}", text(&preview));
         assert!(preview.structured_content.unwrap()["files"][0]
@@ -310,7 +321,8 @@ mod tests {
         assert_eq!(
             r.structured_content.unwrap(),
             json!({"ok": false, "kind": "not_found", "edit_index": 2, "file_path": "/w/a.txt",
-                "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3."})
+                "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3.",
+                "text": "String to replace not found in file.\nString: x\nThe closest text is at line 3."})
         );
         let r = super::refusal(&refusal, Some("Helix"));
         assert!(text(&r).ends_with(

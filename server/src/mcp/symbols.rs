@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde_json::{json, Value};
 
 use super::render;
@@ -83,10 +83,8 @@ pub(crate) fn no_editor(file_path: &str, reason: &str) -> Refusal {
 
 fn render(outline: &SymbolsResult, editor: &str) -> CallToolResult {
     let text = format!("{}\nFrom {editor}.", outline.text.trim_end());
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     let mut structured = serde_json::to_value(outline).expect("an outline serialises");
     structured["ok"] = json!(true);
     structured["editor"] = json!(editor);
-    r.structured_content = Some(structured);
-    r
+    super::render::result(text, structured, false)
 }

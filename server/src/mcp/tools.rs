@@ -140,6 +140,9 @@ impl Server {
         arguments: JsonObject,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Some(refusal) = read_only(&context) {
+            return render::refusal(&refusal, None);
+        }
         self.run(arguments, Intent::Apply, agent(&context)).await
     }
 
@@ -223,6 +226,9 @@ impl Server {
         arguments: JsonObject,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Some(refusal) = read_only(&context) {
+            return render::refusal(&refusal, None);
+        }
         let value = Value::Object(arguments);
         let checked = catch_panic("multiedit_write", || -> Result<_, engine::Refusal> {
             let request = crate::write::WriteRequest::from_value(&value)?;
@@ -292,6 +298,9 @@ impl Server {
         } else {
             Intent::Apply
         };
+        if let (Intent::Apply, Some(refusal)) = (intent, read_only(&context)) {
+            return render::refusal(&refusal, None);
+        }
         let value = Value::Object(arguments);
         let checked = catch_panic(
             "multiedit_patch",
@@ -341,6 +350,27 @@ fn agent(context: &RequestContext<RoleServer>) -> Option<String> {
         other => other,
     };
     Some(known.to_string())
+}
+
+/// The refusal of an edit in a mode where the agent's own edit tools write nothing. Codex sends the
+/// sandbox of the turn with every tool call (`_meta["x-codex-turn-metadata"].sandbox_mode`); in its
+/// `read-only` sandbox its apply_patch is rejected, and an approval setting that lets multiedit's tools
+/// run without asking (`default_tools_approval_mode`, which `setup --route-edits` writes) must not
+/// let multiedit write where Codex itself would not.
+fn read_only(context: &RequestContext<RoleServer>) -> Option<engine::Refusal> {
+    let mode = context
+        .meta
+        .get("x-codex-turn-metadata")?
+        .get("sandbox_mode")?
+        .as_str()?;
+    (mode == "read-only").then(|| {
+        engine::Refusal::new(
+            engine::Kind::ReadOnly,
+            "Codex runs this session in its read-only sandbox, where its own apply_patch writes nothing, so multiedit \
+             writes nothing either. Nothing was changed. To let edits land, the user runs Codex with --sandbox \
+             workspace-write (or --full-auto), or chooses a mode that may write with /permissions.",
+        )
+    })
 }
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
