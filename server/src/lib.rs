@@ -3,6 +3,7 @@
 
 pub mod bridge;
 pub mod cli;
+pub mod diagnostics;
 pub mod disk;
 pub(crate) mod gate;
 pub mod lsp;
@@ -10,6 +11,7 @@ pub mod mcp;
 pub mod paths;
 pub mod process;
 pub mod result;
+pub mod symbols;
 pub mod write;
 
 // The pure engine is its own crate (no tokio, tower-lsp-server or rmcp); `crate::engine::…` and

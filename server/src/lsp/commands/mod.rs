@@ -93,9 +93,8 @@ pub(crate) async fn run(
     match intent {
         Intent::Apply => apply::run(session, client, origin, arguments).await,
         Intent::Preview => preview::run(session, client, origin, arguments).await,
-        Intent::Read => {
-            catch_panic(READ, || read::run(session, origin, arguments)).map_err(Failure::Internal)?
-        }
+        Intent::Read => catch_panic(READ, || read::run(session, origin, arguments))
+            .map_err(Failure::Internal)?,
         Intent::Symbols => symbols::run(session, client, arguments).await,
     }
 }
@@ -151,11 +150,11 @@ async fn prepare_logged(
             )
             .await;
         }
-        if answers.held(session) || asked == 3 {
+        if crate::lsp::symbols::held(&answers, session) || asked == 3 {
             break answers;
         }
     };
-    if !answers.held(session) {
+    if !crate::lsp::symbols::held(&answers, session) {
         return Err(Failure::Refused(Refusal::new(
             crate::engine::Kind::NotApplied,
             "The documents kept changing in the editor while its language servers were asked about the plan. Nothing was \

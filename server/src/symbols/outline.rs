@@ -394,8 +394,9 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
 /// Lines of outline `multiedit.symbols` gives.
 const OUTLINE_LINES: usize = 1000;
 
-/// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text.
-pub(crate) fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
+/// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text. `given`:
+/// who gave them, as the text says it ("the editor's language servers give them").
+pub(crate) fn result(file_path: &str, symbols: &[Symbol], given: &str) -> SymbolsResult {
     fn tree(symbols: &[Symbol], prefix: &str) -> Vec<OutlineSymbol> {
         let mut sorted: Vec<&Symbol> = symbols.iter().collect();
         sorted.sort_by_key(|s| s.range.0);
@@ -424,7 +425,7 @@ pub(crate) fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
         format!("{file_path}: the language server gives no symbol for it.\n")
     } else {
         format!(
-            "{file_path}: {} symbol{}, as the editor's language servers give them (kind, name path for a plan's \"symbol\", lines):\n{}",
+            "{file_path}: {} symbol{}, as {given} (kind, name path for a plan's \"symbol\", lines):\n{}",
             every.len(),
             if every.len() == 1 { "" } else { "s" },
             render(&every, OUTLINE_LINES)
