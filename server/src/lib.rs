@@ -6,6 +6,7 @@ pub mod cli;
 pub mod diagnostics;
 pub mod disk;
 pub(crate) mod gate;
+pub(crate) mod language_servers;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;

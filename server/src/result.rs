@@ -446,6 +446,12 @@ impl PlanResult {
         }
     }
 
+    /// Adds the plan's rename: `rename`, and its count before the message.
+    pub fn add_rename(&mut self, rename: RenameSummary) {
+        self.message = format!("{}\n\n{}", rename.text(), self.message);
+        self.rename = Some(rename);
+    }
+
     /// Adds the editor's edited lines: `now_reads` and its text.
     pub fn add_now_reads(&mut self, regions: impl IntoIterator<Item = EditedLines>) {
         self.now_reads.extend(regions);

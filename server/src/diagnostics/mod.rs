@@ -149,6 +149,15 @@ pub(crate) struct Edited<'a> {
     pub(crate) was_open: bool,
 }
 
+/// Who read the diagnostics, for the words of a file whose text moved on meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Words {
+    /// The editor's language servers: the user typed after the editor applied the plan.
+    Editor,
+    /// A server multiedit started: the file changed on disk between what it was told and the write.
+    Disk,
+}
+
 /// Adds the delta of `before` and `after` (the diagnostics of the `edited` files before the edit and
 /// once settled after it) to `result`: `diagnostics` and `diagnostics_text`. `folders`: the
 /// workspace's, which the text's paths are shown relative to; `started`: when the wait for the
@@ -162,10 +171,12 @@ pub(crate) fn add_delta(
     before: &DiagnosticsAnswer,
     after: &DiagnosticsAnswer,
     started: Instant,
+    words: Words,
     result: &mut PlanResult,
 ) {
     let computing = Instant::now();
-    let delta = delta(options, encoding, edited, before, after);
+    let mut delta = delta(options, encoding, edited, before, after);
+    delta.on_disk = words == Words::Disk;
     // The wait for the language servers (as the client measured it, from the edit), apart from the
     // time spent on the delta.
     let waited_ms = after

@@ -88,6 +88,7 @@ impl Watch {
             &before,
             &after,
             started,
+            crate::diagnostics::Words::Editor,
             result,
         );
     }

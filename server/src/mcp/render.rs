@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::bridge::Intent;
 use crate::disk::Recovered;
-use crate::engine::{Kind, Outcome, Refusal};
+use crate::engine::{Kind, Refusal};
 use crate::result::{Place, PlanResult, Refused};
 
 fn result(text: String, structured: Value, is_error: bool) -> CallToolResult {
@@ -50,8 +50,10 @@ fn placed(result: PlanResult, place: Place, preview: bool) -> PlanResult {
 }
 
 /// A plan applied (or, with `diff`, previewed) on disk because no editor has its files open.
+/// `written`: the engine's result, with what the language servers multiedit started added (a rename, the
+/// diagnostics delta: `language_servers`).
 pub(crate) fn disk(
-    outcome: &Outcome,
+    written: PlanResult,
     diff: Option<&str>,
     reason: &str,
     recovered: &[Recovered],
@@ -59,14 +61,17 @@ pub(crate) fn disk(
     let common = PlanResult {
         diff: diff.map(str::to_string),
         recovered: recovered.iter().map(Recovered::to_entry).collect(),
-        ..PlanResult::of(outcome)
+        ..written
     };
     let message = &common.message_for_model();
-    let text = match diff {
-        Some(d) => format!(
+    let text = match (diff, &common.diagnostics_text) {
+        (Some(d), _) => format!(
             "{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."
         ),
-        None => format!(
+        (None, Some(diagnostics)) => {
+            format!("{message}\n\nWritten to disk: {reason}.\n{diagnostics}")
+        }
+        (None, None) => format!(
             "{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change."
         ),
     };

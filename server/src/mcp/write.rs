@@ -41,7 +41,12 @@ pub(crate) async fn on_disk(
                     r.report("before this write")
                 ));
             }
-            render::disk(&outcome, None, reason, &recovered)
+            render::disk(
+                crate::result::PlanResult::of(&outcome),
+                None,
+                reason,
+                &recovered,
+            )
         }
         Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
         Ok(Err(bug)) => internal(bug),

@@ -17,7 +17,7 @@ use super::logging::log;
 use super::prepare::{prepare, Prepared};
 use super::session::Session;
 use crate::engine::Refusal;
-use crate::result::{PlanResult, RenameSummary, RenamedFile};
+use crate::result::PlanResult;
 
 pub use super::capabilities::APPLY;
 pub(crate) use super::capabilities::{ALL, PREVIEW, READ, SYMBOLS};
@@ -198,21 +198,7 @@ async fn prepare_logged(
 pub fn result_json(prepared: &Prepared) -> PlanResult {
     let mut report = PlanResult::of(&prepared.outcome);
     if let Some(count) = &prepared.renamed {
-        let rename = RenameSummary {
-            old_name: count.old_name.clone(),
-            new_name: count.new_name.clone(),
-            occurrences: count.occurrences(),
-            files: count
-                .files
-                .iter()
-                .map(|(file_path, occurrences)| RenamedFile {
-                    file_path: file_path.clone(),
-                    occurrences: *occurrences,
-                })
-                .collect(),
-        };
-        report.message = format!("{}\n\n{}", rename.text(), report.message);
-        report.rename = Some(rename);
+        report.add_rename(crate::symbols::rename::summary(count));
     }
     let mut unset = Vec::new();
     for (f, file) in report.files.iter_mut().zip(&prepared.files) {
