@@ -8,8 +8,8 @@ use crate::disk;
 use std::path::PathBuf;
 
 use crate::engine::{self, Kind, Matching, Refusal};
-use crate::language_servers;
 use crate::formats::{self, Format};
+use crate::language_servers;
 use crate::paths::Folders;
 use crate::result::PlanResult;
 
@@ -182,7 +182,10 @@ fn finish(
     match result {
         Ok((written, diff)) => {
             if let Some(d) = diff {
-                out(&format!("{d}Dry run, nothing written. {}\n", written.message));
+                out(&format!(
+                    "{d}Dry run, nothing written. {}\n",
+                    written.message
+                ));
             } else {
                 out(&format!("{}\n", written.message));
             }

@@ -58,6 +58,12 @@ fn project_of(file: &Path, folders: &[PathBuf]) -> PathBuf {
         .to_path_buf()
 }
 
+/// Whether the user allowed servers for the project `file` lies in.
+pub(crate) fn allowed(file: &str) -> bool {
+    paths::to_path(file)
+        .is_ok_and(|p| matches!(consent::of(p.parent().unwrap_or(&p)), Consent::Allowed(_)))
+}
+
 /// The route of `file` (as the plan names it).
 pub(crate) fn route(file: &str, ctx: &Context) -> Route {
     let Ok(path) = paths::to_path(file) else {
@@ -99,7 +105,11 @@ fn disk_text(path: &Path, file_path: &str) -> Result<String, Refusal> {
 }
 
 /// The server `file` goes to, or its refusal (`what`: the subject of a `needs_editor` sentence).
-fn server_for(file: &str, what: &str, ctx: &Context) -> Result<(Program, PathBuf, &'static str), Refusal> {
+fn server_for(
+    file: &str,
+    what: &str,
+    ctx: &Context,
+) -> Result<(Program, PathBuf, &'static str), Refusal> {
     match route(file, ctx) {
         Route::Server {
             program,
@@ -134,7 +144,8 @@ async fn symbols_of(
             }
         })
         .await;
-    let (answer, server) = asked.map_err(|f| refuse::failed(&program, &root, file, &f).in_file(file))?;
+    let (answer, server) =
+        asked.map_err(|f| refuse::failed(&program, &root, file, &f).in_file(file))?;
     if answer.symbols.is_none() {
         return Err(Refusal::new(
             Kind::NoLanguageServer,
@@ -153,10 +164,15 @@ async fn symbols_of(
 pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refusal> {
     let mut g = Gathered::default();
     for f in &plan.files {
-        let Some((first, path)) = f.edits.iter().enumerate().find_map(|(i, e)| match e.target.as_deref() {
-            Some(Target::Symbol { path, .. }) => Some((i, path.text.clone())),
-            _ => None,
-        }) else {
+        let Some((first, path)) =
+            f.edits
+                .iter()
+                .enumerate()
+                .find_map(|(i, e)| match e.target.as_deref() {
+                    Some(Target::Symbol { path, .. }) => Some((i, path.text.clone())),
+                    _ => None,
+                })
+        else {
             continue;
         };
         let what = format!("Edit {} names the symbol {path}, which", first + 1);
@@ -165,14 +181,22 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
             continue;
         }
         let started = std::time::Instant::now();
-        let (answer, text, server) = symbols_of(&f.file_path, &what, ctx)
-            .await
-            .map_err(|r| if r.edit_index.is_none() && r.kind == Kind::NeedsEditor { r.at(first) } else { r })?;
+        let (answer, text, server) = symbols_of(&f.file_path, &what, ctx).await.map_err(|r| {
+            if r.edit_index.is_none() && r.kind == Kind::NeedsEditor {
+                r.at(first)
+            } else {
+                r
+            }
+        })?;
         g.answers.asked = Asked::Server(server.program.spec.program.to_string());
-        g.answers
-            .asked_ms
-            .push((format!("symbols of {}", f.file_path), started.elapsed().as_millis()));
-        g.answers.symbols.push(FileSymbols { key: key.clone(), answer });
+        g.answers.asked_ms.push((
+            format!("symbols of {}", f.file_path),
+            started.elapsed().as_millis(),
+        ));
+        g.answers.symbols.push(FileSymbols {
+            key: key.clone(),
+            answer,
+        });
         g.texts.insert(key, text);
     }
     let Some(r) = &plan.rename else {
@@ -199,8 +223,14 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
         }
         RenameAt::Position { line, column } => {
             let text = disk_text(&path, &r.file_path)?;
-            let (position, word) =
-                crate::symbols::position_in(&Rope::from_str(&text), &r.file_path, *line, *column, ENC).map_err(fail)?;
+            let (position, word) = crate::symbols::position_in(
+                &Rope::from_str(&text),
+                &r.file_path,
+                *line,
+                *column,
+                ENC,
+            )
+            .map_err(fail)?;
             (position, word, text)
         }
     };
@@ -216,15 +246,21 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
             }
         })
         .await;
-    let (answer, server) = asked.map_err(|f| fail(refuse::failed(&program, &root, &r.file_path, &f)))?;
+    let (answer, server) =
+        asked.map_err(|f| fail(refuse::failed(&program, &root, &r.file_path, &f)))?;
     g.answers.asked = Asked::Server(program.spec.program.to_string());
-    g.answers
-        .asked_ms
-        .push((format!("rename in {}", r.file_path), started.elapsed().as_millis()));
+    g.answers.asked_ms.push((
+        format!("rename in {}", r.file_path),
+        started.elapsed().as_millis(),
+    ));
     g.texts.insert(key, text);
     let shown = format!(
         "{} to {}",
-        answer.placeholder.as_deref().or(old_name.as_deref()).unwrap_or("the symbol"),
+        answer
+            .placeholder
+            .as_deref()
+            .or(old_name.as_deref())
+            .unwrap_or("the symbol"),
         r.new_name
     );
     if answer.no_provider {
@@ -275,14 +311,20 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
 
 /// A file's outline from its server (`multiedit_symbols` where no editor holds it; `reason`: why no
 /// editor was reached).
-pub(crate) async fn outline(file: &str, reason: &str, ctx: &Context) -> Result<SymbolsResult, Refusal> {
+pub(crate) async fn outline(
+    file: &str,
+    reason: &str,
+    ctx: &Context,
+) -> Result<SymbolsResult, Refusal> {
     // A read: its refusals say nothing was read.
     let read = |r: Refusal| Refusal {
         message: r.message.replace("Nothing was changed", "Nothing was read"),
         ..r
     };
     if let Route::NotAllowed { project, consent } = route(file, ctx) {
-        return Err(refuse::outline_not_allowed(file, reason, &project, &consent));
+        return Err(refuse::outline_not_allowed(
+            file, reason, &project, &consent,
+        ));
     }
     let what = format!("The outline of {file}");
     let (answer, text, server) = symbols_of(file, &what, ctx).await.map_err(read)?;

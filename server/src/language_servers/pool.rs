@@ -90,11 +90,19 @@ impl Pool {
     }
 
     /// The running server for `program` in `root`, started if there is none (or it died).
-    async fn server(self: &Arc<Self>, program: &Program, root: &Path) -> Result<Arc<Started>, Failure> {
+    async fn server(
+        self: &Arc<Self>,
+        program: &Program,
+        root: &Path,
+    ) -> Result<Arc<Started>, Failure> {
         if self.session {
             self.reaper.call_once(|| self.reap_idle());
         }
-        let key = (program.path.clone(), program.args.clone(), root.to_path_buf());
+        let key = (
+            program.path.clone(),
+            program.args.clone(),
+            root.to_path_buf(),
+        );
         let mut servers = self.servers.lock().await;
         if let Some(s) = servers.get(&key) {
             if s.is_alive() {
@@ -127,9 +135,10 @@ impl Pool {
                 let again = self.server(program, root).await?;
                 match ask(again.clone()).await {
                     Ok(v) => Ok((v, again)),
-                    Err(Failure::Exited { during, said }) => Err(Failure::Exited {
-                        during: format!("{during}, and again once started anew"),
+                    Err(Failure::Exited { during, said, .. }) => Err(Failure::Exited {
+                        during,
                         said,
+                        again: true,
                     }),
                     Err(e) => Err(e),
                 }

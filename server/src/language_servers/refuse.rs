@@ -54,7 +54,12 @@ pub(crate) fn not_allowed(what: &str, project: &Path, consent: &Consent) -> Refu
 
 /// The outline of `file` needs a server, no editor was reached (`reason`), and `project` is not
 /// allowed one.
-pub(crate) fn outline_not_allowed(file: &str, reason: &str, project: &Path, consent: &Consent) -> Refusal {
+pub(crate) fn outline_not_allowed(
+    file: &str,
+    reason: &str,
+    project: &Path,
+    consent: &Consent,
+) -> Refusal {
     Refusal::new(
         Kind::NeedsEditor,
         format!(
@@ -123,7 +128,7 @@ pub(crate) fn failed(program: &Program, root: &Path, file: &str, failure: &Failu
             Kind::NoLanguageServer,
             format!("{name} could not be started for {file}: {why}. Nothing was changed. Install it again, or name another command in {config}."),
         ),
-        Failure::Exited { during, said } if during == "initialize" => (
+        Failure::Exited { during, said, .. } if during == "initialize" => (
             Kind::NoLanguageServer,
             format!(
                 "{name} ({path}) exited as it started, before it answered initialize{}. Nothing was changed. Check that it \
@@ -131,11 +136,12 @@ pub(crate) fn failed(program: &Program, root: &Path, file: &str, failure: &Failu
                 quoted(said)
             ),
         ),
-        Failure::Exited { during, said } => (
+        Failure::Exited { during, said, again } => (
             Kind::NoLanguageServer,
             format!(
-                "{name} ({path}) exited while answering {during} for {file}{}. Nothing was changed. Address the text with \
+                "{name} ({path}) exited while answering {during} for {file}{}{}. Nothing was changed. Address the text with \
                  old_string, or try again once it is fixed.",
+                if *again { ", and again once started anew" } else { "" },
                 quoted(said)
             ),
         ),

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
+};
 use tokio::sync::{oneshot, watch};
 
 /// The largest message read: a server that sends more is taken as broken.
@@ -67,7 +69,10 @@ pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(
     let mut length = None;
     loop {
         let mut line = Vec::new();
-        let n = (&mut *r).take(MAX_HEADER).read_until(b'\n', &mut line).await?;
+        let n = (&mut *r)
+            .take(MAX_HEADER)
+            .read_until(b'\n', &mut line)
+            .await?;
         if n == 0 {
             return Ok(None);
         }
@@ -160,7 +165,8 @@ impl Connection {
             Ok(answer) => answer,
             Err(_) => {
                 lock(&self.inner.pending).remove(&id);
-                let cancel = json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}});
+                let cancel =
+                    json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}});
                 let _ = tokio::time::timeout(Duration::from_millis(100), self.inner.send(&cancel))
                     .await;
                 Err(RpcError::TimedOut)
@@ -223,9 +229,10 @@ impl Inner {
                 };
                 let _ = self.send(&answer).await;
             }
-            (Some(method), None) => {
-                on_notify(method, message.get("params").cloned().unwrap_or(Value::Null))
-            }
+            (Some(method), None) => on_notify(
+                method,
+                message.get("params").cloned().unwrap_or(Value::Null),
+            ),
             (None, Some(id)) => {
                 let Some(id) = id.as_i64() else { return };
                 let Some(tx) = lock(&self.pending).remove(&id) else {

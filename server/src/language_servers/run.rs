@@ -54,7 +54,10 @@ pub(crate) async fn apply(
         expansion = expand(&mut plan, &g.answers, ctx)?;
         // What a rename reaches is the language server's choice, not the sender's: never .git, and
         // nothing an agent may not write on its own.
-        let reached: Vec<&str> = plan.files[named..].iter().map(|f| f.file_path.as_str()).collect();
+        let reached: Vec<&str> = plan.files[named..]
+            .iter()
+            .map(|f| f.file_path.as_str())
+            .collect();
         let g8 = ctx.gate();
         g8.refuse_reached(reached.iter().copied(), ctx.opt_out())?;
         let protected = g8.judge(gate::Access::Write, reached.iter().copied(), ctx.opt_out())?;
@@ -84,7 +87,9 @@ pub(crate) async fn apply(
     // the texts it reads.
     let done = tokio::task::spawn_blocking(move || {
         let mut rec = recovered_here;
-        let resolving = gathered.map(|g| move |run: &mut Plan, texts: &[Option<&str>]| resolve(&g, &expansion, run, texts));
+        let resolving = gathered.map(|g| {
+            move |run: &mut Plan, texts: &[Option<&str>]| resolve(&g, &expansion, run, texts)
+        });
         let r = crate::process::catch_panic("the disk write", || {
             disk::plan::apply_with(
                 &to_write,
@@ -116,8 +121,14 @@ pub(crate) async fn apply(
         result.add_rename(rename::summary(count));
     }
     if let Some(w) = watching {
-        w.after(run, &written.outcome, &written.read, &ctx.folders, &mut result)
-            .await;
+        w.after(
+            run,
+            &written.outcome,
+            &written.read,
+            &ctx.folders,
+            &mut result,
+        )
+        .await;
     }
     Ok(Done {
         result,
@@ -138,12 +149,7 @@ fn resolve(
     for (f, text) in run.files.iter().zip(texts) {
         let k = key(&f.file_path)?;
         let same = text.is_some() && g.texts.get(&k).map(String::as_str) == *text;
-        versions.push(
-            g.answers
-                .symbols_of(&k)
-                .filter(|_| same)
-                .map(|a| a.version),
-        );
+        versions.push(g.answers.symbols_of(&k).filter(|_| same).map(|a| a.version));
     }
     // The rename's edits count on the texts the server renamed in.
     for (i, _) in &expansion.files {

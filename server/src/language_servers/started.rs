@@ -28,8 +28,13 @@ use crate::lsp::ext::{Lenient, RenameAnswer, ReportedDiagnostic, ReportedSymbol}
 pub(crate) enum Failure {
     /// It could not be spawned.
     Spawn(String),
-    /// It exited (or closed its output) during `during`; `said`: the end of its standard error.
-    Exited { during: String, said: String },
+    /// It exited (or closed its output) during `during`; `said`: the end of its standard error;
+    /// `again`: also once started anew.
+    Exited {
+        during: String,
+        said: String,
+        again: bool,
+    },
     /// It did not answer `during` within `after`.
     TimedOut { during: String, after: Duration },
     /// It answered `during` with an error, or with what is not LSP's: its words.
@@ -223,14 +228,19 @@ impl Started {
                         items
                             .iter()
                             .map(|i| {
-                                options::section(&settings, i.get("section").and_then(Value::as_str))
+                                options::section(
+                                    &settings,
+                                    i.get("section").and_then(Value::as_str),
+                                )
                             })
                             .collect()
                     })
                     .unwrap_or_default(),
             )),
             "workspace/workspaceFolders" => Ok(answers_folder.clone()),
-            "workspace/applyEdit" => Ok(json!({"applied": false, "failureReason": "multiedit applies only the edits of its own plans"})),
+            "workspace/applyEdit" => Ok(
+                json!({"applied": false, "failureReason": "multiedit applies only the edits of its own plans"}),
+            ),
             "client/registerCapability"
             | "client/unregisterCapability"
             | "window/workDoneProgress/create"
@@ -322,6 +332,7 @@ impl Started {
                 Failure::Exited {
                     during: during.to_string(),
                     said: self.said(),
+                    again: false,
                 }
             }
         }
@@ -483,16 +494,33 @@ impl Started {
         let at = json!({"textDocument": {"uri": uri}, "position": position});
         let mut placeholder = None;
         if self.caps.prepare_rename {
-            match self.conn.request("textDocument/prepareRename", at.clone(), self.program.answer).await {
+            match self
+                .conn
+                .request(
+                    "textDocument/prepareRename",
+                    at.clone(),
+                    self.program.answer,
+                )
+                .await
+            {
                 Err(RpcError::Answered { message, .. }) => {
                     return Ok(refused(message));
                 }
-                Err(e) => return Err(self.failure(e, "textDocument/prepareRename", self.program.answer).await),
+                Err(e) => {
+                    return Err(self
+                        .failure(e, "textDocument/prepareRename", self.program.answer)
+                        .await)
+                }
                 Ok(Value::Null) => {
-                    return Ok(refused("there is nothing it can rename at this place".into()))
+                    return Ok(refused(
+                        "there is nothing it can rename at this place".into(),
+                    ))
                 }
                 Ok(v) => {
-                    placeholder = v.get("placeholder").and_then(Value::as_str).map(str::to_string);
+                    placeholder = v
+                        .get("placeholder")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
                     let range = v.get("range").or(v.get("start").map(|_| &v));
                     if let (None, Some(range)) = (&placeholder, range) {
                         placeholder = self.text_of(uri, range);
@@ -502,20 +530,28 @@ impl Started {
         }
         let mut params = at;
         params["newName"] = json!(new_name);
-        let edit = match self.conn.request("textDocument/rename", params, self.program.answer).await {
-            Err(RpcError::Answered { message, .. }) => return Ok(refused(message)),
-            Err(e) => return Err(self.failure(e, "textDocument/rename", self.program.answer).await),
-            Ok(Value::Null) => None,
-            Ok(v) => Some(serde_json::from_value::<WorkspaceEdit>(v).map_err(|e| Failure::Answered {
-                during: "textDocument/rename".into(),
-                message: format!("its answer is not a WorkspaceEdit: {e}"),
-            })?),
-        };
+        let edit =
+            match self
+                .conn
+                .request("textDocument/rename", params, self.program.answer)
+                .await
+            {
+                Err(RpcError::Answered { message, .. }) => return Ok(refused(message)),
+                Err(e) => {
+                    return Err(self
+                        .failure(e, "textDocument/rename", self.program.answer)
+                        .await)
+                }
+                Ok(Value::Null) => None,
+                Ok(v) => Some(serde_json::from_value::<WorkspaceEdit>(v).map_err(|e| {
+                    Failure::Answered {
+                        during: "textDocument/rename".into(),
+                        message: format!("its answer is not a WorkspaceEdit: {e}"),
+                    }
+                })?),
+            };
         let docs = lock(&self.docs);
-        let versions = docs
-            .iter()
-            .map(|(u, d)| (u.clone(), d.version))
-            .collect();
+        let versions = docs.iter().map(|(u, d)| (u.clone(), d.version)).collect();
         Ok(RenameAnswer {
             edit,
             versions,
@@ -527,7 +563,8 @@ impl Started {
 
     /// The text of an LSP range of a document the server holds.
     fn text_of(&self, uri: &str, range: &Value) -> Option<String> {
-        let range: tower_lsp_server::ls_types::Range = serde_json::from_value(range.clone()).ok()?;
+        let range: tower_lsp_server::ls_types::Range =
+            serde_json::from_value(range.clone()).ok()?;
         let docs = lock(&self.docs);
         let rope = ropey::Rope::from_str(&docs.get(uri)?.text);
         let enc = convert::Encoding::Utf16;
@@ -545,7 +582,14 @@ impl Started {
     }
 }
 
+/// A refused rename, in the server's own words: without the wrapper vscode-languageserver puts
+/// around an error a server throws ("Request textDocument/prepareRename failed with message: ..."),
+/// which an editor's client takes off too.
 fn refused(words: String) -> RenameAnswer {
+    let words = match words.split_once(" failed with message: ") {
+        Some((request, said)) if request.starts_with("Request ") => said.to_string(),
+        _ => words,
+    };
     RenameAnswer {
         refused: Some(words),
         ..RenameAnswer::default()
@@ -560,7 +604,8 @@ pub(crate) fn folder_uri(path: &Path) -> String {
 }
 
 fn caps_of(c: &Value) -> Caps {
-    let truthy = |v: Option<&Value>| v.is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)));
+    let truthy =
+        |v: Option<&Value>| v.is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)));
     let rename = c.get("renameProvider");
     Caps {
         symbols: truthy(c.get("documentSymbolProvider")),
@@ -604,7 +649,11 @@ fn nest(list: &[SymbolInformation]) -> Vec<ReportedSymbol> {
     let mut sorted: Vec<&SymbolInformation> = list.iter().collect();
     sorted.sort_by_key(|s| {
         let r = s.location.range;
-        (r.start.line, r.start.character, std::cmp::Reverse((r.end.line, r.end.character)))
+        (
+            r.start.line,
+            r.start.character,
+            std::cmp::Reverse((r.end.line, r.end.character)),
+        )
     });
     fn inside(outer: &ReportedSymbol, r: tower_lsp_server::ls_types::Range) -> bool {
         let o = outer.range;
@@ -660,7 +709,9 @@ mod tests {
 
     #[test]
     fn what_a_server_can_do_is_read_from_its_capabilities() {
-        let c = caps_of(&json!({"documentSymbolProvider": true, "renameProvider": {"prepareProvider": true}}));
+        let c = caps_of(
+            &json!({"documentSymbolProvider": true, "renameProvider": {"prepareProvider": true}}),
+        );
         assert!(c.symbols && c.rename && c.prepare_rename);
         let c = caps_of(&json!({"documentSymbolProvider": {}, "renameProvider": true}));
         assert!(c.symbols && c.rename && !c.prepare_rename);

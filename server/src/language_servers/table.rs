@@ -295,7 +295,10 @@ pub(crate) fn find(spec: &'static Spec, root: &Path, allowed: bool) -> Result<Pr
                 ),
             });
         }
-        let from = format!("as {} names it", named_in.as_deref().unwrap_or("a configuration file"));
+        let from = format!(
+            "as {} names it",
+            named_in.as_deref().unwrap_or("a configuration file")
+        );
         (p, from)
     } else if let Some(p) = on_path(command) {
         (p, "on PATH".to_string())
@@ -321,9 +324,7 @@ pub(crate) fn find(spec: &'static Spec, root: &Path, allowed: bool) -> Result<Pr
         path,
         args,
         from,
-        start: chosen
-            .start_timeout_ms
-            .map_or(START, Duration::from_millis),
+        start: chosen.start_timeout_ms.map_or(START, Duration::from_millis),
         answer: chosen
             .request_timeout_ms
             .map_or(ANSWER, Duration::from_millis),
@@ -368,7 +369,11 @@ mod tests {
         assert!(read_override(&file, clangd)
             .unwrap_err()
             .contains("names the server \"clang\", which multiedit does not start; it knows typescript, pyright, rust-analyzer, gopls, clangd"));
-        std::fs::write(&file, r#"{"servers": {"clangd": {"command": "bin/clangd"}}}"#).unwrap();
+        std::fs::write(
+            &file,
+            r#"{"servers": {"clangd": {"command": "bin/clangd"}}}"#,
+        )
+        .unwrap();
         assert!(read_override(&file, clangd)
             .unwrap_err()
             .contains("a command is a program's name (looked for on PATH) or an absolute path"));

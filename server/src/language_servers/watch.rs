@@ -10,8 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-
-use super::ask::{route, Route, ENC};
+use super::ask::{allowed, route, Route, ENC};
 use super::started::{Held, Publish, Started};
 use super::Context;
 use crate::diagnostics::settle::{self, Settled, Waiting};
@@ -47,9 +46,8 @@ pub(crate) struct Before {
 /// known to stand for it).
 fn current(publish: Option<&Publish>, held: &Held) -> bool {
     held.unchanged
-        || publish.is_some_and(|p| {
-            p.version.is_none_or(|v| v >= held.version) && p.at >= held.synced_at
-        })
+        || publish
+            .is_some_and(|p| p.version.is_none_or(|v| v >= held.version) && p.at >= held.synced_at)
 }
 
 /// Tells the servers of the plan's files as they are on disk and waits (at most the settle bound)
@@ -62,8 +60,12 @@ pub(crate) async fn before(plan: &Plan, ctx: &Context, options: Options) -> Opti
         if matches!(f.op, FileOp::Delete | FileOp::MoveTo(_)) {
             continue;
         }
-        let Ok(path) = paths::to_path(&f.file_path) else { continue };
-        let Ok(uri) = convert::file_uri(&path, &f.file_path) else { continue };
+        let Ok(path) = paths::to_path(&f.file_path) else {
+            continue;
+        };
+        let Ok(uri) = convert::file_uri(&path, &f.file_path) else {
+            continue;
+        };
         let mut w = Watched {
             file_path: f.file_path.clone(),
             uri: uri.as_str().to_string(),
@@ -74,8 +76,13 @@ pub(crate) async fn before(plan: &Plan, ctx: &Context, options: Options) -> Opti
         };
         match route(&f.file_path, ctx) {
             Route::NotAllowed { .. } => {}
-            Route::NoServer(_) => any = true,
-            Route::Server { program, root, language } => {
+            // A file no server checks counts in a project that allows servers: it is `unchecked`.
+            Route::NoServer(_) => any |= allowed(&f.file_path),
+            Route::Server {
+                program,
+                root,
+                language,
+            } => {
                 any = true;
                 w.language = language;
                 let text = crate::disk::read(&path)
@@ -118,12 +125,14 @@ pub(crate) async fn before(plan: &Plan, ctx: &Context, options: Options) -> Opti
                 let held = s.held(&w.uri)?;
                 let publish = s.published.get(&w.uri);
                 Some(Waiting {
-                    changed: current(publish.as_ref(), &held).then(|| publish.map_or(held.synced_at, |p| p.at)),
+                    changed: current(publish.as_ref(), &held)
+                        .then(|| publish.map_or(held.synced_at, |p| p.at)),
                     idle: None,
                 })
             })
             .collect();
-        let Some(wait) = settle::wait_more(&waiting, started, options.settle, Instant::now()) else {
+        let Some(wait) = settle::wait_more(&waiting, started, options.settle, Instant::now())
+        else {
             break;
         };
         let _ = tokio::time::timeout(wait, changes.changed()).await;
@@ -183,13 +192,18 @@ impl Before {
         let mut told = Vec::with_capacity(edited.len());
         for (w, i) in &edited {
             told.push(match &w.server {
-                Some(s) => s.sync(&w.uri, w.language, &outcome.files[*i].text).await.ok(),
+                Some(s) => s
+                    .sync(&w.uri, w.language, &outcome.files[*i].text)
+                    .await
+                    .ok(),
                 None => None,
             });
         }
         // Waited for: those with a server, and diagnostics before (or no file before: a new one).
         let waited: Vec<usize> = (0..edited.len())
-            .filter(|&k| told[k].is_some() && (edited[k].0.before.is_some() || edited[k].0.text.is_none()))
+            .filter(|&k| {
+                told[k].is_some() && (edited[k].0.before.is_some() || edited[k].0.text.is_none())
+            })
             .collect();
         let after_edit = |k: usize| -> Option<Publish> {
             let w = edited[k].0;
@@ -212,7 +226,9 @@ impl Before {
                 })
                 .collect()
         };
-        while let Some(wait) = settle::wait_more(&waiting(), edit_at, options.settle, Instant::now()) {
+        while let Some(wait) =
+            settle::wait_more(&waiting(), edit_at, options.settle, Instant::now())
+        {
             let _ = tokio::time::timeout(wait, changes.changed()).await;
         }
         let settled: BTreeMap<usize, Settled> = waited
@@ -228,7 +244,9 @@ impl Before {
         for (k, (w, _)) in edited.iter().enumerate() {
             let uri = w.uri.clone();
             if let Some(b) = &w.before {
-                before.diagnostics.insert(uri.clone(), b.diagnostics.clone());
+                before
+                    .diagnostics
+                    .insert(uri.clone(), b.diagnostics.clone());
             }
             match (settled.get(&k), &w.server) {
                 (None, None) => after.unchecked.push(uri),
@@ -243,7 +261,8 @@ impl Before {
                 (Some(Settled::Changed), _) => {
                     let Some(p) = after_edit(k) else { continue };
                     let ms = p.at.saturating_duration_since(edit_at);
-                    after.published_ms = Some(after.published_ms.unwrap_or(0).max(ms.as_millis() as u64));
+                    after.published_ms =
+                        Some(after.published_ms.unwrap_or(0).max(ms.as_millis() as u64));
                     // Learned from documents checked before the edit: a first check takes longer.
                     if let (Some(s), Some(_)) = (&w.server, &w.before) {
                         s.learned(ms);

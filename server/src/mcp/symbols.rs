@@ -77,7 +77,10 @@ pub(crate) async fn call(
 fn render(outline: &SymbolsResult, editor: Option<&str>) -> CallToolResult {
     let from = match editor {
         Some(e) => format!("From {e}."),
-        None => "From a language server multiedit started for this project (no editor holds the file).".to_string(),
+        None => {
+            "From a language server multiedit started for this project (no editor holds the file)."
+                .to_string()
+        }
     };
     let text = format!("{}\n{from}", outline.text.trim_end());
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
