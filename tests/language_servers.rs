@@ -732,3 +732,65 @@ fn rust_analyzer_and_gopls_replace_a_body_where_they_run() {
         assert_eq!(p.read(file), before.replace("a + b", "a - b"), "{program}");
     }
 }
+
+#[test]
+fn a_rename_that_reaches_dot_git_or_outside_the_folders_is_refused_naming_what_it_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let p = Project::new(&[("calc.c", CALC_C), (".git/config", "[core]\n")], &[]);
+    let bin = fakes(&p, &marker);
+    p.user_config(&json!({"servers": {"clangd": {"command": bin.join("clangd")}}}));
+    p.allow();
+    let outside = dir.path().canonicalize().unwrap().join("elsewhere.c");
+    std::fs::write(&outside, CALC_C).unwrap();
+    let calc = p.file("calc.c");
+    let git = p.file(".git/config");
+    let before = snapshot(&p.root);
+    let uri = |path: &std::path::Path| format!("file://{}", path.display());
+    let plan = json!({"rename": {"file_path": calc, "line": 3, "column": 5, "new_name": "sum"}});
+    let mut mcp = {
+        let mut env = p.env();
+        env.push(("FAKE_LSP_ALSO", std::path::PathBuf::from(uri(&git))));
+        let env: Vec<(&str, &std::path::Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        Raw::start(&p.root, &[], &env)
+    };
+    let r = mcp.call_result(1, "multiedit", plan.clone());
+    assert_eq!(
+        (structured(&r)["kind"].as_str(), structured(&r)["message"].as_str()),
+        (
+            Some("outside_workspace"),
+            Some(format!(
+                "The rename also edits {} inside a .git folder, which the language server's rename reached and multiedit does \
+                 not edit for it: a planted hook or setting there makes git run commands. Nothing was changed. To allow it, \
+                 start the server as `multiedit mcp --allow-dot-git`, in the agent's MCP configuration.",
+                git.display()
+            ).as_str())
+        ),
+        "{r}"
+    );
+    assert!(mcp.close());
+    let mut mcp = {
+        let mut env = p.env();
+        env.push(("FAKE_LSP_ALSO", std::path::PathBuf::from(uri(&outside))));
+        let env: Vec<(&str, &std::path::Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        Raw::start(&p.root, &[], &env)
+    };
+    let r = mcp.call_result(1, "multiedit", plan);
+    assert_eq!(
+        (structured(&r)["kind"].as_str(), structured(&r)["message"].as_str()),
+        (
+            Some("outside_workspace"),
+            Some(format!(
+                "The rename to sum also edits {} outside the folders multiedit may edit here ({}), where the language server's \
+                 rename reached. Nothing was changed. Rename it where every file it reaches may be edited, or address the text \
+                 with old_string.",
+                outside.display(),
+                p.root.display()
+            ).as_str())
+        ),
+        "{r}"
+    );
+    assert!(mcp.close());
+    assert_eq!(snapshot(&p.root), before, "nothing written");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), CALC_C);
+}

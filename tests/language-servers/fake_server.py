@@ -2,7 +2,9 @@
 """A language server that misbehaves on purpose, for tests/language_servers.rs: LSP over stdio with
 Content-Length framing, and one way to fail, chosen by FAKE_LSP_MODE:
 
-  ok             answers initialize, documentSymbol (one function, `add`, spanning the whole text) and shutdown
+  ok             answers initialize, documentSymbol (one function, `add`, spanning the whole text), rename
+                 (the document's first three characters, and the first character of FAKE_LSP_ALSO, a
+                 file:// URI, when set: a rename that reaches another file) and shutdown
   exit-at-start  writes a line to stderr and exits before reading anything
   no-initialize  reads everything and answers nothing
   crash-on-symbols  answers initialize, then exits when asked for symbols (after a line on stderr)
@@ -58,7 +60,7 @@ while True:
     if mode == "no-initialize":
         continue
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": id_, "result": {"capabilities": {"textDocumentSync": 1, "documentSymbolProvider": True}}})
+        send({"jsonrpc": "2.0", "id": id_, "result": {"capabilities": {"textDocumentSync": 1, "documentSymbolProvider": True, "renameProvider": True}}})
     elif method == "textDocument/didOpen":
         doc = m["params"]["textDocument"]
         texts[doc["uri"]] = doc["text"]
@@ -73,6 +75,13 @@ while True:
         end = {"line": len(lines) - 1, "character": len(lines[-1])}
         whole = {"start": {"line": 0, "character": 0}, "end": end}
         send({"jsonrpc": "2.0", "id": id_, "result": [{"name": "add", "kind": 12, "range": whole, "selectionRange": whole}]})
+    elif method == "textDocument/rename":
+        p = m["params"]
+        edit = lambda n: [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": n}}, "newText": p["newName"]}]
+        changes = {p["textDocument"]["uri"]: edit(3)}
+        if os.environ.get("FAKE_LSP_ALSO"):
+            changes[os.environ["FAKE_LSP_ALSO"]] = edit(1)
+        send({"jsonrpc": "2.0", "id": id_, "result": {"changes": changes}})
     elif method == "shutdown":
         send({"jsonrpc": "2.0", "id": id_, "result": None})
     elif method == "exit":
