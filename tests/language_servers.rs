@@ -794,3 +794,107 @@ fn a_rename_that_reaches_dot_git_or_outside_the_folders_is_refused_naming_what_i
     assert_eq!(snapshot(&p.root), before, "nothing written");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), CALC_C);
 }
+
+/// One server's figures through `multiedit mcp` (a release build when run as the README of
+/// docs/performance.md says): the first outline (the server started cold), a warm outline, a warm
+/// rename (previewed), and a warm one-file symbol edit with its diagnostics delta, alternately breaking
+/// and fixing a call; for each, the whole tool call as the client times it, and the delta's own
+/// waits as the result gives them.
+fn figures_of(name: &str, p: &Project, file: &str, rename: Value, edits: [Value; 2]) -> Vec<String> {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let mut mcp = raw(p);
+    let mut id = 0;
+    let mut call = |tool: &str, args: Value| {
+        id += 1;
+        let t = std::time::Instant::now();
+        let r = mcp.call_result(id, tool, args);
+        assert_eq!(r["isError"], false, "{name} {tool}: {r}");
+        (ms(t.elapsed()), r)
+    };
+    let outline = json!({"file_path": p.file(file)});
+    let (cold, _) = call("multiedit_symbols", outline.clone());
+    let symbols = median((0..7).map(|_| call("multiedit_symbols", outline.clone()).0).collect());
+    let renames = median((0..7).map(|_| call("multiedit_preview", rename.clone()).0).collect());
+    let mut edit = Vec::new();
+    let mut published = Vec::new();
+    let mut waited = Vec::new();
+    for k in 0..8 {
+        let (t, r) = call("multiedit", edits[k % 2].clone());
+        let d = &r["structuredContent"]["diagnostics"];
+        assert_eq!(d["available"], true, "{name}: {r}");
+        // The first pair warms the server's check of the edited file.
+        if k >= 2 {
+            edit.push(t);
+            waited.push(d["waited_ms"].as_f64().unwrap_or(0.0));
+            published.push(d["published_ms"].as_f64().unwrap_or(f64::NAN));
+        }
+    }
+    assert!(mcp.close());
+    vec![format!(
+        "| {name} | {cold:.0} ms | {symbols:.1} ms | {renames:.1} ms | {:.0} ms (published {:.0} ms, settled {:.0} ms after the write) |",
+        median(edit),
+        median(published),
+        median(waited)
+    )]
+}
+
+#[test]
+#[ignore = "figures for docs/performance.md: cargo test --release --test it language_servers::figures -- --ignored --nocapture"]
+fn figures() {
+    let _turn = headless::turn();
+    let mut rows = vec![
+        "| server | cold start: first outline | warm outline | warm rename (preview) | warm one-file symbol edit with its delta |".to_string(),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    if headless::clangd("figures") {
+        let p = Project::new(&[("calc.c", CALC_C)], &[]);
+        p.allow();
+        let calc = p.file("calc.c");
+        rows.extend(figures_of(
+            "clangd",
+            &p,
+            "calc.c",
+            json!({"rename": {"file_path": calc, "symbol": "add", "new_name": "sum"}}),
+            [
+                json!({"file_path": calc, "edits": [{"symbol": "main", "replace": "body", "new_string": "printf(\"%d\\n\", add(1));\nreturn 0;"}]}),
+                json!({"file_path": calc, "edits": [{"symbol": "main", "replace": "body", "new_string": "printf(\"%d\\n\", add(1, 2));\nreturn 0;"}]}),
+            ],
+        ));
+    }
+    if headless::typescript("figures") {
+        let p = ts_project();
+        p.allow();
+        let store = p.file("store.ts");
+        rows.extend(figures_of(
+            "typescript-language-server",
+            &p,
+            "store.ts",
+            json!({"rename": {"file_path": store, "symbol": "Store/total", "new_name": "sum"}}),
+            [
+                json!({"file_path": store, "edits": [{"symbol": "Store/scale", "replace": "body", "new_string": "return x * 3 + missing;"}]}),
+                json!({"file_path": store, "edits": [{"symbol": "Store/scale", "replace": "body", "new_string": "return x * 2;"}]}),
+            ],
+        ));
+    }
+    if headless::pyright("figures") && headless::typescript("figures") {
+        let text = "class Calculator:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n\n\ndef main() -> None:\n    print(Calculator().add(1, 2))\n";
+        let p = Project::new(&[("calc.py", text)], &[headless::node24(), headless::npm_servers()]);
+        p.allow();
+        let calc = p.file("calc.py");
+        rows.extend(figures_of(
+            "pyright",
+            &p,
+            "calc.py",
+            json!({"rename": {"file_path": calc, "symbol": "Calculator/add", "new_name": "plus"}}),
+            [
+                json!({"file_path": calc, "edits": [{"symbol": "main", "replace": "whole", "new_string": "def main() -> None:\n    print(Calculator().add(1))"}]}),
+                json!({"file_path": calc, "edits": [{"symbol": "main", "replace": "whole", "new_string": "def main() -> None:\n    print(Calculator().add(1, 2))"}]}),
+            ],
+        ));
+    }
+    println!("\n{}\n", rows.join("\n"));
+}
