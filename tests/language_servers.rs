@@ -420,7 +420,7 @@ fn a_project_not_allowed_starts_nothing_and_its_refusals_say_how_to_allow_it() {
                 &json!({"servers": {"clangd": {"command": bin.join("clangd")}}}).to_string(),
             ),
         ],
-        &[bin.clone()],
+        std::slice::from_ref(&bin),
     );
     let (calc, store) = (p.file("calc.c"), p.file("store.ts"));
     let before = snapshot(&p.root);
@@ -610,7 +610,7 @@ fn doctor_and_setup_say_which_servers_start_and_why_and_agents_may_not_write_the
             ".multiedit/language-servers.json",
             &json!({"servers": {"clangd": {"command": bin.join("clangd")}}}).to_string(),
         )],
-        &[bin.clone()],
+        std::slice::from_ref(&bin),
     );
     let doctor = || String::from_utf8(p.command(&["doctor"]).output().unwrap().stdout).unwrap();
     let section = |d: &str| {
