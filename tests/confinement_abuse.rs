@@ -433,6 +433,92 @@ fn an_edit_whose_result_passes_the_size_limit_is_refused_before_it_is_built() {
     assert!(!is_error, "{text}");
 }
 
+/// A sparse file of a terabyte in the root (it costs no disk): every read allocated the file's size
+/// before looking at it, and the allocation aborted the process (SIGABRT, "memory allocation of
+/// 1099511627776 bytes failed"), `multiedit apply` and the MCP session alike. Refused from its size,
+/// before anything is allocated, by the CLI and by each MCP tool that reads a file; the session answers
+/// the next call, and nothing changed.
+#[test]
+fn a_terabyte_file_is_refused_from_its_size_by_the_cli_and_every_mcp_tool() {
+    let t = tree();
+    let big = t.proj.join("big.log");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let a = t.proj.join("a.txt");
+    let before = snapshot(&t.top);
+    let message = format!(
+        "Cannot read {}: it is 1.0 TiB (1099511627776 bytes), more than the 256 MiB multiedit reads. Nothing was changed.",
+        big.display()
+    );
+    let plan = json!({"files": [
+        {"file_path": a, "edits": [{"old_string": "alpha", "new_string": "beta"}]},
+        {"file_path": big, "edits": [{"old_string": "x", "new_string": "y"}]},
+    ]});
+    // Under an address-space limit of 2 GiB, which any part of the terabyte would pass.
+    let out = limited(
+        "ulimit -v 2097152",
+        "apply --json -",
+        &plan.to_string(),
+        &t.state,
+    );
+    let result: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(
+        (
+            out.status.code(),
+            result["error"]["kind"].as_str(),
+            result["message"].as_str()
+        ),
+        (Some(1), Some("too_large"), Some(message.as_str()))
+    );
+    let out = run(&["apply", "-"], &plan.to_string(), &t.state);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (1, format!("{message}\n").as_str())
+    );
+    // The terabyte as the plan itself.
+    let out = run(&["apply", big.to_str().unwrap()], "", &t.state);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (1, format!("Cannot read the plan {}: it is 1.0 TiB (1099511627776 bytes), more than the 256 MiB multiedit reads\n", big.display()).as_str())
+    );
+    // Each MCP tool that reads a file, then a call that works.
+    let mut mcp = Raw::start(
+        &t.proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    );
+    let patch = "--- a/big.log\n+++ b/big.log\n@@ -1 +1 @@\n-x\n+y\n";
+    for (id, tool, arguments) in [
+        (1, "multiedit", plan.clone()),
+        (2, "multiedit_read", json!({"file_path": big})),
+        (
+            3,
+            "multiedit_write",
+            json!({"file_path": big, "content": "y\n", "sha256": "0".repeat(64)}),
+        ),
+        (4, "multiedit_patch", json!({"patch": patch})),
+        (5, "multiedit_preview", plan.clone()),
+    ] {
+        let (is_error, text) = mcp.call(id, tool, arguments);
+        assert!(is_error, "{tool}: {text}");
+        assert_eq!(text, message, "{tool}");
+    }
+    assert_eq!(snapshot(&t.top), before, "nothing changed");
+    let (is_error, text) = mcp.call(
+        6,
+        "multiedit",
+        json!({"file_path": a, "edits": [{"old_string": "alpha", "new_string": "beta"}]}),
+    );
+    assert!(!is_error, "{text}");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "beta\n");
+}
+
 /// Every staged text stayed open until its rename: a plan of more files than the open-file limit was
 /// refused "Too many open files" (240 files at macOS's default of 256). Each is now closed once
 /// written, and flushed a few at a time.

@@ -3,13 +3,15 @@
 //!
 //! Framing and protocol: invalid JSON, frames that are not JSON-RPC messages, missing and wrong
 //! Content-Length headers, unknown methods, requests before initialize. Documents: didChange for
-//! unknown documents and with out-of-range or reversed ranges, a 50 MB document, a plan of 10,000
-//! edits. The editor misbehaving: never answering workspace/applyEdit, answering after the timeout,
-//! disconnecting mid-command, `$/cancelRequest` in every shape. Races: thousands of incremental
+//! unknown documents and with out-of-range or reversed ranges, a 50 MB document, a file of a terabyte
+//! on disk, a plan of 10,000 edits. The editor misbehaving: never answering workspace/applyEdit,
+//! answering after the timeout, disconnecting mid-command or during a huge rename, `$/cancelRequest`
+//! in every shape. Races: thousands of incremental
 //! didChange notifications interleaved with multiedit.apply, each applyEdit checked against the exact
 //! text of the version it names. Load: sustained commands for a bounded time (throughput, p99
 //! latency, peak memory) and open/close cycles whose memory must not grow (no leak).
 
+use crate::support::disk::snapshot;
 use crate::support::lsp as lsp_support;
 use crate::support::reference;
 
@@ -681,6 +683,52 @@ fn a_fifty_megabyte_document() {
     no_panic(&ed.stderr_text());
 }
 
+/// A sparse file of a terabyte in the workspace (it costs no disk): reading it for a plan, a preview
+/// or `multiedit.read` allocated its size first and aborted the server (SIGABRT, "memory allocation
+/// of 1099511627776 bytes failed"). Each command refuses it from its size; the server answers the next
+/// request, and nothing changed.
+#[test]
+fn a_terabyte_file_is_refused_from_its_size_and_the_server_lives() {
+    let (_d, ws) = workspace();
+    let big = ws.join("big.log");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let f = ws.join("f.txt");
+    std::fs::write(&f, "alpha\n").unwrap();
+    let before = snapshot(&ws);
+    let mut ed = start(Options::new(&ws));
+    let message = format!(
+        "Cannot read {}: it is 1.0 TiB (1099511627776 bytes), more than the 256 MiB multiedit reads. Nothing was changed.",
+        big.display()
+    );
+    let plan = json!({"files": [
+        {"file_path": f, "edits": [edit("alpha", "beta")]},
+        {"file_path": big, "edits": [edit("x", "y")]},
+    ]});
+    for (command, arguments) in [
+        ("multiedit.apply", json!([plan])),
+        ("multiedit.preview", json!([plan])),
+        ("multiedit.read", json!([{"file_path": big}])),
+    ] {
+        let e = ed
+            .execute(command, arguments, Answer::Apply)
+            .expect_err(command);
+        assert_eq!(
+            (e["data"]["kind"].as_str(), e["data"]["message"].as_str()),
+            (Some("too_large"), Some(message.as_str())),
+            "{command}: {e}"
+        );
+    }
+    assert!(ed.edits_seen.is_empty(), "no edit sent");
+    assert_eq!(snapshot(&ws), before, "nothing changed");
+    ed.apply(json!({"file_path": f, "edits": [edit("alpha", "beta")]}))
+        .expect("the next plan applies");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "beta\n");
+    no_panic(&ed.stderr_text());
+}
+
 #[test]
 fn a_plan_of_ten_thousand_edits() {
     let (_d, ws) = workspace();
@@ -821,6 +869,73 @@ fn a_client_that_disconnects_mid_command() {
     let status = raw.wait_exit(Duration::from_secs(10)).expect("exits");
     assert!(status.code().is_some(), "{status:?}");
     no_panic(&raw.stderr());
+}
+
+/// The client exits (the server's input closes) right after answering `multiedit/rename` with a
+/// rename of 200,000 occurrences, the most one plan may hold: the server's one runtime thread is then
+/// busy preparing the plan, a synchronous step that never looks at the input, and the server kept
+/// working for minutes after its client was gone (a million occurrences held 5 GB). Input is read on
+/// a thread of its own, which ends the process about a second after the input ended.
+#[test]
+fn a_server_whose_client_exits_during_a_huge_rename_stops_within_seconds() {
+    let (_d, ws, mut raw) = raw_workspace();
+    let f = ws.join("names.ts");
+    let n = 200_000;
+    let text: String = (0..n).map(|i| format!("use(total); // {i}\n")).collect();
+    std::fs::write(&f, &text).unwrap();
+    raw.request(1, "initialize", json!({"processId": null, "rootUri": uri(&ws),
+        "capabilities": {"workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
+            "experimental": {"multiedit": {"rename": true}}}}));
+    raw.response(1, WAIT).expect("initialized");
+    raw.notify("initialized", json!({}));
+    raw.request(
+        2,
+        "workspace/executeCommand",
+        json!({"command": "multiedit.apply", "arguments": [
+        {"rename": {"file_path": f, "line": 1, "column": 6, "new_name": "sum"}}]}),
+    );
+    let deadline = Instant::now() + WAIT;
+    let asked = loop {
+        let msg = raw
+            .rx
+            .recv_timeout(deadline - Instant::now())
+            .expect("the rename request");
+        if msg["method"] == "multiedit/rename" {
+            break msg["id"].clone();
+        }
+    };
+    // The language server's edit, written as text: building it as JSON values takes long in a debug build.
+    let mut edits = String::new();
+    for i in 0..n {
+        if i > 0 {
+            edits.push(',');
+        }
+        edits.push_str(&format!("{{\"range\":{{\"start\":{{\"line\":{i},\"character\":4}},\"end\":{{\"line\":{i},\"character\":9}}}},\"newText\":\"sum\"}}"));
+    }
+    let answer = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{asked},\"result\":{{\"edit\":{{\"changes\":{{{}:[{edits}]}}}},\"placeholder\":\"total\"}}}}",
+        Value::from(uri(&f))
+    );
+    raw.send(format!("Content-Length: {}\r\n\r\n{answer}", answer.len()).as_bytes());
+    drop(raw.stdin.take()); // the editor is gone
+    let gone = Instant::now();
+    let status = raw.wait_exit(Duration::from_secs(5)).unwrap_or_else(|| {
+        panic!(
+            "the server still runs 5 s after its client exited\nstderr: {}",
+            raw.stderr()
+        )
+    });
+    eprintln!(
+        "the server exited {:?} after its client vanished during a rename of {n} occurrences: {status:?}",
+        gone.elapsed()
+    );
+    assert!(status.code().is_some(), "ended by a signal: {status:?}");
+    no_panic(&raw.stderr());
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        text,
+        "nothing changed"
+    );
 }
 
 #[test]

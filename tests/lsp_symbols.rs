@@ -486,6 +486,70 @@ fn rename_refusals_say_why_and_change_nothing() {
     );
 }
 
+/// A rename past the caps (more than 200,000 occurrences, or more than 10,000 files) is refused with
+/// its counts before any file is read: a million occurrences kept the server busy for minutes at 5 GB.
+#[test]
+fn a_rename_past_the_caps_is_refused_with_its_counts_and_changes_nothing() {
+    let (_d, ws) = workspace();
+    let (a, b) = (ws.join("a.ts"), ws.join("b.ts"));
+    let a_text = "export let total = 0;\n";
+    fs::write(&a, a_text).unwrap();
+    fs::write(&b, "total;\n".repeat(10)).unwrap();
+    let before = disk_support::snapshot(&ws);
+    let mut ed = editor(&ws);
+    let rename = json!({"rename": {"file_path": a, "line": 1, "column": 12, "new_name": "sum"}});
+    // Written as text: 200,001 edits built as JSON values take long in a debug build.
+    let edit = |line: usize| {
+        format!("{{\"range\":{{\"start\":{{\"line\":{line},\"character\":0}},\"end\":{{\"line\":{line},\"character\":5}}}},\"newText\":\"sum\"}}")
+    };
+    let many: Vec<String> = (0..200_000).map(|i| edit(i % 10)).collect();
+    let answer = format!(
+        "{{\"edit\":{{\"changes\":{{{}:[{}],{}:[{}]}}}},\"placeholder\":\"total\"}}",
+        Value::from(uri(&a)),
+        "{\"range\":{\"start\":{\"line\":0,\"character\":11},\"end\":{\"line\":0,\"character\":16}},\"newText\":\"sum\"}",
+        Value::from(uri(&b)),
+        many.join(",")
+    );
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    ed.renames = Some(Box::new(move |_: &Value| answer.clone()));
+    refused(
+        ed.apply(rename.clone()),
+        "too_large",
+        "The rename of total to sum reaches 200,001 occurrences in 2 files, more than the 200,000 occurrences multiedit \
+         applies in one plan. Nothing was changed. Rename it with the editor's own rename.",
+    );
+    // 10,001 files, which need not exist: nothing is read.
+    let files: Vec<String> = (0..10_001)
+        .map(|k| {
+            format!(
+                "{}:[{}]",
+                Value::from(uri(&ws.join(format!("m/{k}.ts")))),
+                edit(0)
+            )
+        })
+        .collect();
+    let answer: Value = serde_json::from_str(&format!(
+        "{{\"edit\":{{\"changes\":{{{}}}}},\"placeholder\":\"total\"}}",
+        files.join(",")
+    ))
+    .unwrap();
+    ed.renames = Some(Box::new(move |_: &Value| answer.clone()));
+    let data = refused(
+        ed.apply(rename.clone()),
+        "too_large",
+        "The rename of total to sum reaches 10,001 occurrences in 10,001 files, more than the 10,000 files multiedit \
+         applies in one plan. Nothing was changed. Rename it with the editor's own rename.",
+    );
+    assert_eq!(data["file_path"], a.display().to_string());
+    assert!(ed.edits_seen.is_empty(), "no edit sent");
+    assert_eq!(ed.text(&a), a_text);
+    assert_eq!(disk_support::snapshot(&ws), before, "nothing changed");
+    // Within the caps, the rename applies.
+    ed.renames = Some(renamer(vec![(a.clone(), a_text.into())]));
+    ed.apply(rename).expect("applied");
+    assert_eq!(ed.text(&a), "export let sum = 0;\n");
+}
+
 #[test]
 fn without_an_editor_symbol_plans_and_renames_are_refused_for_what_would_serve_them() {
     let (_d, ws) = workspace();

@@ -13,6 +13,11 @@
 //! - `keystroke`: one didChange inserting one character in the middle of a 10 KB and a 10 MB open
 //!   document, from the notification's JSON to the updated rope (what `DocSync` runs per keystroke);
 //!   `keystroke_rope_only` the rope part alone.
+//! - `rename_files`, `rename_occurrences`: a plan-level `rename` through the whole server, as
+//!   `apply_round_trip`, with the scripted client answering `multiedit/rename` with a language server's
+//!   WorkspaceEdit: over 700 and 2,800 files on disk (5 occurrences each), and over 20,000 and
+//!   100,000 occurrences in one file. The cost is linear: 4 times the files, or 5 times the
+//!   occurrences, cost 4 to 5 times the time (docs/performance.md).
 
 use std::sync::Arc;
 
@@ -21,7 +26,7 @@ use multiedit::lsp::config::{Config, Review};
 use multiedit::lsp::notifications::{self, DID_CHANGE, DID_OPEN};
 use multiedit::lsp::prepare::prepare;
 use multiedit::lsp::session::Session;
-use multiedit::lsp::symbols::Answers;
+use multiedit::symbols::Answers;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -283,4 +288,149 @@ fn keystroke_rope_only(bencher: divan::Bencher, bytes: usize) {
             .documents
             .change(URI, version, &change, config.encoding)
     });
+}
+
+/// A workspace on disk for a rename: `files` files of `per_file` occurrences of `total_value` each,
+/// and the language server's answer to `multiedit/rename` (to `renamed`), as JSON text.
+fn rename_workspace(
+    files: usize,
+    per_file: usize,
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let mut changes = serde_json::Map::new();
+    let mut first = None;
+    for f in 0..files {
+        let path = ws.join(format!("src/m{}/file_{f}.ts", f % 40));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = format!("import {{ total_value }} from './index'; // file {f}\n");
+        let mut edits = vec![
+            json!({"range": {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 20}}, "newText": "renamed"}),
+        ];
+        for line in 1..per_file {
+            let written =
+                format!("export const v{line} = total_value * {line}; // 😀 line {line}\n");
+            let at = written.find("total_value").unwrap();
+            text.push_str(&written);
+            edits.push(json!({"range": {"start": {"line": line, "character": at}, "end": {"line": line, "character": at + 11}}, "newText": "renamed"}));
+        }
+        std::fs::write(&path, &text).unwrap();
+        changes.insert(format!("file://{}", path.display()), Value::Array(edits));
+        first.get_or_insert(path);
+    }
+    let answer =
+        json!({"edit": {"changes": changes}, "versions": {}, "placeholder": "total_value"});
+    (dir, first.unwrap(), answer.to_string())
+}
+
+/// `multiedit.apply` of a rename through a whole server on an in-process pipe; the client answers the
+/// rename with `answer` and the WorkspaceEdit with `applied: true`, leaving the files as they were.
+fn rename_round_trip(bencher: divan::Bencher, files: usize, per_file: usize) {
+    let (dir, first, answer) = rename_workspace(files, per_file);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let params = json!({
+        "processId": null,
+        "rootUri": format!("file://{}", dir.path().canonicalize().unwrap().display()),
+        "capabilities": {"workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
+            "experimental": {"multiedit": {"rename": true}}},
+        "initializationOptions": {"bridge": false},
+    });
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    runtime.spawn(multiedit::lsp::serve(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_end);
+    let mut client_read = BufReader::new(client_read);
+    runtime.block_on(async {
+        write_frame(
+            &mut client_write,
+            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}),
+        )
+        .await;
+        while read_frame(&mut client_read).await.get("id") != Some(&json!("init")) {}
+        write_frame(
+            &mut client_write,
+            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        )
+        .await;
+    });
+    let plan =
+        json!({"rename": {"file_path": first, "line": 1, "column": 12, "new_name": "renamed"}});
+    let command = json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",
+        "params": {"command": APPLY, "arguments": [plan]}});
+    let occurrences = files * per_file;
+    bencher.bench_local(|| {
+        runtime.block_on(async {
+            write_frame(&mut client_write, &command).await;
+            loop {
+                // Only what the client needs of each message is built (the server's WorkspaceEdit is
+                // read past), so that the figures are the server's.
+                let body = read_body(&mut client_read).await;
+                let msg: Head = serde_json::from_slice(&body).unwrap();
+                match msg.method.as_deref() {
+                    Some("multiedit/rename") => {
+                        let body = format!(
+                            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{answer}}}",
+                            msg.id
+                        );
+                        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+                        client_write.write_all(frame.as_bytes()).await.unwrap();
+                        client_write.flush().await.unwrap();
+                    }
+                    Some("workspace/applyEdit") => {
+                        let answer =
+                            json!({"jsonrpc": "2.0", "id": msg.id, "result": {"applied": true}});
+                        write_frame(&mut client_write, &answer).await;
+                    }
+                    Some(_) => {}
+                    None if msg.id == 0 => {
+                        let msg: Value = serde_json::from_slice(&body).unwrap();
+                        let result = msg.get("result").unwrap_or_else(|| panic!("{msg}"));
+                        assert_eq!(result["rename"]["occurrences"], occurrences, "{result}");
+                        break;
+                    }
+                    None => {}
+                }
+            }
+        })
+    });
+}
+
+/// What the bench's client reads of a message: its method and id (the rest is skipped unbuilt).
+#[derive(serde::Deserialize)]
+struct Head {
+    method: Option<String>,
+    #[serde(default)]
+    id: Value,
+}
+
+/// One frame's body, unparsed.
+async fn read_body<R: AsyncBufReadExt + Unpin>(r: &mut R) -> Vec<u8> {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).await.unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            length = n.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    r.read_exact(&mut body).await.unwrap();
+    body
+}
+
+#[divan::bench(args = [700, 2800], sample_count = 5, sample_size = 1)]
+fn rename_files(bencher: divan::Bencher, files: usize) {
+    rename_round_trip(bencher, files, 5);
+}
+
+#[divan::bench(args = [20_000, 100_000], sample_count = 5, sample_size = 1)]
+fn rename_occurrences(bencher: divan::Bencher, occurrences: usize) {
+    rename_round_trip(bencher, 1, occurrences);
 }

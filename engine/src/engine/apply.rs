@@ -6,7 +6,7 @@ use super::anchor::{Hunk, Placer};
 use super::changeset::{ChangeSet, Replacement};
 use super::eol::{self, apply_replacements, LineBreaks, View};
 use super::hints;
-use super::plan::{Dialect, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
+use super::plan::{Anchor, Dialect, Edit, Expect, FileOp, FilePlan, Matching, Mode, Options, Plan};
 use super::refusal::{Kind, Refusal};
 use super::search::{find_matches, NeedleSet, OriginalIndex, Touching};
 use super::target::{Rename, Target};
@@ -186,6 +186,42 @@ struct FileRun<'p> {
     failed: Vec<Refusal>,
 }
 
+/// Where a file's edits start: the text they run on (the file, or the content the first edit
+/// creates), the first edit still to run, and whether the file is being created.
+struct Start<'p> {
+    base: &'p str,
+    from: usize,
+    creating: bool,
+}
+
+/// What the edits of one file share as they apply: each edit's strings as the view reads them, the
+/// change set they compose into, the indexes that find their matches, the placer of a patch's hunks, and
+/// the new strings written so far (which the claude-code dialect checks later edits against).
+struct Work<'v, 's, 'n> {
+    olds: &'v [Cow<'v, str>],
+    news: &'v [Cow<'v, str>],
+    cs: ChangeSet<'v>,
+    index: OriginalIndex<'v>,
+    touching: Option<Touching<'s, 'n>>,
+    placer: Option<Placer>,
+    applied_news: Vec<&'v str>,
+}
+
+impl Work<'_, '_, '_> {
+    /// Replaces `found` (current coordinates) by `text`, and scans what changed for later matches.
+    fn replace(&mut self, found: &[(usize, usize)], text: &str) {
+        let made = self.cs.apply(found, text);
+        self.record(&made);
+    }
+
+    /// Scans the replacements `made` (their indexes in the change set) for later matches.
+    fn record(&mut self, made: &[usize]) {
+        if let Some(t) = self.touching.as_mut() {
+            t.record(&self.cs, made);
+        }
+    }
+}
+
 impl<'p> FileRun<'p> {
     fn new(original: Option<&'p str>, plan: &'p FilePlan, opts: &'p Options) -> Self {
         FileRun {
@@ -208,40 +244,110 @@ impl<'p> FileRun<'p> {
         }
     }
 
+    /// The file's edits, each placed by its kind (`by_target`, `by_anchor`, `by_text`) and recorded
+    /// by the one step they share; then the change as replacements of the original text (`finish`).
     fn run(mut self) -> Result<FileChange, Refusal> {
+        self.check_op()?;
         let edits = &self.plan.edits;
-        match (&self.plan.op, self.original) {
-            (FileOp::Create, Some(_)) => return Err(Refusal::file_exists().at(0)),
-            (FileOp::Delete | FileOp::MoveTo(_), None) => {
-                return Err(Refusal::file_not_found(&self.plan.file_path).at(0))
-            }
-            _ => {}
-        }
         let Some(first) = edits.first() else {
-            // A file deleted, moved or created empty, with no edit to its text.
-            return match (&self.plan.op, self.original) {
-                (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => {
-                    Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false))
-                }
-                (FileOp::Edit, None) if self.plan.mode.is_some() => {
-                    Err(Refusal::file_not_found(&self.plan.file_path).at(0))
-                }
-                (FileOp::Edit, _) => Err(Refusal::input("a file to edit has no edits")),
-                (op, original) => Ok(self.finish_op(
-                    op.clone(),
-                    original.unwrap_or("").to_string(),
-                    Vec::new(),
-                    original.is_none(),
-                )),
-            };
+            return self.without_edits();
         };
+        let start = self.start(first)?;
+        let view = if self.plan.literal {
+            View::literal(start.base)
+        } else {
+            View::new(start.base)
+        };
+        let olds: Vec<Cow<'_, str>> = edits
+            .iter()
+            .map(|e| view.normalize(&e.old_string))
+            .collect();
+        let news: Vec<Cow<'_, str>> = edits
+            .iter()
+            .map(|e| view.normalize(&e.new_string))
+            .collect();
+        let needle_refs: Vec<&str> = olds[start.from..].iter().map(|s| s.as_ref()).collect();
+        let needle_set = NeedleSet::new(&needle_refs);
+        let mut w = Work {
+            olds: &olds,
+            news: &news,
+            cs: ChangeSet::new(&view.text),
+            index: OriginalIndex::new(&view.text, needle_set.as_ref()),
+            touching: needle_set.as_ref().map(Touching::new),
+            placer: edits
+                .iter()
+                .any(|e| e.anchor.is_some())
+                .then(|| Placer::new(&view.text)),
+            applied_news: if start.creating {
+                vec![first.new_string.as_str()]
+            } else {
+                Vec::new()
+            },
+        };
+        let mut skip = vec![false; edits.len()];
+        if self.opts.dialect == Dialect::ClaudeCode {
+            self.check_against_original(&mut w, &view, start.from, &mut skip)?;
+        }
+        for i in start.from..edits.len() {
+            if skip[i] {
+                continue;
+            }
+            let edit = &edits[i];
+            let report = match (&edit.target, &edit.anchor, w.placer.is_some()) {
+                (Some(target), _, _) => self.by_target(&mut w, &view, start.base, i, target)?,
+                (None, Some(anchor), true) => self.by_anchor(&mut w, &view, i, anchor)?,
+                _ => self.by_text(&mut w, i)?,
+            };
+            // The step every kind of edit ends with: what it wrote, and its report.
+            if let Some(report) = report {
+                w.applied_news.push(&edit.new_string);
+                self.applied.push(report);
+            }
+        }
+        self.finish(w.cs, &view, &start)
+    }
+
+    /// A plan to create a file that exists, or to delete or move one that does not.
+    fn check_op(&self) -> Result<(), Refusal> {
+        match (&self.plan.op, self.original) {
+            (FileOp::Create, Some(_)) => Err(Refusal::file_exists().at(0)),
+            (FileOp::Delete | FileOp::MoveTo(_), None) => {
+                Err(Refusal::file_not_found(&self.plan.file_path).at(0))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A file deleted, moved or created empty, or given a mode, with no edit to its text.
+    fn without_edits(self) -> Result<FileChange, Refusal> {
+        match (&self.plan.op, self.original) {
+            (FileOp::Edit, Some(text)) if self.plan.mode.is_some() => {
+                Ok(self.finish_op(FileOp::Edit, text.to_string(), Vec::new(), false))
+            }
+            (FileOp::Edit, None) if self.plan.mode.is_some() => {
+                Err(Refusal::file_not_found(&self.plan.file_path).at(0))
+            }
+            (FileOp::Edit, _) => Err(Refusal::input("a file to edit has no edits")),
+            (op, original) => Ok(self.finish_op(
+                op.clone(),
+                original.unwrap_or("").to_string(),
+                Vec::new(),
+                original.is_none(),
+            )),
+        }
+    }
+
+    /// The text the edits run on: the file, or the content its first edit creates (then reported as
+    /// applied, and the edits start at the second).
+    fn start(&mut self, first: &'p Edit) -> Result<Start<'p>, Refusal> {
         let create_empty = self.plan.op == FileOp::Create
             && first.old_string.is_empty()
             && first.new_string.is_empty();
-        // The text the edits run on: the file, or the content its first edit creates.
-        let mut base: &str = self.original.unwrap_or("");
-        let mut start = 0;
-        let mut creating = false;
+        let mut start = Start {
+            base: self.original.unwrap_or(""),
+            from: 0,
+            creating: false,
+        };
         // Lines added at a place (a hunk of only '+' lines: after its @@ line, or at the end) go through
         // the placer; an empty old text without such an anchor is a new file's content, or (a diff's
         // `@@ -0,0 +1,n @@`, anchored at both ends) lines added to a file that exists and is empty.
@@ -262,248 +368,229 @@ impl<'p> FileRun<'p> {
                     Some(_) => {}
                 }
             }
+            start.from = 1;
             if first.new_string.is_empty() && !create_empty {
                 self.fail(Refusal::no_op().at(0))?;
-                start = 1;
             } else if self.original.is_some_and(|t| !t.is_empty()) {
                 self.fail(Refusal::file_exists().at(0))?;
-                start = 1;
             } else {
-                creating = true;
-                base = &first.new_string;
-                start = 1;
+                start.creating = true;
+                start.base = &first.new_string;
                 self.applied.push(EditReport {
                     created: self.original.is_none(),
                     ..EditReport::new(0, "", &first.new_string, 1)
                 });
             }
         }
-        if self.original.is_none() && !creating {
+        if self.original.is_none() && !start.creating {
             return Err(Refusal::file_not_found(&self.plan.file_path).at(0));
         }
+        Ok(start)
+    }
 
-        let view = if self.plan.literal {
-            View::literal(base)
-        } else {
-            View::new(base)
-        };
-        let olds: Vec<Cow<'_, str>> = edits
-            .iter()
-            .map(|e| view.normalize(&e.old_string))
-            .collect();
-        let news: Vec<Cow<'_, str>> = edits
-            .iter()
-            .map(|e| view.normalize(&e.new_string))
-            .collect();
-        let needle_refs: Vec<&str> = olds[start..].iter().map(|s| s.as_ref()).collect();
-        let needle_set = NeedleSet::new(&needle_refs);
-        let mut index = OriginalIndex::new(&view.text, needle_set.as_ref());
-        let mut cs = ChangeSet::new(&view.text);
-        let mut touching = needle_set.as_ref().map(Touching::new);
-        let mut skip = vec![false; edits.len()];
-        let mut placer = edits
-            .iter()
-            .any(|e| e.anchor.is_some())
-            .then(|| Placer::new(&view.text));
-
-        if self.opts.dialect == Dialect::ClaudeCode {
-            // Claude Code validates every edit against the text as it was before any of them.
-            for i in start..edits.len() {
-                if edits[i].anchor.is_some() || edits[i].target.is_some() {
-                    continue;
-                }
-                if let Err(r) = precheck(&olds[i], &news[i]) {
-                    self.fail(r.at(i))?;
-                    skip[i] = true;
-                    continue;
-                }
-                let found = find_matches(&cs, &mut index, touching.as_ref(), &olds[i]);
-                if let Err(r) = check_count(&found, edits[i].expect, &edits[i].old_string, false) {
-                    let r = with_hint(r, &view.text, &found, &olds[i], &news[i]);
-                    self.fail(r.at(i))?;
-                    skip[i] = true;
-                }
+    /// Claude Code validates every edit against the text as it was before any of them: those that
+    /// fail are recorded (partial mode) and marked in `skip`.
+    fn check_against_original(
+        &mut self,
+        w: &mut Work<'_, '_, '_>,
+        view: &View<'_>,
+        from: usize,
+        skip: &mut [bool],
+    ) -> Result<(), Refusal> {
+        let edits = &self.plan.edits;
+        for i in from..edits.len() {
+            if edits[i].anchor.is_some() || edits[i].target.is_some() {
+                continue;
+            }
+            if let Err(r) = precheck(&w.olds[i], &w.news[i]) {
+                self.fail(r.at(i))?;
+                skip[i] = true;
+                continue;
+            }
+            let found = find_matches(&w.cs, &mut w.index, w.touching.as_ref(), &w.olds[i]);
+            if let Err(r) = check_count(&found, edits[i].expect, &edits[i].old_string, false) {
+                let r = with_hint(r, &view.text, &found, &w.olds[i], &w.news[i]);
+                self.fail(r.at(i))?;
+                skip[i] = true;
             }
         }
+        Ok(())
+    }
 
-        let mut applied_news: Vec<&str> = if creating {
-            vec![first.new_string.as_str()]
-        } else {
-            Vec::new()
+    /// `fail`, then no report: the edit `i` is left out (partial mode), or the file refused (atomic).
+    fn failed(&mut self, r: Refusal, i: usize) -> Result<Option<EditReport>, Refusal> {
+        self.fail(r.at(i))?;
+        Ok(None)
+    }
+
+    /// An edit placed by a symbol or a rename: the exact spans the editor's answers were made into.
+    fn by_target(
+        &mut self,
+        w: &mut Work<'_, '_, '_>,
+        view: &View<'_>,
+        base: &str,
+        i: usize,
+        target: &Target,
+    ) -> Result<Option<EditReport>, Refusal> {
+        let edit = &self.plan.edits[i];
+        let spans = match target {
+            Target::Spans(spans) => spans,
+            Target::Symbol { path, .. } => {
+                return Err(super::target::needs_editor(&format!("The symbol {}", path.text)).at(i))
+            }
         };
-        for i in start..edits.len() {
-            if skip[i] {
-                continue;
+        let places = match super::target::places(&w.cs, view, base, spans) {
+            Ok(p) => p,
+            Err(r) => return self.failed(r, i),
+        };
+        if let Err(r) = fits_each(&w.cs, &places) {
+            return self.failed(r, i);
+        }
+        // All of them in one pass: a rename's thousands of spans, each applied alone, would rebuild the
+        // change set thousands of times.
+        let made = w.cs.apply_each(&places);
+        w.record(&made);
+        if let Some(placer) = &w.placer {
+            placer.changed();
+        }
+        Ok(Some(EditReport {
+            summary: Some(spans.summary.clone()),
+            numbered: spans.numbered,
+            ..EditReport::new(i, &edit.old_string, &edit.new_string, places.len())
+        }))
+    }
+
+    /// A patch's hunk: located by its lines and its anchor (`anchor::Placer`).
+    fn by_anchor(
+        &mut self,
+        w: &mut Work<'_, '_, '_>,
+        view: &View<'_>,
+        i: usize,
+        anchor: &Anchor,
+    ) -> Result<Option<EditReport>, Refusal> {
+        let edit = &self.plan.edits[i];
+        let (old, new) = (&w.olds[i], &w.news[i]);
+        let adds_lines = old.is_empty() && !new.is_empty();
+        // A hunk of only context lines in a file that is moved (Codex's pure move that states the
+        // lines it expects) checks that they are there.
+        let checks = matches!(self.plan.op, FileOp::MoveTo(_)) && !old.is_empty() && old == new;
+        if !(adds_lines || checks) {
+            if let Err(r) = precheck(old, new) {
+                return self.failed(r, i);
             }
-            let edit = &edits[i];
-            if let Some(target) = &edit.target {
-                let spans = match target.as_ref() {
-                    Target::Spans(spans) => spans,
-                    Target::Symbol { path, .. } => {
-                        return Err(super::target::needs_editor(&format!(
-                            "The symbol {}",
-                            path.text
-                        ))
-                        .at(i))
-                    }
-                };
-                let places = match super::target::places(&cs, &view, base, spans) {
-                    Ok(p) => p,
-                    Err(r) => {
-                        self.fail(r.at(i))?;
-                        continue;
-                    }
-                };
-                if let Some(r) = places
-                    .iter()
-                    .find_map(|(a, b, text)| fits(&cs, &[(*a, *b)], text).err())
-                {
-                    self.fail(r.at(i))?;
-                    continue;
-                }
-                for (a, b, text) in &places {
-                    let made = cs.apply(&[(*a, *b)], text);
-                    if let Some(t) = touching.as_mut() {
-                        t.record(&cs, &made);
-                    }
-                }
-                if let Some(placer) = &placer {
-                    placer.changed();
-                }
-                applied_news.push(&edit.new_string);
-                self.applied.push(EditReport {
-                    summary: Some(spans.summary.clone()),
-                    numbered: spans.numbered,
-                    ..EditReport::new(i, &edit.old_string, &edit.new_string, places.len())
-                });
-                continue;
+        }
+        let hunk = Hunk {
+            old,
+            new,
+            written: &edit.old_string,
+            anchor,
+        };
+        let tolerant = self.opts.matching == Matching::Tolerant;
+        let Some(placer) = w.placer.as_ref() else {
+            return Ok(None);
+        };
+        let located = placer.locate(
+            (&w.cs, &mut w.index, w.touching.as_ref()),
+            &hunk,
+            tolerant,
+            view.has_bom(),
+        );
+        let (p, new_text, tier) = match located {
+            Ok(placed) => placed,
+            Err(r) => return self.failed(r, i),
+        };
+        if !checks {
+            w.replace(&[(p.start, p.end)], &new_text);
+        }
+        if let Some(placer) = w.placer.as_mut() {
+            placer.applied(&p, &new_text);
+        }
+        Ok(Some(EditReport {
+            tier,
+            label: Some(anchor.label.clone()),
+            line: Some(p.line),
+            offset: p.offset,
+            ..EditReport::new(i, &edit.old_string, &edit.new_string, usize::from(!checks))
+        }))
+    }
+
+    /// An edit found by its exact text (`old_string`), or with `match: tolerant` by a near match.
+    fn by_text(
+        &mut self,
+        w: &mut Work<'_, '_, '_>,
+        i: usize,
+    ) -> Result<Option<EditReport>, Refusal> {
+        let edit = &self.plan.edits[i];
+        let (old, new) = (&w.olds[i], &w.news[i]);
+        if self.opts.dialect == Dialect::Sequential {
+            if let Err(r) = precheck(old, new) {
+                return self.failed(r, i);
             }
-            if let (Some(anchor), Some(placer)) = (&edit.anchor, placer.as_mut()) {
-                let adds_lines = olds[i].is_empty() && !news[i].is_empty();
-                // A hunk of only context lines in a file that is moved (Codex's pure move that states
-                // the lines it expects) checks that they are there.
-                let checks = matches!(self.plan.op, FileOp::MoveTo(_))
-                    && !olds[i].is_empty()
-                    && olds[i] == news[i];
-                if let Err(r) = if adds_lines || checks {
-                    Ok(())
-                } else {
-                    precheck(&olds[i], &news[i])
-                } {
-                    self.fail(r.at(i))?;
-                    continue;
-                }
-                let hunk = Hunk {
-                    old: &olds[i],
-                    new: &news[i],
-                    written: &edit.old_string,
-                    anchor,
-                };
-                let tolerant = self.opts.matching == Matching::Tolerant;
-                let (p, new_text, tier) = match placer.locate(
-                    (&cs, &mut index, touching.as_ref()),
-                    &hunk,
-                    tolerant,
-                    view.has_bom(),
-                ) {
-                    Ok(placed) => placed,
-                    Err(r) => {
-                        self.fail(r.at(i))?;
-                        continue;
-                    }
-                };
-                let made = if checks {
-                    Vec::new()
-                } else {
-                    cs.apply(&[(p.start, p.end)], &new_text)
-                };
-                placer.applied(&p, &new_text);
-                if let Some(t) = touching.as_mut() {
-                    t.record(&cs, &made);
-                }
-                applied_news.push(&edit.new_string);
-                self.applied.push(EditReport {
-                    tier,
-                    label: Some(anchor.label.clone()),
-                    line: Some(p.line),
-                    offset: p.offset,
-                    ..EditReport::new(i, &edit.old_string, &edit.new_string, usize::from(!checks))
-                });
-                continue;
+        } else {
+            let own = edit.old_string.trim_end_matches('\n');
+            if !own.is_empty() && w.applied_news.iter().any(|n| n.contains(own)) {
+                return self.failed(Refusal::chained(), i);
             }
-            if self.opts.dialect == Dialect::Sequential {
-                if let Err(r) = precheck(&olds[i], &news[i]) {
-                    self.fail(r.at(i))?;
-                    continue;
+        }
+        let mut found = find_matches(&w.cs, &mut w.index, w.touching.as_ref(), old);
+        let mut new_text: Cow<'_, str> = Cow::Borrowed(new.as_ref());
+        let mut tier = None;
+        if found.is_empty()
+            && self.opts.matching == Matching::Tolerant
+            && matches!(edit.expect, Expect::One | Expect::Exactly(1))
+        {
+            let current = w.cs.current_text();
+            match tolerant::find(&current, old, new, false) {
+                tolerant::Found::One(m) => {
+                    found = vec![(m.start, m.end)];
+                    new_text = Cow::Owned(m.new_text);
+                    tier = Some(m.tier);
                 }
+                tolerant::Found::Several { tier, lines } => {
+                    let r = Refusal::ambiguous(lines.len(), &edit.old_string);
+                    return self
+                        .failed(r.with_hint(Some(hints::tolerant_matches(tier, &lines))), i);
+                }
+                tolerant::Found::Unsure { tier, lines, why } => {
+                    let r = Refusal::not_found(&edit.old_string);
+                    let hint = hints::tolerant_unsure(tier, lines, &why);
+                    return self.failed(r.with_hint(Some(hint)), i);
+                }
+                tolerant::Found::None => {}
+            }
+        }
+        let apply_miss = self.opts.dialect == Dialect::ClaudeCode;
+        if let Err(r) = check_count(&found, edit.expect, &edit.old_string, apply_miss) {
+            let r = if r.kind == Kind::ApplyFailed {
+                r
             } else {
-                let own = edit.old_string.trim_end_matches('\n');
-                if !own.is_empty() && applied_news.iter().any(|n| n.contains(own)) {
-                    self.fail(Refusal::chained().at(i))?;
-                    continue;
-                }
-            }
-            let mut found = find_matches(&cs, &mut index, touching.as_ref(), &olds[i]);
-            let mut new_text: Cow<'_, str> = Cow::Borrowed(news[i].as_ref());
-            let mut tier = None;
-            if found.is_empty()
-                && self.opts.matching == Matching::Tolerant
-                && matches!(edit.expect, Expect::One | Expect::Exactly(1))
-            {
-                let current = cs.current_text();
-                match tolerant::find(&current, &olds[i], &news[i], false) {
-                    tolerant::Found::One(m) => {
-                        found = vec![(m.start, m.end)];
-                        new_text = Cow::Owned(m.new_text);
-                        tier = Some(m.tier);
-                    }
-                    tolerant::Found::Several { tier, lines } => {
-                        let r = Refusal::ambiguous(lines.len(), &edit.old_string);
-                        self.fail(
-                            r.with_hint(Some(hints::tolerant_matches(tier, &lines)))
-                                .at(i),
-                        )?;
-                        continue;
-                    }
-                    tolerant::Found::Unsure { tier, lines, why } => {
-                        let r = Refusal::not_found(&edit.old_string);
-                        self.fail(
-                            r.with_hint(Some(hints::tolerant_unsure(tier, lines, &why)))
-                                .at(i),
-                        )?;
-                        continue;
-                    }
-                    tolerant::Found::None => {}
-                }
-            }
-            let apply_miss = self.opts.dialect == Dialect::ClaudeCode;
-            if let Err(r) = check_count(&found, edit.expect, &edit.old_string, apply_miss) {
-                let r = if r.kind == Kind::ApplyFailed {
-                    r
-                } else {
-                    with_hint(r, &cs.current_text(), &found, &olds[i], &news[i])
-                };
-                self.fail(r.at(i))?;
-                continue;
-            }
-            if let Err(r) = fits(&cs, &found, &new_text) {
-                self.fail(r.at(i))?;
-                continue;
-            }
-            let made = cs.apply(&found, &new_text);
-            if let Some(placer) = &placer {
-                placer.changed();
-            }
-            if let Some(t) = touching.as_mut() {
-                t.record(&cs, &made);
-            }
-            applied_news.push(&edit.new_string);
-            self.applied.push(EditReport {
-                tier,
-                ..EditReport::new(i, &edit.old_string, &edit.new_string, found.len())
-            });
+                with_hint(r, &w.cs.current_text(), &found, old, new)
+            };
+            return self.failed(r, i);
         }
+        if let Err(r) = fits(&w.cs, &found, &new_text) {
+            return self.failed(r, i);
+        }
+        w.replace(&found, &new_text);
+        if let Some(placer) = &w.placer {
+            placer.changed();
+        }
+        Ok(Some(EditReport {
+            tier,
+            ..EditReport::new(i, &edit.old_string, &edit.new_string, found.len())
+        }))
+    }
 
+    /// The composed change as replacements of the original text, checked: a plan's edits that cancel
+    /// out are refused, and so is a deletion of a file that holds more than the patch removes.
+    fn finish(
+        mut self,
+        cs: ChangeSet<'_>,
+        view: &View<'_>,
+        start: &Start<'_>,
+    ) -> Result<FileChange, Refusal> {
+        let edits = &self.plan.edits;
+        let creating = start.creating;
         // The claude-code dialect finds some failures while validating and others while applying:
         // report them in edit order.
         self.failed.sort_by_key(|r| r.edit_index);
@@ -519,24 +606,19 @@ impl<'p> FileRun<'p> {
             .iter()
             .filter(|e| !(creating && e.edit_index == 0))
             .map(|e| e.new_string.as_str());
-        let (replacements, text, line_breaks) = if creating {
-            let reps = view.to_original_replacements(view_reps);
-            let line_breaks = eol::converted(&view, news, &reps);
-            let text = apply_replacements(base, &reps);
-            (
-                vec![Replacement {
-                    start: 0,
-                    end: original.len(),
-                    text: text.clone(),
-                }],
-                text,
-                line_breaks,
-            )
+        let reps = view.to_original_replacements(view_reps);
+        let line_breaks = eol::converted(view, news, &reps);
+        let (replacements, text) = if creating {
+            let text = apply_replacements(start.base, &reps);
+            let whole = Replacement {
+                start: 0,
+                end: original.len(),
+                text: text.clone(),
+            };
+            (vec![whole], text)
         } else {
-            let reps = view.to_original_replacements(view_reps);
-            let line_breaks = eol::converted(&view, news, &reps);
             let text = apply_replacements(original, &reps);
-            (reps, text, line_breaks)
+            (reps, text)
         };
         // Compared as whole texts: replacements that are each minimal can still undo one another (delete
         // "😀" at the start, insert "😀" further on, in "😀😀😀"). A plan's own edits that change nothing
@@ -606,7 +688,35 @@ pub const MAX_TEXT: usize = 256 << 20;
 /// Refuses replacing `found` in the current text of `cs` by `new` when the result would pass `MAX_TEXT`.
 fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), Refusal> {
     let removed: usize = found.iter().map(|(a, b)| b - a).sum();
-    let added = found.len().checked_mul(new.len());
+    grows_within(
+        cs,
+        removed,
+        found.len().checked_mul(new.len()),
+        found.len(),
+        new.len(),
+    )
+}
+
+/// `fits` for places that each have their own text (a resolved edit's spans), all of them together:
+/// the message gives the longest text's length.
+fn fits_each(cs: &ChangeSet<'_>, places: &[(usize, usize, String)]) -> Result<(), Refusal> {
+    let removed: usize = places.iter().map(|(a, b, _)| b - a).sum();
+    let added = places
+        .iter()
+        .try_fold(0usize, |sum, (_, _, t)| sum.checked_add(t.len()));
+    let longest = places.iter().map(|(_, _, t)| t.len()).max().unwrap_or(0);
+    grows_within(cs, removed, added, places.len(), longest)
+}
+
+/// Refuses a change of `count` replacements, removing `removed` bytes of the current text and adding
+/// `added` (`None`: more than can be counted), of `each` bytes, that would pass `MAX_TEXT`.
+fn grows_within(
+    cs: &ChangeSet<'_>,
+    removed: usize,
+    added: Option<usize>,
+    count: usize,
+    each: usize,
+) -> Result<(), Refusal> {
     let len = added.and_then(|a| (cs.current_len() - removed).checked_add(a));
     match len {
         Some(len) if len <= MAX_TEXT => Ok(()),
@@ -618,10 +728,8 @@ fn fits(cs: &ChangeSet<'_>, found: &[(usize, usize)], new: &str) -> Result<(), R
             Err(Refusal::new(
                 Kind::TooLarge,
                 format!(
-                    "The edit would make the file {size} long ({} replacements of {} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
-                     multiedit lets a file grow to. Nothing was changed.",
-                    found.len(),
-                    new.len()
+                    "The edit would make the file {size} long ({count} replacements of {each} bytes), more than the {MAX_TEXT} bytes (256 MiB) \
+                     multiedit lets a file grow to. Nothing was changed."
                 ),
             ))
         }

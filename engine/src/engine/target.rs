@@ -137,8 +137,8 @@ pub enum RenameAt {
     Position { line: usize, column: usize },
 }
 
-/// Where each span of a resolved edit lies in the current text of `cs` (view positions, last first,
-/// so that applying one does not move the next), with its new text as the view writes it. An earlier
+/// Where each span of a resolved edit lies in the current text of `cs` (current positions, in order:
+/// `ChangeSet::apply_each` folds them all at once), with its new text as the view writes it. An earlier
 /// edit wholly inside a span goes with it; one that holds an end of a span, or a span that does not
 /// fit the text it was resolved on, is refused.
 pub(super) fn places(
@@ -203,7 +203,6 @@ pub(super) fn places(
             ),
         ));
     }
-    out.reverse();
     Ok(out)
 }
 

@@ -1,6 +1,5 @@
 //! `multiedit apply [--dry-run] [--json] PLAN`.
 
-use std::io::Read;
 use std::process::ExitCode;
 
 use super::{err, out};
@@ -31,9 +30,9 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> ExitCode {
     let text = match read_plan(&args.plan) {
         Ok(t) => t,
-        Err(e) => {
-            let r = Refusal::new(Kind::Io, e);
-            return finish(&args, &[], Err(r), ExitCode::from(2));
+        Err(r) => {
+            let code = if r.kind == Kind::Io { 2 } else { 1 };
+            return finish(&args, &[], Err(r), ExitCode::from(code));
         }
     };
     let mut recovered = Vec::new();
@@ -53,17 +52,23 @@ pub(crate) fn run(args: Args) -> ExitCode {
     }
 }
 
-fn read_plan(source: &str) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    let result = if source == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+/// The plan's text, from standard input (`-`) or a file, read with the cap every file has
+/// (`disk::MAX_READ`): a plan is never longer than the most a file may be.
+fn read_plan(source: &str) -> Result<String, Refusal> {
+    let bytes = if source == "-" {
+        disk::read_capped(std::io::stdin().lock(), 0)
     } else {
-        std::fs::File::open(source)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map(|_| ())
+        disk::read_file_capped(std::path::Path::new(source))
     };
-    result.map_err(|e| format!("Cannot read the plan {source}: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("The plan {source} is not UTF-8 text"))
+    let bytes = bytes.map_err(|e| {
+        let kind = match disk::TooBig::of(&e) {
+            Some(_) => Kind::TooLarge,
+            None => Kind::Io,
+        };
+        Refusal::new(kind, format!("Cannot read the plan {source}: {e}"))
+    })?;
+    String::from_utf8(bytes)
+        .map_err(|_| Refusal::new(Kind::Io, format!("The plan {source} is not UTF-8 text")))
 }
 
 /// Parses the plan or patch, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`);

@@ -160,7 +160,7 @@ enum Check {
 }
 
 fn check(agent: Agent, path: &Path) -> Check {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::disk::read_text_capped(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Check::Absent,
         Err(e) => return Check::Unreadable(format!("cannot be read ({e})")),

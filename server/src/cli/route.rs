@@ -299,7 +299,7 @@ pub(crate) fn records_problem() -> Option<String> {
 fn read_records() -> Result<(PathBuf, Records), String> {
     let path = records_path()?;
     trusted_at(&path)?;
-    match std::fs::read_to_string(&path) {
+    match crate::disk::read_text_capped(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(|r| (path.clone(), r))
             .map_err(|e| {
@@ -947,7 +947,7 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
             ];
             let mut denied: Vec<(String, PathBuf)> = Vec::new();
             for f in &files {
-                if let Some(Value::Array(list)) = std::fs::read_to_string(f)
+                if let Some(Value::Array(list)) = crate::disk::read_text_capped(f)
                     .ok()
                     .and_then(|t| value_at(&t, &["permissions", "deny"]))
                 {
@@ -981,7 +981,7 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
         Agent::Opencode => {
             for scope in [Scope::Project, Scope::User] {
                 let (f, _) = agent.config_path(scope, project)?;
-                if let Some(v) = std::fs::read_to_string(&f)
+                if let Some(v) = crate::disk::read_text_capped(&f)
                     .ok()
                     .and_then(|t| value_at(&t, &["permission", "edit"]))
                 {
@@ -1005,7 +1005,7 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
             let mut denied: Vec<String> = Vec::new();
             let mut found = Vec::new();
             for f in &files {
-                let Some(doc) = std::fs::read_to_string(f)
+                let Some(doc) = crate::disk::read_text_capped(f)
                     .ok()
                     .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
                 else {
@@ -1068,7 +1068,7 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
             let asked = [project.join("AGENTS.md"), codex_home()?.join("AGENTS.md")]
                 .into_iter()
                 .find(|f| {
-                    std::fs::read_to_string(f).is_ok_and(|t| {
+                    crate::disk::read_text_capped(f).is_ok_and(|t| {
                         t.contains(AGENTS_MD_BLOCK.lines().next().unwrap_or_default())
                     })
                 });

@@ -283,6 +283,7 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
         Some(e) => rename::text_edits(e, &format!("The rename of {shown}"))?,
         None => Vec::new(),
     };
+    rename::within_caps(&edits, &format!("The rename of {shown}")).map_err(fail)?;
     // The text each edit counts on: the server's copy of a document it holds, else the disk's (it read
     // that itself).
     for (uri, _) in &edits {

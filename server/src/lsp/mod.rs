@@ -19,6 +19,7 @@
 //! | `multiedit/bridgeArrived` (the server's own marker) | `sync.rs` (`Arrivals`) |
 //! | `shutdown` | `server.rs` marks it and stops the bridge |
 //! | `exit` | the framework ends `serve` below, which stops the bridge |
+//! | the end of input (the client exited) | `serve` ends as after `exit`; a request that keeps the runtime busy past `CLIENT_GONE` is abandoned: `run`'s input thread (`process::stdin_on_thread`) stops the bridge and exits |
 //! | a plan on the bridge's socket | `bridge.rs` checks the token and hands it over; `server::run_handoffs` runs it with `commands::run` |
 //! | the server's requests to the client (`workspace/applyEdit`, `multiedit/diagnostics`) | sent by `commands/apply.rs` and `diagnostics.rs` |
 //!
@@ -50,7 +51,7 @@ pub(crate) mod transport;
 pub(crate) mod workspace;
 
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -68,9 +69,24 @@ pub(crate) fn run(log_level: Option<u8>) -> ExitCode {
     if let Some(level) = log_level {
         logging::set_max_level(level);
     }
-    let Some(clean) = crate::process::block_on("multiedit lsp", || {
-        serve(tokio::io::stdin(), tokio::io::stdout())
-    }) else {
+    // The bridge of the server, for `gone` to take down with the process.
+    let bridge: Arc<Mutex<Option<Arc<Host>>>> = Arc::default();
+    let held = bridge.clone();
+    let gone = move || {
+        if let Some(bridge) = held.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bridge.stop();
+        }
+        crate::process::err("multiedit lsp: the client closed its input (it has exited) while a request was still being worked on; stopped\n");
+        std::process::exit(1);
+    };
+    let served = crate::process::block_on("multiedit lsp", || async {
+        let output = tokio::io::stdout();
+        match crate::process::stdin_on_thread(CLIENT_GONE, gone) {
+            Some(input) => serve_with(input, output, Some(bridge)).await,
+            None => serve_with(tokio::io::stdin(), output, Some(bridge)).await,
+        }
+    });
+    let Some(clean) = served else {
         return ExitCode::from(2);
     };
     // The protocol asks for 0 after shutdown then exit, 1 for an exit without shutdown.
@@ -81,8 +97,27 @@ pub(crate) fn run(log_level: Option<u8>) -> ExitCode {
     }
 }
 
+/// How long the server may go on once its client closed its input (the client has exited): the
+/// time to finish as usual when idle; a request still being worked on past it (a long synchronous
+/// step keeps the runtime from seeing the end) is abandoned, and the process exits
+/// (`process::stdin_on_thread`).
+const CLIENT_GONE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Serves one connection until `exit` or end of input. Returns whether `shutdown` came first.
 pub async fn serve<I, O>(input: I, output: O) -> bool
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite,
+{
+    serve_with(input, output, None).await
+}
+
+/// `serve`, handing its bridge to `bridge_out` (for the process to stop it if it must exit at once).
+async fn serve_with<I, O>(
+    input: I,
+    output: O,
+    bridge_out: Option<Arc<Mutex<Option<Arc<Host>>>>>,
+) -> bool
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite,
@@ -90,6 +125,9 @@ where
     let session = Arc::new(Session::default());
     let (handoffs, handed) = mpsc::channel(crate::bridge::wire::MAX_CONNECTIONS);
     let bridge = Arc::new(Host::new(handoffs));
+    if let Some(out) = bridge_out {
+        *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(bridge.clone());
+    }
     let (backend_session, backend_bridge) = (session.clone(), bridge.clone());
     let (service, socket) =
         LspService::new(move |client| Backend::new(client, backend_session, backend_bridge));

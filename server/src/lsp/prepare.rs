@@ -4,7 +4,7 @@
 //! Synchronous and free of awaits: the snapshot it takes is the state after every notification that
 //! arrived before the command (`sync.rs`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use ropey::Rope;
@@ -286,6 +286,8 @@ pub(crate) fn prepare(
     let mut read = Vec::with_capacity(plan.files.len());
     let mut files = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
+    // The folders whose interrupted plans were dealt with, each once however many files it holds.
+    let mut recovered_in = BTreeSet::new();
     for (i, f) in plan.files.iter().enumerate() {
         let path = paths::to_path(&f.file_path)?;
         let key = convert::path_key(&path);
@@ -311,7 +313,12 @@ pub(crate) fn prepare(
             .check(&f.file_path, &path, open.is_some())
             .and_then(|()| config.workspace.check(&f.file_path, &real, open.is_some()))?;
         // A preview writes nothing: it reports an interrupted plan rather than finishing it.
-        disk::journal::recover_into(recovered, std::slice::from_ref(&path), command == PREVIEW)?;
+        disk::journal::recover_into(
+            recovered,
+            std::slice::from_ref(&path),
+            command == PREVIEW,
+            &mut recovered_in,
+        )?;
         let (source, before, version) = match open {
             Some(doc) => {
                 let before = Some(doc.rope.to_string());

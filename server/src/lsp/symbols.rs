@@ -217,6 +217,7 @@ pub(crate) async fn gather(
             Some(e) => rename::text_edits(e, &format!("The rename of {what}"))?,
             None => Vec::new(),
         };
+        rename::within_caps(&edits, &format!("The rename of {what}")).map_err(fail)?;
         answers.rename = Some(Renaming {
             file_path: r.file_path.clone(),
             new_name: r.new_name.clone(),

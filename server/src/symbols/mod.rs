@@ -20,7 +20,7 @@ pub mod outline;
 pub mod place;
 pub(crate) mod rename;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use ropey::Rope;
@@ -202,20 +202,19 @@ pub(crate) fn expand(
             paths: outside,
         }));
     }
+    // Each file's identity is taken once (a rename over thousands of files took it per pair of files).
+    let mut known: HashMap<String, usize> = HashMap::new();
+    for (i, f) in plan.files.iter().enumerate() {
+        if let Ok(p) = paths::to_path(&f.file_path) {
+            known.entry(identity(&p)).or_insert(i);
+        }
+    }
     for (path, edits) in located {
-        let id = identity(&path);
-        let index = match plan
-            .files
-            .iter()
-            .position(|f| paths::to_path(&f.file_path).is_ok_and(|p| identity(&p) == id))
-        {
-            Some(i) => i,
-            None => {
-                plan.files
-                    .push(FilePlan::edit(path.display().to_string(), Vec::new()));
-                plan.files.len() - 1
-            }
-        };
+        let index = *known.entry(identity(&path)).or_insert_with(|| {
+            plan.files
+                .push(FilePlan::edit(path.display().to_string(), Vec::new()));
+            plan.files.len() - 1
+        });
         expansion.files.push((index, edits.clone()));
     }
     Ok(Ok(expansion))

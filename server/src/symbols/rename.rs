@@ -19,10 +19,14 @@ pub(crate) fn text_edits(
     what: &str,
 ) -> Result<Vec<(String, Vec<TextEdit>)>, Refusal> {
     let mut out: Vec<(String, Vec<TextEdit>)> = Vec::new();
-    let mut add = |uri: String, edits: Vec<TextEdit>| match out.iter_mut().find(|(u, _)| *u == uri)
-    {
-        Some((_, list)) => list.extend(edits),
-        None => out.push((uri, edits)),
+    // Where each URI is in `out`: a rename reaches thousands of files.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut add = |uri: String, edits: Vec<TextEdit>| match index.get(&uri) {
+        Some(&i) => out[i].1.extend(edits),
+        None => {
+            index.insert(uri.clone(), out.len());
+            out.push((uri, edits));
+        }
     };
     if let Some(changes) = &edit.changes {
         let mut sorted: Vec<_> = changes.iter().collect();
@@ -63,6 +67,54 @@ pub(crate) fn text_edits(
         }
     }
     Ok(out)
+}
+
+/// The most files one rename may edit, and the most occurrences: past either, it is refused before
+/// any file is read (`within_caps`). A rename costs about linear time in both (docs/performance.md);
+/// these bound it to a few seconds of the server's work while real renames fit with room to spare
+/// (a symbol of this repository is named at most a few hundred times).
+pub(crate) const MAX_RENAME_FILES: usize = 10_000;
+pub(crate) const MAX_RENAME_OCCURRENCES: usize = 200_000;
+
+/// Refuses a rename (`what`: "The rename of total to sum") whose edits reach more files or
+/// occurrences than the caps, with its counts.
+pub(crate) fn within_caps(edits: &[(String, Vec<TextEdit>)], what: &str) -> Result<(), Refusal> {
+    let files = edits.iter().filter(|(_, e)| !e.is_empty()).count();
+    let occurrences: usize = edits.iter().map(|(_, e)| e.len()).sum();
+    let past = if occurrences > MAX_RENAME_OCCURRENCES {
+        format!("{} occurrences", grouped(MAX_RENAME_OCCURRENCES))
+    } else if files > MAX_RENAME_FILES {
+        format!("{} files", grouped(MAX_RENAME_FILES))
+    } else {
+        return Ok(());
+    };
+    Err(Refusal::new(
+        Kind::TooLarge,
+        format!(
+            "{what} reaches {} in {}, more than the {past} multiedit applies in one plan. Nothing was changed. \
+             Rename it with the editor's own rename.",
+            counted(occurrences, "occurrence"),
+            counted(files, "file"),
+        ),
+    ))
+}
+
+/// `n` things, the number grouped: "1,000,000 occurrences", "1 file".
+fn counted(n: usize, one: &str) -> String {
+    format!("{} {one}{}", grouped(n), if n == 1 { "" } else { "s" })
+}
+
+/// `n` with its thousands grouped: 1,000,000.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// One file's edits as spans of its text (sorted), those that change nothing left out. `Err` with why
@@ -228,5 +280,38 @@ mod tests {
             ],
         );
         assert_eq!((c.occurrences(), c.files.len()), (3, 2));
+    }
+
+    #[test]
+    fn a_rename_past_the_caps_is_refused_with_its_counts() {
+        let each = |files: usize, per_file: usize| -> Vec<(String, Vec<TextEdit>)> {
+            (0..files)
+                .map(|f| {
+                    (
+                        format!("file:///w/{f}.ts"),
+                        vec![edit(0, 0, 1, "b"); per_file],
+                    )
+                })
+                .collect()
+        };
+        let what = "The rename of a to b";
+        assert!(within_caps(&each(3, MAX_RENAME_OCCURRENCES / 3), what).is_ok());
+        assert!(within_caps(&each(MAX_RENAME_FILES, 1), what).is_ok());
+        let r = within_caps(&each(3, 333_334), what).unwrap_err();
+        assert_eq!(r.kind, Kind::TooLarge);
+        assert_eq!(
+            r.message,
+            "The rename of a to b reaches 1,000,002 occurrences in 3 files, more than the 200,000 occurrences multiedit \
+             applies in one plan. Nothing was changed. Rename it with the editor's own rename."
+        );
+        assert_eq!(
+            within_caps(&each(MAX_RENAME_FILES + 1, 1), what).unwrap_err().message,
+            "The rename of a to b reaches 10,001 occurrences in 10,001 files, more than the 10,000 files multiedit \
+             applies in one plan. Nothing was changed. Rename it with the editor's own rename."
+        );
+        assert_eq!(
+            (grouped(0), grouped(999), grouped(1000), grouped(1234567)),
+            ("0".into(), "999".into(), "1,000".into(), "1,234,567".into())
+        );
     }
 }

@@ -287,10 +287,14 @@ fn folders_of(files: &[PathBuf]) -> BTreeSet<PathBuf> {
 /// named like a journal is reported as ignored. Records of running writers are left alone; a record
 /// that cannot be read is refused rather than guessed at.
 pub(crate) fn recover(files: &[PathBuf], dry_run: bool) -> Result<Vec<Recovered>, Refusal> {
-    let folders = folders_of(files);
+    recover_folders(&folders_of(files), dry_run)
+}
+
+/// `recover` of the files in `folders`.
+fn recover_folders(folders: &BTreeSet<PathBuf>, dry_run: bool) -> Result<Vec<Recovered>, Refusal> {
     let mut met = Vec::new();
     let (private_dirs, untrusted) = private::existing();
-    for dir in &folders {
+    for dir in folders {
         for journal in lookalikes_in(dir) {
             let why = "multiedit keeps its journals in a private folder, never beside the files, so this is not a journal \
                        of this user's multiedit"
@@ -391,14 +395,24 @@ fn remove_orphan_records(dirs: &[PathBuf]) {
     }
 }
 
-/// `recover`, adding to `met` what it did not hold already (a run that looks at one file at a time
-/// meets an ignored journal, or a plan it leaves, once per file of that folder).
+/// `recover` for a run that reads one file at a time, adding to `met` what it did not hold already:
+/// the folders in `done` were dealt with earlier in this run and are not looked at again (each look
+/// lists the folder, which per file of a large folder cost time quadratic in its files).
 pub(crate) fn recover_into(
     met: &mut Vec<Recovered>,
     files: &[PathBuf],
     dry_run: bool,
+    done: &mut BTreeSet<PathBuf>,
 ) -> Result<(), Refusal> {
-    for r in recover(files, dry_run)? {
+    let folders: BTreeSet<PathBuf> = folders_of(files)
+        .into_iter()
+        .filter(|f| !done.contains(f))
+        .collect();
+    if folders.is_empty() {
+        return Ok(());
+    }
+    done.extend(folders.iter().cloned());
+    for r in recover_folders(&folders, dry_run)? {
         if !met.iter().any(|m| m.journal() == r.journal()) {
             met.push(r);
         }
