@@ -284,4 +284,37 @@ export async function symbolTests(h) {
     assertEqual(JSON.stringify([f.store, f.useA, f.useB, plain].map((p) => fs.readFileSync(p, 'utf8'))), JSON.stringify(disk), 'the disk is unchanged');
     await sleep(100);
   });
+
+  await test('symbols: figures: a warm one-file symbol edit with its diagnostics delta through VS Code, by multiedit mcp (the MCP Python SDK), for docs/performance.md', async () => {
+    const prefix = SETS.mcp;
+    const f = files(ws, prefix);
+    await openFile(path.basename(f.store));
+    const bodies = ['return x * 3 + missing;', 'return x * 2;'];
+    const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+    const base = [];
+    const whole = [];
+    const waited = [];
+    const published = [];
+    for (let k = 0; k < 8; k++) {
+      // What starting Python, the SDK and multiedit mcp costs a call, apart from the plan.
+      let t = performance.now();
+      callMcp({ file_path: f.store }, {}, 'multiedit_read');
+      const started = performance.now() - t;
+      t = performance.now();
+      const r = callMcp({ file_path: f.store, edits: [{ symbol: `${prefix}Store/scale`, replace: 'body', new_string: bodies[k % 2] }] });
+      const ms = performance.now() - t;
+      assertEqual(r.is_error, false, `edit ${k} applied`);
+      assertEqual(r.structured?.diagnostics?.available, true, `edit ${k}: the delta`);
+      // The first pair warms TypeScript's check of the file.
+      if (k < 2) continue;
+      base.push(started);
+      whole.push(ms);
+      waited.push(r.structured.diagnostics.waited_ms);
+      published.push(r.structured.diagnostics.published_ms);
+    }
+    const figures = { callMs: whole, startMs: base, waitedMs: waited, publishedMs: published, medianPlanMs: median(whole) - median(base), medianWaitedMs: median(waited), medianPublishedMs: median(published) };
+    log('symbol edit figures (ms):', JSON.stringify(figures));
+    fs.writeFileSync(path.join(h.artifacts, 'symbol-figures.json'), JSON.stringify(figures, null, 2));
+    assertEqual((await texts(f)).store, f.texts.store, 'the store as it was in the editor');
+  });
 }
