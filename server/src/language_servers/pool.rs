@@ -18,11 +18,16 @@ use super::table::Program;
 pub(crate) const IDLE: Duration = Duration::from_secs(10 * 60);
 /// How long a server is given to shut down before it is killed.
 const SHUTDOWN: Duration = Duration::from_secs(2);
+/// How long a server that could not start is not tried again: each plan of a session would otherwise
+/// wait for it (up to its start bound) to fail the same way.
+const RETRY: Duration = Duration::from_secs(30);
 
 type Key = (PathBuf, Vec<String>, PathBuf);
 
 pub(crate) struct Pool {
     servers: tokio::sync::Mutex<HashMap<Key, Arc<Started>>>,
+    /// The servers that could not start, when, and why.
+    failed: std::sync::Mutex<HashMap<Key, (Instant, Failure)>>,
     /// Kept for a session: the idle servers' reaper starts with the first server.
     session: bool,
     reaper: std::sync::Once,
@@ -34,6 +39,7 @@ impl Pool {
     fn new(session: bool) -> Arc<Pool> {
         Arc::new(Pool {
             servers: tokio::sync::Mutex::new(HashMap::new()),
+            failed: std::sync::Mutex::new(HashMap::new()),
             session,
             reaper: std::sync::Once::new(),
             published: watch::channel(0).0,
@@ -111,9 +117,35 @@ impl Pool {
             s.kill();
             servers.remove(&key);
         }
-        let started = Arc::new(Started::start(program, root, self.published.clone()).await?);
-        servers.insert(key, started.clone());
-        Ok(started)
+        if let Some(why) = self.failed_lately(&key) {
+            return Err(why);
+        }
+        match Started::start(program, root, self.published.clone()).await {
+            Ok(started) => {
+                let started = Arc::new(started);
+                servers.insert(key, started.clone());
+                Ok(started)
+            }
+            Err(why) => {
+                self.failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, (Instant::now(), why.clone()));
+                Err(why)
+            }
+        }
+    }
+
+    /// Why the server of `key` could not start, if it failed within `RETRY`.
+    fn failed_lately(&self, key: &Key) -> Option<Failure> {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        match failed.get(key) {
+            Some((at, why)) if at.elapsed() < RETRY => Some(why.clone()),
+            _ => {
+                failed.remove(key);
+                None
+            }
+        }
     }
 
     /// Runs `ask` on the server for `program` in `root`; a server that exits meanwhile is started again
