@@ -185,3 +185,77 @@ impl Pool {
 pub(crate) fn touch(s: &Started) {
     *s.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
 }
+
+// Linux's /proc says whether the server's process is gone.
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::language_servers::table::SERVERS;
+
+    /// The fake server of the integration tests, which answers as a well-behaved one does.
+    fn fake() -> Program {
+        Program {
+            spec: &SERVERS[4],
+            path: "python3".into(),
+            args: vec![concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../tests/language-servers/fake_server.py"
+            )
+            .into()],
+            from: "a test".into(),
+            start: Duration::from_secs(10),
+            answer: Duration::from_secs(10),
+        }
+    }
+
+    fn gone(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z'))
+        })
+    }
+
+    #[tokio::test]
+    async fn a_session_keeps_a_server_until_it_is_idle_and_a_failed_start_is_not_tried_at_once_again(
+    ) {
+        if std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("SKIPPED: no python3 for the fake server");
+            return;
+        }
+        let pool = Pool::for_session();
+        let root = std::env::temp_dir();
+        let program = fake();
+        let ((), first) = pool
+            .ask(&program, &root, |_| async { Ok(()) })
+            .await
+            .unwrap();
+        let ((), again) = pool
+            .ask(&program, &root, |_| async { Ok(()) })
+            .await
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "kept between questions");
+        let pid = first.pid.expect("a process");
+        pool.reap(IDLE).await;
+        assert!(first.is_alive() && !gone(pid), "not idle yet");
+        pool.reap(Duration::ZERO).await;
+        let until = Instant::now() + Duration::from_secs(5);
+        while !gone(pid) && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gone(pid), "shut down once idle");
+        // A program that cannot start is refused at once for a while, not started again.
+        let missing = Program {
+            path: "/nonexistent/multiedit-test-server".into(),
+            ..fake()
+        };
+        let first = pool.ask(&missing, &root, |_| async { Ok(()) }).await;
+        assert!(matches!(first, Err(Failure::Spawn(_))), "{:?}", first.err());
+        let t = Instant::now();
+        let second = pool.ask(&missing, &root, |_| async { Ok(()) }).await;
+        assert_eq!(second.err(), first.err());
+        assert!(t.elapsed() < Duration::from_millis(100));
+    }
+}

@@ -128,7 +128,7 @@ pub(crate) struct Started {
     pub(crate) program: Program,
     conn: Connection,
     child: Mutex<Option<tokio::process::Child>>,
-    pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     caps: Caps,
     docs: Mutex<HashMap<String, Doc>>,
     pub(crate) published: Arc<Published>,
