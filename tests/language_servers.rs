@@ -751,7 +751,8 @@ fn a_rename_that_reaches_dot_git_or_outside_the_folders_is_refused_naming_what_i
     let mut mcp = {
         let mut env = p.env();
         env.push(("FAKE_LSP_ALSO", std::path::PathBuf::from(uri(&git))));
-        let env: Vec<(&str, &std::path::Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        let env: Vec<(&str, &std::path::Path)> =
+            env.iter().map(|(k, v)| (*k, v.as_path())).collect();
         Raw::start(&p.root, &[], &env)
     };
     let r = mcp.call_result(1, "multiedit", plan.clone());
@@ -772,7 +773,8 @@ fn a_rename_that_reaches_dot_git_or_outside_the_folders_is_refused_naming_what_i
     let mut mcp = {
         let mut env = p.env();
         env.push(("FAKE_LSP_ALSO", std::path::PathBuf::from(uri(&outside))));
-        let env: Vec<(&str, &std::path::Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        let env: Vec<(&str, &std::path::Path)> =
+            env.iter().map(|(k, v)| (*k, v.as_path())).collect();
         Raw::start(&p.root, &[], &env)
     };
     let r = mcp.call_result(1, "multiedit", plan);
@@ -800,7 +802,13 @@ fn a_rename_that_reaches_dot_git_or_outside_the_folders_is_refused_naming_what_i
 /// rename (previewed), and a warm one-file symbol edit with its diagnostics delta, alternately breaking
 /// and fixing a call; for each, the whole tool call as the client times it, and the delta's own
 /// waits as the result gives them.
-fn figures_of(name: &str, p: &Project, file: &str, rename: Value, edits: [Value; 2]) -> Vec<String> {
+fn figures_of(
+    name: &str,
+    p: &Project,
+    file: &str,
+    rename: Value,
+    edits: [Value; 2],
+) -> Vec<String> {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
     let median = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -817,8 +825,16 @@ fn figures_of(name: &str, p: &Project, file: &str, rename: Value, edits: [Value;
     };
     let outline = json!({"file_path": p.file(file)});
     let (cold, _) = call("multiedit_symbols", outline.clone());
-    let symbols = median((0..7).map(|_| call("multiedit_symbols", outline.clone()).0).collect());
-    let renames = median((0..7).map(|_| call("multiedit_preview", rename.clone()).0).collect());
+    let symbols = median(
+        (0..7)
+            .map(|_| call("multiedit_symbols", outline.clone()).0)
+            .collect(),
+    );
+    let renames = median(
+        (0..7)
+            .map(|_| call("multiedit_preview", rename.clone()).0)
+            .collect(),
+    );
     let mut edit = Vec::new();
     let mut published = Vec::new();
     let mut waited = Vec::new();
@@ -882,7 +898,10 @@ fn figures() {
     }
     if headless::pyright("figures") && headless::typescript("figures") {
         let text = "class Calculator:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n\n\ndef main() -> None:\n    print(Calculator().add(1, 2))\n";
-        let p = Project::new(&[("calc.py", text)], &[headless::node24(), headless::npm_servers()]);
+        let p = Project::new(
+            &[("calc.py", text)],
+            &[headless::node24(), headless::npm_servers()],
+        );
         p.allow();
         let calc = p.file("calc.py");
         rows.extend(figures_of(
