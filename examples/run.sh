@@ -2,7 +2,9 @@
 # Runs the shipped example: a three-edit rename plan applied to a copy of examples/greeting.txt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cargo build --release --quiet --manifest-path "$here/../Cargo.toml"
+# The release build takes a few minutes the first time: say so, and let cargo show its progress.
+echo "== building multiedit (release): a few minutes the first time, seconds after"
+cargo build --release --manifest-path "$here/../Cargo.toml"
 bin="$here/../target/release/multiedit"
 work=$(mktemp -d)
 cp "$here/greeting.txt" "$work/greeting.txt"

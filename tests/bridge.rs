@@ -186,6 +186,8 @@ fn engine_result(plan: &Value, text: &str, version: i32) -> Value {
     let mut expected = multiedit::result::PlanResult::of(&outcome).to_value();
     expected["files"][0]["version"] = json!(version);
     expected["files"][0]["on_disk"] = json!("no_save_support");
+    // The editor keeps the plan's text: its hash.
+    expected["files"][0]["sha256"] = json!(report_support::sha256(&outcome.files[0].text));
     let name = std::path::Path::new(parsed.files[0].file_path.as_str())
         .file_name()
         .unwrap()
@@ -295,7 +297,12 @@ fn the_bridge_brings_back_the_command_line_json() {
     let (_, result) = editor_result(route_via(&mut ed, &plan, &files, false, Answer::Apply));
     assert_eq!(
         report_support::without(
-            &report_support::rooted(&result, &env.ws),
+            &report_support::rooted(
+                &report_support::hashes_checked(&result, |p: &std::path::Path| {
+                    std::fs::read_to_string(p).unwrap()
+                }),
+                &env.ws
+            ),
             &["on_disk_text"],
             &["version", "on_disk"]
         ),
@@ -1010,9 +1017,12 @@ fn an_agent_gets_the_edited_lines_as_the_editors_formatter_left_them() {
             "Applied 1 edit to {a}:\n1. Replaced \"limit=10\" with \"limit=20; floor=1\"\n\nApplied in the buffers of {editor}.\n\
              a.txt was not saved: multiedit test editor cannot save a file on request (it does not answer multiedit/save), so \
              this edit is in its buffer only, not on disk: tests, compilers and git will not see it until the file is saved.\n\
+             New sha256: {sha}\n\
              No diagnostics: the editor does not report them to multiedit.\n\nThe editor changed the edited lines after the edit \
              (its formatter, or a review). They now read (match these in your next old_string):\n{a}, lines 1-2:\nlimit = 20;\nfloor = 1",
-            a = a.display()
+            a = a.display(),
+            // Of the text the editor holds, as its formatter left it.
+            sha = report_support::sha256(ed.text(&a)),
         )
     );
     assert_eq!(
@@ -1426,6 +1436,16 @@ fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
         "{answer}"
     );
     assert_eq!(ed.text(&a), "one\nTWO\nthree\n");
+    // The sha256 of the text the editor now holds: the next write needs no read.
+    let now = report_support::sha256(ed.text(&a));
+    assert_eq!(answer["structured"]["files"][0]["sha256"], now, "{answer}");
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("\nNew sha256: {now}\n")),
+        "{answer}"
+    );
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
     let change = &ed.edits_seen[0]["edit"]["documentChanges"][0];
     assert_eq!(
@@ -1464,9 +1484,23 @@ fn an_agent_writes_a_whole_file_through_the_editor_with_the_hash_it_read() {
     assert_eq!(refused["is_error"], true, "{refused}");
     assert_eq!(refused["structured"]["kind"], "stale");
     assert_eq!(
+        refused["structured"]["message"],
+        format!(
+            "{} changed since you read it (or you read another text): the sha256 you gave is not of its text, which now has 3 lines. \
+             Nothing was written.",
+            a.display()
+        )
+    );
+    let typed_sha = report_support::sha256(&typed);
+    assert!(
+        !refused.to_string().contains(&typed_sha),
+        "the hash of the user's text is not given: {refused}"
+    );
+    assert_eq!(
         refused["structured"]["hint"],
         "The editor holds unsaved changes to this file that the disk lacks; the sha256 is of the text the user sees there. Read it with \
-         multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."
+         multiedit_read (which shows the editor's unsaved changes too), then make your change to the text it shows and write that, \
+         with the sha256 it shows."
     );
     assert_eq!(ed.text(&a), typed, "the buffer untouched");
     assert_eq!(

@@ -54,7 +54,7 @@ fn a_refusal_exits_1_and_changes_nothing() {
     let a = dir.path().join("a.txt");
     let b = dir.path().join("b.txt");
     fs::write(&a, "alpha\n").unwrap();
-    fs::write(&b, "beta beta\n").unwrap();
+    fs::write(&b, "beta\nbeta beta\n").unwrap();
     let o = apply(
         &[],
         &json!({"files": [
@@ -63,9 +63,10 @@ fn a_refusal_exits_1_and_changes_nothing() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(out(&o), "");
-    assert_eq!(err(&o), "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: beta\nMatches are at line 1 (2 matches).\n");
+    // Three matches on two lines: counted as matches, each line named once.
+    assert_eq!(err(&o), "Found 3 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: beta\nMatches are at lines 1 and 2 (3 matches: 2 on line 2).\n");
     assert_eq!(fs::read_to_string(&a).unwrap(), "alpha\n");
-    assert_eq!(fs::read_to_string(&b).unwrap(), "beta beta\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "beta\nbeta beta\n");
     assert!(temp_names(dir.path()).is_empty());
 }
 
@@ -88,6 +89,22 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(v["edits_failed"][0]["kind"], "ambiguous");
     assert_eq!(v["edits_failed"][0]["edit_index"], 1);
     assert_eq!(fs::read_to_string(&f).unwrap(), "1 two two\n");
+    // The sha256 of the text written, as multiedit_read shows it and multiedit_write takes it.
+    let sha = |text: &str| {
+        use sha2::Digest;
+        sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    assert_eq!(v["files"][0]["sha256"], sha("1 two two\n"));
+    // A dry run writes nothing: no hash.
+    let o = apply(
+        &["--json", "--dry-run"],
+        &json!({"file_path": f, "edits": [{"old_string": "1", "new_string": "one"}]}),
+    );
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["files"][0].get("sha256"), None, "{v}");
 
     let o = apply(
         &["--json"],
@@ -464,4 +481,28 @@ fn the_match_flag_applies_to_a_plan_that_names_no_mode_and_a_contradiction_is_re
     // Without the flag, a plan naming no mode is exact.
     let o = apply(&[], &json!({"file_path": f, "edits": edits}));
     assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_plan_file_with_a_json_slip_is_refused_where_the_slip_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "one\n").unwrap();
+    let plan = dir.path().join("plan.json");
+    fs::write(
+        &plan,
+        format!(
+            "{{\n  \"file_path\": \"{}\",\n  \"edits\": [\n    {{\"old_string\": \"one\n\", \"new_string\": \"1\"}}\n  ]\n}}\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .arg("apply")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err(&o), "InputValidationError: the plan is not valid JSON: line 4, column 20: a string that starts here is not closed before the line ends (a line break inside a JSON string must be written \\n).\n");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "one\n");
 }

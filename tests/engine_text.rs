@@ -200,7 +200,40 @@ fn plan_validation_names_the_field() {
         );
     }
     let e = parse_plan("{not json").unwrap_err();
-    assert!(e.message.starts_with("InputValidationError: the plan is not valid JSON: key must be a string at line 1 column 2."), "{}", e.message);
+    assert_eq!(e.message, "InputValidationError: the plan is not valid JSON: line 1, column 2: the key `not` is not in double quotes (JSON keys are strings: \"not\").");
+    let e = parse_plan("not json").unwrap_err();
+    assert_eq!(e.message, "InputValidationError: the plan is not valid JSON: line 1, column 1: `not` is not a JSON value (a value is a string in double quotes, a number, true, false, null, an object or an array). Send one JSON object such as {\"file_path\": \"/abs/path\", \"edits\": [{\"old_string\": \"a\", \"new_string\": \"b\"}]}.");
+}
+
+/// A plan's JSON slip is named where it starts, in plain words (serde_json names an unclosed string
+/// at the line after it, as a "control character").
+#[test]
+fn a_json_slip_is_named_where_it_starts() {
+    let cases = [
+        (
+            "{\"file_path\": \"/a\",\n \"edits\": [{\"old_string\": \"one\n\", \"new_string\": \"1\"}]}",
+            "line 2, column 27: a string that starts here is not closed before the line ends (a line break inside a JSON string must be written \\n)",
+        ),
+        (
+            "{\"file_path\": \"/a\",\n \"edits\": [{\"old_string\": \"one\", \"new_string\": \"1\"},]}",
+            "line 2, column 52: a comma after the last element of an array (JSON allows none before `]`: remove it)",
+        ),
+        (
+            "{\"file_path\": \"/a\"\n \"edits\": [{\"old_string\": \"one\", \"new_string\": \"1\"}]}",
+            "line 2, column 2: a comma is missing before `\"edits\"` (after the value that ends at line 1, column 18): members of an object are separated by commas",
+        ),
+        (
+            "{'file_path': '/a', 'edits': []}",
+            "line 1, column 2: a string in single quotes (JSON strings take double quotes: \"...\")",
+        ),
+    ];
+    for (plan, said) in cases {
+        assert_eq!(
+            parse_plan(plan).unwrap_err().message,
+            format!("InputValidationError: the plan is not valid JSON: {said}."),
+            "{plan}"
+        );
+    }
 }
 
 #[test]

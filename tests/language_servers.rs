@@ -31,6 +31,14 @@ fn raw(p: &Project) -> Raw {
     Raw::start(&p.root, &[], &env)
 }
 
+fn sha256(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 fn structured(r: &Value) -> &Value {
     &r["structuredContent"]
 }
@@ -132,7 +140,7 @@ double add(double a, double b) {
     );
     assert_eq!(
         r["error"]["hint"],
-        "The symbols it names:\nadd[0]: function add (lines 1-3): int (int, int)\nadd[1]: function add (lines 5-7): double (double, double)"
+        "The symbols it names:\nadd[0]: function (lines 1-3): int (int, int)\nadd[1]: function (lines 5-7): double (double, double)"
     );
     assert_eq!(snapshot(&p.root), before, "nothing written");
     let (code, r) = p.apply(&json!({"file_path": calc, "edits": [{"symbol": "add[1]", "replace": "body", "new_string": "return a * b;"}]}));
@@ -363,9 +371,11 @@ fn mcp_keeps_its_started_server_for_the_session_and_gives_outlines_on_disk() {
         text(&r),
         format!(
             "Applied 2 edits to {}:\n1. Replaced the body of function add (lines 3-5)\n2. Replaced \"add(1, 2)\" with \"add(1)\"\n\n\
-             Written to disk: no editor is running multiedit lsp with the bridge on.\nNew errors: calc.c:8:25 Too few arguments \
-             to function call, expected 2, have 1  calc.c:3:5: note: 'add' declared here (clang typecheck_call_too_few_args)",
-            calc.display()
+             Written to disk: no editor is running multiedit lsp with the bridge on.\nNew sha256: {}\nNew errors: calc.c:8:25 Too \
+             few arguments to function call, expected 2, have 1  calc.c:3:5: note: 'add' declared here (clang \
+             typecheck_call_too_few_args)",
+            calc.display(),
+            sha256(&p.read("calc.c"))
         )
     );
     assert_eq!(structured(&r)["applied_in"], "disk");
@@ -494,7 +504,7 @@ fn a_project_not_allowed_starts_nothing_and_its_refusals_say_how_to_allow_it() {
     );
     let r = mcp.call_result(3, "multiedit", json!({"file_path": calc, "edits": [{"old_string": "add(1, 2)", "new_string": "add(2, 1)"}]}));
     assert!(
-        text(&r).ends_with(". No diagnostics: no editor checked the change."),
+        text(&r).contains(". No diagnostics: no editor checked the change.\nNew sha256: "),
         "{r}"
     );
     std::fs::write(&calc, CALC_C).unwrap();

@@ -1624,7 +1624,11 @@ fn a_patch_result_reports_files_as_the_command_line_json_does() {
             assert_eq!(f.remove("mode_applied"), Some(json!(false)), "{f:?}");
         }
     }
-    assert_eq!(report_support::rooted(&json!(files), &ws), cli);
+    // The files are not open in the editor: it wrote them on disk.
+    let files = report_support::hashes_checked(&json!(files), |p: &std::path::Path| {
+        std::fs::read_to_string(p).unwrap()
+    });
+    assert_eq!(report_support::rooted(&files, &ws), cli);
     let message = r["message"].as_str().unwrap();
     let note = format!(
         "\n\nNot set: the mode {} 100755 (an editor's workspace edit cannot change a file's mode; run chmod, or apply the patch with `multiedit apply`).",
@@ -1654,7 +1658,13 @@ fn a_plan_result_is_the_command_line_json() {
     );
     assert_eq!(
         report_support::without(
-            &report_support::rooted(&r, &ws),
+            &report_support::rooted(
+                &report_support::hashes_checked(&r, |p: &std::path::Path| std::fs::read_to_string(
+                    p
+                )
+                .unwrap()),
+                &ws
+            ),
             &["on_disk_text"],
             &["version", "on_disk"]
         ),
@@ -1718,6 +1728,13 @@ fn the_result_gives_the_edited_lines_as_the_editors_formatter_left_them() {
     );
     assert_eq!(r["message"], format!("Applied 1 edit to {}:\n1. Replaced \"    return 0\" with \"    s=sum(items); return s\"", f.display()));
     ed.assert_server_agrees(&f);
+    // The sha256 is of the text the editor holds, as its formatter left it (what multiedit_read shows
+    // next and multiedit_write takes), not of the plan's text.
+    assert_eq!(
+        r["files"][0]["sha256"],
+        report_support::sha256(ed.text(&f)),
+        "{r}"
+    );
 
     // Two edits, the formatter changes one: that one only.
     let r = ed

@@ -270,6 +270,87 @@ fn symbol_refusals_say_what_to_fix_and_change_nothing() {
     assert_eq!(disk_support::snapshot(&ws), before);
 }
 
+/// Every name an ambiguity refusal offers, sent back, names one symbol: a top-level `add` beside
+/// `Calculator/add` is `/add`, never `add` (which names both and would be refused again).
+#[test]
+fn each_name_an_ambiguity_refusal_offers_names_one_symbol() {
+    let (_d, ws) = workspace();
+    let file = ws.join("calc.ts");
+    let text = "export class Calculator {\n  add(a: number, b: number): number {\n    return a + b;\n  }\n}\n\n\
+                export function add(a: number, b: number): number {\n  return a + b;\n}\n";
+    fs::write(&file, text).unwrap();
+    let method = "add(a: number, b: number): number {\n    return a + b;\n  }";
+    let function = "export function add(a: number, b: number): number {\n  return a + b;\n}";
+    let mut ed = editor(&ws);
+    ed.symbols.insert(
+        uri(&file),
+        json!([
+            symbol(
+                text,
+                "Calculator",
+                5,
+                &text[..text.find("}\n\n").unwrap() + 1],
+                vec![symbol(text, "add", 6, method, vec![])]
+            ),
+            symbol(text, "add", 12, function, vec![]),
+        ]),
+    );
+    let body = |name: &str| json!({"file_path": file, "edits": [{"symbol": name, "replace": "body", "new_string": "return 0;"}]});
+    let data = refused(
+        ed.preview(body("add")),
+        "symbol_ambiguous",
+        &format!(
+            "Found 2 symbols named add in {}, but a symbol edit must name one: name it by its place among them (add[0] is the first \
+             in the file) or by its path (Calculator/add, /add).\nSymbol: add",
+            file.display()
+        ),
+    );
+    assert_eq!(
+        data["hint"],
+        "The symbols it names:\nadd[0]: method Calculator/add (lines 2-4)\nadd[1]: function /add (lines 7-9)"
+    );
+    // Each name the refusal offers, taken from its words, and the symbol it offers it for.
+    let message = data["message"].as_str().unwrap();
+    let mut offered: Vec<(String, &str)> = Vec::new();
+    let paths = message
+        .split_once(" or by its path (")
+        .unwrap()
+        .1
+        .split_once(").")
+        .unwrap()
+        .0;
+    for (path, what) in paths.split(", ").zip(["method", "function"]) {
+        offered.push((path.to_string(), what));
+    }
+    for line in data["hint"].as_str().unwrap().lines().skip(1) {
+        let (place, described) = line.split_once(": ").unwrap();
+        let (what, rest) = described.split_once(' ').unwrap();
+        let address = rest.split_once(" (").unwrap().0;
+        offered.push((place.to_string(), what));
+        offered.push((address.to_string(), what));
+    }
+    assert_eq!(offered.len(), 6);
+    for (name, what) in offered {
+        let lines = if what == "method" {
+            "method Calculator/add (lines 2-4)"
+        } else {
+            "function /add (lines 7-9)"
+        };
+        let r = ed
+            .preview(body(&name))
+            .unwrap_or_else(|e| panic!("{name} is refused: {e}"));
+        assert_eq!(
+            r["message"],
+            format!(
+                "Applied 1 edit to {}:\n1. Replaced the body of {lines}",
+                file.display()
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), text);
+}
+
 #[test]
 fn ambiguous_overloads_are_listed_and_one_is_chosen_by_its_place() {
     let (_d, ws) = workspace();
@@ -301,14 +382,14 @@ fn ambiguous_overloads_are_listed_and_one_is_chosen_by_its_place() {
     );
     assert_eq!(
         data["hint"],
-        "The symbols it names:\nadd[0]: function add (line 1)\nadd[1]: function add (line 2)"
+        "The symbols it names:\nadd[0]: function (line 1)\nadd[1]: function (line 2)"
     );
     assert_eq!(fs::read_to_string(&file).unwrap(), text);
     let r = ed.apply(json!({"file_path": file, "edits": [{"symbol": "add[1]", "replace": "body", "new_string": "return -a;"}]})).expect("applied");
     assert_eq!(
         r["message"],
         format!(
-            "Applied 1 edit to {}:\n1. Replaced the body of function add (line 2)",
+            "Applied 1 edit to {}:\n1. Replaced the body of function add[1] (line 2)",
             file.display()
         )
     );

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mcp_support::{root, Raw};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -105,6 +105,31 @@ fn the_extension_uses_the_canonical_patch_schema() {
         canonical,
         "extension-vscode/package.json's multiedit_patch tool inputSchema differs from server/schema/patch.schema.json: \
          copy server/schema/patch.schema.json over it (the schema is written once)"
+    );
+}
+
+/// Most agents send every tool definition with every request (Gemini CLI, OpenCode, Codex once
+/// loaded): `tools/list` stays under 8 KB, about 2,000 tokens. It was 23.9 KB when each of two tools
+/// carried the whole plan schema.
+#[test]
+fn tools_list_stays_within_its_budget() {
+    const BUDGET: usize = 8 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let mut raw = Raw::start(dir.path(), &[], &[]);
+    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let answer = raw.next();
+    let tools = answer["result"]["tools"].as_array().expect("a tool list");
+    let sizes: Vec<String> = tools
+        .iter()
+        .map(|t| format!("{} {} bytes", t["name"].as_str().unwrap_or("?"), t.to_string().len()))
+        .collect();
+    let total = answer.to_string().len();
+    eprintln!("tools/list: {total} bytes ({})", sizes.join(", "));
+    assert_eq!(tools.len(), 6, "{sizes:?}");
+    assert!(
+        total <= BUDGET,
+        "tools/list is {total} bytes, past its budget of {BUDGET}: {}",
+        sizes.join(", ")
     );
 }
 
@@ -295,7 +320,12 @@ fn the_patch_tool_reports_files_as_the_command_line_json_does() {
     );
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
     assert_eq!(
-        report_support::rooted(&r["structured"]["files"], &root),
+        report_support::rooted(
+            &report_support::hashes_checked(&r["structured"]["files"], |p: &std::path::Path| {
+                std::fs::read_to_string(p).unwrap()
+            }),
+            &root
+        ),
         cli
     );
     let mode = std::fs::metadata(root.join("run.sh"))
@@ -327,7 +357,12 @@ fn the_plan_tool_gives_the_command_line_json() {
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
     assert_eq!(
         report_support::without(
-            &report_support::rooted(&r["structured"], &root),
+            &report_support::rooted(
+                &report_support::hashes_checked(&r["structured"], |p: &std::path::Path| {
+                    std::fs::read_to_string(p).unwrap()
+                }),
+                &root
+            ),
             &["applied_in"],
             &[]
         ),

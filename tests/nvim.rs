@@ -418,7 +418,7 @@ fn neovim_edits_c_by_symbol_and_renames_through_clangd() {
             root.join("overloads.cpp").display()
         )
     );
-    assert_eq!(r["ambiguous"]["error"]["hint"], "The symbols it names:\npick[0]: function pick (line 1): int (int)\npick[1]: function pick (line 2): double (double)");
+    assert_eq!(r["ambiguous"]["error"]["hint"], "The symbols it names:\npick[0]: function (line 1): int (int)\npick[1]: function (line 2): double (double)");
     assert_eq!(
         nvim_support::strings(&r["cpp"]).join("\n") + "\n",
         OVERLOADS_CPP

@@ -80,6 +80,9 @@ export interface FileResult {
   edits_applied?: number;
   replacements?: number;
   created?: boolean;
+  /** Applied (not a preview), not deleted: the sha256 of the text the editor holds after the edit, which
+   * `multiedit_read` shows and `multiedit_write` takes. */
+  sha256?: string;
   /** Edits matched by `match: tolerant`, with how. */
   tiers?: TierResult[];
   /** The style the edits' line breaks were written in, where the plan wrote them in another. */

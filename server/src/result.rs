@@ -144,7 +144,8 @@ pub struct SymbolsResult {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutlineSymbol {
     pub name: String,
-    /// The name path a plan's `symbol` addresses it by (`Calculator/add`).
+    /// The name path a plan's `symbol` addresses it by, which names it alone: `Calculator/add`; `/add`
+    /// for a top-level add beside it; `add[1]` for the second of two overloads.
     pub path: String,
     /// `class`, `method`, `function`... (LSP's SymbolKind).
     pub kind: String,
@@ -174,6 +175,12 @@ pub struct FileResult {
     pub edits_applied: usize,
     pub replacements: usize,
     pub created: bool,
+    /// The sha256 of the file's text once the plan was applied, as `multiedit_read` shows it and
+    /// `multiedit_write` takes it: on disk the text written, through an editor the text its buffer holds
+    /// (a formatter's or save participant's changes included). Left out by a dry run or a preview, and
+    /// for a deleted file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
     /// Edits matched by a tolerant tier.
     pub tiers: Vec<TierResult>,
     /// What the edits' line breaks were written as, where the plan wrote them in another style
@@ -452,6 +459,53 @@ impl PlanResult {
         self.rename = Some(rename);
     }
 
+    /// Gives each file its `sha256` once the plan is written: `texts` holds, per file in plan order, its
+    /// text after the plan (`None`: it no longer exists).
+    pub fn add_sha256<'t>(&mut self, texts: impl IntoIterator<Item = Option<&'t str>>) {
+        for (f, text) in self.files.iter_mut().zip(texts) {
+            f.sha256 = text.map(crate::write::sha256);
+        }
+    }
+
+    /// `add_sha256` for a plan written on disk: each file's text is the engine's.
+    pub fn add_sha256_written(&mut self, outcome: &Outcome) {
+        self.add_sha256(
+            outcome
+                .files
+                .iter()
+                .map(|f| (f.op != FileOp::Delete).then_some(f.text.as_str())),
+        );
+    }
+
+    /// The files' new sha256 as a model reads it, one line: what `multiedit_write` takes next to
+    /// replace a file. `None` when no file has one (a preview, only deletions). Past `SUMMARY_FILES`
+    /// files, the line says where to find them instead of giving every one.
+    pub fn sha256_text(&self) -> Option<String> {
+        let hashed: Vec<(&str, &str)> = self
+            .files
+            .iter()
+            .filter_map(|f| {
+                let path = f.moved_to.as_deref().unwrap_or(&f.file_path);
+                Some((path, f.sha256.as_deref()?))
+            })
+            .collect();
+        match hashed.as_slice() {
+            [] => None,
+            [(_, hash)] if self.files.len() == 1 => Some(format!("New sha256: {hash}")),
+            many if many.len() > SUMMARY_FILES => Some(format!(
+                "New sha256: each file's is in this result's structured files[].sha256 ({} files), and multiedit_read shows it.",
+                many.len()
+            )),
+            many => Some(format!(
+                "New sha256: {}",
+                many.iter()
+                    .map(|(path, hash)| format!("{path} {hash}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
     /// Adds the editor's edited lines: `now_reads` and its text.
     pub fn add_now_reads(&mut self, regions: impl IntoIterator<Item = EditedLines>) {
         self.now_reads.extend(regions);
@@ -589,6 +643,7 @@ impl FileResult {
             edits_applied: f.edits_applied(),
             replacements: f.replacement_count(),
             created: f.created,
+            sha256: None,
             tiers: f
                 .applied
                 .iter()
@@ -697,6 +752,7 @@ mod tests {
             edits_applied: edits,
             replacements: edits,
             created: false,
+            sha256: None,
             tiers: vec![],
             deleted: false,
             moved_to: None,
@@ -742,6 +798,38 @@ mod tests {
     }
 
     #[test]
+    fn the_new_hashes_are_one_line_for_a_model() {
+        let mut r = PlanResult::refused(String::new(), None);
+        assert_eq!(r.sha256_text(), None, "no file");
+        r.files.push(file("/w/a.txt", 1));
+        assert_eq!(r.sha256_text(), None, "a preview: no hash");
+        r.add_sha256([Some("one\n")]);
+        let one = crate::write::sha256("one\n");
+        assert_eq!(r.files[0].sha256.as_deref(), Some(one.as_str()));
+        assert_eq!(r.sha256_text(), Some(format!("New sha256: {one}")));
+        r.files.push(file("/w/gone.txt", 1));
+        r.files.push(FileResult {
+            moved_to: Some("/w/c.txt".into()),
+            ..file("/w/b.txt", 1)
+        });
+        r.add_sha256([Some("one\n"), None, Some("")]);
+        let empty = crate::write::sha256("");
+        assert_eq!(
+            r.sha256_text(),
+            Some(format!("New sha256: /w/a.txt {one}, /w/c.txt {empty}")),
+            "a deleted file has none, a moved one is named where it went"
+        );
+        for i in 0..SUMMARY_FILES {
+            r.files.push(file(&format!("/w/{i}.txt"), 1));
+        }
+        r.add_sha256(std::iter::repeat_n(Some("x"), r.files.len()));
+        assert_eq!(
+            r.sha256_text().as_deref(),
+            Some("New sha256: each file's is in this result's structured files[].sha256 (8 files), and multiedit_read shows it.")
+        );
+    }
+
+    #[test]
     fn a_result_reads_back_as_it_was_written() {
         let mut r = PlanResult::refused("m".into(), None);
         r.ok = true;
@@ -750,6 +838,7 @@ mod tests {
             edits_applied: 1,
             replacements: 2,
             created: false,
+            sha256: Some("ab".repeat(32)),
             tiers: vec![TierResult {
                 edit_index: 0,
                 tier: Tier::Quotes,

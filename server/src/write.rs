@@ -20,6 +20,11 @@ pub(crate) fn sha256(text: &str) -> String {
         .collect()
 }
 
+/// "3 lines", "1 line": a text's lines as multiedit_read counts them.
+fn lines(text: &str) -> String {
+    crate::result::plural(text.split_inclusive('\n').count(), "line")
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WriteRequest {
     pub(crate) file_path: String,
@@ -104,7 +109,10 @@ impl WriteRequest {
         unsaved: impl FnOnce() -> bool,
     ) -> Result<Outcome, Refusal> {
         let path = &self.file_path;
-        let reread = "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows.";
+        // A refusal never gives the hash to send: sent back unread, it would replace what the caller
+        // never saw (the user's newer line). It says the file changed, how long it is, and to read it.
+        let reread = "Read it with multiedit_read (which shows the editor's unsaved changes too), then make your change to the \
+                      text it shows and write that, with the sha256 it shows.";
         match (current, &self.sha256) {
             (None, Some(_)) => {
                 return Err(Refusal::new(
@@ -113,16 +121,15 @@ impl WriteRequest {
                 )
                 .in_file(path))
             }
-            (Some(_), None) => {
+            (Some(text), None) => {
                 return Err(Refusal::new(
                     Kind::Stale,
-                    format!("{path} exists: to replace it, give the sha256 of its text as you read it. Nothing was written."),
+                    format!("{path} exists ({}): to replace it, give the sha256 of its text as you read it with multiedit_read. Nothing was written.", lines(text)),
                 )
                 .in_file(path)
                 .with_hint(Some(reread.into())))
             }
             (Some(text), Some(given)) if sha256(text) != *given => {
-                let now = sha256(text);
                 let why = if unsaved() {
                     "The editor holds unsaved changes to this file that the disk lacks; the sha256 is of the text the user sees there. "
                 } else {
@@ -130,7 +137,7 @@ impl WriteRequest {
                 };
                 return Err(Refusal::new(
                     Kind::Stale,
-                    format!("{path} is not the text you read: its sha256 is {now}, not {given}. It changed since, or you read another text. Nothing was written."),
+                    format!("{path} changed since you read it (or you read another text): the sha256 you gave is not of its text, which now has {}. Nothing was written.", lines(text)),
                 )
                 .in_file(path)
                 .with_hint(Some(format!("{why}{reread}"))));
@@ -180,14 +187,21 @@ mod tests {
             .outcome(Some(old), || true)
             .unwrap_err();
         assert_eq!(stale.kind, Kind::Stale);
-        assert!(stale
-            .hint
-            .unwrap()
-            .starts_with("The editor holds unsaved changes to this file that the disk lacks"));
-        assert_eq!(
-            w(None).outcome(Some(old), || false).unwrap_err().kind,
-            Kind::Stale
-        );
+        // What changed and how to catch up, never the hash to send: sent back unread, it would
+        // replace what the caller never saw.
+        assert_eq!(stale.message, "/w/a changed since you read it (or you read another text): the sha256 you gave is not of its text, which now has 1 line. Nothing was written.");
+        assert_eq!(stale.hint.as_deref(), Some("The editor holds unsaved changes to this file that the disk lacks; the sha256 is of the text the user sees there. Read it with multiedit_read (which shows the editor's unsaved changes too), then make your change to the text it shows and write that, with the sha256 it shows."));
+        let unhashed = w(None).outcome(Some("a\nb\nc"), || false).unwrap_err();
+        assert_eq!(unhashed.kind, Kind::Stale);
+        assert_eq!(unhashed.message, "/w/a exists (3 lines): to replace it, give the sha256 of its text as you read it with multiedit_read. Nothing was written.");
+        assert_eq!(unhashed.hint.as_deref(), Some("Read it with multiedit_read (which shows the editor's unsaved changes too), then make your change to the text it shows and write that, with the sha256 it shows."));
+        for r in [&stale, &unhashed] {
+            let said = r.full_text();
+            assert!(
+                !said.contains(&sha256(old)) && !said.contains(&sha256("a\nb\nc")),
+                "{said}"
+            );
+        }
         assert_eq!(
             w(Some(&sha256(old)))
                 .outcome(None, || false)

@@ -68,32 +68,44 @@ def expect(cond, what, got):
         raise AssertionError(f"{what}; got:\n{got!r}")
 
 
-@case("tools/list: the six tools, the canonical schemas, annotations")
+def structure(schema):
+    """A schema without its descriptions: what decides which inputs it accepts."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k != "description"}
+    if "properties" in out:
+        out["properties"] = {k: structure(v) for k, v in out["properties"].items()}
+    if "items" in out:
+        out["items"] = structure(out["items"])
+    return out
+
+
+@case("tools/list: the six tools, compact schemas with the canonical structure, annotations")
 async def tools_list(client):
     tools = {t.name: t for t in (await client.list_tools()).tools}
     expect(sorted(tools) == ["multiedit", "multiedit_patch", "multiedit_preview", "multiedit_read", "multiedit_symbols", "multiedit_write"], "the six tools", sorted(tools))
-    write_tool = tools.pop("multiedit_write")
-    expect(write_tool.input_schema == WRITE_SCHEMA, "multiedit_write's inputSchema equals server/schema/write.schema.json", write_tool.input_schema)
-    expect(write_tool.annotations.destructive_hint is True and "sha256" in write_tool.description, "multiedit_write: writes, asks for the hash", write_tool)
-    symbols = tools.pop("multiedit_symbols")
-    expect(symbols.input_schema == SYMBOLS_SCHEMA, "multiedit_symbols' inputSchema equals server/schema/symbols.schema.json", symbols.input_schema)
-    expect(symbols.annotations.read_only_hint is True and symbols.annotations.destructive_hint is False, "multiedit_symbols: read-only", symbols.annotations)
+    # Each schema is served compact: the canonical structure (so it accepts exactly the same inputs), short descriptions.
+    for name, canonical in [("multiedit", SCHEMA), ("multiedit_write", WRITE_SCHEMA), ("multiedit_symbols", SYMBOLS_SCHEMA), ("multiedit_read", READ_SCHEMA), ("multiedit_patch", PATCH_SCHEMA)]:
+        served = tools[name].input_schema
+        expect(structure(served) == structure(canonical), f"{name}'s inputSchema has the structure of server/schema/", served)
+        expect(len(json.dumps(served)) < len(json.dumps(canonical)), f"{name}'s inputSchema is compact", served)
+    expect("old_string" in tools["multiedit"].input_schema["properties"]["edits"]["items"]["properties"], "multiedit's schema names old_string", tools["multiedit"].input_schema)
+    # The preview takes the same plan without a second copy of its schema.
+    expect(tools["multiedit_preview"].input_schema == {"type": "object", "description": "The plan, exactly as multiedit takes it."}, "multiedit_preview points to multiedit's plan", tools["multiedit_preview"].input_schema)
+    write_tool = tools["multiedit_write"]
+    expect(not write_tool.annotations.read_only_hint and write_tool.annotations.destructive_hint is not False and "sha256" in write_tool.description, "multiedit_write: writes, asks for the hash", write_tool)
+    symbols = tools["multiedit_symbols"]
+    expect(symbols.annotations.read_only_hint is True, "multiedit_symbols: read-only", symbols.annotations)
     expect("language servers" in symbols.description and "name path" in symbols.description, "it says where the outline comes from", symbols.description)
-    read_tool = tools.pop("multiedit_read")
-    expect(read_tool.input_schema == READ_SCHEMA, "multiedit_read's inputSchema equals server/schema/read.schema.json", read_tool.input_schema)
-    expect(read_tool.annotations.read_only_hint is True and read_tool.annotations.destructive_hint is False, "multiedit_read: read-only", read_tool.annotations)
+    read_tool = tools["multiedit_read"]
+    expect(read_tool.annotations.read_only_hint is True, "multiedit_read: read-only", read_tool.annotations)
     expect("unsaved" in read_tool.description and "cat -n" in read_tool.description, "it says what it reads and how lines are numbered", read_tool.description)
-    patch = tools.pop("multiedit_patch")
-    expect(patch.input_schema == PATCH_SCHEMA, "multiedit_patch's inputSchema equals server/schema/patch.schema.json", patch.input_schema)
+    patch = tools["multiedit_patch"]
     expect("unified diff" in patch.description and "SEARCH/REPLACE" in patch.description, "it names the formats", patch.description)
-    expect(patch.annotations.destructive_hint is True, "multiedit_patch: writes", patch.annotations)
-    for t in tools.values():
-        expect(t.input_schema == SCHEMA, f"{t.name}'s inputSchema equals server/schema/plan.schema.json", t.input_schema)
-        expect("absolute" in t.description and "exact" in t.description, f"{t.name}'s description states the rules", t.description)
-    a = tools["multiedit"].annotations
-    expect(a.read_only_hint is False and a.destructive_hint is True, "multiedit: writes, destructive", a)
-    a = tools["multiedit_preview"].annotations
-    expect(a.read_only_hint is True and a.destructive_hint is False, "multiedit_preview: read-only", a)
+    expect(not patch.annotations.read_only_hint, "multiedit_patch: writes", patch.annotations)
+    expect("absolute" in tools["multiedit"].description and "exact" in tools["multiedit"].description, "multiedit's description states the rules", tools["multiedit"].description)
+    expect(not tools["multiedit"].annotations.read_only_hint, "multiedit: writes", tools["multiedit"].annotations)
+    expect(tools["multiedit_preview"].annotations.read_only_hint is True, "multiedit_preview: read-only", tools["multiedit_preview"].annotations)
 
 
 @case("apply on disk: file changed, text says where, structuredContent")
@@ -109,10 +121,13 @@ async def apply_on_disk(client):
     expect(text.startswith(f'Applied 2 edits to {path}:\n1. Replaced "beta" with "BETA"\n2. Replaced "a\n" with "A\n"'),
            "the engine's message first", text)
     expect("written to disk" in text.lower(), "the text says the plan was written to disk", text)
-    expect(text.endswith(". No diagnostics: no editor checked the change."), "and that no editor gave diagnostics", text)
+    import hashlib
+    sha = hashlib.sha256(b"alphA\nBETA\ngammA\n").hexdigest()
+    expect(text.endswith(f". No diagnostics: no editor checked the change.\nNew sha256: {sha}"),
+           "that no editor gave diagnostics, then the file's new sha256", text)
     s = r.structured_content
     expect(s["ok"] is True and s["applied_in"] == "disk" and "editor" not in s, "ok, applied_in disk", s)
-    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False, "tiers": []}],
+    expect(s["files"] == [{"file_path": path, "edits_applied": 2, "replacements": 3, "created": False, "sha256": sha, "tiers": []}],
            "per-file figures, as multiedit apply --json gives them", s)
     expect(s["message"] == text.split("\n\n")[0], "message is the engine's message", s)
 
@@ -282,18 +297,33 @@ async def write_on_disk(client):
     expect(r.structured_content["files"][0]["created"] is True and r.structured_content["applied_in"] == "disk", "structured", r.structured_content)
     sha = hashlib.sha256(b"one\ntwo\n").hexdigest()
     now = hashlib.sha256(b"one\nTWO\nthree\n").hexdigest()
+    expect(r.structured_content["files"][0]["sha256"] == sha and text_of(r).endswith(f"\nNew sha256: {sha}"),
+           "the result gives the new text's sha256", (text_of(r), r.structured_content))
     r = await client.call_tool("multiedit_write", {"file_path": path, "content": "one\nTWO\nthree\n", "sha256": sha})
-    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "replaced with the hash it was read with", text_of(r))
+    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "replaced with the hash the last result gave", text_of(r))
     expect(f"1. Applied the new text (3 lines; changed: lines 2-3)" in text_of(r), "which lines changed", text_of(r))
+    expect(r.structured_content["files"][0]["sha256"] == now and f"\nNew sha256: {now}" in text_of(r), "and the next one", text_of(r))
+    # A plan's result gives it too; the write that follows needs no read.
+    r = await client.call_tool("multiedit", {"file_path": path, "edits": [{"old_string": "three", "new_string": "3"}]})
+    after_plan = hashlib.sha256(b"one\nTWO\n3\n").hexdigest()
+    expect(not r.is_error and r.structured_content["files"][0]["sha256"] == after_plan and text_of(r).endswith(f"\nNew sha256: {after_plan}"),
+           "a plan's result gives the new sha256", (text_of(r), r.structured_content))
+    r = await client.call_tool("multiedit_write", {"file_path": path, "content": "one\nTWO\nthree\n", "sha256": after_plan})
+    expect(not r.is_error and read(path) == b"one\nTWO\nthree\n", "written with the plan's new sha256", text_of(r))
+    # Refused: what changed and to read it, never the hash to send (an agent re-sending it unread would
+    # overwrite what it never saw).
+    reread = ("Read it with multiedit_read (which shows the editor's unsaved changes too), then make your change to the text it "
+              "shows and write that, with the sha256 it shows.")
     for args, kind, message in [
         ({"content": "x\n", "sha256": sha}, "stale",
-         f"{path} is not the text you read: its sha256 is {now}, not {sha}. It changed since, or you read another text. Nothing was written.\n"
-         "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."),
-        ({"content": "x\n"}, "stale", f"{path} exists: to replace it, give the sha256 of its text as you read it. Nothing was written.\n"
-         "Read it with multiedit_read (which shows the editor's unsaved changes too), then write again with the sha256 it shows."),
+         f"{path} changed since you read it (or you read another text): the sha256 you gave is not of its text, which now has 3 lines. "
+         f"Nothing was written.\n{reread}"),
+        ({"content": "x\n"}, "stale",
+         f"{path} exists (3 lines): to replace it, give the sha256 of its text as you read it with multiedit_read. Nothing was written.\n{reread}"),
     ]:
         r = await client.call_tool("multiedit_write", {"file_path": path, **args})
         expect(r.is_error and r.structured_content["kind"] == kind and text_of(r) == message, f"refused: {args}", text_of(r))
+        expect(now not in text_of(r) and now not in json.dumps(r.structured_content), "the file's hash is not given", r)
     expect(read(path) == b"one\nTWO\nthree\n", "refusals wrote nothing", read(path))
     outside = os.path.join(os.path.dirname(WORK.rstrip("/")), "planted.txt")
     r = await client.call_tool("multiedit_write", {"file_path": outside, "content": "x"})

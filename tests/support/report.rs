@@ -103,6 +103,46 @@ pub fn cli_plan_json(scratch: &Path) -> Value {
     v
 }
 
+/// The sha256 of a text in hex, as `multiedit_read` shows it.
+pub fn sha256(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `v` (an applied plan's result, or its `files`) with each file's `sha256` checked, then taken out
+/// (a dry run, the baseline, has none): a file the plan leaves has the sha256 of the text now at its
+/// path (where a move took it), as `text_of` reads it; a deleted file has none.
+pub fn hashes_checked(v: &Value, text_of: impl Fn(&Path) -> String) -> Value {
+    let mut v = v.clone();
+    let files = match v.get_mut("files") {
+        Some(files) => files,
+        None => &mut v,
+    };
+    for f in files.as_array_mut().expect("files").iter_mut() {
+        let f = f.as_object_mut().expect("a file");
+        let hash = f.remove("sha256");
+        if f.get("deleted") == Some(&Value::Bool(true)) {
+            assert_eq!(hash, None, "a deleted file has no hash: {f:?}");
+            continue;
+        }
+        let path = f
+            .get("moved_to")
+            .unwrap_or(&f["file_path"])
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            hash,
+            Some(Value::String(sha256(&text_of(Path::new(&path))))),
+            "the sha256 of {path} as it now reads"
+        );
+    }
+    v
+}
+
 /// `v` without the fields `keys` and, in each of its files, `file_keys`: what one front end adds.
 pub fn without(v: &Value, keys: &[&str], file_keys: &[&str]) -> Value {
     let mut v = v.clone();

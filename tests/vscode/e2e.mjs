@@ -1019,6 +1019,8 @@ async function runTests() {
     let state = await expectActiveText('one\nTWO\nthree\n', 'the buffer has the new text');
     assertEqual(fs.readFileSync(writeOpen, 'utf8'), 'one\nTWO\nthree\n', 'saved: the disk has it');
     assertEqual(answer.structured.files[0].on_disk, 'saved', 'on_disk');
+    assertEqual(answer.structured.files[0].sha256, sha('one\nTWO\nthree\n'), 'the new sha256: of what the buffer holds now');
+    assertMatch(answer.text, new RegExp(`\nNew sha256: ${sha('one\nTWO\nthree\n')}\n`), 'the text gives it');
 
     await page.keyboard.press('Control+End');
     await page.keyboard.type('mine\n', { delay: 20 });
@@ -1617,7 +1619,7 @@ async function runTests() {
     let answer = callMcp(breakIt);
     log('MCP result:', JSON.stringify(answer.text));
     assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
-    assertMatch(answer.text, /Applied in the buffers of .+\.\nSaved: the edit is on disk\.\nNew errors: calc\.ts:7:29 /, 'MCP text');
+    assertMatch(answer.text, /Applied in the buffers of .+\.\nSaved: the edit is on disk\.\nNew sha256: [0-9a-f]{64}\nNew errors: calc\.ts:7:29 /, 'MCP text');
     assertMatch(answer.text, brokenCall, 'MCP text');
     const introduced = answer.structured?.diagnostics?.introduced ?? [];
     assertEqual(introduced.length, 1, `one new error (${JSON.stringify(answer.structured?.diagnostics)})`);

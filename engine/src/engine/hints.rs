@@ -26,7 +26,10 @@ const SLACK: usize = 3;
 const MAX_WORD_CHANGES: usize = 3;
 const DIFF_BUDGET: Duration = Duration::from_millis(100);
 
-/// "Matches are at lines 3, 17 and 40." (a line with several: "line 1 (2 matches)").
+/// Where an ambiguous edit's matches are, each line named once: "Matches are at lines 3, 17 and 40.";
+/// a line with several says how many ("Matches are at line 1 (2 matches)."), and where lines and
+/// matches differ in number the total comes first ("Matches are at lines 1 and 2 (3 matches: 2 on
+/// line 2).").
 pub fn match_lines(current: &str, found: &[(usize, usize)]) -> String {
     let starts = line_starts(current);
     let mut per_line: Vec<(usize, usize)> = Vec::new();
@@ -37,18 +40,24 @@ pub fn match_lines(current: &str, found: &[(usize, usize)]) -> String {
             _ => per_line.push((line, 1)),
         }
     }
-    let items: Vec<String> = per_line
-        .iter()
-        .map(|&(l, n)| {
-            if n > 1 {
-                format!("{l} ({n} matches)")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    let noun = if per_line.len() == 1 { "line" } else { "lines" };
-    format!("Matches are at {noun} {}.", list(items))
+    let lines = list(per_line.iter().map(|&(l, _)| l.to_string()).collect());
+    match per_line.as_slice() {
+        [(l, n)] if *n > 1 => format!("Matches are at line {l} ({n} matches)."),
+        [_] => format!("Matches are at line {lines}."),
+        _ if per_line.len() == found.len() => format!("Matches are at lines {lines}."),
+        _ => {
+            let several: Vec<String> = per_line
+                .iter()
+                .filter(|&&(_, n)| n > 1)
+                .map(|&(l, n)| format!("{n} on line {l}"))
+                .collect();
+            format!(
+                "Matches are at lines {lines} ({} matches: {}).",
+                found.len(),
+                list(several)
+            )
+        }
+    }
 }
 
 /// A tolerant tier that matched several places.
@@ -689,5 +698,40 @@ fn describe_quotes(old: &str, file: &str) -> String {
             "quotes or dashes (the file has plain ones, old_string typographic ones)".into()
         }
         _ => "quotes or dashes".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The matches of `needle` in `text`, as the engine finds them (non-overlapping, in order).
+    fn found(text: &str, needle: &str) -> Vec<(usize, usize)> {
+        text.match_indices(needle)
+            .map(|(s, m)| (s, s + m.len()))
+            .collect()
+    }
+
+    #[test]
+    fn match_lines_counts_matches_and_names_each_line_once() {
+        let t = |text: &str| match_lines(text, &found(text, "ab"));
+        assert_eq!(t("ab\nx\nab\n"), "Matches are at lines 1 and 3.");
+        assert_eq!(t("ab ab\n"), "Matches are at line 1 (2 matches).");
+        assert_eq!(
+            t("ab\nab ab\n"),
+            "Matches are at lines 1 and 2 (3 matches: 2 on line 2)."
+        );
+        assert_eq!(
+            t("ab ab ab\nx\nab\nab ab\n"),
+            "Matches are at lines 1, 3 and 4 (6 matches: 3 on line 1 and 2 on line 4)."
+        );
+        let many = "ab ab\n".repeat(60);
+        let text = t(&many);
+        assert!(
+            text.starts_with("Matches are at lines 1, 2, 3, ")
+                && text.contains(", 49, 50 and 10 more (120 matches: 2 on line 1, 2 on line 2, ")
+                && text.ends_with(", 2 on line 50 and 10 more)."),
+            "{text}"
+        );
     }
 }

@@ -11,6 +11,7 @@ pub mod diff;
 mod eol;
 mod grams;
 mod hints;
+pub(crate) mod json_error;
 pub mod plan;
 pub mod refusal;
 mod report;

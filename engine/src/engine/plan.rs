@@ -217,9 +217,17 @@ pub struct Plan {
 
 pub fn parse_plan(json: &str) -> Result<Plan, Refusal> {
     let value: Value = serde_json::from_str(json).map_err(|e| {
+        // A slip in a plan's JSON is named where it starts; a text that is no object at all gets an
+        // example of one.
+        let example = if json.trim_start().starts_with('{') {
+            ""
+        } else {
+            " Send one JSON object such as \
+             {\"file_path\": \"/abs/path\", \"edits\": [{\"old_string\": \"a\", \"new_string\": \"b\"}]}."
+        };
         Refusal::input(format!(
-            "the plan is not valid JSON: {e}. Send one JSON object such as \
-             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}."
+            "the plan is not valid JSON: {}.{example}",
+            super::json_error::describe(json, &e)
         ))
     })?;
     plan_from_value(&value)

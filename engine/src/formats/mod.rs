@@ -154,7 +154,10 @@ pub fn unknown_format(text: &str) -> Refusal {
         String::from("the text is none of the formats multiedit applies. Tried, in order:");
     let plan = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(_) => "it is JSON but not an object".to_string(),
-        Err(e) => format!("not JSON ({e})"),
+        Err(e) => format!(
+            "not JSON: {}",
+            crate::engine::json_error::describe(text, &e)
+        ),
     };
     why.push_str(&format!("\n- a MultiEdit JSON plan: {plan}"));
     for f in [Format::ApplyPatch, Format::Diff, Format::SearchReplace] {

@@ -113,7 +113,11 @@ fn execute(
     if !language_servers::needs_servers(&plan) && !delta {
         let (outcome, diff) =
             disk::plan::apply(&plan, args.dry_run, recovered, confined.then_some(&folders))?;
-        return Ok((PlanResult::of(&outcome), diff));
+        let mut written = PlanResult::of(&outcome);
+        if !args.dry_run {
+            written.add_sha256_written(&outcome);
+        }
+        return Ok((written, diff));
     }
     let ctx = language_servers::Context {
         pool: language_servers::Pool::for_run(),

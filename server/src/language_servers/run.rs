@@ -117,6 +117,9 @@ pub(crate) async fn apply(
     };
     let run = written.plan.as_ref().unwrap_or(&plan);
     let mut result = PlanResult::of(&written.outcome);
+    if !dry_run {
+        result.add_sha256_written(&written.outcome);
+    }
     if let Some(count) = written.resolved.as_ref().and_then(|r| r.count.as_ref()) {
         result.add_rename(rename::summary(count));
     }

@@ -42,6 +42,7 @@ pub(crate) mod logging;
 pub mod notifications;
 pub(crate) mod now_reads;
 pub mod prepare;
+pub(crate) mod request;
 pub(crate) mod save;
 pub(crate) mod server;
 pub mod session;

@@ -8,16 +8,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use ropey::Rope;
-use serde_json::{Map, Value};
 use tower_lsp_server::ls_types::WorkspaceEdit;
 
 use super::capabilities::PREVIEW;
 use super::commands::Origin;
-use super::config::{Config, Review};
+use super::config::Config;
 use super::convert::{self, FileEdit, Then};
-use super::ext;
 use super::now_reads::EditorText;
-use super::save;
+use super::request::PlanCall;
 use super::session::Session;
 use super::symbols;
 use crate::diagnostics::{Edited, Report};
@@ -25,7 +23,7 @@ use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::gate::{self, Access, Gate, Who};
 use crate::result::plural;
 use crate::symbols::{rename, retain_by, Answers};
-use crate::{disk, formats, paths, write};
+use crate::{disk, paths};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
 pub(crate) struct PreparedFile {
@@ -131,96 +129,6 @@ enum Source {
     Disk { text: Option<String> },
 }
 
-/// The call's options (`ext::CallOptions`) as `prepare` uses them.
-#[derive(Default)]
-struct Call {
-    review: Option<Review>,
-    agent: Option<String>,
-    diagnostics: Option<Report>,
-    save: Option<engine::Save>,
-}
-
-/// Reads the call's options, refusing the first entry that is not one of them, by name and value.
-fn call_options(command: &str, options: &Map<String, Value>) -> Result<Call, Refusal> {
-    let mut call = Call::default();
-    // One entry at a time, so that a refusal names the entry to fix.
-    for (key, value) in options {
-        let one = Value::Object(Map::from_iter([(key.clone(), value.clone())]));
-        let Some(one) = serde_json::from_value::<ext::CallOptions>(one)
-            .ok()
-            .filter(|o| {
-                !value.is_null() && o.agent.as_deref().is_none_or(|n| !n.trim().is_empty())
-            })
-        else {
-            return Err(Refusal::input(format!(
-                "the options of {command} (its second argument) take only \
-                 \"review\": \"never\", \"multiFile\", \"always\" or a boolean, \"diagnostics\": \
-                 \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \"all\" or \"never\", and \"agent\": \
-                 the name of who sent the plan; got {key}={value}"
-            )));
-        };
-        call.review = one.review.map(Review::from).or(call.review);
-        call.diagnostics = one.diagnostics.map(Report::from).or(call.diagnostics);
-        call.save = one.save.map(save::policy).or(call.save);
-        // A name, not a text: one line, and short enough for an undo entry.
-        call.agent = one
-            .agent
-            .map(|name| {
-                name.split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-                    .chars()
-                    .take(60)
-                    .collect()
-            })
-            .or(call.agent);
-    }
-    Ok(call)
-}
-
-/// The command's arguments: the plan, then optionally the call's options (`ext::CallOptions`); a
-/// missing argument is the engine's `invalid_plan` refusal.
-fn plan_argument(
-    config: &Config,
-    command: &str,
-    arguments: &[Value],
-) -> Result<(engine::Plan, Call), Refusal> {
-    let plan_from_value = |v: &Value| match v.get("patch") {
-        Some(_) => patch_plan(config, v),
-        None if write::is_write(v) => Ok(write::WriteRequest::from_value(v)?.plan()),
-        None => engine::plan_from_value(v),
-    };
-    match arguments {
-        [plan] => Ok((plan_from_value(plan)?, Call::default())),
-        [plan, Value::Object(options)] => {
-            let call = call_options(command, options)?;
-            Ok((plan_from_value(plan)?, call))
-        }
-        _ => Err(Refusal::input(format!(
-            "{command} takes the plan (an object such as \
-             {{\"file_path\": \"/abs/path\", \"edits\": [{{\"old_string\": \"a\", \"new_string\": \"b\"}}]}}) and optionally its options {{\"review\": ..., \"agent\": ..., \"diagnostics\": ...}}, \
-             but was given {} arguments",
-            arguments.len()
-        ))),
-    }
-}
-
-/// `{"patch": TEXT, "format"?, "root"?, "match"?}` as the plan it stands for. Relative paths resolve
-/// against `root`, else the one workspace folder; with none or several, a relative path is refused and
-/// asks for `root`.
-pub(crate) fn patch_plan(config: &Config, value: &Value) -> Result<engine::Plan, Refusal> {
-    let request = formats::PatchRequest::from_value(value, &[])?;
-    let fallback = match config.workspace.folders() {
-        [one] => Some(one.clone()),
-        _ => None,
-    };
-    let plan = request.plan(fallback.as_deref())?;
-    if let Some(root) = request.root.as_deref().or(fallback.as_deref()) {
-        paths::refuse_patch_links(&plan, root)?;
-    }
-    Ok(plan)
-}
-
 /// A file of the plan as read: where it is on disk and where its text came from.
 struct Read {
     path: PathBuf,
@@ -238,11 +146,12 @@ pub(crate) fn prepare(
     config: &Config,
     origin: Origin,
     command: &str,
-    arguments: &[Value],
+    request: &PlanCall,
     answers: &Answers,
     recovered: &mut Vec<disk::Recovered>,
 ) -> Result<Prepared, Refusal> {
-    let (mut plan, call) = plan_argument(config, command, arguments)?;
+    let mut plan = request.change.plan().clone();
+    let call = &request.options;
     let named = plan.files.len();
     let expansion = symbols::expand(&mut plan, answers, config, session)?;
     // The one gate (`crate::gate`): an agent is a plan through the bridge or one that names its agent.
@@ -278,11 +187,7 @@ pub(crate) fn prepare(
         return Err(gate::refuse_protected(&protected, opt_out));
     }
     // A whole-file write (`crate::write`): its text checked against what the user sees, as read below.
-    let write = arguments
-        .first()
-        .filter(|v| write::is_write(v))
-        .map(write::WriteRequest::from_value)
-        .transpose()?;
+    let write = request.change.write();
     let mut read = Vec::with_capacity(plan.files.len());
     let mut files = Vec::with_capacity(plan.files.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -381,7 +286,7 @@ pub(crate) fn prepare(
                 .map_err(|r| r.in_file(&f.file_path))?;
             Ok(open.is_some() || disk::read(target)?.is_some())
         })?;
-    let mut outcome = match &write {
+    let mut outcome = match write {
         Some(w) => w.outcome(texts[0], || unsaved(&read[0]))?,
         None => engine::apply_plan(&plan, &texts)
             .map_err(|r| resolved.renumber_refusal(unsaved_hint(r, &plan, &read), &plan.files))?,
@@ -480,7 +385,7 @@ pub(crate) fn prepare(
         files,
         edit,
         creates,
-        agent: call.agent,
+        agent: call.agent.clone(),
         diagnostics,
         save,
         review,
@@ -569,63 +474,5 @@ fn editor_can_place(
                  Nothing was changed. Apply the patch with `multiedit apply` instead."
             ),
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn options(v: Value) -> Result<Call, String> {
-        call_options("multiedit.apply", v.as_object().unwrap()).map_err(|r| r.message)
-    }
-
-    #[test]
-    fn call_options_read_every_spelling_the_protocol_gives() {
-        let c = options(json!({"review": "multiFile", "diagnostics": true, "save": "never", "agent": "  Claude\n Code  "})).unwrap();
-        assert_eq!(c.review, Some(Review::MultiFile));
-        assert_eq!(c.diagnostics, Some(Report::Errors));
-        assert_eq!(c.save, Some(engine::Save::Never));
-        assert_eq!(c.agent.as_deref(), Some("Claude Code"));
-        let c = options(json!({"review": false, "diagnostics": "warnings"})).unwrap();
-        assert_eq!(
-            (c.review, c.diagnostics),
-            (Some(Review::Never), Some(Report::Warnings))
-        );
-        assert_eq!(
-            options(json!({"agent": "x".repeat(100)}))
-                .unwrap()
-                .agent
-                .unwrap()
-                .len(),
-            60
-        );
-        assert!(options(json!({})).unwrap().review.is_none());
-    }
-
-    #[test]
-    fn a_call_option_that_is_not_one_is_refused_by_name_and_value() {
-        let why = |key: &str, value: &str| {
-            format!(
-                "InputValidationError: the options of multiedit.apply (its second argument) take only \"review\": \"never\", \"multiFile\", \
-                 \"always\" or a boolean, \"diagnostics\": \"errors\", \"warnings\" or \"off\", \"save\": \"clean\", \
-                 \"all\" or \"never\", and \"agent\": the name of who sent the plan; got {key}={value}"
-            )
-        };
-        for (bad, key, value) in [
-            (json!({"review": "sometimes"}), "review", "\"sometimes\""),
-            (json!({"review": null}), "review", "null"),
-            (json!({"save": true}), "save", "true"),
-            (json!({"agent": "   "}), "agent", "\"   \""),
-            (json!({"agent": 7}), "agent", "7"),
-            (
-                json!({"diagnostics": "errors", "colour": "red"}),
-                "colour",
-                "\"red\"",
-            ),
-        ] {
-            assert_eq!(options(bad).err(), Some(why(key, value)));
-        }
     }
 }

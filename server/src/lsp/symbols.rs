@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ropey::Rope;
-use serde_json::Value;
 use tower_lsp_server::ls_types::Position;
 use tower_lsp_server::Client;
 
@@ -94,24 +93,16 @@ fn locate(
     Ok((key, uri, path))
 }
 
-/// Asks the editor and waits for its answers to everything the plan of `arguments` needs from its
-/// language servers (nothing for a plan without symbols or a rename, or one that does not parse:
-/// `prepare` refuses that). The documents are then held at the answers' versions, unless the user
+/// Asks the editor and waits for its answers to everything `plan` needs from its language servers
+/// (nothing for a plan without symbols or a rename). The documents are then held at the answers' versions, unless the user
 /// typed meanwhile (`held`).
 pub(crate) async fn gather(
     session: &Session,
     client: &Client,
     config: &Config,
-    arguments: &[Value],
+    plan: &Plan,
 ) -> Result<Answers, Refusal> {
     let mut answers = Answers::default();
-    let Some(plan) = arguments
-        .first()
-        .filter(|v| v.get("patch").is_none())
-        .and_then(|v| engine::plan_from_value(v).ok())
-    else {
-        return Ok(answers);
-    };
     for f in &plan.files {
         let Some(first) = f
             .edits

@@ -68,11 +68,14 @@ pub(crate) fn disk(
         (Some(d), _) => format!(
             "{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."
         ),
-        (None, Some(diagnostics)) => {
-            format!("{message}\n\nWritten to disk: {reason}.\n{diagnostics}")
-        }
+        // As through an editor: where, the new hashes, then what the language servers said.
+        (None, Some(diagnostics)) => format!(
+            "{message}\n\nWritten to disk: {reason}.{}\n{diagnostics}",
+            sha256_line(&common)
+        ),
         (None, None) => format!(
-            "{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change."
+            "{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change.{}",
+            sha256_line(&common)
         ),
     };
     let text = format!("{text}{}", recovered_text(recovered));
@@ -117,8 +120,13 @@ pub(crate) fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallTo
             .as_ref()
             .map(|t| format!("{t}\n"))
             .unwrap_or_default();
+        // The files' new hashes, for the next multiedit_write.
+        let sha256 = answer
+            .sha256_text()
+            .map(|t| format!("{t}\n"))
+            .unwrap_or_default();
         format!(
-            "{message}\n\nApplied in the buffers of {editor}.\n{on_disk}{diagnostics}{now_reads}"
+            "{message}\n\nApplied in the buffers of {editor}.\n{on_disk}{sha256}{diagnostics}{now_reads}"
         )
     };
     result(
@@ -126,6 +134,14 @@ pub(crate) fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallTo
         placed(answer, Place::Editor, preview).to_value(),
         false,
     )
+}
+
+/// The files' new sha256, on a line of its own after the line that says where the plan was written.
+fn sha256_line(result: &PlanResult) -> String {
+    result
+        .sha256_text()
+        .map(|t| format!("\n{t}"))
+        .unwrap_or_default()
 }
 
 /// A refused plan: nothing was changed. `editor`: the editor whose server refused it, when the plan
@@ -200,6 +216,19 @@ mod tests {
         );
         assert_eq!(s["files"], answer["files"]);
 
+        // Applied: each file's new sha256, after where it was applied and whether it is on disk.
+        let mut hashed = answer.clone();
+        hashed["files"][0]["sha256"] = json!("ab".repeat(32));
+        let r = editor("Neovim", read(&hashed), Intent::Apply);
+        assert_eq!(
+            text(&r),
+            format!(
+                "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nApplied in the buffers of Neovim.\nNew sha256: {}\nNo \
+                 diagnostics: the editor does not report them to multiedit.",
+                "ab".repeat(32)
+            )
+        );
+
         let r = editor("Neovim", read(&answer), Intent::Preview);
         assert!(
             text(&r).starts_with("--- a/w/a.txt")
@@ -239,6 +268,39 @@ mod tests {
             {"file_path": "/w/a.py", "first_line": 2, "last_line": 2, "text": "x = 2"},
             {"file_path": "/w/a.py", "first_line": 7, "last_line": 8, "text": "def f():\n    pass"}])
         );
+    }
+
+    #[test]
+    fn on_disk_each_written_file_has_its_new_hash_and_a_preview_none() {
+        let plan = crate::engine::parse_plan(
+            &json!({"file_path": "/w/a.txt", "edits": [{"old_string": "a", "new_string": "b"}]})
+                .to_string(),
+        )
+        .unwrap();
+        let outcome = crate::engine::apply_plan(&plan, &[Some("a\n")]).unwrap();
+        let hash = crate::write::sha256("b\n");
+        // The hashes are the written texts': the caller adds them once the plan is written.
+        let mut written = PlanResult::of(&outcome);
+        written.add_sha256_written(&outcome);
+        let r = disk(written, None, "no editor holds it", &[]);
+        assert_eq!(
+            text(&r),
+            format!(
+                "Applied 1 edit to /w/a.txt:\n1. Replaced \"a\" with \"b\"\n\nWritten to disk: no editor holds it. No \
+                 diagnostics: no editor checked the change.\nNew sha256: {hash}"
+            )
+        );
+        assert_eq!(r.structured_content.unwrap()["files"][0]["sha256"], hash);
+        let preview = disk(
+            PlanResult::of(&outcome),
+            Some("diff\n"),
+            "no editor holds it",
+            &[],
+        );
+        assert!(!text(&preview).contains("sha256"), "{}", text(&preview));
+        assert!(preview.structured_content.unwrap()["files"][0]
+            .get("sha256")
+            .is_none());
     }
 
     #[test]

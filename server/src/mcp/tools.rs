@@ -19,82 +19,52 @@ use crate::language_servers;
 use crate::paths::{self, Folders};
 use crate::process::catch_panic;
 
+// What a model reads of each tool. Most agents send every definition with every request, so each
+// says what a model needs and no more (`tools/list` stays under 8 KB: `schema.rs`).
+
 pub(crate) const MULTIEDIT_DESCRIPTION: &str = "\
-Edit files by exact find-and-replace: several edits to one file (file_path + edits) or to several files \
-(files: [{file_path, edits}]), applied as one change. Every edit succeeds or nothing changes, across all \
-files. Prefer it to rewriting whole files or running sed.
-
-Rules:
-- file_path must be absolute (/home/me/project/src/app.ts); relative paths are refused.
-- old_string must match the file exactly, character for character: spaces, tabs, indentation and line \
-breaks included. Copy it from the file as you last read it, without line-number prefixes.
-- old_string must occur exactly once in the file: include enough surrounding lines to make it unique, or \
-set replace_all: true to change every occurrence (a rename).
-- Edits apply in order, each to the text the previous edits left.
-- new_string is taken literally and must differ from old_string. An empty old_string as the first edit of \
-a file that does not exist creates it.
-
-By symbol, through the user's language servers: instead of old_string an edit may name a symbol of the file \
-(multiedit_symbols lists them): {\"symbol\": \"Calculator/add\", \"replace\": \"body\" or \"whole\", \"new_string\": ...}, \
-or {\"symbol\": ..., \"insert\": \"before\" or \"after\", \"new_string\": ...}; write new_string at the symbol's \
-indentation or from column 0. A plan may also rename a symbol everywhere it is used, through the editor's rename \
-provider: \"rename\": {\"file_path\", \"symbol\" (or \"line\" and \"column\"), \"new_name\"}; the rename comes first and \
-the plan's edits match the renamed text. Both need an editor running multiedit with a language server for the file.
-
-Where it applies: if an editor running multiedit has a workspace folder holding every file, the plan goes \
-into that editor's buffers (unsaved changes included, one undo step) and the editor saves the files that \
-had no unsaved changes of the user's; otherwise the files are written to disk atomically. The result says \
-which, and per file whether the edit is on disk (where tests, compilers and git look). Through an editor it also lists the errors the change introduced \
-and those it resolved, from the editor's language servers (diagnostics: \"warnings\" adds warnings); fix \
-what you introduced.
-
-On a refusal nothing was changed. The result gives the exact reason, its kind, the failing edit \
-(edit_index, counted from 0) and a hint: the closest text in the file with its line number and what \
-differs. Fix the plan (or read the file again, with multiedit_read to see the user's unsaved text) and \
-send the whole plan again.";
+Edit files by exact find-and-replace: edits to one file (file_path, edits) or several (files), applied as \
+one change, every edit or none. Prefer it to rewriting files or sed.
+- file_path is absolute. old_string is copied exactly from the file (indentation and line breaks \
+included, no line-number prefixes) and must occur once unless replace_all: include enough lines to make \
+it unique. Edits apply in order, each to the text the ones before left. An empty old_string in a missing \
+file's first edit creates it.
+- Or name a symbol (see multiedit_symbols): {symbol, replace: whole|body, new_string} or {symbol, \
+insert: before|after, new_string}; rename: {file_path, symbol, new_name} renames it everywhere first. \
+Both need a language server: an editor's, or one multiedit starts where the user allowed it.
+Where such an editor holds the files, the plan lands in its buffers (unsaved changes included) and is \
+saved where the user had none; else it is written to disk. The result says where, gives the new sha256s \
+and the errors introduced: fix those. A refusal changes nothing; it gives the reason, the failing edit \
+(from 0) and the closest text: fix the plan and send it whole again.";
 
 pub(crate) const PREVIEW_DESCRIPTION: &str = "\
-Check a MultiEdit plan without changing anything: the same input and the same checks as the multiedit \
-tool (exact match, uniqueness, absolute paths, all edits or none), answered with the unified diff the \
-plan would make, or with the refusal multiedit would give. Use it to show a change before making it; to \
-make it, call multiedit with the same plan.";
+multiedit's checks without changing anything: give it the same plan; it answers with the unified diff \
+the plan would make, or with the refusal multiedit would give.";
 
 pub(crate) const PATCH_DESCRIPTION: &str = "\
-Apply a patch in the format you already write: a unified diff (git diff: several files, new, deleted and \
-renamed files), an apply_patch envelope (*** Begin Patch / *** Update File: / *** Add File: / *** Delete \
-File: / *** Move to: / *** End Patch) or SEARCH/REPLACE blocks (the file's path on the line before \
-<<<<<<< SEARCH, or given as file_path; Roo Code's :start_line: and ------- lines are read too). The format \
-is detected. Every hunk applies or nothing changes, across all files.
-
-Hunks are located by their lines, which must match the file exactly (match: tolerant also accepts \
-differences in whitespace, indentation and quotes when the result is certain); a diff's line numbers only \
-choose between several equal places. Relative paths start from root (default: the folder this server runs \
-in). Adding a file that exists, or moving onto one, is refused. Like multiedit, it goes through the \
-user's editor when one has the files open. preview: true answers with the diff and changes nothing.
-
-On a refusal nothing was changed; the result names the hunk (hunk 2 of src/app.ts, at line 40), the \
-lines that did not match, and the closest text in the file with what differs.";
+Apply a patch as one change, every hunk or none: a unified diff (git diff: new, deleted and renamed files \
+too), an apply_patch envelope (*** Begin Patch ... *** End Patch) or SEARCH/REPLACE blocks (the path on \
+the line before <<<<<<< SEARCH, or file_path). Hunks are found by their lines, exactly. Relative paths \
+start at root (default: this server's folder). Adding a file that exists is refused. Through an editor \
+like multiedit; a refusal names the hunk and the closest text.";
 
 pub(crate) const READ_DESCRIPTION: &str = "\
-Read files as the user sees them: through the editor that has them open, its buffers with their unsaved \
-changes (your own file reads see only the disk, which may be older); else the files on disk. Lines are \
-numbered as cat -n numbers them: the number and a tab come before each line and are not part of it. Each \
-file says whether the editor's text differs from the disk, and gives its sha256. Use it before an edit when \
-a multiedit refusal says the editor holds unsaved changes, or to see what the editor made of your edit. \
-At most limit lines per file (default 2000) from offset (1-based); longer lines are cut at 2000 characters.";
+Read files as the user sees them: an editor's buffers, unsaved changes included, else the disk. Lines \
+are numbered as cat -n numbers them (number and tab are not part of the line); limit lines (default \
+2000) from offset. Each file gives its sha256 (multiedit_write asks for it) and says whether the editor's \
+text differs from the disk.";
 
 pub(crate) const SYMBOLS_DESCRIPTION: &str = "\
-The outline of a file from the user's own language servers, through the editor that has the project open: \
-every symbol (class, method, function, field...) with its kind, its name path and its lines, nested as in the \
-file. Use it to address a symbol in a multiedit plan without reading the whole file: {\"symbol\": \"Calculator/add\", \
-\"replace\": \"body\", \"new_string\": ...}, or to rename one ({\"rename\": {\"file_path\", \"symbol\", \"new_name\"}}). \
-Needs an editor running multiedit with a language server for the file; otherwise it says so.";
+A file's outline from its language servers (the editor's that holds it, else one multiedit starts where \
+the user allowed it): each symbol's kind, name path and lines. Use the name paths in multiedit's symbol edits and renames instead \
+of reading the whole file.";
 
 const INSTRUCTIONS: &str = "\
-multiedit applies exact find-and-replace edits to one or more files as one all-or-nothing change, through \
-the user's editor when it has the files open, otherwise on disk. Call multiedit_preview to see the diff \
-first, multiedit to apply, multiedit_read to read files as the editor holds them (unsaved changes \
-included), multiedit_write to create a file or replace its whole text. A result says whether the edit is on disk, where tests, compilers and git look.";
+multiedit is an edit tool: where the agent's own Edit and Write are turned off, its tools are the edit \
+tools. Load multiedit (exact edits to one or more files, all or none) and multiedit_read (files as the \
+user's editor holds them) first; multiedit_write creates or replaces a file, multiedit_patch applies a \
+diff or SEARCH/REPLACE blocks, multiedit_preview shows a plan's diff, multiedit_symbols a file's \
+outline. Edits land in the user's editor when it holds the files, else on disk; each result says where.";
 
 #[derive(Clone)]
 pub(crate) struct Server {
@@ -189,13 +159,7 @@ impl Server {
         name = "multiedit",
         description = MULTIEDIT_DESCRIPTION,
         input_schema = super::schema::plan(),
-        annotations(
-            title = "MultiEdit: apply exact edits to files",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        annotations(title = "Edit files")
     )]
     async fn multiedit(
         &self,
@@ -208,14 +172,8 @@ impl Server {
     #[tool(
         name = "multiedit_preview",
         description = PREVIEW_DESCRIPTION,
-        input_schema = super::schema::plan(),
-        annotations(
-            title = "MultiEdit: preview a plan as a diff",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        input_schema = super::schema::preview(),
+        annotations(title = "Preview edits", read_only_hint = true)
     )]
     async fn multiedit_preview(
         &self,
@@ -229,13 +187,7 @@ impl Server {
         name = "multiedit_read",
         description = READ_DESCRIPTION,
         input_schema = super::schema::read(),
-        annotations(
-            title = "MultiEdit: read files as the editor holds them",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        annotations(title = "Read files", read_only_hint = true)
     )]
     async fn multiedit_read(
         &self,
@@ -293,13 +245,7 @@ impl Server {
         name = "multiedit_write",
         description = write::DESCRIPTION,
         input_schema = super::schema::write(),
-        annotations(
-            title = "MultiEdit: create a file or replace its whole text",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        annotations(title = "Write a file")
     )]
     async fn multiedit_write(
         &self,
@@ -334,13 +280,7 @@ impl Server {
         name = "multiedit_symbols",
         description = SYMBOLS_DESCRIPTION,
         input_schema = super::schema::symbols(),
-        annotations(
-            title = "MultiEdit: a file's outline from the language servers",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        annotations(title = "File outline", read_only_hint = true)
     )]
     async fn multiedit_symbols(
         &self,
@@ -365,13 +305,7 @@ impl Server {
         name = "multiedit_patch",
         description = PATCH_DESCRIPTION,
         input_schema = super::schema::patch(),
-        annotations(
-            title = "MultiEdit: apply a diff, apply_patch envelope or SEARCH/REPLACE blocks",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        annotations(title = "Apply a patch")
     )]
     async fn multiedit_patch(
         &self,

@@ -13,15 +13,10 @@ use crate::write::WriteRequest;
 use crate::{disk, engine, paths};
 
 pub(crate) const DESCRIPTION: &str = "\
-Create a file, or replace all of its text: file_path (absolute), content (the whole new text) and, to \
-replace a file that exists, sha256: the hash of its text as you last read it, which multiedit_read \
-shows. A file that changed since (or whose editor holds unsaved changes you did not read) is refused; \
-read it again with multiedit_read and write from that. Prefer multiedit for changes to some lines.
-
-Where it applies: if an editor running multiedit holds the file, the write goes into its buffer as the \
-lines that change (one undo step, the user's review, the errors it introduced listed) and the editor \
-saves it when the user had no unsaved changes; otherwise the file is written to disk atomically. A \
-file that uses CRLF line breaks or a byte order mark keeps them unless content has its own.";
+Create a file, or replace all its text: file_path, content and, to replace a file, the sha256 of its \
+text as you last read it (multiedit_read and multiedit's results show it). A file changed since is \
+refused: read it again. Through an editor holding it, it lands in the buffer as the lines that change. \
+Prefer multiedit for changes to some lines.";
 
 /// The write on disk: no editor holds the file.
 pub(crate) async fn on_disk(
@@ -41,12 +36,9 @@ pub(crate) async fn on_disk(
                     r.report("before this write")
                 ));
             }
-            render::disk(
-                crate::result::PlanResult::of(&outcome),
-                None,
-                reason,
-                &recovered,
-            )
+            let mut written = crate::result::PlanResult::of(&outcome);
+            written.add_sha256_written(&outcome);
+            render::disk(written, None, reason, &recovered)
         }
         Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
         Ok(Err(bug)) => internal(bug),

@@ -8,6 +8,14 @@
 //! without the parameter list some servers add (`add(int, int)`); qualified names count as their parts
 //! (clangd's `Calculator::add`, gopls's `(*Calculator).Add`), and Rust's `impl Trait for Calculator` as
 //! `Calculator`.
+//!
+//! Every symbol also has an address: the name path that names it alone (`Found::address`), which
+//! every outline, description and refusal gives, so that a name multiedit offers, sent back, finds
+//! that one symbol: its path as the outline spells it where that is unique, else with a leading `/`
+//! (a top-level `add` beside `Calculator/add`), else by its parts (clangd's `Calculator::sub` is
+//! `Calculator/sub`), else with its place among the symbols of that path (`add[1]`, overloads).
+
+use std::collections::HashMap;
 
 use ropey::Rope;
 
@@ -215,31 +223,48 @@ pub struct Found<'s> {
     pub(crate) path: Vec<&'s str>,
     /// The matchable segments of that chain.
     chain: Vec<Vec<String>>,
+    /// The name path that names this symbol alone among the file's (`addresses`): `Calculator/add`,
+    /// `/add`, `add[1]`.
+    pub(crate) address: String,
 }
 
 impl Found<'_> {
-    /// `Calculator/add`.
+    /// `Calculator/add`, as the symbols spell it (which may name others too: `address` names it alone).
     pub(crate) fn path_text(&self) -> String {
         self.path.join("/")
     }
 
-    /// "method Calculator/add (lines 3-5)".
+    /// "method Calculator/add (lines 3-5)", by its address.
     pub(crate) fn describe(&self) -> String {
+        format!(
+            "{} {} ({})",
+            kind_name(self.symbol.kind),
+            self.address,
+            self.lines_text()
+        )
+    }
+
+    /// "line 3", "lines 3-5".
+    fn lines_text(&self) -> String {
         let s = self.symbol;
-        let lines = if s.lines.0 == s.lines.1 {
+        if s.lines.0 == s.lines.1 {
             format!("line {}", s.lines.0)
         } else {
             format!("lines {}-{}", s.lines.0, s.lines.1)
-        };
-        format!("{} {} ({lines})", kind_name(s.kind), self.path_text())
+        }
     }
 
     /// The same with the detail its server gives (a signature, which tells overloads apart):
     /// "function pick (line 1): int (int)".
     pub(crate) fn describe_in_full(&self) -> String {
+        self.with_detail(self.describe())
+    }
+
+    /// `what`, then the first line of the symbol's detail.
+    fn with_detail(&self, what: String) -> String {
         match self.symbol.detail.as_deref().and_then(|d| d.lines().next()) {
-            Some(d) => format!("{}: {d}", self.describe()),
-            None => self.describe(),
+            Some(d) => format!("{what}: {d}"),
+            None => what,
         }
     }
 }
@@ -263,13 +288,82 @@ pub(crate) fn all(symbols: &[Symbol]) -> Vec<Found<'_>> {
                 symbol: s,
                 path: p.clone(),
                 chain: c.clone(),
+                address: String::new(),
             });
             walk(&s.children, &p, &c, out);
         }
     }
     let mut out = Vec::new();
     walk(symbols, &[], &[], &mut out);
+    let addresses = addresses(&out);
+    for (f, a) in out.iter_mut().zip(addresses) {
+        f.address = a;
+    }
     out
+}
+
+/// Each symbol's address: the first of its name paths that, parsed as a plan's `symbol` is and
+/// resolved as `find` resolves it, names that symbol alone. A name that holds `/` can be named by no
+/// path; its path as spelled is given then.
+fn addresses(every: &[Found<'_>]) -> Vec<String> {
+    // Only a symbol whose innermost name has a path's last name can match that path.
+    let mut by_last: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, f) in every.iter().enumerate() {
+        for spelling in f.chain.last().into_iter().flatten() {
+            let ks = by_last.entry(spelling.as_str()).or_default();
+            if ks.last() != Some(&k) {
+                ks.push(k);
+            }
+        }
+    }
+    // Where `text` leads: the symbols it names, in file order, and the index it asks for.
+    let named = |text: &str| -> Option<(Vec<usize>, Option<usize>)> {
+        let wanted = NamePath::parse(text, "symbol").ok()?;
+        let ks = by_last.get(wanted.names.last()?.as_str())?;
+        let hits = ks
+            .iter()
+            .copied()
+            .filter(|&k| matches(&every[k], &wanted))
+            .collect();
+        Some((hits, wanted.index))
+    };
+    let resolves_to = |text: &str, k: usize| match named(text) {
+        Some((hits, None)) => hits == [k],
+        Some((hits, Some(i))) => hits.get(i) == Some(&k),
+        None => false,
+    };
+    every
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let spelled = f.path_text();
+            let join = |pick: fn(&Vec<String>) -> &String| {
+                f.chain
+                    .iter()
+                    .map(pick)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
+            let parts = join(|s| &s[0]);
+            let bare = join(|s| s.last().unwrap_or(&s[0]));
+            let mut tried: Vec<String> = Vec::new();
+            for p in [&spelled, &parts, &bare] {
+                tried.push(p.clone());
+                tried.push(format!("/{p}"));
+            }
+            // Overloads: their place among the symbols of their path.
+            for p in [&parts, &spelled] {
+                if let Some(i) = named(p).and_then(|(hits, _)| hits.iter().position(|&h| h == k)) {
+                    tried.push(format!("{p}[{i}]"));
+                }
+            }
+            tried
+                .into_iter()
+                .find(|t| resolves_to(t, k))
+                .unwrap_or(spelled)
+        })
+        .collect()
 }
 
 fn matches(found: &Found<'_>, wanted: &NamePath) -> bool {
@@ -301,12 +395,20 @@ pub fn find<'s>(
             let listed: Vec<String> = candidates
                 .iter()
                 .enumerate()
-                .map(|(i, f)| format!("{}[{i}]: {}", wanted.text, f.describe_in_full()))
+                .map(|(i, f)| {
+                    let place = format!("{}[{i}]", wanted.text);
+                    if f.address == place {
+                        // Its address is this place: said once.
+                        let what = format!("{} ({})", kind_name(f.symbol.kind), f.lines_text());
+                        format!("{place}: {}", f.with_detail(what))
+                    } else {
+                        format!("{place}: {}", f.describe_in_full())
+                    }
+                })
                 .collect();
-            let mut paths: Vec<String> = candidates.iter().map(|f| f.path_text()).collect();
-            paths.dedup();
-            // Overloads share a path: only their place tells them apart.
-            let by_path = if paths.len() == n {
+            // Each by its address, unless only their places tell some apart (overloads).
+            let by_path = if candidates.iter().all(|f| !f.address.ends_with(']')) {
+                let paths: Vec<&str> = candidates.iter().map(|f| f.address.as_str()).collect();
                 format!(" or by its path ({})", paths.join(", "))
             } else {
                 String::new()
@@ -397,25 +499,26 @@ const OUTLINE_LINES: usize = 1000;
 /// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text. `given`:
 /// who gave them, as the text says it ("the editor's language servers give them").
 pub(crate) fn result(file_path: &str, symbols: &[Symbol], given: &str) -> SymbolsResult {
-    fn tree(symbols: &[Symbol], prefix: &str) -> Vec<OutlineSymbol> {
+    /// The tree in the order `all` walks it (depth first, each level in file order), so that each
+    /// symbol takes its address from `addresses`.
+    fn tree(
+        symbols: &[Symbol],
+        addresses: &mut impl Iterator<Item = String>,
+    ) -> Vec<OutlineSymbol> {
         let mut sorted: Vec<&Symbol> = symbols.iter().collect();
         sorted.sort_by_key(|s| s.range.0);
         sorted
             .into_iter()
             .map(|s| {
-                let path = if prefix.is_empty() {
-                    s.name.clone()
-                } else {
-                    format!("{prefix}/{}", s.name)
-                };
+                let path = addresses.next().unwrap_or_else(|| s.name.clone());
                 OutlineSymbol {
                     name: s.name.clone(),
                     kind: kind_name(s.kind).to_string(),
                     line: s.lines.0,
                     end_line: s.lines.1,
                     detail: s.detail.clone(),
-                    children: tree(&s.children, &path),
                     path,
+                    children: tree(&s.children, addresses),
                 }
             })
             .collect()
@@ -433,7 +536,7 @@ pub(crate) fn result(file_path: &str, symbols: &[Symbol], given: &str) -> Symbol
     };
     SymbolsResult {
         file_path: file_path.to_string(),
-        symbols: tree(symbols, ""),
+        symbols: tree(symbols, &mut every.iter().map(|f| f.address.clone())),
         text,
     }
 }
@@ -462,7 +565,7 @@ pub(crate) fn render(every: &[Found<'_>], max: usize) -> String {
             "{}{} {}  (line{} {lines}){detail}\n",
             "  ".repeat(f.path.len() - 1),
             kind_name(s.kind),
-            f.path_text(),
+            f.address,
             if s.lines.0 == s.lines.1 { "" } else { "s" }
         ));
     }
@@ -556,7 +659,11 @@ mod tests {
             "Found 2 symbols named add in /w/calc.cpp, but a symbol edit must name one: name it by its place among them \
              (add[0] is the first in the file).\nSymbol: add"
         );
-        assert_eq!(r.hint.as_deref(), Some("The symbols it names:\nadd[0]: method Calculator/add (lines 3-5)\nadd[1]: method Calculator/add (lines 7-9)"));
+        // Each named by its place among them, and described by its address (the overloads' place
+        // among the symbols of their path).
+        assert_eq!(r.hint.as_deref(), Some("The symbols it names:\nadd[0]: method Calculator/add[0] (lines 3-5)\nadd[1]: method Calculator/add[1] (lines 7-9)"));
+        let r = find(&symbols, &path("Calculator/add"), "/w/calc.cpp").unwrap_err();
+        assert_eq!(r.hint.as_deref(), Some("The symbols it names:\nCalculator/add[0]: method (lines 3-5)\nCalculator/add[1]: method (lines 7-9)"), "an address that is the place is said once");
 
         let r = find(&symbols, &path("Calculator/ad"), "/w/calc.cpp").unwrap_err();
         assert_eq!(
@@ -569,16 +676,218 @@ mod tests {
         let hint = r.hint.unwrap();
         assert!(
             hint.starts_with(
-                "The closest: method Calculator/add (lines 3-5); method Calculator/add (lines 7-9)"
+                "The closest: method Calculator/add[0] (lines 3-5); method Calculator/add[1] (lines 7-9)"
             ),
             "{hint}"
         );
-        assert!(hint.contains("The file's outline (name paths to use):\nclass Calculator  (lines 1-13)\n  method Calculator/add  (lines 3-5)\n"), "{hint}");
-        assert!(
-            hint.contains("\nfunction main(int, char **)  (lines 23-25)\n"),
-            "{hint}"
-        );
+        // `Calculator` names the class and rust-analyzer's `impl Display for Calculator`: the class is
+        // `Calculator[0]`; clangd's `Calculator::sub` is `Calculator/sub`.
+        assert!(hint.ends_with("The file's outline (name paths to use):\nclass Calculator[0]  (lines 1-13)\n  method Calculator/add[0]  (lines 3-5)\n  \
+            method Calculator/add[1]  (lines 7-9)\n  property Calculator/total  (line 11)\nmethod Calculator/sub  (lines 15-17)\n\
+            object impl Display for Calculator  (lines 19-21)\n  method impl Display for Calculator/fmt  (line 20)\n\
+            function main(int, char **)  (lines 23-25)\n"), "{hint}");
         assert_eq!(find(&symbols, &path("add[2]"), "/w/a").unwrap_err().message, "Symbol not found in file: add names 2 symbols in /w/a, and [2] asks for one more.\nSymbol: add[2]");
+    }
+
+    /// The names a symbol refusal offers, each with the lines of the symbol it says the name is for
+    /// (`None` where it says none): the place and paths in the message, each listed symbol's place and
+    /// address, the closest names and every name path of the outline.
+    fn offered(r: &Refusal) -> Vec<(String, Option<(usize, usize)>)> {
+        let mut out = Vec::new();
+        let m = &r.message;
+        if let Some(rest) = m
+            .split_once("name it by its place among them (")
+            .map(|(_, r)| r)
+        {
+            out.push((
+                rest.split_once(" is the first").unwrap().0.to_string(),
+                None,
+            ));
+        }
+        if let Some(rest) = m.split_once(" or by its path (").map(|(_, r)| r) {
+            let list = rest.split_once(").\nSymbol:").unwrap().0;
+            out.extend(list.split(", ").map(|p| (p.to_string(), None)));
+        }
+        // "kind ADDRESS (lines 3-5)..." or "kind ADDRESS  (lines 3-5)...": the address and the lines.
+        let described = |d: &str| -> Option<(String, (usize, usize))> {
+            let mut kinds: Vec<&str> = KINDS.iter().copied().chain(["symbol"]).collect();
+            kinds.sort_by_key(|k| std::cmp::Reverse(k.len()));
+            let kind = kinds.iter().find(|k| d.starts_with(&format!("{k} ")))?;
+            let rest = &d[kind.len() + 1..];
+            let (name, lines) = rest.split_once(" (line")?;
+            let lines = lines.trim_start_matches('s').trim_start();
+            let lines = lines.split(')').next()?;
+            let (a, b) = lines.split_once('-').unwrap_or((lines, lines));
+            let lines = (a.parse().ok()?, b.parse().ok()?);
+            Some((name.trim_end().to_string(), lines))
+        };
+        let hint = r.hint.as_deref().unwrap_or("");
+        if let Some(list) = hint.strip_prefix("The symbols it names:\n") {
+            for line in list.lines() {
+                let (place, what) = line.split_once(": ").unwrap();
+                // "add[0]: method (lines 3-5)": the place is the address.
+                let lines = described(what)
+                    .map(|(name, lines)| {
+                        if !name.is_empty() {
+                            out.push((name, Some(lines)));
+                        }
+                        lines
+                    })
+                    .or_else(|| described(&format!("{what} x")).map(|(_, l)| l));
+                let place = match place.strip_prefix('[') {
+                    // An index past the end: "[k]" of the path it was sent with.
+                    Some(_) => format!(
+                        "{}{place}",
+                        m.split_once(": ")
+                            .unwrap()
+                            .1
+                            .split(" names ")
+                            .next()
+                            .unwrap()
+                    ),
+                    None => place.to_string(),
+                };
+                out.push((place, lines));
+            }
+        }
+        for line in hint.lines() {
+            if let Some(closest) = line.strip_prefix("The closest: ") {
+                for d in closest.trim_end_matches('.').split("; ") {
+                    let (name, lines) = described(d).unwrap();
+                    out.push((name, Some(lines)));
+                }
+            }
+        }
+        if let Some((_, outline)) = hint.split_once("(name paths to use):\n") {
+            for line in outline.lines() {
+                let (name, lines) = described(line.trim_start()).unwrap();
+                out.push((name, Some(lines)));
+            }
+        }
+        out
+    }
+
+    /// Sends each name back: it names one symbol, the one it was offered for.
+    fn each_offered_name_resolves(symbols: &[Symbol], r: &Refusal) -> usize {
+        let names = offered(r);
+        for (name, lines) in &names {
+            let wanted = NamePath::parse(name, "symbol")
+                .unwrap_or_else(|e| panic!("{name:?} offered by {r:?}: {e}"));
+            let found = find(symbols, &wanted, "/w/calc.cpp").unwrap_or_else(|e| {
+                panic!(
+                    "{name:?}, offered by\n{}\n{:?}\nis refused: {e:?}",
+                    r.message, r.hint
+                )
+            });
+            if let Some(lines) = lines {
+                assert_eq!(found.symbol.lines, *lines, "{name:?} offered by {r:?}");
+            }
+        }
+        names.len()
+    }
+
+    #[test]
+    fn every_name_a_symbol_refusal_offers_names_one_symbol() {
+        // A top-level `add` beside `Calculator/add`: `add` names both, so it is not offered for either.
+        let rope = Rope::from_str(&"x\n".repeat(60));
+        let read_all =
+            |reported: &[ReportedSymbol]| read(reported, &rope, Encoding::Utf16).unwrap();
+        let symbols = read_all(&[
+            sym("Calculator", 5, (0, 4), vec![sym("add", 6, (1, 3), vec![])]),
+            sym("add", 12, (6, 8), vec![]),
+        ]);
+        let r = find(&symbols, &path("add"), "/w/calc.cpp").unwrap_err();
+        assert_eq!(
+            r.message,
+            "Found 2 symbols named add in /w/calc.cpp, but a symbol edit must name one: name it by its place among them \
+             (add[0] is the first in the file) or by its path (Calculator/add, /add).\nSymbol: add"
+        );
+        assert_eq!(
+            r.hint.as_deref(),
+            Some("The symbols it names:\nadd[0]: method Calculator/add (lines 2-4)\nadd[1]: function /add (lines 7-9)")
+        );
+        assert_eq!(each_offered_name_resolves(&symbols, &r), 7);
+
+        // Overloads, qualified names, impls, a nested class of the same name, signatures.
+        let symbols = read_all(&[
+            sym(
+                "Calculator",
+                5,
+                (0, 12),
+                vec![
+                    sym("add", 6, (2, 4), vec![]),
+                    sym("add", 6, (6, 8), vec![]),
+                    sym("total", 7, (10, 10), vec![]),
+                ],
+            ),
+            sym("add", 12, (14, 16), vec![]),
+            sym("Calculator::sub", 6, (18, 20), vec![]),
+            sym(
+                "impl Display for Calculator",
+                19,
+                (22, 24),
+                vec![sym("fmt", 6, (23, 23), vec![])],
+            ),
+            sym("main(int, char **)", 12, (26, 28), vec![]),
+            sym(
+                "Outer",
+                3,
+                (30, 40),
+                vec![sym(
+                    "Calculator",
+                    5,
+                    (31, 39),
+                    vec![
+                        sym("add", 6, (32, 34), vec![]),
+                        sym("sub", 6, (36, 38), vec![]),
+                    ],
+                )],
+            ),
+            sym("pick(int)", 12, (42, 42), vec![]),
+            sym("pick(double)", 12, (43, 43), vec![]),
+        ]);
+        let mut offered_names = 0;
+        for sent in [
+            "add",
+            "Calculator/add",
+            "Calculator",
+            "/Calculator",
+            "sub",
+            "Calculator/sub",
+            "pick",
+            "add[9]",
+            "Calculator/add[5]",
+            "ad",
+            "Calculator/ad",
+            "Outer/ad",
+            "fm",
+        ] {
+            let r = find(&symbols, &path(sent), "/w/calc.cpp").unwrap_err();
+            offered_names += each_offered_name_resolves(&symbols, &r);
+        }
+        assert!(offered_names > 100, "{offered_names}");
+        // The outline an agent reads names each symbol by the same addresses.
+        let outline = result(
+            "/w/calc.cpp",
+            &symbols,
+            "the editor's language servers give them",
+        );
+        fn walk(symbols: &[OutlineSymbol], out: &mut Vec<(String, (usize, usize))>) {
+            for s in symbols {
+                out.push((s.path.clone(), (s.line, s.end_line)));
+                walk(&s.children, out);
+            }
+        }
+        let mut paths = Vec::new();
+        walk(&outline.symbols, &mut paths);
+        assert_eq!(paths.len(), 15);
+        for (p, lines) in paths {
+            assert_eq!(
+                find(&symbols, &path(&p), "/w/calc.cpp").map(|f| f.symbol.lines),
+                Ok(lines),
+                "{p}"
+            );
+        }
     }
 
     #[test]

@@ -72,13 +72,15 @@ pub(crate) async fn run(
             ),
         )));
     };
+    // Decoded once: each check again below works on the same typed plan.
+    let request = super::decode(session, APPLY, arguments)?;
     let mut rechecks = 0;
     // The plan as it was checked before the editor refused it: what the user's typing changed is
     // named against it.
     let mut checked: Option<Prepared> = None;
     loop {
         let (config, prepared) =
-            match prepare_logged(session, client, APPLY, origin, arguments).await {
+            match prepare_logged(session, client, APPLY, origin, &request).await {
                 Err(Failure::Refused(r)) if rechecks > 0 => {
                     return Err(Failure::Refused(changed_meanwhile(
                         r,
@@ -161,6 +163,8 @@ pub(crate) async fn run(
                     result.on_disk_text = Some(format!("{said}{SAVE_LOWERED}"));
                 }
                 let editor = editor_texts(session, &prepared);
+                let after = texts_after(session, &prepared);
+                result.add_sha256(after.iter().map(Option::as_deref));
                 // The next plan may go on while this one waits for the language servers.
                 drop(turn);
                 if rechecks > 0 {
@@ -324,6 +328,29 @@ fn editor_texts(session: &Session, prepared: &Prepared) -> Vec<Option<EditorText
                 file.before.as_deref(),
                 &change.replacements,
             )
+        })
+        .collect()
+}
+
+/// Per file of the plan, its text once the editor applied (and, where it did, saved) the edit: the
+/// document the editor holds, a formatter's or save participant's changes included, else the plan's
+/// text; `None` for a deleted file. Their sha256 is what `multiedit_read` shows next and
+/// `multiedit_write` takes.
+fn texts_after(session: &Session, prepared: &Prepared) -> Vec<Option<String>> {
+    prepared
+        .each()
+        .map(|(change, file)| {
+            if change.op == FileOp::Delete {
+                return None;
+            }
+            let key = match &file.uri_after {
+                Some(uri) => crate::lsp::convert::uri_key(uri),
+                None => file.key.clone(),
+            };
+            Some(match session.documents.find(&key) {
+                Some(doc) => doc.rope.to_string(),
+                None => change.text.clone(),
+            })
         })
         .collect()
 }

@@ -15,6 +15,7 @@ use super::config::Config;
 use super::convert::{internal_error, refusal_error};
 use super::logging::log;
 use super::prepare::{prepare, Prepared};
+use super::request::{self, PlanCall};
 use super::session::Session;
 use crate::engine::Refusal;
 use crate::result::PlanResult;
@@ -123,6 +124,11 @@ pub(crate) fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
     }
 }
 
+/// A plan command's arguments decoded (`request::decode`), once per command.
+fn decode(session: &Session, command: &str, arguments: &[Value]) -> Result<PlanCall, Failure> {
+    request::decode(&session.config(), command, arguments).map_err(Failure::Refused)
+}
+
 /// `prepare` with the session's current config, a panic turned into `Failure::Internal`, and each
 /// interrupted plan it completed or rolled back told to the editor's log (and stderr). Returns the
 /// config the plan was checked under.
@@ -131,7 +137,7 @@ async fn prepare_logged(
     client: &Client,
     command: &str,
     origin: Origin,
-    arguments: &[Value],
+    request: &PlanCall,
 ) -> Result<(Config, Prepared), Failure> {
     let config = session.config();
     // What the editor's language servers say of the plan's symbols and rename, asked again (at most
@@ -139,7 +145,7 @@ async fn prepare_logged(
     let mut asked = 0;
     let answers = loop {
         asked += 1;
-        let answers = crate::lsp::symbols::gather(session, client, &config, arguments)
+        let answers = crate::lsp::symbols::gather(session, client, &config, request.change.plan())
             .await
             .map_err(Failure::Refused)?;
         for (what, ms) in &answers.asked_ms {
@@ -171,7 +177,7 @@ async fn prepare_logged(
             &config,
             origin,
             command,
-            arguments,
+            request,
             &answers,
             &mut recovered,
         )

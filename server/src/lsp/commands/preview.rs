@@ -15,7 +15,8 @@ pub(crate) async fn run(
     origin: Origin,
     arguments: &[Value],
 ) -> Result<Value, Failure> {
-    let (_, prepared) = prepare_logged(session, client, PREVIEW, origin, arguments).await?;
+    let request = super::decode(session, PREVIEW, arguments)?;
+    let (_, prepared) = prepare_logged(session, client, PREVIEW, origin, &request).await?;
     let diff: String = prepared
         .each()
         .map(|(change, file)| diff::file_diff(change, file.before.as_deref().unwrap_or("")))
