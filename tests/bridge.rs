@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use lsp_support::{Answer, Editor, Options};
 use multiedit::bridge::{route, Intent, Routed};
 use multiedit::engine::{self, Kind, Refusal};
+use multiedit::result::PlanResult;
 use serde_json::{json, Value};
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -91,7 +92,7 @@ fn plan(path: &Path, old: &str, new: &str) -> Value {
     json!({"file_path": path, "edits": [{"old_string": old, "new_string": new}]})
 }
 
-fn route_now(plan: &Value, files: &[PathBuf], preview: bool) -> Routed {
+fn route_now(plan: &Value, files: &[PathBuf], preview: bool) -> Routed<PlanResult> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -115,7 +116,7 @@ fn route_via(
     files: &[PathBuf],
     preview: bool,
     answer: Answer,
-) -> Routed {
+) -> Routed<PlanResult> {
     let (tx, rx) = mpsc::channel();
     let (plan, files) = (plan.clone(), files.to_vec());
     std::thread::spawn(move || tx.send(route_now(&plan, &files, preview)));
@@ -157,21 +158,21 @@ fn mcp_via(
     ed.serve_until(Answer::Apply, |_| rx.try_recv().ok())
 }
 
-fn no_editor(r: Routed) -> String {
+fn no_editor(r: Routed<PlanResult>) -> String {
     match r {
         Routed::NoEditor { reason } => reason,
         other => panic!("expected NoEditor, got {other:?}"),
     }
 }
 
-fn editor_result(r: Routed) -> (String, Value) {
+fn editor_result(r: Routed<PlanResult>) -> (String, Value) {
     match r {
-        Routed::Editor { editor, result } => (editor, result.to_value()),
+        Routed::Answered { editor, answer } => (editor, answer.to_value()),
         other => panic!("expected the editor's result, got {other:?}"),
     }
 }
 
-fn refused(r: Routed) -> Refusal {
+fn refused(r: Routed<PlanResult>) -> Refusal {
     match r {
         Routed::Refused { refusal, .. } => refusal,
         other => panic!("expected a refusal, got {other:?}"),
@@ -771,7 +772,7 @@ fn a_thousand_plans_through_the_bridge_leave_the_servers_memory_flat() {
                 &format!("value = {}\n", i + 1),
             );
             let r = rt.block_on(route(&p, std::slice::from_ref(&path), Intent::Apply, None));
-            let ok = matches!(r, Routed::Editor { .. });
+            let ok = matches!(r, Routed::Answered { .. });
             if tx.send((ok, format!("{r:?}"))).is_err() || !ok {
                 return;
             }
@@ -1650,7 +1651,13 @@ fn the_gate_holds_on_the_bridge_for_renames_and_agent_configuration() {
         json!({"edit": {"changes": changes}, "placeholder": "total"})
     }));
     let rename = json!({"rename": {"file_path": a, "line": 1, "column": 12, "new_name": "sum"}});
-    let r = refused(route_via(&mut ed, &rename, std::slice::from_ref(&a), false, Answer::Apply));
+    let r = refused(route_via(
+        &mut ed,
+        &rename,
+        std::slice::from_ref(&a),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(r.kind, Kind::OutsideWorkspace);
     assert_eq!(
         r.message,
@@ -1669,7 +1676,13 @@ fn the_gate_holds_on_the_bridge_for_renames_and_agent_configuration() {
 
     // An agent's plan into Claude Code's settings, to an editor that cannot ask.
     let open_up = json!({"file_path": settings, "edits": [{"old_string": "{}", "new_string": "{\"permissions\": {\"allow\": [\"Bash(*)\"]}}"}]});
-    let r = refused(route_via(&mut ed, &open_up, std::slice::from_ref(&settings), false, Answer::Apply));
+    let r = refused(route_via(
+        &mut ed,
+        &open_up,
+        std::slice::from_ref(&settings),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(r.kind, Kind::Protected);
     assert_eq!(
         r.message,
@@ -1683,7 +1696,11 @@ fn the_gate_holds_on_the_bridge_for_renames_and_agent_configuration() {
         )
     );
     assert!(ed.edits_seen.is_empty());
-    assert_eq!(crate::support::disk::snapshot(&ws), before, "nothing changed");
+    assert_eq!(
+        crate::support::disk::snapshot(&ws),
+        before,
+        "nothing changed"
+    );
 
     // The agent's own server started with --allow-agent-config: its flag travels with the plan.
     let (tx, rx) = mpsc::channel();
@@ -1702,7 +1719,13 @@ fn the_gate_holds_on_the_bridge_for_renames_and_agent_configuration() {
     opts.approve = Some("apply");
     let mut ed = env.start(opts);
     let put_back = json!({"file_path": settings, "edits": [{"old_string": "{\"permissions\": {\"allow\": [\"Bash(*)\"]}}", "new_string": "{\"permissions\": {}}"}]});
-    let (_, result) = editor_result(route_via(&mut ed, &put_back, std::slice::from_ref(&settings), false, Answer::Apply));
+    let (_, result) = editor_result(route_via(
+        &mut ed,
+        &put_back,
+        std::slice::from_ref(&settings),
+        false,
+        Answer::Apply,
+    ));
     assert_eq!(result["ok"], true, "{result}");
     assert_eq!(ed.approvals_seen.len(), 1);
     assert_eq!(

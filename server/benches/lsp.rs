@@ -22,11 +22,10 @@
 use std::sync::Arc;
 
 use multiedit::lsp::commands::{self, APPLY};
-use multiedit::lsp::config::{Config, Review};
+use multiedit::lsp::config::Config;
 use multiedit::lsp::notifications::{self, DID_CHANGE, DID_OPEN};
-use multiedit::lsp::prepare::prepare;
+use multiedit::lsp::prepare::prepare_command;
 use multiedit::lsp::session::Session;
-use multiedit::symbols::Answers;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -92,16 +91,7 @@ fn apply_handler(bencher: divan::Bencher) {
     let (session, config) = session_with(&text);
     let args = vec![plan(&text, 10)];
     bencher.bench_local(|| {
-        let prepared = prepare(
-            &session,
-            &config,
-            Review::Never,
-            APPLY,
-            &args,
-            &Answers::default(),
-            &mut Vec::new(),
-        )
-        .expect("plan applies");
+        let prepared = prepare_command(&session, &config, APPLY, &args).expect("plan applies");
         let wire = serde_json::to_vec(&prepared.edit).unwrap();
         let result = commands::result_json(&prepared).to_value();
         (wire.len(), result)
@@ -247,7 +237,7 @@ fn bridge_round_trip(bencher: divan::Bencher) {
             None,
         ));
         assert!(
-            matches!(routed, multiedit::bridge::Routed::Editor { .. }),
+            matches!(routed, multiedit::bridge::Routed::Answered { .. }),
             "{routed:?}"
         );
     });

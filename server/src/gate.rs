@@ -69,6 +69,17 @@ pub(crate) enum Access {
     Write,
 }
 
+impl Access {
+    /// How a refusal says what was not done: "Cannot edit …. Nothing was changed." or "Cannot read ….
+    /// Nothing was read.".
+    pub(crate) fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Access::Read => ("read", "read"),
+            Access::Write | Access::Preview => ("edit", "changed"),
+        }
+    }
+}
+
 /// A protected file an agent's write reaches: its name as the request gave it, and what it configures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Protected {
@@ -240,16 +251,14 @@ impl Gate<'_> {
         let mut protected = Vec::new();
         for name in names {
             let path = paths::to_path(name)?;
-            crate::disk::private::refuse_path(name, &path).map_err(|r| worded(r, access))?;
+            crate::disk::private::refuse_path(name, &path, access.words())?;
             if self.who == Who::Person {
                 continue;
             }
             if !self.allow.dot_git {
                 if let Some((component, why)) = self.dot_git(&path) {
-                    return Err(worded(
-                        git_refusal(name, &component, why, opt_out.dot_git),
-                        access,
-                    ));
+                    let words = access.words();
+                    return Err(git_refusal(name, &component, why, opt_out.dot_git, words));
                 }
             }
             if access == Access::Write && !self.allow.agent_config {
@@ -386,31 +395,23 @@ fn same_name(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
-/// The refusal of a path inside `.git` for an agent.
-fn git_refusal(name: &str, component: &str, why: &str, opt_out: &str) -> Refusal {
+/// The refusal of a path inside `.git` for an agent; `(verb, done)` as `Access::words` gives them.
+fn git_refusal(
+    name: &str,
+    component: &str,
+    why: &str,
+    opt_out: &str,
+    (verb, done): (&str, &str),
+) -> Refusal {
     Refusal::new(
         Kind::OutsideWorkspace,
         format!(
-            "Cannot edit {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
+            "Cannot {verb} {name}: it lies inside a .git folder (its component `{component}` {why}). An agent's \
              plan may not change git's own files, where a planted hook or setting makes git run commands. \
-             Nothing was changed. {opt_out}"
+             Nothing was {done}. {opt_out}"
         ),
     )
     .in_file(name)
-}
-
-/// A write refusal worded for a read ("Cannot read …. Nothing was read.").
-fn worded(r: Refusal, access: Access) -> Refusal {
-    match access {
-        Access::Write | Access::Preview => r,
-        Access::Read => Refusal {
-            message: r
-                .message
-                .replacen("Cannot edit", "Cannot read", 1)
-                .replace("Nothing was changed.", "Nothing was read."),
-            ..r
-        },
-    }
 }
 
 /// The refusal of an agent's write to protected files where nobody can be asked (`opt_out`: the front

@@ -16,14 +16,14 @@ use super::wire::{self, Answer, Intent, Request};
 use super::{Routed, Sender};
 use crate::engine::{Kind, Refusal};
 use crate::paths::{real_path, Folders};
-use crate::result::{PlanResult, ReadResult, SymbolsResult};
+use serde::de::DeserializeOwned;
 
-pub(crate) async fn route(
+pub(crate) async fn route<T: DeserializeOwned>(
     plan: &Value,
     files: &[PathBuf],
     intent: Intent,
     sender: Sender<'_>,
-) -> Routed {
+) -> Routed<T> {
     let no_editor = |reason: String| Routed::NoEditor { reason };
     if files.is_empty() {
         return no_editor("the plan names no file, so no editor can be chosen".into());
@@ -125,7 +125,7 @@ fn not_applied(message: String) -> Refusal {
 /// The editor is running and holds the files but did not take the plan. Nothing was sent, yet it must
 /// not go to disk either: the editor may hold the files with unsaved changes, which a write behind it
 /// would put in conflict (or be lost under).
-fn busy(editor: &str, why: String) -> Routed {
+fn busy<T>(editor: &str, why: String) -> Routed<T> {
     Routed::Refused {
         editor: editor.to_string(),
         refusal: Refusal::new(
@@ -172,13 +172,13 @@ async fn read_answer(read: OwnedReadHalf, wait: Duration) -> Result<Answer, Stri
 /// Hands the plan to one editor. `Err` (a note for the reason) only when the editor is gone, so the
 /// next editor may be tried; an editor that is there but does not take the plan is `busy`; once the
 /// request is out, whatever happens is this editor's answer.
-async fn offer(
+async fn offer<T: DeserializeOwned>(
     dir: &Path,
     entry: &Entry,
     plan: &Value,
     intent: Intent,
     sender: Sender<'_>,
-) -> Result<Routed, String> {
+) -> Result<Routed<T>, String> {
     let pid = entry.pid;
     let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
     let send = send_timeout();
@@ -256,24 +256,8 @@ async fn offer(
     let wait = (Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN)
         .min(wire::AGENT_ANSWER);
     Ok(match read_answer(read, wait).await {
-        Ok(Answer::Result(result)) if intent == Intent::Read => {
-            match serde_json::from_value::<ReadResult>(result) {
-                Ok(read) => Routed::Read { editor, read },
-                Err(e) => unknown(format!(
-                    "The editor's server sent a result that cannot be read ({e})"
-                )),
-            }
-        }
-        Ok(Answer::Result(result)) if intent == Intent::Symbols => {
-            match serde_json::from_value::<SymbolsResult>(result) {
-                Ok(outline) => Routed::Symbols { editor, outline },
-                Err(e) => unknown(format!(
-                    "The editor's server sent a result that cannot be read ({e})"
-                )),
-            }
-        }
-        Ok(Answer::Result(result)) => match serde_json::from_value::<PlanResult>(result) {
-            Ok(result) => Routed::Editor { editor, result },
+        Ok(Answer::Result(result)) => match serde_json::from_value::<T>(result) {
+            Ok(answer) => Routed::Answered { editor, answer },
             Err(e) => unknown(format!(
                 "The editor's server sent a result that cannot be read ({e})"
             )),

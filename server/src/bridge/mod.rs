@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::Refusal;
-use crate::result::{PlanResult, ReadResult, SymbolsResult};
+use crate::result::PlanResult;
 
 /// What the caller wants done with a request's plan: which of the editor's own commands it runs as
 /// (`multiedit.apply`, `multiedit.preview`, `multiedit.read`, `multiedit.symbols`).
@@ -47,20 +47,16 @@ pub enum Intent {
     Symbols,
 }
 
-/// What became of a plan offered to the editors.
+/// What became of a request offered to the editors; `T` is what its intent is answered with
+/// (`PlanResult` for a plan or a preview, `ReadResult` for a read, `SymbolsResult` for an outline), so a
+/// caller matches only the answers its request can get.
 #[derive(Debug)]
-pub enum Routed {
-    /// The editor's server applied the plan (or, for a preview, validated it): `result` is the object
-    /// `multiedit.apply` (or `multiedit.preview`) answers with, read back.
-    Editor { editor: String, result: PlanResult },
-    /// The editor's server read the files (`Intent::Read`) as the editor holds them.
-    Read { editor: String, read: ReadResult },
-    /// The editor's language servers gave a file's outline (`Intent::Symbols`).
-    Symbols {
-        editor: String,
-        outline: SymbolsResult,
-    },
-    /// The editor's server refused the plan; nothing was changed.
+pub enum Routed<T> {
+    /// The editor's server answered: applied the plan (or validated it, for a preview), read the files
+    /// as the editor holds them, or gave the file's outline; `answer` is what its command answers, read
+    /// back typed.
+    Answered { editor: String, answer: T },
+    /// The editor's server refused the request; nothing was changed.
     Refused { editor: String, refusal: Refusal },
     /// No running editor has every file of the plan in a workspace folder (those that had are gone): why, in words
     /// fit for the result text ("no editor has /x open"). Nothing was sent.
@@ -84,7 +80,12 @@ pub(crate) const UNSUPPORTED: &str =
 /// `Refused` with kind `busy`. `editor` in the answer is the editor's name and its server's pid. After
 /// the plan was sent, a lost connection or a timeout is `Refused` with kind `not_applied` saying that
 /// the outcome is unknown.
-pub async fn route(plan: &Value, files: &[PathBuf], intent: Intent, agent: Option<&str>) -> Routed {
+pub async fn route(
+    plan: &Value,
+    files: &[PathBuf],
+    intent: Intent,
+    agent: Option<&str>,
+) -> Routed<PlanResult> {
     let sender = Sender {
         agent,
         allow: crate::gate::Allow::default(),
@@ -100,13 +101,14 @@ pub(crate) struct Sender<'a> {
     pub(crate) allow: crate::gate::Allow,
 }
 
-/// `route`, from a sender whose server allows agents more than the default.
-pub(crate) async fn route_from(
+/// `route`, from a sender whose server allows agents more than the default; `T` the answer `intent`
+/// gets.
+pub(crate) async fn route_from<T: serde::de::DeserializeOwned>(
     plan: &Value,
     files: &[PathBuf],
     intent: Intent,
     sender: Sender<'_>,
-) -> Routed {
+) -> Routed<T> {
     #[cfg(unix)]
     return client::route(plan, files, intent, sender).await;
     #[cfg(not(unix))]

@@ -74,13 +74,18 @@ fn all_private() -> Vec<PathBuf> {
 /// state folder inside it.
 pub(crate) fn refuse_inside(plan: &Plan) -> Result<(), Refusal> {
     for name in crate::paths::names(plan) {
-        refuse_path(name, &crate::paths::to_path(name)?)?;
+        refuse_path(name, &crate::paths::to_path(name)?, ("edit", "changed"))?;
     }
     Ok(())
 }
 
 /// `refuse_inside` for one path (`name`: as the request gave it), whoever asks: the gate's first rule.
-pub(crate) fn refuse_path(name: &str, path: &Path) -> Result<(), Refusal> {
+/// `(verb, done)`: what the refusal says was not done ("edit", "changed"; "read", "read").
+pub(crate) fn refuse_path(
+    name: &str,
+    path: &Path,
+    (verb, done): (&str, &str),
+) -> Result<(), Refusal> {
     let readings = [
         Some(crate::paths::lexical(path)),
         crate::paths::real_path(path).ok(),
@@ -95,8 +100,8 @@ pub(crate) fn refuse_path(name: &str, path: &Path) -> Result<(), Refusal> {
     Err(Refusal::new(
         Kind::OutsideWorkspace,
         format!(
-            "Cannot edit {name}: it lies inside {}, a private folder of multiedit's own (its journals and the \
-             editors' bridge), which no plan or patch may touch. Nothing was changed.",
+            "Cannot {verb} {name}: it lies inside {}, a private folder of multiedit's own (its journals and the \
+             editors' bridge), which no plan or patch may touch. Nothing was {done}.",
             folder.display()
         ),
     )

@@ -63,8 +63,6 @@ use server::Backend;
 use session::Session;
 use sync::{Arrivals, DocSync};
 
-pub(crate) use crate::process::catch_panic;
-
 /// Runs the server on standard input/output. `log_level`: `--log-level`, as `MessageType`'s number.
 pub(crate) fn run(log_level: Option<u8>) -> ExitCode {
     if let Some(level) = log_level {

@@ -141,6 +141,28 @@ struct Read {
 /// back before that folder is read (`multiedit.apply`; a preview only reports it), and added to
 /// `recovered` (kept even when the plan is then refused: it happened either way), as is a
 /// journal-like file it ignored.
+/// The synchronous step of an editor's own `command` (`multiedit.apply`, `multiedit.preview`) on its
+/// `arguments`, for a plan that needs no language server (no symbol, no rename): decoded, then
+/// `prepare`d. What the benches measure (`server/benches/lsp.rs`).
+pub fn prepare_command(
+    session: &Session,
+    config: &Config,
+    command: &str,
+    arguments: &[serde_json::Value],
+) -> Result<Prepared, Refusal> {
+    let request = super::request::decode(config, command, arguments)?;
+    let answers = Answers::default();
+    prepare(
+        session,
+        config,
+        Origin::Editor,
+        command,
+        &request,
+        &answers,
+        &mut Vec::new(),
+    )
+}
+
 pub(crate) fn prepare(
     session: &Session,
     config: &Config,

@@ -197,7 +197,7 @@ where
                 return Box::pin(std::future::ready(Ok(None)));
             }
             self.bridge.touch();
-            let applied = super::catch_panic(method, || {
+            let applied = crate::process::catch_panic(method, || {
                 notifications::handle(&self.session, method, req.params())
             });
             if let Err(warning) = applied.and_then(|r| r) {

@@ -55,11 +55,15 @@ pub(crate) async fn call(
 ) -> CallToolResult {
     let request = json!({"file_path": file_path});
     let routed = tokio::spawn(async move {
-        bridge::route(&request, &[path], Intent::Symbols, agent.as_deref()).await
+        let sender = bridge::Sender {
+            agent: agent.as_deref(),
+            allow: Default::default(),
+        };
+        bridge::route_from::<SymbolsResult>(&request, &[path], Intent::Symbols, sender).await
     })
     .await;
     match routed {
-        Ok(Routed::Symbols { editor, outline }) => render(&outline, Some(&editor)),
+        Ok(Routed::Answered { editor, answer }) => render(&answer, Some(&editor)),
         Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
         Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
         Ok(Routed::NoEditor { reason }) => {
@@ -68,7 +72,6 @@ pub(crate) async fn call(
                 Err(refusal) => render::refusal(&refusal, None),
             }
         }
-        Ok(_) => render::internal("The editor answered a request for symbols with something else. Please report it.".into()),
         Err(e) => render::internal(format!("multiedit hit an internal error while asking the editors for symbols ({e}). Please report it.")),
     }
 }

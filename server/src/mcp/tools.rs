@@ -18,6 +18,7 @@ use crate::gate::{self, Access, Allow, Gate, Protected, Who, MCP_OPT_OUT};
 use crate::language_servers;
 use crate::paths::{self, Folders};
 use crate::process::catch_panic;
+use crate::result::{PlanResult, ReadResult};
 
 // What a model reads of each tool. Most agents send every definition with every request, so each
 // says what a model needs and no more (`tools/list` stays under 8 KB: `schema.rs`).
@@ -216,11 +217,11 @@ impl Server {
                 agent: agent.as_deref(),
                 allow,
             };
-            bridge::route_from(&request, &files, Intent::Read, sender).await
+            bridge::route_from::<ReadResult>(&request, &files, Intent::Read, sender).await
         })
         .await;
         match routed {
-            Ok(Routed::Read { editor, read }) => read::render(&read.files, &wanted, Some(&editor)),
+            Ok(Routed::Answered { editor, answer }) => read::render(&answer.files, &wanted, Some(&editor)),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { .. }) => {
                 let (w, confine) = (wanted.clone(), self.confine.clone());
@@ -234,9 +235,6 @@ impl Server {
             }
             // The disk may lack what an editor it cannot see holds: refused, as a plan is.
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
-            Ok(Routed::Editor { editor, .. } | Routed::Symbols { editor, .. }) => {
-                internal(format!("{editor} answered a read with something else; nothing was read. Please report it."))
-            }
             Err(e) => internal(format!("multiedit hit an internal error while reading through the editors ({e}). Please report it.")),
         }
     }
@@ -448,7 +446,7 @@ impl Server {
                 agent: agent.as_deref(),
                 allow,
             };
-            bridge::route_from(&value, &files, intent, sender).await
+            bridge::route_from::<PlanResult>(&value, &files, intent, sender).await
         })
         .await;
         // Protected files need the user: an editor that holds them asks (or refuses); on disk nobody can.
@@ -456,16 +454,13 @@ impl Server {
             return render::refusal(&gate::refuse_protected(&protected, &MCP_OPT_OUT), None);
         }
         match routed {
-            Ok(Routed::Editor { editor, result }) => render::editor(&editor, result, intent),
+            Ok(Routed::Answered { editor, answer }) => render::editor(&editor, answer, intent),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { reason }) => match write {
                 Some(w) => write::on_disk(w, &reason, self.confine.clone()).await,
                 None => on_disk(plan, intent, &reason, self.context()).await,
             },
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
-            Ok(Routed::Read { editor, .. } | Routed::Symbols { editor, .. }) => {
-                internal(format!("{editor} answered a plan with a read; check the files there. Please report it."))
-            }
             Err(e) => internal(format!(
                 "multiedit hit an internal error while offering the plan to the editors ({e}); nothing was written \
                  to disk. If an editor received the plan, check it there. Please report it."

@@ -10,7 +10,6 @@ use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
-use super::catch_panic;
 use super::config::Config;
 use super::convert::{internal_error, refusal_error};
 use super::logging::log;
@@ -18,6 +17,7 @@ use super::prepare::{prepare, Prepared};
 use super::request::{self, PlanCall};
 use super::session::Session;
 use crate::engine::Refusal;
+use crate::process::catch_panic;
 use crate::result::PlanResult;
 
 pub use super::capabilities::APPLY;
