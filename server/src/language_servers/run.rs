@@ -58,9 +58,9 @@ pub(crate) async fn apply(
             .iter()
             .map(|f| f.file_path.as_str())
             .collect();
-        let g8 = ctx.gate();
-        g8.refuse_reached(reached.iter().copied(), ctx.opt_out())?;
-        let protected = g8.judge(gate::Access::Write, reached.iter().copied(), ctx.opt_out())?;
+        let judge = ctx.gate();
+        judge.refuse_reached(reached.iter().copied(), ctx.opt_out())?;
+        let protected = judge.judge(gate::Access::Write, reached.iter().copied(), ctx.opt_out())?;
         if !protected.is_empty() {
             return Err(gate::refuse_protected(&protected, ctx.opt_out()));
         }
@@ -82,9 +82,8 @@ pub(crate) async fn apply(
     let confine = ctx.confine.clone();
     let keep_read = watching.is_some();
     let recovered_here = std::mem::take(recovered);
-    let to_write = plan.clone();
     // The write is blocking work (reads, fsyncs): off the async thread, with what resolves the plan on
-    // the texts it reads.
+    // the texts it reads; the plan comes back for the delta.
     let done = tokio::task::spawn_blocking(move || {
         let mut rec = recovered_here;
         let resolving = gathered.map(|g| {
@@ -92,7 +91,7 @@ pub(crate) async fn apply(
         });
         let r = crate::process::catch_panic("the disk write", || {
             disk::plan::apply_with(
-                &to_write,
+                &plan,
                 dry_run,
                 &mut rec,
                 confine.as_deref(),
@@ -100,17 +99,17 @@ pub(crate) async fn apply(
                 keep_read,
             )
         });
-        (r, rec)
+        (r, rec, plan)
     })
     .await;
-    let written = match done {
-        Ok((r, back)) => {
+    let (written, plan) = match done {
+        Ok((r, back, plan)) => {
             *recovered = back;
-            r.map_err(|bug| Refusal::new(Kind::NotApplied, bug))??
+            (r.map_err(|bug| Refusal::new(Kind::InternalError, bug))??, plan)
         }
         Err(e) => {
             return Err(Refusal::new(
-                Kind::NotApplied,
+                Kind::InternalError,
                 format!("multiedit hit an internal error while writing the plan ({e}); nothing was changed. Please report it."),
             ))
         }
