@@ -24,6 +24,17 @@ pub(crate) fn plural(n: usize, one: &str) -> String {
 }
 
 /// A plan's result. Fields are written in this order.
+
+/// SHA-256 of a text, in hex: what a result and `multiedit_read` show for a file, and what a whole-file
+/// write must give back (`crate::write`).
+pub(crate) fn sha256(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanResult {
@@ -463,7 +474,7 @@ impl PlanResult {
     /// text after the plan (`None`: it no longer exists).
     pub fn add_sha256<'t>(&mut self, texts: impl IntoIterator<Item = Option<&'t str>>) {
         for (f, text) in self.files.iter_mut().zip(texts) {
-            f.sha256 = text.map(crate::write::sha256);
+            f.sha256 = text.map(sha256);
         }
     }
 
@@ -804,7 +815,7 @@ mod tests {
         r.files.push(file("/w/a.txt", 1));
         assert_eq!(r.sha256_text(), None, "a preview: no hash");
         r.add_sha256([Some("one\n")]);
-        let one = crate::write::sha256("one\n");
+        let one = sha256("one\n");
         assert_eq!(r.files[0].sha256.as_deref(), Some(one.as_str()));
         assert_eq!(r.sha256_text(), Some(format!("New sha256: {one}")));
         r.files.push(file("/w/gone.txt", 1));
@@ -813,7 +824,7 @@ mod tests {
             ..file("/w/b.txt", 1)
         });
         r.add_sha256([Some("one\n"), None, Some("")]);
-        let empty = crate::write::sha256("");
+        let empty = sha256("");
         assert_eq!(
             r.sha256_text(),
             Some(format!("New sha256: /w/a.txt {one}, /w/c.txt {empty}")),

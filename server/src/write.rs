@@ -6,19 +6,11 @@
 //! and `multiedit mcp` on disk (`mcp/write.rs`) both check it here; the engine turns the text into
 //! line changes (`engine::write_file`).
 
+use crate::result::sha256;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal};
 use crate::paths;
-
-/// SHA-256 of a text, in hex: what `multiedit_read` shows and a write must give back.
-pub(crate) fn sha256(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// "3 lines", "1 line": a text's lines as multiedit_read counts them.
 fn lines(text: &str) -> String {

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{err, out};
+use crate::process::{err, out};
 use crate::disk;
 use std::path::PathBuf;
 

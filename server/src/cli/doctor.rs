@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::agents::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
-use super::out;
+use crate::process::out;
 #[cfg(unix)]
 use crate::bridge::registry;
 

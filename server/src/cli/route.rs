@@ -17,10 +17,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::result::sha256;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use super::agents::{home, Agent, Scope, SERVER_NAME};
 use super::config_file::{
@@ -334,13 +334,6 @@ fn write_records(path: &Path, records: &Records) -> Result<(), String> {
     let text = serde_json::to_string_pretty(records).expect("records serialise") + "\n";
     crate::disk::atomic::write_resolved(&real, text.as_bytes(), crate::disk::atomic::Mode::Private)
         .map_err(|e| format!("cannot write {} ({e})", path.display()))
-}
-
-fn sha256(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// The splice that turns `after` back into `before`: what lies between their common start and end.

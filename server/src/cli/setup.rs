@@ -11,7 +11,7 @@ use clap::Args;
 
 use super::agents::{this_binary, Agent, Format, Scope, AGENTS};
 use super::config_file::{line_diff, load, merge_json, merge_toml, writable, write_atomic};
-use super::{err, out};
+use crate::process::{err, out};
 
 #[derive(Args)]
 pub(crate) struct SetupArgs {

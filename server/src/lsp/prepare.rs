@@ -11,11 +11,11 @@ use ropey::Rope;
 use tower_lsp_server::ls_types::WorkspaceEdit;
 
 use super::capabilities::PREVIEW;
-use super::commands::Origin;
+
 use super::config::Config;
 use super::convert::{self, FileEdit, Then};
 use super::now_reads::EditorText;
-use super::request::PlanCall;
+use super::request::{Origin, PlanCall};
 use super::session::Session;
 use super::symbols;
 use crate::diagnostics::{Edited, Report};

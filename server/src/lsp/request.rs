@@ -11,6 +11,23 @@ use crate::diagnostics::Report;
 use crate::engine::{self, Refusal};
 use crate::{formats, paths, write};
 
+/// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
+/// through the bridge. An agent's plan is approved by the rule for agents (`agentReview`) and waited
+/// for within the bound an agent's call has (`apply::AGENT_BOUNDS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Editor,
+    /// With what the sender's server lets agents do (`multiedit mcp --allow-dot-git`, …), which the
+    /// gate adds to the editor's own settings.
+    Bridge(crate::gate::Allow),
+}
+
+impl Origin {
+    pub(crate) fn is_bridge(self) -> bool {
+        matches!(self, Origin::Bridge(_))
+    }
+}
+
 /// What a plan command asks to change.
 #[derive(Debug, Clone)]
 pub(crate) enum Change {

@@ -136,7 +136,7 @@ pub(crate) fn not_found(file_path: &str) -> Refusal {
 
 /// SHA-256 of the text, in hex: what a whole-file write gives back (`crate::write`).
 pub(crate) fn hash(text: &str) -> String {
-    crate::write::sha256(text)
+    crate::result::sha256(text)
 }
 
 #[derive(Serialize)]

@@ -278,7 +278,7 @@ mod tests {
         )
         .unwrap();
         let outcome = crate::engine::apply_plan(&plan, &[Some("a\n")]).unwrap();
-        let hash = crate::write::sha256("b\n");
+        let hash = crate::result::sha256("b\n");
         // The hashes are the written texts': the caller adds them once the plan is written.
         let mut written = PlanResult::of(&outcome);
         written.add_sha256_written(&outcome);

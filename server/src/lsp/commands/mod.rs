@@ -14,6 +14,7 @@ use super::config::Config;
 use super::convert::{internal_error, refusal_error};
 use super::logging::log;
 use super::prepare::{prepare, Prepared};
+pub(crate) use super::request::Origin;
 use super::request::{self, PlanCall};
 use super::session::Session;
 use crate::engine::Refusal;
@@ -23,23 +24,6 @@ use crate::result::PlanResult;
 pub use super::capabilities::APPLY;
 pub(crate) use super::capabilities::{ALL, PREVIEW, READ, SYMBOLS};
 pub(crate) use crate::bridge::Intent;
-
-/// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it
-/// through the bridge. An agent's plan is approved by the rule for agents (`agentReview`) and waited
-/// for within the bound an agent's call has (`apply::AGENT_BOUNDS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    Editor,
-    /// With what the sender's server lets agents do (`multiedit mcp --allow-dot-git`, …), which the
-    /// gate adds to the editor's own settings.
-    Bridge(crate::gate::Allow),
-}
-
-impl Origin {
-    pub(crate) fn is_bridge(self) -> bool {
-        matches!(self, Origin::Bridge(_))
-    }
-}
 
 /// The command an intent runs as.
 pub(crate) fn command(intent: Intent) -> &'static str {
