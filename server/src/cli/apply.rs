@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use crate::process::{err, out};
 use crate::disk;
+use crate::process::{err, out};
 use std::path::PathBuf;
 
 use crate::engine::{self, Kind, Matching, Refusal};

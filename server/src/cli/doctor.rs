@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::agents::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
-use crate::process::out;
 #[cfg(unix)]
 use crate::bridge::registry;
+use crate::process::out;
 
 pub(crate) fn run() -> ExitCode {
     let mut problems = 0;
