@@ -492,6 +492,12 @@ impl PlanResult {
         }
     }
 
+    /// Adds the plan's rename: `rename`, and its count before the message.
+    pub fn add_rename(&mut self, rename: RenameSummary) {
+        self.message = format!("{}\n\n{}", rename.text(), self.message);
+        self.rename = Some(rename);
+    }
+
     /// Gives each file its `sha256` once the plan is written: `texts` holds, per file in plan order, its
     /// text after the plan (`None`: it no longer exists).
     pub fn add_sha256<'t>(&mut self, texts: impl IntoIterator<Item = Option<&'t str>>) {

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::agents::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
 use super::route::Routed;
-use crate::process::out;
 #[cfg(unix)]
 use crate::bridge::registry;
+use crate::process::out;
 
 pub(crate) fn run() -> ExitCode {
     let mut problems = 0;
@@ -27,8 +27,19 @@ pub(crate) fn run() -> ExitCode {
     said.push_str("\nEditors on the bridge (running multiedit lsp, reachable by multiedit mcp):\n");
     editors(&mut said);
 
-    said.push_str("\nAgents configured to run multiedit mcp:\n");
     let project = std::env::current_dir().ok();
+    if let Some(project) = &project {
+        // What multiedit would start itself where no editor holds a plan's files.
+        said.push_str(&format!(
+            "\nLanguage servers multiedit starts where no editor holds the files (for {}):\n",
+            project.display()
+        ));
+        let (lines, problem) = crate::language_servers::status::describe(project);
+        said.push_str(&lines);
+        problems += usize::from(problem);
+    }
+
+    said.push_str("\nAgents configured to run multiedit mcp:\n");
     let mut seen = Vec::new();
     let mut any = false;
     let mut connected: Vec<Agent> = Vec::new();

@@ -39,6 +39,16 @@ pub(crate) struct SetupArgs {
     /// AGENTS.md (Codex has no switch to turn apply_patch off)
     #[arg(long)]
     agents_md: bool,
+    /// Let multiedit start language servers for this project (the current folder) where no editor
+    /// holds its files, for symbol edits, renames, outlines and diagnostics through `multiedit apply`
+    /// and `multiedit mcp`. A language server can run the project's own code (build scripts, plugins,
+    /// its toolchain): allow it only for a project you trust. Recorded in your state folder, never in
+    /// the project; writes no agent configuration
+    #[arg(long, conflicts_with_all = ["no_language_servers", "agents", "user", "route_edits", "undo_route_edits", "agents_md"])]
+    language_servers: bool,
+    /// Take that back: multiedit starts no language server for this project
+    #[arg(long, conflicts_with_all = ["agents", "user", "route_edits", "undo_route_edits", "agents_md"])]
+    no_language_servers: bool,
 }
 
 /// The AGENT values: every agent's name (`Agent::name`, the one list of them), then `all`.
@@ -79,6 +89,9 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.language_servers || args.no_language_servers {
+        return language_servers(&project, args.language_servers, args.dry_run);
+    }
     // The record the undo acts on must be this user's alone, before anything is written.
     if args.route_edits || args.undo_route_edits {
         if let Err(why) = super::route::records_trusted() {
@@ -139,6 +152,41 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `--language-servers` (`allow`) or `--no-language-servers`: records the choice for `project`, then
+/// says what would start there.
+fn language_servers(project: &Path, allow: bool, dry_run: bool) -> ExitCode {
+    use crate::language_servers::{consent, status};
+    let choice = if allow { "allowed" } else { "not allowed" };
+    if dry_run {
+        let real = crate::paths::real_path(project).unwrap_or_else(|_| project.to_path_buf());
+        out(&format!(
+            "Language servers: would be {choice} for {} (recorded in {}); nothing written\n",
+            real.display(),
+            consent::record_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the state folder".into())
+        ));
+        return ExitCode::SUCCESS;
+    }
+    match consent::record(project, allow) {
+        Ok((record, real)) => {
+            let (lines, _) = status::describe(project);
+            // Its first line says what was just recorded.
+            let lines: String = lines.lines().skip(1).map(|l| format!("{l}\n")).collect();
+            out(&format!(
+                "Language servers: {choice} for {} (recorded in {}).\n{lines}",
+                real.display(),
+                record.display()
+            ));
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            err(&format!("multiedit setup: {why}; nothing was recorded\n"));
+            ExitCode::from(1)
+        }
     }
 }
 

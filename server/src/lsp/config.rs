@@ -5,9 +5,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::convert::Encoding;
-use super::diagnostics;
 use super::ext::{InitializationOptions, OrBool, ReviewPolicy};
 use super::workspace::Workspace;
+use crate::diagnostics;
 use crate::engine::Save;
 
 pub(crate) const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::bridge::Intent;
 use crate::disk::Recovered;
-use crate::engine::{Kind, Outcome, Refusal};
+use crate::engine::{Kind, Refusal};
 use crate::result::{Place, PlanResult, Refused};
 
 /// A tool result: `text` as its text content, and `structured` with `text` added to it. Claude Code
@@ -58,26 +58,30 @@ fn placed(result: PlanResult, place: Place, preview: bool) -> PlanResult {
 }
 
 /// A plan applied (or, with `diff`, previewed) on disk because no editor has its files open.
+/// `written`: the engine's result, with what the language servers multiedit started added (a rename, the
+/// diagnostics delta: `language_servers`).
 pub(crate) fn disk(
-    outcome: &Outcome,
+    written: PlanResult,
     diff: Option<&str>,
     reason: &str,
     recovered: &[Recovered],
 ) -> CallToolResult {
-    let mut common = PlanResult {
+    let common = PlanResult {
         diff: diff.map(str::to_string),
         recovered: recovered.iter().map(Recovered::to_entry).collect(),
-        ..PlanResult::of(outcome)
+        ..written
     };
-    if diff.is_none() {
-        common.add_sha256_written(outcome);
-    }
     let message = &common.message_for_model();
-    let text = match diff {
-        Some(d) => format!(
+    let text = match (diff, &common.diagnostics_text) {
+        (Some(d), _) => format!(
             "{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."
         ),
-        None => format!(
+        // As through an editor: where, the new hashes, then what the language servers said.
+        (None, Some(diagnostics)) => format!(
+            "{message}\n\nWritten to disk: {reason}.{}\n{diagnostics}",
+            sha256_line(&common)
+        ),
+        (None, None) => format!(
             "{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change.{}",
             sha256_line(&common)
         ),
@@ -284,7 +288,10 @@ mod tests {
         .unwrap();
         let outcome = crate::engine::apply_plan(&plan, &[Some("a\n")]).unwrap();
         let hash = crate::result::sha256("b\n");
-        let r = disk(&outcome, None, "no editor holds it", &[]);
+        // The hashes are the written texts': the caller adds them once the plan is written.
+        let mut written = PlanResult::of(&outcome);
+        written.add_sha256_written(&outcome);
+        let r = disk(written, None, "no editor holds it", &[]);
         assert_eq!(
             text(&r),
             format!(
@@ -296,7 +303,12 @@ mod tests {
         assert_eq!(s["files"][0]["sha256"], hash);
         // The clients that show their model only the structured result show it the same sentences.
         assert_eq!(s["text"], text(&r));
-        let preview = disk(&outcome, Some("diff\n"), "no editor holds it", &[]);
+        let preview = disk(
+            PlanResult::of(&outcome),
+            Some("diff\n"),
+            "no editor holds it",
+            &[],
+        );
         assert!(!text(&preview).contains("sha256"), "{}", text(&preview));
         assert!(preview.structured_content.unwrap()["files"][0]
             .get("sha256")
