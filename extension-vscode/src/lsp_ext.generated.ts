@@ -391,7 +391,7 @@ export interface RefusalData {
 }
 
 /** Why a plan was refused (`engine::Kind`): a stable name for programs. */
-export type RefusalKind = "invalid_plan" | "not_found" | "ambiguous" | "no_op" | "file_exists" | "file_not_found" | "chained" | "apply_failed" | "count_mismatch" | "unchanged" | "not_utf8" | "io" | "outside_workspace" | "not_applied" | "declined" | "undecided" | "busy" | "internal_error" | "too_large" | "stale" | "needs_editor" | "no_language_server" | "symbol_not_found" | "symbol_ambiguous" | "no_body" | "overlaps" | "rename_refused" | "protected";
+export type RefusalKind = "invalid_plan" | "not_found" | "ambiguous" | "no_op" | "file_exists" | "file_not_found" | "chained" | "apply_failed" | "count_mismatch" | "unchanged" | "not_utf8" | "io" | "outside_workspace" | "not_applied" | "declined" | "undecided" | "busy" | "internal_error" | "too_large" | "stale" | "needs_editor" | "no_language_server" | "symbol_not_found" | "symbol_ambiguous" | "no_body" | "overlaps" | "rename_refused" | "protected" | "read_only";
 
 export interface RenameAnswer {
   /** The rename's edit (`changes`, or `documentChanges` of text edits only); absent when refused. */

@@ -65,7 +65,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in declaration order (the wire contract lists them: `server/src/lsp/typescript.rs`).
-    pub const ALL: [Kind; 28] = [
+    pub const ALL: [Kind; 29] = [
         Kind::InvalidPlan,
         Kind::NotFound,
         Kind::Ambiguous,
@@ -94,6 +94,7 @@ impl Kind {
         Kind::Overlaps,
         Kind::RenameRefused,
         Kind::Protected,
+        Kind::ReadOnly,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -318,6 +319,7 @@ mod kind_tests {
                 Kind::Overlaps => 25,
                 Kind::RenameRefused => 26,
                 Kind::Protected => 27,
+                Kind::ReadOnly => 28,
             };
             assert_eq!(at, i, "{k:?}");
         }

@@ -56,7 +56,7 @@ fn constants() -> Vec<(&'static str, String, &'static str)> {
 /// The TypeScript file, from the types' schemas.
 pub(crate) fn typescript() -> String {
     let mut schema = serde_json::to_value(schemars::schema_for!(Wire)).expect("a schema");
-    let mut defs = schema["$defs"].take().as_object().cloned().unwrap_or_default();
+    let defs = schema["$defs"].take().as_object().cloned().unwrap_or_default();
     let mut out = String::from(
         "// Generated from server/src/lsp/ext.rs and server/src/result.rs by server/src/lsp/typescript.rs:\n\
          // do not edit. `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib typescript` writes it again.\n\
