@@ -70,6 +70,30 @@ pub(super) struct Records {
     pub(super) routes: Vec<Record>,
 }
 
+impl Records {
+    /// Notes `new`, what setup just wrote into its file, whose hash was `before_sha256` before
+    /// (`None`: there was no file). Written before: what this run added joins it; the bytes can be
+    /// given back only if nothing else changed the file in between.
+    pub(super) fn note(&mut self, new: Record, before_sha256: Option<String>) {
+        let Some(r) = self.routes.iter_mut().find(|r| r.file == new.file) else {
+            self.routes.push(new);
+            return;
+        };
+        if before_sha256.as_deref() == Some(r.after_sha256.as_str()) {
+            r.undo.extend(new.undo);
+        } else {
+            r.undo.clear();
+            r.created = false;
+            r.folders.clear();
+        }
+        r.after_sha256 = new.after_sha256;
+        r.wrote.extend(new.wrote);
+        if new.approved.is_some() {
+            r.approved = new.approved;
+        }
+    }
+}
+
 /// `routes.json` in multiedit's state folder (`$XDG_STATE_HOME/multiedit`, else
 /// `~/.local/state/multiedit`), where the journals live too.
 fn records_path() -> Result<PathBuf, String> {

@@ -71,16 +71,43 @@ pub(super) fn add_toml(
     ))
 }
 
-/// The JSON text `text` (empty: a new file) with `add` made.
-pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
-    let (path, leaf) = match add {
-        Add::List { path, items } => (*path, Value::Array(items.clone())),
-        Add::Member { path, value } => (*path, Value::from(*value)),
-    };
-    let wrote = |made: Option<usize>, items: Vec<Value>| {
-        let made = made.map(|n| path[..=n].iter().map(|k| k.to_string()).collect());
-        let path = path.iter().map(|k| k.to_string()).collect();
-        match add {
+impl Add {
+    /// The keys of the member it adds to, from the top.
+    fn path(&self) -> &'static [&'static str] {
+        match self {
+            Add::List { path, .. } | Add::Member { path, .. } => path,
+        }
+    }
+
+    /// What it puts at its path: the list of its items, or the value.
+    fn leaf(&self) -> Value {
+        match self {
+            Add::List { items, .. } => Value::Array(items.clone()),
+            Add::Member { value, .. } => Value::from(*value),
+        }
+    }
+
+    /// The members below the first missing one, `path[from]`, as one value.
+    fn nest(&self, from: usize) -> Value {
+        self.path()[from + 1..]
+            .iter()
+            .rev()
+            .fold(self.leaf(), |v, k| json!({ *k: v }))
+    }
+
+    /// Every item it adds (a member: none).
+    fn all_items(&self) -> Vec<Value> {
+        match self {
+            Add::List { items, .. } => items.clone(),
+            Add::Member { .. } => Vec::new(),
+        }
+    }
+
+    /// What it wrote: `items`, and `made`, the depth of the member it inserted to hold them.
+    fn wrote(&self, made: Option<usize>, items: Vec<Value>) -> Wrote {
+        let made = made.map(|n| self.path()[..=n].iter().map(|k| k.to_string()).collect());
+        let path = self.path().iter().map(|k| k.to_string()).collect();
+        match self {
             Add::List { .. } => Wrote::List { path, items, made },
             Add::Member { value, .. } => Wrote::Member {
                 path,
@@ -88,24 +115,18 @@ pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                 made,
             },
         }
-    };
-    // The members below the first missing one, as one value.
-    let nest = |from: usize| {
-        path[from + 1..]
-            .iter()
-            .rev()
-            .fold(leaf.clone(), |v, k| json!({ *k: v }))
-    };
-    let all_items = || match add {
-        Add::List { items, .. } => items.clone(),
-        Add::Member { .. } => Vec::new(),
-    };
+    }
+}
+
+/// The JSON text `text` (empty: a new file) with `add` made.
+pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
+    let path = add.path();
     if text.trim().is_empty() {
-        let doc = nest(0);
+        let doc = add.nest(0);
         let doc = json!({ path[0]: doc });
         return Ok(Added::Changed(
             format!("{}\n", render(&doc, "  ", "", false)),
-            wrote(Some(0), all_items()),
+            add.wrote(Some(0), add.all_items()),
         ));
     }
     let whole: Value = serde_json::from_str(text).map_err(|e| refuse_parse(e, text))?;
@@ -116,8 +137,8 @@ pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
     for (depth, key) in path.iter().enumerate() {
         let members: Members = serde_json::from_str(object).map_err(|e| refuse_parse(e, text))?;
         let Some((_, raw)) = members.0.iter().rev().find(|(k, _)| k == key) else {
-            let new = insert_member(text, object, &members, key, &nest(depth));
-            return checked(text, new, wrote(Some(depth), all_items()));
+            let new = insert_member(text, object, &members, key, &add.nest(depth));
+            return checked(text, new, add.wrote(Some(depth), add.all_items()));
         };
         let raw: &RawValue = *raw;
         let at = raw.get();
@@ -130,36 +151,50 @@ pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
             continue;
         }
         return match add {
-            Add::Member { value, .. } => {
-                let current: Value = serde_json::from_str(at).map_err(|e| refuse_parse(e, text))?;
-                if current == Value::from(*value) {
-                    Ok(Added::Already)
-                } else {
-                    Ok(Added::Left(format!("{dotted} is already set to {current} (setup would set {value:?}): edits still go around multiedit")))
-                }
-            }
-            Add::List { items, .. } => {
-                let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(at) else {
-                    return Ok(Added::Left(format!("{dotted} is not a list ({at})")));
-                };
-                let present: Vec<Value> = elements
-                    .iter()
-                    .filter_map(|e| serde_json::from_str(e.get()).ok())
-                    .collect();
-                let missing: Vec<&Value> = items.iter().filter(|i| !present.contains(i)).collect();
-                if missing.is_empty() {
-                    return Ok(Added::Already);
-                }
-                let new = insert_elements(text, at, &elements, &missing);
-                checked(
-                    text,
-                    new,
-                    wrote(None, missing.iter().map(|v| (*v).clone()).collect()),
-                )
-            }
+            Add::Member { value, .. } => member_set(text, at, &dotted, value),
+            Add::List { items, .. } => list_extended(text, at, &dotted, items, add),
         };
     }
     unreachable!("the loop returns at the last key")
+}
+
+/// The member `dotted`, whose value's text is `at` (a slice of `text`), set to `value`: already so,
+/// or left as the user set it.
+fn member_set(text: &str, at: &str, dotted: &str, value: &str) -> Result<Added, String> {
+    let current: Value = serde_json::from_str(at).map_err(|e| refuse_parse(e, text))?;
+    if current == Value::from(value) {
+        Ok(Added::Already)
+    } else {
+        Ok(Added::Left(format!("{dotted} is already set to {current} (setup would set {value:?}): edits still go around multiedit")))
+    }
+}
+
+/// The list `dotted`, whose text is `at` (a slice of `text`), with those of `add`'s `items` it does
+/// not hold yet appended.
+fn list_extended(
+    text: &str,
+    at: &str,
+    dotted: &str,
+    items: &[Value],
+    add: &Add,
+) -> Result<Added, String> {
+    let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(at) else {
+        return Ok(Added::Left(format!("{dotted} is not a list ({at})")));
+    };
+    let present: Vec<Value> = elements
+        .iter()
+        .filter_map(|e| serde_json::from_str(e.get()).ok())
+        .collect();
+    let missing: Vec<&Value> = items.iter().filter(|i| !present.contains(i)).collect();
+    if missing.is_empty() {
+        return Ok(Added::Already);
+    }
+    let new = insert_elements(text, at, &elements, &missing);
+    checked(
+        text,
+        new,
+        add.wrote(None, missing.iter().map(|v| (*v).clone()).collect()),
+    )
 }
 
 /// A spliced text must parse, and taking the addition back must give what was there.
@@ -177,92 +212,141 @@ fn checked(old: &str, new: String, wrote: Wrote) -> Result<Added, String> {
 /// `text` without what `w` added, where it is still as setup wrote it; and what was left, and why.
 pub(super) fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
     let mut left = Vec::new();
-    let mut text = text.to_string();
-    match w {
+    let text = match w {
         Wrote::List { path, items, made } => {
-            let keys: Vec<&str> = path.iter().map(String::as_str).collect();
-            for item in items {
-                match remove_json(&text, &keys, Some(item)) {
-                    Some(new) => text = new,
-                    None => left.push(format!(
-                        "{item} is no longer in {} as setup wrote it (changed or removed): nothing taken back for it",
-                        keys.join(".")
-                    )),
-                }
-            }
-            if let Some(made) = made {
-                text = remove_if_empty(&text, made);
-            }
+            list_taken_back(text, path, items, made.as_deref(), &mut left)
         }
         Wrote::Member { path, value, made } => {
-            let keys: Vec<&str> = path.iter().map(String::as_str).collect();
-            match value_at(&text, &keys) {
-                Some(Value::String(v)) if v == *value => {
-                    if let Some(new) = remove_json(&text, &keys, None) {
-                        text = new;
-                    }
-                }
-                Some(other) => left.push(format!(
-                    "{} is now {other}, not the {value:?} setup wrote: left as it is",
-                    keys.join(".")
-                )),
-                None => {}
-            }
-            if let Some(made) = made {
-                text = remove_if_empty(&text, made);
-            }
+            member_taken_back(text, path, value, made.as_deref(), &mut left)
         }
         Wrote::File { text: ours } => {
             if text != *ours {
                 left.push("the file was changed since setup wrote it: left as it is (remove it yourself if it is no longer wanted)".into());
+                text.to_string()
             } else {
-                text.clear();
+                String::new()
             }
         }
-        Wrote::Block { text: ours } => match text.find(ours.as_str()) {
-            Some(at) => {
-                let mut start = at;
-                // The blank line setup put before the block goes with it.
-                for sep in ["\r\n", "\n"] {
-                    if text[..start].ends_with(&format!("{sep}{sep}")) {
-                        start -= sep.len();
-                        break;
-                    }
-                }
-                text.replace_range(start..at + ours.len(), "");
-            }
-            None => left.push("the block setup added to it was changed: left as it is".into()),
-        },
-        Wrote::Toml { table, key, value } => {
-            let dotted = format!("{}.{key}", table.join("."));
-            match text.parse::<toml_edit::DocumentMut>() {
-                Ok(mut doc) => {
-                    let mut at = Some(doc.as_item_mut());
-                    for k in table {
-                        at = at.and_then(|i| i.get_mut(k.as_str()));
-                    }
-                    if let Some(t) = at.and_then(|t| t.as_table_like_mut()) {
-                        match t.get(key).map(|v| v.as_str().map(str::to_string)) {
-                            Some(Some(v)) if v == *value => {
-                                t.remove(key);
-                                text = doc.to_string();
-                            }
-                            Some(now) => left.push(format!(
-                                "{dotted} is now {}, not the {value:?} setup wrote: left as it is",
-                                now.map(|v| format!("{v:?}"))
-                                    .unwrap_or_else(|| "another value".into())
-                            )),
-                            None => {}
-                        }
-                    }
-                }
-                Err(_) => left.push(format!(
-                    "the file is no longer valid TOML: {dotted} left as it is"
-                )),
-            }
+        Wrote::Block { text: ours } => block_taken_back(text, ours, &mut left),
+        Wrote::Toml { table, key, value } => toml_taken_back(text, table, key, value, &mut left),
+    };
+    (text, left)
+}
+
+/// `text` without the `items` setup added to the list at `path`, and without the member it made to
+/// hold them (`made`) if that holds nothing now; an item no longer there is said in `left`.
+fn list_taken_back(
+    text: &str,
+    path: &[String],
+    items: &[Value],
+    made: Option<&[String]>,
+    left: &mut Vec<String>,
+) -> String {
+    let mut text = text.to_string();
+    let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+    for item in items {
+        match remove_json(&text, &keys, Some(item)) {
+            Some(new) => text = new,
+            None => left.push(format!(
+                "{item} is no longer in {} as setup wrote it (changed or removed): nothing taken back for it",
+                keys.join(".")
+            )),
         }
     }
-    (text, left)
+    if let Some(made) = made {
+        text = remove_if_empty(&text, made);
+    }
+    text
+}
+
+/// `text` without the member at `path` while it is still the `value` setup set (else said in
+/// `left`), and without the member setup made to hold it (`made`) if that holds nothing now.
+fn member_taken_back(
+    text: &str,
+    path: &[String],
+    value: &str,
+    made: Option<&[String]>,
+    left: &mut Vec<String>,
+) -> String {
+    let mut text = text.to_string();
+    let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+    match value_at(&text, &keys) {
+        Some(Value::String(v)) if v == *value => {
+            if let Some(new) = remove_json(&text, &keys, None) {
+                text = new;
+            }
+        }
+        Some(other) => left.push(format!(
+            "{} is now {other}, not the {value:?} setup wrote: left as it is",
+            keys.join(".")
+        )),
+        None => {}
+    }
+    if let Some(made) = made {
+        text = remove_if_empty(&text, made);
+    }
+    text
+}
+
+/// `text` without the block `ours` setup appended, and the blank line it put before it; a block
+/// changed since is said in `left`.
+fn block_taken_back(text: &str, ours: &str, left: &mut Vec<String>) -> String {
+    let mut text = text.to_string();
+    match text.find(ours) {
+        Some(at) => {
+            let mut start = at;
+            // The blank line setup put before the block goes with it.
+            for sep in ["\r\n", "\n"] {
+                if text[..start].ends_with(&format!("{sep}{sep}")) {
+                    start -= sep.len();
+                    break;
+                }
+            }
+            text.replace_range(start..at + ours.len(), "");
+        }
+        None => left.push("the block setup added to it was changed: left as it is".into()),
+    }
+    text
+}
+
+/// The TOML text `text` without `key` of the table at `table` while it is still the `value` setup
+/// set (else said in `left`).
+fn toml_taken_back(
+    text: &str,
+    table: &[String],
+    key: &str,
+    value: &str,
+    left: &mut Vec<String>,
+) -> String {
+    let dotted = format!("{}.{key}", table.join("."));
+    let mut doc = match text.parse::<toml_edit::DocumentMut>() {
+        Ok(doc) => doc,
+        Err(_) => {
+            left.push(format!(
+                "the file is no longer valid TOML: {dotted} left as it is"
+            ));
+            return text.to_string();
+        }
+    };
+    let mut at = Some(doc.as_item_mut());
+    for k in table {
+        at = at.and_then(|i| i.get_mut(k.as_str()));
+    }
+    if let Some(t) = at.and_then(|t| t.as_table_like_mut()) {
+        match t.get(key).map(|v| v.as_str().map(str::to_string)) {
+            Some(Some(v)) if v == *value => {
+                t.remove(key);
+                return doc.to_string();
+            }
+            Some(now) => left.push(format!(
+                "{dotted} is now {}, not the {value:?} setup wrote: left as it is",
+                now.map(|v| format!("{v:?}"))
+                    .unwrap_or_else(|| "another value".into())
+            )),
+            None => {}
+        }
+    }
+    text.to_string()
 }
 
 #[cfg(test)]

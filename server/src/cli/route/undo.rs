@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::result::sha256;
 
-use super::record::{read_records, unsplice, write_records};
+use super::record::{read_records, unsplice, write_records, Record};
 use super::rules::{targets, Target};
 use super::splice::take_back;
 use crate::cli::agents::{Agent, Scope};
@@ -80,15 +80,7 @@ fn undo_one(
     };
     let record = records.routes[i].clone();
     let shown = real.display().to_string();
-    let current = match read_resolved(&real) {
-        Ok(bytes) => Some(
-            String::from_utf8(bytes)
-                .map_err(|_| format!("{shown} is not UTF-8 text any more; left unchanged"))?,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {shown} ({e}); left unchanged")),
-    };
-    let Some(current) = current else {
+    let Some(current) = read_current(&real)? else {
         if !dry_run {
             records.routes.remove(i);
             write_records(&records_at, &records)?;
@@ -97,70 +89,16 @@ fn undo_one(
     };
     // As setup left it: the bytes from before, exactly.
     let unchanged = sha256(&current) == record.after_sha256;
-    let (after, left) = if unchanged && record.created {
-        (None, Vec::new())
-    } else if let Some(before) = unchanged
-        .then(|| unsplice(&current, &record.undo))
-        .flatten()
-        .filter(|_| !record.undo.is_empty())
-    {
-        (Some(before), Vec::new())
-    } else {
-        let mut text = current.clone();
-        let mut left = Vec::new();
-        for w in &record.wrote {
-            let (new, why) = take_back(&text, w);
-            text = new;
-            left.extend(why);
-        }
-        // A file setup made that holds nothing else now is removed, as it was not there.
-        let empty = record.created
-            && serde_json::from_str::<Value>(&text)
-                .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
-        if empty || (record.created && text.trim().is_empty()) {
-            (None, left)
-        } else {
-            (Some(text), left)
-        }
-    };
-    let mut said = String::new();
-    let verb = if dry_run { "would have " } else { "" };
-    match &after {
-        Some(text) if *text == current => {
-            said.push_str(&format!("{name}: {shown} left as it is\n"))
-        }
-        Some(text) => {
-            writable(&real, "remove the rules by hand")?;
-            if !dry_run {
-                write_atomic(&real, text)
-                    .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
-            }
-            let how = if unchanged {
-                " (as it was before setup, byte for byte)"
-            } else {
-                ""
-            };
-            said.push_str(&format!(
-                "{name}: {verb}restored {shown}{how}:\n{}",
-                line_diff(&current, text)
-            ));
-        }
-        None => {
-            if !dry_run {
-                crate::disk::atomic::remove_resolved(&real)
-                    .map_err(|e| format!("cannot remove {shown} ({e}); left unchanged"))?;
-                // The folders setup made, if nothing else is in them now. By path: a folder swapped
-                // for a link since is not removed (rmdir never follows one), and one elsewhere that
-                // a swapped folder above leads to is removed only if empty.
-                for d in record.folders.iter().rev() {
-                    let _ = std::fs::remove_dir(d);
-                }
-            }
-            said.push_str(&format!(
-                "{name}: {verb}removed {shown}, which setup had made\n"
-            ));
-        }
-    }
+    let (after, left) = taken_back(&record, &current, unchanged);
+    let mut said = put_back(
+        name,
+        &real,
+        &current,
+        after.as_deref(),
+        unchanged,
+        &record,
+        dry_run,
+    )?;
     for why in &left {
         said.push_str(&format!("  {why}\n"));
     }
@@ -169,4 +107,97 @@ fn undo_one(
         write_records(&records_at, &records)?;
     }
     Ok(Ok(said))
+}
+
+/// The text of the recorded file `real` now, `None` when it is gone.
+fn read_current(real: &Path) -> Result<Option<String>, String> {
+    let shown = real.display();
+    match read_resolved(real) {
+        Ok(bytes) => Ok(Some(String::from_utf8(bytes).map_err(|_| {
+            format!("{shown} is not UTF-8 text any more; left unchanged")
+        })?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {shown} ({e}); left unchanged")),
+    }
+}
+
+/// What the file `record` names should hold once what setup wrote is taken back from `current`
+/// (`None`: removed, as it was not there), and what was left, and why. `unchanged`: `current` is
+/// as setup left it, so the bytes from before come back exactly.
+fn taken_back(record: &Record, current: &str, unchanged: bool) -> (Option<String>, Vec<String>) {
+    if unchanged && record.created {
+        return (None, Vec::new());
+    }
+    if let Some(before) = unchanged
+        .then(|| unsplice(current, &record.undo))
+        .flatten()
+        .filter(|_| !record.undo.is_empty())
+    {
+        return (Some(before), Vec::new());
+    }
+    let mut text = current.to_string();
+    let mut left = Vec::new();
+    for w in &record.wrote {
+        let (new, why) = take_back(&text, w);
+        text = new;
+        left.extend(why);
+    }
+    // A file setup made that holds nothing else now is removed, as it was not there.
+    let empty = record.created
+        && serde_json::from_str::<Value>(&text)
+            .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
+    if empty || (record.created && text.trim().is_empty()) {
+        (None, left)
+    } else {
+        (Some(text), left)
+    }
+}
+
+/// Writes `after` over `current` at `real` (`None`: removes the file, and the folders setup made
+/// for it), unless `dry_run`, and says what was (or would have been) done.
+fn put_back(
+    name: &str,
+    real: &Path,
+    current: &str,
+    after: Option<&str>,
+    unchanged: bool,
+    record: &Record,
+    dry_run: bool,
+) -> Result<String, String> {
+    let shown = real.display();
+    let verb = if dry_run { "would have " } else { "" };
+    match after {
+        Some(text) if text == current => Ok(format!("{name}: {shown} left as it is\n")),
+        Some(text) => {
+            writable(real, "remove the rules by hand")?;
+            if !dry_run {
+                write_atomic(real, text)
+                    .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
+            }
+            let how = if unchanged {
+                " (as it was before setup, byte for byte)"
+            } else {
+                ""
+            };
+            Ok(format!(
+                "{name}: {verb}restored {shown}{how}:\n{}",
+                line_diff(current, text)
+            ))
+        }
+        None => {
+            if !dry_run {
+                crate::disk::atomic::remove_resolved(real)
+                    .map_err(|e| format!("cannot remove {shown} ({e}); left unchanged"))?;
+                // The folders setup made, if nothing else is in them now. By path: a folder swapped
+                // for a link since is not removed (rmdir never follows one), and one elsewhere that
+                // a swapped folder above leads to is removed only if empty.
+                for d in record.folders.iter().rev() {
+                    let _ = std::fs::remove_dir(d);
+                }
+            }
+            Ok(format!(
+                "{name}: {verb}removed {shown}, which setup had made\n"
+            ))
+        }
+    }
 }

@@ -40,6 +40,35 @@ pub(crate) fn route(
     Ok(said)
 }
 
+/// What a switch does to its file: a `Target` without its path.
+enum Change {
+    Json(Vec<Add>),
+    File(&'static str),
+    Block(String),
+    Toml(Vec<&'static str>, &'static str, &'static str),
+}
+
+impl Change {
+    /// The file `target` names and what to do to it; `Err`: a `Target::None`'s reason.
+    fn of(target: Target) -> Result<(PathBuf, Change), String> {
+        Ok(match target {
+            Target::None(why) => return Err(why),
+            Target::Json { path, adds } => (path, Change::Json(adds)),
+            Target::File { path, text } => (path, Change::File(text)),
+            Target::Block { path, text } => (path, Change::Block(text)),
+            Target::Toml {
+                path,
+                table,
+                key,
+                value,
+            } => (path, Change::Toml(table, key, value)),
+        })
+    }
+}
+
+/// What the user may do instead when a switch's file is left unchanged.
+const OR_ELSE: &str = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
+
 /// Writes one switch of `agent` (`target` is not `Target::None`).
 fn route_one(
     agent: Agent,
@@ -49,68 +78,18 @@ fn route_one(
     dry_run: bool,
 ) -> Result<String, String> {
     let name = agent.name();
-    enum Whole {
-        Json(Vec<Add>),
-        File(&'static str),
-        Block(String),
-        Toml(Vec<&'static str>, &'static str, &'static str),
-    }
-    let (path, whole) = match target {
-        Target::None(why) => return Ok(format!("{name}: {why}\n")),
-        Target::Json { path, adds } => (path, Whole::Json(adds)),
-        Target::File { path, text } => (path, Whole::File(text)),
-        Target::Block { path, text } => (path, Whole::Block(text)),
-        Target::Toml {
-            path,
-            table,
-            key,
-            value,
-        } => (path, Whole::Toml(table, key, value)),
+    let (path, change) = match Change::of(target) {
+        Ok(found) => found,
+        Err(why) => return Ok(format!("{name}: {why}\n")),
     };
-    let or_else = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
     // A project's file must stay inside the project (`--project` targets are all the project's).
     // (Codex's user file, where it reads no project file, is the user's own.)
     let inside = (scope == Scope::Project && path.starts_with(project)).then_some(project);
-    let (path, before) = load(&path, inside, or_else)?;
+    let (path, before) = load(&path, inside, OR_ELSE)?;
     let shown = path.display().to_string();
     let old = before.as_deref().unwrap_or("");
     let mut notes = String::new();
-    let (after, wrote) = match whole {
-        Whole::Json(adds) => {
-            let mut text = old.to_string();
-            let mut wrote = Vec::new();
-            for add in &adds {
-                match add_json(&text, add).map_err(|why| format!("{shown} {why}; left unchanged. Or {or_else}"))? {
-                    Added::Changed(new, w) => {
-                        text = new;
-                        wrote.push(w);
-                    }
-                    Added::Already => {}
-                    Added::Left(why) => notes.push_str(&format!("  {why}; left as it is\n")),
-                }
-            }
-            (text, wrote)
-        }
-        Whole::File(text) => match &before {
-            None => (text.to_string(), vec![Wrote::File { text: text.to_string() }]),
-            Some(t) if t == text => (t.clone(), Vec::new()),
-            Some(_) => return Err(format!("{shown} exists and is not the policy multiedit writes; left unchanged. Or {or_else}")),
-        },
-        Whole::Block(text) if old.contains(&text) => (old.to_string(), Vec::new()),
-        Whole::Block(text) => {
-            let sep = if old.is_empty() || old.ends_with("\n\n") { "" } else if old.ends_with('\n') { "\n" } else { "\n\n" };
-            let crlf = old.contains("\r\n");
-            (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text, crlf) }])
-        }
-        Whole::Toml(table, key, value) => match add_toml(old, &table, key, value).map_err(|why| format!("{shown} {why}; left unchanged. Or {or_else}"))? {
-            Added::Changed(new, w) => (new, vec![w]),
-            Added::Already => (old.to_string(), Vec::new()),
-            Added::Left(why) => {
-                notes.push_str(&format!("  {why}; left as it is\n"));
-                (old.to_string(), Vec::new())
-            }
-        },
-    };
+    let (after, wrote) = changed(change, before.as_deref(), &shown, &mut notes)?;
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && wrote.is_empty()) {
         // Nothing to write: all there already, or a setting of the user's stands in the way.
         if notes.is_empty() {
@@ -122,7 +101,7 @@ fn route_one(
             "{name}: edits not routed through multiedit in {shown}:\n{notes}"
         ));
     }
-    writable(&path, or_else)?;
+    writable(&path, OR_ELSE)?;
     let verb = if before.is_some() {
         "updated"
     } else {
@@ -134,39 +113,90 @@ fn route_one(
             line_diff(old, &after)
         ));
     }
+    write_recorded(name, &path, before.as_deref(), &after, wrote, project)?;
+    Ok(format!(
+        "{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}",
+        line_diff(old, &after)
+    ))
+}
+
+/// The text of a switch's file (`shown`) once `change` is made to it (`before`; `None`: not there
+/// yet), and what setup wrote into it; a setting of the user's that stands in the way is left, and
+/// said in `notes`.
+fn changed(
+    change: Change,
+    before: Option<&str>,
+    shown: &str,
+    notes: &mut String,
+) -> Result<(String, Vec<Wrote>), String> {
+    let old = before.unwrap_or("");
+    let refused = |why: String| format!("{shown} {why}; left unchanged. Or {OR_ELSE}");
+    Ok(match change {
+        Change::Json(adds) => {
+            let mut text = old.to_string();
+            let mut wrote = Vec::new();
+            for add in &adds {
+                match add_json(&text, add).map_err(refused)? {
+                    Added::Changed(new, w) => {
+                        text = new;
+                        wrote.push(w);
+                    }
+                    Added::Already => {}
+                    Added::Left(why) => notes.push_str(&format!("  {why}; left as it is\n")),
+                }
+            }
+            (text, wrote)
+        }
+        Change::File(text) => match before {
+            None => (text.to_string(), vec![Wrote::File { text: text.to_string() }]),
+            Some(t) if t == text => (t.to_string(), Vec::new()),
+            Some(_) => return Err(format!("{shown} exists and is not the policy multiedit writes; left unchanged. Or {OR_ELSE}")),
+        },
+        Change::Block(text) if old.contains(&text) => (old.to_string(), Vec::new()),
+        Change::Block(text) => {
+            let sep = if old.is_empty() || old.ends_with("\n\n") { "" } else if old.ends_with('\n') { "\n" } else { "\n\n" };
+            let crlf = old.contains("\r\n");
+            (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text, crlf) }])
+        }
+        Change::Toml(table, key, value) => match add_toml(old, &table, key, value).map_err(refused)? {
+            Added::Changed(new, w) => (new, vec![w]),
+            Added::Already => (old.to_string(), Vec::new()),
+            Added::Left(why) => {
+                notes.push_str(&format!("  {why}; left as it is\n"));
+                (old.to_string(), Vec::new())
+            }
+        },
+    })
+}
+
+/// Writes `after` in place of `before` (`None`: no file) at `path`, and records what setup wrote
+/// there for the undo. The record is read first, so a record that cannot be trusted leaves the file
+/// as it was.
+fn write_recorded(
+    name: &str,
+    path: &Path,
+    before: Option<&str>,
+    after: &str,
+    wrote: Vec<Wrote>,
+    project: &Path,
+) -> Result<(), String> {
+    let shown = path.display();
     let (records_at, mut records) = read_records()?;
-    let folders = missing_folders(&path);
+    let folders = missing_folders(path);
     let approved = wrote
         .iter()
         .any(|w| matches!(w, Wrote::List { path, .. } if path == &["enabledMcpjsonServers"]))
         .then(|| mcp_json_command(project))
         .flatten();
-    write_atomic(&path, &after)
-        .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
-    let splice = splice_back(old, &after);
-    match records.routes.iter_mut().find(|r| r.file == path) {
-        // Written before: what this run added joins it; the bytes can be given back only if nothing
-        // else changed the file in between.
-        Some(r) => {
-            if before.as_deref().map(sha256).as_deref() == Some(r.after_sha256.as_str()) {
-                r.undo.push(splice);
-            } else {
-                r.undo.clear();
-                r.created = false;
-                r.folders.clear();
-            }
-            r.after_sha256 = sha256(&after);
-            r.wrote.extend(wrote);
-            if approved.is_some() {
-                r.approved = approved;
-            }
-        }
-        None => records.routes.push(Record {
+    write_atomic(path, after).map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
+    let splice = splice_back(before.unwrap_or(""), after);
+    records.note(
+        Record {
             agent: name.to_string(),
-            file: path.clone(),
+            file: path.to_path_buf(),
             created: before.is_none(),
             folders,
-            after_sha256: sha256(&after),
+            after_sha256: sha256(after),
             undo: if before.is_none() {
                 Vec::new()
             } else {
@@ -174,14 +204,16 @@ fn route_one(
             },
             wrote,
             approved,
-        }),
-    }
+        },
+        before.map(sha256),
+    );
+    let verb = if before.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
     write_records(&records_at, &records)
-        .map_err(|e| format!("{shown} was {verb}, but what it holds of setup's could not be recorded for the undo: {e}"))?;
-    Ok(format!(
-        "{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}",
-        line_diff(old, &after)
-    ))
+        .map_err(|e| format!("{shown} was {verb}, but what it holds of setup's could not be recorded for the undo: {e}"))
 }
 
 /// The command the project's `.mcp.json` runs for multiedit, as `program arg...`.
