@@ -424,28 +424,36 @@ pub(crate) fn merge_json(
                     if wanted == current_value {
                         return Ok(old.to_string());
                     }
-                    let at = offset_in(old, current.get());
-                    let indent = indent_at(old, at).to_string();
-                    let (unit, _) = detect_indent(old, at);
-                    let compact = !current.get().contains('\n')
-                        && !old[offset_in(old, servers_text)..at].contains('\n');
-                    let rendered = eol(
-                        render(&wanted, &unit, &indent, compact),
-                        old.contains("\r\n"),
-                    );
-                    format!(
-                        "{}{rendered}{}",
-                        &old[..at],
-                        &old[at + current.get().len()..]
-                    )
+                    replaced(old, servers_text, current.get(), &wanted)
                 }
                 None => insert_member(old, servers_text, &servers, SERVER_NAME, &entry(None)),
             }
         }
     };
-    // What was written must parse, and hold everything that was there but our entry.
+    merged_safely(&whole, &new_text, servers_key)?;
+    Ok(new_text)
+}
+
+/// `old` with the entry whose text is `current` (a slice of `old`, inside the servers object whose
+/// text is `servers_text`) replaced by `wanted`, written in the indentation around it, on one line
+/// where the entry and the object up to it were on one.
+fn replaced(old: &str, servers_text: &str, current: &str, wanted: &Value) -> String {
+    let at = offset_in(old, current);
+    let indent = indent_at(old, at).to_string();
+    let (unit, _) = detect_indent(old, at);
+    let compact = !current.contains('\n') && !old[offset_in(old, servers_text)..at].contains('\n');
+    let rendered = eol(
+        render(wanted, &unit, &indent, compact),
+        old.contains("\r\n"),
+    );
+    format!("{}{rendered}{}", &old[..at], &old[at + current.len()..])
+}
+
+/// What was written (`new_text`) must parse, and hold everything that was there (`whole`) but our
+/// entry.
+fn merged_safely(whole: &Value, new_text: &str, servers_key: &str) -> Result<(), String> {
     let check: Value =
-        serde_json::from_str(&new_text).map_err(|e| format!("could not be merged safely ({e})"))?;
+        serde_json::from_str(new_text).map_err(|e| format!("could not be merged safely ({e})"))?;
     let mut expect = whole.clone();
     let mut got = check.clone();
     for v in [&mut expect, &mut got] {
@@ -466,7 +474,7 @@ pub(crate) fn merge_json(
     {
         return Err("could not be merged safely".into());
     }
-    Ok(new_text)
+    Ok(())
 }
 
 /// Returns `old` (Codex CLI's config.toml) with `[mcp_servers.multiedit]` running `exe mcp`; keeps

@@ -40,69 +40,11 @@ pub(crate) fn run() -> ExitCode {
     }
 
     said.push_str("\nAgents configured to run multiedit mcp:\n");
-    let mut seen = Vec::new();
-    let mut any = false;
-    let mut connected: Vec<Agent> = Vec::new();
-    for agent in AGENTS {
-        for scope in [Scope::Project, Scope::User] {
-            let Some(project) = &project else { continue };
-            let Ok((path, _)) = agent.config_path(scope, project) else {
-                continue;
-            };
-            if seen.contains(&path) {
-                continue;
-            }
-            seen.push(path.clone());
-            match check(agent, &path) {
-                Check::Absent => {}
-                Check::NotConfigured => {}
-                Check::Configured {
-                    program,
-                    args,
-                    exists,
-                } => {
-                    any = true;
-                    if !connected.contains(&agent) {
-                        connected.push(agent);
-                    }
-                    let state = if exists {
-                        "ok"
-                    } else {
-                        "MISSING: no such binary"
-                    };
-                    if !exists {
-                        problems += 1;
-                    }
-                    let cmd = std::iter::once(program)
-                        .chain(args)
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    said.push_str(&format!(
-                        "  {}: {} runs {cmd} ({state})\n",
-                        agent.name(),
-                        path.display()
-                    ));
-                    // What the agent itself would say before it runs it: an approval, a trust.
-                    if let Some(why) = super::agent_state::problem(agent, &path, &cmd, project) {
-                        problems += 1;
-                        said.push_str(&format!("  {}: {why}\n", agent.name()));
-                    }
-                }
-                Check::Unchecked(why) => {
-                    said.push_str(&format!(
-                        "  {}: {} could not be checked: it {why}\n",
-                        agent.name(),
-                        path.display()
-                    ));
-                }
-                Check::Unreadable(why) => {
-                    problems += 1;
-                    said.push_str(&format!("  {}: {} {why}\n", agent.name(), path.display()));
-                }
-            }
-        }
-    }
-    if !any {
+    let connected = match &project {
+        Some(project) => configured(project, &mut said, &mut problems),
+        None => Vec::new(),
+    };
+    if connected.is_empty() {
         said.push_str("  none (run `multiedit setup` to add multiedit to your agents)\n");
     }
     if let (false, Some(project)) = (connected.is_empty(), &project) {
@@ -110,31 +52,7 @@ pub(crate) fn run() -> ExitCode {
             "\nTheir edits (through multiedit, or around it with the agent's own tools):\n",
         );
         for agent in connected {
-            let name = agent.name();
-            let user = if agent == Agent::Gemini {
-                " --user"
-            } else {
-                ""
-            };
-            match super::route::routed(agent, project) {
-                Ok(Routed::Yes(how)) => {
-                    said.push_str(&format!("  {name}: routed through multiedit: {how}\n"))
-                }
-                Ok(Routed::Partly(how)) => said.push_str(&format!(
-                    "  {name}: partly through multiedit: {how} (`multiedit setup {name}{user} --route-edits` turns the rest off)\n"
-                )),
-                Ok(Routed::No(None)) => said.push_str(&format!(
-                    "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
-                )),
-                Ok(Routed::No(Some(why))) => {
-                    let fix = match agent {
-                        Agent::Gemini => "lower that rule's priority below the deny's, or remove it",
-                        _ => "make it \"deny\" there, or remove it and run `multiedit setup opencode --route-edits`",
-                    };
-                    said.push_str(&format!("  {name}: around multiedit: {why} ({fix})\n"))
-                }
-                Err(why) => said.push_str(&format!("  {name}: around multiedit: {why}\n")),
-            }
+            said.push_str(&edits(agent, project));
         }
     }
     // The record `setup --undo-route-edits` acts on, when another user could have written it.
@@ -157,6 +75,111 @@ pub(crate) fn run() -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Says in `said` what each agent's configuration files run, counting in `problems` what would keep
+/// multiedit from running; the agents configured to run it, in the order met.
+fn configured(project: &Path, said: &mut String, problems: &mut usize) -> Vec<Agent> {
+    let mut seen = Vec::new();
+    let mut connected: Vec<Agent> = Vec::new();
+    for agent in AGENTS {
+        for scope in [Scope::Project, Scope::User] {
+            let Ok((path, _)) = agent.config_path(scope, project) else {
+                continue;
+            };
+            if seen.contains(&path) {
+                continue;
+            }
+            seen.push(path.clone());
+            if configured_in(agent, &path, project, said, problems) && !connected.contains(&agent) {
+                connected.push(agent);
+            }
+        }
+    }
+    connected
+}
+
+/// Says what `path`, a configuration file of `agent`, runs, and what the agent would say before it
+/// runs it; whether it runs multiedit.
+fn configured_in(
+    agent: Agent,
+    path: &Path,
+    project: &Path,
+    said: &mut String,
+    problems: &mut usize,
+) -> bool {
+    match check(agent, path) {
+        Check::Absent | Check::NotConfigured => false,
+        Check::Configured {
+            program,
+            args,
+            exists,
+        } => {
+            let state = if exists {
+                "ok"
+            } else {
+                "MISSING: no such binary"
+            };
+            if !exists {
+                *problems += 1;
+            }
+            let cmd = std::iter::once(program)
+                .chain(args)
+                .collect::<Vec<_>>()
+                .join(" ");
+            said.push_str(&format!(
+                "  {}: {} runs {cmd} ({state})\n",
+                agent.name(),
+                path.display()
+            ));
+            // What the agent itself would say before it runs it: an approval, a trust.
+            if let Some(why) = super::agent_state::problem(agent, path, &cmd, project) {
+                *problems += 1;
+                said.push_str(&format!("  {}: {why}\n", agent.name()));
+            }
+            true
+        }
+        Check::Unchecked(why) => {
+            said.push_str(&format!(
+                "  {}: {} could not be checked: it {why}\n",
+                agent.name(),
+                path.display()
+            ));
+            false
+        }
+        Check::Unreadable(why) => {
+            *problems += 1;
+            said.push_str(&format!("  {}: {} {why}\n", agent.name(), path.display()));
+            false
+        }
+    }
+}
+
+/// Whether `agent`'s edits go through multiedit or around it, and how to route them: one line.
+fn edits(agent: Agent, project: &Path) -> String {
+    let name = agent.name();
+    let user = if agent == Agent::Gemini {
+        " --user"
+    } else {
+        ""
+    };
+    match super::route::routed(agent, project) {
+        Ok(Routed::Yes(how)) => format!("  {name}: routed through multiedit: {how}\n"),
+        Ok(Routed::Partly(how)) => format!(
+            "  {name}: partly through multiedit: {how} (`multiedit setup {name}{user} --route-edits` turns the rest off)\n"
+        ),
+        Ok(Routed::No(None)) => format!(
+            "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
+        ),
+        Ok(Routed::No(Some(why))) => {
+            let fix = match agent {
+                Agent::Gemini => "lower that rule's priority below the deny's, or remove it",
+                _ => "make it \"deny\" there, or remove it and run `multiedit setup opencode --route-edits`",
+            };
+            format!("  {name}: around multiedit: {why} ({fix})\n")
+        }
+        Err(why) => format!("  {name}: around multiedit: {why}\n"),
     }
 }
 

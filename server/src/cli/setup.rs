@@ -62,15 +62,7 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
     } else {
         Scope::Project
     };
-    let agents: Vec<Agent> = if args.agents.is_empty() || args.agents.iter().any(|t| t == "all") {
-        AGENTS.to_vec()
-    } else {
-        AGENTS
-            .iter()
-            .copied()
-            .filter(|a| args.agents.iter().any(|t| t == a.name()))
-            .collect()
-    };
+    let agents = chosen(args);
     // The command the files run: multiedit as PATH finds it, or this binary's absolute path (said why).
     let (exe, note) = match command() {
         Ok(c) => c,
@@ -101,37 +93,7 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
     }
     let mut refused = false;
     for agent in agents {
-        let done = if args.undo_route_edits {
-            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run).map_err(
-                |(done, why)| {
-                    out(&done);
-                    why
-                },
-            )
-        } else {
-            setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(
-                |said| {
-                    if !args.route_edits {
-                        return Ok(said);
-                    }
-                    match super::route::route(
-                        agent,
-                        scope,
-                        &project,
-                        args.agents_md,
-                        &exe,
-                        args.dry_run,
-                    ) {
-                        Ok(routed) => Ok(format!("{said}{routed}")),
-                        Err((done, why)) => {
-                            out(&format!("{said}{done}"));
-                            Err(why)
-                        }
-                    }
-                },
-            )
-        };
-        match done {
+        match set_up(agent, scope, &project, &exe, args) {
             Ok(said) => {
                 wrote |= said.contains(": created ")
                     || said.contains(": updated ")
@@ -152,6 +114,50 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The agents named (none, or `all`: every one), in `AGENTS`' order.
+fn chosen(args: &SetupArgs) -> Vec<Agent> {
+    if args.agents.is_empty() || args.agents.iter().any(|t| t == "all") {
+        AGENTS.to_vec()
+    } else {
+        AGENTS
+            .iter()
+            .copied()
+            .filter(|a| args.agents.iter().any(|t| t == a.name()))
+            .collect()
+    }
+}
+
+/// What `args` ask of one agent: its MCP entry, then its edits routed (`--route-edits`), or what
+/// routing wrote taken back (`--undo-route-edits`). `Ok` says what was done; `Err` why the rest was
+/// left, once what was done before it is printed.
+fn set_up(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    exe: &str,
+    args: &SetupArgs,
+) -> Result<String, String> {
+    if args.undo_route_edits {
+        return super::route::undo(agent, scope, project, args.agents_md, args.dry_run).map_err(
+            |(done, why)| {
+                out(&done);
+                why
+            },
+        );
+    }
+    let said = setup_one(agent, scope, project, exe, args.dry_run, args.route_edits)?;
+    if !args.route_edits {
+        return Ok(said);
+    }
+    match super::route::route(agent, scope, project, args.agents_md, exe, args.dry_run) {
+        Ok(routed) => Ok(format!("{said}{routed}")),
+        Err((done, why)) => {
+            out(&format!("{said}{done}"));
+            Err(why)
+        }
     }
 }
 
