@@ -344,6 +344,19 @@ pub(crate) fn resolve(
 }
 
 impl Resolved {
+    /// Leaves the files the rename reaches without changing them (`keep`) out of `plan`, and out of
+    /// `prepended`, which stays per file of the plan; the `keep` applied, for the caller's own record
+    /// of each file (`None`: every file stays).
+    pub(crate) fn leave_out(&mut self, plan: &mut Plan) -> Option<Vec<bool>> {
+        if !self.keep.contains(&false) {
+            return None;
+        }
+        let keep = std::mem::take(&mut self.keep);
+        retain_by(&mut plan.files, &keep);
+        retain_by(&mut self.prepended, &keep);
+        Some(keep)
+    }
+
     /// The plan's own numbering back on the engine's outcome: in a file whose first edit is the rename's,
     /// the others count from 0 again. `prepended` is per file of the outcome.
     pub(crate) fn renumber(&self, outcome: &mut Outcome) {
