@@ -8,15 +8,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ropey::Rope;
+use tower_lsp_server::ls_types::{Position, TextEdit};
 
 use super::consent::{self, Consent};
 use super::refuse;
 use super::started::{Failure, Started};
 use super::table::{self, Program};
 use super::Context;
-use crate::engine::{self, Kind, Plan, Refusal, RenameAt, Target};
+use crate::engine::{self, FilePlan, Kind, Plan, Refusal, Rename, RenameAt, Target};
 use crate::lsp::convert::{self, Encoding};
-use crate::lsp::ext::SymbolsAnswer;
+use crate::lsp::ext::{RenameAnswer, SymbolsAnswer};
 use crate::result::SymbolsResult;
 use crate::symbols::{outline, rename, Answers, Asked, FileSymbols, Renaming};
 use crate::{disk, paths};
@@ -164,76 +165,62 @@ async fn symbols_of(
 pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refusal> {
     let mut g = Gathered::default();
     for f in &plan.files {
-        let Some((first, path)) =
-            f.edits
-                .iter()
-                .enumerate()
-                .find_map(|(i, e)| match e.target.as_deref() {
-                    Some(Target::Symbol { path, .. }) => Some((i, path.text.clone())),
-                    _ => None,
-                })
-        else {
-            continue;
-        };
-        let what = format!("Edit {} names the symbol {path}, which", first + 1);
-        let key = convert::path_key(&paths::to_path(&f.file_path)?);
-        if g.answers.symbols_of(&key).is_some() {
-            continue;
-        }
-        let started = std::time::Instant::now();
-        let (answer, text, server) = symbols_of(&f.file_path, &what, ctx).await.map_err(|r| {
-            if r.edit_index.is_none() && r.kind == Kind::NeedsEditor {
-                r.at(first)
-            } else {
-                r
-            }
-        })?;
-        g.answers.asked = Asked::Server(server.program.spec.program.to_string());
-        g.answers.asked_ms.push((
-            format!("symbols of {}", f.file_path),
-            started.elapsed().as_millis(),
-        ));
-        g.answers.symbols.push(FileSymbols {
-            key: key.clone(),
-            answer,
-        });
-        g.texts.insert(key, text);
+        gather_symbols(f, ctx, &mut g).await?;
     }
-    let Some(r) = &plan.rename else {
-        return Ok(g);
+    if let Some(r) = &plan.rename {
+        gather_rename(r, ctx, &mut g).await?;
+    }
+    Ok(g)
+}
+
+/// The symbols of `f`'s file, when one of its edits names a symbol and they were not asked yet.
+async fn gather_symbols(f: &FilePlan, ctx: &Context, g: &mut Gathered) -> Result<(), Refusal> {
+    let Some((first, path)) =
+        f.edits
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| match e.target.as_deref() {
+                Some(Target::Symbol { path, .. }) => Some((i, path.text.clone())),
+                _ => None,
+            })
+    else {
+        return Ok(());
     };
+    let what = format!("Edit {} names the symbol {path}, which", first + 1);
+    let key = convert::path_key(&paths::to_path(&f.file_path)?);
+    if g.answers.symbols_of(&key).is_some() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let (answer, text, server) = symbols_of(&f.file_path, &what, ctx).await.map_err(|r| {
+        if r.edit_index.is_none() && r.kind == Kind::NeedsEditor {
+            r.at(first)
+        } else {
+            r
+        }
+    })?;
+    g.answers.asked = Asked::Server(server.program.spec.program.to_string());
+    g.answers.asked_ms.push((
+        format!("symbols of {}", f.file_path),
+        started.elapsed().as_millis(),
+    ));
+    g.answers.symbols.push(FileSymbols {
+        key: key.clone(),
+        answer,
+    });
+    g.texts.insert(key, text);
+    Ok(())
+}
+
+/// The rename's edit from the server of its file, asked at the place the plan names (`rename_at`),
+/// with the text each file it edits has for it.
+async fn gather_rename(r: &Rename, ctx: &Context, g: &mut Gathered) -> Result<(), Refusal> {
     let fail = |e: Refusal| e.in_file(&r.file_path);
     let what = format!("The rename to {}", r.new_name);
     let path = paths::to_path(&r.file_path)?;
     let key = convert::path_key(&path);
     let (program, root, language) = server_for(&r.file_path, &what, ctx)?;
-    let (position, old_name, text) = match &r.at {
-        RenameAt::Symbol(name) => {
-            let (answer, text, _) = symbols_of(&r.file_path, &what, ctx).await?;
-            let rope = Rope::from_str(&text);
-            let read = outline::read(answer.symbols.as_deref().unwrap_or_default(), &rope, ENC)
-                .map_err(|why| fail(g.answers.misfit(&r.file_path, &why)))?;
-            let found = outline::find(&read, name, &r.file_path).map_err(fail)?;
-            let (a, b) = found.symbol.selection;
-            (
-                convert::byte_to_position(&rope, a, ENC),
-                Some(rope.byte_slice(a..b).to_string()),
-                text,
-            )
-        }
-        RenameAt::Position { line, column } => {
-            let text = disk_text(&path, &r.file_path)?;
-            let (position, word) = crate::symbols::position_in(
-                &Rope::from_str(&text),
-                &r.file_path,
-                *line,
-                *column,
-                ENC,
-            )
-            .map_err(fail)?;
-            (position, word, text)
-        }
-    };
+    let (position, old_name, text) = rename_at(r, &path, &what, ctx, &g.answers).await?;
     let uri = convert::file_uri(&path, &r.file_path)?.as_str().to_string();
     let started = std::time::Instant::now();
     let asked = ctx
@@ -263,30 +250,96 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
             .unwrap_or("the symbol"),
         r.new_name
     );
+    rename_refused(&answer, r, &program, &shown).map_err(fail)?;
+    let edits = match &answer.edit {
+        Some(e) => rename::text_edits(e, &format!("The rename of {shown}"))?,
+        None => Vec::new(),
+    };
+    rename::within_caps(&edits, &format!("The rename of {shown}")).map_err(fail)?;
+    texts_of_edits(&edits, &server, g)?;
+    g.answers.rename = Some(Renaming {
+        file_path: r.file_path.clone(),
+        new_name: r.new_name.clone(),
+        old_name: answer.placeholder.or(old_name),
+        edits,
+        versions: answer.versions,
+    });
+    Ok(())
+}
+
+/// Where the rename asks (the symbol the plan names, found in its server's outline, else the line and
+/// column it gives), the name written there, and the file's text that was read for it.
+async fn rename_at(
+    r: &Rename,
+    path: &Path,
+    what: &str,
+    ctx: &Context,
+    answers: &Answers,
+) -> Result<(Position, Option<String>, String), Refusal> {
+    let fail = |e: Refusal| e.in_file(&r.file_path);
+    Ok(match &r.at {
+        RenameAt::Symbol(name) => {
+            let (answer, text, _) = symbols_of(&r.file_path, what, ctx).await?;
+            let rope = Rope::from_str(&text);
+            let read = outline::read(answer.symbols.as_deref().unwrap_or_default(), &rope, ENC)
+                .map_err(|why| fail(answers.misfit(&r.file_path, &why)))?;
+            let found = outline::find(&read, name, &r.file_path).map_err(fail)?;
+            let (a, b) = found.symbol.selection;
+            (
+                convert::byte_to_position(&rope, a, ENC),
+                Some(rope.byte_slice(a..b).to_string()),
+                text,
+            )
+        }
+        RenameAt::Position { line, column } => {
+            let text = disk_text(path, &r.file_path)?;
+            let (position, word) = crate::symbols::position_in(
+                &Rope::from_str(&text),
+                &r.file_path,
+                *line,
+                *column,
+                ENC,
+            )
+            .map_err(fail)?;
+            (position, word, text)
+        }
+    })
+}
+
+/// The refusal of a rename the server does not offer, or refused (`shown`: what it renames to what).
+fn rename_refused(
+    answer: &RenameAnswer,
+    r: &Rename,
+    program: &Program,
+    shown: &str,
+) -> Result<(), Refusal> {
     if answer.no_provider {
-        return Err(fail(Refusal::new(
+        return Err(Refusal::new(
             Kind::NoLanguageServer,
             format!(
                 "No language server renames in {}: {} does not offer renames. Nothing was changed. Address the text with \
                  old_string.",
                 r.file_path, program.spec.program
             ),
-        )));
+        ));
     }
-    if let Some(words) = answer.refused {
-        return Err(fail(Refusal::new(
+    if let Some(words) = &answer.refused {
+        return Err(Refusal::new(
             Kind::RenameRefused,
             format!("The language server refused the rename of {shown} (it said: {words}). Nothing was changed."),
-        )));
+        ));
     }
-    let edits = match &answer.edit {
-        Some(e) => rename::text_edits(e, &format!("The rename of {shown}"))?,
-        None => Vec::new(),
-    };
-    rename::within_caps(&edits, &format!("The rename of {shown}")).map_err(fail)?;
-    // The text each edit counts on: the server's copy of a document it holds, else the disk's (it read
-    // that itself).
-    for (uri, _) in &edits {
+    Ok(())
+}
+
+/// The text each of the rename's `edits` counts on, for the documents not read yet: the server's copy
+/// of a document it holds, else the disk's (it read that itself).
+fn texts_of_edits(
+    edits: &[(String, Vec<TextEdit>)],
+    server: &Started,
+    g: &mut Gathered,
+) -> Result<(), Refusal> {
+    for (uri, _) in edits {
         let key = convert::uri_key(uri);
         if g.texts.contains_key(&key) {
             continue;
@@ -300,14 +353,7 @@ pub(crate) async fn gather(plan: &Plan, ctx: &Context) -> Result<Gathered, Refus
         };
         g.texts.insert(key, text);
     }
-    g.answers.rename = Some(Renaming {
-        file_path: r.file_path.clone(),
-        new_name: r.new_name.clone(),
-        old_name: answer.placeholder.or(old_name),
-        edits,
-        versions: answer.versions,
-    });
-    Ok(g)
+    Ok(())
 }
 
 /// A file's outline from its server (`multiedit_symbols` where no editor holds it; `reason`: why no

@@ -181,11 +181,6 @@ impl Pool {
     }
 }
 
-/// When a server was last asked, for `IDLE`.
-pub(crate) fn touch(s: &Started) {
-    *s.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-}
-
 // Linux's /proc says whether the server's process is gone.
 #[cfg(all(test, target_os = "linux"))]
 mod tests {

@@ -50,20 +50,7 @@ pub(crate) async fn apply(
     };
     let mut expansion = symbols::Expansion::default();
     if let Some(g) = &gathered {
-        let named = plan.files.len();
-        expansion = expand(&mut plan, &g.answers, ctx)?;
-        // What a rename reaches is the language server's choice, not the sender's: never .git, and
-        // nothing an agent may not write on its own.
-        let reached: Vec<&str> = plan.files[named..]
-            .iter()
-            .map(|f| f.file_path.as_str())
-            .collect();
-        let judge = ctx.gate();
-        judge.refuse_reached(reached.iter().copied(), ctx.opt_out())?;
-        let protected = judge.judge(gate::Access::Write, reached.iter().copied(), ctx.opt_out())?;
-        if !protected.is_empty() {
-            return Err(gate::refuse_protected(&protected, ctx.opt_out()));
-        }
+        expansion = reached(&mut plan, g, ctx)?;
     }
     let report = plan
         .options
@@ -79,41 +66,9 @@ pub(crate) async fn apply(
     } else {
         None
     };
-    let confine = ctx.confine.clone();
+    let resolving = gathered.map(|g| Resolving { g, expansion });
     let keep_read = watching.is_some();
-    let recovered_here = std::mem::take(recovered);
-    // The write is blocking work (reads, fsyncs): off the async thread, with what resolves the plan on
-    // the texts it reads; the plan comes back for the delta.
-    let done = tokio::task::spawn_blocking(move || {
-        let mut rec = recovered_here;
-        let resolving = gathered.map(|g| {
-            move |run: &mut Plan, texts: &[Option<&str>]| resolve(&g, &expansion, run, texts)
-        });
-        let r = crate::process::catch_panic("the disk write", || {
-            disk::plan::apply_with(
-                &plan,
-                dry_run,
-                &mut rec,
-                confine.as_deref(),
-                resolving.as_ref().map(|f| f as disk::plan::Resolve<'_>),
-                keep_read,
-            )
-        });
-        (r, rec, plan)
-    })
-    .await;
-    let (written, plan) = match done {
-        Ok((r, back, plan)) => {
-            *recovered = back;
-            (r.map_err(|bug| Refusal::new(Kind::InternalError, bug))??, plan)
-        }
-        Err(e) => {
-            return Err(Refusal::new(
-                Kind::InternalError,
-                format!("multiedit hit an internal error while writing the plan ({e}); nothing was changed. Please report it."),
-            ))
-        }
-    };
+    let (written, plan) = write(plan, dry_run, resolving, keep_read, ctx, recovered).await?;
     let run = written.plan.as_ref().unwrap_or(&plan);
     let mut result = PlanResult::of(&written.outcome);
     if !dry_run {
@@ -136,6 +91,78 @@ pub(crate) async fn apply(
         result,
         diff: written.diff,
     })
+}
+
+/// Adds to `plan` the files the rename of `g` reaches (`expand`) and judges them: what a rename
+/// reaches is the language server's choice, not the sender's: never .git, and nothing an agent may
+/// not write on its own.
+fn reached(
+    plan: &mut Plan,
+    g: &ask::Gathered,
+    ctx: &Context,
+) -> Result<symbols::Expansion, Refusal> {
+    let named = plan.files.len();
+    let expansion = expand(plan, &g.answers, ctx)?;
+    let reached: Vec<&str> = plan.files[named..]
+        .iter()
+        .map(|f| f.file_path.as_str())
+        .collect();
+    let judge = ctx.gate();
+    judge.refuse_reached(reached.iter().copied(), ctx.opt_out())?;
+    let protected = judge.judge(gate::Access::Write, reached.iter().copied(), ctx.opt_out())?;
+    if !protected.is_empty() {
+        return Err(gate::refuse_protected(&protected, ctx.opt_out()));
+    }
+    Ok(expansion)
+}
+
+/// What the servers said of a plan, for resolving it on the texts the write reads (`resolve`).
+struct Resolving {
+    g: ask::Gathered,
+    expansion: symbols::Expansion,
+}
+
+/// The one atomic, journaled write (`disk::plan::apply_with`), with `resolving` run on the texts it
+/// reads; `keep_read`: it hands them back, for the delta. The write is blocking work (reads, fsyncs):
+/// off the async thread. The plan comes back for the delta, and `recovered` what it dealt with.
+async fn write(
+    plan: Plan,
+    dry_run: bool,
+    resolving: Option<Resolving>,
+    keep_read: bool,
+    ctx: &Context,
+    recovered: &mut Vec<Recovered>,
+) -> Result<(disk::plan::Written, Plan), Refusal> {
+    let confine = ctx.confine.clone();
+    let recovered_here = std::mem::take(recovered);
+    let done = tokio::task::spawn_blocking(move || {
+        let mut rec = recovered_here;
+        let resolving = resolving.map(|Resolving { g, expansion }| {
+            move |run: &mut Plan, texts: &[Option<&str>]| resolve(&g, &expansion, run, texts)
+        });
+        let r = crate::process::catch_panic("the disk write", || {
+            disk::plan::apply_with(
+                &plan,
+                dry_run,
+                &mut rec,
+                confine.as_deref(),
+                resolving.as_ref().map(|f| f as disk::plan::Resolve<'_>),
+                keep_read,
+            )
+        });
+        (r, rec, plan)
+    })
+    .await;
+    match done {
+        Ok((r, back, plan)) => {
+            *recovered = back;
+            Ok((r.map_err(|bug| Refusal::new(Kind::InternalError, bug))??, plan))
+        }
+        Err(e) => Err(Refusal::new(
+            Kind::InternalError,
+            format!("multiedit hit an internal error while writing the plan ({e}); nothing was changed. Please report it."),
+        )),
+    }
 }
 
 /// The plan's symbol edits and rename made spans of `texts` (as the write read them), once each is

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 use tower_lsp_server::ls_types::{
     DocumentSymbol, DocumentSymbolResponse, Position, SymbolInformation, WorkspaceEdit,
@@ -165,6 +166,95 @@ fn capabilities() -> Value {
     })
 }
 
+/// `program` spawned in `root` with its environment (`opts`), in a process group of its own, and its
+/// standard streams.
+fn spawn(
+    program: &Program,
+    root: &Path,
+    opts: &options::Options,
+) -> Result<(Child, ChildStdin, ChildStdout, ChildStderr), Failure> {
+    let mut cmd = tokio::process::Command::new(&program.path);
+    cmd.args(&program.args)
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    for (k, v) in &opts.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Failure::Spawn(format!("{} ({e})", program.path.display())))?;
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(Failure::Spawn(format!(
+            "{} (its standard streams could not be opened)",
+            program.path.display()
+        )));
+    };
+    Ok((child, stdin, stdout, stderr))
+}
+
+/// The last `STDERR_TAIL` bytes the server wrote on its standard error, kept as it writes them.
+fn keep_tail(mut stderr: ChildStderr) -> Arc<Mutex<VecDeque<u8>>> {
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let keep = tail.clone();
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let mut t = lock(&keep);
+            t.extend(&buf[..n]);
+            let over = t.len().saturating_sub(STDERR_TAIL);
+            t.drain(..over);
+        }
+    });
+    tail
+}
+
+/// The answers to the server's requests: its `settings` by section, the workspace's one `folder`,
+/// no edit applied, nothing to do for the rest that LSP lets a client accept, and no method for the
+/// others.
+fn requests(settings: Value, folder: Value) -> Handler {
+    Arc::new(move |method, params| match method {
+        "workspace/configuration" => Ok(Value::Array(
+            params
+                .get("items")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|i| {
+                            options::section(&settings, i.get("section").and_then(Value::as_str))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        )),
+        "workspace/workspaceFolders" => Ok(folder.clone()),
+        "workspace/applyEdit" => Ok(
+            json!({"applied": false, "failureReason": "multiedit applies only the edits of its own plans"}),
+        ),
+        "client/registerCapability"
+        | "client/unregisterCapability"
+        | "window/workDoneProgress/create"
+        | "window/showMessageRequest"
+        | "window/showDocument"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/inlineValue/refresh"
+        | "workspace/codeLens/refresh"
+        | "workspace/diagnostic/refresh" => Ok(Value::Null),
+        _ => Err((-32601, format!("multiedit does not answer {method}"))),
+    })
+}
+
 impl Started {
     /// Spawns `program` in `root` and initializes it, within the program's start bound.
     pub(crate) async fn start(
@@ -174,85 +264,15 @@ impl Started {
     ) -> Result<Started, Failure> {
         let began = Instant::now();
         let opts = options::for_program(program);
-        let mut cmd = tokio::process::Command::new(&program.path);
-        cmd.args(&program.args)
-            .current_dir(root)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        cmd.process_group(0);
-        for (k, v) in &opts.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| Failure::Spawn(format!("{} ({e})", program.path.display())))?;
-        let (Some(stdin), Some(stdout), Some(mut stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(Failure::Spawn(format!(
-                "{} (its standard streams could not be opened)",
-                program.path.display()
-            )));
-        };
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let keep = tail.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut t = lock(&keep);
-                t.extend(&buf[..n]);
-                let over = t.len().saturating_sub(STDERR_TAIL);
-                t.drain(..over);
-            }
-        });
+        let (child, stdin, stdout, stderr) = spawn(program, root, &opts)?;
+        let tail = keep_tail(stderr);
         let published = Arc::new(Published {
             map: Mutex::new(HashMap::new()),
             changes,
         });
         let root_uri = folder_uri(root);
-        let settings = opts.settings.clone();
         let folder = json!([{"uri": root_uri, "name": root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()}]);
-        let answers_folder = folder.clone();
-        let handler: Handler = Arc::new(move |method, params| match method {
-            "workspace/configuration" => Ok(Value::Array(
-                params
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .map(|items| {
-                        items
-                            .iter()
-                            .map(|i| {
-                                options::section(
-                                    &settings,
-                                    i.get("section").and_then(Value::as_str),
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            )),
-            "workspace/workspaceFolders" => Ok(answers_folder.clone()),
-            "workspace/applyEdit" => Ok(
-                json!({"applied": false, "failureReason": "multiedit applies only the edits of its own plans"}),
-            ),
-            "client/registerCapability"
-            | "client/unregisterCapability"
-            | "window/workDoneProgress/create"
-            | "window/showMessageRequest"
-            | "window/showDocument"
-            | "workspace/semanticTokens/refresh"
-            | "workspace/inlayHint/refresh"
-            | "workspace/inlineValue/refresh"
-            | "workspace/codeLens/refresh"
-            | "workspace/diagnostic/refresh" => Ok(Value::Null),
-            _ => Err((-32601, format!("multiedit does not answer {method}"))),
-        });
+        let handler = requests(opts.settings.clone(), folder.clone());
         let sink = published.clone();
         let on_notify: OnNotify = Arc::new(move |method, params| {
             if method == "textDocument/publishDiagnostics" {
@@ -284,30 +304,47 @@ impl Started {
             last_used: Mutex::new(Instant::now()),
             started_in: Duration::ZERO,
         };
-        let left = program.start.saturating_sub(began.elapsed());
-        let init = match started.conn.request("initialize", params, left).await {
+        started.initialize(params, &opts.settings, began).await?;
+        Ok(started)
+    }
+
+    /// `initialize` with `params`, within what is left of the start bound since `began` (else the
+    /// server is killed), then `initialized`, and the `settings` of a server that has some.
+    async fn initialize(
+        &mut self,
+        params: Value,
+        settings: &Value,
+        began: Instant,
+    ) -> Result<(), Failure> {
+        let left = self.program.start.saturating_sub(began.elapsed());
+        let init = match self.conn.request("initialize", params, left).await {
             Ok(v) => v,
             Err(e) => {
-                let failure = started.failure(e, "initialize", program.start).await;
-                started.kill();
+                let failure = self.failure(e, "initialize", self.program.start).await;
+                self.kill();
                 return Err(failure);
             }
         };
-        started.caps = caps_of(init.get("capabilities").unwrap_or(&Value::Null));
-        let bound = program.answer;
-        let _ = started.conn.notify("initialized", json!({}), bound).await;
-        if !opts.settings.is_null() {
-            let _ = started
+        self.caps = caps_of(init.get("capabilities").unwrap_or(&Value::Null));
+        let bound = self.program.answer;
+        let _ = self.conn.notify("initialized", json!({}), bound).await;
+        if !settings.is_null() {
+            let _ = self
                 .conn
                 .notify(
                     "workspace/didChangeConfiguration",
-                    json!({"settings": opts.settings}),
+                    json!({"settings": settings}),
                     bound,
                 )
                 .await;
         }
-        started.started_in = began.elapsed();
-        Ok(started)
+        self.started_in = began.elapsed();
+        Ok(())
+    }
+
+    /// Notes that the server is asked now, for the pool's idle shutdown (`pool::IDLE`).
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
     }
 
     pub(crate) fn is_alive(&self) -> bool {
@@ -380,7 +417,7 @@ impl Started {
 
     /// A request, its failure in words.
     async fn ask(&self, method: &str, params: Value) -> Result<Value, Failure> {
-        super::pool::touch(self);
+        self.touch();
         match self.conn.request(method, params, self.program.answer).await {
             Ok(v) => Ok(v),
             Err(e) => Err(self.failure(e, method, self.program.answer).await),
@@ -390,7 +427,7 @@ impl Started {
     /// Tells the server of `text` as the document `uri` (opened, or changed to it when it holds
     /// another); returns the version it holds it at.
     pub(crate) async fn sync(&self, uri: &str, language: &str, text: &str) -> Result<i32, Failure> {
-        super::pool::touch(self);
+        self.touch();
         let (method, params, version) = {
             let mut docs = lock(&self.docs);
             match docs.get_mut(uri) {
@@ -492,42 +529,10 @@ impl Started {
             });
         }
         let at = json!({"textDocument": {"uri": uri}, "position": position});
-        let mut placeholder = None;
-        if self.caps.prepare_rename {
-            match self
-                .conn
-                .request(
-                    "textDocument/prepareRename",
-                    at.clone(),
-                    self.program.answer,
-                )
-                .await
-            {
-                Err(RpcError::Answered { message, .. }) => {
-                    return Ok(refused(message));
-                }
-                Err(e) => {
-                    return Err(self
-                        .failure(e, "textDocument/prepareRename", self.program.answer)
-                        .await)
-                }
-                Ok(Value::Null) => {
-                    return Ok(refused(
-                        "there is nothing it can rename at this place".into(),
-                    ))
-                }
-                Ok(v) => {
-                    placeholder = v
-                        .get("placeholder")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    let range = v.get("range").or(v.get("start").map(|_| &v));
-                    if let (None, Some(range)) = (&placeholder, range) {
-                        placeholder = self.text_of(uri, range);
-                    }
-                }
-            }
-        }
+        let placeholder = match self.prepare_rename(uri, &at).await? {
+            Ok(placeholder) => placeholder,
+            Err(refused) => return Ok(refused),
+        };
         let mut params = at;
         params["newName"] = json!(new_name);
         let edit =
@@ -559,6 +564,47 @@ impl Started {
             refused: None,
             no_provider: false,
         })
+    }
+
+    /// Prepare rename at `at` (of the document `uri`), where the server offers it: `Ok(Ok(name))`, the
+    /// name there as it gives it (its placeholder, else the text of its range); `Ok(Err(answer))`, the
+    /// server refused to rename there.
+    async fn prepare_rename(
+        &self,
+        uri: &str,
+        at: &Value,
+    ) -> Result<Result<Option<String>, RenameAnswer>, Failure> {
+        if !self.caps.prepare_rename {
+            return Ok(Ok(None));
+        }
+        match self
+            .conn
+            .request(
+                "textDocument/prepareRename",
+                at.clone(),
+                self.program.answer,
+            )
+            .await
+        {
+            Err(RpcError::Answered { message, .. }) => Ok(Err(refused(message))),
+            Err(e) => Err(self
+                .failure(e, "textDocument/prepareRename", self.program.answer)
+                .await),
+            Ok(Value::Null) => Ok(Err(refused(
+                "there is nothing it can rename at this place".into(),
+            ))),
+            Ok(v) => {
+                let mut placeholder = v
+                    .get("placeholder")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let range = v.get("range").or(v.get("start").map(|_| &v));
+                if let (None, Some(range)) = (&placeholder, range) {
+                    placeholder = self.text_of(uri, range);
+                }
+                Ok(Ok(placeholder))
+            }
+        }
     }
 
     /// The text of an LSP range of a document the server holds.

@@ -15,7 +15,7 @@ use super::started::{Held, Publish, Started};
 use super::Context;
 use crate::diagnostics::settle::{self, Settled, Waiting};
 use crate::diagnostics::{self, Edited, Options};
-use crate::engine::{FileOp, Outcome, Plan};
+use crate::engine::{FileOp, FilePlan, Outcome, Plan};
 use crate::lsp::convert;
 use crate::lsp::ext::DiagnosticsAnswer;
 use crate::paths;
@@ -57,63 +57,96 @@ pub(crate) async fn before(plan: &Plan, ctx: &Context, options: Options) -> Opti
     let mut files = Vec::new();
     let mut any = false;
     for f in &plan.files {
-        if matches!(f.op, FileOp::Delete | FileOp::MoveTo(_)) {
-            continue;
-        }
-        let Ok(path) = paths::to_path(&f.file_path) else {
+        let Some((w, counts)) = watch(f, ctx).await else {
             continue;
         };
-        let Ok(uri) = convert::file_uri(&path, &f.file_path) else {
-            continue;
-        };
-        let mut w = Watched {
-            file_path: f.file_path.clone(),
-            uri: uri.as_str().to_string(),
-            language: "",
-            server: None,
-            text: None,
-            before: None,
-        };
-        match route(&f.file_path, ctx) {
-            Route::NotAllowed { .. } => {}
-            // A file no server checks counts in a project that allows servers: it is `unchecked`.
-            Route::NoServer(_) => any |= allowed(&f.file_path),
-            Route::Server {
-                program,
-                root,
-                language,
-            } => {
-                any = true;
-                w.language = language;
-                let text = crate::disk::read(&path)
-                    .ok()
-                    .flatten()
-                    .and_then(|b| String::from_utf8(b).ok());
-                w.text = text.clone();
-                let uri = w.uri.clone();
-                let synced = ctx
-                    .pool
-                    .ask(&program, &root, |s| {
-                        let (uri, text) = (uri.clone(), text.clone());
-                        async move {
-                            if let Some(text) = &text {
-                                s.sync(&uri, language, text).await?;
-                            }
-                            Ok(())
-                        }
-                    })
-                    .await;
-                if let Ok(((), server)) = synced {
-                    w.server = Some(server);
-                }
-            }
-        }
+        any |= counts;
         files.push(w);
     }
     if !any {
         return None;
     }
-    // Settled as after an edit: the first publish for the text told, then quiet.
+    let changes = settle_told(&files, ctx, &options).await;
+    for w in &mut files {
+        let Some(s) = &w.server else { continue };
+        let Some(held) = s.held(&w.uri) else { continue };
+        let publish = s.published.get(&w.uri);
+        if current(publish.as_ref(), &held) {
+            w.before = Some(publish.unwrap_or(Publish {
+                version: None,
+                at: held.synced_at,
+                diagnostics: Vec::new(),
+            }));
+        }
+    }
+    Some(Before {
+        options,
+        files,
+        changes,
+    })
+}
+
+/// `f`'s file, told to its server as it is on disk where it has one, and whether it counts: it lies
+/// in a project allowed servers (a file no server checks counts there too: it is `unchecked`).
+/// `None` for a file the plan deletes or moves, or one without a URI.
+async fn watch(f: &FilePlan, ctx: &Context) -> Option<(Watched, bool)> {
+    if matches!(f.op, FileOp::Delete | FileOp::MoveTo(_)) {
+        return None;
+    }
+    let path = paths::to_path(&f.file_path).ok()?;
+    let uri = convert::file_uri(&path, &f.file_path).ok()?;
+    let mut w = Watched {
+        file_path: f.file_path.clone(),
+        uri: uri.as_str().to_string(),
+        language: "",
+        server: None,
+        text: None,
+        before: None,
+    };
+    let counts = match route(&f.file_path, ctx) {
+        Route::NotAllowed { .. } => false,
+        Route::NoServer(_) => allowed(&f.file_path),
+        Route::Server {
+            program,
+            root,
+            language,
+        } => {
+            w.language = language;
+            let text = crate::disk::read(&path)
+                .ok()
+                .flatten()
+                .and_then(|b| String::from_utf8(b).ok());
+            w.text = text.clone();
+            let uri = w.uri.clone();
+            let synced = ctx
+                .pool
+                .ask(&program, &root, |s| {
+                    let (uri, text) = (uri.clone(), text.clone());
+                    async move {
+                        if let Some(text) = &text {
+                            s.sync(&uri, language, text).await?;
+                        }
+                        Ok(())
+                    }
+                })
+                .await;
+            if let Ok(((), server)) = synced {
+                w.server = Some(server);
+            }
+            true
+        }
+    };
+    Some((w, counts))
+}
+
+/// Waits, at most the settle bound, until the diagnostics of the texts `files` were told settled as
+/// after an edit: the first publish for the text told, then quiet. What follows the pool's publishes
+/// from then on, for `after`.
+async fn settle_told(
+    files: &[Watched],
+    ctx: &Context,
+    options: &Options,
+) -> tokio::sync::watch::Receiver<u64> {
     let started = Instant::now();
     let mut changes = ctx.pool.published.subscribe();
     changes.mark_unchanged();
@@ -137,23 +170,7 @@ pub(crate) async fn before(plan: &Plan, ctx: &Context, options: Options) -> Opti
         };
         let _ = tokio::time::timeout(wait, changes.changed()).await;
     }
-    for w in &mut files {
-        let Some(s) = &w.server else { continue };
-        let Some(held) = s.held(&w.uri) else { continue };
-        let publish = s.published.get(&w.uri);
-        if current(publish.as_ref(), &held) {
-            w.before = Some(publish.unwrap_or(Publish {
-                version: None,
-                at: held.synced_at,
-                diagnostics: Vec::new(),
-            }));
-        }
-    }
-    Some(Before {
-        options,
-        files,
-        changes,
-    })
+    changes
 }
 
 impl Before {
@@ -174,24 +191,85 @@ impl Before {
             files,
             mut changes,
         } = self;
-        // The files the plan changed and kept in place.
-        let edited: Vec<(&Watched, usize)> = files
-            .iter()
-            .filter_map(|w| {
-                let i = plan.files.iter().position(|f| f.file_path == w.file_path)?;
-                let c = &outcome.files[i];
-                let changed = !c.replacements.is_empty() || c.created;
-                (matches!(c.op, FileOp::Edit | FileOp::Create) && changed).then_some((w, i))
-            })
-            .collect();
+        let edited = edited(&files, plan, outcome);
         if edited.is_empty() {
             return;
         }
         let edit_at = Instant::now();
-        // Per edited file: the version its server holds the new text at (`None`: no server).
-        let mut told = Vec::with_capacity(edited.len());
+        let told = Told::tell(edited, outcome, edit_at).await;
+        // Waited for: those with a server, and diagnostics before (or no file before: a new one).
+        let waited: Vec<usize> = (0..told.edited.len())
+            .filter(|&k| {
+                let w = told.edited[k].0;
+                told.versions[k].is_some() && (w.before.is_some() || w.text.is_none())
+            })
+            .collect();
+        while let Some(wait) = settle::wait_more(
+            &told.waiting(&waited),
+            edit_at,
+            options.settle,
+            Instant::now(),
+        ) {
+            let _ = tokio::time::timeout(wait, changes.changed()).await;
+        }
+        let settled: BTreeMap<usize, Settled> = waited
+            .iter()
+            .copied()
+            .zip(settle::outcome(
+                &told.waiting(&waited),
+                edit_at,
+                Instant::now(),
+            ))
+            .collect();
+        let (before, after) = told.answers(&settled);
+        let edited = told.edited_texts(outcome, read);
+        diagnostics::add_delta(
+            options,
+            ENC,
+            folders,
+            &edited,
+            &before,
+            &after,
+            edit_at,
+            diagnostics::Words::Disk,
+            result,
+        );
+    }
+}
+
+/// The watched files the plan changed and kept in place, each with the index of its plan file.
+fn edited<'a>(files: &'a [Watched], plan: &Plan, outcome: &Outcome) -> Vec<(&'a Watched, usize)> {
+    files
+        .iter()
+        .filter_map(|w| {
+            let i = plan.files.iter().position(|f| f.file_path == w.file_path)?;
+            let c = &outcome.files[i];
+            let changed = !c.replacements.is_empty() || c.created;
+            (matches!(c.op, FileOp::Edit | FileOp::Create) && changed).then_some((w, i))
+        })
+        .collect()
+}
+
+/// The edited files, their servers told of their new texts.
+struct Told<'a> {
+    /// Each with the index of its plan file.
+    edited: Vec<(&'a Watched, usize)>,
+    /// Per edited file: the version its server holds the new text at (`None`: no server).
+    versions: Vec<Option<i32>>,
+    /// When the new texts were told.
+    edit_at: Instant,
+}
+
+impl<'a> Told<'a> {
+    /// Tells each edited file's server of its text in `outcome`.
+    async fn tell(
+        edited: Vec<(&'a Watched, usize)>,
+        outcome: &Outcome,
+        edit_at: Instant,
+    ) -> Told<'a> {
+        let mut versions = Vec::with_capacity(edited.len());
         for (w, i) in &edited {
-            told.push(match &w.server {
+            versions.push(match &w.server {
                 Some(s) => s
                     .sync(&w.uri, w.language, &outcome.files[*i].text)
                     .await
@@ -199,49 +277,54 @@ impl Before {
                 None => None,
             });
         }
-        // Waited for: those with a server, and diagnostics before (or no file before: a new one).
-        let waited: Vec<usize> = (0..edited.len())
-            .filter(|&k| {
-                told[k].is_some() && (edited[k].0.before.is_some() || edited[k].0.text.is_none())
-            })
-            .collect();
-        let after_edit = |k: usize| -> Option<Publish> {
-            let w = edited[k].0;
-            let p = w.server.as_ref()?.published.get(&w.uri)?;
-            (p.at >= edit_at && p.version.is_none_or(|v| Some(v) >= told[k])).then_some(p)
-        };
-        let idle = |k: usize| -> Option<Duration> {
-            let w = edited[k].0;
-            w.before.as_ref()?;
-            let s = w.server.as_ref()?;
-            let l = s.latencies.lock().unwrap_or_else(|p| p.into_inner());
-            Some(settle::idle_time(&l))
-        };
-        let waiting = || -> Vec<Waiting> {
-            waited
-                .iter()
-                .map(|&k| Waiting {
-                    changed: after_edit(k).map(|p| p.at),
-                    idle: idle(k),
-                })
-                .collect()
-        };
-        while let Some(wait) =
-            settle::wait_more(&waiting(), edit_at, options.settle, Instant::now())
-        {
-            let _ = tokio::time::timeout(wait, changes.changed()).await;
+        Told {
+            edited,
+            versions,
+            edit_at,
         }
-        let settled: BTreeMap<usize, Settled> = waited
+    }
+
+    /// Edited file `k`'s publish since the edit, for its new text.
+    fn after_edit(&self, k: usize) -> Option<Publish> {
+        let w = self.edited[k].0;
+        let p = w.server.as_ref()?.published.get(&w.uri)?;
+        (p.at >= self.edit_at && p.version.is_none_or(|v| Some(v) >= self.versions[k])).then_some(p)
+    }
+
+    /// Edited file `k`'s idle time (`settle::idle_time`: how long after the edit a document whose
+    /// server sends nothing counts as unchanged), learned from its server's earlier edits; `None` for
+    /// a file without diagnostics before, which is waited for up to the bound.
+    fn idle(&self, k: usize) -> Option<Duration> {
+        let w = self.edited[k].0;
+        w.before.as_ref()?;
+        let s = w.server.as_ref()?;
+        let l = s.latencies.lock().unwrap_or_else(|p| p.into_inner());
+        Some(settle::idle_time(&l))
+    }
+
+    /// Where the edited files `waited` stand, for `settle`.
+    fn waiting(&self, waited: &[usize]) -> Vec<Waiting> {
+        waited
             .iter()
-            .copied()
-            .zip(settle::outcome(&waiting(), edit_at, Instant::now()))
-            .collect();
+            .map(|&k| Waiting {
+                changed: self.after_edit(k).map(|p| p.at),
+                idle: self.idle(k),
+            })
+            .collect()
+    }
+
+    /// The diagnostics before and after, as an editor answers `multiedit/diagnostics`, from how each
+    /// edited file settled (`settled`, by its index; none: not waited for).
+    fn answers(
+        &self,
+        settled: &BTreeMap<usize, Settled>,
+    ) -> (DiagnosticsAnswer, DiagnosticsAnswer) {
         let mut before = DiagnosticsAnswer::default();
         let mut after = DiagnosticsAnswer {
-            waited_ms: Some(edit_at.elapsed().as_millis() as u64),
+            waited_ms: Some(self.edit_at.elapsed().as_millis() as u64),
             ..DiagnosticsAnswer::default()
         };
-        for (k, (w, _)) in edited.iter().enumerate() {
+        for (k, (w, _)) in self.edited.iter().enumerate() {
             let uri = w.uri.clone();
             if let Some(b) = &w.before {
                 before
@@ -252,15 +335,17 @@ impl Before {
                 (None, None) => after.unchecked.push(uri),
                 (None | Some(Settled::Pending), _) => after.pending.push(uri),
                 (Some(Settled::Quiet), Some(s)) => {
-                    if let Some(v) = told[k] {
+                    if let Some(v) = self.versions[k] {
                         s.unchanged(&w.uri, v);
                     }
                     after.quiet.push(uri);
                 }
                 (Some(Settled::Quiet), None) => after.quiet.push(uri),
                 (Some(Settled::Changed), _) => {
-                    let Some(p) = after_edit(k) else { continue };
-                    let ms = p.at.saturating_duration_since(edit_at);
+                    let Some(p) = self.after_edit(k) else {
+                        continue;
+                    };
+                    let ms = p.at.saturating_duration_since(self.edit_at);
                     after.published_ms =
                         Some(after.published_ms.unwrap_or(0).max(ms.as_millis() as u64));
                     // Learned from documents checked before the edit: a first check takes longer.
@@ -271,7 +356,17 @@ impl Before {
                 }
             }
         }
-        let edited: Vec<Edited<'_>> = edited
+        (before, after)
+    }
+
+    /// The edited files as the delta reads them: the text the write read (`read`, per plan file)
+    /// and the one it wrote (`outcome`).
+    fn edited_texts<'o>(
+        &self,
+        outcome: &'o Outcome,
+        read: &'o [Option<String>],
+    ) -> Vec<Edited<'o>> {
+        self.edited
             .iter()
             .map(|(w, i)| {
                 let change = &outcome.files[*i];
@@ -288,17 +383,6 @@ impl Before {
                     was_open: w.text.is_some(),
                 }
             })
-            .collect();
-        diagnostics::add_delta(
-            options,
-            ENC,
-            folders,
-            &edited,
-            &before,
-            &after,
-            edit_at,
-            diagnostics::Words::Disk,
-            result,
-        );
+            .collect()
     }
 }
