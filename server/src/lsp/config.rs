@@ -169,6 +169,16 @@ impl Config {
     /// warnings about options that were ignored.
     pub fn from_initialize(params: &Value) -> (Config, Vec<String>) {
         let mut warnings = Vec::new();
+        let mut config = Config::of_capabilities(params);
+        let allow_outside = config.take_options(params, &mut warnings);
+        let (workspace, bad) = Workspace::new(&workspace_folders(params), allow_outside);
+        warnings.extend(bad);
+        config.workspace = workspace;
+        (config, warnings)
+    }
+
+    /// What the client's capabilities and name say, the rest left at its default.
+    fn of_capabilities(params: &Value) -> Config {
         let caps = params.get("capabilities").unwrap_or(&Value::Null);
         let flag = |path: &[&str]| at(caps, path).and_then(Value::as_bool).unwrap_or(false);
         // UTF-8 when offered, since it needs no conversion; UTF-16 otherwise (the protocol's default).
@@ -177,7 +187,7 @@ impl Config {
             .is_some_and(|list| list.iter().any(|e| e.as_str() == Some("utf-8")));
         let resource_ops = at(caps, &["workspace", "workspaceEdit", "resourceOperations"])
             .and_then(Value::as_array);
-        let mut config = Config {
+        Config {
             encoding: if offers_utf8 {
                 Encoding::Utf8
             } else {
@@ -204,8 +214,12 @@ impl Config {
             symbols_support: flag(&["experimental", "multiedit", "symbols"]),
             rename_support: flag(&["experimental", "multiedit", "rename"]),
             ..Config::default()
-        };
+        }
+    }
 
+    /// Takes the initialization options one entry at a time, a wrong one named in `warnings`;
+    /// whether they allow files outside the workspace.
+    fn take_options(&mut self, params: &Value, warnings: &mut Vec<String>) -> bool {
         let mut allow_outside = false;
         match params.get("initializationOptions") {
             None | Some(Value::Null) => {}
@@ -214,7 +228,7 @@ impl Config {
                     if key == "diagnostics" {
                         // Its own words for a wrong entry inside it.
                         match diagnostics::Options::from_value(value) {
-                            Ok(d) => config.diagnostics = d,
+                            Ok(d) => self.diagnostics = d,
                             Err(why) => warnings.push(why),
                         }
                         continue;
@@ -222,7 +236,7 @@ impl Config {
                     // One entry at a time, typed (`ext::InitializationOptions`), so a wrong one is named.
                     let one = Value::Object(Map::from_iter([(key.clone(), value.clone())]));
                     match serde_json::from_value::<InitializationOptions>(one) {
-                        Ok(o) if config.take(&o, &mut allow_outside) => {}
+                        Ok(o) if self.take(&o, &mut allow_outside) => {}
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
                              (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \
@@ -235,29 +249,30 @@ impl Config {
                 "Ignoring initializationOptions {other}: expected an object."
             )),
         }
-
-        let mut folders: Vec<String> = params
-            .get("workspaceFolders")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(|f| f.get("uri")?.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if folders.is_empty() {
-            // Pre-3.6 clients name a single root instead.
-            if let Some(root) = params.get("rootUri").and_then(Value::as_str) {
-                folders.push(root.to_string());
-            } else if let Some(root) = params.get("rootPath").and_then(Value::as_str) {
-                folders.push(root.to_string());
-            }
-        }
-        let (workspace, bad) = Workspace::new(&folders, allow_outside);
-        warnings.extend(bad);
-        config.workspace = workspace;
-        (config, warnings)
+        allow_outside
     }
+}
+
+/// The client's workspace folders, as URIs; a pre-3.6 client's single root instead.
+fn workspace_folders(params: &Value) -> Vec<String> {
+    let mut folders: Vec<String> = params
+        .get("workspaceFolders")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|f| f.get("uri")?.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if folders.is_empty() {
+        // Pre-3.6 clients name a single root instead.
+        if let Some(root) = params.get("rootUri").and_then(Value::as_str) {
+            folders.push(root.to_string());
+        } else if let Some(root) = params.get("rootPath").and_then(Value::as_str) {
+            folders.push(root.to_string());
+        }
+    }
+    folders
 }
 
 #[cfg(test)]

@@ -281,82 +281,106 @@ pub(crate) fn annotated_workspace_edit(
     let Some(annotations) = annotations.filter(|_| document_changes) else {
         return workspace_edit(files, document_changes);
     };
-    let mut table: HashMap<String, ChangeAnnotation> = HashMap::new();
+    let mut table = AnnotationTable {
+        table: HashMap::new(),
+        needs_confirmation: annotations.needs_confirmation,
+    };
     let mut ops = Vec::new();
     for (i, f) in files.into_iter().enumerate() {
-        let path = crate::paths::to_path(f.uri.as_str())
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| f.uri.as_str().to_string());
-        let mut annotate = |label: &str| -> String {
-            let id = format!("multiedit.{i}.{label}");
-            table.entry(id.clone()).or_insert_with(|| ChangeAnnotation {
-                label: label.to_string(),
-                needs_confirmation: Some(annotations.needs_confirmation),
-                description: Some(path.clone()),
-            });
-            id
-        };
-        if f.create {
-            let id = annotate(&format!("Create {}", file_name(&path)));
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
-                CreateFile {
-                    uri: f.uri.clone(),
-                    options: None,
-                    annotation_id: Some(id),
-                },
-            )));
-        }
-        let labels = annotations.labels.get(i);
-        let edits: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = f
-            .edits
-            .into_iter()
-            .enumerate()
-            .map(|(j, text_edit)| {
-                let label = labels
-                    .and_then(|l| l.get(j))
-                    .cloned()
-                    .unwrap_or_else(|| "MultiEdit".to_string());
-                OneOf::Right(AnnotatedTextEdit {
-                    text_edit,
-                    annotation_id: annotate(&label),
-                })
-            })
-            .collect();
-        let after = match &f.then {
-            Then::Keep => None,
-            Then::Delete => then_op(
-                &f.uri,
-                f.then.clone(),
-                Some(annotate(&format!("Delete {}", file_name(&path)))),
-            ),
-            Then::RenameTo(to) => {
-                let to_path = crate::paths::to_path(to.as_str())
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default();
-                let id = annotate(&format!(
-                    "Rename {} to {}",
-                    file_name(&path),
-                    file_name(&to_path)
-                ));
-                then_op(&f.uri, f.then.clone(), Some(id))
-            }
-        };
-        if !edits.is_empty() || after.is_none() {
-            ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier {
-                    uri: f.uri,
-                    version: f.version,
-                },
-                edits,
-            }));
-        }
-        ops.extend(after);
+        ops.extend(annotated_file(i, f, annotations.labels.get(i), &mut table));
     }
     WorkspaceEdit {
         changes: None,
         document_changes: Some(DocumentChanges::Operations(ops)),
-        change_annotations: Some(table),
+        change_annotations: Some(table.table),
     }
+}
+
+/// The change annotations of a WorkspaceEdit, by id.
+struct AnnotationTable {
+    table: HashMap<String, ChangeAnnotation>,
+    needs_confirmation: bool,
+}
+
+impl AnnotationTable {
+    /// The id of `label`'s annotation in file `i` (at `path`), made the first time it is met.
+    fn annotate(&mut self, i: usize, path: &str, label: &str) -> String {
+        let id = format!("multiedit.{i}.{label}");
+        self.table
+            .entry(id.clone())
+            .or_insert_with(|| ChangeAnnotation {
+                label: label.to_string(),
+                needs_confirmation: Some(self.needs_confirmation),
+                description: Some(path.to_string()),
+            });
+        id
+    }
+}
+
+/// The operations of file `i` of the edit, each annotated: its creation, its text edits (each with
+/// its label of `labels`, else "MultiEdit") and its deletion or rename.
+fn annotated_file(
+    i: usize,
+    f: FileEdit,
+    labels: Option<&Vec<String>>,
+    table: &mut AnnotationTable,
+) -> Vec<DocumentChangeOperation> {
+    let mut ops = Vec::new();
+    let path = crate::paths::to_path(f.uri.as_str())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| f.uri.as_str().to_string());
+    if f.create {
+        let id = table.annotate(i, &path, &format!("Create {}", file_name(&path)));
+        ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
+            CreateFile {
+                uri: f.uri.clone(),
+                options: None,
+                annotation_id: Some(id),
+            },
+        )));
+    }
+    let edits: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = f
+        .edits
+        .into_iter()
+        .enumerate()
+        .map(|(j, text_edit)| {
+            let label = labels
+                .and_then(|l| l.get(j))
+                .cloned()
+                .unwrap_or_else(|| "MultiEdit".to_string());
+            OneOf::Right(AnnotatedTextEdit {
+                text_edit,
+                annotation_id: table.annotate(i, &path, &label),
+            })
+        })
+        .collect();
+    let after = match &f.then {
+        Then::Keep => None,
+        Then::Delete => then_op(
+            &f.uri,
+            f.then.clone(),
+            Some(table.annotate(i, &path, &format!("Delete {}", file_name(&path)))),
+        ),
+        Then::RenameTo(to) => {
+            let to_path = crate::paths::to_path(to.as_str())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let label = format!("Rename {} to {}", file_name(&path), file_name(&to_path));
+            let id = table.annotate(i, &path, &label);
+            then_op(&f.uri, f.then.clone(), Some(id))
+        }
+    };
+    if !edits.is_empty() || after.is_none() {
+        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier {
+                uri: f.uri,
+                version: f.version,
+            },
+            edits,
+        }));
+    }
+    ops.extend(after);
+    ops
 }
 
 fn file_name(path: &str) -> &str {

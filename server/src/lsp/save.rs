@@ -17,7 +17,9 @@ use tower_lsp_server::Client;
 
 use super::convert;
 use super::documents::Documents;
-use super::ext::{SaveAnswer, SaveFile, SaveParams, SavePolicy, SaveRequest, SaveStatus};
+use super::ext::{
+    SaveAnswer, SaveFile, SaveParams, SavePolicy, SaveRequest, SaveStatus, SavedFile,
+};
 use crate::engine::{FileOp, Save};
 use crate::result::{OnDisk, PlanResult};
 
@@ -99,28 +101,11 @@ impl Saving {
         targets: &[Target],
         result: &mut PlanResult,
     ) {
-        let mut states: Vec<(usize, OnDisk, Option<String>)> = Vec::new();
+        let mut states: Vec<State> = Vec::new();
         let mut asked: Vec<(usize, String)> = Vec::new();
         for t in targets {
             let Some(uri) = &t.uri else { continue };
-            let state = if !t.edited {
-                Some(OnDisk::Saved)
-            } else if self.policy == Save::Never {
-                Some(OnDisk::SaveOff)
-            } else if !self.supported {
-                Some(OnDisk::NoSaveSupport)
-            } else {
-                match &self.unsaved {
-                    None => Some(OnDisk::SaveFailed),
-                    Some(set)
-                        if set.contains(&convert::uri_key(uri)) && self.policy == Save::Clean =>
-                    {
-                        Some(OnDisk::UserChanges)
-                    }
-                    Some(_) => None,
-                }
-            };
-            match state {
+            match self.known(t, uri) {
                 Some(s) => states.push((
                     t.index,
                     s,
@@ -131,57 +116,7 @@ impl Saving {
             }
         }
         if !asked.is_empty() {
-            let files = asked
-                .iter()
-                .map(|(_, uri)| SaveFile {
-                    uri: uri.clone(),
-                    version: documents.find(&convert::uri_key(uri)).map(|d| d.version),
-                })
-                .collect();
-            let params = SaveParams::After {
-                files,
-                timeout_ms: SAVE_BOUND.as_millis() as u64,
-            };
-            let mut changes = documents.watch();
-            let answer: Option<SaveAnswer> = tokio::time::timeout(
-                SAVE_BOUND + ANSWER_MARGIN,
-                client.send_request::<SaveRequest>(params),
-            )
-            .await
-            .ok()
-            .and_then(Result::ok);
-            let answered = answer.unwrap_or_default();
-            // A save participant's changes arrive as a didChange before the answer; wait for the version
-            // the editor reports, so that `now_reads` and the diagnostics see the saved text.
-            let expected: Vec<(String, i32)> = answered
-                .files
-                .iter()
-                .filter_map(|f| Some((convert::uri_key(&f.uri), f.version?)))
-                .collect();
-            settle(documents, &mut changes, &expected).await;
-            for (index, uri) in &asked {
-                let key = convert::uri_key(uri);
-                let reply = answered
-                    .files
-                    .iter()
-                    .find(|f| convert::uri_key(&f.uri) == key);
-                let (state, words) = match reply.map(|r| (r.status, r.message.clone())) {
-                    Some((SaveStatus::Saved, _)) => (OnDisk::Saved, None),
-                    Some((SaveStatus::Changed, _)) => (OnDisk::ChangedSince, None),
-                    Some((SaveStatus::ReadOnly, _)) => (OnDisk::ReadOnly, None),
-                    Some((SaveStatus::Running, _)) => (OnDisk::SaveRunning, None),
-                    Some((SaveStatus::Closed, _)) => (
-                        OnDisk::SaveFailed,
-                        Some("the editor no longer holds it".to_string()),
-                    ),
-                    Some((SaveStatus::Failed, m)) => (OnDisk::SaveFailed, m),
-                    None => (
-                        OnDisk::SaveFailed,
-                        Some(format!("{editor} did not say it saved it")),
-                    ),
-                };
-                states.push((*index, state, words));
-            }
+            states.extend(save(documents, client, editor, &asked).await);
         }
         states.sort_by_key(|(i, ..)| *i);
         for (i, state, _) in &states {
@@ -200,6 +135,99 @@ impl Saving {
             })
             .collect();
         result.on_disk_text = text(&named, editor, self.policy);
+    }
+
+    /// What becomes of target `t` (its document `uri`) without asking the editor to save it: `None`
+    /// when the rule lets it be saved.
+    fn known(&self, t: &Target, uri: &str) -> Option<OnDisk> {
+        if !t.edited {
+            Some(OnDisk::Saved)
+        } else if self.policy == Save::Never {
+            Some(OnDisk::SaveOff)
+        } else if !self.supported {
+            Some(OnDisk::NoSaveSupport)
+        } else {
+            match &self.unsaved {
+                None => Some(OnDisk::SaveFailed),
+                Some(set) if set.contains(&convert::uri_key(uri)) && self.policy == Save::Clean => {
+                    Some(OnDisk::UserChanges)
+                }
+                Some(_) => None,
+            }
+        }
+    }
+}
+
+/// What became of a file (by its index in the plan), and the editor's words when a save failed.
+type State = (usize, OnDisk, Option<String>);
+
+/// Asks the editor to save the documents `asked` (by index, with their URIs) at the versions this
+/// server holds, within `SAVE_BOUND`, and waits for the text a save participant made; what became of
+/// each.
+async fn save(
+    documents: &Documents,
+    client: &Client,
+    editor: &str,
+    asked: &[(usize, String)],
+) -> Vec<State> {
+    let files = asked
+        .iter()
+        .map(|(_, uri)| SaveFile {
+            uri: uri.clone(),
+            version: documents.find(&convert::uri_key(uri)).map(|d| d.version),
+        })
+        .collect();
+    let params = SaveParams::After {
+        files,
+        timeout_ms: SAVE_BOUND.as_millis() as u64,
+    };
+    let mut changes = documents.watch();
+    let answer: Option<SaveAnswer> = tokio::time::timeout(
+        SAVE_BOUND + ANSWER_MARGIN,
+        client.send_request::<SaveRequest>(params),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok);
+    let answered = answer.unwrap_or_default();
+    // A save participant's changes arrive as a didChange before the answer; wait for the version
+    // the editor reports, so that `now_reads` and the diagnostics see the saved text.
+    let expected: Vec<(String, i32)> = answered
+        .files
+        .iter()
+        .filter_map(|f| Some((convert::uri_key(&f.uri), f.version?)))
+        .collect();
+    settle(documents, &mut changes, &expected).await;
+    asked
+        .iter()
+        .map(|(index, uri)| {
+            let key = convert::uri_key(uri);
+            let reply = answered
+                .files
+                .iter()
+                .find(|f| convert::uri_key(&f.uri) == key);
+            let (state, words) = saved(reply, editor);
+            (*index, state, words)
+        })
+        .collect()
+}
+
+/// What the editor's `reply` says became of a file (`None`: it said nothing of it), and its words.
+fn saved(reply: Option<&SavedFile>, editor: &str) -> (OnDisk, Option<String>) {
+    match reply.map(|r| (r.status, r.message.clone())) {
+        Some((SaveStatus::Saved, _)) => (OnDisk::Saved, None),
+        Some((SaveStatus::Changed, _)) => (OnDisk::ChangedSince, None),
+        Some((SaveStatus::ReadOnly, _)) => (OnDisk::ReadOnly, None),
+        Some((SaveStatus::Running, _)) => (OnDisk::SaveRunning, None),
+        Some((SaveStatus::Closed, _)) => (
+            OnDisk::SaveFailed,
+            Some("the editor no longer holds it".to_string()),
+        ),
+        Some((SaveStatus::Failed, m)) => (OnDisk::SaveFailed, m),
+        None => (
+            OnDisk::SaveFailed,
+            Some(format!("{editor} did not say it saved it")),
+        ),
     }
 }
 
@@ -251,27 +279,32 @@ fn list(names: &[&str]) -> String {
 
 const NOT_SEEN: &str = "tests, compilers and git will not see it until the file is saved";
 
-/// The words a model reads: one sentence for the files saved, one per reason a file is not.
+/// The names of `files` in `state`.
+fn in_state(files: &[(String, OnDisk, Option<String>)], state: OnDisk) -> Vec<&str> {
+    files
+        .iter()
+        .filter(|(_, s, _)| *s == state)
+        .map(|(n, ..)| n.as_str())
+        .collect()
+}
+
+/// `one` for one name, else `many`.
+fn either(names: &[&str], one: &'static str, many: &'static str) -> &'static str {
+    if names.len() == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+/// The words a model reads: one sentence for the files saved, one per reason a file is not
+/// (`not_saved`).
 fn text(files: &[(String, OnDisk, Option<String>)], editor: &str, policy: Save) -> Option<String> {
     if files.is_empty() {
         return None;
     }
-    let of = |state: OnDisk| -> Vec<&str> {
-        files
-            .iter()
-            .filter(|(_, s, _)| *s == state)
-            .map(|(n, ..)| n.as_str())
-            .collect()
-    };
-    let plural = |names: &[&str], one: &'static str, many: &'static str| {
-        if names.len() == 1 {
-            one
-        } else {
-            many
-        }
-    };
     let mut out = Vec::new();
-    let saved = of(OnDisk::Saved);
+    let saved = in_state(files, OnDisk::Saved);
     if saved.len() == files.len() {
         return Some(if files.len() == 1 {
             "Saved: the edit is on disk.".into()
@@ -282,63 +315,74 @@ fn text(files: &[(String, OnDisk, Option<String>)], editor: &str, policy: Save) 
     if !saved.is_empty() {
         out.push(format!("Saved: {}.", list(&saved)));
     }
-    let user = of(OnDisk::UserChanges);
+    out.extend(not_saved(files, editor, policy));
+    Some(out.join("\n"))
+}
+
+/// One sentence per reason files of `files` are not saved, in the order a model reads them.
+fn not_saved(
+    files: &[(String, OnDisk, Option<String>)],
+    editor: &str,
+    policy: Save,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let user = in_state(files, OnDisk::UserChanges);
     if !user.is_empty() {
         out.push(format!(
             "{} {} unsaved changes of the user's in the editor, so this edit is not on disk yet: {NOT_SEEN}.",
             list(&user),
-            plural(&user, "has", "have")
+            either(&user, "has", "have")
         ));
     }
-    let since = of(OnDisk::ChangedSince);
+    let since = in_state(files, OnDisk::ChangedSince);
     if !since.is_empty() {
         out.push(format!(
             "{} {} changed in the editor right after the edit, so {} not saved: this edit is not on disk yet; {NOT_SEEN}.",
             list(&since),
-            plural(&since, "was", "were"),
-            plural(&since, "it was", "they were")
+            either(&since, "was", "were"),
+            either(&since, "it was", "they were")
         ));
     }
-    let off = of(OnDisk::SaveOff);
+    let off = in_state(files, OnDisk::SaveOff);
     if !off.is_empty() {
         out.push(format!(
             "{} {} not saved (save: {}), so this edit is in the editor only, not on disk: {NOT_SEEN}.",
             list(&off),
-            plural(&off, "was", "were"),
+            either(&off, "was", "were"),
             policy.name()
         ));
     }
-    let unsupported = of(OnDisk::NoSaveSupport);
+    let unsupported = in_state(files, OnDisk::NoSaveSupport);
     if !unsupported.is_empty() {
         out.push(format!(
             "{} {} not saved: {editor} cannot save a file on request (it does not answer multiedit/save), so this edit is \
              in its buffer only, not on disk: {NOT_SEEN}.",
             list(&unsupported),
-            plural(&unsupported, "was", "were")
+            either(&unsupported, "was", "were")
         ));
     }
-    let read_only = of(OnDisk::ReadOnly);
+    let read_only = in_state(files, OnDisk::ReadOnly);
     if !read_only.is_empty() {
         out.push(format!(
             "{} could not be saved: {} read-only. This edit is in the editor only, not on disk: {NOT_SEEN}.",
             list(&read_only),
-            plural(&read_only, "the file is", "the files are")
+            either(&read_only, "the file is", "the files are")
         ));
     }
     for (name, _, words) in files.iter().filter(|(_, s, _)| *s == OnDisk::SaveFailed) {
         let why = words.as_deref().unwrap_or("the editor did not save it");
         out.push(format!("{name} could not be saved ({why}). This edit is in the editor only, not on disk: {NOT_SEEN}."));
     }
-    let running = of(OnDisk::SaveRunning);
+    let running = in_state(files, OnDisk::SaveRunning);
     if !running.is_empty() {
         out.push(format!(
             "{} {} still being saved after {} ms: the edit may not be on disk yet.",
             list(&running),
-            plural(&running, "was", "were"),
+            either(&running, "was", "were"),
             SAVE_BOUND.as_millis()
         ));
     }
-    Some(out.join("\n"))
+    out
 }
 
 /// The files of an applied plan, as saving sees them (`uris`: each file's document URI after the edit,

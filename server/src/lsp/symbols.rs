@@ -16,7 +16,7 @@ use super::config::Config;
 use super::convert::{self, Encoding};
 use super::ext::{RenameAnswer, RenameParams, RenameRequest, SymbolsParams, SymbolsRequest};
 use super::session::Session;
-use crate::engine::{self, Kind, Plan, Refusal, RenameAt, Target};
+use crate::engine::{self, Kind, NamePath, Plan, Refusal, Rename, RenameAt, Target};
 use crate::result::SymbolsResult;
 use crate::symbols::{outline, rename, Answers, Expansion, FileSymbols, Renaming};
 use crate::{disk, paths};
@@ -120,105 +120,143 @@ pub(crate) async fn gather(
             .map_err(fail)?;
     }
     if let Some(r) = &plan.rename {
-        let fail = |e: Refusal| e.in_file(&r.file_path);
-        if !config.rename_support {
-            return Err(fail(unsupported(config, "A rename", "rename")));
-        }
-        let (key, uri, path) = locate(session, config, &r.file_path).map_err(fail)?;
-        let (position, old_name) = match &r.at {
-            RenameAt::Symbol(name) => {
-                if !config.symbols_support {
-                    return Err(fail(unsupported(config, "A rename by symbol", "symbols")));
-                }
-                ask_symbols(&mut answers, session, client, config, &r.file_path)
-                    .await
-                    .map_err(fail)?;
-                settle(&answers, session).await;
-                let answer = answers.symbols_of(&key).expect("asked above");
-                let doc = session
-                    .documents
-                    .find(&key)
-                    .filter(|d| d.version == answer.version)
-                    .ok_or_else(|| fail(answers.changed(&r.file_path)))?;
-                let read = outline::read(
-                    answer.symbols.as_deref().unwrap_or_default(),
-                    &doc.rope,
-                    config.encoding,
-                )
-                .map_err(|why| fail(answers.misfit(&r.file_path, &why)))?;
-                let found = outline::find(&read, name, &r.file_path).map_err(fail)?;
-                let (a, b) = found.symbol.selection;
-                (
-                    convert::byte_to_position(&doc.rope, a, config.encoding),
-                    Some(doc.rope.byte_slice(a..b).to_string()),
-                )
-            }
-            RenameAt::Position { line, column } => {
-                let (position, word) = position_of(
-                    session,
-                    &key,
-                    &path,
-                    &r.file_path,
-                    *line,
-                    *column,
-                    config.encoding,
-                )
-                .map_err(fail)?;
-                (position, word)
-            }
-        };
-        let started = std::time::Instant::now();
-        let params = RenameParams {
-            uri: uri.clone(),
-            position,
-            new_name: r.new_name.clone(),
-        };
-        let answer = ask::<RenameRequest>(client, params, "multiedit/rename", &r.file_path)
-            .await
-            .map_err(fail)?;
-        answers.asked_ms.push((
-            format!("rename in {}", r.file_path),
-            started.elapsed().as_millis(),
-        ));
-        let RenameAnswer {
-            edit,
-            versions,
-            placeholder,
-            refused,
-            no_provider,
-        } = answer;
-        let what = format!(
-            "{} to {}",
-            placeholder
-                .as_deref()
-                .or(old_name.as_deref())
-                .unwrap_or("the symbol"),
-            r.new_name
-        );
-        if no_provider {
-            return Err(fail(no_server(config, "renames in", &r.file_path)));
-        }
-        if let Some(words) = refused {
-            return Err(fail(Refusal::new(
-                Kind::RenameRefused,
-                format!("The language server refused the rename of {what} (it said: {words}). Nothing was changed."),
-            )));
-        }
-        let edits = match &edit {
-            Some(e) => rename::text_edits(e, &format!("The rename of {what}"))?,
-            None => Vec::new(),
-        };
-        rename::within_caps(&edits, &format!("The rename of {what}")).map_err(fail)?;
-        answers.rename = Some(Renaming {
-            file_path: r.file_path.clone(),
-            new_name: r.new_name.clone(),
-            old_name: placeholder.or(old_name),
-            edits,
-            versions,
-        });
+        gather_rename(&mut answers, session, client, config, r).await?;
     }
     settle(&answers, session).await;
     Ok(answers)
+}
+
+/// Asks the editor for the plan's rename `r` at the place it names (`rename_at`), and adds its edit
+/// to `answers`.
+async fn gather_rename(
+    answers: &mut Answers,
+    session: &Session,
+    client: &Client,
+    config: &Config,
+    r: &Rename,
+) -> Result<(), Refusal> {
+    let fail = |e: Refusal| e.in_file(&r.file_path);
+    if !config.rename_support {
+        return Err(fail(unsupported(config, "A rename", "rename")));
+    }
+    let (key, uri, path) = locate(session, config, &r.file_path).map_err(fail)?;
+    let (position, old_name) = match &r.at {
+        RenameAt::Symbol(name) => {
+            rename_at_symbol(answers, session, client, config, r, name, &key).await?
+        }
+        RenameAt::Position { line, column } => position_of(
+            session,
+            &key,
+            &path,
+            &r.file_path,
+            *line,
+            *column,
+            config.encoding,
+        )
+        .map_err(fail)?,
+    };
+    let started = std::time::Instant::now();
+    let params = RenameParams {
+        uri: uri.clone(),
+        position,
+        new_name: r.new_name.clone(),
+    };
+    let answer = ask::<RenameRequest>(client, params, "multiedit/rename", &r.file_path)
+        .await
+        .map_err(fail)?;
+    answers.asked_ms.push((
+        format!("rename in {}", r.file_path),
+        started.elapsed().as_millis(),
+    ));
+    answers.rename = Some(renaming(config, r, answer, old_name)?);
+    Ok(())
+}
+
+/// Where a rename by symbol asks: the symbol `name` found in the outline the editor gives of `r`'s
+/// file (its document under `key`), on the text this server holds at the version that outline was
+/// computed on; and the name written there.
+async fn rename_at_symbol(
+    answers: &mut Answers,
+    session: &Session,
+    client: &Client,
+    config: &Config,
+    r: &Rename,
+    name: &NamePath,
+    key: &str,
+) -> Result<(Position, Option<String>), Refusal> {
+    let fail = |e: Refusal| e.in_file(&r.file_path);
+    if !config.symbols_support {
+        return Err(fail(unsupported(config, "A rename by symbol", "symbols")));
+    }
+    ask_symbols(answers, session, client, config, &r.file_path)
+        .await
+        .map_err(fail)?;
+    settle(answers, session).await;
+    let answer = answers.symbols_of(key).expect("asked above");
+    let doc = session
+        .documents
+        .find(key)
+        .filter(|d| d.version == answer.version)
+        .ok_or_else(|| fail(answers.changed(&r.file_path)))?;
+    let read = outline::read(
+        answer.symbols.as_deref().unwrap_or_default(),
+        &doc.rope,
+        config.encoding,
+    )
+    .map_err(|why| fail(answers.misfit(&r.file_path, &why)))?;
+    let found = outline::find(&read, name, &r.file_path).map_err(fail)?;
+    let (a, b) = found.symbol.selection;
+    Ok((
+        convert::byte_to_position(&doc.rope, a, config.encoding),
+        Some(doc.rope.byte_slice(a..b).to_string()),
+    ))
+}
+
+/// The rename `r` as the editor answered it (`old_name`: the name where it asked, if known), or the
+/// refusal of a rename no language server offers, one it refused, or one too large.
+fn renaming(
+    config: &Config,
+    r: &Rename,
+    answer: RenameAnswer,
+    old_name: Option<String>,
+) -> Result<Renaming, Refusal> {
+    let fail = |e: Refusal| e.in_file(&r.file_path);
+    let RenameAnswer {
+        edit,
+        versions,
+        placeholder,
+        refused,
+        no_provider,
+    } = answer;
+    let what = format!(
+        "{} to {}",
+        placeholder
+            .as_deref()
+            .or(old_name.as_deref())
+            .unwrap_or("the symbol"),
+        r.new_name
+    );
+    if no_provider {
+        return Err(fail(no_server(config, "renames in", &r.file_path)));
+    }
+    if let Some(words) = refused {
+        return Err(fail(Refusal::new(
+            Kind::RenameRefused,
+            format!("The language server refused the rename of {what} (it said: {words}). Nothing was changed."),
+        )));
+    }
+    let edits = match &edit {
+        Some(e) => rename::text_edits(e, &format!("The rename of {what}"))?,
+        None => Vec::new(),
+    };
+    rename::within_caps(&edits, &format!("The rename of {what}")).map_err(fail)?;
+    Ok(Renaming {
+        file_path: r.file_path.clone(),
+        new_name: r.new_name.clone(),
+        old_name: placeholder.or(old_name),
+        edits,
+        versions,
+    })
 }
 
 /// A file's outline from the editor's language servers (`multiedit.symbols`), read on the text the
