@@ -172,30 +172,9 @@ pub(crate) fn render(
         let total = lines.len();
         let first = want.offset.min(total + 1);
         let last = (first + want.limit - 1).min(total);
-        let from = match (file.source, editor) {
-            (Place::Editor, Some(e)) if file.differs_from_disk => format!(
-                "as {e} holds it, with changes that are not saved: the disk has an older text"
-            ),
-            (Place::Editor, Some(e)) => format!("as {e} holds it, the same as on disk"),
-            _ => "from disk (no editor holds it)".to_string(),
-        };
+        let from = source_words(file, editor);
         let hash = hash(&file.text);
-        let range = if total == 0 {
-            "empty".to_string()
-        } else if first == 1 && last == total {
-            format!("{total} line{}", if total == 1 { "" } else { "s" })
-        } else if first > total {
-            format!("{total} lines; offset {} is past the end", want.offset)
-        } else {
-            format!(
-                "lines {first}-{last} of {total}{}",
-                if last < total {
-                    format!("; read on with offset {}", last + 1)
-                } else {
-                    String::new()
-                }
-            )
-        };
+        let range = range_words(want, first, last, total);
         if !text.is_empty() {
             text.push('\n');
         }
@@ -203,23 +182,7 @@ pub(crate) fn render(
             "{} ({from}; {range}; sha256 {hash})\n",
             file.file_path
         ));
-        for (i, line) in lines
-            .iter()
-            .enumerate()
-            .take(last)
-            .skip(first.saturating_sub(1))
-        {
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            match line.char_indices().nth(MAX_LINE) {
-                Some((cut, _)) => text.push_str(&format!(
-                    "{:>6}\t{}… ({} more characters)\n",
-                    i + 1,
-                    &line[..cut],
-                    line[cut..].chars().count()
-                )),
-                None => text.push_str(&format!("{:>6}\t{line}\n", i + 1)),
-            }
-        }
+        push_numbered(&mut text, &lines, first, last);
         shown.push(Shown {
             file_path: &file.file_path,
             source: file.source,
@@ -235,6 +198,59 @@ pub(crate) fn render(
         structured["editor"] = json!(e);
     }
     super::render::result(text, structured, false)
+}
+
+/// Where a file's text came from, in its header.
+fn source_words(file: &ReadFile, editor: Option<&str>) -> String {
+    match (file.source, editor) {
+        (Place::Editor, Some(e)) if file.differs_from_disk => {
+            format!("as {e} holds it, with changes that are not saved: the disk has an older text")
+        }
+        (Place::Editor, Some(e)) => format!("as {e} holds it, the same as on disk"),
+        _ => "from disk (no editor holds it)".to_string(),
+    }
+}
+
+/// Which of a file's `total` lines are shown (`first` to `last`, as `want` asked), in its header.
+fn range_words(want: &Wanted, first: usize, last: usize, total: usize) -> String {
+    if total == 0 {
+        "empty".to_string()
+    } else if first == 1 && last == total {
+        format!("{total} line{}", if total == 1 { "" } else { "s" })
+    } else if first > total {
+        format!("{total} lines; offset {} is past the end", want.offset)
+    } else {
+        format!(
+            "lines {first}-{last} of {total}{}",
+            if last < total {
+                format!("; read on with offset {}", last + 1)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// Lines `first` to `last` (1-based) of `lines` added to `text`, each after its number, one longer
+/// than `MAX_LINE` characters cut there.
+fn push_numbered(text: &mut String, lines: &[&str], first: usize, last: usize) {
+    for (i, line) in lines
+        .iter()
+        .enumerate()
+        .take(last)
+        .skip(first.saturating_sub(1))
+    {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        match line.char_indices().nth(MAX_LINE) {
+            Some((cut, _)) => text.push_str(&format!(
+                "{:>6}\t{}… ({} more characters)\n",
+                i + 1,
+                &line[..cut],
+                line[cut..].chars().count()
+            )),
+            None => text.push_str(&format!("{:>6}\t{line}\n", i + 1)),
+        }
+    }
 }
 
 #[cfg(test)]

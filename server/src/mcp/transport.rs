@@ -223,20 +223,8 @@ pub(crate) fn screen(line: &[u8]) -> Screened {
             ErrorData::invalid_params(format!("Invalid params: {why}"), None),
         )
     };
-    let params = obj.get("params").unwrap_or(&Value::Null);
-    if !matches!(params, Value::Object(_) | Value::Null) {
-        return bad_params(format!(
-            "the params of {method} must be an object (MCP passes parameters by name), not {}",
-            kind(params)
-        ));
-    }
-    if method == "tools/call" {
-        if let Some(arguments) = params.get("arguments").filter(|a| !a.is_object()) {
-            return bad_params(format!(
-                "the `arguments` of tools/call must be an object holding the tool's input, not {}",
-                kind(arguments)
-            ));
-        }
+    if let Some(why) = params_shape(method, obj.get("params").unwrap_or(&Value::Null)) {
+        return bad_params(why);
     }
     let method = method.clone();
     match serde_json::from_value(value) {
@@ -246,6 +234,26 @@ pub(crate) fn screen(line: &[u8]) -> Screened {
         },
         Err(e) => bad_params(format!("the params of {method} do not fit: {e}")),
     }
+}
+
+/// What is wrong with the shape of a request's `params` for `method`, before its type is tried: they
+/// are named (an object), and a tool's `arguments` are an object too.
+fn params_shape(method: &str, params: &Value) -> Option<String> {
+    if !matches!(params, Value::Object(_) | Value::Null) {
+        return Some(format!(
+            "the params of {method} must be an object (MCP passes parameters by name), not {}",
+            kind(params)
+        ));
+    }
+    if method == "tools/call" {
+        if let Some(arguments) = params.get("arguments").filter(|a| !a.is_object()) {
+            return Some(format!(
+                "the `arguments` of tools/call must be an object holding the tool's input, not {}",
+                kind(arguments)
+            ));
+        }
+    }
+    None
 }
 
 /// The `id` of a message cut short, if it comes before the cut (clients write it near the start).

@@ -250,39 +250,7 @@ pub(crate) fn resolve(
         count: None,
     };
     for (i, f) in plan.files.iter_mut().enumerate() {
-        if !f
-            .edits
-            .iter()
-            .any(|e| matches!(e.target.as_deref(), Some(Target::Symbol { .. })))
-        {
-            continue;
-        }
-        let fp = f.file_path.clone();
-        let key = convert::path_key(&paths::to_path(&fp)?);
-        let answer = answers
-            .symbols_of(&key)
-            .ok_or_else(|| answers.changed(&fp))?;
-        let text = texts[i].ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
-        if versions[i] != Some(answer.version) {
-            return Err(answers.changed(&fp).in_file(&fp));
-        }
-        let rope = Rope::from_str(text);
-        let symbols = outline::read(answer.symbols.as_deref().unwrap_or_default(), &rope, enc)
-            .map_err(|why| answers.misfit(&fp, &why).in_file(&fp))?;
-        let extension = Path::new(&fp)
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_string();
-        for (j, edit) in f.edits.iter_mut().enumerate() {
-            let Some(Target::Symbol { path, action }) = edit.target.as_deref() else {
-                continue;
-            };
-            let found = outline::find(&symbols, path, &fp).map_err(|r| r.at(j).in_file(&fp))?;
-            let spans = place::place(text, &extension, &found, *action, &edit.new_string)
-                .map_err(|r| r.at(j).in_file(&fp))?;
-            edit.target = Some(Box::new(Target::Spans(spans)));
-        }
+        symbol_spans(f, answers, texts[i], versions[i], enc)?;
     }
     let Some(r) = &answers.rename else {
         return Ok(resolved);
@@ -302,29 +270,12 @@ pub(crate) fn resolve(
     }
     let mut per_file = Vec::new();
     for (i, edits) in &expansion.files {
-        let fp = plan.files[*i].file_path.clone();
-        let text = texts[*i].ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
-        let spans = rename::spans(text, edits, enc)
-            .map_err(|why| answers.misfit(&fp, &why).in_file(&fp))?;
-        per_file.push((fp, spans.len()));
-        if spans.is_empty() {
-            continue;
+        let f = &mut plan.files[*i];
+        let spans = rename_spans(f, edits, texts[*i], r, &old_name, answers, enc)?;
+        per_file.push((f.file_path.clone(), spans));
+        if spans > 0 {
+            resolved.prepended[*i] = true;
         }
-        let occurrences = plural(spans.len(), "occurrence");
-        let target = Target::Spans(Spans {
-            spans,
-            summary: format!("Renamed {old_name} to {} ({occurrences})", r.new_name),
-            what: format!("the rename of {old_name} to {}", r.new_name),
-            numbered: false,
-        });
-        plan.files[*i].edits.insert(
-            0,
-            Edit {
-                target: Some(Box::new(target)),
-                ..Edit::new("", &r.new_name)
-            },
-        );
-        resolved.prepended[*i] = true;
     }
     let count = rename::count(&old_name, &r.new_name, &per_file);
     if count.files.is_empty() {
@@ -341,6 +292,87 @@ pub(crate) fn resolve(
     resolved.count = Some(count);
     plan.rename = None;
     Ok(resolved)
+}
+
+/// Each symbol edit of `f` made the spans of `text` its symbol's rules give (`place`), on the outline
+/// the answers hold for the file, computed on that text (`version`).
+fn symbol_spans(
+    f: &mut FilePlan,
+    answers: &Answers,
+    text: Option<&str>,
+    version: Option<i32>,
+    enc: Encoding,
+) -> Result<(), Refusal> {
+    if !f
+        .edits
+        .iter()
+        .any(|e| matches!(e.target.as_deref(), Some(Target::Symbol { .. })))
+    {
+        return Ok(());
+    }
+    let fp = f.file_path.clone();
+    let key = convert::path_key(&paths::to_path(&fp)?);
+    let answer = answers
+        .symbols_of(&key)
+        .ok_or_else(|| answers.changed(&fp))?;
+    let text = text.ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
+    if version != Some(answer.version) {
+        return Err(answers.changed(&fp).in_file(&fp));
+    }
+    let rope = Rope::from_str(text);
+    let symbols = outline::read(answer.symbols.as_deref().unwrap_or_default(), &rope, enc)
+        .map_err(|why| answers.misfit(&fp, &why).in_file(&fp))?;
+    let extension = Path::new(&fp)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_string();
+    for (j, edit) in f.edits.iter_mut().enumerate() {
+        let Some(Target::Symbol { path, action }) = edit.target.as_deref() else {
+            continue;
+        };
+        let found = outline::find(&symbols, path, &fp).map_err(|r| r.at(j).in_file(&fp))?;
+        let spans = place::place(text, &extension, &found, *action, &edit.new_string)
+            .map_err(|r| r.at(j).in_file(&fp))?;
+        edit.target = Some(Box::new(Target::Spans(spans)));
+    }
+    Ok(())
+}
+
+/// The rename `r`'s `edits` of `f`'s file made spans of `text`, put first among its edits (none when
+/// they change nothing there); how many.
+fn rename_spans(
+    f: &mut FilePlan,
+    edits: &[TextEdit],
+    text: Option<&str>,
+    r: &Renaming,
+    old_name: &str,
+    answers: &Answers,
+    enc: Encoding,
+) -> Result<usize, Refusal> {
+    let fp = f.file_path.clone();
+    let text = text.ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
+    let spans =
+        rename::spans(text, edits, enc).map_err(|why| answers.misfit(&fp, &why).in_file(&fp))?;
+    let n = spans.len();
+    if spans.is_empty() {
+        return Ok(0);
+    }
+    let occurrences = plural(n, "occurrence");
+    let target = Target::Spans(Spans {
+        spans,
+        summary: format!("Renamed {old_name} to {} ({occurrences})", r.new_name),
+        what: format!("the rename of {old_name} to {}", r.new_name),
+        numbered: false,
+    });
+    f.edits.insert(
+        0,
+        Edit {
+            target: Some(Box::new(target)),
+            ..Edit::new("", &r.new_name)
+        },
+    );
+    Ok(n)
 }
 
 impl Resolved {

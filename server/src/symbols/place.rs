@@ -84,55 +84,16 @@ pub fn place(
     let span = |start: usize, end: usize, text: String| Span { start, end, text };
     let (verb, place) = match action {
         SymbolAction::Whole if lines.begins_line(start) && lines.ends_line(end) => {
-            let first = lines.line_start(start);
-            let indent = lines.indent(start);
-            if new_string.is_empty() {
-                // The symbol's lines go, blank lines around them stay.
-                ("Removed", span(first, lines.next_line(end), String::new()))
-            } else {
-                let new = strip_break(new_string);
-                (
-                    "Replaced",
-                    span(first, lines.content_end(end), reindent(new, indent, &what)?),
-                )
-            }
+            whole_lines(&lines, start, end, new_string, &what)?
         }
         SymbolAction::Whole => ("Replaced", span(start, end, new_string.to_string())),
         SymbolAction::Body => {
             let (open, close) = braces::body(text, extension, start, s.selection.1, end)
                 .map_err(|why| no_body(&what, extension, why))?;
-            let inner_start = if lines.ends_line(open + 1) {
-                lines.next_line(open)
-            } else {
-                open + 1
-            };
-            let on_own_lines = inner_start > open + 1
-                && lines.begins_line(close)
-                && inner_start <= lines.line_start(close);
-            if on_own_lines {
-                let inner_end = lines.line_start(close);
-                let body = &text[inner_start..inner_end];
-                let new = if new_string.is_empty() || new_string.ends_with('\n') {
-                    new_string.to_string()
-                } else {
-                    format!("{new_string}\n")
-                };
-                let new = match body.lines().find(|l| !l.trim().is_empty()) {
-                    Some(first) => reindent(
-                        &new,
-                        &first[..first.len() - first.trim_start_matches([' ', '\t']).len()],
-                        &what,
-                    )?,
-                    // An empty body shows no indentation to follow.
-                    None => new,
-                };
-                ("Replaced the body of", span(inner_start, inner_end, new))
-            } else {
-                let inner = &text[open + 1..close];
-                let a = open + 1 + (inner.len() - inner.trim_start().len());
-                let b = (open + 1 + inner.trim_end().len()).max(a);
-                ("Replaced the body of", span(a, b, new_string.to_string()))
-            }
+            (
+                "Replaced the body of",
+                body(&lines, open, close, new_string, &what)?,
+            )
         }
         SymbolAction::Before if lines.begins_line(start) => {
             let at = attached_above(&lines, lines.line_start(start));
@@ -149,21 +110,10 @@ pub fn place(
             "Inserted before",
             span(start, start, new_string.to_string()),
         ),
-        SymbolAction::After if lines.ends_line(end) => {
-            let at = lines.next_line(end);
-            let indent = if lines.begins_line(start) {
-                lines.indent(start)
-            } else {
-                ""
-            };
-            let mut new = with_break(&reindent(new_string, indent, &what)?);
-            if at == text.len() && !text.ends_with('\n') {
-                // The file's last line has no break: the new lines start on one of their own.
-                new.insert(0, '\n');
-                new.pop();
-            }
-            ("Inserted after", span(at, at, new))
-        }
+        SymbolAction::After if lines.ends_line(end) => (
+            "Inserted after",
+            lines_after(&lines, start, end, new_string, &what)?,
+        ),
         SymbolAction::After => ("Inserted after", span(end, end, new_string.to_string())),
     };
     let what = match action {
@@ -179,6 +129,120 @@ pub fn place(
         summary,
         what,
         numbered: true,
+    })
+}
+
+/// `replace: "whole"` of a symbol alone on its lines (`start..end`): the lines replaced, their last
+/// break kept, or removed with it for an empty new_string; with the verb that says which.
+fn whole_lines(
+    lines: &Lines<'_>,
+    start: usize,
+    end: usize,
+    new_string: &str,
+    what: &str,
+) -> Result<(&'static str, Span), Refusal> {
+    let first = lines.line_start(start);
+    let indent = lines.indent(start);
+    if new_string.is_empty() {
+        // The symbol's lines go, blank lines around them stay.
+        return Ok((
+            "Removed",
+            Span {
+                start: first,
+                end: lines.next_line(end),
+                text: String::new(),
+            },
+        ));
+    }
+    let new = strip_break(new_string);
+    Ok((
+        "Replaced",
+        Span {
+            start: first,
+            end: lines.content_end(end),
+            text: reindent(new, indent, what)?,
+        },
+    ))
+}
+
+/// `replace: "body"` between the braces at `open` and `close`: as whole lines when the body has
+/// lines of its own (new_string given the indentation of its first line), else between the spaces
+/// next to the braces.
+fn body(
+    lines: &Lines<'_>,
+    open: usize,
+    close: usize,
+    new_string: &str,
+    what: &str,
+) -> Result<Span, Refusal> {
+    let text = lines.text;
+    let inner_start = if lines.ends_line(open + 1) {
+        lines.next_line(open)
+    } else {
+        open + 1
+    };
+    let on_own_lines = inner_start > open + 1
+        && lines.begins_line(close)
+        && inner_start <= lines.line_start(close);
+    if !on_own_lines {
+        let inner = &text[open + 1..close];
+        let a = open + 1 + (inner.len() - inner.trim_start().len());
+        let b = (open + 1 + inner.trim_end().len()).max(a);
+        return Ok(Span {
+            start: a,
+            end: b,
+            text: new_string.to_string(),
+        });
+    }
+    let inner_end = lines.line_start(close);
+    let body = &text[inner_start..inner_end];
+    let new = if new_string.is_empty() || new_string.ends_with('\n') {
+        new_string.to_string()
+    } else {
+        format!("{new_string}\n")
+    };
+    let new = match body.lines().find(|l| !l.trim().is_empty()) {
+        Some(first) => reindent(
+            &new,
+            &first[..first.len() - first.trim_start_matches([' ', '\t']).len()],
+            what,
+        )?,
+        // An empty body shows no indentation to follow.
+        None => new,
+    };
+    Ok(Span {
+        start: inner_start,
+        end: inner_end,
+        text: new,
+    })
+}
+
+/// `insert: "after"` a symbol (`start..end`) that ends its line: new lines after its last line, in
+/// its indentation when it begins its line.
+fn lines_after(
+    lines: &Lines<'_>,
+    start: usize,
+    end: usize,
+    new_string: &str,
+    what: &str,
+) -> Result<Span, Refusal> {
+    let text = lines.text;
+    let at = lines.next_line(end);
+    let indent = if lines.begins_line(start) {
+        lines.indent(start)
+    } else {
+        ""
+    };
+    let mut new = with_break(&reindent(new_string, indent, what)?);
+    if at == text.len() && !text.ends_with('\n') {
+        // The file's last line has no break: the new lines start on one of their own.
+        new.insert(0, '\n');
+        new.pop();
+    }
+    Ok(Span {
+        start: at,
+        end: at,
+        text: new,
     })
 }
 

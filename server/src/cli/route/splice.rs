@@ -140,7 +140,7 @@ pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
             let new = insert_member(text, object, &members, key, &add.nest(depth));
             return checked(text, new, add.wrote(Some(depth), add.all_items()));
         };
-        let raw: &RawValue = *raw;
+        let raw: &RawValue = raw;
         let at = raw.get();
         let dotted = path[..=depth].join(".");
         if depth + 1 < path.len() {
@@ -162,7 +162,7 @@ pub(super) fn add_json(text: &str, add: &Add) -> Result<Added, String> {
 /// or left as the user set it.
 fn member_set(text: &str, at: &str, dotted: &str, value: &str) -> Result<Added, String> {
     let current: Value = serde_json::from_str(at).map_err(|e| refuse_parse(e, text))?;
-    if current == Value::from(value) {
+    if current == value {
         Ok(Added::Already)
     } else {
         Ok(Added::Left(format!("{dotted} is already set to {current} (setup would set {value:?}): edits still go around multiedit")))
