@@ -1,5 +1,5 @@
 //! `multiedit hook claude-code`: the PreToolUse hook `setup --route-edits` gives Claude Code for
-//! multiedit's tools (`route::claude_hook`), so that routing keeps what the user's permission mode
+//! multiedit's tools (`route/rules.rs`: `claude_hook`), so that routing keeps what the user's permission mode
 //! meant. Claude Code's `acceptEdits` mode and an allow rule for `Edit` let its own Edit run without
 //! asking; they do not cover an MCP tool, so a routed agent would be asked (or, in `claude -p`, denied)
 //! for every edit. The hook reads the mode Claude Code hands it (`permission_mode`) and allows

@@ -197,7 +197,7 @@ fn language_servers(project: &Path, allow: bool, dry_run: bool) -> ExitCode {
 }
 
 /// Sets one agent up; `Ok` says what was done (or would be, with `dry_run`).
-/// `approved`: routing follows, which approves the project's server itself (`route.rs`).
+/// `approved`: routing follows, which approves the project's server itself (`route/rules.rs`).
 fn setup_one(
     agent: Agent,
     scope: Scope,
