@@ -1,8 +1,8 @@
 //! `multiedit hook claude-code`: the PreToolUse hook `setup --route-edits` gives Claude Code for
-//! multiedit's tools (`route/rules.rs`: `claude_hook`), so that routing keeps what the user's permission mode
-//! meant. Claude Code's `acceptEdits` mode and an allow rule for `Edit` let its own Edit run without
-//! asking; they do not cover an MCP tool, so a routed agent would be asked (or, in `claude -p`, denied)
-//! for every edit. The hook reads the mode Claude Code hands it (`permission_mode`) and allows
+//! multiedit's tools (`claude_hook` in `route/rules.rs`), so that routing keeps what the user's
+//! permission mode meant. Claude Code's `acceptEdits` mode and an allow rule for `Edit` let its own
+//! Edit run without asking; they do not cover an MCP tool, so a routed agent would be asked (or, in
+//! `claude -p`, denied) for every edit. The hook reads the mode Claude Code hands it (`permission_mode`) and allows
 //! multiedit's edit tools where Edit ran without asking, and its read-only tools (as Read) always;
 //! elsewhere it says nothing, and Claude Code asks as it asks for Edit.
 //!
