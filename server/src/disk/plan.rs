@@ -5,7 +5,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::commit::commit;
 use super::folders::Steps;
+use super::journal::{recover, Recovered};
+use super::permissions::mode_of;
+use super::private::refuse_inside as refuse_private;
+use super::read::{read, read_at, resolve};
+use super::stage::Write1;
 use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
 use crate::paths;
 
@@ -24,7 +30,7 @@ pub(crate) type Applied = (Outcome, Option<String>);
 pub(crate) fn apply(
     plan: &Plan,
     dry_run: bool,
-    recovered: &mut Vec<super::Recovered>,
+    recovered: &mut Vec<Recovered>,
     confine: Option<&paths::Folders>,
 ) -> Result<Applied, Refusal> {
     let paths_on_disk: Vec<PathBuf> = plan
@@ -32,7 +38,7 @@ pub(crate) fn apply(
         .iter()
         .map(|f| paths::to_path(&f.file_path))
         .collect::<Result<_, _>>()?;
-    super::refuse_private(plan)?;
+    refuse_private(plan)?;
     // Every folder the plan reads or writes, moves' targets included, in one look.
     let mut folders_of_plan = paths_on_disk.clone();
     for f in &plan.files {
@@ -41,12 +47,12 @@ pub(crate) fn apply(
         }
     }
     links_acted_on(plan, &paths_on_disk)?;
-    recovered.extend(super::recover(&folders_of_plan, dry_run)?);
+    recovered.extend(recover(&folders_of_plan, dry_run)?);
     let resolved: Vec<PathBuf> = plan
         .files
         .iter()
         .zip(&paths_on_disk)
-        .map(|(f, p)| super::resolve(p, f.op == FileOp::Delete))
+        .map(|(f, p)| resolve(p, f.op == FileOp::Delete))
         .collect();
     for (f, real) in plan.files.iter().zip(&resolved) {
         still_inside(confine, &f.file_path, real)?;
@@ -65,7 +71,7 @@ pub(crate) fn apply(
         }
         // A deleted link is read through (its target's text is what the hunk removes).
         let real = (f.op != FileOp::Delete).then_some(real.as_path());
-        bytes.push(super::read_at(p, real).map_err(|r| r.in_file(&f.file_path))?);
+        bytes.push(read_at(p, real).map_err(|r| r.in_file(&f.file_path))?);
     }
     let texts = plan
         .files
@@ -85,13 +91,13 @@ pub(crate) fn apply(
         |_, _, target| {
             Ok(
                 !(target.is_dir() && deleted.iter().any(|d| d.starts_with(target)))
-                    && super::read(target)?.is_some(),
+                    && read(target)?.is_some(),
             )
         },
     )?;
     let real_targets: Vec<Option<PathBuf>> = targets
         .iter()
-        .map(|t| t.as_deref().map(|t| super::resolve(t, false)))
+        .map(|t| t.as_deref().map(|t| resolve(t, false)))
         .collect();
     for (f, real) in plan.files.iter().zip(&real_targets) {
         if let (FileOp::MoveTo(to), Some(real)) = (&f.op, real) {
@@ -121,7 +127,7 @@ pub(crate) fn apply(
         // A new file gets what git gives a 100644 one, the umask's.
         let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
         match (&f.op, target) {
-            (FileOp::Delete, _) => writes.push(super::Write1 {
+            (FileOp::Delete, _) => writes.push(Write1 {
                 path,
                 before,
                 after: None,
@@ -129,14 +135,14 @@ pub(crate) fn apply(
             }),
             (FileOp::MoveTo(_), Some(to)) => {
                 // The moved file keeps its permissions unless the patch states a mode.
-                let kept = mode.or_else(|| super::mode_of(&path));
-                writes.push(super::Write1 {
+                let kept = mode.or_else(|| mode_of(&path));
+                writes.push(Write1 {
                     path: to,
                     before: None,
                     after: Some(f.text.clone().into_bytes()),
                     mode: kept,
                 });
-                writes.push(super::Write1 {
+                writes.push(Write1 {
                     path,
                     before,
                     after: None,
@@ -147,7 +153,7 @@ pub(crate) fn apply(
             (FileOp::Edit | FileOp::Create, _)
                 if !f.replacements.is_empty() || f.created || mode.is_some() =>
             {
-                writes.push(super::Write1 {
+                writes.push(Write1 {
                     path,
                     before,
                     after: Some(f.text.clone().into_bytes()),
@@ -157,7 +163,7 @@ pub(crate) fn apply(
             (FileOp::Edit | FileOp::Create, _) => {}
         }
     }
-    super::commit(writes)?;
+    commit(writes)?;
     Ok((outcome, None))
 }
 

@@ -13,7 +13,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{io_refusal, lock_folders, private, read_regular, sync_dir, TEMP_PREFIX, TEMP_SUFFIX};
+use super::folders::folder;
+use super::private;
+use super::read::read_regular;
+use super::refusal::io_refusal;
+use super::sync::{lock_folders, sync_dir};
+use super::temp::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::engine::{Kind, Refusal};
 pub(in crate::disk) use crash::CrashAt;
 pub(crate) use recovery::{recover, recover_into, Recovered};
@@ -157,7 +162,7 @@ impl Journal {
         let plan = format!("{pid}-{:x}", now.as_nanos() & 0xffff_ffff_ffff);
         let folders: BTreeSet<PathBuf> = targets
             .iter()
-            .map(|(t, _)| super::folder(t))
+            .map(|(t, _)| folder(t))
             .chain(staging.iter().cloned())
             .collect();
         let files = targets
@@ -253,7 +258,7 @@ impl Journal {
             return Ok(());
         };
         persist_record(prepared.0, path)?;
-        sync_dir(&super::folder(path));
+        sync_dir(&folder(path));
         self.crash.at("commit", 1);
         Ok(())
     }
@@ -321,7 +326,7 @@ fn stage_record(
     let mut temp = tempfile::Builder::new()
         .prefix(&record_temp_prefix(&record.plan))
         .suffix(TEMP_SUFFIX)
-        .tempfile_in(super::folder(path))
+        .tempfile_in(folder(path))
         .map_err(|e| journal_refusal(&e))?;
     temp.write_all(&bytes).map_err(|e| journal_refusal(&e))?;
     Ok(temp)

@@ -9,7 +9,11 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::disk::{folder, folders, os_error, sync_in, Opened};
+use crate::disk::folders::{self, folder};
+use crate::disk::opened::Opened;
+use crate::disk::read::read_in;
+use crate::disk::refusal::os_error;
+use crate::disk::sync::sync_in;
 use crate::engine::{Kind, Refusal};
 use crate::result::{RecoveredEntry, Recovery};
 
@@ -445,7 +449,7 @@ fn own_temp(record: &Record, temp: &Path) -> bool {
 }
 
 /// Rolls the plan of `record` forward (committed) or back; returns whether it was completed. Forward
-/// goes in the commit's order (`disk::apply_all`), each step taken as done when its result is there
+/// goes in the commit's order (`disk::changes::apply_all`), each step taken as done when its result is there
 /// already: a run killed at any point of the commit, or of this roll-forward, is completed.
 fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     if record.committed {
@@ -545,7 +549,7 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
                 .map_err(|e| refuse(format!("{} cannot be read ({})", temp.display(), os(&e))))?;
             let bytes = match temp_dir.symlink_metadata(temp_name) {
                 Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
-                Ok(m) if m.is_file() => crate::disk::read_in(&temp_dir, temp_name).ok(),
+                Ok(m) if m.is_file() => read_in(&temp_dir, temp_name).ok(),
                 _ => None,
             };
             if bytes.as_ref().map(|b| b.len() as u64) != f.len
