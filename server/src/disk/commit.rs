@@ -63,36 +63,9 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
     let mut journal = journal::Journal::begin(&begin, &staging, journal::CrashAt::from_env())?;
     let prefix = journal.temp_prefix();
     let opened = Opened::default();
-    // What the commit syncs at the end: every folder it changed an entry of.
-    let mut touched: BTreeSet<PathBuf> = targets
-        .iter()
-        .map(|t| folder(t))
-        .chain(staging.iter().cloned())
-        .collect();
-    touched.extend(steps.remove.iter().chain(&steps.make).map(|d| folder(d)));
-    let mut staged = Vec::with_capacity(writes.len());
-    for ((w, target), dir) in writes.into_iter().zip(targets).zip(&staging) {
-        staged.push(stage(w, target, dir, &prefix, &opened)?);
-        crash.at("staged", staged.len());
-    }
-    // One rename is atomic by itself: a single-file plan that makes or removes no folder needs no
-    // commit point. The committed record is written now so that it is fsynced with the new texts.
-    let record = if staged.len() > 1 || !steps.is_empty() {
-        let entries = staged
-            .iter()
-            .map(|s| journal::Entry {
-                target: s.target.clone(),
-                temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
-                new: s.before.is_none(),
-                len: Some(s.len),
-                hash: Some(s.hash.clone()),
-                delete: s.temp.is_none(),
-            })
-            .collect();
-        journal.prepare(entries, &steps, &staged[0].target)?
-    } else {
-        None
-    };
+    let touched = touched_folders(&targets, &staging, &steps);
+    let staged = stage_all(writes, targets, &staging, &prefix, &opened, &crash)?;
+    let record = committed_record(&journal, &staged, &steps)?;
     sync_all(&staged, record.as_ref(), &opened)?;
     crash.at("synced", 1);
     // From the check to the last rename, other multiedit runs writing in the same folders wait: two
@@ -104,8 +77,80 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             .map(|s| folder(&s.target))
             .chain(staging.iter().cloned()),
     );
-    // The texts were checked against what was read; refuse if anyone changed a file since (or a
-    // folder that the commit removes or makes).
+    check_unchanged(&staged, &steps, &opened)?;
+    if let Some(record) = record {
+        journal.commit(record)?;
+    }
+    put_in_place(staged, &steps, &crash, &prefix, &opened, touched)?;
+    journal.finish();
+    Ok(())
+}
+
+/// What the commit fsyncs at the end: every folder it changed an entry of.
+fn touched_folders(
+    targets: &[PathBuf],
+    staging: &[PathBuf],
+    steps: &folders::Steps,
+) -> BTreeSet<PathBuf> {
+    let mut touched: BTreeSet<PathBuf> = targets
+        .iter()
+        .map(|t| folder(t))
+        .chain(staging.iter().cloned())
+        .collect();
+    touched.extend(steps.remove.iter().chain(&steps.make).map(|d| folder(d)));
+    touched
+}
+
+/// Every write staged (`stage`) in its folder of `staging`, the crash hook's `staged` step passed
+/// after each.
+fn stage_all(
+    writes: Vec<Write1>,
+    targets: Vec<PathBuf>,
+    staging: &[PathBuf],
+    prefix: &str,
+    opened: &Opened,
+    crash: &journal::CrashAt,
+) -> Result<Vec<Staged>, Refusal> {
+    let mut staged = Vec::with_capacity(writes.len());
+    for ((w, target), dir) in writes.into_iter().zip(targets).zip(staging) {
+        staged.push(stage(w, target, dir, prefix, opened)?);
+        crash.at("staged", staged.len());
+    }
+    Ok(staged)
+}
+
+/// The committed record (`Journal::prepare`), written now so that it is fsynced with the new texts.
+/// `None` where one rename is atomic by itself: a single-file plan that makes or removes no folder
+/// needs no commit point.
+fn committed_record(
+    journal: &journal::Journal,
+    staged: &[Staged],
+    steps: &folders::Steps,
+) -> Result<Option<journal::Prepared>, Refusal> {
+    if staged.len() <= 1 && steps.is_empty() {
+        return Ok(None);
+    }
+    let entries = staged
+        .iter()
+        .map(|s| journal::Entry {
+            target: s.target.clone(),
+            temp: s.temp.as_ref().map(|t| t.path().to_path_buf()),
+            new: s.before.is_none(),
+            len: Some(s.len),
+            hash: Some(s.hash.clone()),
+            delete: s.temp.is_none(),
+        })
+        .collect();
+    journal.prepare(entries, steps, &staged[0].target)
+}
+
+/// The texts were checked against what was read: refuses if anyone changed a file since (or a
+/// folder that the commit removes or makes).
+fn check_unchanged(
+    staged: &[Staged],
+    steps: &folders::Steps,
+    opened: &Opened,
+) -> Result<(), Refusal> {
     let changed = |path: &Path| {
         Refusal::new(
             Kind::NotApplied,
@@ -117,12 +162,12 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             staged
                 .iter()
                 .map(|s| (s.target.as_path(), s.before.is_none(), s.temp.is_none())),
-        )? != steps
+        )? != *steps
     {
         return Err(changed(&staged[0].target));
     }
     for s in staged.iter().filter(|s| !steps.remove.contains(&s.target)) {
-        let now = match recheck(&opened, s) {
+        let now = match recheck(opened, s) {
             Ok(b) => Some(b),
             Err(e) if folders::absent(&e) => None,
             // Grown past the cap since it was read: not the text the plan was checked on.
@@ -133,22 +178,32 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             return Err(changed(&s.target));
         }
     }
-    if let Some(record) = record {
-        journal.commit(record)?;
-    }
-    let (done, failed) = apply_all(staged, &steps, &crash, &prefix, &opened);
+    Ok(())
+}
+
+/// After the commit point: the plan's changes made (`changes::apply_all`), every folder in `touched`
+/// fsynced once, then the deleted files kept aside removed.
+fn put_in_place(
+    staged: Vec<Staged>,
+    steps: &folders::Steps,
+    crash: &journal::CrashAt,
+    prefix: &str,
+    opened: &Opened,
+    touched: BTreeSet<PathBuf>,
+) -> Result<(), Refusal> {
+    let (done, failed) = apply_all(staged, steps, crash, prefix, opened);
     let touched: Vec<PathBuf> = touched.into_iter().collect();
     if let Some(refusal) = failed {
         // The plan had committed; putting back what was already done (then dropping the journal) is
         // the one way left to keep it whole. A crash in the midst of that put-back is the one moment
         // the journal does not cover.
-        roll_back(done, &prefix, &opened);
-        parallel(touched, THREADS, |d| sync_in(&opened, &d));
+        roll_back(done, prefix, opened);
+        parallel(touched, THREADS, |d| sync_in(opened, &d));
         return Err(refusal);
     }
     // The renames reach the disk before the journal goes; the deleted files, kept aside until now,
     // go just before it (a crash between: recovery rolls forward, which removes them).
-    parallel(touched, THREADS, |d| sync_in(&opened, &d));
+    parallel(touched, THREADS, |d| sync_in(opened, &d));
     for undo in &done {
         if let Undo::Aside(_, aside) = undo {
             if let Ok((dir, name)) = opened.parent(aside) {
@@ -156,7 +211,6 @@ pub fn commit(writes: Vec<Write1>) -> Result<(), Refusal> {
             }
         }
     }
-    journal.finish();
     Ok(())
 }
 

@@ -39,26 +39,78 @@ pub(crate) fn apply(
         .map(|f| paths::to_path(&f.file_path))
         .collect::<Result<_, _>>()?;
     refuse_private(plan)?;
-    // Every folder the plan reads or writes, moves' targets included, in one look.
-    let mut folders_of_plan = paths_on_disk.clone();
+    let folders_of_plan = with_move_targets(plan, &paths_on_disk)?;
+    links_acted_on(plan, &paths_on_disk)?;
+    recovered.extend(recover(&folders_of_plan, dry_run)?);
+    let resolved = resolve_confined(plan, &paths_on_disk, confine)?;
+    let bytes = read_files(plan, &paths_on_disk, &resolved)?;
+    let texts = plan
+        .files
+        .iter()
+        .zip(&bytes)
+        .map(|(f, b)| {
+            b.as_deref()
+                .map(|b| engine::decode(&f.file_path, b))
+                .transpose()
+        })
+        .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
+    let deleted = vacated(plan, &paths_on_disk);
+    let (targets, real_targets) = move_targets_on_disk(plan, &paths_on_disk, &deleted, confine)?;
+    let outcome = engine::apply_plan(plan, &texts)?;
+    // Where the new files go, checked as the commit will (a dry run must refuse what the run would).
+    folder_steps(&outcome, &paths_on_disk, &targets, &deleted)?;
+    if dry_run {
+        let diff: String = outcome
+            .files
+            .iter()
+            .zip(&texts)
+            .map(|(f, before)| diff::file_diff(f, before.unwrap_or("")))
+            .collect();
+        return Ok((outcome, Some(diff)));
+    }
+    commit(writes(&outcome, resolved, bytes, real_targets))?;
+    Ok((outcome, None))
+}
+
+/// The paths of the plan's files (`paths`) and its moves' targets: every folder the plan reads or
+/// writes, for recovery to look at in one look.
+fn with_move_targets(plan: &Plan, paths: &[PathBuf]) -> Result<Vec<PathBuf>, Refusal> {
+    let mut folders_of_plan = paths.to_vec();
     for f in &plan.files {
         if let FileOp::MoveTo(to) = &f.op {
             folders_of_plan.push(paths::to_path(to)?);
         }
     }
-    links_acted_on(plan, &paths_on_disk)?;
-    recovered.extend(recover(&folders_of_plan, dry_run)?);
+    Ok(folders_of_plan)
+}
+
+/// Each file's path resolved once (`read::resolve`; a deletion's link itself), refused unless it
+/// still lies in `confine`.
+fn resolve_confined(
+    plan: &Plan,
+    paths: &[PathBuf],
+    confine: Option<&paths::Folders>,
+) -> Result<Vec<PathBuf>, Refusal> {
     let resolved: Vec<PathBuf> = plan
         .files
         .iter()
-        .zip(&paths_on_disk)
+        .zip(paths)
         .map(|(f, p)| resolve(p, f.op == FileOp::Delete))
         .collect();
     for (f, real) in plan.files.iter().zip(&resolved) {
         still_inside(confine, &f.file_path, real)?;
     }
+    Ok(resolved)
+}
+
+/// The bytes of each file of the plan (`None`: it does not exist), read at its `resolved` path.
+fn read_files(
+    plan: &Plan,
+    paths: &[PathBuf],
+    resolved: &[PathBuf],
+) -> Result<Vec<Option<Vec<u8>>>, Refusal> {
     let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
-    for ((f, p), real) in plan.files.iter().zip(&paths_on_disk).zip(&resolved) {
+    for ((f, p), real) in plan.files.iter().zip(paths).zip(resolved) {
         if f.op == FileOp::Delete && p.is_dir() {
             // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
             let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
@@ -73,20 +125,23 @@ pub(crate) fn apply(
         let real = (f.op != FileOp::Delete).then_some(real.as_path());
         bytes.push(read_at(p, real).map_err(|r| r.in_file(&f.file_path))?);
     }
-    let texts = plan
-        .files
-        .iter()
-        .zip(&bytes)
-        .map(|(f, b)| {
-            b.as_deref()
-                .map(|b| engine::decode(&f.file_path, b))
-                .transpose()
-        })
-        .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
-    let deleted = vacated(plan, &paths_on_disk);
+    Ok(bytes)
+}
+
+/// Where each file of a plan moves (`None`: it stays), as named and as resolved.
+type Targets = (Vec<Option<PathBuf>>, Vec<Option<PathBuf>>);
+
+/// Where each file moves (`move_targets`, a target on disk taken as occupied unless the plan empties
+/// it), each resolved target refused unless it lies in `confine`.
+fn move_targets_on_disk(
+    plan: &Plan,
+    paths: &[PathBuf],
+    deleted: &BTreeSet<PathBuf>,
+    confine: Option<&paths::Folders>,
+) -> Result<Targets, Refusal> {
     let targets = move_targets(
         plan,
-        &paths_on_disk,
+        paths,
         |p| p.to_string_lossy().into_owned(),
         |_, _, target| {
             Ok(
@@ -104,18 +159,18 @@ pub(crate) fn apply(
             still_inside(confine, to, real)?;
         }
     }
-    let outcome = engine::apply_plan(plan, &texts)?;
-    // Where the new files go, checked as the commit will (a dry run must refuse what the run would).
-    folder_steps(&outcome, &paths_on_disk, &targets, &deleted)?;
-    if dry_run {
-        let diff: String = outcome
-            .files
-            .iter()
-            .zip(&texts)
-            .map(|(f, before)| diff::file_diff(f, before.unwrap_or("")))
-            .collect();
-        return Ok((outcome, Some(diff)));
-    }
+    Ok((targets, real_targets))
+}
+
+/// What the commit writes for `outcome`: each file at its `resolved` path, checked against the
+/// `bytes` read there; a move as its text written at its resolved target (`real_targets`) and its
+/// file deleted; a file the plan left as it was, nothing.
+fn writes(
+    outcome: &Outcome,
+    resolved: Vec<PathBuf>,
+    bytes: Vec<Option<Vec<u8>>>,
+    real_targets: Vec<Option<PathBuf>>,
+) -> Vec<Write1> {
     let mut writes = Vec::new();
     for (((f, path), before), target) in outcome
         .files
@@ -163,8 +218,7 @@ pub(crate) fn apply(
             (FileOp::Edit | FileOp::Create, _) => {}
         }
     }
-    commit(writes)?;
-    Ok((outcome, None))
+    writes
 }
 
 /// Refuses what a plan would do to a symbolic link (`paths`: its files' paths) other than edit the

@@ -1,6 +1,7 @@
 //! A file's new text staged for the commit: what to write (`Write1`), written under a temporary name
 //! beside its target with the permission bits it will have (`Staged`), not yet flushed or renamed.
 
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -47,28 +48,7 @@ pub(super) fn stage(
     prefix: &str,
     opened: &Opened,
 ) -> Result<Staged, Refusal> {
-    // What is at the target now, looked at in its open folder. A deletion moves the entry aside as it
-    // is (a link included); a folder where a new file goes is the folder steps' business.
-    let existing = if w.after.is_none() {
-        None
-    } else {
-        match opened
-            .parent(&target)
-            .and_then(|(d, name)| d.open_with(name, opened::no_follow().read(true)))
-        {
-            Ok(f) => Some(
-                f.into_std()
-                    .metadata()
-                    .map_err(|e| io_refusal(&target, "examine", &e))?,
-            ),
-            Err(e) if folders::absent(&e) => None,
-            Err(e) => return Err(io_refusal(&w.path, "read", &e)),
-        }
-    };
-    let existing = existing.filter(|m| !(m.is_dir() && w.before.is_none()));
-    if let Some(meta) = &existing {
-        not_regular(&w.path, meta, None)?;
-    }
+    let existing = existing(&w, &target, opened)?;
     let mode = existing.as_ref().map(mode_bits);
     let Some(after) = w.after else {
         return Ok(Staged {
@@ -94,39 +74,15 @@ pub(super) fn stage(
             ),
         ));
     }
-    let in_dir = opened
-        .dir(dir)
-        .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
-    // A new file is created as any program creates one: 0666 less the umask. An existing file's new
-    // text starts private (0600) until it has the file's own bits.
-    let create_mode = if existing.is_none() && w.mode.is_none() {
-        0o666
-    } else {
-        0o600
-    };
-    let (file, name) = create_temp(&in_dir, prefix, create_mode)
-        .map_err(|e| io_refusal(&target, "create a temporary file beside", &e))?;
-    let temp = Temp {
-        dir: in_dir,
-        path: dir.join(&name),
-        name,
-        renamed: false,
-    };
-    let mut file = file.into_std();
-    file.write_all(&after)
-        .map_err(|e| io_refusal(&target, "write", &e))?;
-    if let Some(meta) = &existing {
-        keep_owner(&file, meta);
-    }
-    match (w.mode, &existing) {
-        (Some(m), _) => {
-            set_mode(&file, m).map_err(|e| io_refusal(&target, "set the permissions of", &e))?
-        }
-        (None, Some(meta)) => file
-            .set_permissions(meta.permissions())
-            .map_err(|e| io_refusal(&target, "keep the permissions of", &e))?,
-        (None, None) => {}
-    }
+    let temp = write_temp(
+        &after,
+        w.mode,
+        existing.as_ref(),
+        &target,
+        dir,
+        prefix,
+        opened,
+    )?;
     Ok(Staged {
         target,
         temp: Some(temp),
@@ -135,4 +91,77 @@ pub(super) fn stage(
         len: after.len() as u64,
         hash: journal::digest(&after),
     })
+}
+
+/// What is at the target of `w` now, looked at in its open folder: refused unless a regular file.
+/// `None` for a deletion (it moves the entry aside as it is, a link included), and for a folder where
+/// a new file goes (the folder steps' business).
+fn existing(w: &Write1, target: &Path, opened: &Opened) -> Result<Option<fs::Metadata>, Refusal> {
+    if w.after.is_none() {
+        return Ok(None);
+    }
+    let existing = match opened
+        .parent(target)
+        .and_then(|(d, name)| d.open_with(name, opened::no_follow().read(true)))
+    {
+        Ok(f) => Some(
+            f.into_std()
+                .metadata()
+                .map_err(|e| io_refusal(target, "examine", &e))?,
+        ),
+        Err(e) if folders::absent(&e) => None,
+        Err(e) => return Err(io_refusal(&w.path, "read", &e)),
+    };
+    let existing = existing.filter(|m| !(m.is_dir() && w.before.is_none()));
+    if let Some(meta) = &existing {
+        not_regular(&w.path, meta, None)?;
+    }
+    Ok(existing)
+}
+
+/// The text `after` written to a new temporary file in `dir`, with the permission bits `mode` states,
+/// else those (and the owner) of the `existing` file.
+fn write_temp(
+    after: &[u8],
+    mode: Option<u32>,
+    existing: Option<&fs::Metadata>,
+    target: &Path,
+    dir: &Path,
+    prefix: &str,
+    opened: &Opened,
+) -> Result<Temp, Refusal> {
+    let in_dir = opened
+        .dir(dir)
+        .map_err(|e| io_refusal(target, "create a temporary file beside", &e))?;
+    // A new file is created as any program creates one: 0666 less the umask. An existing file's new
+    // text starts private (0600) until it has the file's own bits.
+    let create_mode = if existing.is_none() && mode.is_none() {
+        0o666
+    } else {
+        0o600
+    };
+    let (file, name) = create_temp(&in_dir, prefix, create_mode)
+        .map_err(|e| io_refusal(target, "create a temporary file beside", &e))?;
+    let temp = Temp {
+        dir: in_dir,
+        path: dir.join(&name),
+        name,
+        renamed: false,
+    };
+    let mut file = file.into_std();
+    file.write_all(after)
+        .map_err(|e| io_refusal(target, "write", &e))?;
+    if let Some(meta) = existing {
+        keep_owner(&file, meta);
+    }
+    match (mode, existing) {
+        (Some(m), _) => {
+            set_mode(&file, m).map_err(|e| io_refusal(target, "set the permissions of", &e))?
+        }
+        (None, Some(meta)) => file
+            .set_permissions(meta.permissions())
+            .map_err(|e| io_refusal(target, "keep the permissions of", &e))?,
+        (None, None) => {}
+    }
+    Ok(temp)
 }
