@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use super::text::{
-    common_indent, indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain,
-    plain_char,
+    common_indent, indent_of, line_of, line_similarity, line_starts, lines_with_offsets,
+    pair_most_alike, plain, plain_char,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -1044,17 +1044,16 @@ fn recurl(old: &str, matched: &str, new: &str) -> Option<String> {
                 } => {
                     // A changed line keeps the quotes of the old line it was made from; a line unlike
                     // any old one is new text, written as given.
-                    let mut next = old_index;
-                    for k in new_index..new_index + new_len {
-                        let from = (next..old_index + old_len)
-                            .map(|j| (j, line_similarity(o[j], n[k])))
-                            .filter(|&(_, s)| s >= 0.5)
-                            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+                    let made_from = pair_most_alike(
+                        new_index..new_index + new_len,
+                        old_index..old_index + old_len,
+                        0.5,
+                        |k, j| line_similarity(o[j], n[k]),
+                        |_| None,
+                    );
+                    for (k, from) in (new_index..).zip(made_from) {
                         match from {
-                            Some((j, _)) => {
-                                out.push(recurl_chars(o[j], m[j], n[k])?);
-                                next = j + 1;
-                            }
+                            Some(j) => out.push(recurl_chars(o[j], m[j], n[k])?),
                             None => out.push(n[k].to_string()),
                         }
                     }
