@@ -298,51 +298,10 @@ fn vote_similar(
     let table = GramTable::new(&per_line);
     let token_sets: Vec<Vec<u64>> = changed.iter().map(|&j| token_set(old[j])).collect();
     let mut shared = vec![0usize; changed.len()];
+    // The hot loop of a miss on a large file.
     for (i, (_, line)) in file.iter().enumerate() {
-        // The hot loop of a miss on a large file: an ASCII line's trigrams are read straight off its
-        // bytes (whitespace runs folded as `loose` folds them), with no allocation and no sorting;
-        // other lines take the general path.
         shared.iter_mut().for_each(|s| *s = 0);
-        let mut count = 0usize;
-        let hit = |g: u32, shared: &mut [usize]| {
-            let mut m = table.get(g);
-            while m != 0 {
-                shared[m.trailing_zeros() as usize] += 1;
-                m &= m - 1;
-            }
-        };
-        if line.is_ascii() {
-            let (mut g, mut len, mut space) = (0u32, 0usize, false);
-            for &b in line.trim().as_bytes() {
-                let b = if b.is_ascii_whitespace() {
-                    if space {
-                        continue;
-                    }
-                    space = true;
-                    b' '
-                } else {
-                    space = false;
-                    b
-                };
-                g = ((g << 8) | u32::from(b)) & 0xff_ffff;
-                len += 1;
-                if len >= 3 {
-                    count += 1;
-                    hit(g, &mut shared);
-                }
-            }
-            if len == 0 {
-                continue;
-            }
-            if len < 3 {
-                count = 1;
-                hit((1 << 24) | g, &mut shared);
-            }
-        } else {
-            grams(line, &mut buf, &mut gs);
-            count = gs.len();
-            gs.iter().for_each(|&g| hit(g, &mut shared));
-        }
+        let count = shared_grams(line, &table, &mut shared, &mut buf, &mut gs);
         if count == 0 {
             continue;
         }
@@ -361,6 +320,52 @@ fn vote_similar(
             }
         }
     }
+}
+
+/// Counts into `shared` the trigrams `line` shares with each of old_string's changed lines (a bit
+/// each in `table`), and returns how many trigrams `line` has (0 for a blank line). An ASCII line's
+/// trigrams are read straight off its bytes (whitespace runs folded as `loose` folds them), with no
+/// allocation and no sorting; other lines take the general path (`grams`, into `buf` and `gs`).
+#[inline]
+fn shared_grams(
+    line: &str,
+    table: &GramTable,
+    shared: &mut [usize],
+    buf: &mut Vec<u8>,
+    gs: &mut Vec<u32>,
+) -> usize {
+    if !line.is_ascii() {
+        grams(line, buf, gs);
+        gs.iter().for_each(|&g| table.hit(g, shared));
+        return gs.len();
+    }
+    let (mut g, mut len, mut space, mut count) = (0u32, 0usize, false, 0usize);
+    for &b in line.trim().as_bytes() {
+        let b = if b.is_ascii_whitespace() {
+            if space {
+                continue;
+            }
+            space = true;
+            b' '
+        } else {
+            space = false;
+            b
+        };
+        g = ((g << 8) | u32::from(b)) & 0xff_ffff;
+        len += 1;
+        if len >= 3 {
+            count += 1;
+            table.hit(g, shared);
+        }
+    }
+    if len == 0 {
+        return 0;
+    }
+    if len < 3 {
+        table.hit((1 << 24) | g, shared);
+        return 1;
+    }
+    count
 }
 
 /// For each trigram of old_string's changed lines, which of them (a bit each) have it: an
@@ -404,6 +409,16 @@ impl GramTable {
 
     fn get(&self, g: u32) -> u64 {
         self.masks[self.slot(g)]
+    }
+
+    /// Adds one to `shared` for each changed line that has the trigram `g`.
+    #[inline]
+    fn hit(&self, g: u32, shared: &mut [usize]) {
+        let mut m = self.get(g);
+        while m != 0 {
+            shared[m.trailing_zeros() as usize] += 1;
+            m &= m - 1;
+        }
     }
 }
 
