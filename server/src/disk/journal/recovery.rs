@@ -8,12 +8,19 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use super::*;
+use super::record::{
+    alive, digest, record_name, record_temp_prefix, temp_prefix, writer_alive, Record, FORMAT,
+    FORMAT_FOLDERS, FORMAT_ROOTED, JOURNAL_PREFIX, JOURNAL_SUFFIX, RECORD_PREFIX, RECORD_SUFFIX,
+};
 use crate::disk::folders::{self, folder};
 use crate::disk::opened::Opened;
+use crate::disk::private;
 use crate::disk::read::read_in;
+use crate::disk::read::read_regular;
 use crate::disk::refusal::os_error;
+use crate::disk::sync::lock_folders;
 use crate::disk::sync::sync_in;
+use crate::disk::temp::TEMP_SUFFIX;
 use crate::engine::{Kind, Refusal};
 use crate::result::{RecoveredEntry, Recovery};
 
