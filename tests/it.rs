@@ -17,6 +17,7 @@ mod engine_seeds;
 mod engine_text;
 mod formats;
 mod gate;
+mod language_servers;
 mod lsp;
 mod lsp_abuse;
 mod lsp_diagnostics;

@@ -1665,12 +1665,15 @@ fn a_plan_result_is_the_command_line_json() {
                 .unwrap()),
                 &ws
             ),
-            &["on_disk_text"],
+            &["on_disk_text", "edit", "label"],
             &["version", "on_disk"]
         ),
         cli
     );
     assert_eq!(ed.edits_seen.len(), 1, "one WorkspaceEdit");
+    // What the editor applied comes back in the answer, for its own caller to show.
+    assert_eq!(r["edit"], ed.edits_seen[0]["edit"]);
+    assert_eq!(r["label"], ed.edits_seen[0]["label"]);
 }
 
 /// A file and a folder trading names needs the folder removed or made between the deletion and the

@@ -637,26 +637,46 @@ fn without_an_editor_symbol_plans_and_renames_are_refused_for_what_would_serve_t
     let calc = ws.join("calc.ts");
     fs::write(&calc, CALC).unwrap();
     let plan = ws.join("plan.json");
+    // Where no editor holds the files, multiedit starts a language server only for a project the user
+    // allowed (tests/language_servers.rs); this one is not, in a state folder of its own.
+    let state = ws.join("state");
+    let refused = |what: &str| {
+        format!(
+            "{what} is resolved by the language servers of an editor running multiedit lsp, or by one multiedit starts \
+             itself, which it does only for a project whose user allowed it (a language server can run the project's own \
+             code), and {ws} is not allowed. Nothing was changed. To allow it, run `multiedit setup --language-servers` in \
+             {ws}; or open the project in an editor with multiedit (VS Code with the MultiEdit extension, Neovim with \
+             multiedit lsp and its symbols handler) and send the plan through it; or address the text with old_string.",
+            ws = ws.display()
+        )
+    };
     for (p, message) in [
         (
             json!({"file_path": calc, "edits": [{"old_string": "total = 0", "new_string": "total = 1"}, {"symbol": "Calculator/add", "replace": "body", "new_string": "return 0;"}]}),
-            "Edit 2 names the symbol Calculator/add, which is resolved by the language servers of an editor running multiedit lsp, \
-             and none resolved it here (on disk, multiedit reads no symbols). Nothing was changed. Open the project in an editor \
-             with multiedit (VS Code with the MultiEdit extension, Neovim with multiedit lsp and its symbols handler) and send the \
-             plan through it, or address the text with old_string.",
+            refused("Edit 2 names the symbol Calculator/add, which"),
         ),
         (
             json!({"rename": {"file_path": calc, "symbol": "total", "new_name": "sum"}}),
-            "The rename to sum is resolved by the language servers of an editor running multiedit lsp, and none resolved it here \
-             (on disk, multiedit reads no symbols). Nothing was changed. Open the project in an editor with multiedit (VS Code with \
-             the MultiEdit extension, Neovim with multiedit lsp and its symbols handler) and send the plan through it, or address \
-             the text with old_string.",
+            refused("The rename to sum"),
         ),
     ] {
         fs::write(&plan, p.to_string()).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit")).args(["apply", "--json"]).arg(&plan).output().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_multiedit"))
+            .args(["apply", "--json"])
+            .arg(&plan)
+            .current_dir(&ws)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap();
         let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!((out.status.code(), result["error"]["kind"].as_str(), result["error"]["message"].as_str()), (Some(1), Some("needs_editor"), Some(message)));
+        assert_eq!(
+            (
+                out.status.code(),
+                result["error"]["kind"].as_str(),
+                result["error"]["message"].as_str()
+            ),
+            (Some(1), Some("needs_editor"), Some(message.as_str()))
+        );
         assert_eq!(fs::read_to_string(&calc).unwrap(), CALC);
     }
 }

@@ -340,7 +340,8 @@ fn the_patch_tool_reports_files_as_the_command_line_json_does() {
 }
 
 /// `multiedit` (no editor: on disk) gives as `structuredContent` the result `multiedit apply --json`
-/// gives for the same plan, adding only where it was applied.
+/// gives for the same plan, adding only where it was applied and the text a model reads (which
+/// Claude Code and Codex show their model instead of the text content).
 #[test]
 fn the_plan_tool_gives_the_command_line_json() {
     let Some(python) = mcp_support::python("the MCP same-result test") else {
@@ -355,6 +356,12 @@ fn the_plan_tool_gives_the_command_line_json() {
         &[("XDG_RUNTIME_DIR", &runtime)],
     );
     assert_eq!(r["structured"]["applied_in"], "disk", "{r}");
+    assert!(
+        r["structured"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("\n\nWritten to disk: ")),
+        "{r}"
+    );
     assert_eq!(
         report_support::without(
             &report_support::rooted(
@@ -363,7 +370,7 @@ fn the_plan_tool_gives_the_command_line_json() {
                 }),
                 &root
             ),
-            &["applied_in"],
+            &["applied_in", "text"],
             &[]
         ),
         cli

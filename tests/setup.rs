@@ -438,7 +438,18 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
     );
     let o = e.run(&["doctor"]);
     let said = out(&o);
-    assert_eq!(o.status.code(), Some(0), "{said}");
+    // Claude Code has not been told it may run the project's server: what `claude mcp list` says.
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "  claude-code: approval pending: Claude Code runs a server of {} only once you approved it, and it was not \
+             approved (`claude mcp list` says \"Pending approval\"). Fix: start claude in this folder and approve \
+             multiedit, or run `multiedit setup claude-code --route-edits`, which approves it in \
+             .claude/settings.local.json.\n",
+            e.project.join(".mcp.json").display()
+        )),
+        "{said}"
+    );
     assert!(
         said.contains(&format!(
             "(multiedit lsp pid {}): {}",
@@ -471,7 +482,7 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
         )),
         "{said}"
     );
-    assert!(said.contains("No problem found."), "{said}");
+    assert!(said.contains("\n1 problem found.\n"), "{said}");
     assert!(ed.shutdown().success());
 }
 
@@ -868,6 +879,18 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
         json_at(&claude_local)["permissions"]["allow"],
         json!(["Bash(ls)"])
     );
+    // Where Edit ran without asking, multiedit's edits do too: a hook that reads Claude Code's mode.
+    assert_eq!(
+        json_at(&claude_local)["hooks"],
+        json!({"PreToolUse": [{"matcher": "mcp__multiedit__.*", "hooks": [{"type": "command", "command": format!("{} hook claude-code", bin().display())}]}]})
+    );
+    // Codex runs multiedit's tools without asking (`codex exec` never asks); multiedit mcp refuses to
+    // write in its read-only sandbox.
+    let codex = fs::read_to_string(e.home.join(".codex/config.toml")).unwrap();
+    assert!(
+        codex.ends_with("args = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\n"),
+        "{codex}"
+    );
     assert!(
         !e.project.join(".claude/settings.json").exists(),
         "the team's file is not touched"
@@ -903,7 +926,7 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
         out(&o)
             .matches("edits already routed through multiedit")
             .count(),
-        3,
+        4,
         "{}",
         out(&o)
     );
@@ -918,7 +941,7 @@ fn route_edits_turns_off_the_agents_own_editing_and_the_undo_gives_back_every_by
         out(&o)
             .matches("(as it was before setup, byte for byte)")
             .count(),
-        3,
+        4,
         "{}",
         out(&o)
     );
@@ -1444,6 +1467,12 @@ fn doctor_says_whose_edits_go_through_multiedit() {
             .code(),
         Some(0)
     );
+    // Gemini CLI runs the project's servers once the folder is trusted (setup leaves that to the user).
+    fs::write(
+        e.home.join(".gemini/trustedFolders.json"),
+        json!({e.project.display().to_string(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
     let o = e.run(&["doctor"]);
     let said = out(&o);
     assert_eq!(o.status.code(), Some(0), "{said}");
@@ -1579,8 +1608,13 @@ fn setup_never_writes_through_project_files_that_link_outside() {
     std::os::unix::fs::symlink(&claude_json, &mcp).unwrap();
     std::os::unix::fs::symlink(&opencode_user, &opencode).unwrap();
     std::os::unix::fs::symlink("../home/.bashrc", &agents_md).unwrap();
-    // Codex CLI's own file is the user's: connected first, so that only AGENTS.md is left.
+    // Codex CLI's own file is the user's: connected and routed first (its server's approval), so that
+    // only AGENTS.md is left.
     assert_eq!(e.run(&["setup", "codex"]).status.code(), Some(0));
+    assert_eq!(
+        e.run(&["setup", "codex", "--route-edits"]).status.code(),
+        Some(0)
+    );
     let before = e.everything();
     for dry in [true, false] {
         let mut args = vec![
@@ -1628,12 +1662,16 @@ fn setup_never_writes_through_project_files_that_link_outside() {
                 ),
             )
         );
+        let codex = e.home.join(".codex/config.toml");
         assert_eq!(
             out(&o),
             format!(
-                "codex: {} already runs {} mcp (Codex CLI reads only this user file)\n",
-                e.home.join(".codex/config.toml").display(),
-                bin().display()
+                "codex: {} already runs {} mcp (Codex CLI reads a project's .codex/config.toml only once it trusts the \
+                 project, and it does not trust this one)\n\
+                 codex: edits already routed through multiedit in {}\n",
+                codex.display(),
+                bin().display(),
+                codex.display(),
             )
         );
         assert_eq!(e.everything(), before, "nothing anywhere changed");
@@ -2046,4 +2084,118 @@ fn a_routes_record_of_another_users_is_refused_and_nothing_is_written() {
             &format!("Move {} away and run setup again.", routes.display()),
         ),
     );
+}
+
+/// `multiedit doctor` says what each agent itself would say, and the fix: a Claude Code approval
+/// pending or given by setup for another command, a folder Gemini CLI does not trust (which `gemini
+/// mcp list` shows as Disabled), an `opencode.jsonc` that wins over the `opencode.json` setup wrote, a
+/// user's Gemini policy above setup's, and a deny list that covers Write for some paths only.
+#[test]
+fn doctor_reads_every_file_the_agents_read_and_says_what_they_would() {
+    let e = env();
+    let p = |rel: &str| e.project.join(rel).display().to_string();
+    let h = |rel: &str| e.home.join(rel).display().to_string();
+    assert_eq!(
+        e.run(&[
+            "setup",
+            "claude-code",
+            "gemini",
+            "opencode",
+            "--route-edits"
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(
+        e.run(&["setup", "gemini", "--user", "--route-edits"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let o = e.run(&["doctor"]);
+    let said = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(said.contains(&format!(
+        "  gemini: untrusted folder: Gemini CLI runs no server of {} in a folder it does not trust (`gemini mcp list` says \
+         \"Disabled\"). Fix: start gemini in this folder and trust it, or add \"{}\": \"TRUST_FOLDER\" to {}.\n",
+        p(".gemini/settings.json"),
+        e.project.display(),
+        h(".gemini/trustedFolders.json")
+    )), "{said}");
+    assert!(said.contains("\n1 problem found.\n"), "{said}");
+    // Gemini CLI itself says so.
+    if let Some(agents) = agent_bin("gemini") {
+        let o = Command::new("gemini")
+            .args(["mcp", "list"])
+            .current_dir(&e.project)
+            .env("HOME", &e.home)
+            .env("PATH", path_with(agents))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let listed = plain(&format!("{}{}", out(&o), err(&o)));
+        assert!(
+            listed.contains("multiedit") && listed.contains("Disabled"),
+            "{listed}"
+        );
+    }
+    fs::write(
+        e.home.join(".gemini/trustedFolders.json"),
+        json!({e.project.display().to_string(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
+
+    // Each agent's own files, read as the agent reads them.
+    fs::write(
+        e.project.join("opencode.jsonc"),
+        "// mine\n{\n  \"permission\": {\"edit\": \"allow\"},\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        e.home.join(".gemini/policies/mine.toml"),
+        "[[rule]]\ntoolName = \"replace\"\ndecision = \"allow\"\npriority = 950\n",
+    )
+    .unwrap();
+    let local = e.project.join(".claude/settings.local.json");
+    let text = fs::read_to_string(&local)
+        .unwrap()
+        .replace("\"Write\"", "\"Write(src/**)\"");
+    fs::write(&local, text).unwrap();
+    // A teammate's commit changes the command of the server setup approved.
+    let mcp = e.project.join(".mcp.json");
+    let text = fs::read_to_string(&mcp)
+        .unwrap()
+        .replace(&bin().display().to_string(), "/elsewhere/multiedit");
+    fs::write(&mcp, text).unwrap();
+    let said = out(&e.run(&["doctor"]));
+    let l = local.display().to_string();
+    for line in [
+        format!(
+            "  claude-code: approval for another command: setup approved multiedit in {l} when {} ran `{} mcp`; it now \
+             runs `/elsewhere/multiedit mcp`, and Claude Code runs that on the same approval. Fix: check the change, \
+             then run `multiedit setup claude-code --undo-route-edits` and `multiedit setup claude-code --route-edits` \
+             to approve this command.\n",
+            mcp.display(),
+            bin().display()
+        ),
+        format!(
+            "  claude-code: partly through multiedit: Edit in {l} denied; Write is denied only where Write(src/**) in \
+             {l} reaches, and writes everywhere else (`multiedit setup claude-code --route-edits` turns the rest off)\n"
+        ),
+        format!(
+            "  opencode: around multiedit: {} sets permission.edit to \"allow\", and OpenCode takes it over the other \
+             files (make it \"deny\" there, or remove it and run `multiedit setup opencode --route-edits`)\n",
+            p("opencode.jsonc")
+        ),
+        format!(
+            "  gemini: around multiedit: {} gives replace \"allow\" at priority 950, above the deny that setup wrote \
+             (lower that rule's priority below the deny's, or remove it)\n",
+            h(".gemini/policies/mine.toml")
+        ),
+    ] {
+        assert!(said.contains(&line), "{line}\n{said}");
+    }
 }

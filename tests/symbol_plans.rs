@@ -12,7 +12,7 @@ use crate::support::corpus::history;
 use multiedit::engine::{NamePath, SymbolAction};
 use multiedit::lsp::convert::{self, Encoding};
 use multiedit::lsp::ext::ReportedSymbol;
-use multiedit::lsp::symbols::{braces, outline, place};
+use multiedit::symbols::{braces, outline, place};
 use ropey::Rope;
 use serde_json::json;
 use tower_lsp_server::ls_types::Range;

@@ -64,8 +64,10 @@ export async function applyPlan(ctx: Ctx, plan: EditRequest, { source, agent }: 
   ctx.shown({ refusal: undefined });
   if (source) ctx.planDiagnostics.delete(source.uri);
   // The edit's label ("Chat agent: 2 edits to 2 files"), as the undo entry shows it.
-  ctx.updateStatus({ outcome: 'applied', text: ctx.client.lastAppliedLabel ?? planTitle(plan, result) });
-  await showChanges(ctx, ctx.client.lastAppliedEdit as LspWorkspaceEdit | undefined);
+  // The answer carries what the editor applied and its label (the undo entry's name, "Chat agent: 2
+  // edits to 2 files"): nothing kept aside that another plan could overwrite before it arrives.
+  ctx.updateStatus({ outcome: 'applied', text: result.label ?? planTitle(plan, result) });
+  await showChanges(ctx, result.edit as LspWorkspaceEdit | undefined);
   return result;
 }
 

@@ -7,7 +7,8 @@ import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOpt
 import { affectsServer, formatEdits, openEditedFiles, reviewPolicy, serverSettings } from './config';
 import { DiagnosticsHost } from './diagnosticsHost';
 import { formatTouched } from './formatHost';
-import { APPROVE_METHOD, ApproveParams, DIAGNOSTICS_METHOD, PlanResult, RENAME_METHOD, RenameParams, SAVE_METHOD, SaveParams, SERVER_SYMBOLS, SYMBOLS_METHOD, SymbolsParams, SymbolsResult } from './lsp_ext';
+import * as ext from './lsp_ext';
+import { PlanResult, SERVER_APPLY, SERVER_PREVIEW, SERVER_SYMBOLS, SymbolsResult } from './lsp_ext';
 import { EditRequest, reviewArgument, serverArguments } from './plan';
 import { isPlanResult } from './render';
 import { SaveHost } from './saveHost';
@@ -18,8 +19,6 @@ import { openUnshown } from './tabs';
 import { chooseServerPath, findExecutable, INSTALL_COMMANDS, noServerMessage, type ServerPathChoice } from './serverPath';
 import { LspWorkspaceEdit } from './workspaceEdit';
 
-export const SERVER_APPLY = 'multiedit.apply';
-export const SERVER_PREVIEW = 'multiedit.preview';
 
 export class ServerError extends Error {
   constructor(
@@ -42,10 +41,6 @@ export class MultiEditClient implements vscode.Disposable {
   /** The server's state, for the status bar: starting, running, stopped, failed. */
   readonly onDidChangeServerState = this.stateEmitter.event;
   serverState: ServerState = 'stopped';
-  /** The last WorkspaceEdit the server had the editor apply (workspace/applyEdit answered `applied`). */
-  lastAppliedEdit: unknown;
-  /** Its label, the undo entry's name: "Claude Code: 3 edits to 2 files". */
-  lastAppliedLabel: string | undefined;
   /** How many of its files no tab showed and were opened (`multiedit.openEditedFiles`). */
   lastOpenedFiles = 0;
   /** The running plan's own `format_edits`; unset, the setting decides (an agent's plan over the bridge). */
@@ -200,8 +195,6 @@ export class MultiEditClient implements vscode.Disposable {
             const result = await next(params, undefined as never);
             this.diagnostics.editApplied();
             if (result && !(result instanceof Error) && (result as { applied?: boolean }).applied) {
-              this.lastAppliedEdit = params.edit;
-              this.lastAppliedLabel = params.label;
               // Before the answer, so before the server asks to save: a saved document nothing shows
               // would be dropped, and its diagnostics with it.
               this.lastOpenedFiles = openEditedFiles() ? await openUnshown(params.edit as LspWorkspaceEdit, this.log) : 0;
@@ -217,11 +210,12 @@ export class MultiEditClient implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('multiedit', 'MultiEdit', serverOptions, clientOptions);
-    client.onRequest(DIAGNOSTICS_METHOD, (params) => this.diagnostics.handle(params));
-    client.onRequest(SAVE_METHOD, (params: SaveParams) => this.saves.handle(params));
-    client.onRequest(APPROVE_METHOD, (params: ApproveParams) => this.approvals.handle(params));
-    client.onRequest(SYMBOLS_METHOD, (params: SymbolsParams) => this.symbolsHost.symbols(params));
-    client.onRequest(RENAME_METHOD, (params: RenameParams) => this.symbolsHost.rename(params));
+    // Each request typed with its params and answer (lsp_ext.ts), under the server's own method names.
+    client.onRequest(ext.diagnostics, (params) => this.diagnostics.handle(params));
+    client.onRequest(ext.save, (params) => this.saves.handle(params));
+    client.onRequest(ext.approve, (params) => this.approvals.handle(params));
+    client.onRequest(ext.symbols, (params) => this.symbolsHost.symbols(params));
+    client.onRequest(ext.rename, (params) => this.symbolsHost.rename(params));
     // LSP has no request to save a document, nor one for a single approval of a whole edit, nor for a
     // client to give its other language servers' symbols and renames: multiedit's are announced as
     // experimental capabilities.
@@ -292,8 +286,6 @@ export class MultiEditClient implements vscode.Disposable {
 
   /** Applies `plan`; `agent`: who sent it, for the edit's label. A plan's `format_edits` overrides the setting. */
   async apply(plan: EditRequest, agent?: string): Promise<PlanResult> {
-    this.lastAppliedEdit = undefined;
-    this.lastAppliedLabel = undefined;
     const own = (plan as { format_edits?: unknown }).format_edits;
     this.formatNext = typeof own === 'boolean' ? own : undefined;
     try {

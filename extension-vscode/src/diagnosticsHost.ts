@@ -3,7 +3,7 @@
 // know when the documents of an applied plan have been checked again.
 import * as vscode from 'vscode';
 import { ChangeRecorder, hasProvider, idleTime, toLsp } from './diagnostics';
-import { DiagnosticsParams } from './lsp_ext';
+import { DiagnosticsAnswer, DiagnosticsParams, ReportedDiagnostic } from './lsp_ext';
 import { LspWorkspaceEdit } from './workspaceEdit';
 
 const key = (uri: string) => vscode.Uri.parse(uri).toString();
@@ -62,11 +62,11 @@ export class DiagnosticsHost implements vscode.Disposable {
     return hasProvider(languageId, this.seenLanguages, events);
   }
 
-  private snapshot(uris: string[]): Record<string, unknown[]> {
+  private snapshot(uris: string[]): Record<string, ReportedDiagnostic[]> {
     return Object.fromEntries(uris.map((u) => [u, vscode.languages.getDiagnostics(vscode.Uri.parse(u)).map(toLsp)]));
   }
 
-  async handle(params: DiagnosticsParams): Promise<unknown> {
+  async handle(params: DiagnosticsParams): Promise<DiagnosticsAnswer> {
     const uris = Array.isArray(params?.uris) ? params.uris.filter((u): u is string => typeof u === 'string') : [];
     const keys = uris.map(key);
     if (params?.phase !== 'after') {

@@ -11,7 +11,7 @@ export interface LineRange {
  * The lines the engine's hint points at: "The closest text is at lines 12-15 and differs in ...",
  * "The closest texts are at line 14 and ...", "new_string is already present at line 9 ...".
  */
-export function hintLines(hint: string | undefined): LineRange | undefined {
+export function hintLines(hint: string | null | undefined): LineRange | undefined {
   if (!hint) return undefined;
   const m = /closest texts? (?:is|are) at lines? (\d+)(?:-(\d+))?/.exec(hint) ?? /already present at lines? (\d+)(?:-(\d+))?/.exec(hint);
   if (!m) return undefined;
@@ -105,7 +105,7 @@ export function offsetToPosition(text: string, offset: number): { line: number; 
 }
 
 /** Index in the plan's `files` of the file a refusal names (`undefined` for a single-file plan). */
-export function fileIndexOf(files: { file_path?: string }[] | undefined, filePath: string | undefined): number | undefined {
+export function fileIndexOf(files: { file_path?: string }[] | undefined, filePath: string | null | undefined): number | undefined {
   if (!files || !filePath) return undefined;
   const i = files.findIndex((f) => f.file_path === filePath);
   return i >= 0 ? i : undefined;

@@ -6,7 +6,8 @@ import { EditRequest, isPatchRequest, PlanEdit, planEditCount, planTargets } fro
 /** A refusal by the server (JSON-RPC error) or a failure before reaching it. */
 export interface Refusal {
   message: string;
-  data?: RefusalData;
+  /** A JSON-RPC error's `data`, read leniently: an error that is no refusal of the server's may lack any field. */
+  data?: Partial<RefusalData>;
   code?: number;
 }
 
@@ -250,7 +251,7 @@ function cutDiff(diff: string): string {
  * last because VS Code's modal confirmation (a tool called outside a chat view) shows this as plain
  * text, where a code block runs into whatever follows it on the same line.
  */
-export function renderConfirmationMarkdown(plan: EditRequest, diff?: string, result?: PlanResult): string {
+export function renderConfirmationMarkdown(plan: EditRequest, diff?: string | null, result?: PlanResult): string {
   const hasDiff = !!diff && !!diff.trim();
   if (isPatchRequest(plan)) {
     let md = `Apply **${escapeMarkdown(planTitle(plan, result))}**? All hunks apply together, or none; one undo takes them back.\n\n`;

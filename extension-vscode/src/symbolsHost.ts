@@ -122,7 +122,7 @@ export class SymbolsHost {
       if (vscode.workspace.textDocuments.some((d) => versions.has(d.uri.toString()) && versions.get(d.uri.toString()) !== d.version)) continue;
       const entries = edit?.entries() ?? [];
       if (entries.length === 0 && !(await this.documentSymbols(doc))) return { noProvider: true };
-      const changes: NonNullable<RenameAnswer['edit']>['changes'] = {};
+      const changes: Record<string, { range: LspRange; newText: string }[]> = {};
       const held: Record<string, number> = {};
       for (const [target, edits] of entries) {
         const key = target.toString();

@@ -159,6 +159,11 @@ const PROTECTED: &[Rule] = &[
         folder: true,
         holds: "the dev container's set-up, whose initializeCommand runs on this machine",
     },
+    Rule {
+        name: ".multiedit",
+        folder: true,
+        holds: "the language servers multiedit starts for this project (the programs it runs)",
+    },
 ];
 
 /// `.github/` folders whose files an agent runs as its own: VS Code always asks before an agent edits
@@ -216,6 +221,13 @@ pub(crate) const BRIDGE_OPT_OUT: OptOut = OptOut {
     agent_config: "If the user wants it, they can make the change themselves, or start the agent's server as \
                    `multiedit mcp --allow-agent-config`, or set the editor's initialization option \
                    {\"allowAgentConfig\": true} (in VS Code: the setting multiedit.allowAgentConfig).",
+};
+
+/// `multiedit apply`'s: the user's own plan may name such files itself; what a language server's
+/// rename reaches is judged for them.
+pub(crate) const CLI_OPT_OUT: OptOut = OptOut {
+    dot_git: "A plan run with `multiedit apply` may name a file inside .git itself, but a rename may not reach one.",
+    agent_config: "Name the file in the plan itself to change it.",
 };
 
 /// The language server's settings.

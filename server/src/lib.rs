@@ -3,13 +3,16 @@
 
 pub mod bridge;
 pub mod cli;
+pub mod diagnostics;
 pub mod disk;
 pub(crate) mod gate;
+pub(crate) mod language_servers;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;
 pub mod process;
 pub mod result;
+pub mod symbols;
 pub mod write;
 
 // The pure engine is its own crate (no tokio, tower-lsp-server or rmcp); `crate::engine::…` and

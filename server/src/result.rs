@@ -44,11 +44,11 @@ pub struct PlanResult {
     pub message: String,
     pub files: Vec<FileResult>,
     /// In `mode: partial`, the refusals of the edits that were skipped.
-    #[cfg_attr(test, schemars(with = "Vec<RefusalShape>"))]
+    #[cfg_attr(test, schemars(with = "Vec<RefusalData>"))]
     pub edits_failed: Vec<Refusal>,
     /// `multiedit apply --json`: the refusal (`ok` is then false, `files` empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, schemars(with = "Option<RefusalShape>"))]
+    #[cfg_attr(test, schemars(with = "Option<RefusalData>"))]
     pub error: Option<Refusal>,
     /// `multiedit apply --json`: whether it was a dry run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,10 +68,15 @@ pub struct PlanResult {
     /// A dry run or a preview: the unified diff of every file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
-    /// `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send (not passed on by MCP).
+    /// `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send; `multiedit.apply` from the
+    /// editor itself: the one it sent, which the editor applied (neither passed on by MCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, schemars(with = "Option<serde_json::Value>"))]
     pub edit: Option<tower_lsp_server::ls_types::WorkspaceEdit>,
+    /// `multiedit.apply` from the editor itself: what the editor calls the change (its undo entry),
+    /// "Chat agent: 2 edits to 2 files".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `multiedit.apply`: how many times the plan was checked again after a document changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rechecked: Option<usize>,
@@ -398,11 +403,13 @@ fn common_folder(paths: &[&str]) -> String {
 
 /// The engine's `Refusal` as it travels (`crate::engine::Refusal` serialises so), for the check that
 /// the extension mirrors the wire types (`lsp::ext`).
+/// A refusal as it travels (`engine::Refusal`, whose crate keeps free of schemars), for the wire
+/// contract (`lsp/typescript.rs`, which checks it against the engine's own fields).
 #[cfg(test)]
 #[derive(schemars::JsonSchema)]
 #[allow(dead_code)]
-pub struct RefusalShape {
-    kind: String,
+pub struct RefusalData {
+    kind: RefusalKind,
     #[schemars(default)]
     edit_index: Option<usize>,
     #[schemars(default)]
@@ -410,6 +417,26 @@ pub struct RefusalShape {
     message: String,
     #[schemars(default)]
     hint: Option<String>,
+}
+
+/// Every refusal kind (`engine::Kind`, by its `as_str` name).
+#[cfg(test)]
+pub struct RefusalKind;
+
+#[cfg(test)]
+impl schemars::JsonSchema for RefusalKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RefusalKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = crate::engine::Kind::ALL.iter().map(|k| k.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "Why a plan was refused (`engine::Kind`): a stable name for programs."
+        })
+    }
 }
 
 /// A field that is present (even as `null`) is `Some`.
@@ -453,6 +480,7 @@ impl PlanResult {
             editor: None,
             diff: None,
             edit: None,
+            label: None,
             rechecked: None,
             recovered: Vec::new(),
             now_reads: Vec::new(),
@@ -462,6 +490,12 @@ impl PlanResult {
             on_disk_text: None,
             rename: None,
         }
+    }
+
+    /// Adds the plan's rename: `rename`, and its count before the message.
+    pub fn add_rename(&mut self, rename: RenameSummary) {
+        self.message = format!("{}\n\n{}", rename.text(), self.message);
+        self.rename = Some(rename);
     }
 
     /// Gives each file its `sha256` once the plan is written: `texts` holds, per file in plan order, its

@@ -74,7 +74,7 @@ pub fn call(python: &Path, tool: &str, plan: &Value, env: &[(&str, &Path)]) -> V
 /// more) with the environment `env` added, spoken to in raw lines: newline-delimited JSON-RPC.
 pub struct Raw {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
 }
 
@@ -108,7 +108,7 @@ impl Raw {
         });
         let mut raw = Raw {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
         };
         raw.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -119,8 +119,28 @@ impl Raw {
     }
 
     pub fn send_bytes(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes the server's input, as a client that is done does, and waits (at most 20 s) for it to
+    /// exit; returns whether it did.
+    pub fn close(&mut self) -> bool {
+        self.stdin.take();
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
     }
 
     pub fn send(&mut self, v: &Value) {
@@ -132,6 +152,14 @@ impl Raw {
         self.lines
             .recv_timeout(Duration::from_secs(60))
             .expect("an answer within 60 s")
+    }
+
+    /// A tools/call; returns its whole `result` (`content`, `isError`, `structuredContent`).
+    pub fn call_result(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+        let a = self.next();
+        assert_eq!(a["id"], id, "{a}");
+        a["result"].clone()
     }
 
     /// A tools/call; returns (isError, text).

@@ -5,6 +5,7 @@
 pub mod apply;
 pub mod corpus;
 pub mod disk;
+pub mod headless;
 pub mod lsp;
 pub mod mcp;
 pub mod nvim;

@@ -1654,7 +1654,7 @@ async function runTests() {
     if (!plain || plain.answered > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
-  await symbolTests({ test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, showBeside, ws });
+  await symbolTests({ test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, showBeside, ws, tmp, multiedit: installedBinary, node24, artifacts });
 
   await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary, their edits routed through MultiEdit when chosen', async () => {
     const mcpJson = path.join(ws, '.mcp.json');

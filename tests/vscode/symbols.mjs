@@ -1,7 +1,9 @@
 // End-to-end tests of edits by symbol and renames in real VS Code, with its built-in TypeScript
 // server: through the language-model tools and through `multiedit mcp` (the official MCP Python SDK,
 // over the bridge). Run by e2e.mjs (`--only symbol` runs these), with its helpers.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const store = (prefix) => `export class ${prefix}Store {
@@ -94,6 +96,39 @@ function after(f, prefix, typed) {
   };
 }
 
+/**
+ * The same plan without an editor: `multiedit apply` on a copy of the set's files outside the
+ * workspace, with typescript-language-server (tests/language-servers/install.sh) started by multiedit
+ * itself in a project allowed for it. Returns the three files' texts once applied, and the result;
+ * `undefined` (said in the log) where the npm servers are not installed, which fails under CI=true.
+ */
+function headless(h, f, prefix) {
+  const servers = path.join(process.env.MULTIEDIT_LANGUAGE_SERVERS_DIR ?? path.join(os.homedir(), '.cache', 'multiedit', 'language-servers'), 'node_modules', '.bin');
+  if (!fs.existsSync(path.join(servers, 'typescript-language-server'))) {
+    if (process.env.CI === 'true') throw new Error(`CI=true but ${servers}/typescript-language-server is missing: run bash tests/language-servers/install.sh`);
+    h.log(`SKIPPED the headless comparison: no ${servers}/typescript-language-server (bash tests/language-servers/install.sh)`);
+    return undefined;
+  }
+  const root = fs.mkdtempSync(path.join(h.tmp, `headless-${prefix.toLowerCase()}-`));
+  const copy = { store: path.join(root, path.basename(f.store)), useA: path.join(root, path.basename(f.useA)), useB: path.join(root, path.basename(f.useB)) };
+  fs.copyFileSync(path.join(f.dir, 'tsconfig.json'), path.join(root, 'tsconfig.json'));
+  for (const k of ['store', 'useA', 'useB']) fs.writeFileSync(copy[k], f.texts[k]);
+  const env = { ...process.env, XDG_STATE_HOME: path.join(root, '.state'), XDG_CONFIG_HOME: path.join(root, '.config'), PATH: [h.node24, servers, process.env.PATH].join(path.delimiter) };
+  const run = (args) => {
+    const r = spawnSync(h.multiedit(), args, { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+    if (r.status === null) throw new Error(`multiedit ${args.join(' ')}: ${r.error ?? 'killed'}`);
+    return r;
+  };
+  const allowed = run(['setup', '--language-servers']);
+  if (allowed.status !== 0) throw new Error(`multiedit setup --language-servers: ${allowed.stderr}`);
+  const planFile = path.join(h.tmp, `headless-${prefix.toLowerCase()}.json`);
+  fs.writeFileSync(planFile, JSON.stringify(plan(copy, prefix)));
+  const applied = run(['apply', '--json', planFile]);
+  const result = JSON.parse(applied.stdout);
+  if (applied.status !== 0) throw new Error(`multiedit apply without an editor: ${applied.stdout}${applied.stderr}`);
+  return { texts: { store: fs.readFileSync(copy.store, 'utf8'), useA: fs.readFileSync(copy.useA, 'utf8'), useB: fs.readFileSync(copy.useB, 'utf8') }, result };
+}
+
 /** The figures the server and the extension log for one plan: symbols, rename, in ms. */
 function figures(log) {
   const ms = (re) => [...log.matchAll(re)].map((m) => Number(m[1]));
@@ -161,6 +196,16 @@ export async function symbolTests(h) {
     assertEqual(got.store, want.store, 'lmstore.ts');
     assertEqual(got.useA, want.useA, 'lmuse-a.ts, its unsaved line kept');
     assertEqual(got.useB, want.useB, 'lmuse-b.ts');
+    // The same plan without an editor (multiedit's own typescript-language-server): the same bytes.
+    const alone = headless(h, f, prefix);
+    if (alone) {
+      log('headless result:', JSON.stringify(alone.result.message));
+      assertEqual(alone.texts.store, got.store, 'lmstore.ts, the same bytes through VS Code and without an editor');
+      assertEqual(typed + alone.texts.useA, got.useA, 'lmuse-a.ts, the same bytes (but for the unsaved line typed in VS Code)');
+      assertEqual(alone.texts.useB, got.useB, 'lmuse-b.ts, the same bytes');
+      assertEqual(alone.result.rename?.occurrences, 6, 'the rename, counted alike');
+      assertMatch(alone.result.diagnostics_text ?? '', /^New errors: lmstore\.ts:10:20 Cannot find name 'missing'\. \(typescript 2304\)/, 'the same error reported (typescript-language-server calls its source typescript, VS Code ts)');
+    }
     fs.writeFileSync(path.join(ws, 'agent-result.md'), `# What the language model tool returned\n\n${state.toolResult}\n`);
     await showBeside(path.basename(f.store), 'agent-result.md');
     await screenshot('symbols-tool-applied');
@@ -238,5 +283,38 @@ export async function symbolTests(h) {
     assertEqual(JSON.stringify(await texts(f)), JSON.stringify(before), 'the buffers are unchanged');
     assertEqual(JSON.stringify([f.store, f.useA, f.useB, plain].map((p) => fs.readFileSync(p, 'utf8'))), JSON.stringify(disk), 'the disk is unchanged');
     await sleep(100);
+  });
+
+  await test('symbols: figures: a warm one-file symbol edit with its diagnostics delta through VS Code, by multiedit mcp (the MCP Python SDK), for docs/performance.md', async () => {
+    const prefix = SETS.mcp;
+    const f = files(ws, prefix);
+    await openFile(path.basename(f.store));
+    const bodies = ['return x * 3 + missing;', 'return x * 2;'];
+    const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+    const base = [];
+    const whole = [];
+    const waited = [];
+    const published = [];
+    for (let k = 0; k < 8; k++) {
+      // What starting Python, the SDK and multiedit mcp costs a call, apart from the plan.
+      let t = performance.now();
+      callMcp({ file_path: f.store }, {}, 'multiedit_read');
+      const started = performance.now() - t;
+      t = performance.now();
+      const r = callMcp({ file_path: f.store, edits: [{ symbol: `${prefix}Store/scale`, replace: 'body', new_string: bodies[k % 2] }] });
+      const ms = performance.now() - t;
+      assertEqual(r.is_error, false, `edit ${k} applied`);
+      assertEqual(r.structured?.diagnostics?.available, true, `edit ${k}: the delta`);
+      // The first pair warms TypeScript's check of the file.
+      if (k < 2) continue;
+      base.push(started);
+      whole.push(ms);
+      waited.push(r.structured.diagnostics.waited_ms);
+      published.push(r.structured.diagnostics.published_ms);
+    }
+    const figures = { callMs: whole, startMs: base, waitedMs: waited, publishedMs: published, medianPlanMs: median(whole) - median(base), medianWaitedMs: median(waited), medianPublishedMs: median(published) };
+    log('symbol edit figures (ms):', JSON.stringify(figures));
+    fs.writeFileSync(path.join(h.artifacts, 'symbol-figures.json'), JSON.stringify(figures, null, 2));
+    assertEqual((await texts(f)).store, f.texts.store, 'the store as it was in the editor');
   });
 }

@@ -58,9 +58,45 @@ pub enum Kind {
     /// An agent's write to a file where an agent's permissions, MCP servers or hooks, or an editor's
     /// automatic tasks, are configured, with nobody to ask the user (the server's `gate`).
     Protected,
+    /// The agent runs in a mode where its own edit tools write nothing (Codex's read-only sandbox), so
+    /// multiedit writes nothing for it either.
+    ReadOnly,
 }
 
 impl Kind {
+    /// Every kind, in declaration order (the wire contract lists them: `server/src/lsp/typescript.rs`).
+    pub const ALL: [Kind; 29] = [
+        Kind::InvalidPlan,
+        Kind::NotFound,
+        Kind::Ambiguous,
+        Kind::NoOp,
+        Kind::FileExists,
+        Kind::FileNotFound,
+        Kind::Chained,
+        Kind::ApplyFailed,
+        Kind::CountMismatch,
+        Kind::Unchanged,
+        Kind::NotUtf8,
+        Kind::Io,
+        Kind::OutsideWorkspace,
+        Kind::NotApplied,
+        Kind::Declined,
+        Kind::Undecided,
+        Kind::Busy,
+        Kind::InternalError,
+        Kind::TooLarge,
+        Kind::Stale,
+        Kind::NeedsEditor,
+        Kind::NoLanguageServer,
+        Kind::SymbolNotFound,
+        Kind::SymbolAmbiguous,
+        Kind::NoBody,
+        Kind::Overlaps,
+        Kind::RenameRefused,
+        Kind::Protected,
+        Kind::ReadOnly,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::InvalidPlan => "invalid_plan",
@@ -91,6 +127,7 @@ impl Kind {
             Kind::Overlaps => "overlaps",
             Kind::RenameRefused => "rename_refused",
             Kind::Protected => "protected",
+            Kind::ReadOnly => "read_only",
         }
     }
 }
@@ -243,3 +280,48 @@ impl std::fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::Kind;
+
+    /// `Kind::ALL` holds every kind once: a kind added to the enum and not to the list stops this
+    /// match from compiling, and one listed twice or out of place fails the test.
+    #[test]
+    fn all_lists_every_kind_once() {
+        for (i, k) in Kind::ALL.iter().enumerate() {
+            let at = match k {
+                Kind::InvalidPlan => 0,
+                Kind::NotFound => 1,
+                Kind::Ambiguous => 2,
+                Kind::NoOp => 3,
+                Kind::FileExists => 4,
+                Kind::FileNotFound => 5,
+                Kind::Chained => 6,
+                Kind::ApplyFailed => 7,
+                Kind::CountMismatch => 8,
+                Kind::Unchanged => 9,
+                Kind::NotUtf8 => 10,
+                Kind::Io => 11,
+                Kind::OutsideWorkspace => 12,
+                Kind::NotApplied => 13,
+                Kind::Declined => 14,
+                Kind::Undecided => 15,
+                Kind::Busy => 16,
+                Kind::InternalError => 17,
+                Kind::TooLarge => 18,
+                Kind::Stale => 19,
+                Kind::NeedsEditor => 20,
+                Kind::NoLanguageServer => 21,
+                Kind::SymbolNotFound => 22,
+                Kind::SymbolAmbiguous => 23,
+                Kind::NoBody => 24,
+                Kind::Overlaps => 25,
+                Kind::RenameRefused => 26,
+                Kind::Protected => 27,
+                Kind::ReadOnly => 28,
+            };
+            assert_eq!(at, i, "{k:?}");
+        }
+    }
+}

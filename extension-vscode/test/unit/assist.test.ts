@@ -4,6 +4,7 @@ import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeSymbolsTool, invo
 import { PlanResult } from '../../src/lsp_ext';
 import { Plan } from '../../src/plan';
 import { recorder } from './support';
+import { planResult } from './fixtures';
 
 
 function deps(overrides: Partial<AssistDeps> = {}) {
@@ -15,11 +16,11 @@ function deps(overrides: Partial<AssistDeps> = {}) {
     apply: async (req): Promise<PlanResult> => {
       const plan = req as Plan;
       applied.push(plan);
-      return { ok: true, message: `Applied ${(plan.edits ?? []).length} edit to ${plan.file_path}:\n1. Replaced "hello" with "bye"`, files: [{ file_path: plan.file_path!, edits_applied: 1 }] };
+      return planResult({ ok: true, message: `Applied ${(plan.edits ?? []).length} edit to ${plan.file_path}:\n1. Replaced "hello" with "bye"`, files: [{ file_path: plan.file_path!, edits_applied: 1 }] });
     },
     preview: async (req): Promise<PlanResult> => {
       const plan = req as Plan;
-      return { ok: true, message: 'Would apply', diff: `--- ${plan.file_path}\n+++ ${plan.file_path}\n-hello\n+bye\n` };
+      return planResult({ ok: true, message: 'Would apply', diff: `--- ${plan.file_path}\n+++ ${plan.file_path}\n-hello\n+bye\n` });
     },
     ...overrides,
   };

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { ChangeRecorder, Clock, DEFAULT_IDLE_MS, hasProvider, idleTime, Settled, toLsp } from '../../src/diagnostics';
 import { serverArguments } from '../../src/plan';
 import { renderResultMarkdown, renderToolResult } from '../../src/render';
+import { planResult } from './fixtures';
 
 /** A clock the test moves by hand: timers fire when `advance` passes them. */
 function fakeClock() {
@@ -117,10 +118,10 @@ describe('diagnostics on the wire and in results', () => {
   });
 
   it('puts the delta after the message for the model and in the chat', () => {
-    const result = { ok: true, message: 'Applied 1 edit to /w/calc.ts:\n1. Replaced "a" with "b"', diagnostics_text: 'New errors: calc.ts:5:36 Argument of type \'string\' is not assignable. (ts 2345)' };
+    const result = planResult({ ok: true, message: 'Applied 1 edit to /w/calc.ts:\n1. Replaced "a" with "b"', diagnostics_text: 'New errors: calc.ts:5:36 Argument of type \'string\' is not assignable. (ts 2345)' });
     assert.equal(renderToolResult({ result }), `${result.message}\n\nNew errors: calc.ts:5:36 Argument of type 'string' is not assignable. (ts 2345)`);
     assert.match(renderResultMarkdown({ ...result, diagnostics_text: 'No new errors.\nResolved: a.ts:1:1 x (ts 1)' }), /No new errors\.  \nResolved: a\.ts:1:1 x \(ts 1\)\n\n$/);
-    assert.equal(renderToolResult({ result: { ok: true, message: 'Applied 1 edit.' } }), 'Applied 1 edit.', 'nothing added without diagnostics');
+    assert.equal(renderToolResult({ result: planResult({ ok: true, message: 'Applied 1 edit.' }) }), 'Applied 1 edit.', 'nothing added without diagnostics');
   });
 
   it("sends a request's own diagnostics level as the call's option", () => {

@@ -15,7 +15,7 @@ const LAYERS: [string, string[]][] = [
   ['context', ['ctx']],
   ['client', ['client', 'diagnosticsHost', 'formatHost', 'saveHost', 'approveHost', 'symbolsHost']],
   ['editor helpers', ['config', 'util', 'highlight', 'previewContent', 'tabs']],
-  ['protocol and pure logic', ['lsp_ext', 'plan', 'render', 'workspaceEdit', 'locate', 'formatting', 'diagnostics', 'status', 'serverPath', 'assist', 'agentSetup']],
+  ['protocol and pure logic', ['lsp_ext', 'lsp_ext.generated', 'plan', 'render', 'workspaceEdit', 'locate', 'formatting', 'diagnostics', 'status', 'serverPath', 'assist', 'agentSetup']],
 ];
 
 function layerOf(module: string): number {

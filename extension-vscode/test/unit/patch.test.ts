@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import { AssistDeps, handleChatRequest, invokePatchTool, patchToolRequest, preparePatchToolInvocation } from '../../src/assist';
 import { PlanResult } from '../../src/lsp_ext';
 import { EditRequest, findPatchText, findRequest, isPatchRequest, looksLikePatch, needsTarget, parseRequestText, patchHeaderFiles, PlanError, preparePatch, prepareRequest, reviewArgument, reviewFor, serverArguments } from '../../src/plan';
-import { planTitle, refusalLocation, renderApplyNotification, renderRefusalNotification, renderToolResult } from '../../src/render';
+import { planTitle, Refusal, refusalLocation, renderApplyNotification, renderRefusalNotification, renderToolResult } from '../../src/render';
+import { planResult } from './fixtures';
 import { recorder } from './support';
 import { workspaceEditFiles } from '../../src/workspaceEdit';
 
@@ -126,7 +127,7 @@ describe('naming a patch', () => {
     assert.equal(planTitle({ patch: searchReplace }), 'patch');
     const five = Array.from({ length: 5 }, (_, i) => `--- a/f${i}\n+++ b/f${i}\n@@ -1 +1 @@\n-a\n+b\n`).join('');
     assert.equal(planTitle({ patch: five }), 'patch (5 files)');
-    const result: PlanResult = {
+    const result: PlanResult = planResult({
       ok: true,
       message: 'Applied 3 edits to 3 files',
       files: [
@@ -134,7 +135,7 @@ describe('naming a patch', () => {
         { file_path: '/ws/old.txt', edits_applied: 1, moved_to: '/ws/new.txt' },
         { file_path: '/ws/gone.txt', edits_applied: 1, deleted: true },
       ],
-    };
+    });
     assert.equal(planTitle({ patch: searchReplace }, result), 'patch (3 files: a.txt, old.txt → new.txt, gone.txt (deleted))');
     assert.equal(
       renderApplyNotification(result, { patch: gitDiff }),
@@ -143,7 +144,7 @@ describe('naming a patch', () => {
   });
 
   it('a refused hunk is named in the notification and the tool result', () => {
-    const refusal = {
+    const refusal: Refusal = {
       message: 'Hunk 1 of a.txt, at line 1 does not apply: its lines are not in the file.\nLines:\n one\n-gone',
       data: { kind: 'not_found', edit_index: 0, file_path: '/ws/a.txt' },
     };
@@ -181,7 +182,7 @@ describe('a WorkspaceEdit with file operations', () => {
 });
 
 
-const patchResult: PlanResult = {
+const patchResult: PlanResult = planResult({
   ok: true,
   message: 'Applied 2 edits to 2 files:\n/ws/a.txt: 1. Applied hunk 1 of a.txt, at line 1',
   files: [
@@ -189,7 +190,7 @@ const patchResult: PlanResult = {
     { file_path: '/ws/old.txt', edits_applied: 1, moved_to: '/ws/new.txt' },
   ],
   diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-typed\n+TYPED\n',
-};
+});
 
 function patchDeps() {
   const calls: { command: string; req: EditRequest }[] = [];

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeEdits, isPartial, planTitle, renderApplyNotification, renderConfirmationMarkdown, renderRefusalMarkdown, renderRefusalNotification, renderRefusalText, renderResultMarkdown, renderToolResult, toRefusal } from '../../src/render';
+import { describeEdits, isPartial, planTitle, Refusal, renderApplyNotification, renderConfirmationMarkdown, renderRefusalMarkdown, renderRefusalNotification, renderRefusalText, renderResultMarkdown, renderToolResult, toRefusal } from '../../src/render';
 import { applyTextEdits, rangesAfterEdits, workspaceEditFiles } from '../../src/workspaceEdit';
+import { planResult, refusalData } from './fixtures';
 
-const result = {
+const result = planResult({
   ok: true,
   message: 'Applied 2 edits to /ws/a.txt:\n1. Replaced "a" with "b"\n2. Replaced "c" with "d"',
   files: [{ file_path: '/ws/a.txt', edits_applied: 2, replacements: 2, created: false }],
   edits_failed: [],
-};
+});
 
-const refusal = {
+const refusal: Refusal = {
   message: 'String to replace not found in file.\nString: foo',
   data: { kind: 'not_found', edit_index: 1, file_path: '/ws/a.txt', message: 'String to replace not found in file.\nString: foo', hint: 'Read the file again.' },
 };
@@ -21,23 +22,23 @@ describe('results', () => {
     assert.equal(isPartial(result), false);
   });
   it('summarises a multi-file result', () => {
-    const multi = {
+    const multi = planResult({
       ok: true,
       message: 'Applied 1 edit to /ws/a.txt:\n1. x\n\nApplied 2 edits to /ws/b.txt:\n1. y\n2. z',
       files: [
         { file_path: '/ws/a.txt', edits_applied: 1 },
         { file_path: '/ws/b.txt', edits_applied: 2 },
       ],
-    };
+    });
     assert.equal(renderApplyNotification(multi), 'MultiEdit: Applied 3 edits to 2 files (a.txt, b.txt). Undo with Ctrl+Z.');
   });
   it('mentions edits found by the tolerant matcher', () => {
-    const tolerant = { ...result, files: [{ ...result.files[0], tiers: [{ edit_index: 1, tier: 'indentation' }] }] };
+    const tolerant = { ...result, files: [{ ...result.files[0], tiers: [{ edit_index: 1, tier: 'indentation' as const }] }] };
     assert.equal(renderApplyNotification(tolerant), 'MultiEdit: Applied 2 edits to /ws/a.txt (edit 2 matched ignoring indentation). Undo with Ctrl+Z.');
     assert.match(renderResultMarkdown(tolerant), /Note: edit 2 matched ignoring indentation\./);
   });
   it('mentions failed edits in partial mode', () => {
-    const partial = { ...result, edits_failed: [{ edit_index: 2 }] };
+    const partial = { ...result, edits_failed: [refusalData({ edit_index: 2 })] };
     assert.match(renderApplyNotification(partial), /1 edit failed/);
     assert.equal(isPartial(partial), true);
   });
@@ -48,7 +49,7 @@ describe('results', () => {
   });
   it('gives the engine message to a model', () => {
     assert.equal(renderToolResult({ result }), result.message);
-    assert.equal(renderToolResult({ result: { ok: false, message: 'nope' } }), 'Error: nope');
+    assert.equal(renderToolResult({ result: planResult({ ok: false, message: 'nope' }) }), 'Error: nope');
   });
   it('ends a model\'s text with the lines the editor changed, in the server\'s words', () => {
     const now_reads_text = 'The editor changed the edited lines after the edit (its formatter, or a review). They now read (match these in your next old_string):\n/ws/a.py, line 2:\nx = 2';

@@ -119,13 +119,9 @@ impl Agent {
     ) -> Result<(PathBuf, Scope), String> {
         let p = |rel: &str| Ok((project.join(rel), Scope::Project));
         match (self, scope) {
-            (Agent::Codex, _) => {
-                let dir = match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
-                    Some(d) if d.is_absolute() => d,
-                    _ => home()?.join(".codex"),
-                };
-                Ok((dir.join("config.toml"), Scope::User))
-            }
+            // A project's .codex/config.toml is read once Codex trusts the project; else the user's.
+            (Agent::Codex, Scope::Project) if codex_trusts(project) => p(".codex/config.toml"),
+            (Agent::Codex, _) => Ok((codex_home()?.join("config.toml"), Scope::User)),
             (Agent::ClaudeCode, Scope::Project) => p(".mcp.json"),
             (Agent::Gemini, Scope::Project) => p(".gemini/settings.json"),
             (Agent::Cursor, Scope::Project) => p(".cursor/mcp.json"),
@@ -202,4 +198,72 @@ pub(crate) fn this_binary() -> Result<String, String> {
     exe.into_os_string()
         .into_string()
         .map_err(|_| "the path of this binary is not UTF-8".to_string())
+}
+
+/// How the agents' files name this binary, and why, when not by its name: `multiedit` when the user's
+/// PATH finds this very binary under that name (a team's committed `.mcp.json` or `opencode.json`
+/// then works for everyone with multiedit on PATH, and an upgrade in place keeps it working), else the
+/// absolute path of this binary, which stops working when it moves (a `cargo clean`, an upgrade to
+/// another folder).
+pub(crate) fn command() -> Result<(String, Option<String>), String> {
+    let exe = this_binary()?;
+    let name = format!("{SERVER_NAME}{}", std::env::consts::EXE_SUFFIX);
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(&name))
+            .find(|c| c.is_file())
+    });
+    let why = match found {
+        Some(found)
+            if std::fs::canonicalize(&found).is_ok_and(|f| f.as_os_str() == exe.as_str()) =>
+        {
+            return Ok((SERVER_NAME.to_string(), None))
+        }
+        Some(found) => format!(
+            "the {SERVER_NAME} your PATH finds first ({}) is another binary than this one",
+            found.display()
+        ),
+        None => format!("{SERVER_NAME} is not on your PATH"),
+    };
+    let note = format!(
+        "{why}, so the files name this binary by its absolute path, {exe}, which stops working if it moves (a cargo \
+         clean, an upgrade elsewhere). Put this binary on PATH as {SERVER_NAME} and run setup again to name it so."
+    );
+    Ok((exe, Some(note)))
+}
+
+/// Codex CLI's folder: `CODEX_HOME`, else `~/.codex`.
+pub(crate) fn codex_home() -> Result<PathBuf, String> {
+    match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => Ok(d),
+        _ => Ok(home()?.join(".codex")),
+    }
+}
+
+/// Whether Codex CLI trusts `project` (`[projects."PATH"] trust_level = "trusted"` in the user's
+/// config.toml, for the project or a folder above it), and so reads its `.codex/config.toml`.
+pub(crate) fn codex_trusts(project: &Path) -> bool {
+    let Ok(home) = codex_home() else { return false };
+    let Some(doc) = crate::disk::read_text_capped(&home.join("config.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+    else {
+        return false;
+    };
+    let real = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
+        return false;
+    };
+    // The nearest folder named decides.
+    projects
+        .iter()
+        .filter_map(|(path, t)| {
+            let folder = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
+            let level = t.get("trust_level")?.as_str()?.to_string();
+            real.starts_with(&folder)
+                .then_some((folder.as_os_str().len(), level))
+        })
+        .max_by_key(|(n, _)| *n)
+        .is_some_and(|(_, level)| level == "trusted")
 }

@@ -2,12 +2,13 @@
 
 use std::process::ExitCode;
 
-use crate::process::{err, out};
 use crate::disk;
+use crate::process::{err, out};
 use std::path::PathBuf;
 
-use crate::engine::{self, Kind, Matching, Outcome, Refusal};
+use crate::engine::{self, Kind, Matching, Refusal};
 use crate::formats::{self, Format};
+use crate::language_servers;
 use crate::paths::Folders;
 use crate::result::PlanResult;
 
@@ -43,10 +44,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
         ));
     }
     match result {
-        Ok((outcome, diff)) => {
-            let body = (outcome, diff);
-            finish(&args, &recovered, Ok(body), ExitCode::SUCCESS)
-        }
+        Ok(body) => finish(&args, &recovered, Ok(body), ExitCode::SUCCESS),
         Err(r) => {
             let code = if r.kind == Kind::Io { 2 } else { 1 };
             finish(&args, &recovered, Err(r), ExitCode::from(code))
@@ -73,12 +71,14 @@ fn read_plan(source: &str) -> Result<String, Refusal> {
         .map_err(|_| Refusal::new(Kind::Io, format!("The plan {source} is not UTF-8 text")))
 }
 
-/// Parses the plan or patch, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`).
+/// Parses the plan or patch, then applies it on disk (`disk::plan::apply`, shared with `multiedit mcp`);
+/// a plan that names symbols or a rename, or asks for the diagnostics delta, with the language servers
+/// multiedit starts for this one run (`language_servers::apply`), where the user allowed them.
 fn execute(
     text: &str,
     args: &Args,
     recovered: &mut Vec<disk::Recovered>,
-) -> Result<(Outcome, Option<String>), Refusal> {
+) -> Result<(PlanResult, Option<String>), Refusal> {
     let root = match &args.root {
         Some(r) => std::path::absolute(r).map_err(|e| {
             Refusal::new(Kind::Io, format!("Cannot use --root {}: {e}", r.display()))
@@ -106,7 +106,40 @@ fn execute(
     if format != Format::Plan {
         crate::paths::refuse_patch_links(&plan, &root)?;
     }
-    disk::plan::apply(&plan, args.dry_run, recovered, confined.then_some(&folders))
+    let delta = matches!(
+        plan.options.diagnostics,
+        Some(engine::Diagnostics::Errors | engine::Diagnostics::Warnings)
+    );
+    if !language_servers::needs_servers(&plan) && !delta {
+        let (outcome, diff) =
+            disk::plan::apply(&plan, args.dry_run, recovered, confined.then_some(&folders))?;
+        let mut written = PlanResult::of(&outcome);
+        if !args.dry_run {
+            written.add_sha256_written(&outcome);
+        }
+        return Ok((written, diff));
+    }
+    let ctx = language_servers::Context {
+        pool: language_servers::Pool::for_run(),
+        folders: vec![root],
+        confine: confined.then(|| std::sync::Arc::new(folders)),
+        front: language_servers::Front::Cli,
+        allow: crate::gate::Allow::default(),
+    };
+    let dry_run = args.dry_run;
+    let ran = crate::process::block_on("multiedit apply", || async {
+        let done = language_servers::apply(plan, dry_run, true, &ctx, recovered).await;
+        // The servers started for this run end with it.
+        ctx.pool.shutdown().await;
+        done
+    });
+    match ran {
+        Some(done) => done.map(|d| (d.result, d.diff)),
+        None => Err(Refusal::new(
+            Kind::Io,
+            "Cannot start the async runtime the language servers are spoken to on".to_string(),
+        )),
+    }
 }
 
 /// Refuses a plan with a file (or a move's target) outside `root`.
@@ -133,22 +166,16 @@ fn confine(
 fn finish(
     args: &Args,
     recovered: &[disk::Recovered],
-    result: Result<(Outcome, Option<String>), Refusal>,
+    result: Result<(PlanResult, Option<String>), Refusal>,
     code: ExitCode,
 ) -> ExitCode {
     if args.json {
         let report = match &result {
-            Ok((outcome, diff)) => {
-                let mut report = PlanResult {
-                    dry_run: Some(args.dry_run),
-                    diff: diff.clone(),
-                    ..PlanResult::of(outcome)
-                };
-                if !args.dry_run {
-                    report.add_sha256_written(outcome);
-                }
-                report
-            }
+            Ok((written, diff)) => PlanResult {
+                dry_run: Some(args.dry_run),
+                diff: diff.clone(),
+                ..written.clone()
+            },
             Err(r) => PlanResult::refusal(r),
         };
         let report = PlanResult {
@@ -162,14 +189,18 @@ fn finish(
         return code;
     }
     match result {
-        Ok((outcome, diff)) => {
+        Ok((written, diff)) => {
             if let Some(d) = diff {
                 out(&format!(
                     "{d}Dry run, nothing written. {}\n",
-                    outcome.message()
+                    written.message
                 ));
             } else {
-                out(&format!("{}\n", outcome.message()));
+                out(&format!("{}\n", written.message));
+            }
+            // What the language servers multiedit started made of the change.
+            if let Some(d) = &written.diagnostics_text {
+                out(&format!("\n{d}\n"));
             }
         }
         Err(r) => err(&format!("{}\n", r.full_text())),

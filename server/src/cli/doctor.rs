@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::agents::{entry_command, this_binary, Agent, Format, Scope, AGENTS, SERVER_NAME};
-use crate::process::out;
+use super::route::Routed;
 #[cfg(unix)]
 use crate::bridge::registry;
+use crate::process::out;
 
 pub(crate) fn run() -> ExitCode {
     let mut problems = 0;
@@ -26,8 +27,19 @@ pub(crate) fn run() -> ExitCode {
     said.push_str("\nEditors on the bridge (running multiedit lsp, reachable by multiedit mcp):\n");
     editors(&mut said);
 
-    said.push_str("\nAgents configured to run multiedit mcp:\n");
     let project = std::env::current_dir().ok();
+    if let Some(project) = &project {
+        // What multiedit would start itself where no editor holds a plan's files.
+        said.push_str(&format!(
+            "\nLanguage servers multiedit starts where no editor holds the files (for {}):\n",
+            project.display()
+        ));
+        let (lines, problem) = crate::language_servers::status::describe(project);
+        said.push_str(&lines);
+        problems += usize::from(problem);
+    }
+
+    said.push_str("\nAgents configured to run multiedit mcp:\n");
     let mut seen = Vec::new();
     let mut any = false;
     let mut connected: Vec<Agent> = Vec::new();
@@ -70,6 +82,11 @@ pub(crate) fn run() -> ExitCode {
                         agent.name(),
                         path.display()
                     ));
+                    // What the agent itself would say before it runs it: an approval, a trust.
+                    if let Some(why) = super::agent_state::problem(agent, &path, &cmd, project) {
+                        problems += 1;
+                        said.push_str(&format!("  {}: {why}\n", agent.name()));
+                    }
                 }
                 Check::Unchecked(why) => {
                     said.push_str(&format!(
@@ -94,19 +111,27 @@ pub(crate) fn run() -> ExitCode {
         );
         for agent in connected {
             let name = agent.name();
+            let user = if agent == Agent::Gemini {
+                " --user"
+            } else {
+                ""
+            };
             match super::route::routed(agent, project) {
-                Ok(Some(how)) => {
+                Ok(Routed::Yes(how)) => {
                     said.push_str(&format!("  {name}: routed through multiedit: {how}\n"))
                 }
-                Ok(None) => {
-                    let user = if agent == Agent::Gemini {
-                        " --user"
-                    } else {
-                        ""
+                Ok(Routed::Partly(how)) => said.push_str(&format!(
+                    "  {name}: partly through multiedit: {how} (`multiedit setup {name}{user} --route-edits` turns the rest off)\n"
+                )),
+                Ok(Routed::No(None)) => said.push_str(&format!(
+                    "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
+                )),
+                Ok(Routed::No(Some(why))) => {
+                    let fix = match agent {
+                        Agent::Gemini => "lower that rule's priority below the deny's, or remove it",
+                        _ => "make it \"deny\" there, or remove it and run `multiedit setup opencode --route-edits`",
                     };
-                    said.push_str(&format!(
-                        "  {name}: around multiedit: its own edit tools are on (`multiedit setup {name}{user} --route-edits` turns them off)\n"
-                    ))
+                    said.push_str(&format!("  {name}: around multiedit: {why} ({fix})\n"))
                 }
                 Err(why) => said.push_str(&format!("  {name}: around multiedit: {why}\n")),
             }

@@ -4,10 +4,12 @@
 //! newcomer reads. Usage errors exit 2, like `apply`'s I/O errors; their first line names the bad
 //! argument.
 
+mod agent_state;
 mod agents;
 mod apply;
 mod config_file;
 pub(crate) mod doctor;
+mod hook;
 mod route;
 pub(crate) mod setup;
 
@@ -93,6 +95,13 @@ enum Command {
         Exits 0 when no problem was found, 1 otherwise."
     )]
     Doctor,
+    /// Claude Code's PreToolUse hook for multiedit's tools (written by `setup --route-edits`)
+    #[command(hide = true)]
+    Hook {
+        /// The agent that runs the hook
+        #[arg(value_parser = ["claude-code"])]
+        agent: String,
+    },
     /// Print a shell completion script
     #[command(long_about = "Print a shell completion script, e.g.\n  \
         multiedit completions bash > ~/.local/share/bash-completion/completions/multiedit\n  \
@@ -217,6 +226,7 @@ pub fn main() -> ExitCode {
         }),
         Command::Setup(a) => setup::run(&a),
         Command::Doctor => doctor::run(),
+        Command::Hook { .. } => hook::run(),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "multiedit", &mut buf);

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::agents::{home, Agent, Scope, SERVER_NAME};
+use super::agents::{codex_home, home, Agent, Scope, SERVER_NAME};
 use super::config_file::{
     eol, indent_at, insert_member, inside_project, line_diff, load, offset_in, read_resolved,
     refuse_parse, render, writable, write_atomic, Members,
@@ -35,17 +35,49 @@ pub(crate) const CLAUDE_DENIED: [&str; 2] = ["Edit", "Write"];
 /// Gemini CLI's tools that edit files (`replace` is its edit tool).
 pub(crate) const GEMINI_DENIED: [&str; 2] = ["replace", "write_file"];
 
-/// The Gemini CLI policy multiedit owns, whole.
+/// The Gemini CLI policy multiedit owns, whole. Its own edit tools are denied in every mode; multiedit's
+/// read-only tools run without asking, as its read_file does; multiedit's edit tools run without
+/// asking in `auto_edit`, as its replace and write_file do there (its own write.toml), and otherwise get
+/// what Gemini gives any MCP tool: asked interactively, allowed in `yolo`, and in a headless run of the
+/// default mode left out, as replace is.
 pub(crate) const GEMINI_POLICY: &str = "\
 # Written by `multiedit setup gemini --user --route-edits`: Gemini CLI's own file-editing tools are
 # turned off, so that its edits go through the multiedit MCP server (the editor's buffers, review, one
-# undo, diagnostics). `multiedit setup gemini --user --undo-route-edits` removes this file.
+# undo, diagnostics), and multiedit's tools are asked for where replace was asked for and run without
+# asking where it ran without asking. `multiedit setup gemini --user --undo-route-edits` removes this file.
 [[rule]]
 toolName = [\"replace\", \"write_file\"]
 decision = \"deny\"
 priority = 900
 denyMessage = \"Edit files with the multiedit tools (multiedit, multiedit_patch, multiedit_write).\"
+
+[[rule]]
+mcpName = \"multiedit\"
+toolName = [\"multiedit_read\", \"multiedit_preview\", \"multiedit_symbols\"]
+decision = \"allow\"
+priority = 50
+
+[[rule]]
+mcpName = \"multiedit\"
+toolName = [\"multiedit\", \"multiedit_patch\", \"multiedit_write\"]
+decision = \"allow\"
+priority = 15
+modes = [\"autoEdit\"]
 ";
+
+/// The hook `--route-edits` gives Claude Code (`multiedit hook claude-code`, `hook.rs`): it lets
+/// multiedit's tools run without asking where Claude Code's Edit would have run without asking.
+pub(crate) const CLAUDE_HOOK_MATCHER: &str = "mcp__multiedit__.*";
+
+/// Claude Code's hook entry for `PreToolUse`, running `command`.
+pub(crate) fn claude_hook(command: &str) -> Value {
+    json!({"matcher": CLAUDE_HOOK_MATCHER, "hooks": [{"type": "command", "command": format!("{command} hook claude-code")}]})
+}
+
+/// What Codex CLI's server entry gets: its tools run without asking, under approval policy `never` too
+/// (`codex exec`); in its read-only sandbox `multiedit mcp` refuses to write (Codex tells it the
+/// sandbox with each call), as apply_patch is refused there.
+pub(crate) const CODEX_APPROVAL: (&str, &str) = ("default_tools_approval_mode", "approve");
 
 /// The instruction `--agents-md` adds to AGENTS.md, between its markers.
 pub(crate) const AGENTS_MD_BLOCK: &str = "\
@@ -66,8 +98,15 @@ pub(crate) enum Target {
     Json { path: PathBuf, adds: Vec<Add> },
     /// A file multiedit owns whole.
     File { path: PathBuf, text: &'static str },
-    /// A block appended to a Markdown file.
-    Block { path: PathBuf, text: &'static str },
+    /// A block appended to a Markdown file (or an ignore file).
+    Block { path: PathBuf, text: String },
+    /// A key set in a TOML table that must be there already (`table`: its keys from the top).
+    Toml {
+        path: PathBuf,
+        table: Vec<&'static str>,
+        key: &'static str,
+        value: &'static str,
+    },
     /// No switch: why, and what the user may do.
     None(String),
 }
@@ -78,7 +117,7 @@ pub(crate) enum Target {
 pub(crate) enum Add {
     List {
         path: &'static [&'static str],
-        items: Vec<&'static str>,
+        items: Vec<Value>,
     },
     Member {
         path: &'static [&'static str],
@@ -86,32 +125,42 @@ pub(crate) enum Add {
     },
 }
 
-/// The switch of `agent` for `scope` (`agents_md`: Codex's instruction was asked for).
-pub(crate) fn target(
+/// The switches of `agent` for `scope`, each in its file (or why there is none). `agents_md`: Codex's
+/// instruction was asked for; `command`: how the agent's files name this binary (`agents::command`);
+/// `undo`: for the undo, every file routing may have written, whatever it holds now.
+pub(crate) fn targets(
     agent: Agent,
     scope: Scope,
     project: &Path,
     agents_md: bool,
-) -> Result<Target, String> {
+    command: &str,
+    undo: bool,
+) -> Result<Vec<Target>, String> {
     Ok(match agent {
         Agent::ClaudeCode => {
-            let deny = Add::List { path: &["permissions", "deny"], items: CLAUDE_DENIED.to_vec() };
+            let deny = Add::List { path: &["permissions", "deny"], items: CLAUDE_DENIED.iter().map(|t| json!(t)).collect() };
+            // Where Edit ran without asking (acceptEdits, an allow rule), multiedit's edit tools do too.
+            let hook = Add::List { path: &["hooks", "PreToolUse"], items: vec![claude_hook(command)] };
             match scope {
-                // The user's own file for this project (Claude Code keeps it out of git), not the
-                // team's .claude/settings.json. It also approves the project's multiedit server, which
-                // Claude Code otherwise asks about once: a routed agent without it could not edit.
-                Scope::Project => Target::Json {
-                    path: project.join(".claude/settings.local.json"),
-                    adds: vec![deny, Add::List { path: &["enabledMcpjsonServers"], items: vec![SERVER_NAME] }],
-                },
-                Scope::User => Target::Json { path: home()?.join(".claude/settings.json"), adds: vec![deny] },
+                // The user's own file for this project (kept out of git, below), not the team's
+                // .claude/settings.json. It also approves the project's multiedit server, which Claude
+                // Code otherwise asks about once: a routed agent without it could not edit.
+                Scope::Project => {
+                    let mut all = vec![Target::Json {
+                        path: project.join(".claude/settings.local.json"),
+                        adds: vec![deny, hook, Add::List { path: &["enabledMcpjsonServers"], items: vec![json!(SERVER_NAME)] }],
+                    }];
+                    all.extend(git_exclude(project, CLAUDE_LOCAL, undo));
+                    all
+                }
+                Scope::User => vec![Target::Json { path: home()?.join(".claude/settings.json"), adds: vec![deny, hook] }],
             }
         }
         Agent::Opencode => {
             let (path, _) = agent.config_path(scope, project)?;
-            Target::Json { path, adds: vec![Add::Member { path: &["permission", "edit"], value: "deny" }] }
+            vec![Target::Json { path, adds: vec![Add::Member { path: &["permission", "edit"], value: "deny" }] }]
         }
-        Agent::Gemini => match scope {
+        Agent::Gemini => vec![match scope {
             Scope::User => Target::File { path: home()?.join(".gemini/policies/multiedit.toml"), text: GEMINI_POLICY },
             Scope::Project => Target::None(
                 "Gemini CLI has no switch for one project that it reads without a warning (it warns at every start \
@@ -120,34 +169,76 @@ pub(crate) fn target(
                  replace and write_file in every project."
                     .into(),
             ),
-        },
-        Agent::Codex if agents_md => {
-            let path = match scope {
-                Scope::Project => project.join("AGENTS.md"),
-                Scope::User => codex_home()?.join("AGENTS.md"),
-            };
-            Target::Block { path, text: AGENTS_MD_BLOCK }
+        }],
+        Agent::Codex => {
+            let (path, _) = agent.config_path(scope, project)?;
+            let mut all = vec![Target::Toml {
+                path,
+                table: vec!["mcp_servers", SERVER_NAME],
+                key: CODEX_APPROVAL.0,
+                value: CODEX_APPROVAL.1,
+            }];
+            if agents_md || undo {
+                let path = match scope {
+                    Scope::Project => project.join("AGENTS.md"),
+                    Scope::User => codex_home()?.join("AGENTS.md"),
+                };
+                all.push(Target::Block { path, text: AGENTS_MD_BLOCK.to_string() });
+            } else {
+                all.push(Target::None(
+                    "Codex CLI has no setting that turns off apply_patch (and it runs apply_patch given to its shell too). \
+                     With --agents-md, setup writes an instruction into AGENTS.md that asks the model to edit with \
+                     multiedit's tools; the model may still use apply_patch."
+                        .into(),
+                ));
+            }
+            all
         }
-        Agent::Codex => Target::None(
-            "Codex CLI has no setting that turns off apply_patch (and it runs apply_patch given to its shell too). \
-             With --agents-md, setup writes an instruction into AGENTS.md that asks the model to edit with \
-             multiedit's tools; the model may still use apply_patch."
-                .into(),
-        ),
-        Agent::Cursor => Target::None("Cursor has no setting in a file that turns off its own edit tool; its edits still go around multiedit.".into()),
-        Agent::Vscode => Target::None(
+        Agent::Cursor => vec![Target::None("Cursor has no setting in a file that turns off its own edit tool; its edits still go around multiedit.".into())],
+        Agent::Vscode => vec![Target::None(
             "VS Code's agent mode has no setting in a file that turns off its own edit tools; pick the tools in the \
              chat's tool picker (Configure Tools), where the MultiEdit extension's tools are offered."
                 .into(),
-        ),
+        )],
     })
 }
 
-fn codex_home() -> Result<PathBuf, String> {
-    match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
-        Some(d) if d.is_absolute() => Ok(d),
-        _ => Ok(home()?.join(".codex")),
+/// Claude Code's settings of this user for a project, which stay out of git.
+pub(crate) const CLAUDE_LOCAL: &str = ".claude/settings.local.json";
+
+/// The lines that keep `file` (relative to the project) out of git in this clone only: the
+/// repository's `info/exclude`, which is never committed. Claude Code keeps its
+/// `.claude/settings.local.json` out of git through an ignore rule too (it writes the rule in the
+/// user's global git ignore file); setup touches nothing outside the project. None when the project
+/// is not in a git work tree, git is missing, the file is ignored already (`undo`: whatever it is
+/// now), or the exclude file lies outside the project (a linked work tree).
+fn git_exclude(project: &Path, file: &str, undo: bool) -> Option<Target> {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(project)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let at = git(&["rev-parse", "--git-path", "info/exclude"]).filter(|o| o.status.success())?;
+    let at = String::from_utf8(at.stdout).ok()?;
+    let path = project.join(at.trim_end_matches(['\n', '\r']));
+    if !path.starts_with(project) {
+        return None;
     }
+    if !undo && git(&["check-ignore", "-q", file]).is_some_and(|o| o.status.success()) {
+        return None;
+    }
+    Some(Target::Block {
+        path,
+        text: format!(
+            "# {file}: this user's settings for the project, kept out of git (multiedit setup --route-edits; \
+             --undo-route-edits removes these lines)\n/{file}\n"
+        ),
+    })
 }
 
 /// What setup wrote into one file, as the undo reads it back.
@@ -164,6 +255,10 @@ struct Record {
     /// The splices that turn the file as setup left it back into what it was, last one first.
     undo: Vec<Splice>,
     wrote: Vec<Wrote>,
+    /// Claude Code: the command the project's `.mcp.json` ran when setup approved its multiedit server
+    /// here (`enabledMcpjsonServers`); the approval is for that command only (`doctor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approved: Option<String>,
 }
 
 /// Bytes `at..at+len` of the later text were `text` before.
@@ -181,7 +276,7 @@ enum Wrote {
     /// ancestor of `path`, or `path` itself), whose whole value was setup's.
     List {
         path: Vec<String>,
-        items: Vec<String>,
+        items: Vec<Value>,
         made: Option<Vec<String>>,
     },
     /// The member at `path` set to `value`.
@@ -194,6 +289,12 @@ enum Wrote {
     File { text: String },
     /// A block of the file.
     Block { text: String },
+    /// The TOML key `key` of the table at `table` set to `value`.
+    Toml {
+        table: Vec<String>,
+        key: String,
+        value: String,
+    },
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -374,31 +475,72 @@ fn unsplice(text: &str, splices: &[Splice]) -> Option<String> {
     Some(text)
 }
 
-/// Turns the agent's edits to multiedit: writes its switch (or says there is none). `Ok` says what was
-/// done; `Err` what was left and why.
+/// Turns the agent's edits to multiedit: writes its switches (or says there is none). `Ok` says what
+/// was done; `Err` what was done before a switch was left, and what was left and why.
 pub(crate) fn route(
     agent: Agent,
     scope: Scope,
     project: &Path,
     agents_md: bool,
+    command: &str,
+    dry_run: bool,
+) -> Result<String, (String, String)> {
+    let all = targets(agent, scope, project, agents_md, command, false)
+        .map_err(|why| (String::new(), why))?;
+    let only_none = all.iter().all(|t| matches!(t, Target::None(_)));
+    let mut said = String::new();
+    for t in all {
+        match t {
+            Target::None(why) if only_none => {
+                said.push_str(&format!("{}: edits not routed: {why}\n", agent.name()))
+            }
+            Target::None(why) => said.push_str(&format!("{}: {why}\n", agent.name())),
+            t => match route_one(agent, t, scope, project, dry_run) {
+                Ok(one) => said.push_str(&one),
+                Err(why) => return Err((said, why)),
+            },
+        }
+    }
+    Ok(said)
+}
+
+/// Writes one switch of `agent` (`target` is not `Target::None`).
+fn route_one(
+    agent: Agent,
+    target: Target,
+    scope: Scope,
+    project: &Path,
     dry_run: bool,
 ) -> Result<String, String> {
     let name = agent.name();
-    let (path, adds, whole) = match target(agent, scope, project, agents_md)? {
-        Target::None(why) => return Ok(format!("{name}: edits not routed: {why}\n")),
-        Target::Json { path, adds } => (path, adds, None),
-        Target::File { path, text } => (path, Vec::new(), Some((text, true))),
-        Target::Block { path, text } => (path, Vec::new(), Some((text, false))),
+    enum Whole {
+        Json(Vec<Add>),
+        File(&'static str),
+        Block(String),
+        Toml(Vec<&'static str>, &'static str, &'static str),
+    }
+    let (path, whole) = match target {
+        Target::None(why) => return Ok(format!("{name}: {why}\n")),
+        Target::Json { path, adds } => (path, Whole::Json(adds)),
+        Target::File { path, text } => (path, Whole::File(text)),
+        Target::Block { path, text } => (path, Whole::Block(text)),
+        Target::Toml {
+            path,
+            table,
+            key,
+            value,
+        } => (path, Whole::Toml(table, key, value)),
     };
     let or_else = "turn the agent's own edit tools off by hand (docs/agents.md says where)";
     // A project's file must stay inside the project (`--project` targets are all the project's).
-    let inside = (scope == Scope::Project).then_some(project);
+    // (Codex's user file, where it reads no project file, is the user's own.)
+    let inside = (scope == Scope::Project && path.starts_with(project)).then_some(project);
     let (path, before) = load(&path, inside, or_else)?;
     let shown = path.display().to_string();
     let old = before.as_deref().unwrap_or("");
     let mut notes = String::new();
     let (after, wrote) = match whole {
-        None => {
+        Whole::Json(adds) => {
             let mut text = old.to_string();
             let mut wrote = Vec::new();
             for add in &adds {
@@ -413,17 +555,25 @@ pub(crate) fn route(
             }
             (text, wrote)
         }
-        Some((text, true)) => match &before {
+        Whole::File(text) => match &before {
             None => (text.to_string(), vec![Wrote::File { text: text.to_string() }]),
             Some(t) if t == text => (t.clone(), Vec::new()),
             Some(_) => return Err(format!("{shown} exists and is not the policy multiedit writes; left unchanged. Or {or_else}")),
         },
-        Some((text, false)) if old.contains(text) => (old.to_string(), Vec::new()),
-        Some((text, false)) => {
+        Whole::Block(text) if old.contains(&text) => (old.to_string(), Vec::new()),
+        Whole::Block(text) => {
             let sep = if old.is_empty() || old.ends_with("\n\n") { "" } else if old.ends_with('\n') { "\n" } else { "\n\n" };
             let crlf = old.contains("\r\n");
-            (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text.to_string(), crlf) }])
+            (format!("{old}{}", eol(format!("{sep}{text}"), crlf)), vec![Wrote::Block { text: eol(text, crlf) }])
         }
+        Whole::Toml(table, key, value) => match add_toml(old, &table, key, value).map_err(|why| format!("{shown} {why}; left unchanged. Or {or_else}"))? {
+            Added::Changed(new, w) => (new, vec![w]),
+            Added::Already => (old.to_string(), Vec::new()),
+            Added::Left(why) => {
+                notes.push_str(&format!("  {why}; left as it is\n"));
+                (old.to_string(), Vec::new())
+            }
+        },
     };
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && wrote.is_empty()) {
         // Nothing to write: all there already, or a setting of the user's stands in the way.
@@ -450,6 +600,11 @@ pub(crate) fn route(
     }
     let (records_at, mut records) = read_records()?;
     let folders = missing_folders(&path);
+    let approved = wrote
+        .iter()
+        .any(|w| matches!(w, Wrote::List { path, .. } if path == &["enabledMcpjsonServers"]))
+        .then(|| mcp_json_command(project))
+        .flatten();
     write_atomic(&path, &after)
         .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
     let splice = splice_back(old, &after);
@@ -466,6 +621,9 @@ pub(crate) fn route(
             }
             r.after_sha256 = sha256(&after);
             r.wrote.extend(wrote);
+            if approved.is_some() {
+                r.approved = approved;
+            }
         }
         None => records.routes.push(Record {
             agent: name.to_string(),
@@ -479,6 +637,7 @@ pub(crate) fn route(
                 vec![splice]
             },
             wrote,
+            approved,
         }),
     }
     write_records(&records_at, &records)
@@ -487,6 +646,30 @@ pub(crate) fn route(
         "{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}",
         line_diff(old, &after)
     ))
+}
+
+/// The command the project's `.mcp.json` runs for multiedit, as `program arg...`.
+pub(crate) fn mcp_json_command(project: &Path) -> Option<String> {
+    let text = crate::disk::read_text_capped(&project.join(".mcp.json")).ok()?;
+    let entry = value_at(&text, &["mcpServers", SERVER_NAME])?;
+    let (program, args) = super::agents::entry_command(Agent::ClaudeCode, &entry)?;
+    Some(
+        std::iter::once(program)
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// The command setup approved in Claude Code's `file` (`Record::approved`), if it did.
+pub(crate) fn approved_command(file: &Path) -> Option<String> {
+    let real = crate::paths::real_path(file).unwrap_or_else(|_| file.to_path_buf());
+    let (_, records) = read_records().ok()?;
+    records
+        .routes
+        .into_iter()
+        .find(|r| r.file == real)?
+        .approved
 }
 
 /// The folders above `path` that do not exist yet, the outermost first.
@@ -509,28 +692,63 @@ pub(crate) fn undo(
     project: &Path,
     agents_md: bool,
     dry_run: bool,
-) -> Result<String, String> {
+) -> Result<String, (String, String)> {
     let name = agent.name();
-    let path = match target(agent, scope, project, agents_md || agent == Agent::Codex)? {
-        Target::None(_) => {
-            return Ok(format!(
-                "{name}: nothing to undo (setup writes no switch for it here)\n"
-            ))
+    let paths: Vec<PathBuf> = targets(agent, scope, project, agents_md, "", true)
+        .map_err(|why| (String::new(), why))?
+        .into_iter()
+        .filter_map(|t| match t {
+            Target::None(_) => None,
+            Target::Json { path, .. }
+            | Target::File { path, .. }
+            | Target::Block { path, .. }
+            | Target::Toml { path, .. } => Some(path),
+        })
+        .collect();
+    if paths.is_empty() {
+        return Ok(format!(
+            "{name}: nothing to undo (setup writes no switch for it here)\n"
+        ));
+    }
+    let mut said = String::new();
+    let mut nothing = Vec::new();
+    for path in paths {
+        match undo_one(agent, scope, project, path, dry_run) {
+            Ok(Ok(one)) => said.push_str(&one),
+            Ok(Err(none)) => nothing.push(none),
+            Err(why) => return Err((said, why)),
         }
-        Target::Json { path, .. } | Target::File { path, .. } | Target::Block { path, .. } => path,
-    };
+    }
+    if said.is_empty() {
+        if let Some(first) = nothing.first() {
+            said = first.clone();
+        }
+    }
+    Ok(said)
+}
+
+/// Takes back what `route` wrote in `path`: `Ok(Ok(said))`, or `Ok(Err(said))` when there was no
+/// record of it.
+fn undo_one(
+    agent: Agent,
+    scope: Scope,
+    project: &Path,
+    path: PathBuf,
+    dry_run: bool,
+) -> Result<Result<String, String>, String> {
+    let name = agent.name();
     // Nothing is read, written or removed through a link that leads out of the project (`load`).
-    if scope == Scope::Project {
+    if scope == Scope::Project && path.starts_with(project) {
         inside_project(&path, project, "take back what setup wrote there by hand")?;
     }
     // Resolved as `load` resolved it when the record was made.
     let real = crate::paths::real_path(&path).unwrap_or(path.clone());
     let (records_at, mut records) = read_records()?;
     let Some(i) = records.routes.iter().position(|r| r.file == real) else {
-        return Ok(format!(
+        return Ok(Err(format!(
             "{name}: nothing to undo in {}: setup did not route its edits there\n",
             real.display()
-        ));
+        )));
     };
     let record = records.routes[i].clone();
     let shown = real.display().to_string();
@@ -547,7 +765,7 @@ pub(crate) fn undo(
             records.routes.remove(i);
             write_records(&records_at, &records)?;
         }
-        return Ok(format!("{name}: {shown} is gone; nothing to undo\n"));
+        return Ok(Ok(format!("{name}: {shown} is gone; nothing to undo\n")));
     };
     // As setup left it: the bytes from before, exactly.
     let unchanged = sha256(&current) == record.after_sha256;
@@ -622,7 +840,7 @@ pub(crate) fn undo(
         records.routes.remove(i);
         write_records(&records_at, &records)?;
     }
-    Ok(said)
+    Ok(Ok(said))
 }
 
 /// `text` without what `w` added, where it is still as setup wrote it; and what was left, and why.
@@ -636,7 +854,7 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
                 match remove_json(&text, &keys, Some(item)) {
                     Some(new) => text = new,
                     None => left.push(format!(
-                        "{item:?} is no longer in {} as setup wrote it (changed or removed): nothing taken back for it",
+                        "{item} is no longer in {} as setup wrote it (changed or removed): nothing taken back for it",
                         keys.join(".")
                     )),
                 }
@@ -684,6 +902,34 @@ fn take_back(text: &str, w: &Wrote) -> (String, Vec<String>) {
             }
             None => left.push("the block setup added to it was changed: left as it is".into()),
         },
+        Wrote::Toml { table, key, value } => {
+            let dotted = format!("{}.{key}", table.join("."));
+            match text.parse::<toml_edit::DocumentMut>() {
+                Ok(mut doc) => {
+                    let mut at = Some(doc.as_item_mut());
+                    for k in table {
+                        at = at.and_then(|i| i.get_mut(k.as_str()));
+                    }
+                    if let Some(t) = at.and_then(|t| t.as_table_like_mut()) {
+                        match t.get(key).map(|v| v.as_str().map(str::to_string)) {
+                            Some(Some(v)) if v == *value => {
+                                t.remove(key);
+                                text = doc.to_string();
+                            }
+                            Some(now) => left.push(format!(
+                                "{dotted} is now {}, not the {value:?} setup wrote: left as it is",
+                                now.map(|v| format!("{v:?}"))
+                                    .unwrap_or_else(|| "another value".into())
+                            )),
+                            None => {}
+                        }
+                    }
+                }
+                Err(_) => left.push(format!(
+                    "the file is no longer valid TOML: {dotted} left as it is"
+                )),
+            }
+        }
     }
     (text, left)
 }
@@ -723,13 +969,61 @@ enum Added {
     Left(String),
 }
 
+/// The TOML text `text` with `key = value` set in the table at `table`, which must be there (setup
+/// wrote it); a value of the user's there stays.
+fn add_toml(text: &str, table: &[&str], key: &str, value: &str) -> Result<Added, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        format!(
+            "is not valid TOML ({})",
+            e.to_string().trim().replace('\n', " ")
+        )
+    })?;
+    let dotted = format!("{}.{key}", table.join("."));
+    let mut at = Some(doc.as_item_mut());
+    for k in table {
+        at = at.and_then(|i| i.get_mut(k));
+    }
+    let Some(t) = at.and_then(|t| t.as_table_like_mut()) else {
+        return Ok(Added::Left(format!(
+            "{} is not there yet (setup writes it first), so {dotted} was not set",
+            table.join(".")
+        )));
+    };
+    match t.get(key) {
+        Some(v) if v.as_str() == Some(value) => return Ok(Added::Already),
+        Some(v) => {
+            return Ok(Added::Left(format!(
+                "{dotted} is already set to {} (setup would set {value:?})",
+                v.as_value()
+                    .map(|v| v.to_string().trim().to_string())
+                    .unwrap_or_default()
+            )))
+        }
+        None => {}
+    }
+    t.insert(key, toml_edit::value(value));
+    let mut new = doc.to_string();
+    let crlf = text.contains("\r\n") && text.matches('\n').count() == text.matches("\r\n").count();
+    if crlf {
+        new = new.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    Ok(Added::Changed(
+        new,
+        Wrote::Toml {
+            table: table.iter().map(|k| k.to_string()).collect(),
+            key: key.to_string(),
+            value: value.to_string(),
+        },
+    ))
+}
+
 /// The JSON text `text` (empty: a new file) with `add` made.
 fn add_json(text: &str, add: &Add) -> Result<Added, String> {
     let (path, leaf) = match add {
-        Add::List { path, items } => (*path, Value::from(items.clone())),
+        Add::List { path, items } => (*path, Value::Array(items.clone())),
         Add::Member { path, value } => (*path, Value::from(*value)),
     };
-    let wrote = |made: Option<usize>, items: Vec<String>| {
+    let wrote = |made: Option<usize>, items: Vec<Value>| {
         let made = made.map(|n| path[..=n].iter().map(|k| k.to_string()).collect());
         let path = path.iter().map(|k| k.to_string()).collect();
         match add {
@@ -749,7 +1043,7 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
             .fold(leaf.clone(), |v, k| json!({ *k: v }))
     };
     let all_items = || match add {
-        Add::List { items, .. } => items.iter().map(|s| s.to_string()).collect(),
+        Add::List { items, .. } => items.clone(),
         Add::Member { .. } => Vec::new(),
     };
     if text.trim().is_empty() {
@@ -798,11 +1092,7 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                     .iter()
                     .filter_map(|e| serde_json::from_str(e.get()).ok())
                     .collect();
-                let missing: Vec<&str> = items
-                    .iter()
-                    .copied()
-                    .filter(|i| !present.contains(&Value::from(*i)))
-                    .collect();
+                let missing: Vec<&Value> = items.iter().filter(|i| !present.contains(i)).collect();
                 if missing.is_empty() {
                     return Ok(Added::Already);
                 }
@@ -810,7 +1100,7 @@ fn add_json(text: &str, add: &Add) -> Result<Added, String> {
                 checked(
                     text,
                     new,
-                    wrote(None, missing.iter().map(|s| s.to_string()).collect()),
+                    wrote(None, missing.iter().map(|v| (*v).clone()).collect()),
                 )
             }
         };
@@ -831,10 +1121,10 @@ fn checked(old: &str, new: String, wrote: Wrote) -> Result<Added, String> {
 }
 
 /// `items` appended to the array whose text is `array` (a slice of `whole`).
-fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&str]) -> String {
+fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&Value]) -> String {
     let crlf = whole.contains("\r\n");
     let start = offset_in(whole, array);
-    let quoted: Vec<String> = items.iter().map(|i| Value::from(*i).to_string()).collect();
+    let quoted: Vec<String> = items.iter().map(|i| i.to_string()).collect();
     match elements.last() {
         None => {
             let end = start + array.len();
@@ -871,7 +1161,7 @@ fn insert_elements(whole: &str, array: &str, elements: &[&RawValue], items: &[&s
 /// `None` when it is not there. The text between the previous entry and the removed one goes with
 /// it (or, for the first, the text up to the next), which undoes what `insert_member` and
 /// `insert_elements` add.
-fn remove_json(text: &str, keys: &[&str], item: Option<&str>) -> Option<String> {
+fn remove_json(text: &str, keys: &[&str], item: Option<&Value>) -> Option<String> {
     let mut object = text.trim();
     for (depth, key) in keys.iter().enumerate() {
         let members: Members = serde_json::from_str(object).ok()?;
@@ -900,7 +1190,7 @@ fn remove_json(text: &str, keys: &[&str], item: Option<&str>) -> Option<String> 
         let elements: Vec<&RawValue> = serde_json::from_str(raw).ok()?;
         let j = elements
             .iter()
-            .position(|e| serde_json::from_str::<Value>(e.get()).ok() == Some(Value::from(item)))?;
+            .position(|e| serde_json::from_str::<Value>(e.get()).ok().as_ref() == Some(item))?;
         let spans: Vec<(usize, usize)> = elements
             .iter()
             .map(|e| {
@@ -928,9 +1218,19 @@ fn cut(text: &str, container: &str, spans: &[(usize, usize)], i: usize) -> Strin
     format!("{}{}", &text[..from], &text[to..])
 }
 
-/// Whether an agent's edits go through multiedit, as `doctor` tells it: `Some(where)` when its
-/// built-in editing is off (and where), else `None`; `Err` for an agent with no switch (why).
-pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, String> {
+/// Whether an agent's edits go through multiedit, as `doctor` tells it.
+pub(crate) enum Routed {
+    /// Its built-in editing is off: where.
+    Yes(String),
+    /// Off for some of it only: what is still on, and where.
+    Partly(String),
+    /// On: why, when a file of the user's turns it on again (`None`: nothing turns it off).
+    No(Option<String>),
+}
+
+/// Whether an agent's edits go through multiedit, reading every file the agent reads, in the order it
+/// gives them precedence; `Err` for an agent with no switch (why).
+pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Routed, String> {
     match agent {
         Agent::ClaudeCode => {
             let files = [
@@ -938,125 +1238,101 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
                 project.join(".claude/settings.json"),
                 home()?.join(".claude/settings.json"),
             ];
-            let mut denied: Vec<(String, PathBuf)> = Vec::new();
+            // Per tool: where it is denied outright, else a rule that denies it for some paths only.
+            let mut whole: Vec<(&str, PathBuf)> = Vec::new();
+            let mut some: Vec<(&str, String, PathBuf)> = Vec::new();
             for f in &files {
-                if let Some(Value::Array(list)) = crate::disk::read_text_capped(f)
+                let Some(Value::Array(list)) = crate::disk::read_text_capped(f)
                     .ok()
                     .and_then(|t| value_at(&t, &["permissions", "deny"]))
-                {
-                    for tool in CLAUDE_DENIED {
-                        if list.contains(&Value::from(tool))
-                            && !denied.iter().any(|(t, _)| t == tool)
+                else {
+                    continue;
+                };
+                for tool in CLAUDE_DENIED {
+                    for rule in list.iter().filter_map(Value::as_str) {
+                        let everywhere = rule == tool
+                            || rule == format!("{tool}(*)")
+                            || rule == format!("{tool}(**)");
+                        if everywhere && !whole.iter().any(|(t, _)| *t == tool) {
+                            whole.push((tool, f.clone()));
+                        } else if rule.starts_with(&format!("{tool}("))
+                            && !some.iter().any(|(t, ..)| *t == tool)
                         {
-                            denied.push((tool.to_string(), f.clone()));
+                            some.push((tool, rule.to_string(), f.clone()));
                         }
                     }
                 }
             }
+            let wheres: Vec<String> = whole
+                .iter()
+                .map(|(t, f)| format!("{t} in {}", f.display()))
+                .collect();
             let missing: Vec<&str> = CLAUDE_DENIED
                 .iter()
                 .copied()
-                .filter(|t| !denied.iter().any(|(d, _)| d == t))
+                .filter(|t| !whole.iter().any(|(d, _)| d == t))
                 .collect();
             if missing.is_empty() {
-                let wheres: Vec<String> = denied
-                    .iter()
-                    .map(|(t, f)| format!("{t} in {}", f.display()))
-                    .collect();
-                Ok(Some(format!(
+                return Ok(Routed::Yes(format!(
                     "Edit and Write denied ({})",
                     wheres.join(", ")
-                )))
-            } else {
-                Ok(None)
+                )));
             }
+            if whole.is_empty() && some.is_empty() {
+                return Ok(Routed::No(None));
+            }
+            let on: Vec<String> = missing
+                .iter()
+                .map(|t| match some.iter().find(|(s, ..)| s == t) {
+                    Some((_, rule, f)) => format!(
+                        "{t} is denied only where {rule} in {} reaches, and writes everywhere else",
+                        f.display()
+                    ),
+                    None => format!("{t} is not denied"),
+                })
+                .collect();
+            let denied = if wheres.is_empty() {
+                String::new()
+            } else {
+                format!("{} denied; ", wheres.join(", "))
+            };
+            Ok(Routed::Partly(format!("{denied}{}", on.join("; "))))
         }
         Agent::Opencode => {
+            // In each folder its opencode.jsonc wins over its opencode.json; the project's over the
+            // user's.
+            let mut files = Vec::new();
             for scope in [Scope::Project, Scope::User] {
                 let (f, _) = agent.config_path(scope, project)?;
-                if let Some(v) = crate::disk::read_text_capped(&f)
-                    .ok()
-                    .and_then(|t| value_at(&t, &["permission", "edit"]))
-                {
-                    // The nearest file that sets it decides.
-                    return Ok((v == "deny")
-                        .then(|| format!("permission.edit is \"deny\" in {}", f.display())));
-                }
+                files.push(f.with_extension("jsonc"));
+                files.push(f);
             }
-            Ok(None)
-        }
-        Agent::Gemini => {
-            let dir = home()?.join(".gemini/policies");
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .collect();
-            files.sort();
-            let mut denied: Vec<String> = Vec::new();
-            let mut found = Vec::new();
             for f in &files {
-                let Some(doc) = crate::disk::read_text_capped(f)
+                let Some(v) = crate::disk::read_text_capped(f)
                     .ok()
-                    .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+                    .and_then(|t| jsonc(&t))
                 else {
                     continue;
                 };
-                let before = denied.len();
-                for rule in doc
-                    .get("rule")
-                    .and_then(|r| r.as_array_of_tables())
-                    .into_iter()
-                    .flatten()
-                {
-                    let unconditional = [
-                        "argsPattern",
-                        "commandPrefix",
-                        "commandRegex",
-                        "mcpName",
-                        "modes",
-                        "subagent",
-                    ]
-                    .iter()
-                    .all(|k| rule.get(k).is_none());
-                    if rule.get("decision").and_then(|d| d.as_str()) != Some("deny")
-                        || !unconditional
-                    {
-                        continue;
-                    }
-                    let names: Vec<&str> = match rule.get("toolName") {
-                        Some(t) => t
-                            .as_str()
-                            .map(|s| vec![s])
-                            .or_else(|| {
-                                t.as_array()
-                                    .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
-                            })
-                            .unwrap_or_default(),
-                        None => Vec::new(),
-                    };
-                    denied.extend(
-                        names
-                            .into_iter()
-                            .filter(|n| GEMINI_DENIED.contains(n))
-                            .map(str::to_string),
-                    );
-                }
-                if denied.len() > before {
-                    found.push(f.display().to_string());
+                let edit = match &v["permission"] {
+                    Value::String(all) => Some(Value::from(all.as_str())),
+                    p => p.get("edit").cloned(),
+                };
+                // The nearest file that sets it decides.
+                if let Some(edit) = edit {
+                    return Ok(if edit == "deny" {
+                        Routed::Yes(format!("permission.edit is \"deny\" in {}", f.display()))
+                    } else {
+                        Routed::No(Some(format!(
+                            "{} sets permission.edit to {edit}, and OpenCode takes it over the other files",
+                            f.display()
+                        )))
+                    });
                 }
             }
-            if GEMINI_DENIED.iter().all(|t| denied.iter().any(|d| d == t)) {
-                Ok(Some(format!(
-                    "replace and write_file denied by {}",
-                    found.join(", ")
-                )))
-            } else {
-                Ok(None)
-            }
+            Ok(Routed::No(None))
         }
+        Agent::Gemini => gemini_routed(),
         Agent::Codex => {
             let asked = [project.join("AGENTS.md"), codex_home()?.join("AGENTS.md")]
                 .into_iter()
@@ -1070,13 +1346,176 @@ pub(crate) fn routed(agent: Agent, project: &Path) -> Result<Option<String>, Str
                 None => "Codex CLI has no switch for apply_patch: its edits go around multiedit (--agents-md asks it in AGENTS.md)".into(),
             })
         }
-        Agent::Cursor | Agent::Vscode => {
-            Err(match target(agent, Scope::Project, project, false)? {
-                Target::None(why) => why,
+        Agent::Cursor | Agent::Vscode => Err(
+            match targets(agent, Scope::Project, project, false, "", false)?.pop() {
+                Some(Target::None(why)) => why,
                 _ => String::new(),
-            })
+            },
+        ),
+    }
+}
+
+/// Gemini CLI's user policies (`~/.gemini/policies/*.toml`): for replace and write_file, the rule of
+/// the highest priority that holds in every mode decides, as its policy engine decides.
+fn gemini_routed() -> Result<Routed, String> {
+    let dir = home()?.join(".gemini/policies");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    // Per tool: the priority, decision and file of the strongest rule.
+    let mut strongest: Vec<(&str, f64, String, PathBuf)> = Vec::new();
+    for f in &files {
+        let Some(doc) = crate::disk::read_text_capped(f)
+            .ok()
+            .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+        else {
+            continue;
+        };
+        let rules = doc.get("rule").and_then(|r| r.as_array_of_tables());
+        for rule in rules.into_iter().flatten() {
+            let conditions = [
+                "argsPattern",
+                "commandPrefix",
+                "commandRegex",
+                "mcpName",
+                "modes",
+                "subagent",
+                "interactive",
+            ];
+            let Some(decision) = rule.get("decision").and_then(|d| d.as_str()) else {
+                continue;
+            };
+            if conditions.iter().any(|k| rule.get(k).is_some()) {
+                continue;
+            }
+            let priority = rule
+                .get("priority")
+                .and_then(|p| p.as_integer().map(|i| i as f64).or_else(|| p.as_float()))
+                .unwrap_or(0.0);
+            let names: Vec<&str> = match rule.get("toolName") {
+                Some(t) => t
+                    .as_str()
+                    .map(|s| vec![s])
+                    .or_else(|| {
+                        t.as_array()
+                            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                    })
+                    .unwrap_or_default(),
+                None => vec!["*"],
+            };
+            for tool in GEMINI_DENIED {
+                if !names.iter().any(|n| *n == tool || *n == "*") {
+                    continue;
+                }
+                let this = (tool, priority, decision.to_string(), f.clone());
+                match strongest.iter_mut().find(|(t, ..)| *t == tool) {
+                    Some(s) if s.1 >= priority => {}
+                    Some(s) => *s = this,
+                    None => strongest.push(this),
+                }
+            }
         }
     }
+    let denied: Vec<&(&str, f64, String, PathBuf)> =
+        strongest.iter().filter(|s| s.2 == "deny").collect();
+    if denied.len() == GEMINI_DENIED.len() {
+        let mut found: Vec<String> = denied.iter().map(|s| s.3.display().to_string()).collect();
+        found.dedup();
+        return Ok(Routed::Yes(format!(
+            "replace and write_file denied by {}",
+            found.join(", ")
+        )));
+    }
+    let winners: Vec<String> = strongest
+        .iter()
+        .filter(|s| s.2 != "deny")
+        .map(|(t, p, d, f)| format!("{} gives {t} {d:?} at priority {p}", f.display()))
+        .collect();
+    if winners.is_empty() {
+        return Ok(match denied.first() {
+            None => Routed::No(None),
+            Some((t, _, _, f)) => {
+                Routed::Partly(format!("only {t} is denied (by {})", f.display()))
+            }
+        });
+    }
+    let over = if files.iter().any(|f| f.ends_with("multiedit.toml")) {
+        ", above the deny that setup wrote"
+    } else {
+        ""
+    };
+    Ok(Routed::No(Some(format!("{}{over}", winners.join("; ")))))
+}
+
+/// A JSON-with-comments text (`//` and `/* */` comments, trailing commas) as a value, as OpenCode
+/// reads its `.jsonc` files; `None` if it does not parse.
+pub(crate) fn jsonc(text: &str) -> Option<Value> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut plain: Vec<char> = Vec::with_capacity(chars.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if in_string {
+            plain.push(c);
+            if c == '\\' {
+                plain.extend(next);
+                i += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            plain.push(c);
+        } else if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i += 2;
+            plain.push(' ');
+            continue;
+        } else {
+            plain.push(c);
+        }
+        i += 1;
+    }
+    // Trailing commas: a comma outside strings whose next non-space character closes a container.
+    let mut out = String::with_capacity(plain.len());
+    let mut in_string = false;
+    let mut k = 0;
+    while k < plain.len() {
+        let c = plain[k];
+        if in_string {
+            out.push(c);
+            if c == '\\' && k + 1 < plain.len() {
+                out.push(plain[k + 1]);
+                k += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == ',' {
+            let after = plain[k + 1..].iter().find(|c| !c.is_whitespace());
+            if !matches!(after, Some('}') | Some(']')) {
+                out.push(c);
+            }
+        } else {
+            in_string = c == '"';
+            out.push(c);
+        }
+        k += 1;
+    }
+    serde_json::from_str(&out).ok()
 }
 
 #[cfg(test)]
@@ -1086,7 +1525,7 @@ mod tests {
     fn list(path: &'static [&'static str], items: &[&'static str]) -> Add {
         Add::List {
             path,
-            items: items.to_vec(),
+            items: items.iter().map(|i| json!(i)).collect(),
         }
     }
 
@@ -1165,5 +1604,21 @@ mod tests {
             "{back}"
         );
         assert!(left.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod jsonc_tests {
+    use super::jsonc;
+    use serde_json::json;
+
+    #[test]
+    fn comments_and_trailing_commas_are_read_as_opencode_reads_them() {
+        assert_eq!(
+            jsonc("{\n  // mine\n  \"permission\": {\"edit\": \"allow\", /* x */},\n  \"url\": \"http://a//b\",\n}\n"),
+            Some(json!({"permission": {"edit": "allow"}, "url": "http://a//b"}))
+        );
+        assert_eq!(jsonc(r#"{"a": "\",//"}"#), Some(json!({"a": "\",//"})));
+        assert_eq!(jsonc("{"), None);
     }
 }

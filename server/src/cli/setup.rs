@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
 
-use super::agents::{this_binary, Agent, Format, Scope, AGENTS};
+use super::agents::{command, Agent, Format, Scope, AGENTS};
 use super::config_file::{line_diff, load, merge_json, merge_toml, writable, write_atomic};
 use crate::process::{err, out};
 
@@ -39,6 +39,16 @@ pub(crate) struct SetupArgs {
     /// AGENTS.md (Codex has no switch to turn apply_patch off)
     #[arg(long)]
     agents_md: bool,
+    /// Let multiedit start language servers for this project (the current folder) where no editor
+    /// holds its files, for symbol edits, renames, outlines and diagnostics through `multiedit apply`
+    /// and `multiedit mcp`. A language server can run the project's own code (build scripts, plugins,
+    /// its toolchain): allow it only for a project you trust. Recorded in your state folder, never in
+    /// the project; writes no agent configuration
+    #[arg(long, conflicts_with_all = ["no_language_servers", "agents", "user", "route_edits", "undo_route_edits", "agents_md"])]
+    language_servers: bool,
+    /// Take that back: multiedit starts no language server for this project
+    #[arg(long, conflicts_with_all = ["agents", "user", "route_edits", "undo_route_edits", "agents_md"])]
+    no_language_servers: bool,
 }
 
 /// The AGENT values: every agent's name (`Agent::name`, the one list of them), then `all`.
@@ -61,13 +71,15 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             .filter(|a| args.agents.iter().any(|t| t == a.name()))
             .collect()
     };
-    let exe = match this_binary() {
-        Ok(e) => e,
+    // The command the files run: multiedit as PATH finds it, or this binary's absolute path (said why).
+    let (exe, note) = match command() {
+        Ok(c) => c,
         Err(e) => {
             err(&format!("multiedit setup: {e}\n"));
             return ExitCode::from(2);
         }
     };
+    let mut wrote = false;
     let project = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -77,6 +89,9 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.language_servers || args.no_language_servers {
+        return language_servers(&project, args.language_servers, args.dry_run);
+    }
     // The record the undo acts on must be this user's alone, before anything is written.
     if args.route_edits || args.undo_route_edits {
         if let Err(why) = super::route::records_trusted() {
@@ -87,18 +102,29 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
     let mut refused = false;
     for agent in agents {
         let done = if args.undo_route_edits {
-            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run)
+            super::route::undo(agent, scope, &project, args.agents_md, args.dry_run).map_err(
+                |(done, why)| {
+                    out(&done);
+                    why
+                },
+            )
         } else {
             setup_one(agent, scope, &project, &exe, args.dry_run, args.route_edits).and_then(
                 |said| {
                     if !args.route_edits {
                         return Ok(said);
                     }
-                    match super::route::route(agent, scope, &project, args.agents_md, args.dry_run)
-                    {
+                    match super::route::route(
+                        agent,
+                        scope,
+                        &project,
+                        args.agents_md,
+                        &exe,
+                        args.dry_run,
+                    ) {
                         Ok(routed) => Ok(format!("{said}{routed}")),
-                        Err(why) => {
-                            out(&said);
+                        Err((done, why)) => {
+                            out(&format!("{said}{done}"));
                             Err(why)
                         }
                     }
@@ -106,17 +132,61 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
             )
         };
         match done {
-            Ok(said) => out(&said),
+            Ok(said) => {
+                wrote |= said.contains(": created ")
+                    || said.contains(": updated ")
+                    || said.contains(": would have ");
+                out(&said)
+            }
             Err(why) => {
                 refused = true;
                 err(&format!("{}: {why}\n", agent.name()));
             }
         }
     }
+    // Said once, after what was written, when a file now names this binary by its absolute path.
+    if let (Some(note), true, false) = (note, wrote, args.undo_route_edits) {
+        err(&format!("multiedit setup: note: {note}\n"));
+    }
     if refused {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `--language-servers` (`allow`) or `--no-language-servers`: records the choice for `project`, then
+/// says what would start there.
+fn language_servers(project: &Path, allow: bool, dry_run: bool) -> ExitCode {
+    use crate::language_servers::{consent, status};
+    let choice = if allow { "allowed" } else { "not allowed" };
+    if dry_run {
+        let real = crate::paths::real_path(project).unwrap_or_else(|_| project.to_path_buf());
+        out(&format!(
+            "Language servers: would be {choice} for {} (recorded in {}); nothing written\n",
+            real.display(),
+            consent::record_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the state folder".into())
+        ));
+        return ExitCode::SUCCESS;
+    }
+    match consent::record(project, allow) {
+        Ok((record, real)) => {
+            let (lines, _) = status::describe(project);
+            // Its first line says what was just recorded.
+            let lines: String = lines.lines().skip(1).map(|l| format!("{l}\n")).collect();
+            out(&format!(
+                "Language servers: {choice} for {} (recorded in {}).\n{lines}",
+                real.display(),
+                record.display()
+            ));
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            err(&format!("multiedit setup: {why}; nothing was recorded\n"));
+            ExitCode::from(1)
+        }
     }
 }
 
@@ -143,7 +213,8 @@ fn setup_one(
     }
     .map_err(|why| format!("{shown} {why}; left unchanged. Add {by_hand}"))?;
     let note = if scope == Scope::Project && real_scope == Scope::User {
-        " (Codex CLI reads only this user file)"
+        " (Codex CLI reads a project's .codex/config.toml only once it trusts the project, and it does not trust \
+         this one)"
     } else {
         ""
     };

@@ -14,10 +14,27 @@ use super::read::{read, read_at, resolve};
 use super::stage::Write1;
 use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
 use crate::paths;
+use crate::symbols::{retain_by, Resolved};
 
 /// A plan that was applied (or, for a dry run, checked): the engine's outcome, and for a dry run the
 /// unified diff of what it would write.
 pub(crate) type Applied = (Outcome, Option<String>);
+
+/// What turns a plan's symbol edits and rename into exact spans once its texts are read (per file of
+/// the plan, `None` for one that does not exist): `crate::symbols::resolve` on the answers of the
+/// language servers multiedit started (`language_servers`).
+pub(crate) type Resolve<'a> = &'a dyn Fn(&mut Plan, &[Option<&str>]) -> Result<Resolved, Refusal>;
+
+/// A plan applied with `apply_with`.
+pub(crate) struct Written {
+    /// The plan as run: resolved, without the files a rename reached but left unchanged.
+    pub(crate) plan: Option<Plan>,
+    pub(crate) outcome: Outcome,
+    pub(crate) diff: Option<String>,
+    /// The texts read, per file of the plan as run (kept only when asked: the diagnostics delta).
+    pub(crate) read: Vec<Option<String>>,
+    pub(crate) resolved: Option<Resolved>,
+}
 
 /// Validates, computes and (unless `dry_run`) writes. Returns the outcome and, for dry runs, the diff.
 /// An interrupted plan of this user's met in a folder of this one is completed or rolled back before
@@ -33,7 +50,21 @@ pub(crate) fn apply(
     recovered: &mut Vec<Recovered>,
     confine: Option<&paths::Folders>,
 ) -> Result<Applied, Refusal> {
-    let paths_on_disk: Vec<PathBuf> = plan
+    apply_with(plan, dry_run, recovered, confine, None, false).map(|w| (w.outcome, w.diff))
+}
+
+/// `apply`, with the plan's symbol edits and rename made spans by `resolve` once its texts are read
+/// (the files it reaches without changing them then left out), and with the texts read kept when
+/// `keep_read` (the diagnostics delta maps the old diagnostics through them).
+pub(crate) fn apply_with(
+    plan: &Plan,
+    dry_run: bool,
+    recovered: &mut Vec<Recovered>,
+    confine: Option<&paths::Folders>,
+    resolve: Option<Resolve<'_>>,
+    keep_read: bool,
+) -> Result<Written, Refusal> {
+    let mut paths_on_disk: Vec<PathBuf> = plan
         .files
         .iter()
         .map(|f| paths::to_path(&f.file_path))
@@ -42,23 +73,41 @@ pub(crate) fn apply(
     let folders_of_plan = with_move_targets(plan, &paths_on_disk)?;
     links_acted_on(plan, &paths_on_disk)?;
     recovered.extend(recover(&folders_of_plan, dry_run)?);
-    let resolved = resolve_confined(plan, &paths_on_disk, confine)?;
-    let bytes = read_files(plan, &paths_on_disk, &resolved)?;
-    let texts = plan
-        .files
-        .iter()
-        .zip(&bytes)
-        .map(|(f, b)| {
-            b.as_deref()
-                .map(|b| engine::decode(&f.file_path, b))
-                .transpose()
-        })
-        .collect::<Result<Vec<Option<&str>>, Refusal>>()?;
+    let mut resolved = resolve_confined(plan, &paths_on_disk, confine)?;
+    let mut bytes = read_files(plan, &paths_on_disk, &resolved)?;
+    let (run, renumber) = match resolve {
+        Some(resolve) => {
+            let (run, done) =
+                resolve_spans(plan, resolve, &mut paths_on_disk, &mut resolved, &mut bytes)?;
+            (Some(run), Some(done))
+        }
+        None => (None, None),
+    };
+    let plan = run.as_ref().unwrap_or(plan);
+    let texts = decode(plan, &bytes)?;
     let deleted = vacated(plan, &paths_on_disk);
     let (targets, real_targets) = move_targets_on_disk(plan, &paths_on_disk, &deleted, confine)?;
-    let outcome = engine::apply_plan(plan, &texts)?;
+    let mut outcome = engine::apply_plan(plan, &texts).map_err(|r| match &renumber {
+        Some(done) => done.renumber_refusal(r, &plan.files),
+        None => r,
+    })?;
+    if let Some(done) = &renumber {
+        done.renumber(&mut outcome);
+    }
     // Where the new files go, checked as the commit will (a dry run must refuse what the run would).
     folder_steps(&outcome, &paths_on_disk, &targets, &deleted)?;
+    let read: Vec<Option<String>> = if keep_read {
+        texts.iter().map(|t| t.map(str::to_string)).collect()
+    } else {
+        Vec::new()
+    };
+    let written = |outcome: Outcome, diff: Option<String>, read: Vec<Option<String>>| Written {
+        plan: run.clone(),
+        outcome,
+        diff,
+        read,
+        resolved: renumber,
+    };
     if dry_run {
         let diff: String = outcome
             .files
@@ -66,10 +115,44 @@ pub(crate) fn apply(
             .zip(&texts)
             .map(|(f, before)| diff::file_diff(f, before.unwrap_or("")))
             .collect();
-        return Ok((outcome, Some(diff)));
+        return Ok(written(outcome, Some(diff), read));
     }
     commit(writes(&outcome, resolved, bytes, real_targets))?;
-    Ok((outcome, None))
+    Ok(written(outcome, None, read))
+}
+
+/// `plan` with its symbol edits and rename made spans by `resolve` on the texts of `bytes`, and the
+/// files the rename reaches without changing them left out of it and of `paths`, `resolved` and
+/// `bytes`; with what renumbers the outcome as the caller's plan numbers its files.
+fn resolve_spans(
+    plan: &Plan,
+    resolve: Resolve<'_>,
+    paths: &mut Vec<PathBuf>,
+    resolved: &mut Vec<PathBuf>,
+    bytes: &mut Vec<Option<Vec<u8>>>,
+) -> Result<(Plan, Resolved), Refusal> {
+    let mut owned = plan.clone();
+    let done = resolve(&mut owned, &decode(plan, bytes)?)?;
+    if done.keep.contains(&false) {
+        retain_by(&mut owned.files, &done.keep);
+        retain_by(paths, &done.keep);
+        retain_by(resolved, &done.keep);
+        retain_by(bytes, &done.keep);
+    }
+    Ok((owned, done))
+}
+
+/// The texts of `bytes` (per file of `plan`), refused where one is not UTF-8.
+fn decode<'b>(plan: &Plan, bytes: &'b [Option<Vec<u8>>]) -> Result<Vec<Option<&'b str>>, Refusal> {
+    plan.files
+        .iter()
+        .zip(bytes)
+        .map(|(f, b)| {
+            b.as_deref()
+                .map(|b| engine::decode(&f.file_path, b))
+                .transpose()
+        })
+        .collect()
 }
 
 /// The paths of the plan's files (`paths`) and its moves' targets: every folder the plan reads or

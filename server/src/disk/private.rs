@@ -31,6 +31,20 @@ pub(crate) fn candidates() -> Vec<PathBuf> {
     out
 }
 
+/// The user's state folder for multiedit's own records (journals, `routes.json`,
+/// `language-servers.json`): `$XDG_STATE_HOME/multiedit` when that is an absolute path, else
+/// `~/.local/state/multiedit`; `None` when neither can be named.
+pub(crate) fn state_folder() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute());
+    xdg.or_else(|| home.map(|h| h.join(".local/state")))
+        .map(|d| d.join("multiedit"))
+}
+
 /// Every folder multiedit keeps to itself: the journals' candidates, whichever this run would choose
 /// (another run, with another environment, may choose another), and the bridge's registry folders.
 fn all_private() -> Vec<PathBuf> {

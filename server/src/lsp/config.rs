@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::convert::Encoding;
-use super::diagnostics;
-use super::ext::{OrBool, ReviewPolicy};
+use super::ext::{InitializationOptions, OrBool, ReviewPolicy};
 use super::workspace::Workspace;
+use crate::diagnostics;
 use crate::engine::Save;
 
 pub(crate) const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -84,19 +84,50 @@ impl From<OrBool<ReviewPolicy>> for Review {
 }
 
 impl Review {
-    /// `"never"`, `"multiFile"`, `"always"`, or a boolean (`true`: always).
-    pub(crate) fn from_value(v: &Value) -> Option<Review> {
-        serde_json::from_value::<OrBool<ReviewPolicy>>(v.clone())
-            .ok()
-            .map(Review::from)
-    }
-
     pub(crate) fn applies(self, files: usize) -> bool {
         match self {
             Review::Never => false,
             Review::MultiFile => files > 1,
             Review::Always => true,
         }
+    }
+}
+
+impl Config {
+    /// Takes the entries `o` sets (one, as `from_initialize` reads them); `false` when one is out of
+    /// its range (a timeout of 0).
+    fn take(&mut self, o: &InitializationOptions, allow_outside: &mut bool) -> bool {
+        if matches!(o.apply_edit_timeout_ms, Some(0)) || matches!(o.agent_approval_ms, Some(0)) {
+            return false;
+        }
+        if let Some(b) = o.allow_outside_workspace {
+            *allow_outside = b;
+        }
+        if let Some(b) = o.bridge {
+            self.bridge = b;
+        }
+        if let Some(b) = o.allow_dot_git {
+            self.allow.dot_git = b;
+        }
+        if let Some(b) = o.allow_agent_config {
+            self.allow.agent_config = b;
+        }
+        if let Some(ms) = o.apply_edit_timeout_ms {
+            self.apply_edit_timeout = Duration::from_millis(ms);
+        }
+        if let Some(r) = o.review {
+            self.review = Review::from(r);
+        }
+        if let Some(r) = o.agent_review {
+            self.agent_review = Review::from(r);
+        }
+        if let Some(ms) = o.agent_approval_ms {
+            self.agent_approval = Duration::from_millis(ms).min(AGENT_APPROVAL);
+        }
+        if let Some(p) = o.save {
+            self.save = super::save::policy(p);
+        }
+        true
     }
 }
 
@@ -180,30 +211,18 @@ impl Config {
             None | Some(Value::Null) => {}
             Some(Value::Object(opts)) => {
                 for (key, value) in opts {
-                    match (key.as_str(), value) {
-                        ("allowOutsideWorkspace", Value::Bool(b)) => allow_outside = *b,
-                        ("bridge", Value::Bool(b)) => config.bridge = *b,
-                        ("allowDotGit", Value::Bool(b)) => config.allow.dot_git = *b,
-                        ("allowAgentConfig", Value::Bool(b)) => config.allow.agent_config = *b,
-                        ("applyEditTimeoutMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
-                            config.apply_edit_timeout = Duration::from_millis(v.as_u64().unwrap_or(10_000));
-                        }
-                        ("review", v) if Review::from_value(v).is_some() => {
-                            config.review = Review::from_value(v).unwrap_or_default();
-                        }
-                        ("agentReview", v) if Review::from_value(v).is_some() => {
-                            config.agent_review = Review::from_value(v).unwrap_or_default();
-                        }
-                        ("agentApprovalMs", v) if v.as_u64().is_some_and(|n| n > 0) => {
-                            config.agent_approval = Duration::from_millis(v.as_u64().unwrap_or(0)).min(AGENT_APPROVAL);
-                        }
-                        ("diagnostics", v) => match diagnostics::Options::from_value(v) {
+                    if key == "diagnostics" {
+                        // Its own words for a wrong entry inside it.
+                        match diagnostics::Options::from_value(value) {
                             Ok(d) => config.diagnostics = d,
                             Err(why) => warnings.push(why),
-                        },
-                        ("save", Value::String(p)) if Save::from_name(p).is_some() => {
-                            config.save = Save::from_name(p).unwrap_or(Save::Clean);
                         }
+                        continue;
+                    }
+                    // One entry at a time, typed (`ext::InitializationOptions`), so a wrong one is named.
+                    let one = Value::Object(Map::from_iter([(key.clone(), value.clone())]));
+                    match serde_json::from_value::<InitializationOptions>(one) {
+                        Ok(o) if config.take(&o, &mut allow_outside) => {}
                         _ => warnings.push(format!(
                             "Ignoring the initialization option {key}={value}: the options are allowOutsideWorkspace \
                              (true or false), applyEditTimeoutMs (a positive number of milliseconds), bridge \

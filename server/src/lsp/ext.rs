@@ -192,7 +192,7 @@ pub struct DiagnosticsAnswer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReportedDiagnostic {
-    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    #[cfg_attr(test, schemars(with = "LspRange"))]
     pub range: Range,
     /// 1 error .. 4 hint; none counts as an error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,10 +249,10 @@ pub struct ReportedSymbol {
     /// LSP's `SymbolKind` (5 class, 6 method, 12 function...).
     pub kind: u32,
     /// The whole symbol, as its language server spans it.
-    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    #[cfg_attr(test, schemars(with = "LspRange"))]
     pub range: Range,
     /// Its name.
-    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    #[cfg_attr(test, schemars(with = "LspRange"))]
     pub selection_range: Range,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ReportedSymbol>,
@@ -276,7 +276,7 @@ impl Request for RenameRequest {
 #[serde(rename_all = "camelCase")]
 pub struct RenameParams {
     pub uri: String,
-    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    #[cfg_attr(test, schemars(with = "LspPosition"))]
     pub position: Position,
     pub new_name: String,
 }
@@ -324,9 +324,65 @@ pub struct CallOptions {
     pub save: Option<SavePolicy>,
 }
 
+/// The server's initialization options (`initialize`'s `initializationOptions`): each left out takes
+/// its default. Read one entry at a time (`config.rs`), so that a wrong one is named and the rest hold.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InitializationOptions {
+    /// Plans may edit files outside the workspace folders (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_outside_workspace: Option<bool>,
+    /// Plans may come from agents outside the editor, through the bridge (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<bool>,
+    /// How long the server waits for the editor's answer to `workspace/applyEdit`, in ms (positive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_edit_timeout_ms: Option<u64>,
+    /// When the editor asks the user before a plan's edit (default never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<OrBool<ReviewPolicy>>,
+    /// The same, for agents' plans through the bridge (default never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_review: Option<OrBool<ReviewPolicy>>,
+    /// How long an agent's plan waits for the user's approval, in ms (positive; at most 25 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_approval_ms: Option<u64>,
+    /// The client answers `multiedit/diagnostics`: `true`, or how (`false`: it does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<OrBool<DiagnosticsOptions>>,
+    /// Which edited files the editor saves once a plan is applied (default clean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save: Option<SavePolicy>,
+    /// Agents' plans may write inside `.git` (default false: refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_dot_git: Option<bool>,
+    /// Agents' plans may write the files where agents' permissions, servers and hooks are configured
+    /// without the user's approval (default false: asked, or refused where the client cannot ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_agent_config: Option<bool>,
+}
+
+/// The initialization option `diagnostics` as an object.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DiagnosticsOptions {
+    /// Which diagnostics a result reports (default errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<OrBool<DiagnosticsReport>>,
+    /// How long the client waits for its language servers after an edit, in ms (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
+    /// At most this many diagnostics listed per result (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
+}
+
 /// A named setting, or a boolean standing for one of its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(rename = "{T}OrBool"))]
 #[serde(untagged)]
 pub enum OrBool<T> {
     Named(T),
@@ -367,6 +423,7 @@ pub enum SavePolicy {
 /// An entry read leniently: one a client wrote wrong is `None`, and the rest of its answer still counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(rename = "Lenient{T}"))]
 #[serde(transparent)]
 pub struct Lenient<T>(pub Option<T>);
 
@@ -377,137 +434,20 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
     }
 }
 
-/// The shape of every wire type (its fields, and whether each may be left out; an enum's values),
-/// from which the extension's mirror (`extension-vscode/src/lsp_ext.ts`) is checked on both sides:
-/// this test fails when the Rust types move away from `extension-vscode/src/lsp_ext.shape.json`
-/// (`MULTIEDIT_BLESS=1` rewrites it), and the extension's unit test when `lsp_ext.ts` does.
+/// An LSP position, as ls_types serialises it (which derives no schema).
 #[cfg(test)]
-mod shape {
-    use std::collections::BTreeMap;
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+pub(crate) struct LspPosition {
+    line: u32,
+    character: u32,
+}
 
-    use schemars::JsonSchema;
-    use serde_json::{json, Map, Value};
-
-    use super::*;
-    use crate::result::{PlanResult, ReadResult, SymbolsResult};
-
-    /// Holds every type the extension mirrors, so that each lands in the schema's `$defs`.
-    #[derive(JsonSchema)]
-    #[allow(dead_code)]
-    struct Wire {
-        plan_result: PlanResult,
-        read_result: ReadResult,
-        symbols_result: SymbolsResult,
-        save_params: SaveParams,
-        save_answer: SaveAnswer,
-        approve_params: ApproveParams,
-        approve_answer: ApproveAnswer,
-        diagnostics_params: DiagnosticsParams,
-        diagnostics_answer: DiagnosticsAnswer,
-        symbols_params: SymbolsParams,
-        symbols_answer: SymbolsAnswer,
-        rename_params: RenameParams,
-        rename_answer: RenameAnswer,
-        call_options: CallOptions,
-    }
-
-    /// An object's fields: `true` when it may be left out.
-    fn fields(schema: &Value, defs: &Map<String, Value>) -> BTreeMap<String, bool> {
-        let mut out = BTreeMap::new();
-        let required: Vec<&str> = schema["required"]
-            .as_array()
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        for name in schema["properties"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, _)| k)
-        {
-            out.insert(name.clone(), !required.contains(&name.as_str()));
-        }
-        // A flattened part, or a variant of a tagged union: its fields join (optional where some variant lacks them).
-        for list in ["allOf", "oneOf", "anyOf"] {
-            let parts: Vec<&Value> = schema[list].as_array().into_iter().flatten().collect();
-            let shapes: Vec<BTreeMap<String, bool>> = parts
-                .iter()
-                .map(|p| fields(resolve(p, defs), defs))
-                .filter(|f| !f.is_empty())
-                .collect();
-            for (i, f) in shapes.iter().enumerate() {
-                for (name, optional) in f {
-                    let everywhere = shapes.iter().all(|g| g.contains_key(name));
-                    let optional = *optional || (list != "allOf" && !everywhere);
-                    out.entry(name.clone())
-                        .and_modify(|o: &mut bool| *o |= optional)
-                        .or_insert(optional);
-                }
-                let _ = i;
-            }
-        }
-        out
-    }
-
-    fn resolve<'a>(v: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
-        match v["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
-            Some(name) => &defs[name],
-            None => v,
-        }
-    }
-
-    /// A string enum's values, else `None`.
-    fn values(schema: &Value) -> Option<Vec<String>> {
-        if let Some(list) = schema["enum"].as_array() {
-            return Some(
-                list.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect(),
-            );
-        }
-        let one_of = schema["oneOf"].as_array()?;
-        one_of
-            .iter()
-            .map(|v| {
-                v["const"]
-                    .as_str()
-                    .map(String::from)
-                    .or_else(|| v["enum"][0].as_str().map(String::from))
-            })
-            .collect()
-    }
-
-    pub fn shape() -> Value {
-        let schema = serde_json::to_value(schemars::schema_for!(Wire)).unwrap();
-        let defs = schema["$defs"].as_object().cloned().unwrap_or_default();
-        let mut out = Map::new();
-        for (name, def) in &defs {
-            if name == "RefusalShape" || name.starts_with("Lenient") || name.starts_with("OrBool") {
-                continue;
-            }
-            let entry = match values(def) {
-                Some(values) => json!({"values": values}),
-                None => json!({"fields": fields(def, &defs)}),
-            };
-            out.insert(name.clone(), entry);
-        }
-        Value::Object(out)
-    }
-
-    #[test]
-    fn the_shape_file_of_the_extension_is_these_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../extension-vscode/src/lsp_ext.shape.json");
-        let now = serde_json::to_string_pretty(&shape()).unwrap() + "\n";
-        if std::env::var_os("MULTIEDIT_BLESS").is_some() {
-            std::fs::write(&path, &now).unwrap();
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == now,
-            "{} is not the shape of the wire types in server/src/lsp/ext.rs and server/src/result.rs. Change \
-             extension-vscode/src/lsp_ext.ts to match, then run `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib shape`.\n\
-             now:\n{now}",
-            path.display()
-        );
-    }
+/// An LSP range.
+#[cfg(test)]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+pub(crate) struct LspRange {
+    start: LspPosition,
+    end: LspPosition,
 }

@@ -42,6 +42,8 @@ pub(crate) mod logging;
 pub mod notifications;
 pub(crate) mod now_reads;
 pub mod prepare;
+#[cfg(test)]
+mod typescript;
 pub(crate) mod request;
 pub(crate) mod save;
 pub(crate) mod server;

@@ -14,14 +14,15 @@ use super::capabilities::PREVIEW;
 
 use super::config::Config;
 use super::convert::{self, FileEdit, Then};
-use super::diagnostics::{Edited, Report};
 use super::now_reads::EditorText;
 use super::request::{Origin, PlanCall};
 use super::session::Session;
-use super::symbols::{self, rename, Answers};
+use super::symbols;
+use crate::diagnostics::{Edited, Report};
 use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
 use crate::gate::{self, Access, Gate, Who};
 use crate::result::plural;
+use crate::symbols::{rename, retain_by, Answers};
 use crate::{disk, paths};
 
 /// One file of a validated plan, at the same index as the plan's file and `Outcome::files`' entry.
@@ -278,7 +279,7 @@ pub(crate) fn prepare(
     }
     let versions: Vec<Option<i32>> = files.iter().map(|f| f.version).collect();
     let texts: Vec<Option<&str>> = files.iter().map(|f| f.before.as_deref()).collect();
-    let mut resolved = symbols::resolve(
+    let mut resolved = crate::symbols::resolve(
         &mut plan,
         answers,
         &expansion,
@@ -414,15 +415,6 @@ pub(crate) fn prepare(
         ask: (!protected.is_empty()).then(|| gate::ask_reason(&protected)),
         save_lowered,
     })
-}
-
-/// Keeps the items whose `keep` is true.
-fn retain_by<T>(items: &mut Vec<T>, keep: &[bool]) {
-    let mut i = 0;
-    items.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
 }
 
 /// A refusal about text the plan did not find, in a file the editor holds with changes the disk lacks:

@@ -5,9 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::config::{Config, Review};
-use super::diagnostics::Report;
 use super::ext;
 use super::save;
+use crate::diagnostics::Report;
 use crate::engine::{self, Refusal};
 use crate::{formats, paths, write};
 

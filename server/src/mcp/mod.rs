@@ -91,20 +91,23 @@ fn stdio() -> transport::Stdio<tokio::io::Stdin, tokio::io::Stdout> {
 }
 
 async fn serve(server: tools::Server) -> ExitCode {
-    let service = match server.serve(stdio()).await {
-        Ok(s) => s,
+    // The language servers this session started end with it.
+    let servers = server.clone();
+    let code = match server.serve(stdio()).await {
+        Ok(service) => match service.waiting().await {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                err(&format!("multiedit mcp: {e}\n"));
+                ExitCode::from(1)
+            }
+        },
         Err(e) => {
             err(&format!(
                 "multiedit mcp: the client did not complete the handshake: {e}\n"
             ));
-            return ExitCode::from(1);
-        }
-    };
-    match service.waiting().await {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => {
-            err(&format!("multiedit mcp: {e}\n"));
             ExitCode::from(1)
         }
-    }
+    };
+    servers.shutdown().await;
+    code
 }

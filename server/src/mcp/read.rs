@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -230,13 +230,11 @@ pub(crate) fn render(
             last_line: last,
         });
     }
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     let mut structured = json!({"ok": true, "files": shown});
     if let Some(e) = editor {
         structured["editor"] = json!(e);
     }
-    r.structured_content = Some(structured);
-    r
+    super::render::result(text, structured, false)
 }
 
 #[cfg(test)]

@@ -6,17 +6,25 @@
 //! server added: each file's `version`, `diagnostics`); a preview has `preview: true`, `checked_in`
 //! instead of `applied_in`, and `diff`. A refusal is an error result (`isError: true`) whose text is
 //! the refusal's message and hint and whose structured content is the refusal with `ok: false`
-//! (`crate::result::Refused`).
+//! (`crate::result::Refused`). Every tool's `structuredContent` also carries `text`, the text content
+//! whole (`result`), for the clients that show their model only the structured result.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
 use crate::bridge::Intent;
 use crate::disk::Recovered;
-use crate::engine::{Kind, Outcome, Refusal};
+use crate::engine::{Kind, Refusal};
 use crate::result::{Place, PlanResult, Refused};
 
-fn result(text: String, structured: Value, is_error: bool) -> CallToolResult {
+/// A tool result: `text` as its text content, and `structured` with `text` added to it. Claude Code
+/// and Codex give their model a result's `structuredContent` instead of its text (Gemini CLI and
+/// OpenCode the text), so the sentences written for the model (where the edit is, whether it is on
+/// disk, what it did to the diagnostics, a file's lines) reach it either way.
+pub(super) fn result(text: String, mut structured: Value, is_error: bool) -> CallToolResult {
+    if let Value::Object(fields) = &mut structured {
+        fields.insert("text".into(), Value::from(text.as_str()));
+    }
     let mut r = if is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
@@ -50,26 +58,30 @@ fn placed(result: PlanResult, place: Place, preview: bool) -> PlanResult {
 }
 
 /// A plan applied (or, with `diff`, previewed) on disk because no editor has its files open.
+/// `written`: the engine's result, with what the language servers multiedit started added (a rename, the
+/// diagnostics delta: `language_servers`).
 pub(crate) fn disk(
-    outcome: &Outcome,
+    written: PlanResult,
     diff: Option<&str>,
     reason: &str,
     recovered: &[Recovered],
 ) -> CallToolResult {
-    let mut common = PlanResult {
+    let common = PlanResult {
         diff: diff.map(str::to_string),
         recovered: recovered.iter().map(Recovered::to_entry).collect(),
-        ..PlanResult::of(outcome)
+        ..written
     };
-    if diff.is_none() {
-        common.add_sha256_written(outcome);
-    }
     let message = &common.message_for_model();
-    let text = match diff {
-        Some(d) => format!(
+    let text = match (diff, &common.diagnostics_text) {
+        (Some(d), _) => format!(
             "{d}Preview, nothing written. {message}\nChecked against the files on disk: {reason}."
         ),
-        None => format!(
+        // As through an editor: where, the new hashes, then what the language servers said.
+        (None, Some(diagnostics)) => format!(
+            "{message}\n\nWritten to disk: {reason}.{}\n{diagnostics}",
+            sha256_line(&common)
+        ),
+        (None, None) => format!(
             "{message}\n\nWritten to disk: {reason}. No diagnostics: no editor checked the change.{}",
             sha256_line(&common)
         ),
@@ -90,6 +102,7 @@ pub(crate) fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallTo
     let answer = PlanResult {
         editor: Some(editor.to_string()),
         edit: None,
+        label: None,
         ..answer
     };
     let message = &answer.message_for_model();
@@ -275,7 +288,10 @@ mod tests {
         .unwrap();
         let outcome = crate::engine::apply_plan(&plan, &[Some("a\n")]).unwrap();
         let hash = crate::result::sha256("b\n");
-        let r = disk(&outcome, None, "no editor holds it", &[]);
+        // The hashes are the written texts': the caller adds them once the plan is written.
+        let mut written = PlanResult::of(&outcome);
+        written.add_sha256_written(&outcome);
+        let r = disk(written, None, "no editor holds it", &[]);
         assert_eq!(
             text(&r),
             format!(
@@ -283,8 +299,16 @@ mod tests {
                  diagnostics: no editor checked the change.\nNew sha256: {hash}"
             )
         );
-        assert_eq!(r.structured_content.unwrap()["files"][0]["sha256"], hash);
-        let preview = disk(&outcome, Some("diff\n"), "no editor holds it", &[]);
+        let s = r.structured_content.clone().unwrap();
+        assert_eq!(s["files"][0]["sha256"], hash);
+        // The clients that show their model only the structured result show it the same sentences.
+        assert_eq!(s["text"], text(&r));
+        let preview = disk(
+            PlanResult::of(&outcome),
+            Some("diff\n"),
+            "no editor holds it",
+            &[],
+        );
         assert!(!text(&preview).contains("sha256"), "{}", text(&preview));
         assert!(preview.structured_content.unwrap()["files"][0]
             .get("sha256")
@@ -309,7 +333,8 @@ mod tests {
         assert_eq!(
             r.structured_content.unwrap(),
             json!({"ok": false, "kind": "not_found", "edit_index": 2, "file_path": "/w/a.txt",
-                "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3."})
+                "message": "String to replace not found in file.\nString: x", "hint": "The closest text is at line 3.",
+                "text": "String to replace not found in file.\nString: x\nThe closest text is at line 3."})
         );
         let r = super::refusal(&refusal, Some("Helix"));
         assert!(text(&r).ends_with(

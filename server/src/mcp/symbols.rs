@@ -4,12 +4,13 @@
 
 use std::path::PathBuf;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde_json::{json, Value};
 
 use super::render;
 use crate::bridge::{self, Intent, Routed};
-use crate::engine::{Kind, Refusal};
+use crate::engine::Refusal;
+use crate::language_servers;
 use crate::paths;
 use crate::result::SymbolsResult;
 
@@ -44,11 +45,13 @@ pub(crate) fn request(args: &Value) -> Result<(String, PathBuf), Refusal> {
     Ok((file_path, path))
 }
 
-/// Asks the editor that holds the file; answers with its outline, or why there is none.
+/// Asks the editor that holds the file, else the language server multiedit starts for it where the
+/// user allowed that; answers with its outline, or why there is none.
 pub(crate) async fn call(
     file_path: String,
     path: PathBuf,
     agent: Option<String>,
+    ctx: language_servers::Context,
 ) -> CallToolResult {
     let request = json!({"file_path": file_path});
     let routed = tokio::spawn(async move {
@@ -60,33 +63,33 @@ pub(crate) async fn call(
     })
     .await;
     match routed {
-        Ok(Routed::Answered { editor, answer }) => render(&answer, &editor),
+        Ok(Routed::Answered { editor, answer }) => render(&answer, Some(&editor)),
         Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
         Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
-        Ok(Routed::NoEditor { reason }) => render::refusal(&no_editor(&file_path, &reason), None),
+        Ok(Routed::NoEditor { reason }) => {
+            match language_servers::outline(&file_path, &reason, &ctx).await {
+                Ok(outline) => render(&outline, None),
+                Err(refusal) => render::refusal(&refusal, None),
+            }
+        }
         Err(e) => render::internal(format!("multiedit hit an internal error while asking the editors for symbols ({e}). Please report it.")),
     }
 }
 
-/// The refusal when no editor holds the file.
-pub(crate) fn no_editor(file_path: &str, reason: &str) -> Refusal {
-    Refusal::new(
-        Kind::NeedsEditor,
-        format!(
-            "The outline of {file_path} comes from the language servers of an editor running multiedit lsp, and none was \
-             reached: {reason}. Nothing was read. Open the project in VS Code with the MultiEdit extension, or in Neovim with \
-             multiedit lsp and its symbols handler, then ask again."
-        ),
-    )
-    .in_file(file_path)
-}
-
-fn render(outline: &SymbolsResult, editor: &str) -> CallToolResult {
-    let text = format!("{}\nFrom {editor}.", outline.text.trim_end());
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+/// The outline, and where it came from: an editor (`editor`), else a server multiedit started.
+fn render(outline: &SymbolsResult, editor: Option<&str>) -> CallToolResult {
+    let from = match editor {
+        Some(e) => format!("From {e}."),
+        None => {
+            "From a language server multiedit started for this project (no editor holds the file)."
+                .to_string()
+        }
+    };
+    let text = format!("{}\n{from}", outline.text.trim_end());
     let mut structured = serde_json::to_value(outline).expect("an outline serialises");
     structured["ok"] = json!(true);
-    structured["editor"] = json!(editor);
-    r.structured_content = Some(structured);
-    r
+    if let Some(e) = editor {
+        structured["editor"] = json!(e);
+    }
+    super::render::result(text, structured, false)
 }

@@ -15,6 +15,7 @@ use crate::bridge::{self, Intent, Routed};
 use crate::engine::{self, Plan};
 use crate::formats::PatchRequest;
 use crate::gate::{self, Access, Allow, Gate, Protected, Who, MCP_OPT_OUT};
+use crate::language_servers;
 use crate::paths::{self, Folders};
 use crate::process::catch_panic;
 use crate::result::{PlanResult, ReadResult};
@@ -31,7 +32,7 @@ it unique. Edits apply in order, each to the text the ones before left. An empty
 file's first edit creates it.
 - Or name a symbol (see multiedit_symbols): {symbol, replace: whole|body, new_string} or {symbol, \
 insert: before|after, new_string}; rename: {file_path, symbol, new_name} renames it everywhere first. \
-Both need an editor running multiedit.
+Both need a language server: an editor's, or one multiedit starts where the user allowed it.
 Where such an editor holds the files, the plan lands in its buffers (unsaved changes included) and is \
 saved where the user had none; else it is written to disk. The result says where, gives the new sha256s \
 and the errors introduced: fix those. A refusal changes nothing; it gives the reason, the failing edit \
@@ -55,8 +56,8 @@ are numbered as cat -n numbers them (number and tab are not part of the line); l
 text differs from the disk.";
 
 pub(crate) const SYMBOLS_DESCRIPTION: &str = "\
-A file's outline from its language servers, through the editor running multiedit that holds it: each \
-symbol's kind, name path and lines. Use the name paths in multiedit's symbol edits and renames instead \
+A file's outline from its language servers (the editor's that holds it, else one multiedit starts where \
+the user allowed it): each symbol's kind, name path and lines. Use the name paths in multiedit's symbol edits and renames instead \
 of reading the whole file.";
 
 const INSTRUCTIONS: &str = "\
@@ -75,15 +76,41 @@ pub(crate) struct Server {
     confine: Option<Arc<Folders>>,
     /// What the user lets agents do beyond the gate's default (`--allow-dot-git`, `--allow-agent-config`).
     allow: Allow,
+    /// The language servers this session started where no editor holds a plan's files, and the
+    /// folders it works in (`language_servers`).
+    servers: Arc<language_servers::Pool>,
+    folders: Vec<PathBuf>,
 }
 
 impl Server {
     pub(crate) fn new(confine: Option<Folders>, allow: Allow) -> Server {
+        let folders = match &confine {
+            Some(f) => f.as_slice().to_vec(),
+            None => std::env::current_dir().into_iter().collect(),
+        };
         Server {
             turn: Arc::new(tokio::sync::Mutex::new(())),
             confine: confine.map(Arc::new),
             allow,
+            servers: language_servers::Pool::for_session(),
+            folders,
         }
+    }
+
+    /// What the language servers need of this server to serve a plan on disk.
+    pub(super) fn context(&self) -> language_servers::Context {
+        language_servers::Context {
+            pool: self.servers.clone(),
+            folders: self.folders.clone(),
+            confine: self.confine.clone(),
+            front: language_servers::Front::Mcp,
+            allow: self.allow,
+        }
+    }
+
+    /// Shuts down the language servers this session started.
+    pub(crate) async fn shutdown(&self) {
+        self.servers.shutdown().await;
     }
 
     /// The gate (`crate::gate`): everything that arrives over MCP is an agent's.
@@ -140,6 +167,9 @@ impl Server {
         arguments: JsonObject,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Some(refusal) = read_only(&context) {
+            return render::refusal(&refusal, None);
+        }
         self.run(arguments, Intent::Apply, agent(&context)).await
     }
 
@@ -223,6 +253,9 @@ impl Server {
         arguments: JsonObject,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Some(refusal) = read_only(&context) {
+            return render::refusal(&refusal, None);
+        }
         let value = Value::Object(arguments);
         let checked = catch_panic("multiedit_write", || -> Result<_, engine::Refusal> {
             let request = crate::write::WriteRequest::from_value(&value)?;
@@ -269,7 +302,7 @@ impl Server {
             return render::refusal(&refusal, None);
         }
         let _turn = self.turn.lock().await;
-        symbols::call(file_path, path, agent(&context)).await
+        symbols::call(file_path, path, agent(&context), self.context()).await
     }
 
     #[tool(
@@ -292,6 +325,9 @@ impl Server {
         } else {
             Intent::Apply
         };
+        if let (Intent::Apply, Some(refusal)) = (intent, read_only(&context)) {
+            return render::refusal(&refusal, None);
+        }
         let value = Value::Object(arguments);
         let checked = catch_panic(
             "multiedit_patch",
@@ -341,6 +377,27 @@ fn agent(context: &RequestContext<RoleServer>) -> Option<String> {
         other => other,
     };
     Some(known.to_string())
+}
+
+/// The refusal of an edit in a mode where the agent's own edit tools write nothing. Codex sends the
+/// sandbox of the turn with every tool call (`_meta["x-codex-turn-metadata"].sandbox_mode`); in its
+/// `read-only` sandbox its apply_patch is rejected, and an approval setting that lets multiedit's tools
+/// run without asking (`default_tools_approval_mode`, which `setup --route-edits` writes) must not
+/// let multiedit write where Codex itself would not.
+fn read_only(context: &RequestContext<RoleServer>) -> Option<engine::Refusal> {
+    let mode = context
+        .meta
+        .get("x-codex-turn-metadata")?
+        .get("sandbox_mode")?
+        .as_str()?;
+    (mode == "read-only").then(|| {
+        engine::Refusal::new(
+            engine::Kind::ReadOnly,
+            "Codex runs this session in its read-only sandbox, where its own apply_patch writes nothing, so multiedit \
+             writes nothing either. Nothing was changed. To let edits land, the user runs Codex with --sandbox \
+             workspace-write (or --full-auto), or chooses a mode that may write with /permissions.",
+        )
+    })
 }
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
@@ -431,7 +488,7 @@ impl Server {
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { reason }) => match write {
                 Some(w) => write::on_disk(w, &reason, self.confine.clone()).await,
-                None => on_disk(plan, intent, &reason, self.confine.clone()).await,
+                None => on_disk(plan, intent, &reason, self.context()).await,
             },
             Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
             Err(e) => internal(format!(
@@ -460,49 +517,31 @@ fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Ref
     refusal.with_hint(Some(hint))
 }
 
-/// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files.
+/// The CLI's disk path (`disk::plan::apply`): atomic writes, a journal for several files; with the
+/// language servers multiedit starts for a project the user allowed, symbol edits, renames and the
+/// diagnostics delta (`language_servers::apply`).
 async fn on_disk(
     plan: Plan,
     intent: Intent,
     reason: &str,
-    confine: Option<Arc<Folders>>,
+    ctx: language_servers::Context,
 ) -> CallToolResult {
     let preview = intent == Intent::Preview;
-    let what = if preview {
-        "multiedit_preview"
-    } else {
-        "multiedit"
-    };
-    let done = tokio::task::spawn_blocking(move || {
-        catch_panic(what, || {
-            let mut recovered = Vec::new();
-            let result =
-                crate::disk::plan::apply(&plan, preview, &mut recovered, confine.as_deref());
-            (result, recovered)
-        })
-    })
-    .await;
+    let mut recovered = Vec::new();
+    let done = language_servers::apply(plan, preview, true, &ctx, &mut recovered).await;
+    for r in &recovered {
+        crate::process::err(&format!(
+            "multiedit mcp: {}\n",
+            r.report("before applying this one")
+        ));
+    }
     match done {
-        Ok(Ok((result, recovered))) => {
-            for r in &recovered {
-                crate::process::err(&format!(
-                    "multiedit mcp: {}\n",
-                    r.report("before applying this one")
-                ));
-            }
-            match result {
-                Ok((outcome, diff)) => render::disk(&outcome, diff.as_deref(), reason, &recovered),
-                // What would serve it is an editor: say why none took the plan.
-                Err(refusal) if refusal.kind == engine::Kind::NeedsEditor => render::refusal(
-                    &refusal.with_hint(Some(format!("No editor took the plan: {reason}."))),
-                    None,
-                ),
-                Err(refusal) => render::refusal(&refusal, None),
-            }
-        }
-        Ok(Err(bug)) => internal(bug),
-        Err(e) => internal(format!(
-            "multiedit hit an internal error in {what} ({e}); please report it."
-        )),
+        Ok(done) => render::disk(done.result, done.diff.as_deref(), reason, &recovered),
+        // What would serve it is an editor, or a server the user allows: say why no editor took it.
+        Err(refusal) if refusal.kind == engine::Kind::NeedsEditor => render::refusal(
+            &refusal.with_hint(Some(format!("No editor took the plan: {reason}."))),
+            None,
+        ),
+        Err(refusal) => render::refusal(&refusal, None),
     }
 }

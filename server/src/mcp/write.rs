@@ -36,7 +36,9 @@ pub(crate) async fn on_disk(
                     r.report("before this write")
                 ));
             }
-            render::disk(&outcome, None, reason, &recovered)
+            let mut written = crate::result::PlanResult::of(&outcome);
+            written.add_sha256_written(&outcome);
+            render::disk(written, None, reason, &recovered)
         }
         Ok(Ok(Err(refusal))) => render::refusal(&refusal, None),
         Ok(Err(bug)) => internal(bug),

@@ -153,6 +153,13 @@ pub(crate) async fn run(
                 // The next plan in line must see this one's result: wait (briefly) for its didChange.
                 moved_on(session, &prepared, &mut changes, true, SETTLE).await;
                 let mut result = result_json(&prepared);
+                // The editor's own caller learns what it applied from the answer (its changes are
+                // highlighted): nothing kept aside between the edit and the answer, which another plan
+                // could overwrite meanwhile.
+                if origin == Origin::Editor {
+                    result.edit = Some(prepared.edit.clone());
+                    result.label = Some(prepared.label());
+                }
                 // Saved before the next plan goes on, so that it is checked against the saved text (a save
                 // participant may have changed it), and before `now_reads`, so that it reports that text.
                 let name = config.client_name.as_deref().unwrap_or("the editor");

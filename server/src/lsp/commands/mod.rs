@@ -19,7 +19,7 @@ use super::request::{self, PlanCall};
 use super::session::Session;
 use crate::engine::Refusal;
 use crate::process::catch_panic;
-use crate::result::{PlanResult, RenameSummary, RenamedFile};
+use crate::result::PlanResult;
 
 pub use super::capabilities::APPLY;
 pub(crate) use super::capabilities::{ALL, PREVIEW, READ, SYMBOLS};
@@ -140,11 +140,11 @@ async fn prepare_logged(
             )
             .await;
         }
-        if answers.held(session) || asked == 3 {
+        if crate::lsp::symbols::held(&answers, session) || asked == 3 {
             break answers;
         }
     };
-    if !answers.held(session) {
+    if !crate::lsp::symbols::held(&answers, session) {
         return Err(Failure::Refused(Refusal::new(
             crate::engine::Kind::NotApplied,
             "The documents kept changing in the editor while its language servers were asked about the plan. Nothing was \
@@ -188,21 +188,7 @@ async fn prepare_logged(
 pub fn result_json(prepared: &Prepared) -> PlanResult {
     let mut report = PlanResult::of(&prepared.outcome);
     if let Some(count) = &prepared.renamed {
-        let rename = RenameSummary {
-            old_name: count.old_name.clone(),
-            new_name: count.new_name.clone(),
-            occurrences: count.occurrences(),
-            files: count
-                .files
-                .iter()
-                .map(|(file_path, occurrences)| RenamedFile {
-                    file_path: file_path.clone(),
-                    occurrences: *occurrences,
-                })
-                .collect(),
-        };
-        report.message = format!("{}\n\n{}", rename.text(), report.message);
-        report.rename = Some(rename);
+        report.add_rename(crate::symbols::rename::summary(count));
     }
     let mut unset = Vec::new();
     for (f, file) in report.files.iter_mut().zip(&prepared.files) {

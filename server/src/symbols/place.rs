@@ -281,7 +281,7 @@ mod tests {
     use crate::engine::NamePath;
     use crate::lsp::convert::Encoding;
     use crate::lsp::ext::ReportedSymbol;
-    use crate::lsp::symbols::outline::{self, Symbol};
+    use crate::symbols::outline::{self, Symbol};
     use ropey::Rope;
     use tower_lsp_server::ls_types::{Position, Range};
 

@@ -94,8 +94,13 @@ impl Delta {
             ));
         }
         if !self.differs.is_empty() {
+            let why = if self.on_disk {
+                "the file changed on disk after its language server was told of it, before the write"
+            } else {
+                "the text changed after the editor applied the plan (typed since)"
+            };
             lines.push(format!(
-                "Diagnostics not compared for {}: the text changed after the editor applied the plan (typed since).",
+                "Diagnostics not compared for {}: {why}.",
                 names(&self.differs)
             ));
         }

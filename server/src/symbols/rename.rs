@@ -191,6 +191,23 @@ pub(crate) fn old_name(text: &str, edits: &[TextEdit], enc: Encoding) -> Option<
     text.get(a..b).map(str::to_string)
 }
 
+/// The rename as the result reports it.
+pub(crate) fn summary(count: &Count) -> crate::result::RenameSummary {
+    crate::result::RenameSummary {
+        old_name: count.old_name.clone(),
+        new_name: count.new_name.clone(),
+        occurrences: count.occurrences(),
+        files: count
+            .files
+            .iter()
+            .map(|(file_path, occurrences)| crate::result::RenamedFile {
+                file_path: file_path.clone(),
+                occurrences: *occurrences,
+            })
+            .collect(),
+    }
+}
+
 /// Occurrences per file, by path, in the order given.
 pub(crate) fn count(old_name: &str, new_name: &str, per_file: &[(String, usize)]) -> Count {
     let mut files: Vec<(String, usize)> = Vec::new();

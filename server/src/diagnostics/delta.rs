@@ -93,8 +93,10 @@ pub(crate) struct Delta {
     pub(crate) unchecked: Vec<String>,
     /// Files whose language server sent no update after the edit in its usual time: unchanged.
     pub(crate) quiet: Vec<String>,
-    /// Files whose text changed after the editor applied the plan.
+    /// Files whose text changed after the editor applied the plan (or, `on_disk`, on disk before the
+    /// write, after their server was told of it).
     pub(crate) differs: Vec<String>,
+    pub(crate) on_disk: bool,
     /// Files not open before the edit (with `present`).
     pub(crate) fresh: Vec<String>,
     /// Files whose diagnostics were compared.

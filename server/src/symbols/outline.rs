@@ -496,8 +496,9 @@ fn not_found_hint(every: &[Found<'_>], wanted: &NamePath) -> String {
 /// Lines of outline `multiedit.symbols` gives.
 const OUTLINE_LINES: usize = 1000;
 
-/// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text.
-pub(crate) fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
+/// `multiedit.symbols`' result: the tree, with the name path of each symbol, and its text. `given`:
+/// who gave them, as the text says it ("the editor's language servers give them").
+pub(crate) fn result(file_path: &str, symbols: &[Symbol], given: &str) -> SymbolsResult {
     /// The tree in the order `all` walks it (depth first, each level in file order), so that each
     /// symbol takes its address from `addresses`.
     fn tree(
@@ -527,7 +528,7 @@ pub(crate) fn result(file_path: &str, symbols: &[Symbol]) -> SymbolsResult {
         format!("{file_path}: the language server gives no symbol for it.\n")
     } else {
         format!(
-            "{file_path}: {} symbol{}, as the editor's language servers give them (kind, name path for a plan's \"symbol\", lines):\n{}",
+            "{file_path}: {} symbol{}, as {given} (kind, name path for a plan's \"symbol\", lines):\n{}",
             every.len(),
             if every.len() == 1 { "" } else { "s" },
             render(&every, OUTLINE_LINES)
@@ -866,7 +867,11 @@ mod tests {
         }
         assert!(offered_names > 100, "{offered_names}");
         // The outline an agent reads names each symbol by the same addresses.
-        let outline = result("/w/calc.cpp", &symbols);
+        let outline = result(
+            "/w/calc.cpp",
+            &symbols,
+            "the editor's language servers give them",
+        );
         fn walk(symbols: &[OutlineSymbol], out: &mut Vec<(String, (usize, usize))>) {
             for s in symbols {
                 out.push((s.path.clone(), (s.line, s.end_line)));

@@ -1,0 +1,131 @@
+//! The editor's side of the diagnostics delta (`crate::diagnostics`): the server cannot see
+//! diagnostics, the editor can. A client that announces it (initialization option `diagnostics`)
+//! answers the request `multiedit/diagnostics` twice per plan: `phase: "before"` just before
+//! `workspace/applyEdit` (what the documents show now) and `phase: "after"` once the editor applied it
+//! (what they show once the language servers have published for the new text, or at the settle bound,
+//! with the files still pending). Clients that did not announce it are never sent the request and
+//! pay nothing.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tower_lsp_server::Client;
+
+use super::convert::{self, Encoding};
+use super::documents::Documents;
+use super::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
+use crate::diagnostics::{add_delta, add_unavailable, Edited, Options, Report};
+use crate::result::PlanResult;
+
+/// Added to the settle bound for the client's answer to travel: a client that never answers must not
+/// hold the command.
+const ANSWER_MARGIN: Duration = Duration::from_millis(1000);
+/// The "before" snapshot is answered at once by a well-behaved client.
+const BEFORE_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// A plan's diagnostics watch: the snapshot taken before its edit, and the options for this call.
+pub(crate) struct Watch {
+    options: Options,
+    before: Option<DiagnosticsAnswer>,
+}
+
+impl Watch {
+    /// Takes the "before" snapshot when the client answers the request and the call wants a delta
+    /// (`None` otherwise: nothing is sent, nothing is added to the result).
+    pub(crate) async fn start(
+        client: &Client,
+        options: Option<Options>,
+        report: Option<Report>,
+        uris: Vec<String>,
+    ) -> Option<Watch> {
+        let mut options = options?;
+        options.report = report.unwrap_or(options.report);
+        if options.report == Report::Off || uris.is_empty() {
+            return None;
+        }
+        Some(Watch {
+            options,
+            before: before(client, &uris).await,
+        })
+    }
+
+    /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
+    /// to `result` (`diagnostics` and `diagnostics_text`). `edited`: the plan's files that stay in the
+    /// editor; `folders`: the workspace's, which the text's paths are shown relative to.
+    pub(crate) async fn finish(
+        self,
+        documents: &Documents,
+        client: &Client,
+        encoding: Encoding,
+        folders: &[PathBuf],
+        mut edited: Vec<Edited<'_>>,
+        result: &mut PlanResult,
+    ) {
+        let started = Instant::now();
+        let answer = match self.before {
+            Some(_) => after(client, &edited, self.options.settle).await,
+            None => None,
+        };
+        let (Some(before), Some(after)) = (self.before, answer) else {
+            add_unavailable(
+                "The editor did not report diagnostics for this change.",
+                result,
+            );
+            return;
+        };
+        // Compared once the client answered: every didChange it sent before its answer has been applied.
+        // `after` is the text the editor had when it answered applyEdit, its own changes included.
+        for e in &mut edited {
+            e.differs = documents
+                .find(&convert::uri_key(&e.uri))
+                .is_some_and(|doc| doc.rope != e.after);
+        }
+        add_delta(
+            self.options,
+            encoding,
+            folders,
+            &edited,
+            &before,
+            &after,
+            started,
+            crate::diagnostics::Words::Editor,
+            result,
+        );
+    }
+}
+
+/// Asks the client what the documents show now. `None` when it does not answer in time or errs: the
+/// plan then goes on without a delta (and says so).
+async fn before(client: &Client, uris: &[String]) -> Option<DiagnosticsAnswer> {
+    let params = DiagnosticsParams::Before {
+        uris: uris.to_vec(),
+    };
+    tokio::time::timeout(
+        BEFORE_TIMEOUT,
+        client.send_request::<DiagnosticsRequest>(params),
+    )
+    .await
+    .ok()?
+    .ok()
+}
+
+/// Asks the client for the diagnostics once settled; `None` when it does not answer within the bound
+/// (plus the time to travel) or errs.
+async fn after(
+    client: &Client,
+    edited: &[Edited<'_>],
+    settle: Duration,
+) -> Option<DiagnosticsAnswer> {
+    let uris: Vec<String> = edited.iter().map(|e| e.uri.clone()).collect();
+    let params = DiagnosticsParams::After {
+        uris,
+        settle_ms: settle.as_millis() as u64,
+    };
+    tokio::time::timeout(
+        settle + ANSWER_MARGIN,
+        client.send_request::<DiagnosticsRequest>(params),
+    )
+    .await
+    .ok()?
+    .ok()
+}
