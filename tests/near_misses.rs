@@ -94,6 +94,30 @@ fn only_the_quotes_that_stood_for_curly_ones_are_curled() {
     assert_eq!(e.kind, Kind::NotFound);
 }
 
+/// An apostrophe inside a word goes with the word: kept where the word is kept, and where the edit
+/// changes the word, whether the new one's apostrophe is typographic cannot be known. Found on this
+/// repository's own history (`tests/corpus.rs`): `The plan’s JSON Schema` made `The tools' input
+/// schemas`, whose plain apostrophe the diff paired with the typographic one of `plan’s`.
+#[test]
+fn an_apostrophe_goes_with_its_word() {
+    let o = tolerant("It’s fine.\n", "It's fine.", "It's great.");
+    assert_eq!(written(o), "It’s great.\n");
+    let e = tolerant(
+        "//! The plän’s JSON Schema: one canonical fïle (`server/schema/plän.schema.json`), compiled into thé\n",
+        "//! The plän's JSON Schema: one canonical fïle (`server/schema/plän.schema.json`), compiled into thé",
+        "//! The tools' input schemas. Each is one canonical fïle (`server/schema/*.schema.json`), which thé VS",
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, Kind::NotFound);
+    assert!(
+        e.hint.as_deref().is_some_and(|h| h.contains(
+            "a quote or dash in text the edit changes could stand for a typographic one of old_string or for \
+             the plain one new_string gives"
+        )),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn a_tier_that_matches_twice_refuses_as_ambiguous_and_lists_both() {
     let text = "fn f() {\n\tif a {\n\t\tx = 1;\n\t\ty = 2;\n\t\tif b {\n\t\t\tx = 1;\n\t\t\ty = 2;\n\t\t}\n\t}\n}\n";

@@ -133,7 +133,7 @@ pub fn find(current: &str, old: &str, new: &str, whole_lines: bool) -> Found {
             None => {
                 let starts = line_starts(current);
                 let lines = (line_of(&starts, s), line_of(&starts, e.max(s + 1) - 1));
-                Found::Unsure { tier: Tier::Quotes, lines, why: "a quote or dash new_string adds could stand for either of two in old_string, so whether to write it typographic cannot be known".into() }
+                Found::Unsure { tier: Tier::Quotes, lines, why: "a quote or dash in text the edit changes could stand for a typographic one of old_string or for the plain one new_string gives (or for either of two), so whether to write it typographic cannot be known".into() }
             }
         },
         _ => {
@@ -1141,6 +1141,10 @@ fn recurl(old: &str, matched: &str, new: &str) -> Option<String> {
     })
 }
 
+/// `recurl` within one changed line. A typographic character is kept only where the text around it
+/// is kept too: one the diff pairs inside a word the edit changed (the `’` of `plan’s` taken for the
+/// `'` of `tools'`) is a coincidence of the alignment, not a character the edit kept, and whether
+/// new_string meant it typographic cannot be known: `None`, refused.
 fn recurl_chars(old: &str, matched: &str, new: &str) -> Option<String> {
     let o: Vec<char> = old.chars().collect();
     let m: Vec<char> = matched.chars().collect();
@@ -1150,7 +1154,27 @@ fn recurl_chars(old: &str, matched: &str, new: &str) -> Option<String> {
         let mut out = String::with_capacity(new.len());
         for op in diff(&o, &n, backwards) {
             match op {
-                DiffOp::Equal { old_index, len, .. } => out.extend(&m[old_index..old_index + len]),
+                DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                } => {
+                    let kept = |k: usize| (new_index..new_index + len).contains(&k);
+                    let letter = |j: Option<usize>| {
+                        j.and_then(|j| o.get(j))
+                            .is_some_and(|c| c.is_alphanumeric())
+                    };
+                    for i in 0..len {
+                        let at = old_index + i;
+                        let in_a_word =
+                            m[at] != o[at] && letter(at.checked_sub(1)) && letter(Some(at + 1));
+                        let k = new_index + i;
+                        if in_a_word && !(k > 0 && kept(k - 1) && kept(k + 1)) {
+                            return None;
+                        }
+                    }
+                    out.extend(&m[old_index..old_index + len])
+                }
                 DiffOp::Delete { .. } => {}
                 DiffOp::Insert {
                     new_index, new_len, ..
