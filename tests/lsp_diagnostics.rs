@@ -40,6 +40,9 @@ struct Scripted {
     pending: bool,
     /// The user types at the top of the file before the "after" answer.
     typed: bool,
+    /// The language servers take longer than a short look: an "after" asked to settle within 100 ms
+    /// is answered with every URI pending, a longer one settled.
+    slow: bool,
 }
 
 /// Runs one `workspace/executeCommand` as the editor, answering applyEdit and multiedit/diagnostics;
@@ -76,7 +79,8 @@ fn execute(ed: &mut Editor, args: Value, script: &Scripted) -> (Result<Value, Va
                 };
                 let diagnostics: serde_json::Map<String, Value> =
                     uris.iter().map(|u| (u.clone(), json!(list))).collect();
-                let pending = if script.pending {
+                let short = msg["params"]["settleMs"].as_u64().is_some_and(|ms| ms <= 100);
+                let pending = if script.pending || (script.slow && short) {
                     json!(uris)
                 } else {
                     json!([])
@@ -133,6 +137,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
         answer_after: true,
         pending: false,
         typed: false,
+        slow: false,
     };
     let (result, asked) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
@@ -175,6 +180,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
         answer_after: true,
         pending: false,
         typed: false,
+        slow: false,
     };
     let (result, _) = execute(&mut ed, json!([fix, {"diagnostics": "warnings"}]), &script);
     let result = result.expect("applied");
@@ -196,6 +202,7 @@ fn the_result_carries_the_errors_the_plan_introduced_and_not_the_ones_already_th
         answer_after: true,
         pending: false,
         typed: false,
+        slow: false,
     };
     let (result, _) = execute(&mut ed, json!([plan]), &script);
     assert_eq!(
@@ -213,6 +220,7 @@ fn files_still_pending_at_the_bound_are_named_and_a_silent_editor_costs_only_the
         answer_after: true,
         pending: true,
         typed: false,
+        slow: false,
     };
     let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
@@ -238,6 +246,7 @@ fn files_still_pending_at_the_bound_are_named_and_a_silent_editor_costs_only_the
         answer_after: false,
         pending: false,
         typed: false,
+        slow: false,
     };
     let started = std::time::Instant::now();
     let (result, _) = execute(&mut ed, json!([again]), &script);
@@ -268,6 +277,7 @@ fn an_editor_that_does_not_announce_it_is_never_asked() {
             answer_after: true,
             pending: false,
             typed: false,
+            slow: false,
         };
         let (result, asked) = execute(&mut ed, json!([break_the_call(&file)]), &script);
         let result = result.expect("applied");
@@ -285,6 +295,7 @@ fn an_editor_that_does_not_announce_it_is_never_asked() {
         answer_after: true,
         pending: false,
         typed: false,
+        slow: false,
     };
     let (_, asked) = execute(
         &mut ed,
@@ -323,6 +334,7 @@ fn a_text_typed_after_the_edit_is_not_compared() {
         answer_after: true,
         pending: false,
         typed: true,
+        slow: false,
     };
     let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
@@ -350,6 +362,7 @@ fn a_text_the_editors_formatter_changed_is_still_compared() {
         answer_after: true,
         pending: false,
         typed: false,
+        slow: false,
     };
     let (result, _) = execute(&mut ed, json!([break_the_call(&file)]), &script);
     let result = result.expect("applied");
@@ -390,6 +403,7 @@ fn a_file_the_editor_had_not_open_shows_its_errors_as_they_are_not_as_new() {
         answer_after: true,
         pending: false,
         typed: false,
+        slow: false,
     };
     let (result, asked) = execute(&mut ed, json!([plan]), &script);
     assert_eq!(
@@ -409,5 +423,81 @@ fn a_file_the_editor_had_not_open_shows_its_errors_as_they_are_not_as_new() {
     assert_eq!(
         result["diagnostics"]["not_open_before"],
         json!([other.to_str().unwrap()])
+    );
+}
+
+/// An agent's call (here with the `agent` option, as VS Code's language-model tool sends it; through the
+/// bridge alike) is answered after a short look, without waiting for language servers that have not
+/// settled: its result says, in a fixed sentence, that the delta comes with the agent's next call, and
+/// that call (whichever command) carries it, computed from what the servers published for the edit.
+#[test]
+fn an_agents_delta_that_has_not_settled_comes_with_its_next_call() {
+    let (_dir, file, mut ed) = setup(json!({"diagnostics": {"settleMs": 2000}}));
+    let script = Scripted {
+        before: vec![old_error(1)],
+        after: vec![old_error(1), diag(3, 7, 12, 1, 2345, ARGUMENT)],
+        answer_after: true,
+        pending: false,
+        typed: false,
+        slow: true,
+    };
+    let agent = json!({"agent": "Claude Code"});
+    let (result, _) = execute(&mut ed, json!([break_the_call(&file), agent]), &script);
+    let result = result.expect("applied");
+    assert_eq!(
+        result["diagnostics_text"],
+        "Diagnostics: the editor's language servers are still checking this change; the errors it introduced \
+         and resolved come with your next multiedit call, whichever tool it is."
+    );
+    assert_eq!(
+        result["diagnostics"],
+        json!({"available": false, "deferred": true})
+    );
+    assert!(result.get("earlier_diagnostics").is_none());
+
+    // The agent's next call, a preview here: the delta of the first edit, as it settled.
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "multiedit.preview", "arguments": [{"file_path": file, "edits": [{"old_string": "'two'", "new_string": "2"}]}, agent]}),
+    );
+    let next = loop {
+        let msg = ed.recv(Duration::from_secs(20)).expect("an answer");
+        if msg["method"] == "multiedit/diagnostics" {
+            let uris = msg["params"]["uris"].as_array().unwrap().clone();
+            let diagnostics: serde_json::Map<String, Value> = uris
+                .iter()
+                .map(|u| (u.as_str().unwrap().to_string(), json!(script.after)))
+                .collect();
+            ed.send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"diagnostics": diagnostics, "pending": [], "waitedMs": 700}}));
+        } else if msg["id"] == json!(id) {
+            break msg["result"].clone();
+        }
+    };
+    let earlier = &next["earlier_diagnostics"];
+    assert_eq!(earlier.as_array().map(Vec::len), Some(1), "{next}");
+    assert_eq!(earlier[0]["label"], "Claude Code: 1 edit to 1 file");
+    assert_eq!(
+        earlier[0]["text"],
+        format!("New errors: calc.ts:4:8 {ARGUMENT} (ts 2345)")
+    );
+    assert_eq!(earlier[0]["diagnostics"]["introduced"][0]["line"], 4);
+    // Delivered once.
+    let (again, _) = execute(
+        &mut ed,
+        json!([{"file_path": file, "edits": [{"old_string": "'two'", "new_string": "2"}]}, agent]),
+        &Scripted {
+            before: script.after.clone(),
+            after: vec![old_error(1)],
+            answer_after: true,
+            pending: false,
+            typed: false,
+            slow: false,
+        },
+    );
+    let again = again.expect("applied");
+    assert!(again.get("earlier_diagnostics").is_none(), "{again}");
+    assert_eq!(
+        again["diagnostics_text"],
+        format!("No new errors.\nResolved: calc.ts:4:8 {ARGUMENT} (ts 2345)")
     );
 }

@@ -62,6 +62,7 @@ const DIAGNOSTICS_SCRIPT: &str = r#"
 local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
   os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
 local results = {}
+RECORDED_LUA_MARK
 local function ms(t) return (vim.loop.hrtime() - t) / 1e6 end
 
 local ok, err = pcall(function()
@@ -82,7 +83,7 @@ local ok, err = pcall(function()
     cmd = { bin, 'lsp' },
     root_dir = root,
     init_options = { diagnostics = { settleMs = 20000 } },
-    handlers = { ['multiedit/diagnostics'] = require('multiedit.diagnostics').handler },
+    handlers = recorded({ ['multiedit/diagnostics'] = require('multiedit.diagnostics').handler }),
     on_init = function() initialized = true end,
   })
   vim.lsp.buf_attach_client(buf, id)
@@ -201,6 +202,7 @@ const SAVE_SCRIPT: &str = r#"
 local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
   os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
 local results = {}
+RECORDED_LUA_MARK
 
 local ok, err = pcall(function()
   vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
@@ -219,7 +221,7 @@ local ok, err = pcall(function()
     cmd = { bin, 'lsp' },
     root_dir = root,
     capabilities = save.capabilities(),
-    handlers = { ['multiedit/save'] = save.handler },
+    handlers = recorded({ ['multiedit/save'] = save.handler }),
     on_init = function() initialized = true end,
   })
   vim.lsp.buf_attach_client(buf, id)
@@ -295,6 +297,7 @@ const SYMBOLS_SCRIPT: &str = r#"
 local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
   os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
 local results = {}
+RECORDED_LUA_MARK
 local function ms(t) return (vim.loop.hrtime() - t) / 1e6 end
 results.asked = {}
 
@@ -308,7 +311,7 @@ local ok, err = pcall(function()
     cmd = { bin, 'lsp' },
     root_dir = root,
     capabilities = symbols.capabilities(),
-    handlers = vim.tbl_extend('force', symbols.handlers, {
+    handlers = vim.tbl_extend('force', recorded(symbols.handlers), {
       -- The server logs how long each answer took (the figures in docs/performance.md).
       ['window/logMessage'] = function(_, m)
         if m.message:find('from the editor in') then table.insert(results.asked, m.message) end
@@ -438,6 +441,7 @@ const APPROVE_SCRIPT: &str = r#"
 local bin, file, root, out = os.getenv('MULTIEDIT_BIN'), os.getenv('MULTIEDIT_FILE'),
   os.getenv('MULTIEDIT_ROOT'), os.getenv('MULTIEDIT_OUT')
 local results = { asked = {} }
+RECORDED_LUA_MARK
 
 local ok, err = pcall(function()
   vim.opt.runtimepath:append(os.getenv('MULTIEDIT_NVIM_RUNTIME'))
@@ -456,7 +460,7 @@ local ok, err = pcall(function()
     cmd = { bin, 'lsp' },
     root_dir = root,
     capabilities = approve.capabilities(),
-    handlers = { ['multiedit/approve'] = approve.handler },
+    handlers = recorded({ ['multiedit/approve'] = approve.handler }),
     on_init = function() initialized = true end,
   })
   vim.lsp.buf_attach_client(buf, id)

@@ -124,12 +124,13 @@ export type DiagnosticsReport = "errors" | "warnings" | "off";
 /** A named setting, or a boolean standing for one of its values. */
 export type DiagnosticsReportOrBool = DiagnosticsReport | boolean;
 
-/**
- * What an applied plan did to the editor's diagnostics. `available: false` alone when the editor
- * did not report them for this change.
- */
 export interface DiagnosticsSummary {
   available: boolean;
+  /**
+   * The editor's language servers were still checking the change when this answer went out: the
+   * delta comes with the caller's next call (`earlier_diagnostics`).
+   */
+  deferred?: boolean;
   /** This server's own time for the delta. */
   delta_ms?: number;
   /** New since the edit, at their lines after it. */
@@ -156,6 +157,20 @@ export interface DiagnosticsSummary {
   unchecked?: string[];
   /** From the edit to the client's answer. */
   waited_ms?: number;
+}
+
+/**
+ * What an applied plan did to the editor's diagnostics. `available: false` alone when the editor
+ * did not report them for this change.
+ * The diagnostics delta of an earlier edit of the same caller, which had not settled when that
+ * edit was answered: delivered with the caller's next call, whatever its tool.
+ */
+export interface EarlierDiagnostics {
+  diagnostics: DiagnosticsSummary;
+  /** The earlier edit's label: "Claude Code: 1 edit to 1 file". */
+  label: string;
+  /** The delta in the words a model reads. */
+  text: string;
 }
 
 /**
@@ -297,6 +312,8 @@ export interface PlanResult {
   diff?: string | null;
   /** `multiedit apply --json`: whether it was a dry run. */
   dry_run?: boolean | null;
+  /** The diagnostics delta of this caller's earlier edits, settled since their answer. */
+  earlier_diagnostics?: EarlierDiagnostics[];
   /**
    * `multiedit.preview`: the WorkspaceEdit `multiedit.apply` would send; `multiedit.apply` from the
    * editor itself: the one it sent, which the editor applied (neither passed on by MCP).
@@ -356,6 +373,8 @@ export interface ReadFile {
 
 /** `multiedit.read` (and the bridge's `read`): files as the user sees them. */
 export interface ReadResult {
+  /** The diagnostics delta of this caller's earlier edits, settled since their answer. */
+  earlier_diagnostics?: EarlierDiagnostics[];
   files: ReadFile[];
 }
 
@@ -523,6 +542,8 @@ export interface SymbolsParams {
 
 /** `multiedit.symbols` (and the bridge's `symbols`): a file's outline from the editor's language servers. */
 export interface SymbolsResult {
+  /** The diagnostics delta of this caller's earlier edits, settled since their answer. */
+  earlier_diagnostics?: EarlierDiagnostics[];
   file_path: string;
   /** The outermost symbols, in file order, each with what it holds. */
   symbols: OutlineSymbol[];

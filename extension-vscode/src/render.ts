@@ -177,6 +177,8 @@ export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refus
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     // Last, as the agent's next old_string must match these lines.
     if (r.now_reads_text) text += `\n\n${r.now_reads_text}`;
+    // The deltas of this agent's earlier edits, which had not settled when they were answered.
+    for (const e of r.earlier_diagnostics ?? []) text += `\n\nDiagnostics of your earlier edit (${e.label}):\n${e.text}`;
     return text;
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };

@@ -105,6 +105,9 @@ pub struct PlanResult {
     /// The plan's rename, through the editor's rename provider: the names and what it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rename: Option<RenameSummary>,
+    /// The diagnostics delta of this caller's earlier edits, settled since their answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_diagnostics: Vec<EarlierDiagnostics>,
 }
 
 /// What a plan's rename changed.
@@ -126,10 +129,13 @@ pub struct RenamedFile {
 }
 
 /// `multiedit.read` (and the bridge's `read`): files as the user sees them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReadResult {
     pub files: Vec<ReadFile>,
+    /// The diagnostics delta of this caller's earlier edits, settled since their answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_diagnostics: Vec<EarlierDiagnostics>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,7 +152,7 @@ pub struct ReadFile {
 }
 
 /// `multiedit.symbols` (and the bridge's `symbols`): a file's outline from the editor's language servers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SymbolsResult {
     pub file_path: String,
@@ -154,6 +160,9 @@ pub struct SymbolsResult {
     pub symbols: Vec<OutlineSymbol>,
     /// The outline as an agent reads it: one symbol a line, indented by depth.
     pub text: String,
+    /// The diagnostics delta of this caller's earlier edits, settled since their answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_diagnostics: Vec<EarlierDiagnostics>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -267,10 +276,40 @@ pub enum Recovery {
 
 /// What an applied plan did to the editor's diagnostics. `available: false` alone when the editor
 /// did not report them for this change.
+/// The diagnostics delta of an earlier edit of the same caller, which had not settled when that
+/// edit was answered: delivered with the caller's next call, whatever its tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct EarlierDiagnostics {
+    /// The earlier edit's label: "Claude Code: 1 edit to 1 file".
+    pub label: String,
+    pub diagnostics: DiagnosticsSummary,
+    /// The delta in the words a model reads.
+    pub text: String,
+}
+
+/// The earlier edits' deltas as a model reads them, one paragraph each; `None` when there are none.
+pub fn earlier_text(earlier: &[EarlierDiagnostics]) -> Option<String> {
+    (!earlier.is_empty()).then(|| {
+        earlier
+            .iter()
+            .map(|e| format!("{EARLIER} ({}):\n{}", e.label, e.text))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    })
+}
+
+/// How a delivered earlier delta begins, for a model.
+pub const EARLIER: &str = "Diagnostics of your earlier edit";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DiagnosticsSummary {
     pub available: bool,
+    /// The editor's language servers were still checking the change when this answer went out: the
+    /// delta comes with the caller's next call (`earlier_diagnostics`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<DiagnosticsDelta>,
 }
@@ -481,6 +520,7 @@ impl PlanResult {
             diff: None,
             edit: None,
             label: None,
+            earlier_diagnostics: Vec::new(),
             rechecked: None,
             recovered: Vec::new(),
             now_reads: Vec::new(),

@@ -82,6 +82,66 @@ f:close()
 vim.cmd('qa!')
 "#;
 
+/// Put in a script where it has made `results`: `recorded(handlers)` wraps each of multiedit's handlers
+/// so that every answer it gives is kept in `results.answers`, which `Nvim::results` checks against
+/// the server's own wire types.
+const RECORDED: &str = r#"
+results.answers = {}
+local function recorded(handlers)
+  local out = {}
+  for method, handler in pairs(handlers) do
+    out[method] = function(err, params, ctx)
+      local answer = handler(err, params, ctx)
+      table.insert(results.answers, { method = method, answer = answer })
+      return answer
+    end
+  end
+  return out
+end
+"#;
+
+/// Each answer a Neovim handler gave (`results.answers`) has the shape of the server's type for it
+/// (`multiedit::lsp::ext`): read into that type and written back, it is the same JSON, so a field the
+/// type lacks, one of the wrong type, or an entry a lenient reading would skip fails the test.
+pub fn check_answers(r: &Value) {
+    use multiedit::lsp::ext::{
+        ApproveAnswer, DiagnosticsAnswer, RenameAnswer, SaveAnswer, SymbolsAnswer,
+    };
+    fn same<T: serde::de::DeserializeOwned + serde::Serialize>(method: &str, answer: &Value) {
+        let typed: T = serde_json::from_value(answer.clone())
+            .unwrap_or_else(|e| panic!("Neovim's answer to {method} is not the server's type ({e}): {answer}"));
+        assert_eq!(
+            bare(&serde_json::to_value(typed).unwrap()),
+            bare(answer),
+            "Neovim's answer to {method}, read as the server's type and written back"
+        );
+    }
+    /// `v` without members that say nothing (`[]`, `null`), which a type may leave out when it writes.
+    fn bare(v: &Value) -> Value {
+        match v {
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .filter(|(_, x)| !x.is_null() && x.as_array().is_none_or(|a| !a.is_empty()))
+                    .map(|(k, x)| (k.clone(), bare(x)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(bare).collect()),
+            other => other.clone(),
+        }
+    }
+    for a in r["answers"].as_array().into_iter().flatten() {
+        let (method, answer) = (a["method"].as_str().unwrap_or_default(), &a["answer"]);
+        match method {
+            "multiedit/approve" => same::<ApproveAnswer>(method, answer),
+            "multiedit/save" => same::<SaveAnswer>(method, answer),
+            "multiedit/diagnostics" => same::<DiagnosticsAnswer>(method, answer),
+            "multiedit/symbols" => same::<SymbolsAnswer>(method, answer),
+            "multiedit/rename" => same::<RenameAnswer>(method, answer),
+            other => panic!("an answer to {other}, which multiedit does not send"),
+        }
+    }
+}
+
 /// Whether the test can run; says why not when it cannot.
 pub fn available(test: &str) -> bool {
     installed("nvim", "neovim", test)
@@ -131,7 +191,7 @@ pub fn start(root: &Path, middle: &str, env: &[(&str, &Path)]) -> Nvim {
 /// and `MULTIEDIT_OUT` (where it writes its results as JSON, see `FINISH`) set, and `env`.
 pub fn run(root: &Path, script_text: &str, file: &Path, env: &[(&str, &Path)]) -> Nvim {
     let script = root.join("drive.lua");
-    fs::write(&script, script_text).unwrap();
+    fs::write(&script, script_text.replace("RECORDED_LUA_MARK", RECORDED)).unwrap();
     let out = root.join("results.json");
     let mut cmd = Command::new("nvim");
     cmd.args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
@@ -184,6 +244,7 @@ impl Nvim {
             "the script failed: {}\nstderr:\n{stderr}",
             r["failure"]
         );
+        check_answers(&r);
         r
     }
 }

@@ -88,6 +88,42 @@ function callMcpAsync(plan, env = {}, tool = 'multiedit') {
   });
 }
 
+/** One `multiedit mcp` session kept open, as an agent keeps it: each call timed from its request to its
+ * answer (no process start), the way an agent's turn waits for it. */
+async function mcpSession() {
+  const child = spawn(installedBinary(), ['mcp', '--root', ws], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir } });
+  const waiting = new Map();
+  let buffered = '';
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    let at;
+    while ((at = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, at);
+      buffered = buffered.slice(at + 1);
+      const m = JSON.parse(line);
+      waiting.get(m.id)?.(m);
+      waiting.delete(m.id);
+    }
+  });
+  let next = 1;
+  const send = (m) => child.stdin.write(JSON.stringify(m) + '\n');
+  const request = (method, params) => new Promise((resolve) => {
+    const id = next++;
+    waiting.set(id, resolve);
+    send({ jsonrpc: '2.0', id, method, params });
+  });
+  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '0' } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return {
+    async call(tool, args) {
+      const t0 = performance.now();
+      const m = await request('tools/call', { name: tool, arguments: args });
+      return { ms: performance.now() - t0, text: m.result?.content?.[0]?.text ?? '', structured: m.result?.structuredContent ?? {}, isError: m.result?.isError === true };
+    },
+    close: () => child.kill(),
+  };
+}
+
 function callMcp(plan, env = {}, tool = 'multiedit') {
   if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
   const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), tool, JSON.stringify(plan)], {
@@ -501,6 +537,8 @@ const saveTyped = path.join(ws, 'save-typed.txt');
 const saveFmt = path.join(ws, 'save-fmt.ts');
 const saveLocked = path.join(ws, 'save-locked.txt');
 const saveMany = path.join(ws, 'save-many');
+const latencyTs = path.join(ws, 'latency.ts');
+const latency200 = path.join(ws, 'latency-200');
 const writeOpen = path.join(ws, 'write-open.txt');
 const writeNew = path.join(ws, 'write-new.txt');
 const notOnDisk = 'so this edit is not on disk yet: tests, compilers and git will not see it until the file is saved.';
@@ -637,6 +675,9 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'agent-two.txt'), 'agent two\n');
   fs.writeFileSync(path.join(ws, 'agent-three.txt'), 'agent three\n');
   for (let i = 0; i < 20; i++) for (const set of ['clean', 'never']) fs.writeFileSync(path.join(saveMany, `${set}-${i}.txt`), `count ${i}: 0\n`);
+  fs.writeFileSync(latencyTs, 'export const n: number = 0;\n');
+  fs.mkdirSync(latency200);
+  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(latency200, `f${i}.ts`), `export const v${i} = 0;\n`);
 
   symbolFixtures(ws);
   installVsix();
@@ -1126,6 +1167,55 @@ async function runTests() {
         `whole MCP calls ${figures[1].clean.toFixed(0)} ms (saved) and ${figures[1].never.toFixed(0)} ms (not) for 1 file, ${figures[20].clean.toFixed(0)} and ${figures[20].never.toFixed(0)} ms for 20`,
     );
     fs.writeFileSync(path.join(artifacts, 'save-figures.json'), JSON.stringify({ saveStepMs: saved, mcpCallMs: figures }, null, 2));
+  });
+
+  await test("latency: an agent's one-line edit of an open, saved TypeScript file, and a 200-file plan, through one MCP session with the default settings (figures in the log)", async () => {
+    await clearNotifications();
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    await openFile('latency.ts');
+    const session = await mcpSession();
+    try {
+      const one = [];
+      let deferred = 0;
+      let delivered = 0;
+      for (let i = 0; i < 7; i++) {
+        const r = await session.call('multiedit', { file_path: latencyTs, edits: [{ old_string: `n: number = ${i};`, new_string: `n: number = ${i + 1};` }] });
+        assertEqual(r.isError, false, `round ${i}: ${r.text}`);
+        one.push(r.ms);
+        if (r.structured.earlier_diagnostics?.length) delivered++;
+        if (r.structured.diagnostics?.deferred) {
+          deferred++;
+          assertMatch(r.text, /Diagnostics: the editor's language servers are still checking this change; the errors it introduced and resolved come with your next multiedit call, whichever tool it is\./, 'the fixed sentence');
+        }
+      }
+      // Each delta left to settle came with the next call (the last one's with this read).
+      const read = await session.call('multiedit_read', { file_path: latencyTs });
+      if (read.structured.earlier_diagnostics?.length) delivered++;
+      assertEqual(delivered, deferred, `every deferred delta was delivered (${deferred} deferred)`);
+      const many = [];
+      for (let round = 0; round < 3; round++) {
+        const files = Array.from({ length: 200 }, (_, i) => ({ file_path: path.join(latency200, `f${i}.ts`), edits: [{ old_string: `v${i} = ${round};`, new_string: `v${i} = ${round + 1};` }] }));
+        const r = await session.call('multiedit', { files });
+        assertEqual(r.isError, false, `200 files, round ${round}: ${r.text.slice(0, 300)}`);
+        assertEqual(r.structured.files.every((f) => f.on_disk === 'saved'), true, `200 files, round ${round}: every file saved`);
+        many.push(r.ms);
+      }
+      const saveLog = [...outputChannelLog().matchAll(/multiedit\/save: (\d+) of (\d+) files saved in ([\d.]+) ms/g)];
+      const saveMs = (n) => saveLog.filter((m) => Number(m[2]) === n).map((m) => Number(m[3]));
+      const figures = {
+        oneFileMs: one.map((x) => Math.round(x)),
+        oneFileMedianMs: Math.round(median(one)),
+        oneFileSaveStepMedianMs: Math.round(median(saveMs(1).slice(-7))),
+        deferred,
+        twoHundredFilesMs: many.map((x) => Math.round(x)),
+        twoHundredFilesMedianMs: Math.round(median(many)),
+        twoHundredFilesSaveStepMs: saveMs(200).slice(-3).map((x) => Math.round(x)),
+      };
+      log(`latency figures: ${JSON.stringify(figures)}`);
+      fs.writeFileSync(path.join(artifacts, 'latency-figures.json'), JSON.stringify(figures, null, 2));
+    } finally {
+      session.close();
+    }
   });
 
   await test('the plan schema checks *.multiedit.json files', async () => {

@@ -110,44 +110,9 @@ impl Placer {
         // Why the tolerant tiers found no certain place, for the hint.
         let mut tolerant_hint: Option<String> = None;
         if placed.is_err() && tolerant {
-            let current = cs.current_text();
-            // The file's last line has no newline and the format cannot say so: the hunk's lines
-            // may end there without theirs, as an exact match may (`Placer::place`).
-            let open_end =
-                a.eof_newline_optional && !current.is_empty() && !current.ends_with('\n');
-            'tries: for (old, new) in &tries {
-                let mut found = tolerant::find(&current, old, new, true);
-                if let (tolerant::Found::None, true, Some(short)) =
-                    (&found, open_end, old.strip_suffix('\n'))
-                {
-                    found = match tolerant::find(
-                        &current,
-                        short,
-                        new.strip_suffix('\n').unwrap_or(new),
-                        true,
-                    ) {
-                        tolerant::Found::One(m) if m.end != current.len() => tolerant::Found::None,
-                        other => other,
-                    };
-                }
-                match found {
-                    tolerant::Found::One(m) => {
-                        if let Ok(p) =
-                            self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written)
-                        {
-                            placed = Ok((p, Cow::Owned(m.new_text), Some(m.tier)));
-                            break 'tries;
-                        }
-                    }
-                    tolerant::Found::Unsure { tier, lines, why } => {
-                        tolerant_hint
-                            .get_or_insert_with(|| hints::tolerant_unsure(tier, lines, &why));
-                    }
-                    tolerant::Found::Several { tier, lines } => {
-                        tolerant_hint.get_or_insert_with(|| hints::tolerant_matches(tier, &lines));
-                    }
-                    tolerant::Found::None => {}
-                }
+            match self.place_tolerant((cs, &mut *index, touching), &tries, hunk) {
+                Ok(found) => placed = Ok(found),
+                Err(hint) => tolerant_hint = hint,
             }
         }
         match placed {
@@ -166,6 +131,57 @@ impl Placer {
             }
             Err(r) => Err(r),
         }
+    }
+
+    /// The tolerant tiers' match of the first of `tries` (the hunk's old and new text, then the same
+    /// without its spacing) that finds one certain place keeping the hunk's rules; else why none did,
+    /// for the hint (`None`: nothing looked alike).
+    fn place_tolerant<'t>(
+        &self,
+        search: Search<'_, '_, '_, '_, '_, '_>,
+        tries: &[(&str, Cow<'t, str>)],
+        hunk: &Hunk<'t>,
+    ) -> Result<(Placed, Cow<'t, str>, Option<Tier>), Option<String>> {
+        let (cs, index, touching) = search;
+        let a = hunk.anchor;
+        let mut tolerant_hint: Option<String> = None;
+        let current = cs.current_text();
+        // The file's last line has no newline and the format cannot say so: the hunk's lines
+        // may end there without theirs, as an exact match may (`Placer::place`).
+        let open_end = a.eof_newline_optional && !current.is_empty() && !current.ends_with('\n');
+        for (old, new) in tries {
+            let mut found = tolerant::find(&current, old, new, true);
+            if let (tolerant::Found::None, true, Some(short)) =
+                (&found, open_end, old.strip_suffix('\n'))
+            {
+                found = match tolerant::find(
+                    &current,
+                    short,
+                    new.strip_suffix('\n').unwrap_or(new),
+                    true,
+                ) {
+                    tolerant::Found::One(m) if m.end != current.len() => tolerant::Found::None,
+                    other => other,
+                };
+            }
+            match found {
+                tolerant::Found::One(m) => {
+                    if let Ok(p) =
+                        self.check((cs, &mut *index, touching), m.start, m.end, a, hunk.written)
+                    {
+                        return Ok((p, Cow::Owned(m.new_text), Some(m.tier)));
+                    }
+                }
+                tolerant::Found::Unsure { tier, lines, why } => {
+                    tolerant_hint.get_or_insert_with(|| hints::tolerant_unsure(tier, lines, &why));
+                }
+                tolerant::Found::Several { tier, lines } => {
+                    tolerant_hint.get_or_insert_with(|| hints::tolerant_matches(tier, &lines));
+                }
+                tolerant::Found::None => {}
+            }
+        }
+        Err(tolerant_hint)
     }
 
     /// A hunk that only adds lines (apply_patch's `@@` followed by '+' lines): right after the line
@@ -305,6 +321,9 @@ impl Placer {
         Ok(floor)
     }
 
+    /// The one place among `starts` (matches `m` bytes long; `ends_line`: the match ends a line) that
+    /// keeps the hunk's rules, after `floor`: file order takes the first, else the one nearest its
+    /// stated line (`nearest`). `old`: the hunk's lines, for the refusal.
     #[allow(clippy::too_many_arguments)]
     fn choose(
         &self,
@@ -316,6 +335,49 @@ impl Placer {
         a: &Anchor,
         old: &str,
     ) -> Result<Placed, Refusal> {
+        let c = self
+            .allowed(cs, starts, m, ends_line, floor, a)
+            .map_err(|why| does_not_apply(a, &why, old))?;
+        let placed = |s: usize, stated: Option<usize>| {
+            let line = self.line(cs, s);
+            Placed {
+                start: s,
+                end: s + m,
+                line,
+                offset: stated.map_or(0, |l| line as isize - l as isize),
+                without_final_newline: false,
+                appended: false,
+            }
+        };
+        if a.forward {
+            return Ok(placed(c[0], a.line));
+        }
+        match a.line {
+            None if c.len() == 1 => Ok(placed(c[0], None)),
+            None => Err(Refusal::new(
+                Kind::Ambiguous,
+                format!(
+                    "{} matches {} places (lines {}): add lines around the change so that it matches one place.\nLines:\n{old}",
+                    cap(&a.label),
+                    c.len(),
+                    self.lines(cs, &c)
+                ),
+            )),
+            Some(stated) => Ok(placed(self.nearest(cs, &c, stated, a, old)?, Some(stated))),
+        }
+    }
+
+    /// The starts among `starts` that keep the hunk's rules, each rule in turn: whole lines, the start
+    /// of the file, its end, not before `floor`. `Err`: why none does, from the rule that left none.
+    fn allowed(
+        &self,
+        cs: &ChangeSet<'_>,
+        starts: &[usize],
+        m: usize,
+        ends_line: bool,
+        floor: usize,
+        a: &Anchor,
+    ) -> Result<Vec<usize>, String> {
         let len = cs.current_len();
         let mut c: Vec<usize> = starts.to_vec();
         let mut why: Option<String> = None;
@@ -330,19 +392,7 @@ impl Placer {
                 }
             }
         };
-        let lines = |v: &[usize]| -> String {
-            let l: Vec<String> = v
-                .iter()
-                .take(5)
-                .map(|&s| self.line(cs, s).to_string())
-                .collect();
-            let more = if v.len() > 5 {
-                format!(" and {} more", v.len() - 5)
-            } else {
-                String::new()
-            };
-            format!("{}{more}", l.join(", "))
-        };
+        let lines = |v: &[usize]| self.lines(cs, v);
         keep(
             &mut c,
             &|s| (s == 0 || cs.byte(s - 1) == Some(b'\n')) && (ends_line || s + m == len),
@@ -375,70 +425,66 @@ impl Placer {
                 format!("its lines are at line {}, before line {at} where the previous hunk (or the line it follows) leaves off; hunks go in file order", lines(v))
             });
         }
-        let refuse = |what: String| {
-            Refusal::new(
-                Kind::NotFound,
-                format!("{} does not apply: {what}.\nLines:\n{old}", cap(&a.label)),
-            )
-        };
         if c.is_empty() {
-            return Err(refuse(
-                why.unwrap_or_else(|| "its lines are not in the file".into()),
-            ));
+            return Err(why.unwrap_or_else(|| "its lines are not in the file".into()));
         }
-        let placed = |s: usize, stated: Option<usize>| {
-            let line = self.line(cs, s);
-            Placed {
-                start: s,
-                end: s + m,
-                line,
-                offset: stated.map_or(0, |l| line as isize - l as isize),
-                without_final_newline: false,
-                appended: false,
-            }
-        };
-        if a.forward {
-            return Ok(placed(c[0], a.line));
+        Ok(c)
+    }
+
+    /// Of the places `c`, the one nearest the line `stated`, moved by the previous hunk's offset as
+    /// `patch` does; refused past the anchor's reach, and on a tie.
+    fn nearest(
+        &self,
+        cs: &ChangeSet<'_>,
+        c: &[usize],
+        stated: usize,
+        a: &Anchor,
+        old: &str,
+    ) -> Result<usize, Refusal> {
+        let expected = stated as isize + self.offset;
+        let mut best: Vec<(isize, usize)> = c
+            .iter()
+            .map(|&s| ((self.line(cs, s) as isize - expected).abs(), s))
+            .collect();
+        best.sort_unstable();
+        if let Some(reach) = a.reach.filter(|&r| best[0].0 > r as isize) {
+            let what = format!(
+                "its lines are at line {}, {} lines from line {expected} where its start line puts them, and a block is \
+                 looked for within {reach} lines of its start line: correct the start line",
+                self.lines(cs, &best.iter().map(|b| b.1).collect::<Vec<_>>()),
+                best[0].0
+            );
+            return Err(does_not_apply(a, &what, old));
         }
-        match a.line {
-            None if c.len() == 1 => Ok(placed(c[0], None)),
-            None => Err(Refusal::new(
+        if best.len() > 1 && best[0].0 == best[1].0 {
+            return Err(Refusal::new(
                 Kind::Ambiguous,
                 format!(
-                    "{} matches {} places (lines {}): add lines around the change so that it matches one place.\nLines:\n{old}",
+                    "{} matches lines {} and {}, both {} lines from line {expected} where it is expected: add \
+                     context lines to the hunk so that it matches one place.\nLines:\n{old}",
                     cap(&a.label),
-                    c.len(),
-                    lines(&c)
+                    self.line(cs, best[0].1.min(best[1].1)),
+                    self.line(cs, best[0].1.max(best[1].1)),
+                    best[0].0
                 ),
-            )),
-            Some(stated) => {
-                let expected = stated as isize + self.offset;
-                let mut best: Vec<(isize, usize)> = c.iter().map(|&s| ((self.line(cs, s) as isize - expected).abs(), s)).collect();
-                best.sort_unstable();
-                if let Some(reach) = a.reach.filter(|&r| best[0].0 > r as isize) {
-                    return Err(refuse(format!(
-                        "its lines are at line {}, {} lines from line {expected} where its start line puts them, and a block is \
-                         looked for within {reach} lines of its start line: correct the start line",
-                        lines(&best.iter().map(|b| b.1).collect::<Vec<_>>()),
-                        best[0].0
-                    )));
-                }
-                if best.len() > 1 && best[0].0 == best[1].0 {
-                    return Err(Refusal::new(
-                        Kind::Ambiguous,
-                        format!(
-                            "{} matches lines {} and {}, both {} lines from line {expected} where it is expected: add \
-                             context lines to the hunk so that it matches one place.\nLines:\n{old}",
-                            cap(&a.label),
-                            self.line(cs, best[0].1.min(best[1].1)),
-                            self.line(cs, best[0].1.max(best[1].1)),
-                            best[0].0
-                        ),
-                    ));
-                }
-                Ok(placed(best[0].1, Some(stated)))
-            }
+            ));
         }
+        Ok(best[0].1)
+    }
+
+    /// The lines of the places `v`, the first five and how many more: "3, 17 and 2 more".
+    fn lines(&self, cs: &ChangeSet<'_>, v: &[usize]) -> String {
+        let l: Vec<String> = v
+            .iter()
+            .take(5)
+            .map(|&s| self.line(cs, s).to_string())
+            .collect();
+        let more = if v.len() > 5 {
+            format!(" and {} more", v.len() - 5)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", l.join(", "))
     }
 
     fn line(&self, cs: &ChangeSet<'_>, p: usize) -> usize {
@@ -449,6 +495,14 @@ impl Placer {
         self.cursor.set(Some((p, line)));
         line
     }
+}
+
+/// A hunk refused as not found: `what` keeps it from applying; its lines `old` are shown.
+fn does_not_apply(a: &Anchor, what: &str, old: &str) -> Refusal {
+    Refusal::new(
+        Kind::NotFound,
+        format!("{} does not apply: {what}.\nLines:\n{old}", cap(&a.label)),
+    )
 }
 
 /// The hunk without the blank line a model adds as spacing, tried when the hunk as written is not in

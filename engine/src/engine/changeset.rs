@@ -195,12 +195,7 @@ impl<'a> ChangeSet<'a> {
         let (Some(&(first, _)), Some(&(_, last))) = (matches.first(), matches.last()) else {
             return made;
         };
-        // The first replacement the matches can reach: the one that ends at or after the first match.
-        let mut lo = self.cur_start.partition_point(|&s| s < first);
-        if lo > 0 && self.cur_end(lo - 1) >= first {
-            lo -= 1;
-        }
-        let hi = lo + self.cur_start[lo..].partition_point(|&s| s <= last);
+        let (lo, hi) = self.reached(first, last);
         let old = Folding {
             orig: self.orig,
             orig_start: self.reps[lo..hi].iter().map(|r| r.start).collect(),
@@ -228,43 +223,11 @@ impl<'a> ChangeSet<'a> {
                         break;
                     }
                 }
-                let p = match reps.peek() {
-                    Some((i, _)) if old.cur_start[*i] <= ca => {
-                        let (i, r) = reps.next().expect("peeked");
-                        Pending {
-                            cur_begin: old.cur_start[i],
-                            cur_end: old.cur_end[i],
-                            rep: r,
-                            done: String::new(),
-                            read: 0,
-                        }
-                    }
-                    next => {
-                        let i = next.map_or(old.cur_start.len(), |(i, _)| *i);
-                        let o = (ca as isize - old.delta_before(i)) as usize;
-                        Pending {
-                            cur_begin: ca,
-                            cur_end: ca,
-                            rep: Replacement {
-                                start: o,
-                                end: o,
-                                text: String::new(),
-                            },
-                            done: String::new(),
-                            read: 0,
-                        }
-                    }
-                };
-                pending = Some(p);
+                pending = Some(Pending::start(ca, &old, &mut reps));
             }
             let p = pending.as_mut().expect("pending set above");
             p.extend_to(cb, &old, &mut reps);
-            // Copied forward, never spliced in place: splicing each match into a large replacement
-            // cost its whole length per match.
-            let (lo_in, hi_in) = (ca - p.cur_begin, cb - p.cur_begin);
-            p.done.push_str(&p.rep.text[p.read..lo_in]);
-            p.done.push_str(new_of(k));
-            p.read = hi_in;
+            p.replace(ca, cb, new_of(k));
         }
         if let Some(p) = pending.take() {
             made.push(lo + out.len());
@@ -275,6 +238,17 @@ impl<'a> ChangeSet<'a> {
         self.reps.splice(lo..lo, out);
         self.recompute_from(lo, hi, new_hi);
         made
+    }
+
+    /// The replacements `[lo, hi)` that matches from current offset `first` to `last` can reach: from
+    /// the one that ends at or after `first` to the last that starts at or before `last`.
+    fn reached(&self, first: usize, last: usize) -> (usize, usize) {
+        let mut lo = self.cur_start.partition_point(|&s| s < first);
+        if lo > 0 && self.cur_end(lo - 1) >= first {
+            lo -= 1;
+        }
+        let hi = lo + self.cur_start[lo..].partition_point(|&s| s <= last);
+        (lo, hi)
     }
 
     /// The window of current text around replacement `i` in which a needle of up to `pad + 1` bytes
@@ -429,6 +403,51 @@ struct Pending {
 }
 
 impl Pending {
+    /// The replacement a match at current offset `ca` starts growing: the old one it starts in, else
+    /// an empty one at `ca`.
+    fn start<I>(ca: usize, old: &Folding<'_>, reps: &mut std::iter::Peekable<I>) -> Pending
+    where
+        I: Iterator<Item = (usize, Replacement)>,
+    {
+        match reps.peek() {
+            Some((i, _)) if old.cur_start[*i] <= ca => {
+                let (i, r) = reps.next().expect("peeked");
+                Pending {
+                    cur_begin: old.cur_start[i],
+                    cur_end: old.cur_end[i],
+                    rep: r,
+                    done: String::new(),
+                    read: 0,
+                }
+            }
+            next => {
+                let i = next.map_or(old.cur_start.len(), |(i, _)| *i);
+                let o = (ca as isize - old.delta_before(i)) as usize;
+                Pending {
+                    cur_begin: ca,
+                    cur_end: ca,
+                    rep: Replacement {
+                        start: o,
+                        end: o,
+                        text: String::new(),
+                    },
+                    done: String::new(),
+                    read: 0,
+                }
+            }
+        }
+    }
+
+    /// Folds in the match of current `[ca, cb)` (covered already: `extend_to`), replaced by `new`.
+    /// Copied forward, never spliced in place: splicing each match into a large replacement cost its
+    /// whole length per match.
+    fn replace(&mut self, ca: usize, cb: usize, new: &str) {
+        let (lo_in, hi_in) = (ca - self.cur_begin, cb - self.cur_begin);
+        self.done.push_str(&self.rep.text[self.read..lo_in]);
+        self.done.push_str(new);
+        self.read = hi_in;
+    }
+
     fn finish(mut self) -> Replacement {
         self.done.push_str(&self.rep.text[self.read..]);
         Replacement {

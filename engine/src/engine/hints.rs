@@ -12,7 +12,7 @@ use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use super::text::{
     gram_similarity, grams, indent_of, line_of, line_similarity, line_starts, lines_with_offsets,
-    loose, plain, plain_char, token_set, token_similarity, tokens,
+    loose, pair_most_alike, plain, plain_char, token_set, token_similarity, tokens,
 };
 use super::tolerant::Tier;
 
@@ -279,6 +279,9 @@ fn closest_windows(file: &[(usize, &str)], old: &[&str]) -> Vec<usize> {
 }
 
 /// Votes from file lines that share enough trigrams with one of old_string's `changed` lines.
+/// Never inlined: inside `not_found` its pass changed how the line-hash pass there was compiled, and
+/// a miss that ends after that pass (`mb10_miss_indentation`) took 10% longer.
+#[inline(never)]
 fn vote_similar(
     file: &[(usize, &str)],
     old: &[&str],
@@ -298,51 +301,10 @@ fn vote_similar(
     let table = GramTable::new(&per_line);
     let token_sets: Vec<Vec<u64>> = changed.iter().map(|&j| token_set(old[j])).collect();
     let mut shared = vec![0usize; changed.len()];
+    // The hot loop of a miss on a large file.
     for (i, (_, line)) in file.iter().enumerate() {
-        // The hot loop of a miss on a large file: an ASCII line's trigrams are read straight off its
-        // bytes (whitespace runs folded as `loose` folds them), with no allocation and no sorting;
-        // other lines take the general path.
         shared.iter_mut().for_each(|s| *s = 0);
-        let mut count = 0usize;
-        let hit = |g: u32, shared: &mut [usize]| {
-            let mut m = table.get(g);
-            while m != 0 {
-                shared[m.trailing_zeros() as usize] += 1;
-                m &= m - 1;
-            }
-        };
-        if line.is_ascii() {
-            let (mut g, mut len, mut space) = (0u32, 0usize, false);
-            for &b in line.trim().as_bytes() {
-                let b = if b.is_ascii_whitespace() {
-                    if space {
-                        continue;
-                    }
-                    space = true;
-                    b' '
-                } else {
-                    space = false;
-                    b
-                };
-                g = ((g << 8) | u32::from(b)) & 0xff_ffff;
-                len += 1;
-                if len >= 3 {
-                    count += 1;
-                    hit(g, &mut shared);
-                }
-            }
-            if len == 0 {
-                continue;
-            }
-            if len < 3 {
-                count = 1;
-                hit((1 << 24) | g, &mut shared);
-            }
-        } else {
-            grams(line, &mut buf, &mut gs);
-            count = gs.len();
-            gs.iter().for_each(|&g| hit(g, &mut shared));
-        }
+        let count = shared_grams(line, &table, &mut shared, &mut buf, &mut gs);
         if count == 0 {
             continue;
         }
@@ -361,6 +323,52 @@ fn vote_similar(
             }
         }
     }
+}
+
+/// Counts into `shared` the trigrams `line` shares with each of old_string's changed lines (a bit
+/// each in `table`), and returns how many trigrams `line` has (0 for a blank line). An ASCII line's
+/// trigrams are read straight off its bytes (whitespace runs folded as `loose` folds them), with no
+/// allocation and no sorting; other lines take the general path (`grams`, into `buf` and `gs`).
+#[inline]
+fn shared_grams(
+    line: &str,
+    table: &GramTable,
+    shared: &mut [usize],
+    buf: &mut Vec<u8>,
+    gs: &mut Vec<u32>,
+) -> usize {
+    if !line.is_ascii() {
+        grams(line, buf, gs);
+        gs.iter().for_each(|&g| table.hit(g, shared));
+        return gs.len();
+    }
+    let (mut g, mut len, mut space, mut count) = (0u32, 0usize, false, 0usize);
+    for &b in line.trim().as_bytes() {
+        let b = if b.is_ascii_whitespace() {
+            if space {
+                continue;
+            }
+            space = true;
+            b' '
+        } else {
+            space = false;
+            b
+        };
+        g = ((g << 8) | u32::from(b)) & 0xff_ffff;
+        len += 1;
+        if len >= 3 {
+            count += 1;
+            table.hit(g, shared);
+        }
+    }
+    if len == 0 {
+        return 0;
+    }
+    if len < 3 {
+        table.hit((1 << 24) | g, shared);
+        return 1;
+    }
+    count
 }
 
 /// For each trigram of old_string's changed lines, which of them (a bit each) have it: an
@@ -405,6 +413,16 @@ impl GramTable {
     fn get(&self, g: u32) -> u64 {
         self.masks[self.slot(g)]
     }
+
+    /// Adds one to `shared` for each changed line that has the trigram `g`.
+    #[inline]
+    fn hit(&self, g: u32, shared: &mut [usize]) {
+        let mut m = self.get(g);
+        while m != 0 {
+            shared[m.trailing_zeros() as usize] += 1;
+            m &= m - 1;
+        }
+    }
 }
 
 /// What differs between old_string's lines and the file's around a window.
@@ -431,8 +449,46 @@ impl Described {
 }
 
 fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize) -> Described {
-    // Slack only at an edge whose line does not line up as it is: slack lets a line of the file that
-    // merely looks like old_string's first or last line take its place.
+    let (lo, hi) = window_bounds(file, old, start);
+    let window: Vec<&str> = file[lo..hi].iter().map(|(_, l)| *l).collect();
+    let (mut pairs, missing) = pair_lines(old, &window, start - lo);
+    pairs.sort_unstable();
+    let first = pairs.iter().map(|p| p.1).min();
+    let last = pairs.iter().map(|p| p.1).max();
+    let (first, last) = match (first, last) {
+        (Some(f), Some(l)) => (f, l),
+        _ => (start - lo, (start - lo + old.len()).min(window.len()) - 1),
+    };
+    let line_no = |i: usize| lo + i + 1;
+    // Extra file lines between paired ones.
+    let paired: std::collections::HashSet<usize> = pairs.iter().map(|p| p.1).collect();
+    let extra: Vec<usize> = (first..=last).filter(|i| !paired.contains(i)).collect();
+    let (causes, mut words) = pair_differences(&pairs, old, &window, lo, ends_line);
+    for j in missing.into_iter().filter(|&j| !old[j].trim().is_empty()) {
+        words.push(format!(
+            "old_string's line \"{}\" is not there",
+            clip(old[j].trim())
+        ));
+    }
+    for i in extra {
+        words.push(format!(
+            "line {} \"{}\" is not in old_string",
+            line_no(i),
+            clip(window[i].trim())
+        ));
+    }
+    words.truncate(MAX_WORD_CHANGES * 2);
+    Described {
+        lines: (lo + first, lo + last),
+        causes,
+        words,
+    }
+}
+
+/// The file lines (0-based, end excluded) looked at for old_string placed at line `start`: slack only
+/// at an edge whose line does not line up as it is, since slack lets a line of the file that merely
+/// looks like old_string's first or last line take its place.
+fn window_bounds(file: &[(usize, &str)], old: &[&str], start: usize) -> (usize, usize) {
     let lines_up = |j: usize| {
         file.get(start + j)
             .is_some_and(|(_, f)| line_similarity(old[j], f) >= SIMILAR)
@@ -448,15 +504,19 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
         start + old.len() + SLACK
     }
     .min(file.len());
-    let window: Vec<&str> = file[lo..hi].iter().map(|(_, l)| *l).collect();
+    (lo, hi)
+}
+
+/// Pairs of (old line, window line), and old lines with no counterpart, by a line diff of their loose
+/// forms; `at`: where the window puts old_string's first line.
+fn pair_lines(old: &[&str], window: &[&str], at: usize) -> (Vec<(usize, usize)>, Vec<usize>) {
     let keys = |ls: &[&str]| ls.iter().map(|l| loose_hash(l)).collect::<Vec<_>>();
     let ops = capture_diff_slices_deadline(
         Algorithm::Myers,
         &keys(old),
-        &keys(&window),
+        &keys(window),
         Some(Instant::now() + DIFF_BUDGET),
     );
-    // Pairs of (old line, window line), and old lines with no counterpart.
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     let mut missing: Vec<usize> = Vec::new();
     for op in ops {
@@ -476,37 +536,36 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
                 new_index,
                 new_len,
             } => {
-                let mut next = new_index;
-                for j in old_index..old_index + old_len {
-                    // The likeliest counterpart: the most alike line, else the one where the window puts it.
-                    let at = start - lo + j;
-                    let best = (next..new_index + new_len)
-                        .map(|i| (i, line_similarity(old[j], window[i])))
-                        .filter(|&(_, s)| s >= SIMILAR)
-                        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-                        .or_else(|| {
-                            (next..new_index + new_len)
-                                .contains(&at)
-                                .then_some((at, 0.0))
-                        });
-                    match best {
-                        Some((i, _)) => {
-                            pairs.push((j, i));
-                            next = i + 1;
-                        }
+                // The likeliest counterpart: the most alike line, else the one where the window puts it.
+                let counterparts = pair_most_alike(
+                    old_index..old_index + old_len,
+                    new_index..new_index + new_len,
+                    SIMILAR,
+                    |j, i| line_similarity(old[j], window[i]),
+                    |j| Some(at + j),
+                );
+                for (j, i) in (old_index..).zip(counterparts) {
+                    match i {
+                        Some(i) => pairs.push((j, i)),
                         None => missing.push(j),
                     }
                 }
             }
         }
     }
-    pairs.sort_unstable();
-    let first = pairs.iter().map(|p| p.1).min();
-    let last = pairs.iter().map(|p| p.1).max();
-    let (first, last) = match (first, last) {
-        (Some(f), Some(l)) => (f, l),
-        _ => (start - lo, (start - lo + old.len()).min(window.len()) - 1),
-    };
+    (pairs, missing)
+}
+
+/// What differs between the lines of each pair (old_string's line `j`, the window's line `i`): the
+/// causes (indentation, trailing whitespace, quotes, spacing), and the words of lines whose words
+/// differ. `lo`: the window's first file line (0-based).
+fn pair_differences(
+    pairs: &[(usize, usize)],
+    old: &[&str],
+    window: &[&str],
+    lo: usize,
+    ends_line: bool,
+) -> (Vec<String>, Vec<String>) {
     let mut causes: Vec<String> = Vec::new();
     let mut words: Vec<String> = Vec::new();
     let mut indents: Vec<(usize, String)> = Vec::new();
@@ -516,10 +575,7 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
         }
     }
     let line_no = |i: usize| lo + i + 1;
-    // Extra file lines between paired ones.
-    let paired: std::collections::HashSet<usize> = pairs.iter().map(|p| p.1).collect();
-    let extra: Vec<usize> = (first..=last).filter(|i| !paired.contains(i)).collect();
-    for &(j, i) in &pairs {
+    for &(j, i) in pairs {
         let (o, f) = (old[j], window[i]);
         if o == f {
             continue;
@@ -558,25 +614,7 @@ fn describe(file: &[(usize, &str)], old: &[&str], ends_line: bool, start: usize)
         };
         causes.insert(0, d);
     }
-    for j in missing.into_iter().filter(|&j| !old[j].trim().is_empty()) {
-        words.push(format!(
-            "old_string's line \"{}\" is not there",
-            clip(old[j].trim())
-        ));
-    }
-    for i in extra {
-        words.push(format!(
-            "line {} \"{}\" is not in old_string",
-            line_no(i),
-            clip(window[i].trim())
-        ));
-    }
-    words.truncate(MAX_WORD_CHANGES * 2);
-    Described {
-        lines: (lo + first, lo + last),
-        causes,
-        words,
-    }
+    (causes, words)
 }
 
 /// The words of one line that changed: `line 14 has "dog" where old_string has "cat"`. On old_string's

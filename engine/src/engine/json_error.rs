@@ -24,63 +24,14 @@ pub fn describe(text: &str, e: &serde_json::Error) -> String {
         return said;
     }
     match words {
-        w if w.starts_with("control character") => match b.get(stop) {
-            Some(b'\n' | b'\r') => format!(
-                "{}: a string that starts here is not closed before the line ends (a line break inside a JSON \
-                 string must be written \\n)",
-                at(open_string(text, stop).unwrap_or(stop))
-            ),
-            Some(b'\t') => format!(
-                "{}: a tab inside a string (a tab inside a JSON string must be written \\t)",
-                at(stop)
-            ),
-            _ => {
-                let c = text[stop..].chars().next().map_or(0, u32::from);
-                format!(
-                    "{}: the control character U+{c:04X} inside a string (write it as \\u{c:04x})",
-                    at(stop)
-                )
-            }
-        },
+        w if w.starts_with("control character") => control_character(text, stop),
         "EOF while parsing a string" => format!(
             "{}: a string that starts here is not closed: the text ends inside it",
             at(open_string(text, text.len()).unwrap_or(stop))
         ),
-        "trailing comma" => {
-            let comma = text[..stop].trim_end().len().saturating_sub(1);
-            let (what, close) = if b.get(stop) == Some(&b']') {
-                ("element of an array", ']')
-            } else {
-                ("member of an object", '}')
-            };
-            format!(
-                "{}: a comma after the last {what} (JSON allows none before `{close}`: remove it)",
-                at(comma)
-            )
-        }
+        "trailing comma" => trailing_comma(text, stop),
         "expected `,` or `}`" | "expected `,` or `]`" => {
-            let (what, close) = if words.ends_with("`}`") {
-                ("members of an object", '}')
-            } else {
-                ("elements of an array", ']')
-            };
-            let before = text[..stop].trim_end().len().saturating_sub(1);
-            if starts_value(text, stop) {
-                format!(
-                    "{}: a comma is missing before `{}` (after the value that ends at {}): {what} are \
-                     separated by commas",
-                    at(stop),
-                    tok(),
-                    at(before)
-                )
-            } else {
-                format!(
-                    "{}: `{}` where a `,` or a `{close}` must come (after the value that ends at {})",
-                    at(stop),
-                    tok(),
-                    at(before)
-                )
-            }
+            missing_comma(text, stop, words.ends_with("`}`"))
         }
         "key must be a string" => match word(text, stop) {
             Some(w) => format!(
@@ -108,39 +59,8 @@ pub fn describe(text: &str, e: &serde_json::Error) -> String {
             let start = stop - start;
             not_a_value(&at(start), &token(text, start))
         }
-        "invalid escape" => {
-            let slash = if stop > 0 && b[stop - 1] == b'\\' {
-                stop - 1
-            } else {
-                stop
-            };
-            let escape: String = text[slash..].chars().take(2).collect();
-            format!(
-                "{}: `{escape}` is not an escape JSON knows (a backslash inside a JSON string is written \\\\, \
-                 a line break \\n, a tab \\t, a double quote \\\")",
-                at(slash)
-            )
-        }
-        w if w.starts_with("EOF while parsing") => {
-            let open = open_brackets(text);
-            match open.last() {
-                None if text.trim().is_empty() => "the text is empty".to_string(),
-                None => format!("{}: the text ends where a value must come", at(text.len())),
-                Some(&first) => {
-                    let what = if b[first] == b'{' { "object" } else { "array" };
-                    let missing: String = open
-                        .iter()
-                        .rev()
-                        .map(|&o| if b[o] == b'{' { '}' } else { ']' })
-                        .collect();
-                    format!(
-                        "{}: the {what} that opens here is not closed: the text ends first (it lacks `{missing}` at \
-                         its end)",
-                        at(first)
-                    )
-                }
-            }
-        }
+        "invalid escape" => invalid_escape(text, stop),
+        w if w.starts_with("EOF while parsing") => unclosed(text),
         "trailing characters" => format!(
             "{}: `{}` after the end of the JSON value, which ends at {} (send one JSON object and nothing \
              after it)",
@@ -148,19 +68,7 @@ pub fn describe(text: &str, e: &serde_json::Error) -> String {
             tok(),
             at(text[..stop].trim_end().len().saturating_sub(1))
         ),
-        "invalid number" => {
-            let start = text[..stop]
-                .bytes()
-                .rev()
-                .take_while(|c| c.is_ascii_digit() || b".eE+-".contains(c))
-                .count();
-            format!(
-                "{}: `{}` is not a JSON number (written as 12, -3, 0.5 or 1e3: no leading zero, no + sign, a digit \
-                 on each side of the dot)",
-                at(stop - start),
-                token(text, stop - start)
-            )
-        }
+        "invalid number" => invalid_number(text, stop),
         "expected `:`" => format!(
             "{}: a `:` is missing before `{}` (a key, then `:`, then its value)",
             at(stop),
@@ -168,6 +76,130 @@ pub fn describe(text: &str, e: &serde_json::Error) -> String {
         ),
         w => format!("{}: {w}", at(stop)),
     }
+}
+
+/// A control character inside a string, at `stop`: most often a line break, so the string that holds
+/// it is one left open, named where its quote is.
+fn control_character(text: &str, stop: usize) -> String {
+    let at = |offset: usize| position(text, offset);
+    match text.as_bytes().get(stop) {
+        Some(b'\n' | b'\r') => format!(
+            "{}: a string that starts here is not closed before the line ends (a line break inside a JSON \
+             string must be written \\n)",
+            at(open_string(text, stop).unwrap_or(stop))
+        ),
+        Some(b'\t') => format!(
+            "{}: a tab inside a string (a tab inside a JSON string must be written \\t)",
+            at(stop)
+        ),
+        _ => {
+            let c = text[stop..].chars().next().map_or(0, u32::from);
+            format!(
+                "{}: the control character U+{c:04X} inside a string (write it as \\u{c:04x})",
+                at(stop)
+            )
+        }
+    }
+}
+
+/// A comma after the last member or element, named where the comma is (serde_json names the
+/// bracket at `stop`, after it).
+fn trailing_comma(text: &str, stop: usize) -> String {
+    let comma = text[..stop].trim_end().len().saturating_sub(1);
+    let (what, close) = if text.as_bytes().get(stop) == Some(&b']') {
+        ("element of an array", ']')
+    } else {
+        ("member of an object", '}')
+    };
+    format!(
+        "{}: a comma after the last {what} (JSON allows none before `{close}`: remove it)",
+        position(text, comma)
+    )
+}
+
+/// Something at `stop` where a `,` or the closing bracket must come, in an object (`in_object`) or an
+/// array: a missing comma when a value starts there.
+fn missing_comma(text: &str, stop: usize, in_object: bool) -> String {
+    let at = |offset: usize| position(text, offset);
+    let (what, close) = if in_object {
+        ("members of an object", '}')
+    } else {
+        ("elements of an array", ']')
+    };
+    let before = text[..stop].trim_end().len().saturating_sub(1);
+    if starts_value(text, stop) {
+        format!(
+            "{}: a comma is missing before `{}` (after the value that ends at {}): {what} are \
+             separated by commas",
+            at(stop),
+            token(text, stop),
+            at(before)
+        )
+    } else {
+        format!(
+            "{}: `{}` where a `,` or a `{close}` must come (after the value that ends at {})",
+            at(stop),
+            token(text, stop),
+            at(before)
+        )
+    }
+}
+
+/// A backslash at or just before `stop` that starts no escape JSON knows.
+fn invalid_escape(text: &str, stop: usize) -> String {
+    let slash = if stop > 0 && text.as_bytes()[stop - 1] == b'\\' {
+        stop - 1
+    } else {
+        stop
+    };
+    let escape: String = text[slash..].chars().take(2).collect();
+    format!(
+        "{}: `{escape}` is not an escape JSON knows (a backslash inside a JSON string is written \\\\, \
+         a line break \\n, a tab \\t, a double quote \\\")",
+        position(text, slash)
+    )
+}
+
+/// The text ends before its value does: named at the outermost object or array left open, with
+/// the brackets it lacks.
+fn unclosed(text: &str) -> String {
+    let b = text.as_bytes();
+    let open = open_brackets(text);
+    match open.last() {
+        None if text.trim().is_empty() => "the text is empty".to_string(),
+        None => format!(
+            "{}: the text ends where a value must come",
+            position(text, text.len())
+        ),
+        Some(&first) => {
+            let what = if b[first] == b'{' { "object" } else { "array" };
+            let missing: String = open
+                .iter()
+                .rev()
+                .map(|&o| if b[o] == b'{' { '}' } else { ']' })
+                .collect();
+            format!(
+                "{}: the {what} that opens here is not closed: the text ends first (it lacks `{missing}` at \
+                 its end)",
+                position(text, first)
+            )
+        }
+    }
+}
+
+/// A number JSON does not take, named from its first character (serde_json stops at `stop`, inside it).
+fn invalid_number(text: &str, stop: usize) -> String {
+    let start = text[..stop]
+        .bytes()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || b".eE+-".contains(c))
+        .count();
+    format!(
+        "{}: `{}` is not a JSON number (written as 12, -3, 0.5 or 1e3: no leading zero, no + sign, a digit \
+         on each side of the dot)",
+        position(text, stop - start),
+        token(text, stop - start)
+    )
 }
 
 /// Mistakes told by the character itself, wherever the parser met it: single quotes, typographic

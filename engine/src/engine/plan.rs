@@ -375,7 +375,38 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
         return Err(wrong_type("plan", "object", value));
     };
     let obj = &snake_case(obj, "")?;
-    let options = Options {
+    let options = options(obj)?;
+    let rename = obj.get("rename").map(rename).transpose()?;
+    let files = if rename.is_some()
+        && !["files", "file_path", "edits"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+    {
+        // A plan may be a rename alone.
+        check_fields(obj, TOP_SINGLE, "")?;
+        Vec::new()
+    } else if obj.contains_key("files") {
+        if obj.contains_key("file_path") || obj.contains_key("edits") {
+            return Err(issue(
+                "Give either `files` (several files) or `file_path` with `edits` (one file), not both",
+            ));
+        }
+        check_fields(obj, TOP_MULTI, "")?;
+        file_list(&obj["files"])?
+    } else {
+        check_fields(obj, TOP_SINGLE, "")?;
+        vec![file_plan(obj, "")?]
+    };
+    Ok(Plan {
+        files,
+        options,
+        rename,
+    })
+}
+
+/// The plan's options (`mode`, `dialect`, `match`, `diagnostics`, `save`).
+fn options(obj: &Map<String, Value>) -> Result<Options, Refusal> {
+    Ok(Options {
         mode: choice(
             obj,
             "mode",
@@ -409,59 +440,38 @@ pub fn plan_from_value(value: &Value) -> Result<Plan, Refusal> {
             ],
         )?,
         save: chosen(obj, "", "save", Save::NAMES)?,
-    };
-    let rename = obj.get("rename").map(rename).transpose()?;
-    let files = if rename.is_some()
-        && !["files", "file_path", "edits"]
-            .iter()
-            .any(|k| obj.contains_key(*k))
-    {
-        // A plan may be a rename alone.
-        check_fields(obj, TOP_SINGLE, "")?;
-        Vec::new()
-    } else if obj.contains_key("files") {
-        if obj.contains_key("file_path") || obj.contains_key("edits") {
-            return Err(issue(
-                "Give either `files` (several files) or `file_path` with `edits` (one file), not both",
-            ));
-        }
-        check_fields(obj, TOP_MULTI, "")?;
-        let list = match &obj["files"] {
-            Value::Array(a) => a,
-            other => return Err(wrong_type("files", "array", other)),
-        };
-        if list.is_empty() {
-            return Err(issue("At least one file is required in `files`"));
-        }
-        let mut files = Vec::with_capacity(list.len());
-        for (i, f) in list.iter().enumerate() {
-            let prefix = format!("files[{i}].");
-            let Value::Object(fo) = f else {
-                return Err(wrong_type(&format!("files[{i}]"), "object", f));
-            };
-            let fo = &snake_case(fo, &prefix)?;
-            check_fields(fo, &["file_path", "edits"], &prefix)?;
-            files.push(file_plan(fo, &prefix)?);
-        }
-        let mut seen = std::collections::HashSet::new();
-        for (i, f) in files.iter().enumerate() {
-            if !seen.insert(f.file_path.as_str()) {
-                return Err(issue(format_args!(
-                    "`files[{i}].file_path` names {} a second time: put all edits of one file in one entry",
-                    f.file_path
-                )));
-            }
-        }
-        files
-    } else {
-        check_fields(obj, TOP_SINGLE, "")?;
-        vec![file_plan(obj, "")?]
-    };
-    Ok(Plan {
-        files,
-        options,
-        rename,
     })
+}
+
+/// The plans of `files` (several files): a non-empty array, each file named once.
+fn file_list(list: &Value) -> Result<Vec<FilePlan>, Refusal> {
+    let list = match list {
+        Value::Array(a) => a,
+        other => return Err(wrong_type("files", "array", other)),
+    };
+    if list.is_empty() {
+        return Err(issue("At least one file is required in `files`"));
+    }
+    let mut files = Vec::with_capacity(list.len());
+    for (i, f) in list.iter().enumerate() {
+        let prefix = format!("files[{i}].");
+        let Value::Object(fo) = f else {
+            return Err(wrong_type(&format!("files[{i}]"), "object", f));
+        };
+        let fo = &snake_case(fo, &prefix)?;
+        check_fields(fo, &["file_path", "edits"], &prefix)?;
+        files.push(file_plan(fo, &prefix)?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, f) in files.iter().enumerate() {
+        if !seen.insert(f.file_path.as_str()) {
+            return Err(issue(format_args!(
+                "`files[{i}].file_path` names {} a second time: put all edits of one file in one entry",
+                f.file_path
+            )));
+        }
+    }
+    Ok(files)
 }
 
 const RENAME_FIELDS: &[&str] = &["file_path", "symbol", "line", "column", "new_name"];
@@ -645,7 +655,20 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
     }
     let old_string = string_field(obj, "old_string", &prefix)?;
     let new_string = string_field(obj, "new_string", &prefix)?;
-    let kept = omissions(&old_string);
+    nothing_left_out(&old_string, &new_string, &prefix)?;
+    Ok(Edit {
+        old_string,
+        new_string,
+        expect: expect(obj, &prefix)?,
+        anchor: None,
+        target: None,
+    })
+}
+
+/// Refuses a new_string with a line that stands for text left out ("// ... existing code ...")
+/// where old_string has none: new_string is written as it is.
+fn nothing_left_out(old_string: &str, new_string: &str, prefix: &str) -> Result<(), Refusal> {
+    let kept = omissions(old_string);
     if let Some(line) = new_string
         .lines()
         .find(|l| omission(l).is_some_and(|o| !kept.contains(&o)))
@@ -656,6 +679,11 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
             line.trim()
         )));
     }
+    Ok(())
+}
+
+/// How many occurrences an edit replaces, from `replace_all` and `expected_replacements`.
+fn expect(obj: &Map<String, Value>, prefix: &str) -> Result<Expect, Refusal> {
     let replace_all = match obj.get("replace_all") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
@@ -679,7 +707,7 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
         },
         Some(other) => return Err(wrong_type(&format!("{prefix}expected_replacements"), "number", other)),
     };
-    let expect = match (replace_all, expected) {
+    Ok(match (replace_all, expected) {
         (Some(false), Some(n)) if n != 1 => {
             return Err(issue(format_args!(
                 "`{prefix}replace_all` is false but `{prefix}expected_replacements` is {n}: set replace_all to true \
@@ -690,13 +718,6 @@ fn edit(value: &Value, at: &str) -> Result<Edit, Refusal> {
         (_, Some(n)) => Expect::Exactly(n),
         (Some(true), None) => Expect::All,
         _ => Expect::One,
-    };
-    Ok(Edit {
-        old_string,
-        new_string,
-        expect,
-        anchor: None,
-        target: None,
     })
 }
 

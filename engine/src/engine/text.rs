@@ -176,6 +176,37 @@ pub fn tokens(s: &str) -> Vec<&str> {
     out
 }
 
+/// Pairs each line of `lines` (a run of replaced lines) with its most alike line of `others`, in
+/// order: a line's counterpart is looked for after the previous line's, so pairs never cross. The
+/// most alike is the one whose `similarity(line, other)` is highest and at least `threshold` (the
+/// first of equals); a line with none takes the line `fallback` names, if that is still free. Each
+/// caller keeps its own threshold: what passes for the same line, changed, is its own call.
+pub fn pair_most_alike(
+    lines: std::ops::Range<usize>,
+    others: std::ops::Range<usize>,
+    threshold: f32,
+    similarity: impl Fn(usize, usize) -> f32,
+    fallback: impl Fn(usize) -> Option<usize>,
+) -> Vec<Option<usize>> {
+    let mut next = others.start;
+    lines
+        .map(|line| {
+            let free = next..others.end;
+            let best = free
+                .clone()
+                .map(|other| (other, similarity(line, other)))
+                .filter(|&(_, s)| s >= threshold)
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                .map(|(other, _)| other)
+                .or_else(|| fallback(line).filter(|at| free.contains(at)));
+            if let Some(other) = best {
+                next = other + 1;
+            }
+            best
+        })
+        .collect()
+}
+
 /// The label at the start of a sentence: `Hunk 2 of src/a.rs`.
 pub fn cap(label: &str) -> String {
     let mut c = label.chars();

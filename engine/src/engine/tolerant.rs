@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
 use super::text::{
-    common_indent, indent_of, line_of, line_similarity, line_starts, lines_with_offsets, plain,
-    plain_char,
+    common_indent, indent_of, line_of, line_similarity, line_starts, lines_with_offsets,
+    pair_most_alike, plain, plain_char,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,91 +230,18 @@ fn rewrite_lines(
     let new_keys: Vec<&str> = new_lines.iter().map(|l| l.trim_end()).collect();
     // new_string only keeps and removes old_string's lines: nothing is written but the file's own
     // lines, so nothing needs re-indenting (Codex's trimmed tier removing lines).
-    let writes = |backwards| {
-        diff(&old_keys, &new_keys, backwards)
-            .iter()
-            .any(|op| match *op {
-                DiffOp::Insert {
-                    new_index, new_len, ..
-                }
-                | DiffOp::Replace {
-                    new_index, new_len, ..
-                } => new_keys[new_index..new_index + new_len]
-                    .iter()
-                    .any(|l| !l.trim().is_empty()),
-                _ => false,
-            })
-    };
     let reindent = match tier {
-        Tier::Indentation if writes(false) || writes(true) => {
+        Tier::Indentation
+            if writes(&old_keys, &new_keys, false) || writes(&old_keys, &new_keys, true) =>
+        {
             let file_lines: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
-            match Prefix::learn(old, &region_lines, &new_lines, mid_first, &file_lines) {
-                Fit::Exact(p) => Some(Shift::Prefix(p)),
-                // The plan is the file's text shifted, but writes a depth that shift does not settle:
-                // refused...
-                Fit::Unsettled(p) => {
-                    // ...if the exchange itself writes tabs for spaces or spaces for tabs, in the
-                    // units the reading uses: otherwise the plan is the file's own text, shifted.
-                    let r =
-                        Reindent::learn(old, &region_lines, &new_lines, mid_first, &file_lines)?;
-                    let only = |t: &str, c: u8| !t.is_empty() && t.bytes().all(|b| b == c);
-                    let (pl, fl) = (p.plan.len(), p.file.len());
-                    let shown = match () {
-                        _ if only(&p.plan, b' ') && only(&p.file, b'\t') && pl % fl == 0 => {
-                            Some((Style::Spaces(pl / fl), Style::Tabs))
-                        }
-                        _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => {
-                            Some((Style::Tabs, Style::Spaces(fl / pl)))
-                        }
-                        _ => None,
-                    };
-                    let unsettled = || {
-                        format!(
-                            "new_string writes a depth that old_string's lines never show, and {} of the plan's stand for {} of the file's, which the file's indentation unit does not settle",
-                            show_indent(&p.plan),
-                            show_indent(&p.file)
-                        )
-                    };
-                    if shown != Some((r.plan, r.file)) {
-                        return Err(unsettled());
-                    }
-                    // Spaces for the file's tabs: read as levels, a deeper line's spaces past the run are
-                    // whole levels; read as the run exchanged, they are alignment kept as it is. In a file
-                    // that aligns with as many spaces after its tabs as the plan takes for a level, only
-                    // old_string's own lines at two depths show that the plan's spaces are levels.
-                    let depths: HashSet<&str> = old
-                        .iter()
-                        .enumerate()
-                        .filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first)))
-                        .map(|(_, l)| indent_of(l))
-                        .collect();
-                    let aligns = match (r.plan, r.file) {
-                        (Style::Spaces(u), Style::Tabs) => file_lines.iter().any(|l| {
-                            let after_tabs = indent_of(l).trim_start_matches('\t');
-                            after_tabs.len() < indent_of(l).len()
-                                && after_tabs.len() >= u
-                                && after_tabs.bytes().all(|b| b == b' ')
-                        }),
-                        _ => false,
-                    };
-                    if aligns
-                        && depths.len() < 2
-                        && new_lines
-                            .iter()
-                            .any(|l| !l.trim().is_empty() && p.line(l) != r.line(l))
-                    {
-                        return Err(unsettled());
-                    }
-                    Some(Shift::Units(r))
-                }
-                Fit::None => Some(Shift::Units(Reindent::learn(
-                    old,
-                    &region_lines,
-                    &new_lines,
-                    mid_first,
-                    &file_lines,
-                )?)),
-            }
+            Some(Shift::learn(
+                old,
+                &region_lines,
+                &new_lines,
+                mid_first,
+                &file_lines,
+            )?)
         }
         _ => None,
     };
@@ -340,6 +267,24 @@ fn rewrite_lines(
             (None, None) => "new_string's lines pair with old_string's in more than one way, so which of the file's lines it keeps cannot be known".to_string(),
         }
     })
+}
+
+/// Whether new_string writes a line of its own that is not blank (inserted, or replacing one of
+/// old_string's), by the diff of the lines' keys, read `backwards` or not.
+fn writes(old_keys: &[&str], new_keys: &[&str], backwards: bool) -> bool {
+    diff(old_keys, new_keys, backwards)
+        .iter()
+        .any(|op| match *op {
+            DiffOp::Insert {
+                new_index, new_len, ..
+            }
+            | DiffOp::Replace {
+                new_index, new_len, ..
+            } => new_keys[new_index..new_index + new_len]
+                .iter()
+                .any(|l| !l.trim().is_empty()),
+            _ => false,
+        })
 }
 
 /// The run of leading whitespace that every counted line of `lines` starts with (a blank line, and
@@ -481,6 +426,96 @@ enum Shift {
 }
 
 impl Shift {
+    /// How the indentation tier writes new_string's lines at the file's depth: the file's text is the
+    /// plan's shifted by one run (`Prefix`), else re-indented in the file's unit (`Reindent`).
+    /// `Err(why)` where either would be a guess.
+    fn learn(
+        old: &[&str],
+        region_lines: &[&str],
+        new_lines: &[&str],
+        mid_first: bool,
+        file_lines: &[&str],
+    ) -> Result<Shift, String> {
+        match Prefix::learn(old, region_lines, new_lines, mid_first, file_lines) {
+            Fit::Exact(p) => Ok(Shift::Prefix(p)),
+            // The plan is the file's text shifted, but writes a depth that shift does not settle:
+            // refused...
+            Fit::Unsettled(p) => {
+                Shift::unsettled(&p, old, region_lines, new_lines, mid_first, file_lines)
+            }
+            Fit::None => Ok(Shift::Units(Reindent::learn(
+                old,
+                region_lines,
+                new_lines,
+                mid_first,
+                file_lines,
+            )?)),
+        }
+    }
+
+    /// The plan is the file's text shifted by `p`, but writes a depth that shift does not settle.
+    fn unsettled(
+        p: &Prefix,
+        old: &[&str],
+        region_lines: &[&str],
+        new_lines: &[&str],
+        mid_first: bool,
+        file_lines: &[&str],
+    ) -> Result<Shift, String> {
+        // ...if the exchange itself writes tabs for spaces or spaces for tabs, in the
+        // units the reading uses: otherwise the plan is the file's own text, shifted.
+        let r = Reindent::learn(old, region_lines, new_lines, mid_first, file_lines)?;
+        let only = |t: &str, c: u8| !t.is_empty() && t.bytes().all(|b| b == c);
+        let (pl, fl) = (p.plan.len(), p.file.len());
+        let shown = match () {
+            _ if only(&p.plan, b' ') && only(&p.file, b'\t') && pl % fl == 0 => {
+                Some((Style::Spaces(pl / fl), Style::Tabs))
+            }
+            _ if only(&p.plan, b'\t') && only(&p.file, b' ') && fl % pl == 0 => {
+                Some((Style::Tabs, Style::Spaces(fl / pl)))
+            }
+            _ => None,
+        };
+        let unsettled = || {
+            format!(
+                "new_string writes a depth that old_string's lines never show, and {} of the plan's stand for {} of the file's, which the file's indentation unit does not settle",
+                show_indent(&p.plan),
+                show_indent(&p.file)
+            )
+        };
+        if shown != Some((r.plan, r.file)) {
+            return Err(unsettled());
+        }
+        // Spaces for the file's tabs: read as levels, a deeper line's spaces past the run are
+        // whole levels; read as the run exchanged, they are alignment kept as it is. In a file
+        // that aligns with as many spaces after its tabs as the plan takes for a level, only
+        // old_string's own lines at two depths show that the plan's spaces are levels.
+        let depths: HashSet<&str> = old
+            .iter()
+            .enumerate()
+            .filter(|&(j, l)| !(l.trim().is_empty() || (j == 0 && mid_first)))
+            .map(|(_, l)| indent_of(l))
+            .collect();
+        let aligns = match (r.plan, r.file) {
+            (Style::Spaces(u), Style::Tabs) => file_lines.iter().any(|l| {
+                let after_tabs = indent_of(l).trim_start_matches('\t');
+                after_tabs.len() < indent_of(l).len()
+                    && after_tabs.len() >= u
+                    && after_tabs.bytes().all(|b| b == b' ')
+            }),
+            _ => false,
+        };
+        if aligns
+            && depths.len() < 2
+            && new_lines
+                .iter()
+                .any(|l| !l.trim().is_empty() && p.line(l) != r.line(l))
+        {
+            return Err(unsettled());
+        }
+        Ok(Shift::Units(r))
+    }
+
     /// Whether it moves lines to another depth, rather than writing the same depth in the file's
     /// characters (four spaces of the plan's for the file's tab).
     fn moves(&self) -> bool {
@@ -651,6 +686,9 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
+/// The space units tried last, in this order, when nothing shows the file's or the plan's.
+const USUAL_UNITS: [usize; 3] = [4, 2, 8];
+
 /// How the file indents, against how the plan does: the file's style, the plan's, and
 /// how many levels deeper the file's lines sit than old_string's.
 struct Reindent {
@@ -695,16 +733,8 @@ impl Reindent {
         mid_first: bool,
         file_lines: &[&str],
     ) -> Result<Reindent, String> {
-        let plan_lines = || old.iter().chain(new).copied();
-        let plan_tabs = plan_lines().any(|l| l.starts_with('\t'));
-        let decided = |t: Option<Option<bool>>| t.filter(Option::is_some);
-        let file_tabs = match decided(uses_tabs(region.iter().copied())).or_else(|| uses_tabs(file_lines.iter().copied())) {
-            Some(Some(tabs)) => tabs,
-            // Tabs and spaces alike: the file does not say which to write.
-            Some(None) => return Err("the file indents with tabs and with spaces alike, so which to write cannot be known".into()),
-            // No indented line anywhere: write the plan's own style.
-            None => plan_tabs,
-        };
+        let plan_tabs = old.iter().chain(new).any(|l| l.starts_with('\t'));
+        let file_tabs = Reindent::file_tabs(region, file_lines, plan_tabs)?;
         let pairs: Vec<(&str, &str)> = old
             .iter()
             .zip(region)
@@ -714,67 +744,8 @@ impl Reindent {
             })
             .map(|(_, (o, f))| (indent_of(o), indent_of(f)))
             .collect();
-        let usual = [4, 2, 8];
-        let files: Vec<Style> = if file_tabs {
-            vec![Style::Tabs]
-        } else {
-            // A tab of the plan's that stands for the file's indentation at the same depth tells the
-            // file's unit; then what the file's own lines rise by.
-            let mut units: Vec<usize> = pairs
-                .iter()
-                .filter_map(|&(o, f)| {
-                    let (l, a) = Style::Tabs.parse(o).filter(|_| o.starts_with('\t'))?;
-                    let w = f.len().checked_sub(a)?;
-                    (l > 0 && f.bytes().all(|b| b == b' ') && w % l == 0 && w > 0).then_some(w / l)
-                })
-                .collect();
-            units.extend(
-                unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())),
-            );
-            units.extend(unit_of(plan_lines()));
-            units.extend(usual);
-            dedup(units).into_iter().map(Style::Spaces).collect()
-        };
-        // Every reading of the plan's and the file's units that maps each pair.
-        let mut readings = Vec::new();
-        for file in files {
-            let mut units: Vec<usize> = Vec::new();
-            let levels: Vec<(usize, usize, usize)> = pairs
-                .iter()
-                .filter(|(o, _)| o.bytes().all(|b| b == b' '))
-                .filter_map(|&(o, f)| file.parse(f).map(|(l, a)| (o.len(), l, a)))
-                .collect();
-            for (k, &(w, l, a)) in levels.iter().enumerate() {
-                for &(w2, l2, a2) in &levels[k + 1..] {
-                    let (dw, dl) = (
-                        (w2 - a2.min(w2)) as isize - (w - a.min(w)) as isize,
-                        l2 as isize - l as isize,
-                    );
-                    if dl != 0 && dw % dl == 0 && dw / dl > 0 {
-                        units.push((dw / dl) as usize);
-                    }
-                }
-                if l > 0 && w > a && (w - a) % l == 0 {
-                    units.push((w - a) / l);
-                }
-            }
-            units.extend(unit_of(plan_lines()));
-            if let Style::Spaces(u) = file {
-                units.push(u);
-            }
-            units.extend(usual);
-            // A plan that indents with tabs aligns with spaces after them, as the file would.
-            let plans = if plan_tabs {
-                vec![Style::Tabs]
-            } else {
-                dedup(units).into_iter().map(Style::Spaces).collect()
-            };
-            for plan in plans {
-                if let Some(shift) = shift_for(&pairs, plan, file) {
-                    readings.push(Reindent { file, plan, shift });
-                }
-            }
-        }
+        let files = Reindent::file_styles(file_tabs, &pairs, old, new, region, file_lines);
+        let mut readings = Reindent::readings(files, plan_tabs, &pairs, old, new);
         // One at the same depth is the likeliest (an assistant rarely misreads how deep a line is,
         // often which unit it uses).
         let same_depth = readings.iter().position(|r| r.shift == 0).unwrap_or(0);
@@ -801,6 +772,112 @@ impl Reindent {
         }
         reading.unit_known(old, new, mid_first, region, file_lines)?;
         Ok(reading)
+    }
+
+    /// Whether the file indents with tabs: as the matched region says, else as the whole file says;
+    /// with no indented line anywhere, as the plan does (`plan_tabs`).
+    fn file_tabs(region: &[&str], file_lines: &[&str], plan_tabs: bool) -> Result<bool, String> {
+        let decided = |t: Option<Option<bool>>| t.filter(Option::is_some);
+        match decided(uses_tabs(region.iter().copied()))
+            .or_else(|| uses_tabs(file_lines.iter().copied()))
+        {
+            Some(Some(tabs)) => Ok(tabs),
+            // Tabs and spaces alike: the file does not say which to write.
+            Some(None) => Err("the file indents with tabs and with spaces alike, so which to write cannot be known".into()),
+            // No indented line anywhere: write the plan's own style.
+            None => Ok(plan_tabs),
+        }
+    }
+
+    /// The file's styles worth trying, likeliest first: tabs, or the space units that `pairs` (old_string's
+    /// and the file's indentations) and the lines around show, then the usual ones.
+    fn file_styles(
+        file_tabs: bool,
+        pairs: &[(&str, &str)],
+        old: &[&str],
+        new: &[&str],
+        region: &[&str],
+        file_lines: &[&str],
+    ) -> Vec<Style> {
+        if file_tabs {
+            return vec![Style::Tabs];
+        }
+        // A tab of the plan's that stands for the file's indentation at the same depth tells the
+        // file's unit; then what the file's own lines rise by.
+        let mut units: Vec<usize> = pairs
+            .iter()
+            .filter_map(|&(o, f)| {
+                let (l, a) = Style::Tabs.parse(o).filter(|_| o.starts_with('\t'))?;
+                let w = f.len().checked_sub(a)?;
+                (l > 0 && f.bytes().all(|b| b == b' ') && w % l == 0 && w > 0).then_some(w / l)
+            })
+            .collect();
+        units.extend(
+            unit_of(region.iter().copied()).or_else(|| unit_of(file_lines.iter().copied())),
+        );
+        units.extend(unit_of(old.iter().chain(new).copied()));
+        units.extend(USUAL_UNITS);
+        dedup(units).into_iter().map(Style::Spaces).collect()
+    }
+
+    /// Every reading of the plan's and the file's units (the file's among `files`) that maps each
+    /// pair of `pairs`.
+    fn readings(
+        files: Vec<Style>,
+        plan_tabs: bool,
+        pairs: &[(&str, &str)],
+        old: &[&str],
+        new: &[&str],
+    ) -> Vec<Reindent> {
+        let mut readings = Vec::new();
+        for file in files {
+            // A plan that indents with tabs aligns with spaces after them, as the file would.
+            let plans = if plan_tabs {
+                vec![Style::Tabs]
+            } else {
+                Reindent::plan_units(file, pairs, old, new)
+                    .into_iter()
+                    .map(Style::Spaces)
+                    .collect()
+            };
+            for plan in plans {
+                if let Some(shift) = shift_for(pairs, plan, file) {
+                    readings.push(Reindent { file, plan, shift });
+                }
+            }
+        }
+        readings
+    }
+
+    /// The space units the plan may indent by, read as the file indents in `file`: the rises that
+    /// `pairs` show, what the plan's lines rise by, the file's own unit, then the usual ones.
+    fn plan_units(file: Style, pairs: &[(&str, &str)], old: &[&str], new: &[&str]) -> Vec<usize> {
+        let mut units: Vec<usize> = Vec::new();
+        let levels: Vec<(usize, usize, usize)> = pairs
+            .iter()
+            .filter(|(o, _)| o.bytes().all(|b| b == b' '))
+            .filter_map(|&(o, f)| file.parse(f).map(|(l, a)| (o.len(), l, a)))
+            .collect();
+        for (k, &(w, l, a)) in levels.iter().enumerate() {
+            for &(w2, l2, a2) in &levels[k + 1..] {
+                let (dw, dl) = (
+                    (w2 - a2.min(w2)) as isize - (w - a.min(w)) as isize,
+                    l2 as isize - l as isize,
+                );
+                if dl != 0 && dw % dl == 0 && dw / dl > 0 {
+                    units.push((dw / dl) as usize);
+                }
+            }
+            if l > 0 && w > a && (w - a) % l == 0 {
+                units.push((w - a) / l);
+            }
+        }
+        units.extend(unit_of(old.iter().chain(new).copied()));
+        if let Style::Spaces(u) = file {
+            units.push(u);
+        }
+        units.extend(USUAL_UNITS);
+        dedup(units)
     }
 
     /// Tabs written for a file's spaces: a depth old_string shows maps to the file's through
@@ -1044,17 +1121,16 @@ fn recurl(old: &str, matched: &str, new: &str) -> Option<String> {
                 } => {
                     // A changed line keeps the quotes of the old line it was made from; a line unlike
                     // any old one is new text, written as given.
-                    let mut next = old_index;
-                    for k in new_index..new_index + new_len {
-                        let from = (next..old_index + old_len)
-                            .map(|j| (j, line_similarity(o[j], n[k])))
-                            .filter(|&(_, s)| s >= 0.5)
-                            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+                    let made_from = pair_most_alike(
+                        new_index..new_index + new_len,
+                        old_index..old_index + old_len,
+                        0.5,
+                        |k, j| line_similarity(o[j], n[k]),
+                        |_| None,
+                    );
+                    for (k, from) in (new_index..).zip(made_from) {
                         match from {
-                            Some((j, _)) => {
-                                out.push(recurl_chars(o[j], m[j], n[k])?);
-                                next = j + 1;
-                            }
+                            Some(j) => out.push(recurl_chars(o[j], m[j], n[k])?),
                             None => out.push(n[k].to_string()),
                         }
                     }

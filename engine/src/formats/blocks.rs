@@ -216,72 +216,19 @@ pub fn parse(text: &str, file_path: Option<&str>) -> Result<Patch, ParseError> {
             }
         };
         n += 1;
-        let named = path_before(&lines, after, i);
-        if let (Some(named), Some(given)) = (&named, file_path) {
-            if !same_path(named, given) {
-                return Err(ParseError::at(i + 1, format!(
-                    "SEARCH/REPLACE block {n} (line {} of the text) names the file {named}, and the request's \
-                     file_path is {given}: give the blocks' file in one place, or send the blocks of each file apart",
-                    i + 1
-                )));
-            }
-        }
-        let Some(path) = named
-            .or_else(|| previous.clone())
-            .or_else(|| file_path.map(str::to_string))
-        else {
-            return Err(ParseError::at(
-                i + 1,
-                format!(
-                "SEARCH/REPLACE block {n} names no file: put the file's path on the line before \
-                 {} (line {} of the text), or give it as the request's file_path",
-                t.trim_end(),
-                i + 1
-            ),
-            ));
-        };
+        let path = block_path(&lines, after, i, n, file_path, previous.as_deref())?;
         let b = block(&lines, i, n, angled)?;
-        let label = match b.start_line {
-            Some(s) => format!("SEARCH/REPLACE block {n} ({path}, start line {s})"),
-            None => format!("SEARCH/REPLACE block {n} ({path})"),
-        };
-        let elided = elided(&b.search, &b.replace, &label)?;
-        // Roo Code's start lines count in the file as it was: the blocks above this one moved its
-        // text by the lines they added or removed.
-        let file_blocks = starts.iter().filter(|(p, _, _)| *p == path);
-        let line = b.start_line.filter(|_| elided.is_none()).map(|s| {
-            let moved: isize = file_blocks
-                .filter(|(_, at, _)| *at < s)
-                .map(|(_, _, d)| d)
-                .sum();
-            (s as isize + moved).max(1) as usize
-        });
-        if let Some(s) = b.start_line {
-            let count = |t: &str| t.split_inclusive('\n').count() as isize;
-            starts.push((path.clone(), s, count(&b.replace) - count(&b.search)));
-        }
-        let hunks = elided.unwrap_or_else(|| vec![(b.search, b.replace, label)]);
-        let hunks = hunks.into_iter().map(|(old, new, label)| Hunk {
-            old,
-            new,
-            anchor: Anchor {
-                label,
-                line,
-                reach: line.map(|_| ROO_REACH),
-                eof_newline_optional: true,
-                ..Anchor::default()
-            },
-        });
+        let end = b.end;
+        let hunks = block_hunks(b, &path, n, &mut starts)?;
         match files.iter_mut().find(|f| f.path == path) {
             Some(f) => f.hunks.extend(hunks),
             None => files.push(PatchFile {
                 path: path.clone(),
                 op: PatchOp::Update,
-                hunks: hunks.collect(),
+                hunks,
                 mode: None,
             }),
         }
-        let end = b.end;
         previous = Some(path);
         after = end + 1;
         i = end + 1;
@@ -296,6 +243,88 @@ pub fn parse(text: &str, file_path: Option<&str>) -> Result<Patch, ParseError> {
         format: Format::SearchReplace,
         files,
     })
+}
+
+/// The file of block `n`, opened at line `i`: the path written before it (after line `after`, where
+/// the previous block ended), else the previous block's, else the request's `file_path`; refused when
+/// the written one is not `file_path`, or when there is none.
+fn block_path(
+    lines: &[&str],
+    after: usize,
+    i: usize,
+    n: usize,
+    file_path: Option<&str>,
+    previous: Option<&str>,
+) -> Result<String, ParseError> {
+    let named = path_before(lines, after, i);
+    if let (Some(named), Some(given)) = (&named, file_path) {
+        if !same_path(named, given) {
+            return Err(ParseError::at(i + 1, format!(
+                "SEARCH/REPLACE block {n} (line {} of the text) names the file {named}, and the request's \
+                 file_path is {given}: give the blocks' file in one place, or send the blocks of each file apart",
+                i + 1
+            )));
+        }
+    }
+    named
+        .or_else(|| previous.map(str::to_string))
+        .or_else(|| file_path.map(str::to_string))
+        .ok_or_else(|| {
+            ParseError::at(
+                i + 1,
+                format!(
+                    "SEARCH/REPLACE block {n} names no file: put the file's path on the line before \
+                 {} (line {} of the text), or give it as the request's file_path",
+                    bare(lines[i]).trim_end(),
+                    i + 1
+                ),
+            )
+        })
+}
+
+/// The hunks of block `b`, the `n`th, of the file `path`: one, or one per part of a block that
+/// leaves text out (`elided`). `starts`: the blocks with a start line so far (their file, start line,
+/// and lines added less lines removed), which this one's start line is moved by and joins.
+fn block_hunks(
+    b: Block,
+    path: &str,
+    n: usize,
+    starts: &mut Vec<(String, usize, isize)>,
+) -> Result<Vec<Hunk>, ParseError> {
+    let label = match b.start_line {
+        Some(s) => format!("SEARCH/REPLACE block {n} ({path}, start line {s})"),
+        None => format!("SEARCH/REPLACE block {n} ({path})"),
+    };
+    let elided = elided(&b.search, &b.replace, &label)?;
+    // Roo Code's start lines count in the file as it was: the blocks above this one moved its
+    // text by the lines they added or removed.
+    let file_blocks = starts.iter().filter(|(p, _, _)| *p == path);
+    let line = b.start_line.filter(|_| elided.is_none()).map(|s| {
+        let moved: isize = file_blocks
+            .filter(|(_, at, _)| *at < s)
+            .map(|(_, _, d)| d)
+            .sum();
+        (s as isize + moved).max(1) as usize
+    });
+    if let Some(s) = b.start_line {
+        let count = |t: &str| t.split_inclusive('\n').count() as isize;
+        starts.push((path.to_string(), s, count(&b.replace) - count(&b.search)));
+    }
+    let hunks = elided.unwrap_or_else(|| vec![(b.search, b.replace, label)]);
+    Ok(hunks
+        .into_iter()
+        .map(|(old, new, label)| Hunk {
+            old,
+            new,
+            anchor: Anchor {
+                label,
+                line,
+                reach: line.map(|_| ROO_REACH),
+                eof_newline_optional: true,
+                ..Anchor::default()
+            },
+        })
+        .collect())
 }
 
 /// Whether a path a block names is the request's `file_path`: the same text once a leading `./` is
@@ -367,28 +396,68 @@ struct Block {
 
 /// The block opened at line `open`.
 fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, ParseError> {
-    let (divider, close) = (
-        "=======",
-        if angled {
-            ">>>>>>> REPLACE"
-        } else {
-            "+++++++ REPLACE"
-        },
-    );
-    let unterminated = |missing: &str, at: Option<usize>| {
-        let before = match at {
-            Some(j) => format!("line {}, which opens another block", j + 1),
-            None => "the end of the text".to_string(),
-        };
-        ParseError::at(open + 1, format!(
-            "SEARCH/REPLACE block {n} (begun at line {} of the text) has no `{missing}` line \
-             before {before}: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
-             `>>>>>>> REPLACE`",
-            open + 1
-        ))
+    let close = if angled {
+        ">>>>>>> REPLACE"
+    } else {
+        "+++++++ REPLACE"
     };
-    let mut j = open + 1;
-    // Roo Code's headers, then its `-------` line between them and the lines to find.
+    let (start_line, j) = start_line(lines, open + 1, n)?;
+    let (search, j) = search_lines(lines, j, open, n)?;
+    // A second `=======` in the replacement is taken as text (a Markdown heading's underline, a
+    // conflict marker): only the REPLACE marker ends a block.
+    let mut replace: Vec<&str> = Vec::new();
+    let mut j = j + 1;
+    let end = loop {
+        let Some(&raw) = lines.get(j) else {
+            return Err(unterminated(open, n, close, None));
+        };
+        match marker(bare(raw)) {
+            Some(Marker::Replace) => break j,
+            Some(Marker::Search(_)) => return Err(unterminated(open, n, close, Some(j))),
+            _ if header(bare(raw)).is_some() => {
+                return Err(ParseError::at(j + 1, format!(
+                    "SEARCH/REPLACE block {n}: line {} of the text ({}) is a start or end line in the replacement: \
+                     they go right after `<<<<<<< SEARCH`; to write such a line into the file, escape it as `\\{}`",
+                    j + 1,
+                    quote(bare(raw).trim()),
+                    bare(raw).trim()
+                )))
+            }
+            _ => replace.push(unescape(raw)),
+        }
+        j += 1;
+    };
+    let (search, replace, start_line) = without_numbers(&search, &replace, start_line, open, n)?;
+    Ok(Block {
+        search,
+        replace,
+        end,
+        start_line,
+    })
+}
+
+/// The refusal of block `n`, opened at line `open`, that has no `missing` marker line before the
+/// line `at` that opens another block (`None`: the end of the text).
+fn unterminated(open: usize, n: usize, missing: &str, at: Option<usize>) -> ParseError {
+    let before = match at {
+        Some(j) => format!("line {}, which opens another block", j + 1),
+        None => "the end of the text".to_string(),
+    };
+    ParseError::at(open + 1, format!(
+        "SEARCH/REPLACE block {n} (begun at line {} of the text) has no `{missing}` line \
+         before {before}: a block is a line `<<<<<<< SEARCH`, the lines to find, `=======`, their replacement and \
+         `>>>>>>> REPLACE`",
+        open + 1
+    ))
+}
+
+/// Roo Code's headers from line `j` of block `n` (`:start_line:`, `:end_line:`), then its `-------`
+/// line between them and the lines to find: the start line they give, and the line after them.
+fn start_line(
+    lines: &[&str],
+    mut j: usize,
+    n: usize,
+) -> Result<(Option<usize>, usize), ParseError> {
     let (mut start_line, mut headers) = (None, false);
     while let Some((start, number)) = lines.get(j).and_then(|l| header(bare(l))) {
         let value: usize = number.trim().parse().ok().filter(|&v| v >= 1).ok_or_else(|| {
@@ -412,14 +481,26 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
     {
         j += 1;
     }
+    Ok((start_line, j))
+}
+
+/// The lines to find of block `n` (opened at line `open`), from line `j` to its `=======` line, and
+/// that line's index.
+fn search_lines<'a>(
+    lines: &[&'a str],
+    mut j: usize,
+    open: usize,
+    n: usize,
+) -> Result<(Vec<&'a str>, usize), ParseError> {
+    let divider = "=======";
     let mut search: Vec<&str> = Vec::new();
     loop {
         let Some(&raw) = lines.get(j) else {
-            return Err(unterminated(divider, None));
+            return Err(unterminated(open, n, divider, None));
         };
         match marker(bare(raw)) {
-            Some(Marker::Divider) => break,
-            Some(Marker::Search(_)) => return Err(unterminated(divider, Some(j))),
+            Some(Marker::Divider) => return Ok((search, j)),
+            Some(Marker::Search(_)) => return Err(unterminated(open, n, divider, Some(j))),
             Some(Marker::Replace) => {
                 return Err(ParseError::at(j + 1, format!(
                     "SEARCH/REPLACE block {n} (begun at line {} of the text) reaches its REPLACE \
@@ -433,34 +514,21 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
         }
         j += 1;
     }
-    // A second `=======` in the replacement is taken as text (a Markdown heading's underline, a
-    // conflict marker): only the REPLACE marker ends a block.
-    let mut replace: Vec<&str> = Vec::new();
-    j += 1;
-    let end = loop {
-        let Some(&raw) = lines.get(j) else {
-            return Err(unterminated(close, None));
-        };
-        match marker(bare(raw)) {
-            Some(Marker::Replace) => break j,
-            Some(Marker::Search(_)) => return Err(unterminated(close, Some(j))),
-            _ if header(bare(raw)).is_some() => {
-                return Err(ParseError::at(j + 1, format!(
-                    "SEARCH/REPLACE block {n}: line {} of the text ({}) is a start or end line in the replacement: \
-                     they go right after `<<<<<<< SEARCH`; to write such a line into the file, escape it as `\\{}`",
-                    j + 1,
-                    quote(bare(raw).trim()),
-                    bare(raw).trim()
-                )))
-            }
-            _ => replace.push(unescape(raw)),
-        }
-        j += 1;
-    };
-    // Roo Code's read_file shows `12 | text`: a SEARCH written with those prefixes on every line, counting
-    // up, has them taken off, and so has its REPLACE if every line of it has one too.
+}
+
+/// The block's SEARCH and REPLACE texts and its start line. Roo Code's read_file shows `12 | text`: a
+/// SEARCH written with those prefixes on every line, counting up, has them taken off (its first
+/// number is the start line, unless a header gave one), and so has its REPLACE if every line of it
+/// has one too.
+fn without_numbers(
+    search: &[&str],
+    replace: &[&str],
+    start_line: Option<usize>,
+    open: usize,
+    n: usize,
+) -> Result<(String, String, Option<usize>), ParseError> {
     let joined = |ls: &[&str]| ls.iter().map(|l| whole(l)).collect::<String>();
-    let (search, replace, start_line) = match numbered(&search) {
+    Ok(match numbered(search) {
         Some((first, stripped)) => {
             let replace = if replace.iter().all(|l| line_number(bare(l)).is_some()) {
                 replace
@@ -475,17 +543,11 @@ fn block(lines: &[&str], open: usize, n: usize, angled: bool) -> Result<Block, P
                     open + 1
                 )));
             } else {
-                joined(&replace)
+                joined(replace)
             };
             (stripped.concat(), replace, start_line.or(Some(first)))
         }
-        None => (joined(&search), joined(&replace), start_line),
-    };
-    Ok(Block {
-        search,
-        replace,
-        end,
-        start_line,
+        None => (joined(search), joined(replace), start_line),
     })
 }
 

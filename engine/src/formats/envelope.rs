@@ -329,27 +329,7 @@ impl Section {
     fn update_line(&mut self, raw: &str, no: usize) -> Result<(), ParseError> {
         let t = bare(raw);
         if t.trim_end() == "@@" || t.starts_with("@@ ") {
-            let after = t[2..].trim();
-            if is_line_numbers(after) {
-                return Err(ParseError::at(no, format!(
-                    "line {no} of the patch ({}) is a unified diff hunk header: in an apply_patch \
-                     envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
-                     line numbers",
-                    quote(t)
-                )));
-            }
-            self.close_hunk(false)?;
-            self.closed = false;
-            let after = (!after.is_empty()).then(|| after.to_string());
-            self.open = Some(OpenHunk {
-                line: no,
-                after,
-                old: String::new(),
-                new: String::new(),
-                changes: false,
-                blank: false,
-            });
-            return Ok(());
+            return self.start_hunk(t, no);
         }
         let (old, new, body) = match raw.as_bytes()[0] {
             b' ' => (true, true, &raw[1..]),
@@ -368,32 +348,8 @@ impl Section {
                 )));
             }
         };
-        if self.open.is_none() {
-            if self.closed && t.trim().is_empty() {
-                return Ok(());
-            }
-            if self.closed {
-                return Err(ParseError::at(
-                    no,
-                    format!(
-                    "line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
-                     of {}: start the next hunk with `@@`, or the next file with its `*** ` marker",
-                    quote(t),
-                    self.hunks.len(),
-                    self.path
-                ),
-                ));
-            }
-            // The first hunk of a file may leave out its `@@`; a later one cannot, since it would be
-            // the previous hunk's continuation.
-            self.open = Some(OpenHunk {
-                line: no,
-                after: None,
-                old: String::new(),
-                new: String::new(),
-                changes: false,
-                blank: true,
-            });
+        if self.open.is_none() && !self.open_headless(t, no)? {
+            return Ok(());
         }
         let h = self.open.as_mut().expect("opened above");
         let line = whole(body);
@@ -406,6 +362,62 @@ impl Section {
         h.changes |= old != new;
         h.blank &= t.is_empty();
         Ok(())
+    }
+
+    /// Opens the hunk whose `@@` line, `t`, is line `no` of the patch, closing the one before.
+    fn start_hunk(&mut self, t: &str, no: usize) -> Result<(), ParseError> {
+        let after = t[2..].trim();
+        if is_line_numbers(after) {
+            return Err(ParseError::at(no, format!(
+                "line {no} of the patch ({}) is a unified diff hunk header: in an apply_patch \
+                 envelope a hunk starts with `@@` alone or with `@@ <a line that comes before the change>`, not \
+                 line numbers",
+                quote(t)
+            )));
+        }
+        self.close_hunk(false)?;
+        self.closed = false;
+        let after = (!after.is_empty()).then(|| after.to_string());
+        self.open = Some(OpenHunk {
+            line: no,
+            after,
+            old: String::new(),
+            new: String::new(),
+            changes: false,
+            blank: false,
+        });
+        Ok(())
+    }
+
+    /// Opens a hunk for the hunk line `t` (line `no`), which comes with no `@@` line before it; false
+    /// for a blank line after `*** End of File`, which is skipped.
+    fn open_headless(&mut self, t: &str, no: usize) -> Result<bool, ParseError> {
+        if self.closed && t.trim().is_empty() {
+            return Ok(false);
+        }
+        if self.closed {
+            return Err(ParseError::at(
+                no,
+                format!(
+                    "line {no} of the patch ({}) follows `*** End of File`, which closed hunk {} \
+                 of {}: start the next hunk with `@@`, or the next file with its `*** ` marker",
+                    quote(t),
+                    self.hunks.len(),
+                    self.path
+                ),
+            ));
+        }
+        // The first hunk of a file may leave out its `@@`; a later one cannot, since it would be
+        // the previous hunk's continuation.
+        self.open = Some(OpenHunk {
+            line: no,
+            after: None,
+            old: String::new(),
+            new: String::new(),
+            changes: false,
+            blank: true,
+        });
+        Ok(true)
     }
 
     fn close_hunk(&mut self, at_end: bool) -> Result<(), ParseError> {

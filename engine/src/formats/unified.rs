@@ -466,15 +466,7 @@ enum Side {
 fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> {
     let header = bare(lines[i]);
     let Some((old_start, old_count, new_count)) = hunk_header(header) else {
-        return Err(ParseError::at(
-            i + 1,
-            format!(
-                "line {} of the patch ({}) is not a valid hunk header: expected \
-             `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
-                i + 1,
-                quote(header)
-            ),
-        ));
+        return Err(bad_hunk_header(i, header));
     };
     let k = s.hunks.len() + 1;
     let mismatch = |j: usize| {
@@ -488,24 +480,21 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> 
             quote(header)
         ))
     };
-    let (mut old, mut new) = (String::new(), String::new());
-    let (mut left_old, mut left_new) = (old_count, new_count);
-    let (mut leading, mut trailing, mut changed) = (0, 0, false);
-    let mut last: Option<Side> = None;
+    let mut body = Body::new(old_count, new_count);
     let mut j = i + 1;
-    while left_old > 0 || left_new > 0 || lines.get(j).is_some_and(|l| l.starts_with('\\')) {
+    while body.open() || lines.get(j).is_some_and(|l| l.starts_with('\\')) {
         let Some(&raw) = lines.get(j) else {
             return Err(mismatch(j));
         };
         let t = bare(raw);
         // Some tools strip the space of an empty context line.
-        let (side, body) = match raw.as_bytes()[0] {
+        let (side, text) = match raw.as_bytes()[0] {
             b' ' => (Side::Both, &raw[1..]),
             _ if t.is_empty() => (Side::Both, raw),
             b'-' => (Side::Old, &raw[1..]),
             b'+' => (Side::New, &raw[1..]),
             b'\\' => {
-                let Some(side) = last else {
+                if !body.no_newline() {
                     return Err(ParseError::at(
                         j + 1,
                         format!(
@@ -515,19 +504,13 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> 
                         quote(t)
                     ),
                     ));
-                };
-                if matches!(side, Side::Both | Side::Old) {
-                    drop_break(&mut old);
-                }
-                if matches!(side, Side::Both | Side::New) {
-                    drop_break(&mut new);
                 }
                 j += 1;
                 continue;
             }
             _ if t.starts_with("@@") || t.starts_with("diff --git ") => return Err(mismatch(j)),
             _ => {
-                let (o, n) = (old_count - left_old, new_count - left_new);
+                let (o, n) = (old_count - body.left_old, new_count - body.left_new);
                 return Err(ParseError::at(j + 1, format!(
                     "line {} of the patch ({}) is inside hunk {k} of {} but is no hunk line: each \
                      line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\' (no newline at end of \
@@ -540,56 +523,136 @@ fn hunk(lines: &[&str], i: usize, s: &mut Section) -> Result<usize, ParseError> 
                 )));
             }
         };
-        let room = match side {
-            Side::Both => left_old > 0 && left_new > 0,
-            Side::Old => left_old > 0,
-            Side::New => left_new > 0,
-        };
-        if !room {
+        if !body.push(side, text) {
             return Err(mismatch(j));
         }
-        let line = whole(body);
-        if matches!(side, Side::Both | Side::Old) {
-            old.push_str(&line);
-            left_old -= 1;
-        }
-        if matches!(side, Side::Both | Side::New) {
-            new.push_str(&line);
-            left_new -= 1;
-        }
-        match (side, changed) {
-            (Side::Both, false) => leading += 1,
-            (Side::Both, true) => trailing += 1,
-            _ => (changed, trailing) = (true, 0),
-        }
-        last = Some(side);
         j += 1;
     }
-    // A hunk line right after the counts are used up means the counts are too small; "-- " is the
-    // signature `git format-patch` ends with, "--- " + "+++ " the next file's header.
-    if let Some(&next) = lines.get(j) {
-        let t = bare(next);
-        let hunk_line = t.starts_with([' ', '+', '-']);
-        if hunk_line
-            && t.trim_end() != "--"
-            && !(t.starts_with("--- ") && file_header(lines, j)?.is_some())
-        {
-            return Err(mismatch(j));
-        }
-    }
-    if !changed {
-        trailing = leading;
+    if counts_too_small(lines, j)? {
+        return Err(mismatch(j));
     }
     s.hunks.push(RawHunk {
         line: i + 1,
         old_start,
         old_count,
         new_count,
-        old,
-        new,
-        trailing,
+        trailing: body.trailing_context(),
+        old: body.old,
+        new: body.new,
     });
     Ok(j)
+}
+
+/// The refusal of line `i`, `header`, which starts as a hunk header and is none.
+fn bad_hunk_header(i: usize, header: &str) -> ParseError {
+    ParseError::at(
+        i + 1,
+        format!(
+            "line {} of the patch ({}) is not a valid hunk header: expected \
+             `@@ -start,count +start,count @@` (a count may be left out when it is 1)",
+            i + 1,
+            quote(header)
+        ),
+    )
+}
+
+/// Whether line `j`, right after a hunk's counts are used up, is a hunk line: then the counts are too
+/// small. "-- " is the signature `git format-patch` ends with, "--- " + "+++ " the next file's header.
+fn counts_too_small(lines: &[&str], j: usize) -> Result<bool, ParseError> {
+    let Some(&next) = lines.get(j) else {
+        return Ok(false);
+    };
+    let t = bare(next);
+    let hunk_line = t.starts_with([' ', '+', '-']);
+    Ok(hunk_line
+        && t.trim_end() != "--"
+        && !(t.starts_with("--- ") && file_header(lines, j)?.is_some()))
+}
+
+/// A hunk's body as it is read: its old and new text, the lines its header's counts still expect,
+/// and its context lines before and after the change.
+struct Body {
+    old: String,
+    new: String,
+    left_old: usize,
+    left_new: usize,
+    leading: usize,
+    trailing: usize,
+    changed: bool,
+    /// The side of the last line read, which a `\ No newline at end of file` line is about.
+    last: Option<Side>,
+}
+
+impl Body {
+    fn new(old_count: usize, new_count: usize) -> Body {
+        Body {
+            old: String::new(),
+            new: String::new(),
+            left_old: old_count,
+            left_new: new_count,
+            leading: 0,
+            trailing: 0,
+            changed: false,
+            last: None,
+        }
+    }
+
+    /// Whether the header's counts expect another line.
+    fn open(&self) -> bool {
+        self.left_old > 0 || self.left_new > 0
+    }
+
+    /// Adds the line `text` on `side`; false when the counts leave no room for it there.
+    fn push(&mut self, side: Side, text: &str) -> bool {
+        let room = match side {
+            Side::Both => self.left_old > 0 && self.left_new > 0,
+            Side::Old => self.left_old > 0,
+            Side::New => self.left_new > 0,
+        };
+        if !room {
+            return false;
+        }
+        let line = whole(text);
+        if matches!(side, Side::Both | Side::Old) {
+            self.old.push_str(&line);
+            self.left_old -= 1;
+        }
+        if matches!(side, Side::Both | Side::New) {
+            self.new.push_str(&line);
+            self.left_new -= 1;
+        }
+        match (side, self.changed) {
+            (Side::Both, false) => self.leading += 1,
+            (Side::Both, true) => self.trailing += 1,
+            _ => (self.changed, self.trailing) = (true, 0),
+        }
+        self.last = Some(side);
+        true
+    }
+
+    /// `\ No newline at end of file`: the last line read ends without one. False when no line came
+    /// before.
+    fn no_newline(&mut self) -> bool {
+        let Some(side) = self.last else {
+            return false;
+        };
+        if matches!(side, Side::Both | Side::Old) {
+            drop_break(&mut self.old);
+        }
+        if matches!(side, Side::Both | Side::New) {
+            drop_break(&mut self.new);
+        }
+        true
+    }
+
+    /// Context lines after the last change; a hunk that changes nothing has only context.
+    fn trailing_context(&self) -> usize {
+        if self.changed {
+            self.trailing
+        } else {
+            self.leading
+        }
+    }
 }
 
 /// The old and new line counts of the body starting at `from`, read as far as it looks like one
@@ -665,6 +728,23 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseErr
         Some(i) if !deleted => files[i].hunks.len() - usize::from(files[i].op == PatchOp::Add),
         _ => 0,
     };
+    let hunks = anchored(&s, &path, before)?;
+    compose(
+        files,
+        PatchFile {
+            path,
+            op,
+            hunks,
+            mode,
+        },
+        s.line,
+    )
+}
+
+/// The hunks of section `s` of the file `path`, anchored where each says it applies, numbered after
+/// the `before` hunks of the file's earlier sections.
+fn anchored(s: &Section, path: &str, before: usize) -> Result<Vec<Hunk>, ParseError> {
+    let deleted = s.is_deleted();
     let mut hunks = Vec::with_capacity(s.hunks.len());
     let mut shift: isize = 0;
     for (n, h) in s.hunks.iter().enumerate() {
@@ -701,16 +781,7 @@ fn finish(s: Option<Section>, files: &mut Vec<PatchFile>) -> Result<(), ParseErr
             anchor,
         });
     }
-    compose(
-        files,
-        PatchFile {
-            path,
-            op,
-            hunks,
-            mode,
-        },
-        s.line,
-    )
+    Ok(hunks)
 }
 
 /// The file of `files` that goes by `path` once they are applied (a move's target), if any.

@@ -47,6 +47,17 @@ describe('results', () => {
     assert.match(md, /^\*\*Applied 2 edits to \/ws\/a.txt\*\*/);
     assert.match(md, /```\n1\. Replaced "a" with "b"\n2\. Replaced "c" with "d"\n```/);
   });
+  it("ends a model's text with the settled delta of its earlier edit", () => {
+    const earlier = planResult({
+      ok: true,
+      message: 'Applied 1 edit to /ws/b.ts',
+      earlier_diagnostics: [{ label: 'Chat agent: 1 edit to 1 file', text: 'New errors: a.ts:4:8 bad (ts 2345)', diagnostics: { available: true } }],
+    });
+    assert.equal(
+      renderToolResult({ result: earlier }),
+      'Applied 1 edit to /ws/b.ts\n\nDiagnostics of your earlier edit (Chat agent: 1 edit to 1 file):\nNew errors: a.ts:4:8 bad (ts 2345)',
+    );
+  });
   it('gives the engine message to a model', () => {
     assert.equal(renderToolResult({ result }), result.message);
     assert.equal(renderToolResult({ result: planResult({ ok: false, message: 'nope' }) }), 'Error: nope');

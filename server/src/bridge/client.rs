@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedReadHalf;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 use tokio::time::timeout;
 
@@ -182,33 +182,66 @@ async fn offer<T: DeserializeOwned>(
     let pid = entry.pid;
     let editor = format!("{} (multiedit lsp pid {pid})", entry.editor);
     let send = send_timeout();
-    let gone = || {
-        registry::remove(dir, pid);
-        format!("the editor at pid {pid} is gone, its entry was removed")
+    let sent = match connect(entry, send).await {
+        Ok(stream) => hand_over(stream, entry, plan, intent, sender, send).await,
+        Err(unreached) => Err(unreached),
     };
-    let stream = match timeout(send, UnixStream::connect(&entry.socket)).await {
-        Ok(Ok(s)) => s,
+    // The write half stays open until the answer is read.
+    let (read, _write) = match sent {
+        Ok(halves) => halves,
+        Err(Unreached::Gone) => {
+            registry::remove(dir, pid);
+            return Err(format!(
+                "the editor at pid {pid} is gone, its entry was removed"
+            ));
+        }
+        Err(Unreached::Busy(why)) => return Ok(busy(&editor, why)),
+        Err(Unreached::Refused(refusal)) => return Ok(Routed::Refused { editor, refusal }),
+    };
+    // Sent: from here on the answer is this editor's, whatever it is.
+    let wait = (Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN)
+        .min(wire::AGENT_ANSWER);
+    Ok(answered(editor, read_answer(read, wait).await))
+}
+
+/// Why a plan did not reach an editor's server, so that nothing of it was carried out.
+enum Unreached {
+    /// The editor is gone: its entry is removed, and the next editor may be tried.
+    Gone,
+    /// Its server is there but did not take the plan, for this reason (`busy`).
+    Busy(String),
+    /// Its server refused the plan before it had read it whole.
+    Refused(Refusal),
+}
+
+/// The connection to the editor's server, taken within `send`.
+async fn connect(entry: &Entry, send: Duration) -> Result<UnixStream, Unreached> {
+    match timeout(send, UnixStream::connect(&entry.socket)).await {
+        Ok(Ok(s)) => Ok(s),
         // Nobody listens there any more (the process died, or its pid was reused).
         Ok(Err(e)) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => {
-            return Err(gone())
+            Err(Unreached::Gone)
         }
         // Its queue of connections is full (EAGAIN), say.
-        Ok(Err(e)) => {
-            return Ok(busy(
-                &editor,
-                format!("its server could not take the connection ({e})"),
-            ))
-        }
-        Err(_) => {
-            return Ok(busy(
-                &editor,
-                format!(
-                    "its server did not take the connection within {} ms",
-                    send.as_millis()
-                ),
-            ))
-        }
-    };
+        Ok(Err(e)) => Err(Unreached::Busy(format!(
+            "its server could not take the connection ({e})"
+        ))),
+        Err(_) => Err(Unreached::Busy(format!(
+            "its server did not take the connection within {} ms",
+            send.as_millis()
+        ))),
+    }
+}
+
+/// The request written whole to `stream` within `send`; its two halves, to read the answer on.
+async fn hand_over(
+    stream: UnixStream,
+    entry: &Entry,
+    plan: &Value,
+    intent: Intent,
+    sender: Sender<'_>,
+    send: Duration,
+) -> Result<(OwnedReadHalf, OwnedWriteHalf), Unreached> {
     let (read, mut write) = stream.into_split();
     let request = wire::line(&Request {
         token: entry.token.clone(),
@@ -220,30 +253,29 @@ async fn offer<T: DeserializeOwned>(
     // The line break is the request's last byte and the server acts only on a whole line, so a write
     // that failed or timed out delivered nothing the server would carry out.
     match timeout(send, write.write_all(&request)).await {
-        Ok(Ok(())) => {}
+        Ok(Ok(())) => Ok((read, write)),
         Ok(Err(e)) => {
             // The server may have answered (busy) and closed before reading the whole plan.
-            return Ok(match read_answer(read, Duration::from_secs(1)).await {
+            let not_handed = || Unreached::Busy(format!("the plan could not be handed over ({e})"));
+            Err(match read_answer(read, Duration::from_secs(1)).await {
                 Ok(Answer::Refusal(r)) => match serde_json::from_value::<Refusal>(r) {
-                    Ok(refusal) => Routed::Refused { editor, refusal },
-                    Err(_) => busy(&editor, format!("the plan could not be handed over ({e})")),
+                    Ok(refusal) => Unreached::Refused(refusal),
+                    Err(_) => not_handed(),
                 },
-                _ if !registry::alive(pid) => return Err(gone()),
-                _ => busy(&editor, format!("the plan could not be handed over ({e})")),
-            });
+                _ if !registry::alive(entry.pid) => Unreached::Gone,
+                _ => not_handed(),
+            })
         }
-        Err(_) => {
-            return Ok(busy(
-                &editor,
-                format!(
-                    "its server did not read the plan within {} ms",
-                    send.as_millis()
-                ),
-            ))
-        }
+        Err(_) => Err(Unreached::Busy(format!(
+            "its server did not read the plan within {} ms",
+            send.as_millis()
+        ))),
     }
+}
 
-    // Sent: from here on the answer is this editor's, whatever it is.
+/// What the editor's `answer` to a plan it was sent makes of it; one that cannot be read leaves
+/// unknown whether the plan was applied.
+fn answered<T: DeserializeOwned>(editor: String, answer: Result<Answer, String>) -> Routed<T> {
     let unknown = |what: String| {
         Routed::Refused {
         editor: editor.clone(),
@@ -253,9 +285,7 @@ async fn offer<T: DeserializeOwned>(
         )),
     }
     };
-    let wait = (Duration::from_millis(entry.apply_edit_timeout_ms) + wire::ANSWER_MARGIN)
-        .min(wire::AGENT_ANSWER);
-    Ok(match read_answer(read, wait).await {
+    match answer {
         Ok(Answer::Result(result)) => match serde_json::from_value::<T>(result) {
             Ok(answer) => Routed::Answered { editor, answer },
             Err(e) => unknown(format!(
@@ -275,5 +305,5 @@ async fn offer<T: DeserializeOwned>(
             )),
         },
         Err(why) => unknown(why),
-    })
+    }
 }

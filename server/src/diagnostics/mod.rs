@@ -131,6 +131,44 @@ impl Options {
     }
 }
 
+/// An `Edited` that owns its texts, for a delta computed after the plan's answer went out.
+pub(crate) struct OwnedEdited {
+    file_path: String,
+    uri: String,
+    before: String,
+    after: String,
+    replacements: Vec<Replacement>,
+    then: Vec<Replacement>,
+    was_open: bool,
+}
+
+impl OwnedEdited {
+    pub(crate) fn of(e: &Edited<'_>) -> OwnedEdited {
+        OwnedEdited {
+            file_path: e.file_path.to_string(),
+            uri: e.uri.clone(),
+            before: e.before.to_string(),
+            after: e.after.to_string(),
+            replacements: e.replacements.to_vec(),
+            then: e.then.to_vec(),
+            was_open: e.was_open,
+        }
+    }
+
+    pub(crate) fn view(&self) -> Edited<'_> {
+        Edited {
+            file_path: &self.file_path,
+            uri: self.uri.clone(),
+            before: &self.before,
+            after: &self.after,
+            replacements: &self.replacements,
+            then: &self.then,
+            differs: false,
+            was_open: self.was_open,
+        }
+    }
+}
+
 /// One edited document, as the delta needs it.
 pub(crate) struct Edited<'a> {
     pub(crate) file_path: &'a str,
@@ -174,6 +212,25 @@ pub(crate) fn add_delta(
     words: Words,
     result: &mut PlanResult,
 ) {
+    let (summary, text) = summarize(
+        options, encoding, folders, edited, before, after, started, words,
+    );
+    result.diagnostics_text = Some(text);
+    result.diagnostics = Some(summary);
+}
+
+/// `add_delta`'s fields, as a value: the summary and the text a model reads.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn summarize(
+    options: Options,
+    encoding: Encoding,
+    folders: &[PathBuf],
+    edited: &[Edited<'_>],
+    before: &DiagnosticsAnswer,
+    after: &DiagnosticsAnswer,
+    started: Instant,
+    words: Words,
+) -> (DiagnosticsSummary, String) {
     let computing = Instant::now();
     let mut delta = delta(options, encoding, edited, before, after);
     delta.on_disk = words == Words::Disk;
@@ -188,17 +245,19 @@ pub(crate) fn add_delta(
         after.published_ms,
         computing.elapsed().as_secs_f64() * 1000.0,
     );
-    result.diagnostics_text = Some(delta.text(options, folders));
-    result.diagnostics = Some(DiagnosticsSummary {
+    let summary = DiagnosticsSummary {
         available: true,
+        deferred: false,
         delta: Some(summary),
-    });
+    };
+    (summary, delta.text(options, folders))
 }
 
 /// Adds to `result` that no diagnostics could be compared, and why (`said`).
 pub(crate) fn add_unavailable(said: &str, result: &mut PlanResult) {
     result.diagnostics = Some(DiagnosticsSummary {
         available: false,
+        deferred: false,
         delta: None,
     });
     result.diagnostics_text = Some(said.into());

@@ -7,6 +7,10 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::opened::{self, Opened};
+use super::permissions::set_mode;
+use super::temp::{create_temp, TEMP_PREFIX};
+
 /// The permissions the written file gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -72,7 +76,7 @@ pub(crate) fn write_resolved(path: &Path, bytes: &[u8], mode: Mode) -> std::io::
             _ => break,
         }
     }
-    let mut folder = super::Opened::default().dir(existing)?;
+    let mut folder = Opened::default().dir(existing)?;
     for name in missing.iter().rev() {
         match folder.create_dir(name) {
             Ok(()) => {}
@@ -88,12 +92,12 @@ pub(crate) fn write_resolved(path: &Path, bytes: &[u8], mode: Mode) -> std::io::
             _ => 0o644,
         },
     };
-    let (tmp, tmp_name) = super::create_temp(&folder, super::TEMP_PREFIX, bits)?;
+    let (tmp, tmp_name) = create_temp(&folder, TEMP_PREFIX, bits)?;
     let file = tmp.into_std();
     let written = (|| {
         (&file).write_all(bytes)?;
         // Created with the umask applied; the bits asked for, exactly (a kept mode is the old file's).
-        super::set_mode(&file, bits)?;
+        set_mode(&file, bits)?;
         file.sync_all()?;
         folder.rename(&tmp_name, &folder, name)
     })();
@@ -101,7 +105,7 @@ pub(crate) fn write_resolved(path: &Path, bytes: &[u8], mode: Mode) -> std::io::
         let _ = folder.remove_file(&tmp_name);
         return Err(e);
     }
-    if let Ok(d) = super::opened::as_file(&folder) {
+    if let Ok(d) = opened::as_file(&folder) {
         let _ = d.sync_all();
     }
     Ok(())
@@ -109,7 +113,7 @@ pub(crate) fn write_resolved(path: &Path, bytes: &[u8], mode: Mode) -> std::io::
 
 /// Removes the file at a resolved path by name in its folder, opened as `write_resolved` opens it.
 pub(crate) fn remove_resolved(path: &Path) -> std::io::Result<()> {
-    let (dir, name) = super::Opened::default().parent(path)?;
+    let (dir, name) = Opened::default().parent(path)?;
     dir.remove_file(name)
 }
 

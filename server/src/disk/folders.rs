@@ -8,6 +8,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use super::refusal::io_refusal;
 use crate::engine::{Kind, Refusal};
 
 /// What the commit does to folders, between deleting files and renaming the new texts into place.
@@ -28,12 +29,20 @@ impl Steps {
     /// made by the commit, the nearest one that exists (the rename then crosses folders, within the
     /// file system that holds them all).
     pub(crate) fn staging(&self, target: &Path) -> PathBuf {
-        let mut dir = super::folder(target);
+        let mut dir = folder(target);
         while self.make.contains(&dir) {
-            dir = super::folder(&dir);
+            dir = folder(&dir);
         }
         dir
     }
+}
+
+/// The folder a file is in (`.` for a bare name).
+pub(crate) fn folder(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
 }
 
 /// The folder steps for creating the files `new` while deleting the files `deleted` (paths as the
@@ -67,7 +76,7 @@ pub(crate) fn steps<'a>(
                 {
                     match fs::symlink_metadata(dir) {
                         Err(e) if absent(&e) => {}
-                        Err(e) => return Err(super::io_refusal(dir, "examine", &e)),
+                        Err(e) => return Err(io_refusal(dir, "examine", &e)),
                         Ok(m) if m.is_dir() => break,
                         Ok(m) if m.file_type().is_symlink() && fs::metadata(dir).is_ok_and(|t| t.is_dir()) => break,
                         Ok(m) if m.is_file() && deleted.contains(dir) => {}
@@ -83,7 +92,7 @@ pub(crate) fn steps<'a>(
                     make.insert(dir.to_path_buf());
                 }
             }
-            Err(e) => return Err(super::io_refusal(file, "examine", &e)),
+            Err(e) => return Err(io_refusal(file, "examine", &e)),
         }
     }
     let mut make: Vec<PathBuf> = make.into_iter().collect();
@@ -123,12 +132,12 @@ fn emptied(
         }
         stack.push((d.clone(), true));
         let mut empty = true;
-        for entry in fs::read_dir(&d).map_err(|e| super::io_refusal(&d, "list the folder", &e))? {
-            let entry = entry.map_err(|e| super::io_refusal(&d, "list the folder", &e))?;
+        for entry in fs::read_dir(&d).map_err(|e| io_refusal(&d, "list the folder", &e))? {
+            let entry = entry.map_err(|e| io_refusal(&d, "list the folder", &e))?;
             let path = entry.path();
             let kind = entry
                 .file_type()
-                .map_err(|e| super::io_refusal(&path, "examine", &e))?;
+                .map_err(|e| io_refusal(&path, "examine", &e))?;
             empty = false;
             if kind.is_dir() {
                 stack.push((path, false));

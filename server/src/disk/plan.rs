@@ -5,7 +5,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::commit::commit;
 use super::folders::Steps;
+use super::journal::{recover, Recovered};
+use super::permissions::mode_of;
+use super::private::refuse_inside as refuse_private;
+use super::read::{read, read_at, resolve};
+use super::stage::Write1;
 use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
 use crate::paths;
 use crate::symbols::{retain_by, Resolved};
@@ -41,7 +47,7 @@ pub(crate) struct Written {
 pub(crate) fn apply(
     plan: &Plan,
     dry_run: bool,
-    recovered: &mut Vec<super::Recovered>,
+    recovered: &mut Vec<Recovered>,
     confine: Option<&paths::Folders>,
 ) -> Result<Applied, Refusal> {
     apply_with(plan, dry_run, recovered, confine, None, false).map(|w| (w.outcome, w.diff))
@@ -53,7 +59,7 @@ pub(crate) fn apply(
 pub(crate) fn apply_with(
     plan: &Plan,
     dry_run: bool,
-    recovered: &mut Vec<super::Recovered>,
+    recovered: &mut Vec<Recovered>,
     confine: Option<&paths::Folders>,
     resolve: Option<Resolve<'_>>,
     keep_read: bool,
@@ -63,78 +69,24 @@ pub(crate) fn apply_with(
         .iter()
         .map(|f| paths::to_path(&f.file_path))
         .collect::<Result<_, _>>()?;
-    super::refuse_private(plan)?;
-    // Every folder the plan reads or writes, moves' targets included, in one look.
-    let mut folders_of_plan = paths_on_disk.clone();
-    for f in &plan.files {
-        if let FileOp::MoveTo(to) = &f.op {
-            folders_of_plan.push(paths::to_path(to)?);
-        }
-    }
+    refuse_private(plan)?;
+    let folders_of_plan = with_move_targets(plan, &paths_on_disk)?;
     links_acted_on(plan, &paths_on_disk)?;
-    recovered.extend(super::recover(&folders_of_plan, dry_run)?);
-    let mut resolved: Vec<PathBuf> = plan
-        .files
-        .iter()
-        .zip(&paths_on_disk)
-        .map(|(f, p)| super::resolve(p, f.op == FileOp::Delete))
-        .collect();
-    for (f, real) in plan.files.iter().zip(&resolved) {
-        still_inside(confine, &f.file_path, real)?;
-    }
-    let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
-    for ((f, p), real) in plan.files.iter().zip(&paths_on_disk).zip(&resolved) {
-        if f.op == FileOp::Delete && p.is_dir() {
-            // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
-            let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
-            return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
+    recovered.extend(recover(&folders_of_plan, dry_run)?);
+    let mut resolved = resolve_confined(plan, &paths_on_disk, confine)?;
+    let mut bytes = read_files(plan, &paths_on_disk, &resolved)?;
+    let (run, renumber) = match resolve {
+        Some(resolve) => {
+            let (run, done) =
+                resolve_spans(plan, resolve, &mut paths_on_disk, &mut resolved, &mut bytes)?;
+            (Some(run), Some(done))
         }
-        // A new file where a folder is: read as absent, if the plan empties that folder (below).
-        if f.op == FileOp::Create && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
-            bytes.push(None);
-            continue;
-        }
-        // A deleted link is read through (its target's text is what the hunk removes).
-        let real = (f.op != FileOp::Delete).then_some(real.as_path());
-        bytes.push(super::read_at(p, real).map_err(|r| r.in_file(&f.file_path))?);
-    }
-    let mut run: Option<Plan> = None;
-    let mut renumber: Option<Resolved> = None;
-    if let Some(resolve) = resolve {
-        let mut owned = plan.clone();
-        let done = resolve(&mut owned, &decode(plan, &bytes)?)?;
-        if done.keep.contains(&false) {
-            retain_by(&mut owned.files, &done.keep);
-            retain_by(&mut paths_on_disk, &done.keep);
-            retain_by(&mut resolved, &done.keep);
-            retain_by(&mut bytes, &done.keep);
-        }
-        run = Some(owned);
-        renumber = Some(done);
-    }
+        None => (None, None),
+    };
     let plan = run.as_ref().unwrap_or(plan);
     let texts = decode(plan, &bytes)?;
     let deleted = vacated(plan, &paths_on_disk);
-    let targets = move_targets(
-        plan,
-        &paths_on_disk,
-        |p| p.to_string_lossy().into_owned(),
-        |_, _, target| {
-            Ok(
-                !(target.is_dir() && deleted.iter().any(|d| d.starts_with(target)))
-                    && super::read(target)?.is_some(),
-            )
-        },
-    )?;
-    let real_targets: Vec<Option<PathBuf>> = targets
-        .iter()
-        .map(|t| t.as_deref().map(|t| super::resolve(t, false)))
-        .collect();
-    for (f, real) in plan.files.iter().zip(&real_targets) {
-        if let (FileOp::MoveTo(to), Some(real)) = (&f.op, real) {
-            still_inside(confine, to, real)?;
-        }
-    }
+    let (targets, real_targets) = move_targets_on_disk(plan, &paths_on_disk, &deleted, confine)?;
     let mut outcome = engine::apply_plan(plan, &texts).map_err(|r| match &renumber {
         Some(done) => done.renumber_refusal(r, &plan.files),
         None => r,
@@ -165,55 +117,29 @@ pub(crate) fn apply_with(
             .collect();
         return Ok(written(outcome, Some(diff), read));
     }
-    let mut writes = Vec::new();
-    for (((f, path), before), target) in outcome
-        .files
-        .iter()
-        .zip(resolved)
-        .zip(bytes)
-        .zip(real_targets)
-    {
-        // A new file gets what git gives a 100644 one, the umask's.
-        let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
-        match (&f.op, target) {
-            (FileOp::Delete, _) => writes.push(super::Write1 {
-                path,
-                before,
-                after: None,
-                mode: None,
-            }),
-            (FileOp::MoveTo(_), Some(to)) => {
-                // The moved file keeps its permissions unless the patch states a mode.
-                let kept = mode.or_else(|| super::mode_of(&path));
-                writes.push(super::Write1 {
-                    path: to,
-                    before: None,
-                    after: Some(f.text.clone().into_bytes()),
-                    mode: kept,
-                });
-                writes.push(super::Write1 {
-                    path,
-                    before,
-                    after: None,
-                    mode: None,
-                });
-            }
-            (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),
-            (FileOp::Edit | FileOp::Create, _)
-                if !f.replacements.is_empty() || f.created || mode.is_some() =>
-            {
-                writes.push(super::Write1 {
-                    path,
-                    before,
-                    after: Some(f.text.clone().into_bytes()),
-                    mode,
-                })
-            }
-            (FileOp::Edit | FileOp::Create, _) => {}
-        }
-    }
-    super::commit(writes)?;
+    commit(writes(&outcome, resolved, bytes, real_targets))?;
     Ok(written(outcome, None, read))
+}
+
+/// `plan` with its symbol edits and rename made spans by `resolve` on the texts of `bytes`, and the
+/// files the rename reaches without changing them left out of it and of `paths`, `resolved` and
+/// `bytes`; with what renumbers the outcome as the caller's plan numbers its files.
+fn resolve_spans(
+    plan: &Plan,
+    resolve: Resolve<'_>,
+    paths: &mut Vec<PathBuf>,
+    resolved: &mut Vec<PathBuf>,
+    bytes: &mut Vec<Option<Vec<u8>>>,
+) -> Result<(Plan, Resolved), Refusal> {
+    let mut owned = plan.clone();
+    let done = resolve(&mut owned, &decode(plan, bytes)?)?;
+    if done.keep.contains(&false) {
+        retain_by(&mut owned.files, &done.keep);
+        retain_by(paths, &done.keep);
+        retain_by(resolved, &done.keep);
+        retain_by(bytes, &done.keep);
+    }
+    Ok((owned, done))
 }
 
 /// The texts of `bytes` (per file of `plan`), refused where one is not UTF-8.
@@ -227,6 +153,155 @@ fn decode<'b>(plan: &Plan, bytes: &'b [Option<Vec<u8>>]) -> Result<Vec<Option<&'
                 .transpose()
         })
         .collect()
+}
+
+/// The paths of the plan's files (`paths`) and its moves' targets: every folder the plan reads or
+/// writes, for recovery to look at in one look.
+fn with_move_targets(plan: &Plan, paths: &[PathBuf]) -> Result<Vec<PathBuf>, Refusal> {
+    let mut folders_of_plan = paths.to_vec();
+    for f in &plan.files {
+        if let FileOp::MoveTo(to) = &f.op {
+            folders_of_plan.push(paths::to_path(to)?);
+        }
+    }
+    Ok(folders_of_plan)
+}
+
+/// Each file's path resolved once (`read::resolve`; a deletion's link itself), refused unless it
+/// still lies in `confine`.
+fn resolve_confined(
+    plan: &Plan,
+    paths: &[PathBuf],
+    confine: Option<&paths::Folders>,
+) -> Result<Vec<PathBuf>, Refusal> {
+    let resolved: Vec<PathBuf> = plan
+        .files
+        .iter()
+        .zip(paths)
+        .map(|(f, p)| resolve(p, f.op == FileOp::Delete))
+        .collect();
+    for (f, real) in plan.files.iter().zip(&resolved) {
+        still_inside(confine, &f.file_path, real)?;
+    }
+    Ok(resolved)
+}
+
+/// The bytes of each file of the plan (`None`: it does not exist), read at its `resolved` path.
+fn read_files(
+    plan: &Plan,
+    paths: &[PathBuf],
+    resolved: &[PathBuf],
+) -> Result<Vec<Option<Vec<u8>>>, Refusal> {
+    let mut bytes: Vec<Option<Vec<u8>>> = Vec::with_capacity(plan.files.len());
+    for ((f, p), real) in plan.files.iter().zip(paths).zip(resolved) {
+        if f.op == FileOp::Delete && p.is_dir() {
+            // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
+            let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
+            return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
+        }
+        // A new file where a folder is: read as absent, if the plan empties that folder (below).
+        if f.op == FileOp::Create && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+            bytes.push(None);
+            continue;
+        }
+        // A deleted link is read through (its target's text is what the hunk removes).
+        let real = (f.op != FileOp::Delete).then_some(real.as_path());
+        bytes.push(read_at(p, real).map_err(|r| r.in_file(&f.file_path))?);
+    }
+    Ok(bytes)
+}
+
+/// Where each file of a plan moves (`None`: it stays), as named and as resolved.
+type Targets = (Vec<Option<PathBuf>>, Vec<Option<PathBuf>>);
+
+/// Where each file moves (`move_targets`, a target on disk taken as occupied unless the plan empties
+/// it), each resolved target refused unless it lies in `confine`.
+fn move_targets_on_disk(
+    plan: &Plan,
+    paths: &[PathBuf],
+    deleted: &BTreeSet<PathBuf>,
+    confine: Option<&paths::Folders>,
+) -> Result<Targets, Refusal> {
+    let targets = move_targets(
+        plan,
+        paths,
+        |p| p.to_string_lossy().into_owned(),
+        |_, _, target| {
+            Ok(
+                !(target.is_dir() && deleted.iter().any(|d| d.starts_with(target)))
+                    && read(target)?.is_some(),
+            )
+        },
+    )?;
+    let real_targets: Vec<Option<PathBuf>> = targets
+        .iter()
+        .map(|t| t.as_deref().map(|t| resolve(t, false)))
+        .collect();
+    for (f, real) in plan.files.iter().zip(&real_targets) {
+        if let (FileOp::MoveTo(to), Some(real)) = (&f.op, real) {
+            still_inside(confine, to, real)?;
+        }
+    }
+    Ok((targets, real_targets))
+}
+
+/// What the commit writes for `outcome`: each file at its `resolved` path, checked against the
+/// `bytes` read there; a move as its text written at its resolved target (`real_targets`) and its
+/// file deleted; a file the plan left as it was, nothing.
+fn writes(
+    outcome: &Outcome,
+    resolved: Vec<PathBuf>,
+    bytes: Vec<Option<Vec<u8>>>,
+    real_targets: Vec<Option<PathBuf>>,
+) -> Vec<Write1> {
+    let mut writes = Vec::new();
+    for (((f, path), before), target) in outcome
+        .files
+        .iter()
+        .zip(resolved)
+        .zip(bytes)
+        .zip(real_targets)
+    {
+        // A new file gets what git gives a 100644 one, the umask's.
+        let mode = f.mode.or(f.created.then_some(0o100644)).map(permissions);
+        match (&f.op, target) {
+            (FileOp::Delete, _) => writes.push(Write1 {
+                path,
+                before,
+                after: None,
+                mode: None,
+            }),
+            (FileOp::MoveTo(_), Some(to)) => {
+                // The moved file keeps its permissions unless the patch states a mode.
+                let kept = mode.or_else(|| mode_of(&path));
+                writes.push(Write1 {
+                    path: to,
+                    before: None,
+                    after: Some(f.text.clone().into_bytes()),
+                    mode: kept,
+                });
+                writes.push(Write1 {
+                    path,
+                    before,
+                    after: None,
+                    mode: None,
+                });
+            }
+            (FileOp::MoveTo(_), None) => unreachable!("move_targets gives every move its target"),
+            (FileOp::Edit | FileOp::Create, _)
+                if !f.replacements.is_empty() || f.created || mode.is_some() =>
+            {
+                writes.push(Write1 {
+                    path,
+                    before,
+                    after: Some(f.text.clone().into_bytes()),
+                    mode,
+                })
+            }
+            (FileOp::Edit | FileOp::Create, _) => {}
+        }
+    }
+    writes
 }
 
 /// Refuses what a plan would do to a symbolic link (`paths`: its files' paths) other than edit the

@@ -7,6 +7,7 @@
 //! pay nothing.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tower_lsp_server::Client;
@@ -14,14 +15,37 @@ use tower_lsp_server::Client;
 use super::convert::{self, Encoding};
 use super::documents::Documents;
 use super::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
-use crate::diagnostics::{add_delta, add_unavailable, Edited, Options, Report};
-use crate::result::PlanResult;
+use super::session::Session;
+use crate::diagnostics::{
+    add_delta, add_unavailable, summarize, Edited, Options, OwnedEdited, Report, Words,
+};
+use crate::result::{DiagnosticsSummary, EarlierDiagnostics, PlanResult};
 
 /// Added to the settle bound for the client's answer to travel: a client that never answers must not
 /// hold the command.
 const ANSWER_MARGIN: Duration = Duration::from_millis(1000);
 /// The "before" snapshot is answered at once by a well-behaved client.
 const BEFORE_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// How long an agent's call looks at the diagnostics after its edit before it answers. A language
+/// server cannot be known to stay silent before it settles (a clean file that stays clean publishes
+/// nothing, and the editor takes that as unchanged only after twice its usual time): an agent is
+/// answered at once, and a delta that has not settled by then comes with its next call.
+pub(crate) const FIRST_LOOK: Duration = Duration::from_millis(60);
+
+/// What the first answer says when the delta comes later: fixed, so an agent (and docs/agents.md)
+/// can rely on it.
+pub(crate) const DEFERRED: &str = "Diagnostics: the editor's language servers are still checking this \
+                                   change; the errors it introduced and resolved come with your next \
+                                   multiedit call, whichever tool it is.";
+
+/// Where a delta that has not settled at the first look goes: the next call of `caller`, as the
+/// edit `label`. Only an agent's call has a next call to carry it.
+pub(crate) struct Later {
+    pub(crate) session: Arc<Session>,
+    pub(crate) caller: String,
+    pub(crate) label: String,
+}
 
 /// A plan's diagnostics watch: the snapshot taken before its edit, and the options for this call.
 pub(crate) struct Watch {
@@ -52,6 +76,11 @@ impl Watch {
     /// After the editor applied the plan: waits for the client's settled diagnostics and adds the delta
     /// to `result` (`diagnostics` and `diagnostics_text`). `edited`: the plan's files that stay in the
     /// editor; `folders`: the workspace's, which the text's paths are shown relative to.
+    ///
+    /// With `later` (an agent's call), the first look lasts `FIRST_LOOK`: what has not settled by then
+    /// is computed in the background and kept for the caller's next call, and `result` says so
+    /// (`DEFERRED`); never a delta from diagnostics older than the edit.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn finish(
         self,
         documents: &Documents,
@@ -59,11 +88,16 @@ impl Watch {
         encoding: Encoding,
         folders: &[PathBuf],
         mut edited: Vec<Edited<'_>>,
+        later: Option<Later>,
         result: &mut PlanResult,
     ) {
         let started = Instant::now();
+        let first = match &later {
+            Some(_) => self.options.settle.min(FIRST_LOOK),
+            None => self.options.settle,
+        };
         let answer = match self.before {
-            Some(_) => after(client, &edited, self.options.settle).await,
+            Some(_) => after(client, &edited, first).await,
             None => None,
         };
         let (Some(before), Some(after)) = (self.before, answer) else {
@@ -73,6 +107,17 @@ impl Watch {
             );
             return;
         };
+        if let Some(later) = later.filter(|_| !after.pending.is_empty()) {
+            let rest = self.options.settle.saturating_sub(first);
+            settle_later(client, self.options, encoding, folders, &edited, before, rest, later);
+            result.diagnostics = Some(DiagnosticsSummary {
+                available: false,
+                deferred: true,
+                delta: None,
+            });
+            result.diagnostics_text = Some(DEFERRED.into());
+            return;
+        }
         // Compared once the client answered: every didChange it sent before its answer has been applied.
         // `after` is the text the editor had when it answered applyEdit, its own changes included.
         for e in &mut edited {
@@ -92,6 +137,49 @@ impl Watch {
             result,
         );
     }
+}
+
+/// Computes, in the background, the delta of `edited` once their diagnostics settle (within `rest`),
+/// and keeps it for `later.caller`'s next call.
+#[allow(clippy::too_many_arguments)]
+fn settle_later(
+    client: &Client,
+    options: Options,
+    encoding: Encoding,
+    folders: &[PathBuf],
+    edited: &[Edited<'_>],
+    before: DiagnosticsAnswer,
+    rest: Duration,
+    later: Later,
+) {
+    let owned: Vec<OwnedEdited> = edited.iter().map(OwnedEdited::of).collect();
+    let (client, folders) = (client.clone(), folders.to_vec());
+    let Later {
+        session,
+        caller,
+        label,
+    } = later;
+    let documents = session.clone();
+    let task = tokio::spawn(async move {
+        let started = Instant::now();
+        let mut edited: Vec<Edited<'_>> = owned.iter().map(OwnedEdited::view).collect();
+        let answer = after(&client, &edited, rest).await?;
+        for e in &mut edited {
+            e.differs = documents
+                .documents
+                .find(&convert::uri_key(&e.uri))
+                .is_some_and(|doc| doc.rope != e.after);
+        }
+        let (diagnostics, text) = summarize(
+            options, encoding, &folders, &edited, &before, &answer, started, Words::Editor,
+        );
+        Some(EarlierDiagnostics {
+            label,
+            diagnostics,
+            text,
+        })
+    });
+    session.defer(&caller, task);
 }
 
 /// Asks the client what the documents show now. `None` when it does not answer in time or errs: the

@@ -87,11 +87,13 @@ impl LanguageServer for Backend {
             )));
         };
         self.bridge.touch();
+        let caller = commands::editor_caller(&params.arguments);
         commands::run(
             &self.session,
             &self.client,
             intent,
             Origin::Editor,
+            caller.as_deref(),
             &params.arguments,
         )
         .await
@@ -131,7 +133,7 @@ pub(crate) async fn run_handoffs(
             // In line behind what the editor had sent when the plan arrived, like a command arriving now.
             arrivals.wait_turn().await;
             let outcome =
-                commands::run(&session, &client, intent, Origin::Bridge(allow), &arguments).await;
+                commands::run(&session, &client, intent, Origin::Bridge(allow), Some(&format!("bridge:{peer}")), &arguments).await;
             let command = commands::command(intent);
             let (said, answer) = match outcome {
                 Ok(result) => ("done".to_string(), Answer::Result(result)),

@@ -3,6 +3,7 @@
 //! the code that acts on it (commands, notifications, the bridge's plans) is handed a reference.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
 
 use super::config::Config;
@@ -20,7 +21,14 @@ pub struct Session {
     /// checked against the text the previous one left, never against the same text as it (held across
     /// the wait for the editor, which is why it is tokio's lock).
     pub(crate) plans: tokio::sync::Mutex<()>,
+    /// Per caller (an agent's `multiedit mcp` process, or an agent named in the editor), the diagnostics
+    /// deltas of its edits still being settled when they were answered: each is delivered with the
+    /// caller's next call (`lsp::diagnostics`).
+    deferred: Mutex<HashMap<String, Vec<Deferred>>>,
 }
+
+/// A delta being settled after its edit was answered.
+pub(crate) type Deferred = tokio::task::JoinHandle<Option<crate::result::EarlierDiagnostics>>;
 
 impl Session {
     pub(crate) fn config(&self) -> Config {
@@ -51,6 +59,18 @@ impl Session {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .encoding
+    }
+
+    /// Keeps `delta` for `caller`'s next call.
+    pub(crate) fn defer(&self, caller: &str, delta: Deferred) {
+        let mut map = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(caller.to_string()).or_default().push(delta);
+    }
+
+    /// The deltas kept for `caller`, taken.
+    pub(crate) fn take_deferred(&self, caller: &str) -> Vec<Deferred> {
+        let mut map = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(caller).unwrap_or_default()
     }
 
     pub(crate) fn mark_shutdown(&self) {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::bridge::Intent;
 use crate::disk::Recovered;
 use crate::engine::{Kind, Refusal};
-use crate::result::{Place, PlanResult, Refused};
+use crate::result::{earlier_text, EarlierDiagnostics, Place, PlanResult, Refused};
 
 /// A tool result: `text` as its text content, and `structured` with `text` added to it. Claude Code
 /// and Codex give their model a result's `structuredContent` instead of its text (Gemini CLI and
@@ -31,6 +31,32 @@ pub(super) fn result(text: String, mut structured: Value, is_error: bool) -> Cal
         CallToolResult::success(vec![ContentBlock::text(text)])
     };
     r.structured_content = Some(structured);
+    r
+}
+
+/// `r` with the diagnostics deltas of the caller's earlier edits that had not settled when they were
+/// answered (`earlier`, delivered with this call whatever its tool): a paragraph at the end of the
+/// text, and `earlier_diagnostics` in the structured result.
+pub(crate) fn with_earlier(mut r: CallToolResult, earlier: &[EarlierDiagnostics]) -> CallToolResult {
+    let Some(paragraph) = earlier_text(earlier) else {
+        return r;
+    };
+    let mut text = r
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    text.push_str("\n\n");
+    text.push_str(&paragraph);
+    r.content = vec![ContentBlock::text(text.clone())];
+    if let Some(Value::Object(fields)) = &mut r.structured_content {
+        fields.insert("text".into(), Value::from(text));
+        fields.insert(
+            "earlier_diagnostics".into(),
+            serde_json::to_value(earlier).unwrap_or_default(),
+        );
+    }
     r
 }
 
@@ -138,11 +164,13 @@ pub(crate) fn editor(editor: &str, answer: PlanResult, intent: Intent) -> CallTo
             "{message}\n\nApplied in the buffers of {editor}.\n{on_disk}{sha256}{diagnostics}{now_reads}"
         )
     };
-    result(
+    let earlier = answer.earlier_diagnostics.clone();
+    let r = result(
         text,
         placed(answer, Place::Editor, preview).to_value(),
         false,
-    )
+    );
+    with_earlier(r, &earlier)
 }
 
 /// The files' new sha256, on a line of its own after the line that says where the plan was written.

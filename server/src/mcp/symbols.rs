@@ -63,7 +63,10 @@ pub(crate) async fn call(
     })
     .await;
     match routed {
-        Ok(Routed::Answered { editor, answer }) => render(&answer, Some(&editor)),
+        Ok(Routed::Answered { editor, answer }) => {
+            let r = render(&answer, Some(&editor));
+            super::render::with_earlier(r, &answer.earlier_diagnostics)
+        }
         Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
         Ok(Routed::Blind { refusal }) => render::refusal(&refusal, None),
         Ok(Routed::NoEditor { reason }) => {

@@ -224,7 +224,10 @@ impl Server {
         })
         .await;
         match routed {
-            Ok(Routed::Answered { editor, answer }) => read::render(&answer.files, &wanted, Some(&editor)),
+            Ok(Routed::Answered { editor, answer }) => render::with_earlier(
+                read::render(&answer.files, &wanted, Some(&editor)),
+                &answer.earlier_diagnostics,
+            ),
             Ok(Routed::Refused { editor, refusal }) => render::refusal(&refusal, Some(&editor)),
             Ok(Routed::NoEditor { .. }) => {
                 let (w, confine) = (wanted.clone(), self.confine.clone());

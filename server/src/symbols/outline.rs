@@ -538,6 +538,7 @@ pub(crate) fn result(file_path: &str, symbols: &[Symbol], given: &str) -> Symbol
         file_path: file_path.to_string(),
         symbols: tree(symbols, &mut every.iter().map(|f| f.address.clone())),
         text,
+        earlier_diagnostics: Vec::new(),
     }
 }
 

@@ -8,8 +8,19 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use super::*;
-use crate::disk::{folder, folders, os_error, sync_in, Opened};
+use super::record::{
+    alive, digest, record_name, record_temp_prefix, temp_prefix, writer_alive, Record, FORMAT,
+    FORMAT_FOLDERS, FORMAT_ROOTED, JOURNAL_PREFIX, JOURNAL_SUFFIX, RECORD_PREFIX, RECORD_SUFFIX,
+};
+use crate::disk::folders::{self, folder};
+use crate::disk::opened::Opened;
+use crate::disk::private;
+use crate::disk::read::read_in;
+use crate::disk::read::read_regular;
+use crate::disk::refusal::os_error;
+use crate::disk::sync::lock_folders;
+use crate::disk::sync::sync_in;
+use crate::disk::temp::TEMP_SUFFIX;
 use crate::engine::{Kind, Refusal};
 use crate::result::{RecoveredEntry, Recovery};
 
@@ -445,128 +456,18 @@ fn own_temp(record: &Record, temp: &Path) -> bool {
 }
 
 /// Rolls the plan of `record` forward (committed) or back; returns whether it was completed. Forward
-/// goes in the commit's order (`disk::apply_all`), each step taken as done when its result is there
+/// goes in the commit's order (`disk::changes::apply_all`), each step taken as done when its result is there
 /// already: a run killed at any point of the commit, or of this roll-forward, is completed.
 fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     if record.committed {
-        let refuse = |what: String| journal_refusal(path, &what);
-        let os = |e: &std::io::Error| os_error(e);
-        for f in &record.files {
-            if !record.folders.iter().any(|d| folder(&f.target) == *d) {
-                return Err(refuse(format!(
-                    "it names {}, outside its folders",
-                    f.target.display()
-                )));
-            }
-        }
-        for dir in record.remove_dirs.iter().chain(&record.make_dirs) {
-            if !record
-                .folders
-                .iter()
-                .any(|d| d.starts_with(dir) || dir.starts_with(d))
-            {
-                return Err(refuse(format!(
-                    "it names the folder {}, outside its folders",
-                    dir.display()
-                )));
-            }
-        }
+        names_only_its_folders(record, path)?;
         // The record's paths were resolved by its writer: each folder is opened along them without
         // following a link (`opened`), so one swapped in since cannot lead the recovery elsewhere.
         let opened = Opened::default();
-        fn entry<'p>(
-            opened: &Opened,
-            p: &'p Path,
-        ) -> std::io::Result<(std::sync::Arc<cap_std::fs::Dir>, &'p std::ffi::OsStr)> {
-            opened.parent(p)
-        }
-        let sync = |d: &Path| sync_in(&opened, d);
-        for f in record.files.iter().filter(|f| f.delete) {
-            match entry(&opened, &f.target).and_then(|(d, name)| d.remove_file(name)) {
-                Ok(()) => sync(&folder(&f.target)),
-                // Gone, or its folder already replaced by a new file, or itself by a new folder.
-                Err(e) if folders::absent(&e) => {}
-                Err(_) if record.make_dirs.contains(&f.target) && f.target.is_dir() => {}
-                Err(e) => {
-                    return Err(refuse(format!(
-                        "{} cannot be deleted ({})",
-                        f.target.display(),
-                        os(&e)
-                    )))
-                }
-            }
-        }
-        for dir in &record.remove_dirs {
-            match entry(&opened, dir).and_then(|(d, name)| d.remove_dir(name)) {
-                Ok(()) => {
-                    opened.forget(dir);
-                    sync(&folder(dir))
-                }
-                // Removed already, and perhaps already replaced by its new file.
-                Err(e) if e.kind() == ErrorKind::NotFound => {}
-                // A folder it was in is already a new file.
-                Err(_) if fs::symlink_metadata(dir).is_err_and(|e| folders::absent(&e)) => {}
-                Err(_)
-                    if fs::symlink_metadata(dir).is_ok_and(|m| m.is_file())
-                        && record.files.iter().any(|f| f.target == *dir && !f.delete) => {}
-                Err(e) => {
-                    return Err(refuse(format!(
-                        "the folder {} cannot be removed ({})",
-                        dir.display(),
-                        os(&e)
-                    )))
-                }
-            }
-        }
-        for dir in &record.make_dirs {
-            match entry(&opened, dir).and_then(|(d, name)| d.create_dir(name)) {
-                Ok(()) => sync(&folder(dir)),
-                // Made before the crash: a folder, never a link put there since.
-                Err(e) if e.kind() == ErrorKind::AlreadyExists && opened.dir(dir).is_ok() => {}
-                Err(e) => {
-                    return Err(refuse(format!(
-                        "the folder {} cannot be created ({})",
-                        dir.display(),
-                        os(&e)
-                    )))
-                }
-            }
-        }
-        for f in record.files.iter().filter(|f| !f.delete) {
-            let Some(temp) = &f.temp else { continue };
-            if !own_temp(record, temp) {
-                return Err(refuse(format!(
-                    "{} is not one of its temporary files",
-                    temp.display()
-                )));
-            }
-            // A link or anything but a regular file in its place is not the text it recorded.
-            let (temp_dir, temp_name) = entry(&opened, temp)
-                .map_err(|e| refuse(format!("{} cannot be read ({})", temp.display(), os(&e))))?;
-            let bytes = match temp_dir.symlink_metadata(temp_name) {
-                Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
-                Ok(m) if m.is_file() => crate::disk::read_in(&temp_dir, temp_name).ok(),
-                _ => None,
-            };
-            if bytes.as_ref().map(|b| b.len() as u64) != f.len
-                || bytes.as_deref().map(digest) != f.hash
-            {
-                return Err(refuse(format!(
-                    "{}, the new text of {}, is not the text it recorded",
-                    temp.display(),
-                    f.target.display()
-                )));
-            }
-            entry(&opened, &f.target)
-                .and_then(|(d, name)| temp_dir.rename(temp_name, &d, name))
-                .map_err(|e| {
-                    refuse(format!(
-                        "{} cannot be replaced ({})",
-                        f.target.display(),
-                        os(&e)
-                    ))
-                })?;
-        }
+        delete_files(record, path, &opened)?;
+        remove_folders(record, path, &opened)?;
+        make_folders(record, path, &opened)?;
+        rename_texts(record, path, &opened)?;
     }
     // What is left: temporary files of the plan (all of them when it never committed), then the record.
     let prefix = temp_prefix(&record.plan);
@@ -581,6 +482,157 @@ fn resolve(record: &Record, path: &Path) -> Result<bool, Refusal> {
     });
     let _ = fs::remove_file(path);
     Ok(record.committed)
+}
+
+/// Refuses a committed record (at `path`) that names a file or a folder outside its folders.
+fn names_only_its_folders(record: &Record, path: &Path) -> Result<(), Refusal> {
+    let refuse = |what: String| journal_refusal(path, &what);
+    for f in &record.files {
+        if !record.folders.iter().any(|d| folder(&f.target) == *d) {
+            return Err(refuse(format!(
+                "it names {}, outside its folders",
+                f.target.display()
+            )));
+        }
+    }
+    for dir in record.remove_dirs.iter().chain(&record.make_dirs) {
+        if !record
+            .folders
+            .iter()
+            .any(|d| d.starts_with(dir) || dir.starts_with(d))
+        {
+            return Err(refuse(format!(
+                "it names the folder {}, outside its folders",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Rolling forward, first: the files the plan deletes (`record` read at `path`).
+fn delete_files(record: &Record, path: &Path, opened: &Opened) -> Result<(), Refusal> {
+    for f in record.files.iter().filter(|f| f.delete) {
+        match opened
+            .parent(&f.target)
+            .and_then(|(d, name)| d.remove_file(name))
+        {
+            Ok(()) => sync_in(opened, &folder(&f.target)),
+            // Gone, or its folder already replaced by a new file, or itself by a new folder.
+            Err(e) if folders::absent(&e) => {}
+            Err(_) if record.make_dirs.contains(&f.target) && f.target.is_dir() => {}
+            Err(e) => {
+                return Err(journal_refusal(
+                    path,
+                    &format!(
+                        "{} cannot be deleted ({})",
+                        f.target.display(),
+                        os_error(&e)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rolling forward, then: the folders new files replace, deepest first.
+fn remove_folders(record: &Record, path: &Path, opened: &Opened) -> Result<(), Refusal> {
+    for dir in &record.remove_dirs {
+        match opened.parent(dir).and_then(|(d, name)| d.remove_dir(name)) {
+            Ok(()) => {
+                opened.forget(dir);
+                sync_in(opened, &folder(dir))
+            }
+            // Removed already, and perhaps already replaced by its new file.
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            // A folder it was in is already a new file.
+            Err(_) if fs::symlink_metadata(dir).is_err_and(|e| folders::absent(&e)) => {}
+            Err(_)
+                if fs::symlink_metadata(dir).is_ok_and(|m| m.is_file())
+                    && record.files.iter().any(|f| f.target == *dir && !f.delete) => {}
+            Err(e) => {
+                return Err(journal_refusal(
+                    path,
+                    &format!(
+                        "the folder {} cannot be removed ({})",
+                        dir.display(),
+                        os_error(&e)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rolling forward, then: the folders new files need, shallowest first.
+fn make_folders(record: &Record, path: &Path, opened: &Opened) -> Result<(), Refusal> {
+    for dir in &record.make_dirs {
+        match opened.parent(dir).and_then(|(d, name)| d.create_dir(name)) {
+            Ok(()) => sync_in(opened, &folder(dir)),
+            // Made before the crash: a folder, never a link put there since.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && opened.dir(dir).is_ok() => {}
+            Err(e) => {
+                return Err(journal_refusal(
+                    path,
+                    &format!(
+                        "the folder {} cannot be created ({})",
+                        dir.display(),
+                        os_error(&e)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rolling forward, last: each new text still in its temporary file checked against the length and
+/// hash the record holds, then renamed over its target.
+fn rename_texts(record: &Record, path: &Path, opened: &Opened) -> Result<(), Refusal> {
+    let refuse = |what: String| journal_refusal(path, &what);
+    for f in record.files.iter().filter(|f| !f.delete) {
+        let Some(temp) = &f.temp else { continue };
+        if !own_temp(record, temp) {
+            return Err(refuse(format!(
+                "{} is not one of its temporary files",
+                temp.display()
+            )));
+        }
+        // A link or anything but a regular file in its place is not the text it recorded.
+        let (temp_dir, temp_name) = opened.parent(temp).map_err(|e| {
+            refuse(format!(
+                "{} cannot be read ({})",
+                temp.display(),
+                os_error(&e)
+            ))
+        })?;
+        let bytes = match temp_dir.symlink_metadata(temp_name) {
+            Err(e) if e.kind() == ErrorKind::NotFound => continue, // renamed before the crash
+            Ok(m) if m.is_file() => read_in(&temp_dir, temp_name).ok(),
+            _ => None,
+        };
+        if bytes.as_ref().map(|b| b.len() as u64) != f.len || bytes.as_deref().map(digest) != f.hash
+        {
+            return Err(refuse(format!(
+                "{}, the new text of {}, is not the text it recorded",
+                temp.display(),
+                f.target.display()
+            )));
+        }
+        opened
+            .parent(&f.target)
+            .and_then(|(d, name)| temp_dir.rename(temp_name, &d, name))
+            .map_err(|e| {
+                refuse(format!(
+                    "{} cannot be replaced ({})",
+                    f.target.display(),
+                    os_error(&e)
+                ))
+            })?;
+    }
+    Ok(())
 }
 
 /// Removes the entries of folder `dir` (opened without following a link) whose names match.

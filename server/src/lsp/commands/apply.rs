@@ -5,6 +5,7 @@
 //! sends the didChange like for any other change, so the server's text can never drift from the
 //! buffer, whatever the editor made of the edit.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -16,7 +17,7 @@ use tower_lsp_server::Client;
 use super::{prepare_logged, result_json, Failure, Origin, APPLY};
 use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::config::Config;
-use crate::lsp::diagnostics;
+use crate::lsp::diagnostics::{self, Later};
 use crate::lsp::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 use crate::lsp::logging::log;
 use crate::lsp::now_reads::EditorText;
@@ -43,9 +44,10 @@ pub(crate) const AGENT_TURN: Duration = Duration::from_secs(5);
 const AFTER_APPLY: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(
-    session: &Session,
+    session: &Arc<Session>,
     client: &Client,
     origin: Origin,
+    caller: Option<&str>,
     arguments: &[Value],
 ) -> Result<Value, Failure> {
     let deadline = tokio::time::Instant::now() + AGENT_CALL;
@@ -181,7 +183,12 @@ pub(crate) async fn run(
                 result.add_now_reads(files.flat_map(|(change, e)| e.iter().flat_map(|e| e.now_reads(&change.file_path))));
                 if let Some(watch) = watch {
                     let edited = prepared.edited(&editor);
-                    watch.finish(&session.documents, client, config.encoding, config.workspace.folders(), edited, &mut result).await;
+                    let later = caller.map(|caller| Later {
+                        session: session.clone(),
+                        caller: caller.to_string(),
+                        label: prepared.label(),
+                    });
+                    watch.finish(&session.documents, client, config.encoding, config.workspace.folders(), edited, later, &mut result).await;
                 }
                 // One line per file: the full report, with every old and new string, goes to the caller.
                 let summary: Vec<String> = prepared

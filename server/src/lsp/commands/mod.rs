@@ -5,6 +5,8 @@ pub(crate) mod preview;
 pub(crate) mod read;
 pub(crate) mod symbols;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::MessageType;
@@ -68,19 +70,65 @@ impl Failure {
 /// Runs the command of `intent` on `arguments`: the one function behind both the editor's
 /// `workspace/executeCommand` and a request arriving through the bridge, so the two are validated,
 /// ordered, applied and answered alike.
+/// `caller`: who a delta settled after its answer is kept for (`lsp::diagnostics::Later`), and given to
+/// with this call's answer: an agent's `multiedit mcp` process (`bridge:` and its pid), or an agent the
+/// editor's own caller names (`agent:` and its name); `None` for a person at the palette.
 pub(crate) async fn run(
-    session: &Session,
+    session: &Arc<Session>,
     client: &Client,
     intent: Intent,
     origin: Origin,
+    caller: Option<&str>,
     arguments: &[Value],
 ) -> Result<Value, Failure> {
-    match intent {
-        Intent::Apply => apply::run(session, client, origin, arguments).await,
+    // Taken before this call runs, so that what it leaves to settle itself goes to the next one.
+    let earlier_tasks = caller.map(|c| session.take_deferred(c)).unwrap_or_default();
+    let answer = match intent {
+        Intent::Apply => apply::run(session, client, origin, caller, arguments).await,
         Intent::Preview => preview::run(session, client, origin, arguments).await,
         Intent::Read => catch_panic(READ, || read::run(session, origin, arguments))
-            .map_err(Failure::Internal)?,
+            .map_err(Failure::Internal)
+            .and_then(|r| r),
         Intent::Symbols => symbols::run(session, client, arguments).await,
+    };
+    match (answer, caller) {
+        (Ok(mut answer), _) => {
+            earlier(earlier_tasks, &mut answer).await;
+            Ok(answer)
+        }
+        // A refused call carries no result: the deltas wait for the next one.
+        (Err(failure), Some(caller)) => {
+            earlier_tasks.into_iter().for_each(|t| session.defer(caller, t));
+            Err(failure)
+        }
+        (Err(failure), None) => Err(failure),
+    }
+}
+
+/// The caller of an editor's own command: the agent its options name (VS Code's language-model tool,
+/// `@multiedit`), whose next call gets what this one left to settle.
+pub(crate) fn editor_caller(arguments: &[Value]) -> Option<String> {
+    let agent = arguments.get(1)?.get("agent")?.as_str()?;
+    Some(format!("agent:{}", agent.trim()))
+}
+
+/// How long a call waits for an earlier edit's delta still settling: the settle bound and its margin.
+const EARLIER_WAIT: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// Adds to `answer` the deltas of the caller's earlier edits that had not settled when they were
+/// answered (`tasks`, `earlier_diagnostics`), waiting for each at most `EARLIER_WAIT`.
+async fn earlier(tasks: Vec<crate::lsp::session::Deferred>, answer: &mut Value) {
+    let mut list = Vec::new();
+    for task in tasks {
+        if let Ok(Ok(Some(delta))) = tokio::time::timeout(EARLIER_WAIT, task).await {
+            list.push(delta);
+        }
+    }
+    if let (false, Some(object)) = (list.is_empty(), answer.as_object_mut()) {
+        object.insert(
+            "earlier_diagnostics".into(),
+            serde_json::to_value(list).unwrap_or_default(),
+        );
     }
 }
 

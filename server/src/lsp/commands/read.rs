@@ -105,7 +105,10 @@ pub(crate) fn run(
             }
         });
     }
-    Ok(serde_json::to_value(ReadResult { files }).expect("a read serialises"))
+    Ok(serde_json::to_value(ReadResult {
+        files,
+        earlier_diagnostics: Vec::new(),
+    }).expect("a read serialises"))
 }
 
 pub(crate) fn not_found(file_path: &str) -> Refusal {
