@@ -88,9 +88,16 @@ fn miss(
     let text = source(10 << 20);
     let lines: Vec<&str> = text.lines().collect();
     let target = lines[lines.len() * 2 / 3];
+    // For the tolerant tier, new_string is written as sloppily as old_string (a model that indents with
+    // a tab writes both so): the tier then knows the depth, where a new_string at the file's own depth
+    // beside a shifted old_string is refused as not certain.
+    let new = match matching {
+        multiedit_engine::engine::Matching::Tolerant => old(target),
+        _ => target.to_string(),
+    };
     let mut p = plan(vec![Edit::new(
         &old(target),
-        &target.replace("compute(", "compute_fast("),
+        &new.replace("compute(", "compute_fast("),
     )]);
     p.options.matching = matching;
     bencher.bench(|| {
