@@ -11,7 +11,7 @@ use crate::support::corpus::history;
 
 use multiedit::engine::{NamePath, SymbolAction};
 use multiedit::lsp::convert::{self, Encoding};
-use multiedit::lsp::ext::ReportedSymbol;
+use multiedit::protocol::ext::ReportedSymbol;
 use multiedit::symbols::{braces, outline, place};
 use ropey::Rope;
 use serde_json::json;

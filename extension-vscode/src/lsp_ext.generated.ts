@@ -1,4 +1,4 @@
-// Generated from server/src/lsp/ext.rs and server/src/result.rs by server/src/lsp/typescript.rs:
+// Generated from server/src/protocol/ext.rs and server/src/result.rs by server/src/lsp/typescript.rs:
 // do not edit. `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib typescript` writes it again.
 /* eslint-disable */
 

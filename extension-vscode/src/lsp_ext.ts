@@ -1,6 +1,6 @@
 // Every message and type multiedit adds to LSP, as the extension sees them. The types, the request
 // methods, the server's command names and the refusal kinds are generated from the Rust types
-// (server/src/lsp/ext.rs, server/src/result.rs) into lsp_ext.generated.ts, so the two sides cannot
+// (server/src/protocol/ext.rs, server/src/result.rs) into lsp_ext.generated.ts, so the two sides cannot
 // drift: the server's test fails when that file is not what the types give, and this extension's type
 // check fails wherever it reads what the server no longer sends. docs/protocol.md says what each means.
 // No `vscode` import.

@@ -10,6 +10,7 @@ pub(crate) mod language_servers;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;
+pub mod protocol;
 pub mod process;
 pub mod result;
 pub mod symbols;

@@ -101,10 +101,10 @@ end
 "#;
 
 /// Each answer a Neovim handler gave (`results.answers`) has the shape of the server's type for it
-/// (`multiedit::lsp::ext`): read into that type and written back, it is the same JSON, so a field the
+/// (`multiedit::protocol::ext`): read into that type and written back, it is the same JSON, so a field the
 /// type lacks, one of the wrong type, or an entry a lenient reading would skip fails the test.
 pub fn check_answers(r: &Value) {
-    use multiedit::lsp::ext::{
+    use multiedit::protocol::ext::{
         ApproveAnswer, DiagnosticsAnswer, RenameAnswer, SaveAnswer, SymbolsAnswer,
     };
     fn same<T: serde::de::DeserializeOwned + serde::Serialize>(method: &str, answer: &Value) {

@@ -39,7 +39,7 @@
 
 use super::error::ParseError;
 use super::unified::{bare, quote, whole};
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
+use super::patch::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::Anchor;
 
 /// How far from its start line a Roo Code block is looked for (Roo Code's own buffer).

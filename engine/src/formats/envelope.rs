@@ -19,7 +19,7 @@
 
 use super::error::ParseError;
 use super::unified::{bare, quote, whole};
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
+use super::patch::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::Anchor;
 
 const BEGIN: &str = "*** Begin Patch";

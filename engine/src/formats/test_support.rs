@@ -1,7 +1,7 @@
 //! What the three parsers' unit tests share: a patch written line by line, the files a parser reads
 //! in it, and the text of its refusal.
 
-use super::{Format, PatchFile};
+use super::patch::{Format, PatchFile};
 use crate::engine::Kind;
 
 /// The lines, each ended by '\n'.

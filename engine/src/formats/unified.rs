@@ -17,7 +17,7 @@
 //! before the patch, keeping the edited one) is refused.
 
 use super::error::ParseError;
-use super::{Format, Hunk, Patch, PatchFile, PatchOp};
+use super::patch::{Format, Hunk, Patch, PatchFile, PatchOp};
 use crate::engine::Anchor;
 
 const DEV_NULL: &str = "/dev/null";

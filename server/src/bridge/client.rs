@@ -13,7 +13,7 @@ use tokio::time::timeout;
 
 use super::registry::{self, Entry};
 use super::wire::{self, Answer, Intent, Request};
-use super::{Routed, Sender};
+use super::routed::{Routed, Sender};
 use crate::engine::{Kind, Refusal};
 use crate::paths::{real_path, Folders};
 use serde::de::DeserializeOwned;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
-pub(crate) use super::Intent;
+pub(crate) use super::routed::Intent;
 
 /// The largest request the server reads: plans are text an agent wrote, far smaller than this.
 pub(crate) const MAX_REQUEST: usize = 64 << 20;

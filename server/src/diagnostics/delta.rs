@@ -8,10 +8,11 @@ use std::path::Path;
 use ropey::Rope;
 use tower_lsp_server::ls_types::{NumberOrString, Position, Range};
 
-use super::{Edited, Options};
+use super::edited::Edited;
+use super::options::Options;
 use crate::engine::Replacement;
-use crate::lsp::convert::{self, Encoding};
-use crate::lsp::ext::{DiagnosticsAnswer, ReportedDiagnostic};
+use crate::protocol::positions::{self as convert, Encoding};
+use crate::protocol::ext::{DiagnosticsAnswer, ReportedDiagnostic};
 use crate::result::{DiagnosticItem, DiagnosticsDelta};
 
 /// A diagnostic as reported: 1-based line and column (in characters) in the text after the edit.
@@ -388,7 +389,7 @@ pub(crate) fn delta(
 
 #[cfg(test)]
 mod tests {
-    use super::super::Report;
+    use super::super::options::Report;
     use super::*;
     use serde_json::{json, Value};
     use std::time::{Duration, Instant};

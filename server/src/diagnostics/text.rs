@@ -2,7 +2,7 @@
 //! was resolved, then what could not be compared and why.
 
 use super::delta::{shown, Delta, Item};
-use super::{Options, Report};
+use super::options::{Options, Report};
 
 /// Files named in one sentence of the text; the rest are counted.
 const NAMES_SHOWN: usize = 10;

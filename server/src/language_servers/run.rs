@@ -7,12 +7,12 @@ use std::path::Path;
 
 use super::ask::{self, ENC};
 use super::watch;
-use super::Context;
+use super::context::Context;
 use crate::diagnostics::{Options, Report};
 use crate::disk::{self, Recovered};
 use crate::engine::{Kind, Plan, Refusal, Target};
 use crate::gate;
-use crate::lsp::convert;
+use crate::protocol::positions as convert;
 use crate::paths;
 use crate::result::PlanResult;
 use crate::symbols::{self, rename};

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use super::ask::{allowed, route, Route, ENC};
 use super::started::{Held, Publish, Started};
-use super::Context;
+use super::context::Context;
 use crate::diagnostics::settle::{self, Settled, Waiting};
 use crate::diagnostics::{self, Edited, Options};
 use crate::engine::{FileOp, FilePlan, Outcome, Plan};
-use crate::lsp::convert;
-use crate::lsp::ext::DiagnosticsAnswer;
+use crate::protocol::positions as convert;
+use crate::protocol::ext::DiagnosticsAnswer;
 use crate::paths;
 use crate::result::PlanResult;
 

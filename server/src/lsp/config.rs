@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::convert::Encoding;
-use super::ext::{InitializationOptions, OrBool, ReviewPolicy};
+use crate::protocol::ext::{InitializationOptions, OrBool, ReviewPolicy};
 use super::workspace::Workspace;
 use crate::diagnostics;
 use crate::engine::Save;

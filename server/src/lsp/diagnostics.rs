@@ -14,7 +14,7 @@ use tower_lsp_server::Client;
 
 use super::convert::{self, Encoding};
 use super::documents::Documents;
-use super::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
+use crate::protocol::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
 use super::session::Session;
 use crate::diagnostics::{
     add_delta, add_unavailable, summarize, Edited, Options, OwnedEdited, Report, Words,

@@ -37,7 +37,8 @@ pub mod config;
 pub mod convert;
 pub(crate) mod diagnostics;
 pub(crate) mod documents;
-pub mod ext;
+/// The wire types, `protocol::ext` (kept under this name for the paths that name it).
+pub use crate::protocol::ext;
 pub(crate) mod logging;
 pub mod notifications;
 pub(crate) mod now_reads;

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::config::{Config, Review};
-use super::ext;
+use crate::protocol::ext;
 use super::save;
 use crate::diagnostics::Report;
 use crate::engine::{self, Refusal};

@@ -17,7 +17,7 @@ use tower_lsp_server::Client;
 
 use super::convert;
 use super::documents::Documents;
-use super::ext::{
+use crate::protocol::ext::{
     SaveAnswer, SaveFile, SaveParams, SavePolicy, SaveRequest, SaveStatus, SavedFile,
 };
 use crate::engine::{FileOp, Save};

@@ -14,7 +14,7 @@ use tower_lsp_server::Client;
 
 use super::config::Config;
 use super::convert::{self, Encoding};
-use super::ext::{RenameAnswer, RenameParams, RenameRequest, SymbolsParams, SymbolsRequest};
+use crate::protocol::ext::{RenameAnswer, RenameParams, RenameRequest, SymbolsParams, SymbolsRequest};
 use super::session::Session;
 use crate::engine::{self, Kind, NamePath, Plan, Refusal, Rename, RenameAt, Target};
 use crate::result::SymbolsResult;

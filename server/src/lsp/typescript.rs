@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use tower_lsp_server::ls_types::request::Request;
 
 use super::capabilities::{APPLY, PREVIEW, READ, SYMBOLS};
-use super::ext::*;
+use crate::protocol::ext::*;
 use crate::engine::{Kind, Refusal};
 use crate::result::{PlanResult, ReadResult, RefusalData, SymbolsResult};
 
@@ -58,7 +58,7 @@ pub(crate) fn typescript() -> String {
     let mut schema = serde_json::to_value(schemars::schema_for!(Wire)).expect("a schema");
     let defs = schema["$defs"].take().as_object().cloned().unwrap_or_default();
     let mut out = String::from(
-        "// Generated from server/src/lsp/ext.rs and server/src/result.rs by server/src/lsp/typescript.rs:\n\
+        "// Generated from server/src/protocol/ext.rs and server/src/result.rs by server/src/lsp/typescript.rs:\n\
          // do not edit. `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib typescript` writes it again.\n\
          /* eslint-disable */\n\n",
     );
@@ -193,7 +193,7 @@ fn the_extensions_generated_wire_types_are_these_types() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == now,
-        "{} is not what the wire types in server/src/lsp/ext.rs and server/src/result.rs give: run \
+        "{} is not what the wire types in server/src/protocol/ext.rs and server/src/result.rs give: run \
          `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib typescript`, then `npm run typecheck` in \
          extension-vscode to see what the change breaks there.",
         path.display()

@@ -27,8 +27,8 @@ use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, TextEdit};
 
 use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal, Spans, Target};
-use crate::lsp::convert::{self, Encoding};
-use crate::lsp::ext::SymbolsAnswer;
+use crate::protocol::positions::{self as convert, Encoding};
+use crate::protocol::ext::SymbolsAnswer;
 use crate::paths;
 use crate::result::plural;
 

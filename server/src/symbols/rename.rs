@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{
 
 use super::outline::byte_of;
 use crate::engine::{Kind, Refusal, Span};
-use crate::lsp::convert::Encoding;
+use crate::protocol::positions::Encoding;
 
 /// The text edits of a rename's WorkspaceEdit, per document URI in the order the edit gives them.
 pub(crate) fn text_edits(

@@ -14,11 +14,13 @@ use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
-use super::{prepare_logged, result_json, Failure, Origin, APPLY};
+use super::shared::{decode, prepare_logged, result_json, Failure};
+use crate::lsp::capabilities::APPLY;
+use crate::lsp::request::Origin;
 use crate::engine::{FileOp, Kind, Refusal};
 use crate::lsp::config::Config;
 use crate::lsp::diagnostics::{self, Later};
-use crate::lsp::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
+use crate::protocol::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 use crate::lsp::logging::log;
 use crate::lsp::now_reads::EditorText;
 use crate::lsp::prepare::Prepared;
@@ -75,7 +77,7 @@ pub(crate) async fn run(
         )));
     };
     // Decoded once: each check again below works on the same typed plan.
-    let request = super::decode(session, APPLY, arguments)?;
+    let request = decode(session, APPLY, arguments)?;
     let mut rechecks = 0;
     // The plan as it was checked before the editor refused it: what the user's typing changed is
     // named against it.

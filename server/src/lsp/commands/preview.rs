@@ -4,7 +4,9 @@
 use serde_json::Value;
 use tower_lsp_server::Client;
 
-use super::{prepare_logged, result_json, Failure, Origin, PREVIEW};
+use super::shared::{decode, prepare_logged, result_json, Failure};
+use crate::lsp::capabilities::PREVIEW;
+use crate::lsp::request::Origin;
 use crate::engine::diff;
 use crate::lsp::session::Session;
 use crate::result::PlanResult;
@@ -15,7 +17,7 @@ pub(crate) async fn run(
     origin: Origin,
     arguments: &[Value],
 ) -> Result<Value, Failure> {
-    let request = super::decode(session, PREVIEW, arguments)?;
+    let request = decode(session, PREVIEW, arguments)?;
     let (_, prepared) = prepare_logged(session, client, PREVIEW, origin, &request).await?;
     let diff: String = prepared
         .each()

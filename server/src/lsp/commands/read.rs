@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use super::{Failure, Origin};
+use super::shared::Failure;
+use crate::lsp::request::Origin;
 use crate::engine::{self, Kind, Refusal};
 use crate::gate::{self, Access, Gate, Who};
 use crate::lsp::convert;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tower_lsp_server::Client;
 
-use super::Failure;
+use super::shared::Failure;
 use crate::engine::Refusal;
 use crate::lsp::session::Session;
 use crate::lsp::symbols;
