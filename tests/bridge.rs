@@ -119,7 +119,9 @@ fn route_via(
 ) -> Routed<PlanResult> {
     let (tx, rx) = mpsc::channel();
     let (plan, files) = (plan.clone(), files.to_vec());
-    std::thread::spawn(move || tx.send(route_now(&plan, &files, preview)));
+    std::thread::spawn(move || {
+        let _ = tx.send(route_now(&plan, &files, preview));
+    });
     ed.serve_until(answer, |_| rx.try_recv().ok())
 }
 
@@ -1157,11 +1159,11 @@ fn a_server_with_every_slot_taken_answers_busy() {
     for i in 0..8 {
         let (tx, a) = (tx.clone(), a.clone());
         std::thread::spawn(move || {
-            tx.send(route_now(
+            let _ = tx.send(route_now(
                 &plan(&a, "alpha", &format!("waiting {i}")),
                 &[a],
                 false,
-            ))
+            ));
         });
     }
     // The editor takes the first plan's applyEdit and answers nothing; the seven others wait their turn.

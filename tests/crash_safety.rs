@@ -364,7 +364,7 @@ fn a_thousand_kills_at_random_moments_leave_no_mixed_plan_after_recovery() {
     for trial in 0..SMALL_TRIALS {
         fx.reset();
         let mut child = apply(&fx.plan, None).stderr(Stdio::null()).spawn().unwrap();
-        let delay = if rng.next() % 2 == 0 {
+        let delay = if rng.next().is_multiple_of(2) {
             rng.next() % (full * 12 / 10 + 1)
         } else {
             full / 2 + rng.next() % (full * 6 / 10 + 1)
@@ -512,7 +512,7 @@ fn killed_writes_of_big_files_leave_no_mixed_plan_after_the_next_run() {
     while kills < KILLS && begun.elapsed() < BUDGET {
         reset();
         let mut child = run().spawn().unwrap();
-        let delay = if rng.next() % 4 == 0 {
+        let delay = if rng.next().is_multiple_of(4) {
             Duration::from_micros(rng.next() % whole)
         } else {
             first_temp(&mut child);

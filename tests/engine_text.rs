@@ -21,7 +21,7 @@ fn text_of(r: Result<Outcome, Refusal>) -> String {
 }
 
 fn refused(r: Result<Outcome, Refusal>) -> Refusal {
-    r.err().expect("expected a refusal")
+    r.expect_err("expected a refusal")
 }
 
 #[test]

@@ -23,7 +23,6 @@
 //! equally well at two places the same distance from its stated line, which git settles by taking the
 //! later one and multiedit refuses (`ambiguous`), never guessing.
 
-#[allow(dead_code)]
 mod support;
 use crate::support::corpus::history;
 
@@ -473,7 +472,7 @@ fn check(case: &Case, scratch: &Path, t: &mut Tally, report: &mut Report) {
                     .strip_prefix("Hunk ")
                     .and_then(|rest| rest.split_once(&format!(" of {path}, at line ")))
                     .and_then(|(k, _)| k.parse::<usize>().ok());
-                if !named.is_some_and(|k| k >= *n) {
+                if named.is_none_or(|k| k < *n) {
                     ok = false;
                     fail(format!(
                         "the refusal does not name hunk {n} (or a later one) of {path}: {}",
@@ -711,7 +710,7 @@ fn class_case(variant: &str, k: usize, picks: &[&Change], scratch: &Path) -> Opt
                 mid.insert(p.clone(), between);
                 (Some(a), Some(b))
             }
-            "eol-change" if (k + i) % 2 == 0 => (Some(crlf(&a)), Some(b)),
+            "eol-change" if (k + i).is_multiple_of(2) => (Some(crlf(&a)), Some(b)),
             "eol-change" => (Some(a), Some(crlf(&b))),
             "bom" => match (k + i) % 3 {
                 0 => (Some(a), Some(with_bom(&b))),
@@ -736,7 +735,7 @@ fn class_case(variant: &str, k: usize, picks: &[&Change], scratch: &Path) -> Opt
             "file-folder" if first => {
                 let inside = format!("{p}.d/inside");
                 let (file, folder) = (format!("{p}.d"), inside);
-                if k % 2 == 0 {
+                if k.is_multiple_of(2) {
                     pre.insert(file, a);
                     post.insert(folder, b);
                 } else {
@@ -1197,7 +1196,8 @@ fn differential(names: &[&'static str]) {
     );
     // The variants must exercise what they are named for.
     let ran = |name: &str| variants.iter().any(|(n, _)| *n == name);
-    let exercised: [(&str, fn(&Tally) -> bool, &str); 11] = [
+    type Exercised = (&'static str, fn(&Tally) -> bool, &'static str);
+    let exercised: [Exercised; 11] = [
         (
             "stale",
             |t| t.refused_alike > 0,

@@ -79,7 +79,9 @@ fn execute(ed: &mut Editor, args: Value, script: &Scripted) -> (Result<Value, Va
                 };
                 let diagnostics: serde_json::Map<String, Value> =
                     uris.iter().map(|u| (u.clone(), json!(list))).collect();
-                let short = msg["params"]["settleMs"].as_u64().is_some_and(|ms| ms <= 100);
+                let short = msg["params"]["settleMs"]
+                    .as_u64()
+                    .is_some_and(|ms| ms <= 100);
                 let pending = if script.pending || (script.slow && short) {
                     json!(uris)
                 } else {

@@ -151,14 +151,13 @@ fn a_plan_is_resolved_on_the_text_the_symbols_were_computed_on_when_the_user_typ
         {"file_path": calc, "edits": [{"symbol": "sub", "replace": "whole", "new_string": "mul(a: number, b: number): number {\n  return a * b;\n}"}]}
     ]}));
     // The first answer goes out with the old symbols; the typing follows it; then the second answer.
-    let r = ed.serve_until(lsp_support::Answer::Apply, |e| {
+    ed.serve_until(lsp_support::Answer::Apply, |e| {
         if e.symbols_seen.len() == 1 {
             Some(())
         } else {
             None
         }
     });
-    let _ = r;
     ed.symbols.insert(uri(&calc), second);
     let r = ed
         .response(id, lsp_support::Answer::Apply)

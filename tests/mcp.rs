@@ -121,7 +121,13 @@ fn tools_list_stays_within_its_budget() {
     let tools = answer["result"]["tools"].as_array().expect("a tool list");
     let sizes: Vec<String> = tools
         .iter()
-        .map(|t| format!("{} {} bytes", t["name"].as_str().unwrap_or("?"), t.to_string().len()))
+        .map(|t| {
+            format!(
+                "{} {} bytes",
+                t["name"].as_str().unwrap_or("?"),
+                t.to_string().len()
+            )
+        })
         .collect();
     let total = answer.to_string().len();
     eprintln!("tools/list: {total} bytes ({})", sizes.join(", "));

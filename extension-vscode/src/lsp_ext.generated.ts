@@ -299,6 +299,7 @@ export interface OutlineSymbol {
 /** Where an MCP call ran. */
 export type Place = "editor" | "disk";
 
+/** A plan's result. Fields are written in this order. */
 export interface PlanResult {
   /** MCP: where the plan was applied. */
   applied_in?: Place | null;

@@ -23,8 +23,6 @@ pub(crate) fn plural(n: usize, one: &str) -> String {
     }
 }
 
-/// A plan's result. Fields are written in this order.
-
 /// SHA-256 of a text, in hex: what a result and `multiedit_read` show for a file, and what a whole-file
 /// write must give back (`crate::write`).
 pub(crate) fn sha256(text: &str) -> String {
@@ -35,6 +33,7 @@ pub(crate) fn sha256(text: &str) -> String {
         .collect()
 }
 
+/// A plan's result. Fields are written in this order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanResult {
@@ -469,7 +468,10 @@ impl schemars::JsonSchema for RefusalKind {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let names: Vec<&str> = crate::engine::Kind::ALL.iter().map(|k| k.as_str()).collect();
+        let names: Vec<&str> = crate::engine::Kind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
         schemars::json_schema!({
             "type": "string",
             "enum": names,

@@ -108,8 +108,9 @@ pub fn check_answers(r: &Value) {
         ApproveAnswer, DiagnosticsAnswer, RenameAnswer, SaveAnswer, SymbolsAnswer,
     };
     fn same<T: serde::de::DeserializeOwned + serde::Serialize>(method: &str, answer: &Value) {
-        let typed: T = serde_json::from_value(answer.clone())
-            .unwrap_or_else(|e| panic!("Neovim's answer to {method} is not the server's type ({e}): {answer}"));
+        let typed: T = serde_json::from_value(answer.clone()).unwrap_or_else(|e| {
+            panic!("Neovim's answer to {method} is not the server's type ({e}): {answer}")
+        });
         assert_eq!(
             bare(&serde_json::to_value(typed).unwrap()),
             bare(answer),

@@ -324,6 +324,8 @@ impl Placer {
     /// The one place among `starts` (matches `m` bytes long; `ends_line`: the match ends a line) that
     /// keeps the hunk's rules, after `floor`: file order takes the first, else the one nearest its
     /// stated line (`nearest`). `old`: the hunk's lines, for the refusal.
+    // The hunk's rules and the matches come from different places (the placer's state, the search, the
+    // hunk): a struct gathering them would only rename them for this one call.
     #[allow(clippy::too_many_arguments)]
     fn choose(
         &self,

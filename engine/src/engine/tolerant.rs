@@ -410,8 +410,8 @@ fn adapt_lines<'a>(
             | DiffOp::Replace {
                 new_index, new_len, ..
             } => {
-                for k in new_index..new_index + new_len {
-                    out.push(changed(k, new_lines[k])?);
+                for (k, line) in new_lines.iter().enumerate().skip(new_index).take(new_len) {
+                    out.push(changed(k, line)?);
                 }
             }
         }
@@ -740,7 +740,7 @@ impl Reindent {
             .zip(region)
             .enumerate()
             .filter(|&(j, (o, f))| {
-                !(j == 0 && mid_first) && !o.trim().is_empty() && !f.trim().is_empty()
+                (j != 0 || !mid_first) && !o.trim().is_empty() && !f.trim().is_empty()
             })
             .map(|(_, (o, f))| (indent_of(o), indent_of(f)))
             .collect();

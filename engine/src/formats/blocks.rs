@@ -38,8 +38,8 @@
 //! Any other block says nothing about where its text lies: its anchor only asks for whole lines.
 
 use super::error::ParseError;
-use super::unified::{bare, quote, whole};
 use super::patch::{Format, Hunk, Patch, PatchFile, PatchOp};
+use super::unified::{bare, quote, whole};
 use crate::engine::Anchor;
 
 /// How far from its start line a Roo Code block is looked for (Roo Code's own buffer).

@@ -18,8 +18,8 @@
 //! markers count. A heredoc Codex would refuse (unmatched quotes, never closed) is refused.
 
 use super::error::ParseError;
-use super::unified::{bare, quote, whole};
 use super::patch::{Format, Hunk, Patch, PatchFile, PatchOp};
+use super::unified::{bare, quote, whole};
 use crate::engine::Anchor;
 
 const BEGIN: &str = "*** Begin Patch";

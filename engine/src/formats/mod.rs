@@ -289,7 +289,7 @@ impl PatchRequest {
     /// `extra`: fields the caller handles itself (the MCP tool's `preview`).
     pub fn from_value(value: &serde_json::Value, extra: &[&str]) -> Result<PatchRequest, Refusal> {
         use serde_json::Value;
-        let invalid = |what: String| Refusal::input(format!("{what}"));
+        let invalid = |what: String| Refusal::input(&what);
         let Value::Object(obj) = value else {
             return Err(invalid(
                 "the patch request must be an object: {\"patch\": \"...\"}".into(),

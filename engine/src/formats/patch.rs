@@ -83,4 +83,3 @@ pub struct Hunk {
     /// What the engine needs to place it; `label` names it in refusals (`hunk 2 of src/lib.rs (line 40)`).
     pub anchor: Anchor,
 }
-

@@ -12,8 +12,8 @@ use tokio::net::UnixStream;
 use tokio::time::timeout;
 
 use super::registry::{self, Entry};
-use super::wire::{self, Answer, Intent, Request};
 use super::routed::{Routed, Sender};
+use super::wire::{self, Answer, Intent, Request};
 use crate::engine::{Kind, Refusal};
 use crate::paths::{real_path, Folders};
 use serde::de::DeserializeOwned;

@@ -20,9 +20,9 @@
 
 #[cfg(unix)]
 mod client;
-mod routed;
 #[cfg(unix)]
 pub mod registry;
+mod routed;
 #[cfg(unix)]
 pub(crate) mod wire;
 

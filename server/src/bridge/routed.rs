@@ -46,4 +46,3 @@ pub(crate) struct Sender<'a> {
     pub(crate) agent: Option<&'a str>,
     pub(crate) allow: crate::gate::Allow,
 }
-

@@ -11,8 +11,8 @@ use tower_lsp_server::ls_types::{NumberOrString, Position, Range};
 use super::edited::Edited;
 use super::options::Options;
 use crate::engine::Replacement;
-use crate::protocol::positions::{self as convert, Encoding};
 use crate::protocol::ext::{DiagnosticsAnswer, ReportedDiagnostic};
+use crate::protocol::positions::{self as convert, Encoding};
 use crate::result::{DiagnosticItem, DiagnosticsDelta};
 
 /// A diagnostic as reported: 1-based line and column (in characters) in the text after the edit.

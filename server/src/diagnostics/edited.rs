@@ -57,4 +57,3 @@ pub(crate) struct Edited<'a> {
     /// checked it: no diagnostics before means nothing to compare with).
     pub(crate) was_open: bool,
 }
-

@@ -18,9 +18,8 @@ mod text;
 use std::path::PathBuf;
 use std::time::Instant;
 
-
-use crate::protocol::positions::Encoding;
 use crate::protocol::ext::DiagnosticsAnswer;
+use crate::protocol::positions::Encoding;
 use crate::result::{DiagnosticsSummary, PlanResult};
 pub(crate) use delta::delta;
 pub(crate) use edited::{Edited, OwnedEdited};
@@ -39,6 +38,8 @@ pub(crate) enum Words {
 /// once settled after it) to `result`: `diagnostics` and `diagnostics_text`. `folders`: the
 /// workspace's, which the text's paths are shown relative to; `started`: when the wait for the
 /// diagnostics after the edit began (the time the wait took, when the answer does not say).
+// Each argument comes from a different place (the call's options, the client, the texts, the
+// answers): a struct gathering them would only rename them for this one call.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn add_delta(
     options: Options,
@@ -59,6 +60,8 @@ pub(crate) fn add_delta(
 }
 
 /// `add_delta`'s fields, as a value: the summary and the text a model reads.
+// Each argument comes from a different place (the call's options, the client, the texts, the
+// answers): a struct gathering them would only rename them for this one call.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn summarize(
     options: Options,

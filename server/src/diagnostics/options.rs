@@ -112,4 +112,3 @@ impl Options {
         Ok(Some(o))
     }
 }
-

@@ -11,13 +11,13 @@ use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, TextEdit};
 
 use super::consent::{self, Consent};
+use super::context::Context;
 use super::refuse;
 use super::started::{Failure, Started};
 use super::table::{self, Program};
-use super::context::Context;
 use crate::engine::{self, FilePlan, Kind, Plan, Refusal, Rename, RenameAt, Target};
-use crate::protocol::positions::{self as convert, Encoding};
 use crate::protocol::ext::{RenameAnswer, SymbolsAnswer};
+use crate::protocol::positions::{self as convert, Encoding};
 use crate::result::SymbolsResult;
 use crate::symbols::{outline, rename, Answers, Asked, FileSymbols, Renaming};
 use crate::{disk, paths};

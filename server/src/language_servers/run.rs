@@ -6,14 +6,14 @@
 use std::path::Path;
 
 use super::ask::{self, ENC};
-use super::watch;
 use super::context::Context;
+use super::watch;
 use crate::diagnostics::{Options, Report};
 use crate::disk::{self, Recovered};
 use crate::engine::{Kind, Plan, Refusal, Target};
 use crate::gate;
-use crate::protocol::positions as convert;
 use crate::paths;
+use crate::protocol::positions as convert;
 use crate::result::PlanResult;
 use crate::symbols::{self, rename};
 

@@ -21,8 +21,8 @@ use tower_lsp_server::ls_types::{
 use super::options;
 use super::rpc::{Connection, Handler, OnNotify, RpcError};
 use super::table::Program;
-use crate::protocol::positions as convert;
 use crate::protocol::ext::{Lenient, RenameAnswer, ReportedDiagnostic, ReportedSymbol};
+use crate::protocol::positions as convert;
 
 /// What went wrong with a server, for the caller's refusal.
 #[derive(Debug, Clone, PartialEq, Eq)]

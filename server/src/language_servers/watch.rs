@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::ask::{allowed, route, Route, ENC};
-use super::started::{Held, Publish, Started};
 use super::context::Context;
+use super::started::{Held, Publish, Started};
 use crate::diagnostics::settle::{self, Settled, Waiting};
 use crate::diagnostics::{self, Edited, Options};
 use crate::engine::{FileOp, FilePlan, Outcome, Plan};
-use crate::protocol::positions as convert;
-use crate::protocol::ext::DiagnosticsAnswer;
 use crate::paths;
+use crate::protocol::ext::DiagnosticsAnswer;
+use crate::protocol::positions as convert;
 use crate::result::PlanResult;
 
 /// One file of the plan, watched.

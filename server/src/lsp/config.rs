@@ -5,10 +5,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::convert::Encoding;
-use crate::protocol::ext::{InitializationOptions, OrBool, ReviewPolicy};
 use super::workspace::Workspace;
 use crate::diagnostics;
 use crate::engine::Save;
+use crate::protocol::ext::{InitializationOptions, OrBool, ReviewPolicy};
 
 pub(crate) const DEFAULT_APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an agent's plan waits for the user's approval at most.

@@ -9,8 +9,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{
     AnnotatedTextEdit, ChangeAnnotation, CreateFile, DeleteFile, DeleteFileOptions,
     DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
-    RenameFile, RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri,
-    WorkspaceEdit,
+    RenameFile, RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::engine::{self, FilePlan, Kind, Options, Refusal, Replacement};

@@ -14,11 +14,11 @@ use tower_lsp_server::Client;
 
 use super::convert::{self, Encoding};
 use super::documents::Documents;
-use crate::protocol::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
 use super::session::Session;
 use crate::diagnostics::{
     add_delta, add_unavailable, summarize, Edited, Options, OwnedEdited, Report, Words,
 };
+use crate::protocol::ext::{DiagnosticsAnswer, DiagnosticsParams, DiagnosticsRequest};
 use crate::result::{DiagnosticsSummary, EarlierDiagnostics, PlanResult};
 
 /// Added to the settle bound for the client's answer to travel: a client that never answers must not
@@ -80,6 +80,8 @@ impl Watch {
     /// With `later` (an agent's call), the first look lasts `FIRST_LOOK`: what has not settled by then
     /// is computed in the background and kept for the caller's next call, and `result` says so
     /// (`DEFERRED`); never a delta from diagnostics older than the edit.
+    // Each argument comes from a different place (the call's options, the client, the texts, the
+    // answers): a struct gathering them would only rename them for this one call.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn finish(
         self,
@@ -109,7 +111,16 @@ impl Watch {
         };
         if let Some(later) = later.filter(|_| !after.pending.is_empty()) {
             let rest = self.options.settle.saturating_sub(first);
-            settle_later(client, self.options, encoding, folders, &edited, before, rest, later);
+            settle_later(
+                client,
+                self.options,
+                encoding,
+                folders,
+                &edited,
+                before,
+                rest,
+                later,
+            );
             result.diagnostics = Some(DiagnosticsSummary {
                 available: false,
                 deferred: true,
@@ -141,6 +152,8 @@ impl Watch {
 
 /// Computes, in the background, the delta of `edited` once their diagnostics settle (within `rest`),
 /// and keeps it for `later.caller`'s next call.
+// Each argument comes from a different place (the call's options, the client, the texts, the
+// answers): a struct gathering them would only rename them for this one call.
 #[allow(clippy::too_many_arguments)]
 fn settle_later(
     client: &Client,
@@ -171,7 +184,14 @@ fn settle_later(
                 .is_some_and(|doc| doc.rope != e.after);
         }
         let (diagnostics, text) = summarize(
-            options, encoding, &folders, &edited, &before, &answer, started, Words::Editor,
+            options,
+            encoding,
+            &folders,
+            &edited,
+            &before,
+            &answer,
+            started,
+            Words::Editor,
         );
         Some(EarlierDiagnostics {
             label,

@@ -43,8 +43,6 @@ pub(crate) mod logging;
 pub mod notifications;
 pub(crate) mod now_reads;
 pub mod prepare;
-#[cfg(test)]
-mod typescript;
 pub(crate) mod request;
 pub(crate) mod save;
 pub(crate) mod server;
@@ -52,6 +50,8 @@ pub mod session;
 pub mod symbols;
 pub(crate) mod sync;
 pub(crate) mod transport;
+#[cfg(test)]
+mod typescript;
 pub(crate) mod workspace;
 
 use std::process::ExitCode;

@@ -5,10 +5,10 @@
 use serde_json::{Map, Value};
 
 use super::config::{Config, Review};
-use crate::protocol::ext;
 use super::save;
 use crate::diagnostics::Report;
 use crate::engine::{self, Refusal};
+use crate::protocol::ext;
 use crate::{formats, paths, write};
 
 /// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it

@@ -17,10 +17,10 @@ use tower_lsp_server::Client;
 
 use super::convert;
 use super::documents::Documents;
+use crate::engine::{FileOp, Save};
 use crate::protocol::ext::{
     SaveAnswer, SaveFile, SaveParams, SavePolicy, SaveRequest, SaveStatus, SavedFile,
 };
-use crate::engine::{FileOp, Save};
 use crate::result::{OnDisk, PlanResult};
 
 /// How long the editor may take to save the files of one plan (save participants included); a file

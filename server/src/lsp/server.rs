@@ -132,8 +132,15 @@ pub(crate) async fn run_handoffs(
             } = handoff;
             // In line behind what the editor had sent when the plan arrived, like a command arriving now.
             arrivals.wait_turn().await;
-            let outcome =
-                commands::run(&session, &client, intent, Origin::Bridge(allow), Some(&format!("bridge:{peer}")), &arguments).await;
+            let outcome = commands::run(
+                &session,
+                &client,
+                intent,
+                Origin::Bridge(allow),
+                Some(&format!("bridge:{peer}")),
+                &arguments,
+            )
+            .await;
             let command = commands::command(intent);
             let (said, answer) = match outcome {
                 Ok(result) => ("done".to_string(), Answer::Result(result)),

@@ -2,8 +2,8 @@
 //! turn that `multiedit.apply` commands take. Plain state: it imports only the stores it holds, and
 //! the code that acts on it (commands, notifications, the bridge's plans) is handed a reference.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use super::config::Config;

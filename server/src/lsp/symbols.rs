@@ -14,9 +14,11 @@ use tower_lsp_server::Client;
 
 use super::config::Config;
 use super::convert::{self, Encoding};
-use crate::protocol::ext::{RenameAnswer, RenameParams, RenameRequest, SymbolsParams, SymbolsRequest};
 use super::session::Session;
 use crate::engine::{self, Kind, NamePath, Plan, Refusal, Rename, RenameAt, Target};
+use crate::protocol::ext::{
+    RenameAnswer, RenameParams, RenameRequest, SymbolsParams, SymbolsRequest,
+};
 use crate::result::SymbolsResult;
 use crate::symbols::{outline, rename, Answers, Expansion, FileSymbols, Renaming};
 use crate::{disk, paths};

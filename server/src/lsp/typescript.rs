@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use tower_lsp_server::ls_types::request::Request;
 
 use super::capabilities::{APPLY, PREVIEW, READ, SYMBOLS};
-use crate::protocol::ext::*;
 use crate::engine::{Kind, Refusal};
+use crate::protocol::ext::*;
 use crate::result::{PlanResult, ReadResult, RefusalData, SymbolsResult};
 
 /// Every type the extension reads or writes on the wire, so that each lands in the schema's `$defs`.
@@ -56,14 +56,22 @@ fn constants() -> Vec<(&'static str, String, &'static str)> {
 /// The TypeScript file, from the types' schemas.
 pub(crate) fn typescript() -> String {
     let mut schema = serde_json::to_value(schemars::schema_for!(Wire)).expect("a schema");
-    let defs = schema["$defs"].take().as_object().cloned().unwrap_or_default();
+    let defs = schema["$defs"]
+        .take()
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let mut out = String::from(
         "// Generated from server/src/protocol/ext.rs and server/src/result.rs by server/src/lsp/typescript.rs:\n\
          // do not edit. `MULTIEDIT_BLESS=1 cargo test -p multiedit --lib typescript` writes it again.\n\
          /* eslint-disable */\n\n",
     );
     for (name, value, doc) in constants() {
-        let _ = writeln!(out, "/** {doc} */\nexport const {name} = {};\n", Value::String(value));
+        let _ = writeln!(
+            out,
+            "/** {doc} */\nexport const {name} = {};\n",
+            Value::String(value)
+        );
     }
     let named: BTreeMap<&String, &Value> = defs.iter().filter(|(n, _)| is_name(n)).collect();
     for (name, def) in named {
@@ -112,7 +120,11 @@ fn object_body(schema: &Value, defs: &Map<String, Value>, indent: &str) -> Optio
         if let Some(doc) = sub["description"].as_str() {
             out.push_str(&jsdoc(doc, &inner));
         }
-        let optional = if required.contains(&field.as_str()) { "" } else { "?" };
+        let optional = if required.contains(&field.as_str()) {
+            ""
+        } else {
+            "?"
+        };
         let _ = writeln!(out, "{inner}{field}{optional}: {};", ts(sub, defs, &inner));
     }
     out.push_str(indent);
@@ -122,7 +134,11 @@ fn object_body(schema: &Value, defs: &Map<String, Value>, indent: &str) -> Optio
 
 /// A schema as a TypeScript type.
 fn ts(schema: &Value, defs: &Map<String, Value>, indent: &str) -> String {
-    if schema == &Value::Bool(true) || schema.as_object().is_some_and(|o| o.keys().all(|k| k == "description")) {
+    if schema == &Value::Bool(true)
+        || schema
+            .as_object()
+            .is_some_and(|o| o.keys().all(|k| k == "description"))
+    {
         return "unknown".into();
     }
     if let Some(r) = schema["$ref"].as_str() {
@@ -136,7 +152,11 @@ fn ts(schema: &Value, defs: &Map<String, Value>, indent: &str) -> String {
         return c.to_string();
     }
     if let Some(values) = schema["enum"].as_array() {
-        return values.iter().map(Value::to_string).collect::<Vec<_>>().join(" | ");
+        return values
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(" | ");
     }
     for (list, join) in [("oneOf", " | "), ("anyOf", " | "), ("allOf", " & ")] {
         if let Some(parts) = schema[list].as_array() {
@@ -215,7 +235,12 @@ fn the_refusal_shape_is_the_engines() {
         .cloned()
         .collect();
     let shape = serde_json::to_value(schemars::schema_for!(RefusalData)).unwrap();
-    let named: Vec<String> = shape["properties"].as_object().unwrap().keys().cloned().collect();
+    let named: Vec<String> = shape["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     assert_eq!(sent, named);
     for kind in Kind::ALL {
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());

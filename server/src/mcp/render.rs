@@ -37,7 +37,10 @@ pub(super) fn result(text: String, mut structured: Value, is_error: bool) -> Cal
 /// `r` with the diagnostics deltas of the caller's earlier edits that had not settled when they were
 /// answered (`earlier`, delivered with this call whatever its tool): a paragraph at the end of the
 /// text, and `earlier_diagnostics` in the structured result.
-pub(crate) fn with_earlier(mut r: CallToolResult, earlier: &[EarlierDiagnostics]) -> CallToolResult {
+pub(crate) fn with_earlier(
+    mut r: CallToolResult,
+    earlier: &[EarlierDiagnostics],
+) -> CallToolResult {
     let Some(paragraph) = earlier_text(earlier) else {
         return r;
     };

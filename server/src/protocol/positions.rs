@@ -152,4 +152,3 @@ pub(crate) fn file_uri(path: &Path, file_path: &str) -> Result<Uri, Refusal> {
         .in_file(file_path)
     })
 }
-

@@ -27,9 +27,9 @@ use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, TextEdit};
 
 use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal, Spans, Target};
-use crate::protocol::positions::{self as convert, Encoding};
-use crate::protocol::ext::SymbolsAnswer;
 use crate::paths;
+use crate::protocol::ext::SymbolsAnswer;
+use crate::protocol::positions::{self as convert, Encoding};
 use crate::result::plural;
 
 /// Who answered, for the words of a refusal.

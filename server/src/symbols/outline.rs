@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use ropey::Rope;
 
 use crate::engine::{Kind, NamePath, Refusal};
-use crate::protocol::positions::{self as convert, Encoding};
 use crate::protocol::ext::ReportedSymbol;
+use crate::protocol::positions::{self as convert, Encoding};
 use crate::result::{OutlineSymbol, SymbolsResult};
 use tower_lsp_server::ls_types::Position;
 

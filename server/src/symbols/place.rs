@@ -343,8 +343,8 @@ fn spaces(ws: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::NamePath;
-    use crate::protocol::positions::Encoding;
     use crate::protocol::ext::ReportedSymbol;
+    use crate::protocol::positions::Encoding;
     use crate::symbols::outline::{self, Symbol};
     use ropey::Rope;
     use tower_lsp_server::ls_types::{Position, Range};

@@ -113,7 +113,9 @@ pub fn read(root: &Path, max_commits: usize) -> Result<History, String> {
     };
     let chosen_count = chosen.len();
     let mut skipped_files = 0;
-    let mut pending: Vec<(String, Vec<(String, bool, Vec<Hunk>)>)> = Vec::new();
+    // Per commit, its files: the path, whether the file is new, its hunks.
+    type Files = Vec<(String, bool, Vec<Hunk>)>;
+    let mut pending: Vec<(String, Files)> = Vec::new();
     for id in chosen {
         let diff = git(
             root,

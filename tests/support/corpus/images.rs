@@ -57,9 +57,9 @@ impl Variant {
             Variant::NonAscii => format!("{}{eol}", non_ascii(body)),
             Variant::Trailing => {
                 let h = hash(body);
-                let tail = if body.trim().is_empty() || h % 3 != 0 {
+                let tail = if body.trim().is_empty() || !h.is_multiple_of(3) {
                     ""
-                } else if h % 2 == 0 {
+                } else if h.is_multiple_of(2) {
                     "  "
                 } else {
                     "\t"

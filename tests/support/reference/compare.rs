@@ -339,13 +339,13 @@ fn without_cr_before_lf(s: &str) -> String {
                 out.push('\n');
             }
             c => {
-                out.extend(std::iter::repeat('\r').take(crs));
+                out.extend(std::iter::repeat_n('\r', crs));
                 crs = 0;
                 out.push(c);
             }
         }
     }
-    out.extend(std::iter::repeat('\r').take(crs));
+    out.extend(std::iter::repeat_n('\r', crs));
     out
 }
 

@@ -108,7 +108,7 @@ pub fn case(data: &[u8]) -> Case {
         let mut edits = Vec::new();
         for e in 0..nedits {
             let how = s.byte();
-            let creating = e == 0 && text.as_deref().map_or(true, str::is_empty) && how & 1 == 1;
+            let creating = e == 0 && text.as_deref().is_none_or(str::is_empty) && how & 1 == 1;
             let old = match how & 7 {
                 _ if creating => String::new(),
                 0 => String::new(),

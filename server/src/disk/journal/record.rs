@@ -27,7 +27,7 @@ pub(super) struct Record {
     pub(super) multiedit_journal: u32,
     pub(super) plan: String,
     pub(super) pid: u32,
-    /// The writer's start time (clock ticks since boot, /proc/<pid>/stat), so that a later process
+    /// The writer's start time (clock ticks since boot, `/proc/<pid>/stat`), so that a later process
     /// with the same pid is not taken for the writer.
     pub(super) started: Option<u64>,
     /// Seconds since the Unix epoch, for the message that names the plan.

@@ -15,17 +15,17 @@ use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
 use super::shared::{decode, prepare_logged, result_json, Failure};
-use crate::lsp::capabilities::APPLY;
-use crate::lsp::request::Origin;
 use crate::engine::{FileOp, Kind, Refusal};
+use crate::lsp::capabilities::APPLY;
 use crate::lsp::config::Config;
 use crate::lsp::diagnostics::{self, Later};
-use crate::protocol::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 use crate::lsp::logging::log;
 use crate::lsp::now_reads::EditorText;
 use crate::lsp::prepare::Prepared;
+use crate::lsp::request::Origin;
 use crate::lsp::save::{self, Saving};
 use crate::lsp::session::Session;
+use crate::protocol::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
 
 /// Told to an agent whose plan asked `"save": "all"`.
 const SAVE_LOWERED: &str = "The plan asked to save every file it edits (\"save\": \"all\"), which only the user's own \

@@ -3,18 +3,18 @@
 pub(crate) mod apply;
 pub(crate) mod preview;
 pub(crate) mod read;
-pub(crate) mod symbols;
 mod shared;
+pub(crate) mod symbols;
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tower_lsp_server::Client;
 
+pub(crate) use super::request::Origin;
 use super::session::Session;
 use crate::engine::Refusal;
 use crate::process::catch_panic;
-pub(crate) use super::request::Origin;
 pub use shared::result_json;
 pub(crate) use shared::Failure;
 
@@ -74,7 +74,9 @@ pub(crate) async fn run(
         }
         // A refused call carries no result: the deltas wait for the next one.
         (Err(failure), Some(caller)) => {
-            earlier_tasks.into_iter().for_each(|t| session.defer(caller, t));
+            earlier_tasks
+                .into_iter()
+                .for_each(|t| session.defer(caller, t));
             Err(failure)
         }
         (Err(failure), None) => Err(failure),
@@ -131,4 +133,3 @@ pub(crate) fn arguments_shape_error(params: Option<&Value>) -> Option<Refusal> {
         ))),
     }
 }
-

@@ -5,9 +5,9 @@ use serde_json::Value;
 use tower_lsp_server::Client;
 
 use super::shared::{decode, prepare_logged, result_json, Failure};
+use crate::engine::diff;
 use crate::lsp::capabilities::PREVIEW;
 use crate::lsp::request::Origin;
-use crate::engine::diff;
 use crate::lsp::session::Session;
 use crate::result::PlanResult;
 

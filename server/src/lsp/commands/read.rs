@@ -5,10 +5,10 @@
 use serde_json::Value;
 
 use super::shared::Failure;
-use crate::lsp::request::Origin;
 use crate::engine::{self, Kind, Refusal};
 use crate::gate::{self, Access, Gate, Who};
 use crate::lsp::convert;
+use crate::lsp::request::Origin;
 use crate::lsp::session::Session;
 use crate::result::{Place, ReadFile, ReadResult};
 use crate::{disk, paths};
@@ -109,7 +109,8 @@ pub(crate) fn run(
     Ok(serde_json::to_value(ReadResult {
         files,
         earlier_diagnostics: Vec::new(),
-    }).expect("a read serialises"))
+    })
+    .expect("a read serialises"))
 }
 
 pub(crate) fn not_found(file_path: &str) -> Refusal {

@@ -37,7 +37,11 @@ impl Failure {
 }
 
 /// A plan command's arguments decoded (`request::decode`), once per command.
-pub(super) fn decode(session: &Session, command: &str, arguments: &[Value]) -> Result<PlanCall, Failure> {
+pub(super) fn decode(
+    session: &Session,
+    command: &str,
+    arguments: &[Value],
+) -> Result<PlanCall, Failure> {
     request::decode(&session.config(), command, arguments).map_err(Failure::Refused)
 }
 
