@@ -45,6 +45,9 @@ pub(crate) const AGENT_CALL: Duration = Duration::from_secs(50);
 pub(crate) const AGENT_TURN: Duration = Duration::from_secs(5);
 const AFTER_APPLY: Duration = Duration::from_secs(10);
 
+/// `multiedit.apply`, as named steps: the turn behind other plans, the plan prepared (and prepared
+/// again when the editor refused it because the user typed), the user's approval, the edit sent, and
+/// once applied the save, the texts and the diagnostics reported.
 pub(crate) async fn run(
     session: &Arc<Session>,
     client: &Client,
@@ -52,30 +55,15 @@ pub(crate) async fn run(
     caller: Option<&str>,
     arguments: &[Value],
 ) -> Result<Value, Failure> {
-    let deadline = tokio::time::Instant::now() + AGENT_CALL;
-    if !session.config().apply_edit {
-        return Err(not_applied(format!(
-            "The editor does not support workspace/applyEdit (it did not set the client capability \
-             workspace.applyEdit), so {APPLY} cannot hand it the change. Nothing was changed. Run \
-             multiedit.preview instead: it returns the WorkspaceEdit and a diff without applying anything."
-        )));
-    }
-    // Plans take turns, so the second of two plans for one file is checked against the first's result.
-    // The wait is bounded like the editor's answer, so a caller that gave up is never served later.
-    let wait = match origin {
-        Origin::Editor => session.config().apply_edit_timeout,
-        Origin::Bridge(_) => session.config().apply_edit_timeout.min(AGENT_TURN),
+    let run = Run {
+        session,
+        client,
+        origin,
+        caller,
+        deadline: tokio::time::Instant::now() + AGENT_CALL,
     };
-    let Ok(turn) = tokio::time::timeout(wait, session.plans.lock()).await else {
-        return Err(Failure::Refused(Refusal::new(
-            Kind::Busy,
-            format!(
-                "Another plan is still being applied in the editor (this one waited {} ms for its turn). Nothing \
-                 was changed. Try again in a moment.",
-                wait.as_millis()
-            ),
-        )));
-    };
+    run.can_apply()?;
+    let turn = run.turn().await?;
     // Decoded once: each check again below works on the same typed plan.
     let request = decode(session, APPLY, arguments)?;
     let mut rechecks = 0;
@@ -83,62 +71,171 @@ pub(crate) async fn run(
     // named against it.
     let mut checked: Option<Prepared> = None;
     loop {
-        let (config, prepared) =
-            match prepare_logged(session, client, APPLY, origin, &request).await {
-                Err(Failure::Refused(r)) if rechecks > 0 => {
-                    return Err(Failure::Refused(changed_meanwhile(
-                        r,
-                        checked.as_ref(),
-                        session,
-                    )))
-                }
-                other => other?,
-            };
+        let (config, prepared) = run.prepare(&request, rechecks, checked.as_ref()).await?;
         check_abilities(&config, &prepared)?;
-        // One approval for the whole plan, asked by an editor that can (`multiedit/approve`); a plan
-        // checked again after the user typed is asked again, with the new diff: the user's own text
-        // typed while the first diff was open is never changed without a second look.
-        if (prepared.review || prepared.ask.is_some()) && config.approve_support {
-            let bound = if origin.is_bridge() {
-                config.apply_edit_timeout.min(config.agent_approval)
-            } else {
-                config.apply_edit_timeout
+        run.approve(&config, &prepared).await?;
+        let before = run.before_edit(&config, &prepared).await;
+        // Subscribed before sending, so a didChange that arrives with the answer is not missed.
+        let mut changes = session.documents.watch();
+        let response = run.send(&config, &prepared).await?;
+        if response.applied {
+            let applied = Applied {
+                config,
+                prepared,
+                before,
+                rechecks,
             };
-            approve(client, &prepared, bound).await?;
+            return Ok(run.report(turn, applied, &mut changes).await);
         }
-        // Editors show the label as the undo entry and in their review.
-        // Asks a client that reports diagnostics for those of the files before the edit.
+        // A document the plan was checked against changed before the editor applied it (the user
+        // typed): the editor refused the whole edit, so the plan is checked again against the new
+        // text. Any other refusal (the user declined, the editor could not) is final.
+        if rechecks < RECHECKS && moved_on(session, &prepared, &mut changes, false, SETTLE).await {
+            rechecks += 1;
+            log(client, MessageType::LOG, format!("{APPLY}: a document changed before the editor applied the plan; checking it again")).await;
+            checked = Some(prepared);
+            continue;
+        }
+        return Err(Failure::Refused(not_applied_by_editor(
+            response.failure_reason,
+            &prepared,
+            &config,
+        )));
+    }
+}
+
+/// One `multiedit.apply`: who asked, and by when an agent's call must be answered.
+struct Run<'a> {
+    session: &'a Arc<Session>,
+    client: &'a Client,
+    origin: Origin,
+    caller: Option<&'a str>,
+    deadline: tokio::time::Instant,
+}
+
+/// What is asked of the editor before the edit, for after it: the diagnostics it showed, which
+/// documents held unsaved changes.
+struct BeforeEdit {
+    watch: Option<diagnostics::Watch>,
+    saving: Saving,
+}
+
+/// A plan the editor applied, with what the steps before it left.
+struct Applied {
+    config: Config,
+    prepared: Prepared,
+    before: BeforeEdit,
+    rechecks: usize,
+}
+
+impl Run<'_> {
+    /// Refuses at once an editor that cannot apply a WorkspaceEdit.
+    fn can_apply(&self) -> Result<(), Failure> {
+        if self.session.config().apply_edit {
+            return Ok(());
+        }
+        Err(not_applied(format!(
+            "The editor does not support workspace/applyEdit (it did not set the client capability \
+             workspace.applyEdit), so {APPLY} cannot hand it the change. Nothing was changed. Run \
+             multiedit.preview instead: it returns the WorkspaceEdit and a diff without applying anything."
+        )))
+    }
+
+    /// The turn behind other plans, so the second of two plans for one file is checked against the
+    /// first's result. The wait is bounded like the editor's answer, so a caller that gave up is never
+    /// served later.
+    async fn turn(&self) -> Result<tokio::sync::MutexGuard<'_, ()>, Failure> {
+        let wait = match self.origin {
+            Origin::Editor => self.session.config().apply_edit_timeout,
+            Origin::Bridge(_) => self.session.config().apply_edit_timeout.min(AGENT_TURN),
+        };
+        tokio::time::timeout(wait, self.session.plans.lock())
+            .await
+            .map_err(|_| {
+                Failure::Refused(Refusal::new(
+                    Kind::Busy,
+                    format!(
+                        "Another plan is still being applied in the editor (this one waited {} ms for its turn). \
+                         Nothing was changed. Try again in a moment.",
+                        wait.as_millis()
+                    ),
+                ))
+            })
+    }
+
+    /// The plan checked against the documents as they are; checked again after the user typed
+    /// (`rechecks`), a refusal names what the typing changed against the plan as `checked` before.
+    async fn prepare(
+        &self,
+        request: &crate::lsp::request::PlanCall,
+        rechecks: usize,
+        checked: Option<&Prepared>,
+    ) -> Result<(Config, Prepared), Failure> {
+        match prepare_logged(self.session, self.client, APPLY, self.origin, request).await {
+            Err(Failure::Refused(r)) if rechecks > 0 => Err(Failure::Refused(changed_meanwhile(
+                r,
+                checked,
+                self.session,
+            ))),
+            other => other,
+        }
+    }
+
+    /// One approval for the whole plan, asked by an editor that can (`multiedit/approve`); a plan
+    /// checked again after the user typed is asked again, with the new diff: the user's own text typed
+    /// while the first diff was open is never changed without a second look.
+    async fn approve(&self, config: &Config, prepared: &Prepared) -> Result<(), Failure> {
+        if !(prepared.review || prepared.ask.is_some()) || !config.approve_support {
+            return Ok(());
+        }
+        let bound = if self.origin.is_bridge() {
+            config.apply_edit_timeout.min(config.agent_approval)
+        } else {
+            config.apply_edit_timeout
+        };
+        approve(self.client, prepared, bound).await
+    }
+
+    /// Asks a client that reports diagnostics for those of the files before the edit, and which
+    /// documents hold unsaved changes of the user's, before the edit makes them all dirty.
+    async fn before_edit(&self, config: &Config, prepared: &Prepared) -> BeforeEdit {
         let uris: Vec<String> = prepared
             .files
             .iter()
             .filter_map(|f| f.uri.clone())
             .collect();
         let watch =
-            diagnostics::Watch::start(client, config.diagnostics, prepared.diagnostics, uris).await;
-        // Which documents hold unsaved changes of the user's, asked before the edit makes them all dirty.
+            diagnostics::Watch::start(self.client, config.diagnostics, prepared.diagnostics, uris)
+                .await;
         let open: Vec<String> = prepared
             .files
             .iter()
             .filter(|f| f.version.is_some())
             .filter_map(|f| f.uri.clone())
             .collect();
-        let saving = Saving::start(
-            client,
-            config.save_support,
-            prepared.save.unwrap_or(config.save),
-            open,
-        )
-        .await;
+        let policy = prepared.save.unwrap_or(config.save);
+        let saving = Saving::start(self.client, config.save_support, policy, open).await;
+        BeforeEdit { watch, saving }
+    }
+
+    /// The edit sent as `workspace/applyEdit`, labelled as the editor shows it in its undo and review.
+    /// An agent does not wait on the editor longer than its call may last; a review in the editor
+    /// (change annotations) waits for the user as long as an approval would. A client that never
+    /// answers must not hold this handler, one of the few that run at once, forever.
+    async fn send(
+        &self,
+        config: &Config,
+        prepared: &Prepared,
+    ) -> Result<tower_lsp_server::ls_types::ApplyWorkspaceEditResponse, Failure> {
         let params = ApplyWorkspaceEditParams {
             label: Some(prepared.label()),
             edit: prepared.edit.clone(),
         };
-        // An agent does not wait on the editor longer than its call may last; a review in the editor
-        // (change annotations) waits for the user as long as an approval would.
-        let timeout = match origin {
+        let timeout = match self.origin {
             Origin::Editor => config.apply_edit_timeout,
             Origin::Bridge(_) => {
-                let left = deadline
+                let left = self
+                    .deadline
                     .saturating_duration_since(tokio::time::Instant::now())
                     .saturating_sub(AFTER_APPLY);
                 config
@@ -147,109 +244,168 @@ pub(crate) async fn run(
                     .max(Duration::from_secs(1))
             }
         };
-        // Subscribed before sending, so a didChange that arrives with the answer is not missed.
-        let mut changes = session.documents.watch();
-        // A client that never answers must not hold this handler, one of the few that run at once, forever.
-        let answer =
-            tokio::time::timeout(timeout, client.send_request::<ApplyWorkspaceEdit>(params)).await;
+        let answer = tokio::time::timeout(
+            timeout,
+            self.client.send_request::<ApplyWorkspaceEdit>(params),
+        )
+        .await;
         match answer {
-            Ok(Ok(response)) if response.applied => {
-                // The next plan in line must see this one's result: wait (briefly) for its didChange.
-                moved_on(session, &prepared, &mut changes, true, SETTLE).await;
-                let mut result = result_json(&prepared);
-                // The editor's own caller learns what it applied from the answer (its changes are
-                // highlighted): nothing kept aside between the edit and the answer, which another plan
-                // could overwrite meanwhile.
-                if origin == Origin::Editor {
-                    result.edit = Some(prepared.edit.clone());
-                    result.label = Some(prepared.label());
-                }
-                // Saved before the next plan goes on, so that it is checked against the saved text (a save
-                // participant may have changed it), and before `now_reads`, so that it reports that text.
-                let name = config.client_name.as_deref().unwrap_or("the editor");
-                let targets = save::targets(prepared.each().enumerate().map(|(i, (change, file))| (i, change, file.uri_after.clone())));
-                saving.finish(&session.documents, client, name, config.workspace.folders(), &targets, &mut result).await;
-                if prepared.save_lowered {
-                    let said = result.on_disk_text.take().map(|t| format!("{t} ")).unwrap_or_default();
-                    result.on_disk_text = Some(format!("{said}{SAVE_LOWERED}"));
-                }
-                let editor = editor_texts(session, &prepared);
-                let after = texts_after(session, &prepared);
-                result.add_sha256(after.iter().map(Option::as_deref));
-                // The next plan may go on while this one waits for the language servers.
-                drop(turn);
-                if rechecks > 0 {
-                    result.rechecked = Some(rechecks);
-                }
-                let files = prepared.outcome.files.iter().zip(&editor);
-                result.add_now_reads(files.flat_map(|(change, e)| e.iter().flat_map(|e| e.now_reads(&change.file_path))));
-                if let Some(watch) = watch {
-                    let edited = prepared.edited(&editor);
-                    let later = caller.map(|caller| Later {
-                        session: session.clone(),
-                        caller: caller.to_string(),
-                        label: prepared.label(),
-                    });
-                    watch.finish(&session.documents, client, config.encoding, config.workspace.folders(), edited, later, &mut result).await;
-                }
-                // One line per file: the full report, with every old and new string, goes to the caller.
-                let summary: Vec<String> = prepared
-                    .outcome
-                    .files
-                    .iter()
-                    .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
-                    .collect();
-                let by = prepared.agent.as_ref().map(|a| format!(" for {a}")).unwrap_or_default();
-                log(client, MessageType::LOG, format!("{APPLY}: applied {}{by}", summary.join(", "))).await;
-                return Ok(result.to_value());
-            }
-            Ok(Ok(response)) => {
-                // A document the plan was checked against changed before the editor applied it (the user
-                // typed): the editor refused the whole edit, so the plan is checked again against the new
-                // text. Any other refusal (the user declined, the editor could not) is final.
-                if rechecks < RECHECKS && moved_on(session, &prepared, &mut changes, false, SETTLE).await {
-                    rechecks += 1;
-                    log(client, MessageType::LOG, format!("{APPLY}: a document changed before the editor applied the plan; checking it again")).await;
-                    checked = Some(prepared);
-                    continue;
-                }
-                // No document changed: the editor's answer is about the edit itself.
-                return Err(Failure::Refused(match (response.failure_reason, prepared.review && !config.approve_support) {
-                    (Some(reason), _) => Refusal::new(
-                        Kind::NotApplied,
-                        format!("The editor did not apply the change (the editor said: {reason}). Nothing was changed."),
-                    ),
-                    (None, true) => Refusal::new(
-                        Kind::Declined,
-                        format!(
-                            "The user declined the change in the editor's review ({}), or left every edit of it out. Nothing \
-                             was changed. Do not send it again unchanged: ask the user what they want instead.",
-                            prepared.label()
-                        ),
-                    ),
-                    (None, false) => Refusal::new(
-                        Kind::NotApplied,
-                        "The editor did not apply the change and did not say why; no document changed since the plan \
-                         was checked. Nothing was changed."
-                            .to_string(),
-                    ),
-                }));
-            }
-            Ok(Err(e)) => {
-                return Err(not_applied(format!(
-                    "The editor answered workspace/applyEdit with an error ({}), so it did not apply the change. \
-                     Nothing was changed; run the plan again.",
-                    e.message
-                )))
-            }
-            Err(_) => {
-                return Err(not_applied(format!(
-                    "The editor did not answer workspace/applyEdit within {} ms. Whether it applied the change is \
-                     unknown: check the documents before running the plan again.",
-                    timeout.as_millis()
-                )))
-            }
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => Err(not_applied(format!(
+                "The editor answered workspace/applyEdit with an error ({}), so it did not apply the change. \
+                 Nothing was changed; run the plan again.",
+                e.message
+            ))),
+            Err(_) => Err(not_applied(format!(
+                "The editor did not answer workspace/applyEdit within {} ms. Whether it applied the change is \
+                 unknown: check the documents before running the plan again.",
+                timeout.as_millis()
+            ))),
         }
+    }
+
+    /// Once the editor applied the plan: its didChange waited for, the files saved, the texts they now
+    /// hold, the turn handed on, then the diagnostics; the result.
+    async fn report(
+        &self,
+        turn: tokio::sync::MutexGuard<'_, ()>,
+        applied: Applied,
+        changes: &mut watch::Receiver<u64>,
+    ) -> Value {
+        let Applied {
+            config,
+            prepared,
+            before,
+            rechecks,
+        } = applied;
+        let session = self.session;
+        // The next plan in line must see this one's result: wait (briefly) for its didChange.
+        moved_on(session, &prepared, changes, true, SETTLE).await;
+        let mut result = result_json(&prepared);
+        // The editor's own caller learns what it applied from the answer (its changes are
+        // highlighted): nothing kept aside between the edit and the answer, which another plan could
+        // overwrite meanwhile.
+        if self.origin == Origin::Editor {
+            result.edit = Some(prepared.edit.clone());
+            result.label = Some(prepared.label());
+        }
+        self.save(&config, &prepared, before.saving, &mut result)
+            .await;
+        let editor = editor_texts(session, &prepared);
+        let after = texts_after(session, &prepared);
+        result.add_sha256(after.iter().map(Option::as_deref));
+        // The next plan may go on while this one waits for the language servers.
+        drop(turn);
+        if rechecks > 0 {
+            result.rechecked = Some(rechecks);
+        }
+        let files = prepared.outcome.files.iter().zip(&editor);
+        result.add_now_reads(
+            files.flat_map(|(change, e)| e.iter().flat_map(|e| e.now_reads(&change.file_path))),
+        );
+        if let Some(watch) = before.watch {
+            let edited = prepared.edited(&editor);
+            let later = self.caller.map(|caller| Later {
+                session: session.clone(),
+                caller: caller.to_string(),
+                label: prepared.label(),
+            });
+            let folders = config.workspace.folders();
+            let docs = &session.documents;
+            watch
+                .finish(
+                    docs,
+                    self.client,
+                    config.encoding,
+                    folders,
+                    edited,
+                    later,
+                    &mut result,
+                )
+                .await;
+        }
+        self.log_applied(&prepared).await;
+        result.to_value()
+    }
+
+    /// Saved before the next plan goes on, so that it is checked against the saved text (a save
+    /// participant may have changed it), and before `now_reads`, so that it reports that text.
+    async fn save(
+        &self,
+        config: &Config,
+        prepared: &Prepared,
+        saving: Saving,
+        result: &mut crate::result::PlanResult,
+    ) {
+        let name = config.client_name.as_deref().unwrap_or("the editor");
+        let targets = save::targets(
+            prepared
+                .each()
+                .enumerate()
+                .map(|(i, (change, file))| (i, change, file.uri_after.clone())),
+        );
+        let folders = config.workspace.folders();
+        saving
+            .finish(
+                &self.session.documents,
+                self.client,
+                name,
+                folders,
+                &targets,
+                result,
+            )
+            .await;
+        if prepared.save_lowered {
+            let said = result
+                .on_disk_text
+                .take()
+                .map(|t| format!("{t} "))
+                .unwrap_or_default();
+            result.on_disk_text = Some(format!("{said}{SAVE_LOWERED}"));
+        }
+    }
+
+    /// One line per file in the editor's log: the full report, with every old and new string, goes to
+    /// the caller.
+    async fn log_applied(&self, prepared: &Prepared) {
+        let summary: Vec<String> = prepared
+            .outcome
+            .files
+            .iter()
+            .map(|f| format!("{} edit(s) to {}", f.edits_applied(), f.file_path))
+            .collect();
+        let by = prepared
+            .agent
+            .as_ref()
+            .map(|a| format!(" for {a}"))
+            .unwrap_or_default();
+        let said = format!("{APPLY}: applied {}{by}", summary.join(", "));
+        log(self.client, MessageType::LOG, said).await;
+    }
+}
+
+/// Why the editor's answer to the edit, `applied: false` with no document changed, refuses it: its
+/// own reason, the user's decline in its review, or no reason.
+fn not_applied_by_editor(reason: Option<String>, prepared: &Prepared, config: &Config) -> Refusal {
+    match (reason, prepared.review && !config.approve_support) {
+        (Some(reason), _) => Refusal::new(
+            Kind::NotApplied,
+            format!("The editor did not apply the change (the editor said: {reason}). Nothing was changed."),
+        ),
+        (None, true) => Refusal::new(
+            Kind::Declined,
+            format!(
+                "The user declined the change in the editor's review ({}), or left every edit of it out. Nothing \
+                 was changed. Do not send it again unchanged: ask the user what they want instead.",
+                prepared.label()
+            ),
+        ),
+        (None, false) => Refusal::new(
+            Kind::NotApplied,
+            "The editor did not apply the change and did not say why; no document changed since the plan \
+             was checked. Nothing was changed."
+                .to_string(),
+        ),
     }
 }
 
