@@ -1182,15 +1182,18 @@ async function runTests() {
         const r = await session.call('multiedit', { file_path: latencyTs, edits: [{ old_string: `n: number = ${i};`, new_string: `n: number = ${i + 1};` }] });
         assertEqual(r.isError, false, `round ${i}: ${r.text}`);
         one.push(r.ms);
-        if (r.structured.earlier_diagnostics?.length) delivered++;
+        delivered += r.structured.earlier_diagnostics?.length ?? 0;
         if (r.structured.diagnostics?.deferred) {
           deferred++;
           assertMatch(r.text, /Diagnostics: the editor's language servers are still checking this change; the errors it introduced and resolved come with your next multiedit call, whichever tool it is\./, 'the fixed sentence');
         }
       }
-      // Each delta left to settle came with the next call (the last one's with this read).
+      // Each delta left to settle came with a later call, once settled (the last ones' with this read,
+      // once the language server had time to settle).
+      await sleep(3000);
       const read = await session.call('multiedit_read', { file_path: latencyTs });
-      if (read.structured.earlier_diagnostics?.length) delivered++;
+      delivered += read.structured.earlier_diagnostics?.length ?? 0;
+      assertMatch(read.text, /Diagnostics of your earlier edit \(Claude Code: 1 edit to 1 file\):/, 'the read ends with the settled delta');
       assertEqual(delivered, deferred, `every deferred delta was delivered (${deferred} deferred)`);
       const many = [];
       for (let round = 0; round < 3; round++) {

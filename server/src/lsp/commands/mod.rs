@@ -69,7 +69,7 @@ pub(crate) async fn run(
     };
     match (answer, caller) {
         (Ok(mut answer), _) => {
-            earlier(earlier_tasks, &mut answer).await;
+            earlier(session, caller, earlier_tasks, &mut answer).await;
             Ok(answer)
         }
         // A refused call carries no result: the deltas wait for the next one.
@@ -91,15 +91,27 @@ pub(crate) fn editor_caller(arguments: &[Value]) -> Option<String> {
 }
 
 /// How long a call waits for an earlier edit's delta still settling: the settle bound and its margin.
-const EARLIER_WAIT: std::time::Duration = std::time::Duration::from_secs(4);
+const EARLIER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Adds to `answer` the deltas of the caller's earlier edits that had not settled when they were
-/// answered (`tasks`, `earlier_diagnostics`), waiting for each at most `EARLIER_WAIT`.
-async fn earlier(tasks: Vec<crate::lsp::session::Deferred>, answer: &mut Value) {
+/// answered and have settled since (`earlier_diagnostics`). One still settling is waited for at most
+/// `EARLIER_WAIT`, then left for the caller's next call: an agent that calls again at once is not
+/// held up by the language servers of its last edit.
+async fn earlier(
+    session: &Session,
+    caller: Option<&str>,
+    tasks: Vec<crate::lsp::session::Deferred>,
+    answer: &mut Value,
+) {
     let mut list = Vec::new();
-    for task in tasks {
-        if let Ok(Ok(Some(delta))) = tokio::time::timeout(EARLIER_WAIT, task).await {
-            list.push(delta);
+    for mut task in tasks {
+        match tokio::time::timeout(EARLIER_WAIT, &mut task).await {
+            Ok(Ok(Some(delta))) => list.push(delta),
+            Ok(_) => {}
+            Err(_) => match caller {
+                Some(caller) => session.defer(caller, task),
+                None => drop(task),
+            },
         }
     }
     if let (false, Some(object)) = (list.is_empty(), answer.as_object_mut()) {
