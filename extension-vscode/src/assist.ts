@@ -2,7 +2,7 @@
 // so that it runs (and is unit-tested) without VS Code.
 import { PlanResult, ReviewPolicy, SymbolsResult } from './lsp_ext';
 import { EditRequest, fileUriToPath, findRequest, isPatchRequest, PatchRequest, PlanError, planTargets, PrepareOptions, preparePatch, prepareRequest, reviewFor } from './plan';
-import { planTitle, Refusal, renderConfirmationMarkdown, renderRefusalMarkdown, renderRefusalText, renderResultMarkdown, renderToolResult, toRefusal } from './render';
+import { planTitle, Refusal, renderConfirmationMarkdown, renderRefusalMarkdown, diagnosticsMarkdown, renderEarlier, renderRefusalText, renderResultMarkdown, renderToolResult, toRefusal } from './render';
 
 /** What the chat participant and the tool need from the editor and the server. */
 export interface AssistDeps {
@@ -90,7 +90,12 @@ async function applyOrPreview(plan: EditRequest, preview: boolean, deps: AssistD
     }
     out.progress(`Applying ${planTitle(plan)}…`);
     const result = await deps.apply(plan);
-    out.markdown(renderResultMarkdown(result));
+    if (result.diagnostics?.deferred) {
+      // The sentence for an agent ("with your next call") only if the delta never comes here.
+      out.markdown(renderResultMarkdown({ ...result, diagnostics_text: undefined }));
+      out.progress('Waiting for the language servers to check the change…');
+      if (!(await settledDelta(result, deps, out)) && result.diagnostics_text) out.markdown(diagnosticsMarkdown(result.diagnostics_text));
+    } else out.markdown(renderResultMarkdown(result));
     out.markdown('Undo with Ctrl+Z in the editor, or:\n\n');
     out.button(UNDO_COMMAND, 'Undo');
     return { plan, result };
@@ -99,6 +104,31 @@ async function applyOrPreview(plan: EditRequest, preview: boolean, deps: AssistD
     out.markdown(renderRefusalMarkdown(refusal, plan));
     return { plan, refusal };
   }
+}
+
+/**
+ * A person reads `@multiedit`'s answer, and has no next call to carry a delta still settling when the
+ * edit was answered: the answer goes on, asking for the edited files' outline (which carries what the
+ * server kept for this caller) every `everyMs` until the delta comes, for at most 40 times that.
+ */
+export async function settledDelta(result: PlanResult, deps: AssistDeps, out: ChatOutput, everyMs = 250): Promise<boolean> {
+  const files = result.files.filter((f) => !f.deleted).map((f) => f.file_path);
+  for (let i = 0; i < 40 && deps.symbols && files.length; i++) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+    let earlier: SymbolsResult['earlier_diagnostics'];
+    try {
+      earlier = (await deps.symbols(files[0])).earlier_diagnostics;
+    } catch {
+      // No outline for that file (no language server gives its symbols): the next file, if any.
+      files.shift();
+      continue;
+    }
+    if (earlier?.length) {
+      out.markdown(diagnosticsMarkdown(earlier.map((e) => e.text).join('\n')));
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Handles one `@multiedit` chat request. */
@@ -328,7 +358,7 @@ export async function invokeSymbolsTool(input: SymbolsToolInput, deps: AssistDep
     const path = symbolsToolPath(input, deps);
     if (!deps.symbols) throw new PlanError('The language servers cannot be asked here.');
     const outline = await deps.symbols(path);
-    return { text: outline.text.trimEnd(), outcome: {} };
+    return { text: outline.text.trimEnd() + renderEarlier(outline.earlier_diagnostics), outcome: {} };
   } catch (err) {
     const refusal = err instanceof PlanError ? { message: err.message } : toRefusal(err);
     return { text: `Error: no outline; nothing was read.\n${renderRefusalText(refusal)}`, outcome: { refusal } };

@@ -300,10 +300,12 @@ export class MultiEditClient implements vscode.Disposable {
   }
 
   /** A file's outline from the language servers (`multiedit.symbols`). */
-  async symbols(filePath: string): Promise<SymbolsResult> {
+  /** `agent`: the caller the server keeps an edit's late diagnostics for (as a plan's options name it). */
+  async symbols(filePath: string, agent?: string): Promise<SymbolsResult> {
     const client = await this.ensureStarted();
     try {
-      return (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_SYMBOLS, arguments: [{ file_path: filePath }] })) as SymbolsResult;
+      const args: unknown[] = agent ? [{ file_path: filePath }, { agent }] : [{ file_path: filePath }];
+      return (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_SYMBOLS, arguments: args })) as SymbolsResult;
     } catch (err) {
       const e = err as { message?: string; data?: unknown; code?: number };
       this.log.warn(`${SERVER_SYMBOLS} refused: ${e.message ?? err}`);

@@ -1,6 +1,6 @@
 // Rendering of server results and refusals for notifications, chat and language model tools.
 // No `vscode` import: unit-tested with node's test runner.
-import type { FileResult, PlanResult, RefusalData } from './lsp_ext';
+import type { EarlierDiagnostics, FileResult, PlanResult, RefusalData } from './lsp_ext';
 import { EditRequest, isPatchRequest, PlanEdit, planEditCount, planTargets } from './plan';
 
 /** A refusal by the server (JSON-RPC error) or a failure before reaching it. */
@@ -148,8 +148,13 @@ export function renderResultMarkdown(result: PlanResult): string {
   const tolerant = tolerantMatches(result);
   if (tolerant.length) md += `Note: ${escapeMarkdown(tolerant.join('; '))}.\n\n`;
   if (failed > 0) md += `⚠️ ${failed} edit${failed === 1 ? '' : 's'} failed and ${failed === 1 ? 'was' : 'were'} skipped.\n\n`;
-  if (result.diagnostics_text) md += result.diagnostics_text.split('\n').map((l) => escapeMarkdown(l)).join('  \n') + '\n\n';
+  if (result.diagnostics_text) md += diagnosticsMarkdown(result.diagnostics_text);
   return md;
+}
+
+/** A diagnostics text (a delta, or the sentence saying it comes later) as chat markdown, line by line. */
+export function diagnosticsMarkdown(text: string): string {
+  return text.split('\n').map((l) => escapeMarkdown(l)).join('  \n') + '\n\n';
 }
 
 /** Markdown for the chat participant after a refusal. */
@@ -166,6 +171,14 @@ export function escapeMarkdown(text: string): string {
   return text.replace(/([\\`*_{}[\]<>#|~])/g, '\\$1');
 }
 
+/**
+ * The deltas of an agent's earlier edits, which had not settled when they were answered: after
+ * whatever its next call returns (a plan's result, an outline).
+ */
+export function renderEarlier(earlier: EarlierDiagnostics[] | undefined): string {
+  return (earlier ?? []).map((e) => `\n\nDiagnostics of your earlier edit (${e.label}):\n${e.text}`).join('');
+}
+
 /** Text given back to a language model after the tool ran. */
 export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refusal; patch?: boolean }): string {
   if (outcome.result) {
@@ -177,9 +190,7 @@ export function renderToolResult(outcome: { result?: PlanResult; refusal?: Refus
     if (r.diagnostics_text) text += `\n\n${r.diagnostics_text}`;
     // Last, as the agent's next old_string must match these lines.
     if (r.now_reads_text) text += `\n\n${r.now_reads_text}`;
-    // The deltas of this agent's earlier edits, which had not settled when they were answered.
-    for (const e of r.earlier_diagnostics ?? []) text += `\n\nDiagnostics of your earlier edit (${e.label}):\n${e.text}`;
-    return text;
+    return text + renderEarlier(r.earlier_diagnostics);
   }
   const refusal = outcome.refusal ?? { message: 'Unknown error.' };
   const where = refusalLocation(refusal);

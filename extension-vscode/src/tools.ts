@@ -26,7 +26,8 @@ function assistDeps(ctx: Ctx, agent: string, model?: vscode.LanguageModelChat, t
     defaults: planDefaults(),
     apply: (plan) => applyPlan(ctx, plan, { agent }),
     preview: (plan) => ctx.client.preview(plan),
-    symbols: (filePath) => ctx.client.symbols(filePath),
+    // The agent, so that its outline also carries what its earlier edits left to settle.
+    symbols: (filePath) => ctx.client.symbols(filePath, agent),
     reviewSetting: reviewPolicy(),
     askModel: model
       ? async (prompt) => {

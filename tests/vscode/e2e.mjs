@@ -124,9 +124,14 @@ async function mcpSession() {
   };
 }
 
-function callMcp(plan, env = {}, tool = 'multiedit') {
+/**
+ * `then`: [tool, arguments] called next in the same session while the first answer's delta is still
+ * settling, until one carries it (tests/mcp/call.py); that answer is the result's `then`.
+ */
+function callMcp(plan, env = {}, tool = 'multiedit', then = undefined) {
   if (!fs.existsSync(mcpPython)) throw new Error(`no Python with the MCP SDK at ${mcpPython}: run .ci/run`);
-  const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), tool, JSON.stringify(plan)], {
+  const next = then ? [then[0], JSON.stringify(then[1])] : [];
+  const r = spawnSync(mcpPython, [path.join(repoRoot, 'tests', 'mcp', 'call.py'), installedBinary(), tool, JSON.stringify(plan), ...next], {
     env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -355,6 +360,36 @@ function outputChannelLog() {
   };
   walk(path.join(userData, 'logs'));
   return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+}
+
+/** The sentence an agent's answer carries when its delta is still settling (server/src/lsp/diagnostics.rs). */
+const DEFERRED = "Diagnostics: the editor's language servers are still checking this change; the errors it introduced and resolved come with your next multiedit call, whichever tool it is.";
+const EARLIER = /\n\nDiagnostics of your earlier edit \([^)]*\):\n([\s\S]*)$/;
+
+/**
+ * What the language model tool told the agent of its edit's diagnostics, all of it: the answer `text`
+ * as it is when the delta was ready at once; when it was still settling, the answer with the fixed
+ * sentence replaced by the delta its next calls (`next`, every 250 ms) carried once settled.
+ */
+async function lmTold(text, next) {
+  if (!text.includes(DEFERRED)) return text;
+  for (let i = 0; i < 40; i++) {
+    await sleep(250);
+    const later = EARLIER.exec(await next());
+    if (later) return text.replace(DEFERRED, later[1]);
+  }
+  throw new Error(`the deferred delta never came with a later call: ${JSON.stringify(text)}`);
+}
+
+/**
+ * The same for `multiedit mcp` (callMcp with `then`): the answer's text and structured delta, the
+ * deferred ones replaced by those the next call in the session carried.
+ */
+function mcpTold(answer) {
+  if (!answer.structured?.diagnostics?.deferred) return { text: answer.text, diagnostics: answer.structured?.diagnostics };
+  const earlier = answer.then?.structured?.earlier_diagnostics?.[0];
+  if (!earlier) throw new Error(`the deferred delta never came with a later call: ${JSON.stringify(answer)}`);
+  return { text: answer.text.replace(DEFERRED, earlier.text), diagnostics: earlier.diagnostics };
 }
 
 /** Runs the `multiedit` language model tool through vscode.lm.invokeTool (a test command), allowing
@@ -1670,16 +1705,19 @@ async function runTests() {
       return d?.diagnostics.some((m) => /not assignable to type 'number'/.test(m));
     }, "TypeScript's diagnostics for calc.ts", 60_000, 1000);
     // waited: from the edit (its save included); answered: from the request, the wait for the language servers alone.
-    const waits = () => [...outputChannelLog().matchAll(/diagnostics: 1 document\(s\), waited (\d+) ms(?: \(last update (\d+) ms after the edit\))?.*?; answered (\d+) ms after the request/g)];
+    const waits = () => [...outputChannelLog().matchAll(/diagnostics: 1 document\(s\), waited (\d+) ms(?: \(last update (\d+) ms after the edit\))?(.*?); answered (\d+) ms after the request/g)];
+    // The delta an agent was told, asked for again with its next call where it was still settling.
+    const outline = (file) => async () => (await invokeLmTool({ tool: 'multiedit_symbols', input: { file_path: file } })).toolResult;
     const seen = waits().length;
     const breakIt = { file_path: calc, edits: [{ old_string: 'add(1, 2)', new_string: "add(1, '2')" }] };
     const fixIt = { file_path: calc, edits: [{ old_string: "add(1, '2')", new_string: 'add(1, 2)' }] };
 
     let state = await invokeLmTool(breakIt);
     log('tool result:', JSON.stringify(state.toolResult));
-    assertMatch(state.toolResult, /^Applied 1 edit to .*calc\.ts/, 'tool result');
-    assertMatch(state.toolResult, brokenCall, 'the new error, at its line and column');
-    assertEqual(/not a number|2322|calc\.ts:5:/.test(state.toolResult), false, 'the error already in the file is not reported');
+    const told = await lmTold(state.toolResult, outline(calc));
+    assertMatch(told, /^Applied 1 edit to .*calc\.ts/, 'tool result');
+    assertMatch(told, brokenCall, 'the new error, at its line and column');
+    assertEqual(/not a number|2322|calc\.ts:5:/.test(told), false, 'the error already in the file is not reported');
     const resultFile = path.join(ws, 'agent-result.md');
     fs.writeFileSync(resultFile, `# What the language model tool returned\n\n${state.toolResult}\n`);
     await showBeside('calc.ts', 'agent-result.md');
@@ -1687,20 +1725,20 @@ async function runTests() {
 
     state = await invokeLmTool(fixIt);
     log('tool result:', JSON.stringify(state.toolResult));
-    assertMatch(state.toolResult, /\n\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)$/, 'the fix, resolved');
+    assertMatch(await lmTold(state.toolResult, outline(calc)), /\n\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type '[^']+' is not assignable to parameter of type 'number'\. \(ts 2345\)$/, 'the fix, resolved');
 
     // A clean file that stays clean: TypeScript publishes nothing, so no update comes; it is taken as
     // unchanged after twice the time TypeScript took above, not after the 2 s bound.
     await openFile('clean.ts');
     state = await invokeLmTool({ file_path: path.join(ws, 'clean.ts'), edits: [{ old_string: '= 1;', new_string: '= 2;' }] });
     log('tool result:', JSON.stringify(state.toolResult));
-    assertMatch(state.toolResult, /\n\nNo new errors\.\nNo diagnostics update for clean\.ts after the edit: taken as unchanged\.$/, 'clean file');
+    assertMatch(await lmTold(state.toolResult, outline(path.join(ws, 'clean.ts'))), /\n\nNo new errors\.\nNo diagnostics update for clean\.ts after the edit: taken as unchanged\.$/, 'clean file');
 
     // A file VS Code had not open: TypeScript had never checked it, so its errors are shown as they
     // are after the edit, not as new.
     state = await invokeLmTool({ file_path: path.join(ws, 'unopened.ts'), edits: [{ old_string: '= 1;', new_string: "= '1';" }] });
     log('tool result:', JSON.stringify(state.toolResult));
-    assertMatch(state.toolResult, /\n\nNow in unopened\.ts \(not open before the edit, so not compared\): unopened\.ts:1:14 Type 'string' is not assignable to type 'number'\. \(ts 2322\)$/, 'unopened file');
+    assertMatch(await lmTold(state.toolResult, outline(path.join(ws, 'unopened.ts'))), /\n\nNow in unopened\.ts \(not open before the edit, so not compared\): unopened\.ts:1:14 Type 'string' is not assignable to type 'number'\. \(ts 2322\)$/, 'unopened file');
 
     // A file no language server checks: no wait.
     const started = Date.now();
@@ -1709,22 +1747,24 @@ async function runTests() {
     assertMatch(state.toolResult, /\n\nNo diagnostics for plain\.txt: no language server checks it\.$/, 'plain text');
 
     // An agent in a terminal, through the bridge to this window.
-    let answer = callMcp(breakIt);
+    const read = ['multiedit_read', { file_path: calc }];
+    let answer = callMcp(breakIt, {}, 'multiedit', read);
     log('MCP result:', JSON.stringify(answer.text));
     assertEqual(answer.structured?.applied_in, 'editor', 'applied in the editor');
-    assertMatch(answer.text, /Applied in the buffers of .+\.\nSaved: the edit is on disk\.\nNew sha256: [0-9a-f]{64}\nNew errors: calc\.ts:7:29 /, 'MCP text');
-    assertMatch(answer.text, brokenCall, 'MCP text');
-    const introduced = answer.structured?.diagnostics?.introduced ?? [];
-    assertEqual(introduced.length, 1, `one new error (${JSON.stringify(answer.structured?.diagnostics)})`);
+    const mcp = mcpTold(answer);
+    assertMatch(mcp.text, /Applied in the buffers of .+\.\nSaved: the edit is on disk\.\nNew sha256: [0-9a-f]{64}\nNew errors: calc\.ts:7:29 /, 'MCP text');
+    assertMatch(mcp.text, brokenCall, 'MCP text');
+    const introduced = mcp.diagnostics?.introduced ?? [];
+    assertEqual(introduced.length, 1, `one new error (${JSON.stringify(mcp.diagnostics)})`);
     assertEqual(`${introduced[0].line}:${introduced[0].column} ${introduced[0].source} ${introduced[0].code} ${introduced[0].severity}`, '7:29 ts 2345 error', 'structured');
-    const timing = answer.structured.diagnostics;
+    const timing = mcp.diagnostics;
     log(`MCP diagnostics: waited ${timing.waited_ms} ms, language server published at ${timing.published_ms} ms, delta ${timing.delta_ms} ms`);
     fs.writeFileSync(resultFile, `# What the agent got over MCP (multiedit mcp, through the bridge)\n\n${answer.text}\n`);
     await showBeside('calc.ts', 'agent-result.md');
     await screenshot('diagnostics-mcp-new-error');
-    answer = callMcp(fixIt);
+    answer = callMcp(fixIt, {}, 'multiedit', read);
     log('MCP result:', JSON.stringify(answer.text));
-    assertMatch(answer.text, /\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type/, 'MCP fix');
+    assertMatch(mcpTold(answer).text, /\nNo new errors\.\nResolved: calc\.ts:7:29 Argument of type/, 'MCP fix');
 
     // @multiedit in the chat shows the same under its answer.
     const chat = async (plan) =>
@@ -1734,20 +1774,22 @@ async function runTests() {
     said = await chat(fixIt);
     assertMatch(said, /No new errors\.  \nResolved: calc\.ts:7:29 Argument of type/, '@multiedit, the fix');
 
-    const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]), answered: Number(m[3]) }));
+    const measured = waits().slice(seen).map((m) => ({ waited: Number(m[1]), published: m[2] === undefined ? undefined : Number(m[2]), about: m[3], answered: Number(m[4]) }));
     log(`diagnostics waits (ms): ${JSON.stringify(measured)}; plain text plan round trip ${elapsed} ms`);
     // The wait ends when the language server publishes, not at the 2 s settle: 400 ms leaves room for a
     // loaded 2-core machine's scheduling (100 ms was missed by 6 ms under load) and still tells the two apart.
     for (const m of measured.filter((x) => x.published !== undefined)) {
       if (m.waited - m.published > 400) throw new Error(`the answer came ${m.waited - m.published} ms after the language server published (at most 400; the settle is 2000)`);
     }
-    const [clean, plain] = measured.filter((x) => x.published === undefined);
+    // A first look that ended before TypeScript published says nothing of the file (`still pending`).
+    const clean = measured.find((x) => x.published === undefined && /no update for \S*clean\.ts/.test(x.about));
+    const plain = measured.find((x) => /no language server for \S*plain\.txt/.test(x.about));
     log(`diagnostics: clean file ${clean?.waited} ms, plain text ${plain?.waited} ms`);
     if (!clean || clean.waited > 1500) throw new Error(`the clean file was waited for too long: ${JSON.stringify(measured)}`);
     if (!plain || plain.answered > 100) throw new Error(`the plain text file was waited for: ${JSON.stringify(measured)}`);
   });
 
-  await symbolTests({ test, invokeLmTool, callMcp, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, showBeside, ws, tmp, multiedit: installedBinary, node24, artifacts });
+  await symbolTests({ test, invokeLmTool, callMcp, lmTold, mcpTold, dumpState, openFile, undoOnce, waitFor, assertEqual, assertMatch, screenshot, log, page, sleep, clearNotifications, outputChannelLog, showBeside, ws, tmp, multiedit: installedBinary, node24, artifacts });
 
   await test('Connect AI Agents shows the change, then writes the agents\' MCP files for the bundled binary, their edits routed through MultiEdit when chosen', async () => {
     const mcpJson = path.join(ws, '.mcp.json');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeSymbolsTool, invokeTool, prepareToolInvocation, refusedToolResult, toolReviews } from '../../src/assist';
+import { AssistDeps, buildPlanPrompt, handleChatRequest, invokeSymbolsTool, settledDelta, invokeTool, prepareToolInvocation, refusedToolResult, toolReviews } from '../../src/assist';
 import { PlanResult } from '../../src/lsp_ext';
 import { Plan } from '../../src/plan';
 import { recorder } from './support';
@@ -42,6 +42,43 @@ describe('chat participant', () => {
     assert.match(r.text(), /\*\*Applied 1 edit to \/ws\/active.txt\*\*/);
     assert.match(r.text(), /1\. Replaced "hello" with "bye"/);
     assert.match(r.text(), /button: Undo -> multiedit.undoLastBatch/);
+  });
+
+  it('a delta still settling when the edit was answered follows in the same answer, not left for a next call', async () => {
+    const deferred = "Diagnostics: the editor's language servers are still checking this change; the errors it introduced and resolved come with your next multiedit call, whichever tool it is.";
+    const asked: string[] = [];
+    const { d } = deps({
+      apply: async (req): Promise<PlanResult> =>
+        planResult({ ok: true, message: `Applied 1 edit to ${(req as Plan).file_path}:\n1. Replaced "hello" with "bye"`, files: [{ file_path: (req as Plan).file_path!, edits_applied: 1 }], diagnostics: { available: false, deferred: true }, diagnostics_text: deferred }),
+      // The first outline comes before the language server settled; the second carries the delta.
+      symbols: async (filePath) => {
+        asked.push(filePath);
+        const earlier = asked.length < 2 ? undefined : [{ diagnostics: { available: true }, label: '@multiedit: 1 edit to 1 file', text: "New errors: active.txt:1:1 Cannot find name 'bye'. (ts 2304)" }];
+        return { file_path: filePath, symbols: [], text: '', earlier_diagnostics: earlier };
+      },
+    });
+    const r = recorder();
+    await handleChatRequest({ prompt: '{"edits":[{"old_string":"hello","new_string":"bye"}]}' }, d, r.out);
+    assert.deepEqual(asked, ['/ws/active.txt', '/ws/active.txt']);
+    assert.match(r.text(), /\*\*Applied 1 edit to \/ws\/active.txt\*\*[\s\S]*New errors: active\.txt:1:1 Cannot find name 'bye'\. \(ts 2304\)[\s\S]*button: Undo/);
+    assert.doesNotMatch(r.text(), /still checking/);
+  });
+
+  it('a delta that never comes is said to come later, as the server words it', async () => {
+    const r = recorder();
+    const result = planResult({ ok: true, message: 'Applied', files: [{ file_path: '/ws/a.txt', edits_applied: 1 }, { file_path: '/ws/b.txt', edits_applied: 1 }], diagnostics: { available: false, deferred: true } });
+    const asked: string[] = [];
+    const { d } = deps({
+      // a.txt has no outline; b.txt's never carries the delta.
+      symbols: async (filePath) => {
+        asked.push(filePath);
+        if (filePath === '/ws/a.txt') throw new Error('No language server gives the symbols of /ws/a.txt');
+        return { file_path: filePath, symbols: [], text: '' };
+      },
+    });
+    assert.equal(await settledDelta(result, d, r.out, 1), false);
+    assert.deepEqual([asked[0], asked[1], asked.length], ['/ws/a.txt', '/ws/b.txt', 40]);
+    assert.equal(r.text(), '');
   });
 
   it('targets the single referenced file', async () => {
@@ -196,6 +233,19 @@ describe('the multiedit_symbols tool', () => {
     const r = await invokeSymbolsTool({ file_path: 'src/main.ts' }, d);
     assert.deepEqual(asked, ['/ws/src/main.ts']);
     assert.equal(r.text, '/ws/src/main.ts: 1 symbol, ...\nfunction main  (lines 1-3)');
+  });
+
+  it('the outline ends with what the agent\'s earlier edits left to settle', async () => {
+    const { d } = deps({
+      symbols: async (filePath) => ({
+        file_path: filePath,
+        symbols: [],
+        text: `${filePath}: 1 symbol, ...\nfunction main  (lines 1-3)\n`,
+        earlier_diagnostics: [{ diagnostics: { available: true }, label: 'Chat agent: 1 edit to 1 file', text: "New errors: main.ts:2:3 Cannot find name 'x'. (ts 2304)" }],
+      }),
+    });
+    const r = await invokeSymbolsTool({ file_path: 'src/main.ts' }, d);
+    assert.equal(r.text, "/ws/src/main.ts: 1 symbol, ...\nfunction main  (lines 1-3)\n\nDiagnostics of your earlier edit (Chat agent: 1 edit to 1 file):\nNew errors: main.ts:2:3 Cannot find name 'x'. (ts 2304)");
   });
 
   it('a refusal is the server\'s words', async () => {

@@ -67,6 +67,18 @@ impl Session {
         map.entry(caller.to_string()).or_default().push(delta);
     }
 
+    /// Keeps `deltas` for `caller`'s next call, before those kept since they were taken (their edits
+    /// came first).
+    pub(crate) fn defer_before(&self, caller: &str, mut deltas: Vec<Deferred>) {
+        if deltas.is_empty() {
+            return;
+        }
+        let mut map = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = map.entry(caller.to_string()).or_default();
+        deltas.append(kept);
+        *kept = deltas;
+    }
+
     /// The deltas kept for `caller`, taken.
     pub(crate) fn take_deferred(&self, caller: &str) -> Vec<Deferred> {
         let mut map = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
