@@ -204,9 +204,6 @@ impl Run<'_> {
             .iter()
             .filter_map(|f| f.uri.clone())
             .collect();
-        let watch =
-            diagnostics::Watch::start(self.client, config.diagnostics, prepared.diagnostics, uris)
-                .await;
         let open: Vec<String> = prepared
             .files
             .iter()
@@ -214,7 +211,11 @@ impl Run<'_> {
             .filter_map(|f| f.uri.clone())
             .collect();
         let policy = prepared.save.unwrap_or(config.save);
-        let saving = Saving::start(self.client, config.save_support, policy, open).await;
+        // Two questions to the editor, neither waiting on the other's answer.
+        let (watch, saving) = tokio::join!(
+            diagnostics::Watch::start(self.client, config.diagnostics, prepared.diagnostics, uris),
+            Saving::start(self.client, config.save_support, policy, open),
+        );
         BeforeEdit { watch, saving }
     }
 
