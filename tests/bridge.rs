@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use lsp_support::{Answer, Editor, Options};
 use multiedit::bridge::{route, Intent, Routed};
-use multiedit::engine::{self, Kind, Refusal};
+use multiedit::engine;
+use multiedit::refusal::{Kind, Refusal};
 use multiedit::result::PlanResult;
 use serde_json::{json, Value};
 
@@ -370,11 +371,11 @@ fn refusals_come_back_exactly() {
     );
     assert_eq!(
         refusal,
-        engine_refusal
+        Refusal::from(engine_refusal)
             .in_file(&a.display().to_string())
             .with_hint(Some(hint))
     );
-    assert_eq!(refusal.kind, Kind::NotFound);
+    assert_eq!(refusal.kind, engine::Kind::NotFound);
     assert!(
         refusal
             .hint
@@ -394,7 +395,7 @@ fn refusals_come_back_exactly() {
         false,
         Answer::Refuse,
     ));
-    assert_eq!(refusal.kind, Kind::NotApplied);
+    assert_eq!(refusal.kind, engine::Kind::NotApplied);
     assert!(
         refusal.message.contains("did not apply the change"),
         "{refusal:?}"
@@ -1189,16 +1190,22 @@ fn a_server_with_every_slot_taken_answers_busy() {
         let r = ed.serve_until(Answer::Ignore, |_| rx.try_recv().ok());
         kinds.push(refused(r).kind);
     }
-    assert!(kinds.contains(&Kind::NotApplied), "{kinds:?}");
+    assert!(
+        kinds.contains(&Kind::Engine(engine::Kind::NotApplied)),
+        "{kinds:?}"
+    );
     assert!(
         kinds
             .iter()
-            .all(|k| matches!(k, Kind::NotApplied | Kind::Busy)),
+            .all(|k| matches!(k, Kind::Engine(engine::Kind::NotApplied) | Kind::Busy)),
         "{kinds:?}"
     );
     assert_eq!(
         ed.edits_seen.len(),
-        kinds.iter().filter(|k| **k == Kind::NotApplied).count(),
+        kinds
+            .iter()
+            .filter(|k| **k == engine::Kind::NotApplied)
+            .count(),
         "one applyEdit per plan that had its turn"
     );
     assert!(

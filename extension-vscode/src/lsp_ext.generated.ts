@@ -397,10 +397,9 @@ export interface RecoveredEntry {
 export type Recovery = "completed" | "rolled_back" | "left" | "ignored";
 
 /**
- * The engine's `Refusal` as it travels (`crate::engine::Refusal` serialises so), for the check that
- * the extension mirrors the wire types (`lsp::ext`).
- * A refusal as it travels (`engine::Refusal`, whose crate keeps free of schemars), for the wire
- * contract (`lsp/typescript.rs`, which checks it against the engine's own fields).
+ * A refusal as it travels (`refusal::Refusal`, the engine's struct with the server's kinds, whose
+ * crate keeps free of schemars), for the wire contract (`lsp/typescript.rs`, which checks it against
+ * the struct's own fields).
  */
 export interface RefusalData {
   edit_index?: number | null;
@@ -410,8 +409,8 @@ export interface RefusalData {
   message: string;
 }
 
-/** Why a plan was refused (`engine::Kind`): a stable name for programs. */
-export type RefusalKind = "invalid_plan" | "not_found" | "ambiguous" | "no_op" | "file_exists" | "file_not_found" | "chained" | "apply_failed" | "count_mismatch" | "unchanged" | "not_utf8" | "io" | "outside_workspace" | "not_applied" | "declined" | "undecided" | "busy" | "internal_error" | "too_large" | "stale" | "needs_editor" | "no_language_server" | "symbol_not_found" | "symbol_ambiguous" | "no_body" | "overlaps" | "rename_refused" | "protected" | "read_only";
+/** Why a plan was refused (the engine's kinds, then the server's own): a stable name for programs. */
+export type RefusalKind = "invalid_plan" | "not_found" | "ambiguous" | "no_op" | "file_exists" | "file_not_found" | "chained" | "apply_failed" | "count_mismatch" | "unchanged" | "not_utf8" | "not_applied" | "too_large" | "needs_editor" | "overlaps" | "io" | "outside_workspace" | "declined" | "undecided" | "busy" | "internal_error" | "stale" | "no_language_server" | "symbol_not_found" | "symbol_ambiguous" | "no_body" | "rename_refused" | "protected" | "read_only";
 
 export interface RenameAnswer {
   /** The rename's edit (`changes`, or `documentChanges` of text edits only); absent when refused. */

@@ -17,8 +17,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::engine::{Kind, Refusal};
 use crate::paths::{self, Folders};
+use crate::refusal::{Kind, Refusal};
 
 /// Who sent a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod paths;
 pub mod process;
 pub mod protocol;
+pub mod refusal;
 pub mod result;
 pub mod symbols;
 pub mod write;

@@ -2,7 +2,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::engine::{FileOp, Kind, Plan, Refusal};
+use crate::engine::{FileOp, Plan};
+use crate::refusal::{Kind, Refusal};
 
 pub use multiedit_engine::paths::to_path;
 

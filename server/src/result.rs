@@ -12,7 +12,8 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::engine::{FileOp, LineBreaks, Outcome, Refusal, Tier};
+use crate::engine::{FileOp, LineBreaks, Outcome, Tier};
+use crate::refusal::Refusal;
 
 /// `n` of a thing in words, for a text: "1 edit", "3 edits".
 pub(crate) fn plural(n: usize, one: &str) -> String {
@@ -439,10 +440,9 @@ fn common_folder(paths: &[&str]) -> String {
     }
 }
 
-/// The engine's `Refusal` as it travels (`crate::engine::Refusal` serialises so), for the check that
-/// the extension mirrors the wire types (`lsp::ext`).
-/// A refusal as it travels (`engine::Refusal`, whose crate keeps free of schemars), for the wire
-/// contract (`lsp/typescript.rs`, which checks it against the engine's own fields).
+/// A refusal as it travels (`refusal::Refusal`, the engine's struct with the server's kinds, whose
+/// crate keeps free of schemars), for the wire contract (`lsp/typescript.rs`, which checks it against
+/// the struct's own fields).
 #[cfg(test)]
 #[derive(schemars::JsonSchema)]
 #[allow(dead_code)]
@@ -457,7 +457,7 @@ pub struct RefusalData {
     hint: Option<String>,
 }
 
-/// Every refusal kind (`engine::Kind`, by its `as_str` name).
+/// Every refusal kind (`refusal::Kind`: the engine's, then the server's own), by its `as_str` name.
 #[cfg(test)]
 pub struct RefusalKind;
 
@@ -468,14 +468,11 @@ impl schemars::JsonSchema for RefusalKind {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let names: Vec<&str> = crate::engine::Kind::ALL
-            .iter()
-            .map(|k| k.as_str())
-            .collect();
+        let names: Vec<&str> = crate::refusal::Kind::all().map(|k| k.as_str()).collect();
         schemars::json_schema!({
             "type": "string",
             "enum": names,
-            "description": "Why a plan was refused (`engine::Kind`): a stable name for programs."
+            "description": "Why a plan was refused (the engine's kinds, then the server's own): a stable name for programs."
         })
     }
 }
@@ -497,7 +494,7 @@ impl PlanResult {
             ok: true,
             message: outcome.message(),
             files: outcome.files.iter().map(FileResult::of).collect(),
-            edits_failed: outcome.failed().cloned().collect(),
+            edits_failed: outcome.failed().cloned().map(Refusal::from).collect(),
             ..PlanResult::refused(String::new(), None)
         }
     }

@@ -9,8 +9,9 @@
 use crate::result::sha256;
 use serde_json::Value;
 
-use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal};
+use crate::engine::{self, Edit, FilePlan, Outcome, Plan};
 use crate::paths;
+use crate::refusal::{Kind, Refusal};
 
 /// "3 lines", "1 line": a text's lines as multiedit_read counts them.
 fn lines(text: &str) -> String {
@@ -107,8 +108,8 @@ impl WriteRequest {
                       text it shows and write that, with the sha256 it shows.";
         match (current, &self.sha256) {
             (None, Some(_)) => {
-                return Err(Refusal::new(
-                    Kind::FileNotFound,
+                return Err(Refusal::of(
+                    engine::Kind::FileNotFound,
                     format!("File does not exist: {path}. Nothing was written. To create it, send no sha256."),
                 )
                 .in_file(path))
@@ -199,7 +200,7 @@ mod tests {
                 .outcome(None, || false)
                 .unwrap_err()
                 .kind,
-            Kind::FileNotFound
+            Kind::Engine(engine::Kind::FileNotFound)
         );
         assert!(w(None).outcome(None, || false).unwrap().files[0].created);
     }

@@ -28,7 +28,7 @@ pub use plan::{
     parse_plan, plan_from_value, Anchor, Diagnostics, Dialect, Edit, Expect, FileOp, FilePlan,
     Matching, Mode, Options, Plan, Save,
 };
-pub use refusal::{Kind, Refusal};
+pub use refusal::{Kind, Refusal, Wraps};
 pub use target::{NamePath, Rename, RenameAt, Span, Spans, SymbolAction, Target};
 pub use text::cap as sentence;
 pub use text::{line_of, line_starts};

@@ -14,8 +14,9 @@ use tokio::time::timeout;
 use super::registry::{self, Entry};
 use super::routed::{Routed, Sender};
 use super::wire::{self, Answer, Intent, Request};
-use crate::engine::{Kind, Refusal};
+use crate::engine;
 use crate::paths::{real_path, Folders};
+use crate::refusal::{Kind, Refusal};
 use serde::de::DeserializeOwned;
 
 pub(crate) async fn route<T: DeserializeOwned>(
@@ -119,7 +120,7 @@ fn no_editor_reason(files: &[PathBuf], running: usize, tried: usize, notes: &[St
 }
 
 fn not_applied(message: String) -> Refusal {
-    Refusal::new(Kind::NotApplied, message)
+    Refusal::of(engine::Kind::NotApplied, message)
 }
 
 /// The editor is running and holds the files but did not take the plan. Nothing was sent, yet it must

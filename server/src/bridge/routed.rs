@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Refusal;
+use crate::refusal::Refusal;
 
 /// What the caller wants done with a request's plan: which of the editor's own commands it runs as
 /// (`multiedit.apply`, `multiedit.preview`, `multiedit.read`, `multiedit.symbols`).

@@ -6,10 +6,11 @@ use crate::disk;
 use crate::process::{err, out};
 use std::path::PathBuf;
 
-use crate::engine::{self, Kind, Matching, Refusal};
+use crate::engine::{self, Matching};
 use crate::formats::{self, Format};
 use crate::language_servers;
 use crate::paths::Folders;
+use crate::refusal::{Kind, Refusal};
 use crate::result::PlanResult;
 
 pub(crate) struct Args {
@@ -62,7 +63,7 @@ fn read_plan(source: &str) -> Result<String, Refusal> {
     };
     let bytes = bytes.map_err(|e| {
         let kind = match disk::TooBig::of(&e) {
-            Some(_) => Kind::TooLarge,
+            Some(_) => Kind::Engine(engine::Kind::TooLarge),
             None => Kind::Io,
         };
         Refusal::new(kind, format!("Cannot read the plan {source}: {e}"))

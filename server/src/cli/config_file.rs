@@ -14,6 +14,32 @@ use serde_json::{json, Value};
 
 use super::agents::SERVER_NAME;
 
+/// What a step of `setup` says, and whether it wrote a file (or, in a dry run, would have): the
+/// caller adds a note about what the written files name only when one was.
+#[derive(Debug, Default)]
+pub(crate) struct Said {
+    pub(crate) text: String,
+    pub(crate) wrote: bool,
+}
+
+impl Said {
+    /// A file written (or, in a dry run, that would have been).
+    pub(crate) fn wrote(text: String) -> Said {
+        Said { text, wrote: true }
+    }
+
+    /// Nothing written: all there already, or left as it was.
+    pub(crate) fn left(text: String) -> Said {
+        Said { text, wrote: false }
+    }
+
+    pub(crate) fn and(mut self, next: Said) -> Said {
+        self.text.push_str(&next.text);
+        self.wrote |= next.wrote;
+        self
+    }
+}
+
 /// The file `path` names, links followed, and its text (`None`: it does not exist yet). Refused, with
 /// `or_else` (what the user may do instead) at the end: a link to nothing, a file that is not UTF-8 or
 /// cannot be read, and, for a project's file (`project`: the project's folder), a link in the project

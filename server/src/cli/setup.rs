@@ -10,7 +10,7 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 
 use super::agents::{command, Agent, Format, Scope, AGENTS};
-use super::config_file::{line_diff, load, merge_json, merge_toml, writable, write_atomic};
+use super::config_file::{line_diff, load, merge_json, merge_toml, writable, write_atomic, Said};
 use crate::process::{err, out};
 
 #[derive(Args)]
@@ -95,10 +95,8 @@ pub(crate) fn run(args: &SetupArgs) -> ExitCode {
     for agent in agents {
         match set_up(agent, scope, &project, &exe, args) {
             Ok(said) => {
-                wrote |= said.contains(": created ")
-                    || said.contains(": updated ")
-                    || said.contains(": would have ");
-                out(&said)
+                wrote |= said.wrote;
+                out(&said.text)
             }
             Err(why) => {
                 refused = true;
@@ -139,23 +137,24 @@ fn set_up(
     project: &Path,
     exe: &str,
     args: &SetupArgs,
-) -> Result<String, String> {
+) -> Result<Said, String> {
     if args.undo_route_edits {
-        return super::route::undo(agent, scope, project, args.agents_md, args.dry_run).map_err(
-            |(done, why)| {
+        // What an undo writes names no binary: no note follows it.
+        return super::route::undo(agent, scope, project, args.agents_md, args.dry_run)
+            .map(Said::left)
+            .map_err(|(done, why)| {
                 out(&done);
                 why
-            },
-        );
+            });
     }
     let said = setup_one(agent, scope, project, exe, args.dry_run, args.route_edits)?;
     if !args.route_edits {
         return Ok(said);
     }
     match super::route::route(agent, scope, project, args.agents_md, exe, args.dry_run) {
-        Ok(routed) => Ok(format!("{said}{routed}")),
+        Ok(routed) => Ok(said.and(routed)),
         Err((done, why)) => {
-            out(&format!("{said}{done}"));
+            out(&format!("{}{done}", said.text));
             Err(why)
         }
     }
@@ -205,7 +204,7 @@ fn setup_one(
     exe: &str,
     dry_run: bool,
     approved: bool,
-) -> Result<String, String> {
+) -> Result<Said, String> {
     let (path, real_scope) = agent.config_path(scope, project)?;
     let by_hand = format!("the server by hand: it runs {exe} with the argument mcp");
     // A project's file must stay inside the project, links followed; the user's own are theirs.
@@ -225,10 +224,10 @@ fn setup_one(
         ""
     };
     if before.as_deref() == Some(after.as_str()) {
-        return Ok(format!(
+        return Ok(Said::left(format!(
             "{}: {shown} already runs {exe} mcp{note}\n",
             agent.name()
-        ));
+        )));
     }
     writable(&path, &format!("add {by_hand}"))?;
     let verb = if before.is_some() {
@@ -239,7 +238,7 @@ fn setup_one(
     if dry_run {
         let mut said = format!("{}: would have {verb} {shown}{note}:\n", agent.name());
         said.push_str(&line_diff(old, &after));
-        return Ok(said);
+        return Ok(Said::wrote(said));
     }
     write_atomic(&path, &after)
         .map_err(|e| format!("cannot write {shown} ({e}); left unchanged"))?;
@@ -251,5 +250,5 @@ fn setup_one(
              multiedit (or add it to enabledMcpjsonServers in ~/.claude/settings.json).\n",
         );
     }
-    Ok(said)
+    Ok(Said::wrote(said))
 }

@@ -5,7 +5,8 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use crate::engine::{Kind, Refusal};
+use crate::engine;
+use crate::refusal::Refusal;
 
 /// The most multiedit reads of one file: the most its text may be (`engine::MAX_TEXT`, 256 MiB), since
 /// the engine holds the text, its replacements and its result in memory. A larger file is refused from
@@ -35,8 +36,8 @@ impl TooBig {
     /// The refusal of the file `path` (kind `too_large`, as the engine's refusal of a text that would
     /// grow past the same cap: it is the file, not the disk, that is wrong, and running again cannot help).
     pub(crate) fn refusal(self, path: &Path) -> Refusal {
-        Refusal::new(
-            Kind::TooLarge,
+        Refusal::of(
+            engine::Kind::TooLarge,
             format!(
                 "Cannot read {}: {self}. Nothing was changed.",
                 path.display()
@@ -119,7 +120,7 @@ mod tests {
     fn a_file_past_the_cap_is_refused_from_its_size_or_when_it_grows_while_read() {
         let refusal = |e: std::io::Error| TooBig::of(&e).unwrap().refusal(Path::new("/p/big"));
         let r = refusal(read_capped(std::io::empty(), 1 << 40).unwrap_err());
-        assert_eq!(r.kind, Kind::TooLarge);
+        assert_eq!(r.kind, crate::engine::Kind::TooLarge);
         assert_eq!(
             r.message,
             "Cannot read /p/big: it is 1.0 TiB (1099511627776 bytes), more than the 256 MiB multiedit reads. Nothing was changed."

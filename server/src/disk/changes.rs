@@ -15,7 +15,8 @@ use super::refusal::io_refusal;
 use super::stage::{stage, Staged, Write1};
 use super::sync::flush_in;
 use super::temp::TEMP_SUFFIX;
-use crate::engine::{Kind, Refusal};
+use crate::engine;
+use crate::refusal::{Kind, Refusal};
 
 /// Below this many files a plan's renames are done on this thread: starting a thread costs about as
 /// much as a hundred renames (0.1 ms against 1 µs, measured on the median commit of this history).
@@ -85,7 +86,7 @@ pub(super) fn apply_all(
             // the plan was checked.
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 let message = format!("{} appeared while the plan was being applied. Nothing was changed; run the plan again.", dir.display());
-                return (done, Some(Refusal::new(Kind::NotApplied, message)));
+                return (done, Some(Refusal::of(engine::Kind::NotApplied, message)));
             }
             Err(e) => return (done, Some(io_refusal(dir, "create the folder", &e))),
         }

@@ -19,7 +19,8 @@ use super::refusal::io_refusal;
 use super::stage::{stage, Staged, Write1};
 use super::sync::{flush_in, lock_in, sync_in};
 use super::temp::Temp;
-use crate::engine::{Kind, Refusal};
+use crate::engine;
+use crate::refusal::Refusal;
 
 /// The file a write replaces: its path as the caller resolved it (`read::resolve`), taken as it is. It is
 /// not resolved again: a link on it now was swapped in since, and the commit, which follows none,
@@ -152,8 +153,8 @@ fn check_unchanged(
     opened: &Opened,
 ) -> Result<(), Refusal> {
     let changed = |path: &Path| {
-        Refusal::new(
-            Kind::NotApplied,
+        Refusal::of(
+            engine::Kind::NotApplied,
             format!("{} changed while the plan was being applied. Nothing was changed; run the plan again.", path.display()),
         )
     };

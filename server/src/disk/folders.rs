@@ -9,7 +9,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::refusal::io_refusal;
-use crate::engine::{Kind, Refusal};
+use crate::engine;
+use crate::refusal::Refusal;
 
 /// What the commit does to folders, between deleting files and renaming the new texts into place.
 #[derive(Debug, Default, PartialEq)]
@@ -106,7 +107,7 @@ pub(crate) fn absent(e: &std::io::Error) -> bool {
 }
 
 fn conflict(message: String) -> Refusal {
-    Refusal::new(Kind::FileExists, message)
+    Refusal::of(engine::Kind::FileExists, message)
 }
 
 /// Adds `dir` and the folders in it, deepest first, to `remove` when the plan deletes every file in

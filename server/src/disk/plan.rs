@@ -12,8 +12,9 @@ use super::permissions::mode_of;
 use super::private::refuse_inside as refuse_private;
 use super::read::{read, read_at, resolve};
 use super::stage::Write1;
-use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan, Refusal};
+use crate::engine::{self, diff, FileOp, FilePlan, Outcome, Plan};
 use crate::paths;
+use crate::refusal::{Kind, Refusal};
 use crate::symbols::{retain_by, Resolved};
 
 /// A plan that was applied (or, for a dry run, checked): the engine's outcome, and for a dry run the
@@ -88,8 +89,8 @@ pub(crate) fn apply_with(
     let deleted = vacated(plan, &paths_on_disk);
     let (targets, real_targets) = move_targets_on_disk(plan, &paths_on_disk, &deleted, confine)?;
     let mut outcome = engine::apply_plan(plan, &texts).map_err(|r| match &renumber {
-        Some(done) => done.renumber_refusal(r, &plan.files),
-        None => r,
+        Some(done) => done.renumber_refusal(r.into(), &plan.files),
+        None => r.into(),
     })?;
     if let Some(done) = &renumber {
         done.renumber(&mut outcome);
@@ -151,6 +152,7 @@ fn decode<'b>(plan: &Plan, bytes: &'b [Option<Vec<u8>>]) -> Result<Vec<Option<&'
             b.as_deref()
                 .map(|b| engine::decode(&f.file_path, b))
                 .transpose()
+                .map_err(Refusal::from)
         })
         .collect()
 }
@@ -197,7 +199,7 @@ fn read_files(
         if f.op == FileOp::Delete && p.is_dir() {
             // A patch's input error, not a failure of the disk: refused like a missing file (exit 1).
             let message = format!("Cannot delete {}: it is a directory, and a patch deletes only files. Nothing was changed.", p.display());
-            return Err(Refusal::new(engine::Kind::FileNotFound, message).in_file(&f.file_path));
+            return Err(Refusal::of(engine::Kind::FileNotFound, message).in_file(&f.file_path));
         }
         // A new file where a folder is: read as absent, if the plan empties that folder (below).
         if f.op == FileOp::Create && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
@@ -326,7 +328,7 @@ pub(crate) fn links_acted_on(plan: &Plan, paths: &[PathBuf]) -> Result<(), Refus
             ),
             _ => continue,
         };
-        return Err(Refusal::new(engine::Kind::Io, what).in_file(&f.file_path));
+        return Err(Refusal::new(Kind::Io, what).in_file(&f.file_path));
     }
     Ok(())
 }
@@ -340,7 +342,7 @@ pub(crate) fn still_inside(
 ) -> Result<(), Refusal> {
     match confine {
         Some(folders) if !folders.as_slice().iter().any(|f| real.starts_with(f)) => Err(Refusal::new(
-            engine::Kind::OutsideWorkspace,
+            Kind::OutsideWorkspace,
             format!(
                 "Cannot edit {name}: it now resolves to {}, outside the folders it may edit ({}): a folder on its way \
                  changed while the plan was being applied. Nothing was changed.",

@@ -13,7 +13,8 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::engine::{Kind, Plan, Refusal};
+use crate::engine::Plan;
+use crate::refusal::{Kind, Refusal};
 
 /// The folders a journal may be in, the preferred one first (which may not exist yet).
 pub(crate) fn candidates() -> Vec<PathBuf> {

@@ -9,7 +9,7 @@ use super::cap::read_capped;
 use super::folders;
 use super::opened::{self, Opened};
 use super::refusal::io_refusal;
-use crate::engine::{Kind, Refusal};
+use crate::refusal::{Kind, Refusal};
 
 /// The file's bytes, `None` if it does not exist (nor does a folder of it, or one is a file: a plan
 /// may delete that file and create this one). A directory, a dangling symlink, anything but a

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::cap::TooBig;
-use crate::engine::{Kind, Refusal};
+use crate::refusal::{Kind, Refusal};
 
 pub(super) fn io_refusal(path: &Path, what: &str, e: &std::io::Error) -> Refusal {
     if let Some(big) = TooBig::of(e) {

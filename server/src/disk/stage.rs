@@ -12,7 +12,7 @@ use super::permissions::{keep_owner, mode_bits, set_mode};
 use super::read::not_regular;
 use super::refusal::io_refusal;
 use super::temp::{create_temp, Temp};
-use crate::engine::{Kind, Refusal};
+use crate::refusal::{Kind, Refusal};
 
 /// One file to write: where, the bytes read before (to detect a change under our feet), the new bytes
 /// (`None`: the file is deleted), and the permission bits to give it (`None`: an existing file keeps

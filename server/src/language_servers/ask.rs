@@ -15,9 +15,10 @@ use super::context::Context;
 use super::refuse;
 use super::started::{Failure, Started};
 use super::table::{self, Program};
-use crate::engine::{self, FilePlan, Kind, Plan, Refusal, Rename, RenameAt, Target};
+use crate::engine::{self, FilePlan, Plan, Rename, RenameAt, Target};
 use crate::protocol::ext::{RenameAnswer, SymbolsAnswer};
 use crate::protocol::positions::{self as convert, Encoding};
+use crate::refusal::{Kind, Refusal};
 use crate::result::SymbolsResult;
 use crate::symbols::{outline, rename, Answers, Asked, FileSymbols, Renaming};
 use crate::{disk, paths};
@@ -101,7 +102,7 @@ pub(crate) struct Gathered {
 fn disk_text(path: &Path, file_path: &str) -> Result<String, Refusal> {
     let bytes = disk::read(path)
         .map_err(|r| r.in_file(file_path))?
-        .ok_or_else(|| engine::Refusal::file_not_found(file_path))?;
+        .ok_or_else(|| Refusal::file_not_found(file_path))?;
     Ok(engine::decode(file_path, &bytes)?.to_string())
 }
 
@@ -193,7 +194,7 @@ async fn gather_symbols(f: &FilePlan, ctx: &Context, g: &mut Gathered) -> Result
     }
     let started = std::time::Instant::now();
     let (answer, text, server) = symbols_of(&f.file_path, &what, ctx).await.map_err(|r| {
-        if r.edit_index.is_none() && r.kind == Kind::NeedsEditor {
+        if r.edit_index.is_none() && r.kind == engine::Kind::NeedsEditor {
             r.at(first)
         } else {
             r

@@ -9,7 +9,8 @@ use std::time::Duration;
 use super::consent::Consent;
 use super::started::Failure;
 use super::table::{self, Missing, Program};
-use crate::engine::{Kind, Refusal};
+use crate::engine;
+use crate::refusal::{Kind, Refusal};
 
 /// A duration as a refusal says it: "20 s", "500 ms".
 fn said(d: Duration) -> String {
@@ -38,8 +39,8 @@ fn not_allowed_why(project: &Path, consent: &Consent) -> String {
 /// `what` (a sentence's subject: "Edit 2 names the symbol Calculator/add, which", "The rename to
 /// sum") needs a server, and `project` is not allowed one.
 pub(crate) fn not_allowed(what: &str, project: &Path, consent: &Consent) -> Refusal {
-    Refusal::new(
-        Kind::NeedsEditor,
+    Refusal::of(
+        engine::Kind::NeedsEditor,
         format!(
             "{what} is resolved by the language servers of an editor running multiedit lsp, or by one multiedit starts \
              itself, which it does only for a project whose user allowed it (a language server can run the project's own \
@@ -60,8 +61,8 @@ pub(crate) fn outline_not_allowed(
     project: &Path,
     consent: &Consent,
 ) -> Refusal {
-    Refusal::new(
-        Kind::NeedsEditor,
+    Refusal::of(
+        engine::Kind::NeedsEditor,
         format!(
             "The outline of {file} comes from the language servers of an editor running multiedit lsp, and none was \
              reached: {reason}. multiedit starts one itself only for a project whose user allowed it (a language server \
@@ -155,7 +156,7 @@ pub(crate) fn failed(program: &Program, root: &Path, file: &str, failure: &Failu
             ),
         ),
         Failure::TimedOut { during, after } => (
-            Kind::NotApplied,
+            Kind::Engine(engine::Kind::NotApplied),
             format!(
                 "{name} did not answer {during} for {file} within {} (it may still be loading the project). Nothing was \
                  changed; try again.",
@@ -170,7 +171,7 @@ pub(crate) fn failed(program: &Program, root: &Path, file: &str, failure: &Failu
             ),
         ),
         Failure::Answered { during, message } => (
-            Kind::NotApplied,
+            Kind::Engine(engine::Kind::NotApplied),
             format!("{name} could not answer {during} for {file} (it said: {message}). Nothing was changed."),
         ),
     };

@@ -10,10 +10,11 @@ use super::context::Context;
 use super::watch;
 use crate::diagnostics::{Options, Report};
 use crate::disk::{self, Recovered};
-use crate::engine::{Kind, Plan, Refusal, Target};
+use crate::engine::{Plan, Target};
 use crate::gate;
 use crate::paths;
 use crate::protocol::positions as convert;
+use crate::refusal::{Kind, Refusal};
 use crate::result::PlanResult;
 use crate::symbols::{self, rename};
 

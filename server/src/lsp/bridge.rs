@@ -128,9 +128,9 @@ mod unix {
     use super::{Handoff, Handoffs};
     use crate::bridge::registry::{self, Entry};
     use crate::bridge::wire::{self, Answer, Request};
-    use crate::engine::{Kind, Refusal};
     use crate::lsp::config::Config;
     use crate::lsp::logging::log;
+    use crate::refusal::{Kind, Refusal};
 
     /// How often at most the entry is rewritten for activity.
     const TOUCH_EVERY: Duration = Duration::from_secs(1);

@@ -12,8 +12,9 @@ use tower_lsp_server::ls_types::{
     RenameFile, RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::engine::{self, FilePlan, Kind, Options, Refusal, Replacement};
+use crate::engine::{self, FilePlan, Options, Replacement};
 pub use crate::protocol::positions::*;
+use crate::refusal::Refusal;
 
 /// LSP 3.17 error code "RequestFailed": the request was well formed but could not be carried out.
 pub(crate) const REQUEST_FAILED: i64 = -32803;
@@ -335,7 +336,7 @@ fn label_for(file: &FilePlan, who: &[usize]) -> String {
 /// A refusal as a JSON-RPC error: `message` is the engine's exact message, `data` the structured
 /// refusal (with the hint). A malformed plan is "invalid params"; anything else "request failed".
 pub(crate) fn refusal_error(r: &Refusal) -> Error {
-    let code = if r.kind == Kind::InvalidPlan {
+    let code = if r.kind == engine::Kind::InvalidPlan {
         ErrorCode::InvalidParams
     } else {
         ErrorCode::ServerError(REQUEST_FAILED)

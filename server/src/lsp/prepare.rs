@@ -20,8 +20,9 @@ use super::request::{Call, Origin, PlanCall};
 use super::session::Session;
 use super::symbols;
 use crate::diagnostics::{Edited, Report};
-use crate::engine::{self, FileChange, FileOp, Kind, Outcome, Refusal};
+use crate::engine::{self, FileChange, FileOp, Outcome};
 use crate::gate::{self, Access, Gate, Who};
+use crate::refusal::{Kind, Refusal};
 use crate::result::plural;
 use crate::symbols::{rename, retain_by, Answers, Expansion, Resolved};
 use crate::write::WriteRequest;
@@ -435,8 +436,9 @@ fn run_engine(
         })?;
     let mut outcome = match write {
         Some(w) => w.outcome(texts[0], || unsaved(&read[0]))?,
-        None => engine::apply_plan(plan, &texts)
-            .map_err(|r| resolved.renumber_refusal(unsaved_hint(r, plan, read), &plan.files))?,
+        None => engine::apply_plan(plan, &texts).map_err(|r| {
+            resolved.renumber_refusal(unsaved_hint(r.into(), plan, read), &plan.files)
+        })?,
     };
     resolved.renumber(&mut outcome);
     editor_can_place(plan, &outcome, &paths_on_disk, &targets)?;
@@ -542,7 +544,9 @@ fn file_edit(
 fn unsaved_hint(r: Refusal, plan: &engine::Plan, read: &[Read]) -> Refusal {
     if !matches!(
         r.kind,
-        Kind::NotFound | Kind::Ambiguous | Kind::CountMismatch
+        Kind::Engine(engine::Kind::NotFound)
+            | Kind::Engine(engine::Kind::Ambiguous)
+            | Kind::Engine(engine::Kind::CountMismatch)
     ) {
         return r;
     }
@@ -609,8 +613,8 @@ fn editor_can_place(
     };
     match traded {
         None => Ok(()),
-        Some(what) => Err(Refusal::new(
-            Kind::NotApplied,
+        Some(what) => Err(Refusal::of(
+            engine::Kind::NotApplied,
             format!(
                 "The plan {what}; an editor's workspace edit cannot remove a folder or order that exchange. \
                  Nothing was changed. Apply the patch with `multiedit apply` instead."

@@ -7,8 +7,9 @@ use serde_json::{Map, Value};
 use super::config::{Config, Review};
 use super::save;
 use crate::diagnostics::Report;
-use crate::engine::{self, Refusal};
+use crate::engine::{self};
 use crate::protocol::ext;
+use crate::refusal::Refusal;
 use crate::{formats, paths, write};
 
 /// Where a request came from: the editor's own `workspace/executeCommand`, or an agent outside it

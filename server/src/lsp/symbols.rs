@@ -15,10 +15,11 @@ use tower_lsp_server::Client;
 use super::config::Config;
 use super::convert::{self, Encoding};
 use super::session::Session;
-use crate::engine::{self, Kind, NamePath, Plan, Refusal, Rename, RenameAt, Target};
+use crate::engine::{self, NamePath, Plan, Rename, RenameAt, Target};
 use crate::protocol::ext::{
     RenameAnswer, RenameParams, RenameRequest, SymbolsParams, SymbolsRequest,
 };
+use crate::refusal::{Kind, Refusal};
 use crate::result::SymbolsResult;
 use crate::symbols::{outline, rename, Answers, Expansion, FileSymbols, Renaming};
 use crate::{disk, paths};
@@ -66,8 +67,8 @@ fn editor(config: &Config) -> &str {
 
 /// The refusal where the editor cannot ask its language servers for what the plan needs.
 fn unsupported(config: &Config, what: &str, capability: &str) -> Refusal {
-    Refusal::new(
-        Kind::NeedsEditor,
+    Refusal::of(
+        engine::Kind::NeedsEditor,
         format!(
             "{what} is resolved by the editor's language servers, and {} does not offer them to multiedit (it does not \
              announce the client capability experimental.multiedit.{capability}). Nothing was changed. Use VS Code with the \
@@ -342,9 +343,9 @@ async fn ask<R: tower_lsp_server::ls_types::request::Request>(
 ) -> Result<R::Result, Refusal> {
     match tokio::time::timeout(ANSWER, client.send_request::<R>(params)).await {
         Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(e)) => Err(Refusal::new(Kind::NotApplied, format!("The editor could not answer {method} for {file_path} (the editor said: {}). Nothing was changed.", e.message))),
-        Err(_) => Err(Refusal::new(
-            Kind::NotApplied,
+        Ok(Err(e)) => Err(Refusal::of(engine::Kind::NotApplied, format!("The editor could not answer {method} for {file_path} (the editor said: {}). Nothing was changed.", e.message))),
+        Err(_) => Err(Refusal::of(
+            engine::Kind::NotApplied,
             format!("The editor did not answer {method} for {file_path} within {} s (its language server may still be starting). Nothing was changed; try again.", ANSWER.as_secs()),
         )),
     }
@@ -375,8 +376,7 @@ fn position_of(
     let rope = match session.documents.find(key) {
         Some(doc) => doc.rope,
         None => {
-            let bytes =
-                disk::read(path)?.ok_or_else(|| engine::Refusal::file_not_found(file_path))?;
+            let bytes = disk::read(path)?.ok_or_else(|| Refusal::file_not_found(file_path))?;
             Rope::from_str(engine::decode(file_path, &bytes)?)
         }
     };

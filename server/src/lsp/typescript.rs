@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 use tower_lsp_server::ls_types::request::Request;
 
 use super::capabilities::{APPLY, PREVIEW, READ, SYMBOLS};
-use crate::engine::{Kind, Refusal};
+use crate::engine;
 use crate::protocol::ext::*;
+use crate::refusal::{Kind, Refusal};
 use crate::result::{PlanResult, ReadResult, RefusalData, SymbolsResult};
 
 /// Every type the extension reads or writes on the wire, so that each lands in the schema's `$defs`.
@@ -223,7 +224,7 @@ fn the_extensions_generated_wire_types_are_these_types() {
 /// `RefusalData` names exactly the fields a refusal travels with, and `RefusalKind` every kind.
 #[test]
 fn the_refusal_shape_is_the_engines() {
-    let full = Refusal::new(Kind::NotFound, "m")
+    let full = Refusal::of(engine::Kind::NotFound, "m")
         .at(1)
         .in_file("/f")
         .with_hint(Some("h".into()));
@@ -242,7 +243,7 @@ fn the_refusal_shape_is_the_engines() {
         .cloned()
         .collect();
     assert_eq!(sent, named);
-    for kind in Kind::ALL {
+    for kind in Kind::all() {
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
     }
 }

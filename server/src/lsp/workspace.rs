@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::{Kind, Refusal};
 use crate::paths::Folders;
+use crate::refusal::{Kind, Refusal};
 
 const OPT_OUT: &str =
     "To allow files outside the workspace, start the server with the initialization option \

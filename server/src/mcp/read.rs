@@ -9,7 +9,8 @@ use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::{self, Refusal};
+use crate::engine::{self};
+use crate::refusal::Refusal;
 use crate::result::{Place, ReadFile};
 use crate::{disk, paths};
 
@@ -127,7 +128,7 @@ pub(crate) fn from_disk(
 }
 
 pub(crate) fn not_found(file_path: &str) -> Refusal {
-    Refusal::new(
+    Refusal::of(
         engine::Kind::FileNotFound,
         format!("File does not exist: {file_path}. Nothing was read."),
     )

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::bridge::Intent;
 use crate::disk::Recovered;
-use crate::engine::{Kind, Refusal};
+use crate::refusal::{Kind, Refusal};
 use crate::result::{earlier_text, EarlierDiagnostics, Place, PlanResult, Refused};
 
 /// A tool result: `text` as its text content, and `structured` with `text` added to it. Claude Code
@@ -348,8 +348,8 @@ mod tests {
 
     #[test]
     fn refused_by_an_editor_or_on_disk() {
-        let refusal = Refusal::new(
-            Kind::NotFound,
+        let refusal = Refusal::of(
+            crate::engine::Kind::NotFound,
             "String to replace not found in file.\nString: x",
         )
         .at(2)

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use super::render;
 use crate::bridge::{self, Intent, Routed};
-use crate::engine::Refusal;
 use crate::language_servers;
 use crate::paths;
+use crate::refusal::Refusal;
 use crate::result::SymbolsResult;
 
 /// The tool's one argument, `file_path`, as an absolute path.

@@ -1,6 +1,7 @@
 //! The tools, `multiedit`, `multiedit_preview`, `multiedit_patch`, `multiedit_read` and
 //! `multiedit_write` (`write.rs`), and the server that offers them.
 
+use crate::refusal::{Kind, Refusal};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -128,10 +129,9 @@ impl Server {
         &self,
         access: Access,
         names: impl IntoIterator<Item = &'n str> + Clone,
-    ) -> Result<Vec<Protected>, engine::Refusal> {
+    ) -> Result<Vec<Protected>, Refusal> {
         if let Some(folders) = &self.confine {
-            type Confine =
-                fn(&Folders, &str, &std::path::Path, &str, &str) -> Result<(), engine::Refusal>;
+            type Confine = fn(&Folders, &str, &std::path::Path, &str, &str) -> Result<(), Refusal>;
             let (verb, confine): (&str, Confine) = match access {
                 Access::Write | Access::Preview => ("edit", Folders::confine),
                 Access::Read => ("read", Folders::confine_read),
@@ -260,7 +260,7 @@ impl Server {
             return render::refusal(&refusal, None);
         }
         let value = Value::Object(arguments);
-        let checked = catch_panic("multiedit_write", || -> Result<_, engine::Refusal> {
+        let checked = catch_panic("multiedit_write", || -> Result<_, Refusal> {
             let request = crate::write::WriteRequest::from_value(&value)?;
             let plan = request.plan();
             let files = plan_paths(&plan)?;
@@ -334,16 +334,13 @@ impl Server {
         let value = Value::Object(arguments);
         let checked = catch_panic(
             "multiedit_patch",
-            || -> Result<(Value, Plan, Vec<PathBuf>), engine::Refusal> {
+            || -> Result<(Value, Plan, Vec<PathBuf>), Refusal> {
                 let request = PatchRequest::from_value(&value, &["preview"])?;
                 if value.get("preview").is_some_and(|p| !p.is_boolean()) {
-                    return Err(engine::Refusal::input("`preview` must be true or false"));
+                    return Err(Refusal::input("`preview` must be true or false"));
                 }
                 let here = std::env::current_dir().map_err(|e| {
-                    engine::Refusal::new(
-                        engine::Kind::Io,
-                        format!("Cannot read the current folder: {e}"),
-                    )
+                    Refusal::new(Kind::Io, format!("Cannot read the current folder: {e}"))
                 })?;
                 let root = request.root.clone().unwrap_or(here);
                 let plan = request.plan(Some(&root))?;
@@ -387,15 +384,15 @@ fn agent(context: &RequestContext<RoleServer>) -> Option<String> {
 /// `read-only` sandbox its apply_patch is rejected, and an approval setting that lets multiedit's tools
 /// run without asking (`default_tools_approval_mode`, which `setup --route-edits` writes) must not
 /// let multiedit write where Codex itself would not.
-fn read_only(context: &RequestContext<RoleServer>) -> Option<engine::Refusal> {
+fn read_only(context: &RequestContext<RoleServer>) -> Option<Refusal> {
     let mode = context
         .meta
         .get("x-codex-turn-metadata")?
         .get("sandbox_mode")?
         .as_str()?;
     (mode == "read-only").then(|| {
-        engine::Refusal::new(
-            engine::Kind::ReadOnly,
+        Refusal::new(
+            Kind::ReadOnly,
             "Codex runs this session in its read-only sandbox, where its own apply_patch writes nothing, so multiedit \
              writes nothing either. Nothing was changed. To let edits land, the user runs Codex with --sandbox \
              workspace-write (or --full-auto), or chooses a mode that may write with /permissions.",
@@ -404,8 +401,10 @@ fn read_only(context: &RequestContext<RoleServer>) -> Option<engine::Refusal> {
 }
 
 /// Every path a plan touches: its files and where it moves them, so that the editor chosen holds all.
-fn plan_paths(plan: &Plan) -> Result<Vec<PathBuf>, engine::Refusal> {
-    paths::names(plan).map(paths::to_path).collect()
+fn plan_paths(plan: &Plan) -> Result<Vec<PathBuf>, Refusal> {
+    paths::names(plan)
+        .map(|p| paths::to_path(p).map_err(Refusal::from))
+        .collect()
 }
 
 #[tool_handler]
@@ -434,7 +433,7 @@ impl Server {
             "multiedit"
         };
         let value = Value::Object(arguments);
-        let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), engine::Refusal> {
+        let checked = catch_panic(what, || -> Result<(Plan, Vec<PathBuf>), Refusal> {
             let plan = engine::plan_from_value(&value)?;
             let files = plan_paths(&plan)?;
             Ok((plan, files))
@@ -504,7 +503,7 @@ impl Server {
 
 /// Some models send `edits` or `files` as a string holding the JSON array. The engine's refusal names
 /// the wrong type; this says how to fix it.
-fn stringified_json_hint(refusal: engine::Refusal, value: &Value) -> engine::Refusal {
+fn stringified_json_hint(refusal: Refusal, value: &Value) -> Refusal {
     if refusal.kind != engine::Kind::InvalidPlan || refusal.hint.is_some() {
         return refusal;
     }

@@ -7,8 +7,8 @@
 use rmcp::model::CallToolResult;
 
 use super::render::{self, internal};
-use crate::engine::Refusal;
 use crate::process::catch_panic;
+use crate::refusal::Refusal;
 use crate::write::WriteRequest;
 use crate::{disk, engine, paths};
 

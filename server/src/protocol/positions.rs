@@ -8,7 +8,8 @@ use std::str::FromStr;
 use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, Range, TextEdit, Uri};
 
-use crate::engine::{Kind, Refusal, Replacement};
+use crate::engine::Replacement;
+use crate::refusal::{Kind, Refusal};
 
 /// How the `character` of a position counts: UTF-16 code units (the LSP default and all VS Code
 /// speaks) or bytes (offered by Neovim and Helix).

@@ -26,10 +26,11 @@ use std::path::{Path, PathBuf};
 use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, TextEdit};
 
-use crate::engine::{self, Edit, FilePlan, Kind, Outcome, Plan, Refusal, Spans, Target};
+use crate::engine::{self, Edit, FilePlan, Outcome, Plan, Spans, Target};
 use crate::paths;
 use crate::protocol::ext::SymbolsAnswer;
 use crate::protocol::positions::{self as convert, Encoding};
+use crate::refusal::Refusal;
 use crate::result::plural;
 
 /// Who answered, for the words of a refusal.
@@ -92,7 +93,7 @@ impl Answers {
             Asked::Editor => format!("{file_path} kept changing in the editor while its language server was asked about it. Nothing was changed; send the plan again."),
             Asked::Server(name) => format!("{file_path} changed on disk while {name} was asked about it. Nothing was changed; send the plan again."),
         };
-        Refusal::new(Kind::NotApplied, message)
+        Refusal::of(engine::Kind::NotApplied, message)
     }
 
     /// The refusal for an answer whose positions do not fit the text it was computed on.
@@ -101,7 +102,7 @@ impl Answers {
             Asked::Editor => format!("The editor's answer for {file_path} does not fit the text multiedit holds ({why}). Nothing was changed; send the plan again."),
             Asked::Server(name) => format!("The answer of {name} for {file_path} does not fit the file's text ({why}). Nothing was changed; send the plan again."),
         };
-        Refusal::new(Kind::NotApplied, message)
+        Refusal::of(engine::Kind::NotApplied, message)
     }
 }
 
@@ -315,7 +316,7 @@ fn symbol_spans(
     let answer = answers
         .symbols_of(&key)
         .ok_or_else(|| answers.changed(&fp))?;
-    let text = text.ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
+    let text = text.ok_or_else(|| Refusal::file_not_found(&fp))?;
     if version != Some(answer.version) {
         return Err(answers.changed(&fp).in_file(&fp));
     }
@@ -351,7 +352,7 @@ fn rename_spans(
     enc: Encoding,
 ) -> Result<usize, Refusal> {
     let fp = f.file_path.clone();
-    let text = text.ok_or_else(|| engine::Refusal::file_not_found(&fp))?;
+    let text = text.ok_or_else(|| Refusal::file_not_found(&fp))?;
     let spans =
         rename::spans(text, edits, enc).map_err(|why| answers.misfit(&fp, &why).in_file(&fp))?;
     let n = spans.len();

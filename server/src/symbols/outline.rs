@@ -19,9 +19,10 @@ use std::collections::HashMap;
 
 use ropey::Rope;
 
-use crate::engine::{Kind, NamePath, Refusal};
+use crate::engine::NamePath;
 use crate::protocol::ext::ReportedSymbol;
 use crate::protocol::positions::{self as convert, Encoding};
+use crate::refusal::{Kind, Refusal};
 use crate::result::{OutlineSymbol, SymbolsResult};
 use tower_lsp_server::ls_types::Position;
 

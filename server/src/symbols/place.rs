@@ -19,7 +19,9 @@
 
 use super::braces::{self, NoBody};
 use super::outline::Found;
-use crate::engine::{Kind, Refusal, Span, Spans, SymbolAction};
+use crate::engine;
+use crate::engine::{Span, Spans, SymbolAction};
+use crate::refusal::{Kind, Refusal};
 use crate::result::plural;
 
 /// The file's text, with its lines.
@@ -302,8 +304,8 @@ fn reindent(new: &str, indent: &str, what: &str) -> Result<String, Refusal> {
         return Ok(new.to_string());
     }
     if !has.is_empty() {
-        return Err(Refusal::new(
-            Kind::InvalidPlan,
+        return Err(Refusal::of(
+            engine::Kind::InvalidPlan,
             format!(
                 "new_string starts indented with {}, but {what} is indented with {}. Nothing was changed. Write new_string \
                  at that indentation, or from column 0 (multiedit then indents each line of it with {}).",

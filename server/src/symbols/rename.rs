@@ -10,8 +10,10 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::outline::byte_of;
-use crate::engine::{Kind, Refusal, Span};
+use crate::engine;
+use crate::engine::Span;
 use crate::protocol::positions::Encoding;
+use crate::refusal::Refusal;
 
 /// The text edits of a rename's WorkspaceEdit, per document URI in the order the edit gives them.
 pub(crate) fn text_edits(
@@ -54,8 +56,8 @@ pub(crate) fn text_edits(
                 match op {
                     DocumentChangeOperation::Edit(d) => add(d.text_document.uri.as_str().to_string(), d.edits.iter().map(text).collect()),
                     DocumentChangeOperation::Op(_) => {
-                        return Err(Refusal::new(
-                            Kind::NotApplied,
+                        return Err(Refusal::of(
+                            engine::Kind::NotApplied,
                             format!(
                                 "{what} also creates, renames or deletes files (the language server's edit does); multiedit applies \
                                  the text edits of a rename only. Nothing was changed. Rename it in the editor instead."
@@ -88,8 +90,8 @@ pub(crate) fn within_caps(edits: &[(String, Vec<TextEdit>)], what: &str) -> Resu
     } else {
         return Ok(());
     };
-    Err(Refusal::new(
-        Kind::TooLarge,
+    Err(Refusal::of(
+        engine::Kind::TooLarge,
         format!(
             "{what} reaches {} in {}, more than the {past} multiedit applies in one plan. Nothing was changed. \
              Rename it with the editor's own rename.",
@@ -171,8 +173,8 @@ impl Count {
 
 /// The refusal for a rename that would change nothing.
 pub(crate) fn unchanged(old_name: &str, new_name: &str, why: &str) -> Refusal {
-    Refusal::new(
-        Kind::Unchanged,
+    Refusal::of(
+        engine::Kind::Unchanged,
         format!(
             "The rename of {old_name} to {new_name} changes nothing: {why}. Nothing was changed."
         ),
@@ -298,7 +300,7 @@ mod tests {
         assert!(within_caps(&each(3, MAX_RENAME_OCCURRENCES / 3), what).is_ok());
         assert!(within_caps(&each(MAX_RENAME_FILES, 1), what).is_ok());
         let r = within_caps(&each(3, 333_334), what).unwrap_err();
-        assert_eq!(r.kind, Kind::TooLarge);
+        assert_eq!(r.kind, crate::engine::Kind::TooLarge);
         assert_eq!(
             r.message,
             "The rename of a to b reaches 1,000,002 occurrences in 3 files, more than the 200,000 occurrences multiedit \

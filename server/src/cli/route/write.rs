@@ -9,7 +9,7 @@ use super::record::{read_records, splice_back, write_records, Record, Wrote};
 use super::rules::{targets, Add, Target};
 use super::splice::{add_json, add_toml, Added};
 use crate::cli::agents::{entry_command, Agent, Scope, SERVER_NAME};
-use crate::cli::config_file::{eol, line_diff, load, writable, write_atomic};
+use crate::cli::config_file::{eol, line_diff, load, writable, write_atomic, Said};
 
 /// Turns the agent's edits to multiedit: writes its switches (or says there is none). `Ok` says what
 /// was done; `Err` what was done before a switch was left, and what was left and why.
@@ -20,22 +20,23 @@ pub(crate) fn route(
     agents_md: bool,
     command: &str,
     dry_run: bool,
-) -> Result<String, (String, String)> {
+) -> Result<Said, (String, String)> {
     let all = targets(agent, scope, project, agents_md, command, false)
         .map_err(|why| (String::new(), why))?;
     let only_none = all.iter().all(|t| matches!(t, Target::None(_)));
-    let mut said = String::new();
+    let mut said = Said::default();
     for t in all {
-        match t {
+        let one = match t {
             Target::None(why) if only_none => {
-                said.push_str(&format!("{}: edits not routed: {why}\n", agent.name()))
+                Said::left(format!("{}: edits not routed: {why}\n", agent.name()))
             }
-            Target::None(why) => said.push_str(&format!("{}: {why}\n", agent.name())),
+            Target::None(why) => Said::left(format!("{}: {why}\n", agent.name())),
             t => match route_one(agent, t, scope, project, dry_run) {
-                Ok(one) => said.push_str(&one),
-                Err(why) => return Err((said, why)),
+                Ok(one) => one,
+                Err(why) => return Err((said.text, why)),
             },
-        }
+        };
+        said = said.and(one);
     }
     Ok(said)
 }
@@ -76,11 +77,11 @@ fn route_one(
     scope: Scope,
     project: &Path,
     dry_run: bool,
-) -> Result<String, String> {
+) -> Result<Said, String> {
     let name = agent.name();
     let (path, change) = match Change::of(target) {
         Ok(found) => found,
-        Err(why) => return Ok(format!("{name}: {why}\n")),
+        Err(why) => return Ok(Said::left(format!("{name}: {why}\n"))),
     };
     // A project's file must stay inside the project (`--project` targets are all the project's).
     // (Codex's user file, where it reads no project file, is the user's own.)
@@ -93,13 +94,13 @@ fn route_one(
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && wrote.is_empty()) {
         // Nothing to write: all there already, or a setting of the user's stands in the way.
         if notes.is_empty() {
-            return Ok(format!(
+            return Ok(Said::left(format!(
                 "{name}: edits already routed through multiedit in {shown}\n"
-            ));
+            )));
         }
-        return Ok(format!(
+        return Ok(Said::left(format!(
             "{name}: edits not routed through multiedit in {shown}:\n{notes}"
-        ));
+        )));
     }
     writable(&path, OR_ELSE)?;
     let verb = if before.is_some() {
@@ -108,16 +109,16 @@ fn route_one(
         "created"
     };
     if dry_run {
-        return Ok(format!(
+        return Ok(Said::wrote(format!(
             "{name}: would have {verb} {shown} (edits routed through multiedit):\n{}{notes}",
             line_diff(old, &after)
-        ));
+        )));
     }
     write_recorded(name, &path, before.as_deref(), &after, wrote, project)?;
-    Ok(format!(
+    Ok(Said::wrote(format!(
         "{name}: {verb} {shown} (edits routed through multiedit):\n{}{notes}",
         line_diff(old, &after)
-    ))
+    )))
 }
 
 /// The text of a switch's file (`shown`) once `change` is made to it (`before`; `None`: not there

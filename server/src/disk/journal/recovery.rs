@@ -21,7 +21,7 @@ use crate::disk::refusal::os_error;
 use crate::disk::sync::lock_folders;
 use crate::disk::sync::sync_in;
 use crate::disk::temp::TEMP_SUFFIX;
-use crate::engine::{Kind, Refusal};
+use crate::refusal::{Kind, Refusal};
 use crate::result::{RecoveredEntry, Recovery};
 
 /// An interrupted plan as the message names it.

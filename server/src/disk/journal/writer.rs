@@ -15,7 +15,7 @@ use crate::disk::private;
 use crate::disk::refusal::io_refusal;
 use crate::disk::sync::sync_dir;
 use crate::disk::temp::TEMP_SUFFIX;
-use crate::engine::{Kind, Refusal};
+use crate::refusal::{Kind, Refusal};
 
 /// A plan's journal as its writer keeps it.
 pub(in crate::disk) struct Journal {

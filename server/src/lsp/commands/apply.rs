@@ -15,7 +15,8 @@ use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, MessageType};
 use tower_lsp_server::Client;
 
 use super::shared::{decode, prepare_logged, result_json, Failure};
-use crate::engine::{FileOp, Kind, Refusal};
+use crate::engine;
+use crate::engine::FileOp;
 use crate::lsp::capabilities::APPLY;
 use crate::lsp::config::Config;
 use crate::lsp::diagnostics::{self, Later};
@@ -26,6 +27,7 @@ use crate::lsp::request::Origin;
 use crate::lsp::save::{self, Saving};
 use crate::lsp::session::Session;
 use crate::protocol::ext::{ApproveAnswer, ApproveParams, ApproveRequest, Decision};
+use crate::refusal::{Kind, Refusal};
 
 /// Told to an agent whose plan asked `"save": "all"`.
 const SAVE_LOWERED: &str = "The plan asked to save every file it edits (\"save\": \"all\"), which only the user's own \
@@ -33,7 +35,7 @@ const SAVE_LOWERED: &str = "The plan asked to save every file it edits (\"save\"
                             with \"save\": \"clean\".";
 
 fn not_applied(message: String) -> Failure {
-    Failure::Refused(Refusal::new(Kind::NotApplied, message))
+    Failure::Refused(Refusal::of(engine::Kind::NotApplied, message))
 }
 
 /// An agent's call through the bridge is answered within `AGENT_CALL`, whatever the editor's own
@@ -389,8 +391,8 @@ impl Run<'_> {
 /// own reason, the user's decline in its review, or no reason.
 fn not_applied_by_editor(reason: Option<String>, prepared: &Prepared, config: &Config) -> Refusal {
     match (reason, prepared.review && !config.approve_support) {
-        (Some(reason), _) => Refusal::new(
-            Kind::NotApplied,
+        (Some(reason), _) => Refusal::of(
+            engine::Kind::NotApplied,
             format!("The editor did not apply the change (the editor said: {reason}). Nothing was changed."),
         ),
         (None, true) => Refusal::new(
@@ -401,8 +403,8 @@ fn not_applied_by_editor(reason: Option<String>, prepared: &Prepared, config: &C
                 prepared.label()
             ),
         ),
-        (None, false) => Refusal::new(
-            Kind::NotApplied,
+        (None, false) => Refusal::of(
+            engine::Kind::NotApplied,
             "The editor did not apply the change and did not say why; no document changed since the plan \
              was checked. Nothing was changed."
                 .to_string(),
@@ -540,7 +542,7 @@ fn changed_meanwhile(mut r: Refusal, checked: Option<&Prepared>, session: &Sessi
         .hint
         .as_deref()
         .is_none_or(|h| h.starts_with("No line of the file resembles"));
-    if r.kind == Kind::NotFound && unhelpful {
+    if r.kind == engine::Kind::NotFound && unhelpful {
         if let Some(hint) = checked.and_then(|p| typed_over(p, &r, session)) {
             r.hint = Some(hint);
         }

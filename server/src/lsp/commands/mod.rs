@@ -13,8 +13,8 @@ use tower_lsp_server::Client;
 
 pub(crate) use super::request::Origin;
 use super::session::Session;
-use crate::engine::Refusal;
 use crate::process::catch_panic;
+use crate::refusal::Refusal;
 pub use shared::result_json;
 pub(crate) use shared::Failure;
 

@@ -5,11 +5,12 @@
 use serde_json::Value;
 
 use super::shared::Failure;
-use crate::engine::{self, Kind, Refusal};
+use crate::engine::{self};
 use crate::gate::{self, Access, Gate, Who};
 use crate::lsp::convert;
 use crate::lsp::request::Origin;
 use crate::lsp::session::Session;
+use crate::refusal::Refusal;
 use crate::result::{Place, ReadFile, ReadResult};
 use crate::{disk, paths};
 
@@ -69,7 +70,7 @@ pub(crate) fn run(
     )
     .map_err(Failure::Refused)?;
     for file_path in names {
-        let path = paths::to_path(&file_path).map_err(Failure::Refused)?;
+        let path = paths::to_path(&file_path).map_err(|r| Failure::Refused(r.into()))?;
         let open = session.documents.find(&convert::path_key(&path));
         // Resolved once, confined on that resolution and read there without following a link: a folder
         // swapped for a link after the check is refused, never followed out of the workspace.
@@ -95,7 +96,7 @@ pub(crate) fn run(
             None => {
                 let bytes = on_disk.ok_or_else(|| Failure::Refused(not_found(&file_path)))?;
                 let text = engine::decode(&file_path, &bytes)
-                    .map_err(Failure::Refused)?
+                    .map_err(|r| Failure::Refused(r.into()))?
                     .to_string();
                 ReadFile {
                     file_path,
@@ -114,8 +115,8 @@ pub(crate) fn run(
 }
 
 pub(crate) fn not_found(file_path: &str) -> Refusal {
-    Refusal::new(
-        Kind::FileNotFound,
+    Refusal::of(
+        engine::Kind::FileNotFound,
         format!("File does not exist: {file_path}. Nothing was read."),
     )
     .in_file(file_path)

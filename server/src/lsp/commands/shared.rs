@@ -7,7 +7,6 @@ use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::MessageType;
 use tower_lsp_server::Client;
 
-use crate::engine::Refusal;
 use crate::lsp::config::Config;
 use crate::lsp::convert::{internal_error, refusal_error};
 use crate::lsp::logging::log;
@@ -15,6 +14,7 @@ use crate::lsp::prepare::{prepare, Prepared};
 use crate::lsp::request::{self, Origin, PlanCall};
 use crate::lsp::session::Session;
 use crate::process::catch_panic;
+use crate::refusal::Refusal;
 use crate::result::PlanResult;
 
 /// Why a command gave no result.
@@ -77,7 +77,7 @@ pub(super) async fn prepare_logged(
         }
     };
     if !crate::lsp::symbols::held(&answers, session) {
-        return Err(Failure::Refused(Refusal::new(
+        return Err(Failure::Refused(Refusal::of(
             crate::engine::Kind::NotApplied,
             "The documents kept changing in the editor while its language servers were asked about the plan. Nothing was \
              changed; send the plan again."

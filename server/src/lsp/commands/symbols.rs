@@ -5,9 +5,9 @@ use serde_json::Value;
 use tower_lsp_server::Client;
 
 use super::shared::Failure;
-use crate::engine::Refusal;
 use crate::lsp::session::Session;
 use crate::lsp::symbols;
+use crate::refusal::Refusal;
 
 pub(crate) async fn run(
     session: &Session,
