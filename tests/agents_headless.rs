@@ -23,34 +23,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+mod support;
+use support::agents::{agent_bin, path_with};
+
 fn bin() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_multiedit"))
         .canonicalize()
         .unwrap()
-}
-
-/// The folder of the installed agent CLIs' programs, or `None` (skipped; a failure under CI=true).
-fn agent_bin(name: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("MULTIEDIT_AGENTS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/multiedit/agents")
-        }
-    };
-    let bin = dir.join("node_modules/.bin");
-    if bin.join(name).is_file() {
-        return Some(bin);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{name} is not installed in {}: run tests/agents/install.sh",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: {name} is not installed in {} (tests/agents/install.sh installs it)",
-        dir.display()
-    );
-    None
 }
 
 /// Puts this test's thread (and so the stand-in it starts and the CLI it spawns) in a network
@@ -439,11 +418,7 @@ impl Env {
 
     /// The agent CLI `program` with `args`, in the project, offline, on the throwaway home.
     fn agent(&self, agents: &Path, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        let rest = std::env::var_os("PATH").unwrap_or_default();
-        let path = std::env::join_paths(
-            std::iter::once(agents.to_path_buf()).chain(std::env::split_paths(&rest)),
-        )
-        .unwrap();
+        let path = path_with(agents);
         let mut c = Command::new(agents.join(program));
         // PWD too: OpenCode takes its folder from it, not from the working directory.
         c.args(args)

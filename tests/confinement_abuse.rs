@@ -71,6 +71,40 @@ fn limited(limit: &str, args: &str, input: &str, state: &Path) -> std::process::
     child.wait_with_output().unwrap()
 }
 
+/// `multiedit apply --json -` on `plan` under an address-space limit of 2 GiB: its exit code, and the
+/// refusal's kind and message.
+fn apply_json_within_2_gib(
+    plan: &Value,
+    state: &Path,
+) -> (Option<i32>, Option<String>, Option<String>) {
+    let out = limited(
+        "ulimit -v 2097152",
+        "apply --json -",
+        &plan.to_string(),
+        state,
+    );
+    let result: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    (
+        out.status.code(),
+        text(&result["error"]["kind"]),
+        text(&result["message"]),
+    )
+}
+
+/// An MCP session in the project, with the tree's private folders.
+fn mcp_in(t: &Tree) -> Raw {
+    Raw::start(
+        &t.proj,
+        &[],
+        &[
+            ("XDG_STATE_HOME", &t.state.join("state")),
+            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
+        ],
+    )
+}
+
 /// A scratch folder: `proj/` (a git work tree: `.git/config`, `.git/hooks/`, `a.txt`), `outside/`,
 /// and `priv/` for the private folders of the runs.
 struct Tree {
@@ -152,14 +186,7 @@ fn a_patch_never_reaches_a_git_folder_in_any_format_or_front_end() {
     let t = tree();
     let before = snapshot(&t.top);
     let root = t.proj.to_str().unwrap();
-    let mut mcp = Raw::start(
-        &t.proj,
-        &[],
-        &[
-            ("XDG_STATE_HOME", &t.state.join("state")),
-            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
-        ],
-    );
+    let mut mcp = mcp_in(&t);
     let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&t.proj));
     for (k, (format, patch, path, component)) in git_patches().into_iter().enumerate() {
         let message = git_refusal(path, component);
@@ -400,31 +427,12 @@ fn an_edit_whose_result_passes_the_size_limit_is_refused_before_it_is_built() {
     let message = "The edit would make the file 1099511627776 bytes long (1048576 replacements of 1048576 bytes), more than the \
                    268435456 bytes (256 MiB) multiedit lets a file grow to. Nothing was changed.";
     // Under an address-space limit of 2 GiB, which the terabyte would pass.
-    let out = limited(
-        "ulimit -v 2097152",
-        "apply --json -",
-        &plan.to_string(),
-        &t.state,
-    );
-    let result: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     assert_eq!(
-        (
-            out.status.code(),
-            result["error"]["kind"].as_str(),
-            result["message"].as_str()
-        ),
-        (Some(1), Some("too_large"), Some(message))
+        apply_json_within_2_gib(&plan, &t.state),
+        (Some(1), Some("too_large".into()), Some(message.into()))
     );
     // Through MCP: an error result, and the session goes on.
-    let mut mcp = Raw::start(
-        &t.proj,
-        &[],
-        &[
-            ("XDG_STATE_HOME", &t.state.join("state")),
-            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
-        ],
-    );
+    let mut mcp = mcp_in(&t);
     let (is_error, text) = mcp.call(1, "multiedit", plan);
     assert!(is_error);
     assert_eq!(text, message);
@@ -457,21 +465,9 @@ fn a_terabyte_file_is_refused_from_its_size_by_the_cli_and_every_mcp_tool() {
         {"file_path": big, "edits": [{"old_string": "x", "new_string": "y"}]},
     ]});
     // Under an address-space limit of 2 GiB, which any part of the terabyte would pass.
-    let out = limited(
-        "ulimit -v 2097152",
-        "apply --json -",
-        &plan.to_string(),
-        &t.state,
-    );
-    let result: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     assert_eq!(
-        (
-            out.status.code(),
-            result["error"]["kind"].as_str(),
-            result["message"].as_str()
-        ),
-        (Some(1), Some("too_large"), Some(message.as_str()))
+        apply_json_within_2_gib(&plan, &t.state),
+        (Some(1), Some("too_large".into()), Some(message.clone()))
     );
     let out = run(&["apply", "-"], &plan.to_string(), &t.state);
     assert_eq!(
@@ -485,14 +481,7 @@ fn a_terabyte_file_is_refused_from_its_size_by_the_cli_and_every_mcp_tool() {
         (1, format!("Cannot read the plan {}: it is 1.0 TiB (1099511627776 bytes), more than the 256 MiB multiedit reads\n", big.display()).as_str())
     );
     // Each MCP tool that reads a file, then a call that works.
-    let mut mcp = Raw::start(
-        &t.proj,
-        &[],
-        &[
-            ("XDG_STATE_HOME", &t.state.join("state")),
-            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
-        ],
-    );
+    let mut mcp = mcp_in(&t);
     let patch = "--- a/big.log\n+++ b/big.log\n@@ -1 +1 @@\n-x\n+y\n";
     for (id, tool, arguments) in [
         (1, "multiedit", plan.clone()),
@@ -588,14 +577,7 @@ fn a_bridge_folder_that_cannot_be_trusted_stops_mcp_from_writing() {
          editor holds these files with unsaved changes, and it writes nothing behind one. Nothing was changed. Remove {b} if \
          it is not yours, or set XDG_RUNTIME_DIR to a private folder (mode 0700) for the editor and the agent alike."
     );
-    let mut mcp = Raw::start(
-        &t.proj,
-        &[],
-        &[
-            ("XDG_STATE_HOME", &t.state.join("state")),
-            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
-        ],
-    );
+    let mut mcp = mcp_in(&t);
     let a = t.proj.join("a.txt");
     let (is_error, text) = mcp.call(
         1,
@@ -627,14 +609,7 @@ fn symbolic_links_named_by_a_patch_are_acted_on_as_links_or_refused() {
     std::fs::write(t.proj.join("real/f.txt"), "f\n").unwrap();
     std::os::unix::fs::symlink("real", t.proj.join("sub")).unwrap();
     let before = snapshot(&t.top);
-    let mut mcp = Raw::start(
-        &t.proj,
-        &[],
-        &[
-            ("XDG_STATE_HOME", &t.state.join("state")),
-            ("XDG_RUNTIME_DIR", &t.state.join("runtime")),
-        ],
-    );
+    let mut mcp = mcp_in(&t);
     let mut ed = lsp_support::Editor::start(lsp_support::Options::new(&t.proj));
     let refused = [
         ("diff --git a/link b/link\nold mode 100644\nnew mode 100755\n",

@@ -4,6 +4,7 @@
 #![cfg(unix)]
 
 mod support;
+use crate::support::agents::{agent_bin, path_with};
 use crate::support::lsp as lsp_support;
 
 use std::fs;
@@ -486,44 +487,13 @@ fn doctor_lists_the_editors_on_the_bridge_and_the_agents() {
     assert!(ed.shutdown().success());
 }
 
-/// The folder of the agent CLIs tests/agents/install.sh installs, if they are there. Under CI they
-/// must be; elsewhere the test says it skipped.
-fn agent_bin(name: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("MULTIEDIT_AGENTS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/multiedit/agents")
-        }
-    };
-    let bin = dir.join("node_modules/.bin");
-    if bin.join(name).is_file() {
-        return Some(bin);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{name} is not installed in {}: run tests/agents/install.sh",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: {name} is not installed in {} (tests/agents/install.sh installs it)",
-        dir.display()
-    );
-    None
-}
-
-/// PATH with the agent CLIs (and their Node) first.
-fn path_with(agents: PathBuf) -> std::ffi::OsString {
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(agents).chain(std::env::split_paths(&rest))).unwrap()
-}
-
 /// Runs `AGENT mcp list` in the project, offline, on the throwaway home.
 fn mcp_list(e: &Env, agents: &Path, agent: &str) -> Output {
     Command::new(agent)
         .args(["mcp", "list"])
         .current_dir(&e.project)
         .env("HOME", &e.home)
-        .env("PATH", path_with(agents.to_path_buf()))
+        .env("PATH", path_with(agents))
         .env_remove("XDG_CONFIG_HOME")
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
         .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
@@ -597,7 +567,7 @@ fn claude_code_connects_after_setup() {
         return;
     };
     let e = env();
-    let path = path_with(agents);
+    let path = path_with(&agents);
     let claude = |e: &Env| {
         Command::new("claude")
             .args(["mcp", "list"])
@@ -681,7 +651,7 @@ fn codex_cli_connects_after_setup() {
         .env("HOME", &e.home)
         .env_remove("CODEX_HOME")
         .env_remove("OPENAI_API_KEY")
-        .env("PATH", path_with(agents))
+        .env("PATH", path_with(&agents))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -1232,7 +1202,7 @@ fn gemini_cli_offers_multiedit_and_not_its_own_editing_after_route_edits() {
             .args(["-p", "hi", "-o", "stream-json", "--approval-mode", "yolo"])
             .current_dir(&e.project)
             .env("HOME", &e.home)
-            .env("PATH", path_with(agents.clone()))
+            .env("PATH", path_with(&agents))
             .env_remove("XDG_CONFIG_HOME")
             .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
             .env("GEMINI_API_KEY", "test")
@@ -1296,7 +1266,7 @@ fn opencode_lists_its_editing_off_after_route_edits() {
             .args(args)
             .current_dir(&e.project)
             .env("HOME", &e.home)
-            .env("PATH", path_with(agents.clone()))
+            .env("PATH", path_with(&agents))
             .env_remove("XDG_CONFIG_HOME")
             .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
             .stdin(std::process::Stdio::null())
@@ -1357,7 +1327,7 @@ fn claude_code_offers_multiedit_and_not_its_own_editing_after_route_edits() {
             .arg(&log)
             .current_dir(&e.project)
             .env("HOME", &e.home)
-            .env("PATH", path_with(agents.clone()))
+            .env("PATH", path_with(&agents))
             .env("DISABLE_TELEMETRY", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env_remove("ANTHROPIC_API_KEY")
@@ -2130,7 +2100,7 @@ fn doctor_reads_every_file_the_agents_read_and_says_what_they_would() {
             .args(["mcp", "list"])
             .current_dir(&e.project)
             .env("HOME", &e.home)
-            .env("PATH", path_with(agents))
+            .env("PATH", path_with(&agents))
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
             .stdin(std::process::Stdio::null())

@@ -108,24 +108,34 @@ async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, msg: &Value) {
 }
 
 async fn read_frame<R: AsyncBufReadExt + Unpin>(r: &mut R) -> Value {
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).await.unwrap();
-        if line == "\r\n" {
-            break;
-        }
-        if let Some(n) = line.strip_prefix("Content-Length: ") {
-            length = n.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    r.read_exact(&mut body).await.unwrap();
-    serde_json::from_slice(&body).unwrap()
+    serde_json::from_slice(&read_body(r).await).unwrap()
 }
 
 type ClientRead = BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>;
 type ClientWrite = tokio::io::WriteHalf<tokio::io::DuplexStream>;
+
+/// A whole server on an in-process pipe, initialized with `params`: the client's ends.
+fn initialized(runtime: &tokio::runtime::Runtime, params: Value) -> (ClientRead, ClientWrite) {
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    runtime.spawn(multiedit::lsp::serve(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_end);
+    let mut client_read = BufReader::new(client_read);
+    runtime.block_on(async {
+        write_frame(
+            &mut client_write,
+            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}),
+        )
+        .await;
+        while read_frame(&mut client_read).await.get("id") != Some(&json!("init")) {}
+        write_frame(
+            &mut client_write,
+            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        )
+        .await;
+    });
+    (client_read, client_write)
+}
 
 /// A whole server on an in-process pipe, initialized (with the bridge on or off), with `text` open at
 /// `URI`: the client's ends.
@@ -136,15 +146,8 @@ fn started_server(
 ) -> (ClientRead, ClientWrite) {
     let mut params = initialize_params();
     params["initializationOptions"] = json!({"bridge": bridge});
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    runtime.spawn(multiedit::lsp::serve(server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client_end);
-    let mut client_read = BufReader::new(client_read);
+    let (mut client_read, mut client_write) = initialized(runtime, params);
     runtime.block_on(async {
-        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params})).await;
-        while read_frame(&mut client_read).await.get("id") != Some(&json!("init")) {}
-        write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
         write_frame(&mut client_write, &json!({"jsonrpc": "2.0", "method": DID_OPEN,
             "params": {"textDocument": {"uri": URI, "languageId": "rust", "version": 1, "text": text}}})).await;
         // Answered only after the didOpen before it was applied: a plan from the bridge, which comes
@@ -329,24 +332,7 @@ fn rename_round_trip(bencher: divan::Bencher, files: usize, per_file: usize) {
             "experimental": {"multiedit": {"rename": true}}},
         "initializationOptions": {"bridge": false},
     });
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    runtime.spawn(multiedit::lsp::serve(server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client_end);
-    let mut client_read = BufReader::new(client_read);
-    runtime.block_on(async {
-        write_frame(
-            &mut client_write,
-            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}),
-        )
-        .await;
-        while read_frame(&mut client_read).await.get("id") != Some(&json!("init")) {}
-        write_frame(
-            &mut client_write,
-            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-        )
-        .await;
-    });
+    let (mut client_read, mut client_write) = initialized(&runtime, params);
     let plan =
         json!({"rename": {"file_path": first, "line": 1, "column": 12, "new_name": "renamed"}});
     let command = json!({"jsonrpc": "2.0", "id": 0, "method": "workspace/executeCommand",

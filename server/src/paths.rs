@@ -78,6 +78,17 @@ fn missing(
     Ok(real)
 }
 
+/// A user's folder as the XDG base directories name it: `$var` when it is an absolute path, else
+/// `$HOME/under_home`; `None` when neither can be named.
+pub(crate) fn user_dir(var: &str, under_home: &str) -> Option<PathBuf> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+    };
+    absolute(var).or_else(|| absolute("HOME").map(|h| h.join(under_home)))
+}
+
 /// The path with `.` and `..` taken textually, as a URI's dot segments are (RFC 3986 5.2.4).
 pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

@@ -2,6 +2,7 @@
 //! and the binaries that must run alone). Each binary uses only part of it.
 #![allow(dead_code)]
 
+pub mod agents;
 pub mod apply;
 pub mod corpus;
 pub mod disk;

@@ -34,32 +34,16 @@ pub(crate) enum Words {
     Disk,
 }
 
-/// Adds the delta of `before` and `after` (the diagnostics of the `edited` files before the edit and
-/// once settled after it) to `result`: `diagnostics` and `diagnostics_text`. `folders`: the
-/// workspace's, which the text's paths are shown relative to; `started`: when the wait for the
-/// diagnostics after the edit began (the time the wait took, when the answer does not say).
-// Each argument comes from a different place (the call's options, the client, the texts, the
-// answers): a struct gathering them would only rename them for this one call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn add_delta(
-    options: Options,
-    encoding: Encoding,
-    folders: &[PathBuf],
-    edited: &[Edited<'_>],
-    before: &DiagnosticsAnswer,
-    after: &DiagnosticsAnswer,
-    started: Instant,
-    words: Words,
-    result: &mut PlanResult,
-) {
-    let (summary, text) = summarize(
-        options, encoding, folders, edited, before, after, started, words,
-    );
+/// Adds a delta (`summarize`'s) to `result`: `diagnostics` and `diagnostics_text`.
+pub(crate) fn add_delta(result: &mut PlanResult, (summary, text): (DiagnosticsSummary, String)) {
     result.diagnostics_text = Some(text);
     result.diagnostics = Some(summary);
 }
 
-/// `add_delta`'s fields, as a value: the summary and the text a model reads.
+/// The delta of `before` and `after` (the diagnostics of the `edited` files before the edit and once
+/// settled after it): the summary, and the text a model reads. `folders`: the workspace's, which the
+/// text's paths are shown relative to; `started`: when the wait for the diagnostics after the edit
+/// began (the time the wait took, when the answer does not say).
 // Each argument comes from a different place (the call's options, the client, the texts, the
 // answers): a struct gathering them would only rename them for this one call.
 #[allow(clippy::too_many_arguments)]

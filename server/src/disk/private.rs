@@ -19,15 +19,7 @@ use crate::refusal::{Kind, Refusal};
 /// The folders a journal may be in, the preferred one first (which may not exist yet).
 pub(crate) fn candidates() -> Vec<PathBuf> {
     let mut out = Vec::with_capacity(2);
-    let xdg = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    if let Some(state) = xdg.or_else(|| home.map(|h| h.join(".local/state"))) {
-        out.push(state.join("multiedit"));
-    }
+    out.extend(state_folder());
     out.push(std::env::temp_dir().join(format!("multiedit-state-{}", uid())));
     out
 }
@@ -36,14 +28,7 @@ pub(crate) fn candidates() -> Vec<PathBuf> {
 /// `language-servers.json`): `$XDG_STATE_HOME/multiedit` when that is an absolute path, else
 /// `~/.local/state/multiedit`; `None` when neither can be named.
 pub(crate) fn state_folder() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    xdg.or_else(|| home.map(|h| h.join(".local/state")))
-        .map(|d| d.join("multiedit"))
+    crate::paths::user_dir("XDG_STATE_HOME", ".local/state").map(|d| d.join("multiedit"))
 }
 
 /// Every folder multiedit keeps to itself: the journals' candidates, whichever this run would choose

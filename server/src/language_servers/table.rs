@@ -170,13 +170,7 @@ pub(crate) enum Missing {
 
 /// The user's configuration file.
 pub(crate) fn user_config() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    xdg.or_else(|| home.map(|h| h.join(".config")))
+    crate::paths::user_dir("XDG_CONFIG_HOME", ".config")
         .map(|d| d.join("multiedit/language-servers.json"))
 }
 

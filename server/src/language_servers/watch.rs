@@ -224,15 +224,17 @@ impl Before {
         let (before, after) = told.answers(&settled);
         let edited = told.edited_texts(outcome, read);
         diagnostics::add_delta(
-            options,
-            ENC,
-            folders,
-            &edited,
-            &before,
-            &after,
-            edit_at,
-            diagnostics::Words::Disk,
             result,
+            diagnostics::summarize(
+                options,
+                ENC,
+                folders,
+                &edited,
+                &before,
+                &after,
+                edit_at,
+                diagnostics::Words::Disk,
+            ),
         );
     }
 }

@@ -137,15 +137,17 @@ impl Watch {
                 .is_some_and(|doc| doc.rope != e.after);
         }
         add_delta(
-            self.options,
-            encoding,
-            folders,
-            &edited,
-            &before,
-            &after,
-            started,
-            crate::diagnostics::Words::Editor,
             result,
+            summarize(
+                self.options,
+                encoding,
+                folders,
+                &edited,
+                &before,
+                &after,
+                started,
+                Words::Editor,
+            ),
         );
     }
 }

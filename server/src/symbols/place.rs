@@ -198,11 +198,7 @@ fn body(
     }
     let inner_end = lines.line_start(close);
     let body = &text[inner_start..inner_end];
-    let new = if new_string.is_empty() || new_string.ends_with('\n') {
-        new_string.to_string()
-    } else {
-        format!("{new_string}\n")
-    };
+    let new = with_break(new_string);
     let new = match body.lines().find(|l| !l.trim().is_empty()) {
         Some(first) => reindent(
             &new,
